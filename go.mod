@@ -1,0 +1,3 @@
+module github.com/rushgate/rushgate
+
+go 1.26.8

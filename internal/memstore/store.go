@@ -1,0 +1,297 @@
+// Package memstore is the embedded backend: all state lives in this process, so `rushgate serve` needs
+// nothing else. Each operation of [room.Store] is one critical section under its room's lock, with time
+// taken from an injected clock, which makes the backend the reference that the Redis backend is
+// checked against by the shared conformance suite.
+package memstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"hash/maphash"
+	mrand "math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+var _ room.Store = (*Store)(nil)
+
+// Options tune a Store; the zero value is ready for production use.
+type Options struct {
+	// Clock returns the current time; nil means time.Now. Tests inject a fake so that sessions, rates
+	// and idle timeouts can be driven without sleeping.
+	Clock func() time.Time
+	// Seed, when non-zero, makes the pre-queue shuffle reproducible.
+	Seed uint64
+}
+
+// Store is the in-memory implementation of [room.Store].
+type Store struct {
+	clock func() time.Time
+	seed  uint64
+
+	mu    sync.Mutex // guards rooms; never held while taking a room's lock
+	rooms map[string]*roomState
+
+	// vmu guards lineOf, the room whose line each waiting visitor is in. Lock order: a room's mu, then vmu.
+	vmu    sync.Mutex
+	lineOf map[string]string
+
+	// joins serialises joins per visitor (striped), so that one visitor joining two rooms at once
+	// still ends up in exactly one line.
+	joins  [64]sync.Mutex
+	hasher maphash.Seed
+}
+
+// New returns an empty store.
+func New(opts Options) *Store {
+	clock := opts.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	return &Store{
+		clock:  clock,
+		seed:   opts.Seed,
+		rooms:  make(map[string]*roomState),
+		lineOf: make(map[string]string),
+		hasher: maphash.MakeSeed(),
+	}
+}
+
+// PutRoom implements [room.Store].
+func (s *Store) PutRoom(_ context.Context, id string, cfg room.Config) error {
+	s.mu.Lock()
+	rs, ok := s.rooms[id]
+	if !ok {
+		rs = newRoomState(id, cfg, s.rng(id))
+		s.rooms[id] = rs
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.Unlock()
+	rs.mu.Lock()
+	rs.cfg = cfg
+	rs.mu.Unlock()
+	return nil
+}
+
+func (s *Store) rng(id string) *mrand.Rand {
+	if s.seed != 0 {
+		return mrand.New(mrand.NewPCG(s.seed, uint64(len(id))))
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return mrand.New(mrand.NewChaCha8(([32]byte)(append(b[:], b[:]...))))
+}
+
+// Room implements [room.Store].
+func (s *Store) Room(_ context.Context, id string) (room.Config, error) {
+	rs, err := s.lookup(id)
+	if err != nil {
+		return room.Config{}, err
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.cfg, nil
+}
+
+// DeleteRoom implements [room.Store].
+func (s *Store) DeleteRoom(_ context.Context, id string) error {
+	s.mu.Lock()
+	rs, ok := s.rooms[id]
+	delete(s.rooms, id)
+	s.mu.Unlock()
+	if !ok {
+		return room.ErrNotFound
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.deleted = true
+	s.vmu.Lock()
+	for v := range rs.queue.scores {
+		if s.lineOf[v] == id {
+			delete(s.lineOf, v)
+		}
+	}
+	s.vmu.Unlock()
+	return nil
+}
+
+// Rooms implements [room.Store].
+func (s *Store) Rooms(context.Context) ([]string, error) {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.rooms))
+	for id := range s.rooms {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// lookup returns the room locked-free; callers lock it and must check deleted.
+func (s *Store) lookup(id string) (*roomState, error) {
+	s.mu.Lock()
+	rs, ok := s.rooms[id]
+	s.mu.Unlock()
+	if !ok {
+		return nil, room.ErrNotFound
+	}
+	return rs, nil
+}
+
+// with runs fn under the room's lock with the store's time, refusing rooms deleted meanwhile.
+func (s *Store) with(id string, fn func(rs *roomState, now int64) error) error {
+	rs, err := s.lookup(id)
+	if err != nil {
+		return err
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.deleted {
+		return room.ErrNotFound
+	}
+	return fn(rs, s.clock().UnixNano())
+}
+
+// Join implements [room.Store].
+func (s *Store) Join(_ context.Context, id, visitor string) (room.Status, error) {
+	jl := &s.joins[maphash.String(s.hasher, visitor)%uint64(len(s.joins))]
+	jl.Lock()
+	defer jl.Unlock()
+	var st room.Status
+	err := s.with(id, func(rs *roomState, now int64) error {
+		st = rs.join(visitor, now)
+		return nil
+	})
+	if err != nil || st.State != room.StateWaiting {
+		return st, err
+	}
+	s.vmu.Lock()
+	prev := s.lineOf[visitor]
+	s.lineOf[visitor] = id
+	s.vmu.Unlock()
+	if prev != "" && prev != id {
+		_ = s.with(prev, func(rs *roomState, _ int64) error {
+			rs.leaveLine(visitor)
+			return nil
+		})
+	}
+	return st, nil
+}
+
+// Status implements [room.Store].
+func (s *Store) Status(_ context.Context, id, visitor string) (room.Status, error) {
+	var st room.Status
+	err := s.with(id, func(rs *roomState, now int64) error {
+		st = rs.status(visitor, now)
+		return nil
+	})
+	return st, err
+}
+
+// Touch implements [room.Store].
+func (s *Store) Touch(_ context.Context, id string, visitors []string) error {
+	return s.with(id, func(rs *roomState, now int64) error {
+		for _, v := range visitors {
+			if _, ok := rs.seen.Score(v); ok {
+				rs.seen.Add(v, now)
+			}
+		}
+		return nil
+	})
+}
+
+// Leave implements [room.Store].
+func (s *Store) Leave(_ context.Context, id, visitor string) (bool, error) {
+	left := false
+	err := s.with(id, func(rs *roomState, _ int64) error {
+		if rs.leaveLine(visitor) {
+			left = true
+			s.forgetLine(visitor, id)
+		}
+		if rs.active.Remove(visitor) {
+			delete(rs.admissions, visitor)
+			left = true
+		}
+		return nil
+	})
+	return left, err
+}
+
+// Release implements [room.Store].
+func (s *Store) Release(_ context.Context, id, visitor, admissionID string) error {
+	return s.with(id, func(rs *roomState, now int64) error {
+		a, ok := rs.live(visitor, now)
+		if !ok || (admissionID != "" && a.ID != admissionID) {
+			return room.ErrNotAdmitted
+		}
+		rs.active.Remove(visitor)
+		delete(rs.admissions, visitor)
+		return nil
+	})
+}
+
+// Active implements [room.Store].
+func (s *Store) Active(_ context.Context, id, visitor, admissionID string) (bool, error) {
+	ok := false
+	err := s.with(id, func(rs *roomState, now int64) error {
+		a, live := rs.live(visitor, now)
+		ok = live && a.ID == admissionID
+		return nil
+	})
+	return ok, err
+}
+
+// Stats implements [room.Store].
+func (s *Store) Stats(_ context.Context, id string) (room.Stats, error) {
+	var st room.Stats
+	err := s.with(id, func(rs *roomState, now int64) error {
+		st = room.Stats{
+			Waiting:       int64(rs.queue.Len()),
+			Active:        int64(rs.active.Len() - rs.active.CountAtMost(now)),
+			AdmittedTotal: rs.admittedTotal,
+		}
+		return nil
+	})
+	return st, err
+}
+
+// Admit implements [room.Store].
+func (s *Store) Admit(_ context.Context, id string, max int) (room.Tick, error) {
+	var t room.Tick
+	err := s.with(id, func(rs *roomState, now int64) error {
+		t = rs.admit(now, max)
+		s.vmu.Lock()
+		for _, v := range t.Idle {
+			s.forgetLineLocked(v, id)
+		}
+		for _, a := range t.Admitted {
+			s.forgetLineLocked(a.Visitor, id)
+		}
+		s.vmu.Unlock()
+		return nil
+	})
+	return t, err
+}
+
+func (s *Store) forgetLine(visitor, id string) {
+	s.vmu.Lock()
+	s.forgetLineLocked(visitor, id)
+	s.vmu.Unlock()
+}
+
+func (s *Store) forgetLineLocked(visitor, id string) {
+	if s.lineOf[visitor] == id {
+		delete(s.lineOf, visitor)
+	}
+}
+
+func newEpoch() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,118 @@
+package room
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Domain outcomes returned by a [Store] and by [Service]. Backends map their native errors onto these so
+// that callers can test them with errors.Is whatever the backend.
+var (
+	// ErrNotFound means the room does not exist.
+	ErrNotFound = errors.New("room: not found")
+	// ErrNotAdmitted means the visitor holds no current admission matching the request.
+	ErrNotAdmitted = errors.New("room: not admitted")
+	// ErrUnavailable means the backend could not be reached in time; the request may be retried.
+	ErrUnavailable = errors.New("room: store unavailable")
+)
+
+// State is where a visitor stands with respect to one room.
+type State string
+
+// The states a visitor can be in.
+const (
+	StateNone     State = "none"
+	StateWaiting  State = "waiting"
+	StateAdmitted State = "admitted"
+)
+
+// Admission is a visitor's current right to enter the protected site.
+type Admission struct {
+	// ID is unique across the room's lifetime and becomes the admission token's jti, so that a token
+	// can release or be checked against exactly the admission it was issued for.
+	ID string
+	// ExpiresAt is when the slot frees by itself: the end of the grace window until the admission is
+	// collected, then the end of the session.
+	ExpiresAt time.Time
+	// Collected reports whether the visitor has been shown the admission.
+	Collected bool
+}
+
+// Status is a visitor's standing in a room at one instant.
+type Status struct {
+	State State
+	// Position is 1 for the next visitor to be admitted; it is set only while waiting.
+	Position int64
+	// Admission is set only when admitted.
+	Admission Admission
+}
+
+// Admitted names one visitor let in by a [Tick].
+type Admitted struct {
+	Visitor   string
+	Admission Admission
+}
+
+// Tick is the outcome of one admission step.
+type Tick struct {
+	// Admitted lists the visitors let in, in line order.
+	Admitted []Admitted
+	// Expired lists admitted visitors whose session or grace window ran out.
+	Expired []string
+	// Idle lists waiting visitors removed for not showing presence within the idle timeout.
+	Idle []string
+	// More reports that the step stopped at its batch limit with more work due now.
+	More bool
+	// Next is when time alone may allow more work (a session expiry, a rate window sliding, an idle
+	// deadline or the opening); zero when only a join or a release can.
+	Next time.Time
+	// AdmittedTotal counts every admission the room has made, for ETAs and metrics.
+	AdmittedTotal int64
+}
+
+// Stats counts a room's visitors.
+type Stats struct {
+	Waiting       int64 `json:"waiting"`
+	Active        int64 `json:"active"`
+	AdmittedTotal int64 `json:"admitted_total"`
+}
+
+// Store holds rooms and their lines. Each method is one atomic step against the backend's state (one
+// critical section in memory, one Lua script in Redis): its checks and writes take effect together or not
+// at all, and every decision about time uses the backend's own clock. Methods return ErrNotFound for an
+// unknown room and wrap ErrUnavailable when the backend cannot answer.
+type Store interface {
+	// PutRoom creates a room or replaces its config, keeping its line and admissions.
+	PutRoom(ctx context.Context, id string, cfg Config) error
+	// Room returns a room's config.
+	Room(ctx context.Context, id string) (Config, error)
+	// DeleteRoom removes a room with its line and admissions.
+	DeleteRoom(ctx context.Context, id string) error
+	// Rooms lists every room, so that an instance can run the gates of rooms it has never been asked about.
+	Rooms(ctx context.Context) ([]string, error)
+
+	// Join puts a visitor at the back of the line, or returns the place it already holds. A visitor waits
+	// in one room's line at a time: joining leaves the line of any other room. Joining while admitted
+	// collects the admission, as Status does.
+	Join(ctx context.Context, id, visitor string) (Status, error)
+	// Status returns the visitor's standing. It counts as presence for a waiting visitor and collects an
+	// admission, turning its grace window into a full session.
+	Status(ctx context.Context, id, visitor string) (Status, error)
+	// Touch records presence for waiting visitors that hold a stream open, in one step for many.
+	Touch(ctx context.Context, id string, visitors []string) error
+	// Leave takes the visitor out of the line or gives up its admission; it reports whether there was
+	// anything to leave.
+	Leave(ctx context.Context, id, visitor string) (bool, error)
+	// Release ends the visitor's admission early, freeing its slot at once. A non-empty admissionID must
+	// match the current admission. ErrNotAdmitted when there is none to release.
+	Release(ctx context.Context, id, visitor, admissionID string) error
+	// Admit runs one admission step: it expires ended sessions and idle waiters, then admits up to max
+	// visitors from the front of the line within capacity and rate. Its cost grows with the visitors it
+	// admits or expires, never with the length of the line, so a tick is cheap for a line of millions.
+	Admit(ctx context.Context, id string, max int) (Tick, error)
+	// Stats counts the room's waiting and active visitors.
+	Stats(ctx context.Context, id string) (Stats, error)
+	// Active reports whether admissionID is still the visitor's live admission, for online verification.
+	Active(ctx context.Context, id, visitor, admissionID string) (bool, error)
+}

@@ -1,0 +1,568 @@
+// Package storetest is the conformance suite for [room.Store]. Every backend runs it through [Run]; a
+// backend that passes is correct by definition, so new behaviour is specified here first.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+// Harness is one backend under test.
+type Harness struct {
+	Store room.Store
+	// Advance moves the backend's clock forward. Backends whose clock is a server's (Redis TIME) apply
+	// it as an offset the store adds to that clock, so no test sleeps for time to pass.
+	Advance func(time.Duration)
+	// Now returns the backend's current time, for configs that name an instant (opens_at).
+	Now func() time.Time
+}
+
+// Run runs the whole suite. newHarness must return an independent store (or one shared with a unique key
+// prefix) per call.
+func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, Harness)
+	}{
+		{"Rooms", testRooms},
+		{"UnknownRoom", testUnknownRoom},
+		{"JoinFIFO", testJoinFIFO},
+		{"CapacityAdmission", testCapacity},
+		{"RateAdmission", testRate},
+		{"CapacityAndRate", testCapacityAndRate},
+		{"GraceExpiry", testGrace},
+		{"SessionExpiry", testSession},
+		{"IdleExpiry", testIdle},
+		{"PreQueue", testPreQueue},
+		{"Paused", testPaused},
+		{"OneRoomPerVisitor", testOneRoom},
+		{"Leave", testLeave},
+		{"Release", testRelease},
+		{"BatchLimit", testBatch},
+		{"Concurrency", testConcurrency},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, newHarness(t))
+		})
+	}
+}
+
+var ctx = context.Background()
+
+func cfg(capacity int) room.Config {
+	return room.Config{
+		Capacity:    capacity,
+		SessionTTL:  room.Duration(10 * time.Minute),
+		Grace:       room.Duration(time.Minute),
+		IdleTimeout: room.Duration(2 * time.Minute),
+	}
+}
+
+func put(t *testing.T, h Harness, id string, c room.Config) {
+	t.Helper()
+	if err := h.Store.PutRoom(ctx, id, c); err != nil {
+		t.Fatalf("PutRoom(%s): %v", id, err)
+	}
+}
+
+func join(t *testing.T, h Harness, id string, visitors ...string) {
+	t.Helper()
+	for _, v := range visitors {
+		if _, err := h.Store.Join(ctx, id, v); err != nil {
+			t.Fatalf("Join(%s, %s): %v", id, v, err)
+		}
+	}
+}
+
+func admit(t *testing.T, h Harness, id string) room.Tick {
+	t.Helper()
+	tk, err := h.Store.Admit(ctx, id, 1000)
+	if err != nil {
+		t.Fatalf("Admit(%s): %v", id, err)
+	}
+	return tk
+}
+
+func admittedNames(tk room.Tick) []string {
+	out := make([]string, len(tk.Admitted))
+	for i, a := range tk.Admitted {
+		out[i] = a.Visitor
+	}
+	return out
+}
+
+func wantAdmitted(t *testing.T, tk room.Tick, want ...string) {
+	t.Helper()
+	if got := admittedNames(tk); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+		t.Fatalf("admitted %v, want %v", got, want)
+	}
+}
+
+func status(t *testing.T, h Harness, id, v string) room.Status {
+	t.Helper()
+	st, err := h.Store.Status(ctx, id, v)
+	if err != nil {
+		t.Fatalf("Status(%s, %s): %v", id, v, err)
+	}
+	return st
+}
+
+func wantStats(t *testing.T, h Harness, id string, waiting, active int64) {
+	t.Helper()
+	st, err := h.Store.Stats(ctx, id)
+	if err != nil {
+		t.Fatalf("Stats: %v", err)
+	}
+	if st.Waiting != waiting || st.Active != active {
+		t.Fatalf("stats = %+v, want waiting %d active %d", st, waiting, active)
+	}
+}
+
+func names(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%04d", prefix, i)
+	}
+	return out
+}
+
+func testRooms(t *testing.T, h Harness) {
+	c := cfg(3)
+	put(t, h, "r1", c)
+	put(t, h, "r2", c)
+	got, err := h.Store.Room(ctx, "r1")
+	if err != nil || got.Capacity != 3 {
+		t.Fatalf("Room = %+v, %v", got, err)
+	}
+	join(t, h, "r1", "a")
+	c.Capacity = 7
+	put(t, h, "r1", c) // replacing keeps the line
+	if st := status(t, h, "r1", "a"); st.State != room.StateWaiting {
+		t.Fatalf("after replace: %+v", st)
+	}
+	if got, _ := h.Store.Room(ctx, "r1"); got.Capacity != 7 {
+		t.Fatalf("replaced capacity = %d", got.Capacity)
+	}
+	ids, err := h.Store.Rooms(ctx)
+	if err != nil || !slices.Contains(ids, "r1") || !slices.Contains(ids, "r2") {
+		t.Fatalf("Rooms = %v, %v", ids, err)
+	}
+	if err := h.Store.DeleteRoom(ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Store.Room(ctx, "r1"); !errors.Is(err, room.ErrNotFound) {
+		t.Fatalf("deleted room: %v", err)
+	}
+	put(t, h, "r1", c) // created again: empty
+	if st := status(t, h, "r1", "a"); st.State != room.StateNone {
+		t.Fatalf("recreated room remembers visitor: %+v", st)
+	}
+}
+
+func testUnknownRoom(t *testing.T, h Harness) {
+	s := h.Store
+	checks := map[string]error{}
+	_, checks["Room"] = s.Room(ctx, "nope")
+	checks["DeleteRoom"] = s.DeleteRoom(ctx, "nope")
+	_, checks["Join"] = s.Join(ctx, "nope", "v")
+	_, checks["Status"] = s.Status(ctx, "nope", "v")
+	checks["Touch"] = s.Touch(ctx, "nope", []string{"v"})
+	_, checks["Leave"] = s.Leave(ctx, "nope", "v")
+	checks["Release"] = s.Release(ctx, "nope", "v", "")
+	_, checks["Admit"] = s.Admit(ctx, "nope", 10)
+	_, checks["Stats"] = s.Stats(ctx, "nope")
+	_, checks["Active"] = s.Active(ctx, "nope", "v", "x")
+	for op, err := range checks {
+		if !errors.Is(err, room.ErrNotFound) {
+			t.Errorf("%s on unknown room: %v, want ErrNotFound", op, err)
+		}
+	}
+}
+
+func testJoinFIFO(t *testing.T, h Harness) {
+	put(t, h, "r", cfg(1))
+	for i, v := range []string{"a", "b", "c"} {
+		st, err := h.Store.Join(ctx, "r", v)
+		if err != nil || st.State != room.StateWaiting || st.Position != int64(i+1) {
+			t.Fatalf("Join(%s) = %+v, %v; want waiting at %d", v, st, err, i+1)
+		}
+	}
+	if st, _ := h.Store.Join(ctx, "r", "b"); st.Position != 2 {
+		t.Fatalf("rejoin moved b to %d", st.Position)
+	}
+	wantStats(t, h, "r", 3, 0)
+	wantAdmitted(t, admit(t, h, "r"), "a")
+	if st := status(t, h, "r", "c"); st.Position != 2 {
+		t.Fatalf("c at %d after a was admitted, want 2", st.Position)
+	}
+	if st := status(t, h, "r", "nobody"); st.State != room.StateNone {
+		t.Fatalf("stranger: %+v", st)
+	}
+}
+
+func testCapacity(t *testing.T, h Harness) {
+	put(t, h, "r", cfg(2))
+	join(t, h, "r", "a", "b", "c", "d")
+	tk := admit(t, h, "r")
+	wantAdmitted(t, tk, "a", "b")
+	if tk.AdmittedTotal != 2 {
+		t.Fatalf("AdmittedTotal = %d", tk.AdmittedTotal)
+	}
+	wantAdmitted(t, admit(t, h, "r"))
+	wantStats(t, h, "r", 2, 2)
+	st := status(t, h, "r", "a")
+	if st.State != room.StateAdmitted || st.Admission.ID == "" || !st.Admission.Collected {
+		t.Fatalf("a: %+v", st)
+	}
+	if err := h.Store.Release(ctx, "r", "a", ""); err != nil {
+		t.Fatal(err)
+	}
+	wantAdmitted(t, admit(t, h, "r"), "c")
+	wantStats(t, h, "r", 1, 2)
+}
+
+func testRate(t *testing.T, h Harness) {
+	c := cfg(0)
+	c.Rate = &room.Rate{Admits: 2, Per: room.Duration(time.Minute)}
+	c.IdleTimeout = room.Duration(time.Hour)
+	put(t, h, "r", c)
+	join(t, h, "r", "a", "b", "c", "d", "e")
+	tk := admit(t, h, "r")
+	wantAdmitted(t, tk, "a", "b")
+	start := h.Now()
+	if d := tk.Next.Sub(start); d < 59*time.Second || d > time.Minute {
+		t.Fatalf("Next in %v, want the window to slide in 1m", d)
+	}
+	h.Advance(30 * time.Second)
+	wantAdmitted(t, admit(t, h, "r"))
+	h.Advance(30 * time.Second)
+	wantAdmitted(t, admit(t, h, "r"), "c", "d")
+	h.Advance(59 * time.Second)
+	wantAdmitted(t, admit(t, h, "r"))
+	h.Advance(time.Second)
+	wantAdmitted(t, admit(t, h, "r"), "e")
+}
+
+func testCapacityAndRate(t *testing.T, h Harness) {
+	c := cfg(1)
+	c.Rate = &room.Rate{Admits: 5, Per: room.Duration(time.Minute)}
+	put(t, h, "r", c)
+	join(t, h, "r", names("v", 8)...)
+	for i := range 5 {
+		tk := admit(t, h, "r")
+		wantAdmitted(t, tk, fmt.Sprintf("v%04d", i))
+		if err := h.Store.Release(ctx, "r", tk.Admitted[0].Visitor, tk.Admitted[0].Admission.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantAdmitted(t, admit(t, h, "r")) // capacity free, rate spent
+	h.Advance(time.Minute)
+	wantAdmitted(t, admit(t, h, "r"), "v0005")
+}
+
+func testGrace(t *testing.T, h Harness) {
+	put(t, h, "r", cfg(1))
+	join(t, h, "r", "a", "b")
+	tk := admit(t, h, "r")
+	wantAdmitted(t, tk, "a")
+	if got := tk.Admitted[0].Admission; got.Collected || got.ExpiresAt.Sub(h.Now()) > time.Minute {
+		t.Fatalf("fresh admission %+v should expire within the grace minute", got)
+	}
+	status(t, h, "r", "b") // b stays present
+	h.Advance(time.Minute)
+	if st := status(t, h, "r", "a"); st.State != room.StateNone {
+		t.Fatalf("uncollected admission after grace: %+v", st)
+	}
+	tk = admit(t, h, "r")
+	if !slices.Equal(tk.Expired, []string{"a"}) {
+		t.Fatalf("Expired = %v, want [a]", tk.Expired)
+	}
+	wantAdmitted(t, tk, "b")
+	// Collecting within grace turns it into a full session.
+	h.Advance(30 * time.Second)
+	st := status(t, h, "r", "b")
+	if st.State != room.StateAdmitted || !st.Admission.Collected {
+		t.Fatalf("b: %+v", st)
+	}
+	if d := st.Admission.ExpiresAt.Sub(h.Now()); d < 9*time.Minute || d > 10*time.Minute {
+		t.Fatalf("collected admission expires in %v, want the 10m session", d)
+	}
+	h.Advance(2 * time.Minute)
+	if st := status(t, h, "r", "b"); st.State != room.StateAdmitted {
+		t.Fatalf("collected admission lost after grace: %+v", st)
+	}
+}
+
+func testSession(t *testing.T, h Harness) {
+	put(t, h, "r", cfg(1))
+	join(t, h, "r", "a", "b")
+	wantAdmitted(t, admit(t, h, "r"), "a")
+	first := status(t, h, "r", "a").Admission
+	for range 9 { // b keeps polling through a's session
+		h.Advance(time.Minute)
+		status(t, h, "r", "b")
+		if again := status(t, h, "r", "a").Admission; again != first {
+			t.Fatalf("polling changed the admission: %+v vs %+v", again, first)
+		}
+	}
+	wantAdmitted(t, admit(t, h, "r"))
+	h.Advance(time.Minute)
+	status(t, h, "r", "b")
+	wantStats(t, h, "r", 1, 0) // the expired session no longer counts, swept or not
+	tk := admit(t, h, "r")
+	if !slices.Equal(tk.Expired, []string{"a"}) {
+		t.Fatalf("Expired = %v", tk.Expired)
+	}
+	wantAdmitted(t, tk, "b")
+	if ok, _ := h.Store.Active(ctx, "r", "a", first.ID); ok {
+		t.Fatal("expired admission still active")
+	}
+}
+
+func testIdle(t *testing.T, h Harness) {
+	c := cfg(1)
+	c.Paused = true
+	put(t, h, "r", c)
+	join(t, h, "r", "a", "b", "c")
+	h.Advance(90 * time.Second)
+	status(t, h, "r", "b")
+	if err := h.Store.Touch(ctx, "r", []string{"c", "stranger"}); err != nil {
+		t.Fatal(err)
+	}
+	tk := admit(t, h, "r")
+	if len(tk.Idle) != 0 || tk.Next.IsZero() {
+		t.Fatalf("before timeout: idle %v next %v", tk.Idle, tk.Next)
+	}
+	if want := h.Now().Add(30 * time.Second); !tk.Next.Equal(want) {
+		t.Fatalf("Next = %v, want a's idle deadline %v", tk.Next, want)
+	}
+	h.Advance(30 * time.Second)
+	tk = admit(t, h, "r")
+	if !slices.Equal(tk.Idle, []string{"a"}) {
+		t.Fatalf("Idle = %v, want [a]", tk.Idle)
+	}
+	if st := status(t, h, "r", "a"); st.State != room.StateNone {
+		t.Fatalf("idle visitor still in line: %+v", st)
+	}
+	if st := status(t, h, "r", "c"); st.Position != 2 {
+		t.Fatalf("c at %d, want 2", st.Position)
+	}
+	if st, _ := h.Store.Join(ctx, "r", "stranger"); st.Position != 3 {
+		t.Fatalf("touch must not add a visitor to the line: %+v", st)
+	}
+}
+
+func testPreQueue(t *testing.T, h Harness) {
+	c := cfg(0)
+	c.Capacity = 1000
+	opens := h.Now().Add(time.Hour).Truncate(time.Millisecond)
+	c.OpensAt = &opens
+	c.IdleTimeout = room.Duration(2 * time.Hour)
+	put(t, h, "r", c)
+	early := names("early", 60)
+	join(t, h, "r", early...)
+	tk := admit(t, h, "r")
+	wantAdmitted(t, tk)
+	if !tk.Next.Equal(opens) {
+		t.Fatalf("Next = %v, want the opening %v", tk.Next, opens)
+	}
+	h.Advance(time.Hour)
+	late := names("late", 20)
+	join(t, h, "r", late...)
+	got := admittedNames(admit(t, h, "r"))
+	if len(got) != 80 {
+		t.Fatalf("admitted %d, want 80", len(got))
+	}
+	head := slices.Clone(got[:60])
+	if slices.Equal(head, early) {
+		t.Fatal("early arrivals were admitted in arrival order; want a random order")
+	}
+	slices.Sort(head)
+	if !slices.Equal(head, early) {
+		t.Fatalf("first 60 admitted are not a permutation of the early arrivals: %v", got[:60])
+	}
+	if !slices.Equal(got[60:], late) {
+		t.Fatalf("late arrivals out of order: %v", got[60:])
+	}
+}
+
+func testPaused(t *testing.T, h Harness) {
+	c := cfg(5)
+	c.Paused = true
+	put(t, h, "r", c)
+	join(t, h, "r", "a", "b")
+	wantAdmitted(t, admit(t, h, "r"))
+	c.Paused = false
+	put(t, h, "r", c)
+	wantAdmitted(t, admit(t, h, "r"), "a", "b")
+}
+
+func testOneRoom(t *testing.T, h Harness) {
+	put(t, h, "x", cfg(1))
+	put(t, h, "y", cfg(1))
+	join(t, h, "x", "hold", "v")
+	join(t, h, "y", "v")
+	if st := status(t, h, "x", "v"); st.State != room.StateNone {
+		t.Fatalf("v still in x after joining y: %+v", st)
+	}
+	if st := status(t, h, "y", "v"); st.State != room.StateWaiting || st.Position != 1 {
+		t.Fatalf("v in y: %+v", st)
+	}
+	// An admission is not a place in a line: joining elsewhere keeps it.
+	wantAdmitted(t, admit(t, h, "y"), "v")
+	join(t, h, "x", "v")
+	if st := status(t, h, "y", "v"); st.State != room.StateAdmitted {
+		t.Fatalf("admission in y lost by joining x: %+v", st)
+	}
+	// One visitor racing into many rooms ends up in exactly one line.
+	ids := []string{"p0", "p1", "p2", "p3", "p4", "p5"}
+	for _, id := range ids {
+		put(t, h, id, cfg(1))
+	}
+	for round := range 20 {
+		v := fmt.Sprintf("racer%d", round)
+		var wg sync.WaitGroup
+		for _, id := range ids {
+			wg.Go(func() { _, _ = h.Store.Join(ctx, id, v) })
+		}
+		wg.Wait()
+		in := 0
+		for _, id := range ids {
+			if status(t, h, id, v).State == room.StateWaiting {
+				in++
+			}
+		}
+		if in != 1 {
+			t.Fatalf("%s waits in %d rooms, want 1", v, in)
+		}
+	}
+}
+
+func testLeave(t *testing.T, h Harness) {
+	put(t, h, "r", cfg(1))
+	join(t, h, "r", "a", "b", "c")
+	if left, err := h.Store.Leave(ctx, "r", "b"); err != nil || !left {
+		t.Fatalf("Leave(b) = %v, %v", left, err)
+	}
+	if left, _ := h.Store.Leave(ctx, "r", "b"); left {
+		t.Fatal("second Leave(b) reported leaving")
+	}
+	if st := status(t, h, "r", "c"); st.Position != 2 {
+		t.Fatalf("c at %d", st.Position)
+	}
+	wantAdmitted(t, admit(t, h, "r"), "a")
+	if left, _ := h.Store.Leave(ctx, "r", "a"); !left {
+		t.Fatal("admitted visitor could not leave")
+	}
+	wantAdmitted(t, admit(t, h, "r"), "c")
+}
+
+func testRelease(t *testing.T, h Harness) {
+	put(t, h, "r", cfg(1))
+	join(t, h, "r", "a", "b")
+	if err := h.Store.Release(ctx, "r", "b", ""); !errors.Is(err, room.ErrNotAdmitted) {
+		t.Fatalf("releasing a waiter: %v", err)
+	}
+	tk := admit(t, h, "r")
+	id := tk.Admitted[0].Admission.ID
+	if ok, _ := h.Store.Active(ctx, "r", "a", id); !ok {
+		t.Fatal("fresh admission not active")
+	}
+	if err := h.Store.Release(ctx, "r", "a", "someone-else"); !errors.Is(err, room.ErrNotAdmitted) {
+		t.Fatalf("release with a wrong admission id: %v", err)
+	}
+	if err := h.Store.Release(ctx, "r", "a", id); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := h.Store.Active(ctx, "r", "a", id); ok {
+		t.Fatal("released admission still active")
+	}
+	if err := h.Store.Release(ctx, "r", "a", id); !errors.Is(err, room.ErrNotAdmitted) {
+		t.Fatalf("double release: %v", err)
+	}
+	tk = admit(t, h, "r")
+	wantAdmitted(t, tk, "b")
+	if tk.Admitted[0].Admission.ID == id {
+		t.Fatal("admission ids repeat")
+	}
+}
+
+func testBatch(t *testing.T, h Harness) {
+	put(t, h, "r", cfg(100))
+	join(t, h, "r", names("v", 25)...)
+	tk, err := h.Store.Admit(ctx, "r", 10)
+	if err != nil || len(tk.Admitted) != 10 || !tk.More {
+		t.Fatalf("Admit(max 10) = %d admitted, more %v, %v", len(tk.Admitted), tk.More, err)
+	}
+	tk, _ = h.Store.Admit(ctx, "r", 15)
+	if len(tk.Admitted) != 15 || tk.More {
+		t.Fatalf("second batch = %d admitted, more %v", len(tk.Admitted), tk.More)
+	}
+}
+
+// testConcurrency races 2,000 visitors against the admission step and releases: admissions never exceed
+// capacity, follow join order exactly, and nobody is admitted twice.
+func testConcurrency(t *testing.T, h Harness) {
+	const visitors, capacity = 2000, 50
+	put(t, h, "r", cfg(capacity))
+	var (
+		joinMu    sync.Mutex
+		joinOrder []string
+		wg        sync.WaitGroup
+		joined    atomic.Int64
+	)
+	for _, v := range names("v", visitors) {
+		wg.Go(func() {
+			joinMu.Lock() // defines the join order the admissions must follow
+			_, err := h.Store.Join(ctx, "r", v)
+			joinOrder = append(joinOrder, v)
+			joinMu.Unlock()
+			if err != nil {
+				t.Error(err)
+			}
+			joined.Add(1)
+			_, _ = h.Store.Status(ctx, "r", v)
+		})
+	}
+	var admitted []string
+	seen := map[string]bool{}
+	for len(admitted) < visitors {
+		tk, err := h.Store.Admit(ctx, "r", 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := h.Store.Stats(ctx, "r")
+		if st.Active > capacity {
+			t.Fatalf("%d active, capacity %d", st.Active, capacity)
+		}
+		for _, a := range tk.Admitted {
+			if seen[a.Visitor] {
+				t.Fatalf("%s admitted twice", a.Visitor)
+			}
+			seen[a.Visitor] = true
+			admitted = append(admitted, a.Visitor)
+			wg.Go(func() { // releases race the next admission step
+				if err := h.Store.Release(ctx, "r", a.Visitor, a.Admission.ID); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		if len(tk.Admitted) == 0 && joined.Load() == visitors && st.Waiting == 0 {
+			break
+		}
+	}
+	wg.Wait()
+	if !slices.Equal(admitted, joinOrder) {
+		t.Fatalf("admission order differs from join order (%d admitted)", len(admitted))
+	}
+}
