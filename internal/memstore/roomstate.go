@@ -23,10 +23,10 @@ type roomState struct {
 	deleted bool
 	rng     *mrand.Rand
 
-	seq        int64      // arrival sequence: FIFO order comes from it, never from clocks
-	queue      *zset      // waiting visitor -> order score
-	seen       *zset      // waiting visitor -> last presence (unix ns)
-	active     *zset      // admitted visitor -> expiry (unix ns)
+	seq        int64 // arrival sequence: FIFO order comes from it, never from clocks
+	queue      *zset // waiting visitor -> order score
+	seen       *zset // waiting visitor -> last presence (unix ns)
+	active     *zset // admitted visitor -> expiry (unix ns)
 	admissions map[string]*room.Admission
 	window     []int64 // times of the admissions inside the rate window, oldest first
 

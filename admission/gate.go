@@ -1,0 +1,115 @@
+package admission
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultCookie is the cookie in which [Gate] keeps a visitor's admission token.
+const DefaultCookie = "rg_admission"
+
+// QueryParam is the query parameter through which the waiting room hands a fresh admission token to the
+// protected site; Gate moves it into a cookie and redirects to the clean URL.
+const QueryParam = "rg_admission"
+
+type claimsKey struct{}
+
+// FromContext returns the claims of the admitted visitor making the request, as set by [Gate].
+func FromContext(ctx context.Context) (*Claims, bool) {
+	c, ok := ctx.Value(claimsKey{}).(*Claims)
+	return c, ok
+}
+
+// Gate is middleware for the protected site. It lets a request through only with a valid admission token
+// for Room, found in the Authorization bearer header, in the cookie, or in the rg_admission query
+// parameter, and sends everyone else to the waiting room.
+type Gate struct {
+	// Verifier checks tokens; usually NewRemoteVerifier(".../v1/keys", nil).
+	Verifier *Verifier
+	// Room is the room whose admissions this site accepts.
+	Room string
+	// RoomURL is where visitors without an admission are redirected; the original URL is appended as
+	// the return_to query parameter.
+	RoomURL string
+	// Cookie names the cookie that carries the token; empty means DefaultCookie.
+	Cookie string
+}
+
+// Wrap returns next guarded by the gate. Browsers (GET and HEAD requests) are redirected to the room;
+// other requests get 401 with a JSON error, since an API client cannot follow a waiting room page.
+func (g *Gate) Wrap(next http.Handler) http.Handler {
+	cookie := g.Cookie
+	if cookie == "" {
+		cookie = DefaultCookie
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tok := r.URL.Query().Get(QueryParam); tok != "" {
+			g.adopt(w, r, cookie, tok)
+			return
+		}
+		if c, err := g.Verifier.Verify(r.Context(), g.token(r, cookie), g.Room); err == nil {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), claimsKey{}, c)))
+			return
+		}
+		g.refuse(w, r)
+	})
+}
+
+func (g *Gate) token(r *http.Request, cookie string) string {
+	if h, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return h
+	}
+	if c, err := r.Cookie(cookie); err == nil {
+		return c.Value
+	}
+	return ""
+}
+
+// adopt stores a token handed over in the URL as a cookie and redirects to the URL without it, so the
+// token does not linger in history, logs or Referer headers.
+func (g *Gate) adopt(w http.ResponseWriter, r *http.Request, cookie, tok string) {
+	c, err := g.Verifier.Verify(r.Context(), tok, g.Room)
+	if err != nil {
+		g.refuse(w, r)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: cookie, Value: tok, Path: "/", HttpOnly: true, Secure: r.TLS != nil,
+		SameSite: http.SameSiteLaxMode, Expires: c.ExpiresAt.Time,
+		MaxAge: int(time.Until(c.ExpiresAt.Time).Seconds()),
+	})
+	u := *r.URL
+	q := u.Query()
+	q.Del(QueryParam)
+	u.RawQuery = q.Encode()
+	http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+}
+
+func (g *Gate) refuse(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"error":{"code":"not_admitted","message":"an admission from the waiting room is required"}}` + "\n"))
+		return
+	}
+	target, err := url.Parse(g.RoomURL)
+	if err != nil {
+		http.Error(w, "waiting room misconfigured", http.StatusInternalServerError)
+		return
+	}
+	q := target.Query()
+	q.Set("return_to", requestURL(r))
+	target.RawQuery = q.Encode()
+	http.Redirect(w, r, target.String(), http.StatusFound)
+}
+
+func requestURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + r.URL.RequestURI()
+}

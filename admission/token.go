@@ -1,0 +1,249 @@
+// Package admission lets a protected site check, offline, that a request comes from a visitor whom a
+// rushgate waiting room has admitted. Rushgate signs each admission as an Ed25519 JWT (claims room,
+// sub, exp, jti; header kid) and publishes its public keys as a JWK set at GET /v1/keys; a [Verifier]
+// checks tokens against those keys without calling rushgate, and [Gate] wraps an http.Handler so that
+// only admitted visitors reach it while everyone else is sent to the room.
+package admission
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Reasons a token is refused. Verify wraps exactly one of them, so a caller can tell a visitor whose
+// session ran out from a forgery.
+var (
+	ErrMalformed  = errors.New("admission: malformed token")
+	ErrExpired    = errors.New("admission: token expired")
+	ErrSignature  = errors.New("admission: invalid signature")
+	ErrUnknownKey = errors.New("admission: unknown signing key")
+	ErrWrongRoom  = errors.New("admission: token is for another room")
+)
+
+// Reason returns the stable snake_case name of a verification error, for APIs and logs.
+func Reason(err error) string {
+	switch {
+	case errors.Is(err, ErrExpired):
+		return "expired"
+	case errors.Is(err, ErrSignature):
+		return "invalid_signature"
+	case errors.Is(err, ErrUnknownKey):
+		return "unknown_key"
+	case errors.Is(err, ErrWrongRoom):
+		return "wrong_room"
+	default:
+		return "malformed"
+	}
+}
+
+// MaxTokenLen bounds the tokens Verify reads; a real admission token is about 300 bytes.
+const MaxTokenLen = 4096
+
+// Claims are the contents of an admission token.
+type Claims struct {
+	// Room is the room the visitor was admitted through.
+	Room string `json:"room"`
+	jwt.RegisteredClaims
+}
+
+// Visitor returns the admitted visitor's id (the sub claim).
+func (c *Claims) Visitor() string { return c.Subject }
+
+// JWK is one Ed25519 public key in JSON Web Key form (RFC 8037).
+type JWK struct {
+	Kty string `json:"kty"`
+	Crv string `json:"crv"`
+	X   string `json:"x"`
+	Kid string `json:"kid"`
+	Alg string `json:"alg"`
+	Use string `json:"use"`
+}
+
+// KeySet is a JWK set, as served at GET /v1/keys.
+type KeySet struct {
+	Keys []JWK `json:"keys"`
+}
+
+// PublicJWK describes pub under key id kid.
+func PublicJWK(kid string, pub ed25519.PublicKey) JWK {
+	return JWK{Kty: "OKP", Crv: "Ed25519", X: base64.RawURLEncoding.EncodeToString(pub), Kid: kid, Alg: "EdDSA", Use: "sig"}
+}
+
+// ParseKeySet reads a JWK set and returns its Ed25519 keys by key id.
+func ParseKeySet(data []byte) (map[string]ed25519.PublicKey, error) {
+	var s KeySet
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("admission: key set: %w", err)
+	}
+	keys := make(map[string]ed25519.PublicKey, len(s.Keys))
+	for _, k := range s.Keys {
+		if k.Kty != "OKP" || k.Crv != "Ed25519" || k.Kid == "" {
+			continue
+		}
+		x, err := base64.RawURLEncoding.DecodeString(k.X)
+		if err != nil || len(x) != ed25519.PublicKeySize {
+			return nil, fmt.Errorf("admission: key %q: bad x", k.Kid)
+		}
+		keys[k.Kid] = ed25519.PublicKey(x)
+	}
+	if len(keys) == 0 {
+		return nil, errors.New("admission: key set holds no Ed25519 key")
+	}
+	return keys, nil
+}
+
+// Sign creates an admission token; rushgate uses it, and tests of a protected site may too.
+func Sign(kid string, key ed25519.PrivateKey, c Claims) (string, error) {
+	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c)
+	t.Header["kid"] = kid
+	return t.SignedString(key)
+}
+
+// Verifier checks admission tokens against a set of public keys. It is safe for concurrent use.
+type Verifier struct {
+	mu      sync.RWMutex
+	keys    map[string]ed25519.PublicKey
+	fetch   func(ctx context.Context) (map[string]ed25519.PublicKey, error)
+	fetched time.Time
+	now     func() time.Time
+}
+
+// NewVerifier returns a verifier for a fixed set of keys.
+func NewVerifier(keys map[string]ed25519.PublicKey) *Verifier {
+	return &Verifier{keys: keys, now: time.Now}
+}
+
+// refetchEvery limits how often a remote verifier reloads keys for an unknown kid, so that a flood of
+// forged kids cannot turn into a flood of requests to rushgate.
+const refetchEvery = 30 * time.Second
+
+// NewRemoteVerifier returns a verifier that loads keys from a rushgate's GET /v1/keys URL on first use
+// and again, at most every 30 seconds, when a token names a key it does not know (after a rotation).
+// A nil client means a client with a 5-second timeout.
+func NewRemoteVerifier(keysURL string, client *http.Client) *Verifier {
+	if client == nil {
+		client = &http.Client{Timeout: 5 * time.Second}
+	}
+	v := &Verifier{now: time.Now}
+	v.fetch = func(ctx context.Context) (map[string]ed25519.PublicKey, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, keysURL, nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("admission: fetch keys: %w", err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("admission: fetch keys: %s", resp.Status)
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if err != nil {
+			return nil, fmt.Errorf("admission: fetch keys: %w", err)
+		}
+		return ParseKeySet(body)
+	}
+	return v
+}
+
+// WithClock makes the verifier judge expiry by now instead of time.Now; it returns v.
+func (v *Verifier) WithClock(now func() time.Time) *Verifier {
+	v.now = now
+	return v
+}
+
+func (v *Verifier) key(ctx context.Context, kid string) (ed25519.PublicKey, error) {
+	v.mu.RLock()
+	k, ok := v.keys[kid]
+	stale := v.fetch != nil && time.Since(v.fetched) > refetchEvery
+	v.mu.RUnlock()
+	if ok || !stale {
+		if !ok {
+			return nil, ErrUnknownKey
+		}
+		return k, nil
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if k, ok := v.keys[kid]; ok {
+		return k, nil
+	}
+	if time.Since(v.fetched) > refetchEvery {
+		v.fetched = time.Now()
+		keys, err := v.fetch(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrUnknownKey, err)
+		}
+		v.keys = keys
+	}
+	if k, ok := v.keys[kid]; ok {
+		return k, nil
+	}
+	return nil, ErrUnknownKey
+}
+
+// Verify checks a token's signature, expiry and, when room is not empty, its room. The error wraps one
+// of the Err values of this package.
+func (v *Verifier) Verify(ctx context.Context, token, room string) (*Claims, error) {
+	c, err := v.parse(ctx, token, true)
+	if err != nil {
+		return nil, err
+	}
+	if room != "" && c.Room != room {
+		return nil, ErrWrongRoom
+	}
+	return c, nil
+}
+
+// VerifySignature checks only that rushgate signed the token, ignoring its expiry: releasing an
+// admission that already ran out is harmless, and refusing it would only confuse the caller.
+func (v *Verifier) VerifySignature(ctx context.Context, token string) (*Claims, error) {
+	return v.parse(ctx, token, false)
+}
+
+func (v *Verifier) parse(ctx context.Context, token string, checkExpiry bool) (*Claims, error) {
+	if len(token) > MaxTokenLen {
+		return nil, ErrMalformed
+	}
+	var keyErr error
+	keyfunc := func(t *jwt.Token) (any, error) {
+		kid, _ := t.Header["kid"].(string)
+		k, err := v.key(ctx, kid)
+		keyErr = err
+		return k, err
+	}
+	opts := []jwt.ParserOption{jwt.WithValidMethods([]string{"EdDSA"}), jwt.WithTimeFunc(v.now), jwt.WithStrictDecoding()}
+	if checkExpiry {
+		opts = append(opts, jwt.WithExpirationRequired())
+	} else {
+		opts = append(opts, jwt.WithoutClaimsValidation())
+	}
+	var c Claims
+	_, err := jwt.ParseWithClaims(token, &c, keyfunc, opts...)
+	switch {
+	case err == nil:
+	case keyErr != nil:
+		return nil, keyErr
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
+		return nil, ErrSignature
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return nil, ErrExpired
+	default:
+		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	if c.Subject == "" || c.Room == "" || c.ID == "" {
+		return nil, fmt.Errorf("%w: missing room, sub or jti", ErrMalformed)
+	}
+	return &c, nil
+}

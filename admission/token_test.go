@@ -1,0 +1,127 @@
+package admission
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+var (
+	t0    = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	seed1 = ed25519.NewKeyFromSeed(make([]byte, 32))
+	seed2 = ed25519.NewKeyFromSeed([]byte("01234567890123456789012345678901"))
+)
+
+func claims(room string, exp time.Time) Claims {
+	return Claims{Room: room, RegisteredClaims: jwt.RegisteredClaims{
+		Subject: "v_abc", ID: "e.1", ExpiresAt: jwt.NewNumericDate(exp), IssuedAt: jwt.NewNumericDate(t0),
+	}}
+}
+
+func mustSign(t testing.TB, kid string, key ed25519.PrivateKey, c Claims) string {
+	tok, err := Sign(kid, key, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func verifier() *Verifier {
+	return NewVerifier(map[string]ed25519.PublicKey{"k1": seed1.Public().(ed25519.PublicKey)}).WithClock(func() time.Time { return t0 })
+}
+
+func TestVerify(t *testing.T) {
+	v := verifier()
+	good := mustSign(t, "k1", seed1, claims("sale", t0.Add(time.Minute)))
+	c, err := v.Verify(context.Background(), good, "sale")
+	if err != nil || c.Visitor() != "v_abc" || c.Room != "sale" || c.ID != "e.1" {
+		t.Fatalf("Verify = %+v, %v", c, err)
+	}
+	parts := strings.Split(good, ".")
+	payload, _ := json.Marshal(claims("other", t0.Add(time.Hour)))
+	tampered := parts[0] + "." + base64.RawURLEncoding.EncodeToString(payload) + "." + parts[2]
+	none := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","kid":"k1"}`)) + "." + parts[1] + "."
+	cases := []struct {
+		name, token, room string
+		want              error
+	}{
+		{"expired", mustSign(t, "k1", seed1, claims("sale", t0)), "sale", ErrExpired},
+		{"wrong room", good, "other", ErrWrongRoom},
+		{"wrong key", mustSign(t, "k1", seed2, claims("sale", t0.Add(time.Minute))), "sale", ErrSignature},
+		{"unknown kid", mustSign(t, "k9", seed1, claims("sale", t0.Add(time.Minute))), "sale", ErrUnknownKey},
+		{"tampered", tampered, "sale", ErrSignature},
+		{"alg none", none, "sale", ErrSignature},
+		{"garbage", "not.a.token", "sale", ErrMalformed},
+		{"empty", "", "sale", ErrMalformed},
+		{"no room", mustSign(t, "k1", seed1, claims("", t0.Add(time.Minute))), "", ErrMalformed},
+		{"huge", strings.Repeat("a", MaxTokenLen+1), "sale", ErrMalformed},
+	}
+	for _, tc := range cases {
+		if _, err := v.Verify(context.Background(), tc.token, tc.room); !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	if _, err := v.VerifySignature(context.Background(), cases[0].token); err != nil {
+		t.Errorf("VerifySignature refused an expired but genuine token: %v", err)
+	}
+	if Reason(ErrExpired) != "expired" || Reason(errors.New("x")) != "malformed" {
+		t.Error("Reason")
+	}
+}
+
+func TestRemoteVerifierRefetchesOnRotation(t *testing.T) {
+	var fetches atomic.Int32
+	set := KeySet{Keys: []JWK{PublicJWK("k1", seed1.Public().(ed25519.PublicKey))}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		_ = json.NewEncoder(w).Encode(set)
+	}))
+	defer srv.Close()
+	v := NewRemoteVerifier(srv.URL, srv.Client())
+	ctx := context.Background()
+	if _, err := v.Verify(ctx, mustSign(t, "k1", seed1, claims("sale", time.Now().Add(time.Minute))), "sale"); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 { // unknown kids within the refetch interval cost no requests
+		if _, err := v.Verify(ctx, mustSign(t, "k2", seed2, claims("sale", time.Now().Add(time.Minute))), "sale"); !errors.Is(err, ErrUnknownKey) {
+			t.Fatal(err)
+		}
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Fatalf("%d fetches, want 1", n)
+	}
+}
+
+func TestParseKeySet(t *testing.T) {
+	for _, bad := range []string{`{`, `{"keys":[]}`, `{"keys":[{"kty":"OKP","crv":"Ed25519","kid":"a","x":"!!"}]}`} {
+		if _, err := ParseKeySet([]byte(bad)); err == nil {
+			t.Errorf("accepted %s", bad)
+		}
+	}
+}
+
+func FuzzVerify(f *testing.F) {
+	v := verifier()
+	f.Add(mustSign(f, "k1", seed1, claims("sale", t0.Add(time.Minute))))
+	f.Add(mustSign(f, "k1", seed1, claims("sale", t0)))
+	f.Add("eyJhbGciOiJFZERTQSJ9.e30.")
+	f.Fuzz(func(t *testing.T, tok string) {
+		c, err := v.Verify(context.Background(), tok, "")
+		if err == nil && (c.Room == "" || c.Subject == "" || !c.ExpiresAt.After(t0)) {
+			t.Fatalf("accepted incomplete claims %+v", c)
+		}
+		if err != nil && Reason(err) == "" {
+			t.Fatalf("refusal without a reason: %v", err)
+		}
+	})
+}

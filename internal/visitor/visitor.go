@@ -1,0 +1,97 @@
+// Package visitor issues and reads visitor tokens: the identity rushgate gives each person in a line.
+// Identity is issued, never claimed: a visitor id is only ever taken from a token this server signed, so
+// no request can name somebody else's id to leave, release or bid in their place.
+package visitor
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/base64"
+	"errors"
+	"strings"
+)
+
+// ErrInvalid is returned for a token that is malformed or not signed by this issuer.
+var ErrInvalid = errors.New("visitor: invalid token")
+
+// tokenVersion prefixes every token so that the format can change without ambiguity.
+const tokenVersion = "v1"
+
+// MaxTokenLen bounds the tokens Parse accepts, so that an oversized header costs nothing to refuse.
+const MaxTokenLen = 512
+
+var idEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// Issuer signs and verifies visitor tokens with one secret. Instances that share a line must share it.
+type Issuer struct {
+	secret []byte
+}
+
+// NewIssuer returns an issuer; the secret must be at least 32 bytes of randomness.
+func NewIssuer(secret []byte) (*Issuer, error) {
+	if len(secret) < 32 {
+		return nil, errors.New("visitor: secret must be at least 32 bytes")
+	}
+	return &Issuer{secret: append([]byte(nil), secret...)}, nil
+}
+
+// New issues a token for a fresh anonymous visitor and returns it with the visitor's id.
+func (is *Issuer) New() (token, id string) {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	id = "v_" + strings.ToLower(idEncoding.EncodeToString(b[:]))
+	return is.sign(id), id
+}
+
+// ForSubject issues the token of a user the protected site knows. The id is derived from the subject, so
+// minting twice for one account yields the same visitor and its one place in line.
+func (is *Issuer) ForSubject(subject string) (token, id string) {
+	m := hmac.New(sha256.New, is.secret)
+	m.Write([]byte("subject\x00" + subject))
+	id = "s_" + strings.ToLower(idEncoding.EncodeToString(m.Sum(nil)[:16]))
+	return is.sign(id), id
+}
+
+func (is *Issuer) mac(id string) []byte {
+	m := hmac.New(sha256.New, is.secret)
+	m.Write([]byte(tokenVersion + "." + id))
+	return m.Sum(nil)
+}
+
+func (is *Issuer) sign(id string) string {
+	return tokenVersion + "." + id + "." + base64.RawURLEncoding.EncodeToString(is.mac(id))
+}
+
+// Parse verifies a token and returns the visitor id it carries.
+func (is *Issuer) Parse(token string) (string, error) {
+	if len(token) > MaxTokenLen {
+		return "", ErrInvalid
+	}
+	version, rest, ok := strings.Cut(token, ".")
+	if !ok || version != tokenVersion {
+		return "", ErrInvalid
+	}
+	id, sig, ok := strings.Cut(rest, ".")
+	if !ok || !validID(id) {
+		return "", ErrInvalid
+	}
+	got, err := base64.RawURLEncoding.Strict().DecodeString(sig)
+	if err != nil || !hmac.Equal(got, is.mac(id)) {
+		return "", ErrInvalid
+	}
+	return id, nil
+}
+
+func validID(id string) bool {
+	if len(id) < 3 || len(id) > 64 || (id[:2] != "v_" && id[:2] != "s_") {
+		return false
+	}
+	for _, c := range id[2:] {
+		if (c < 'a' || c > 'z') && (c < '2' || c > '7') {
+			return false
+		}
+	}
+	return true
+}
