@@ -1,0 +1,84 @@
+package room
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestDecodeConfig(t *testing.T) {
+	c, err := DecodeConfigBytes([]byte(`{"capacity": 50, "rate": {"admits": 10, "per": "1m"}, "opens_at": "2026-12-24T10:00:00+01:00"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := time.Date(2026, 12, 24, 9, 0, 0, 0, time.UTC)
+	if c.Capacity != 50 || c.Rate.Admits != 10 || time.Duration(c.Rate.Per) != time.Minute || !c.OpensAt.Equal(want) {
+		t.Fatalf("decoded %+v", c)
+	}
+	if time.Duration(c.SessionTTL) != DefaultSessionTTL || time.Duration(c.Grace) != DefaultGrace || time.Duration(c.IdleTimeout) != DefaultIdleTimeout {
+		t.Fatalf("defaults not applied: %+v", c)
+	}
+	bad := map[string]string{
+		`{}`:                                   "",
+		`{"capacity": -1}`:                     "capacity",
+		`{"capacity": 5, "grace": "soon"}`:     "",
+		`{"capacity": 5, "grace": "-1s"}`:      "grace",
+		`{"capacity": 5, "extra": 1}`:          "",
+		`{"capacity": 5} {}`:                   "",
+		`{"rate": {"admits": 0, "per": "1s"}}`: "rate.admits",
+		`{"rate": {"admits": 1, "per": "0s"}}`: "rate.per",
+		`{"capacity": "5"}`:                    "",
+		`[`:                                    "",
+		``:                                     "",
+		`{"capacity": 5, "opens_at": "1900-01-01T00:00:00Z"}`: "opens_at",
+	}
+	for in, field := range bad {
+		_, err := DecodeConfigBytes([]byte(in))
+		var ce *ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: %v, want a ConfigError", in, err)
+			continue
+		}
+		if field != "" && ce.Field != field {
+			t.Errorf("%s: field %q, want %q", in, ce.Field, field)
+		}
+	}
+}
+
+func FuzzDecodeConfig(f *testing.F) {
+	f.Add([]byte(`{"capacity": 50, "rate": {"admits": 10, "per": "1m"}, "session_ttl": "5m", "opens_at": "2026-12-24T10:00:00Z", "paused": true}`))
+	f.Add([]byte(`{"rate": {"admits": 1, "per": "1ms"}}`))
+	f.Add([]byte(`{"capacity": 1e3}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := DecodeConfigBytes(data)
+		if err != nil {
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("refusal is not a ConfigError: %v", err)
+			}
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("decoded config does not validate: %v", err)
+		}
+		// What the API echoes back must decode to the same config.
+		out, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := DecodeConfigBytes(out)
+		if err != nil || !reflect.DeepEqual(normal(again), normal(c)) {
+			t.Fatalf("round trip: %s -> %+v, %v", out, again, err)
+		}
+	})
+}
+
+func normal(c Config) Config {
+	if c.OpensAt != nil {
+		u := c.OpensAt.UTC()
+		c.OpensAt = &u
+	}
+	return c
+}

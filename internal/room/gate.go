@@ -1,0 +1,268 @@
+package room
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"time"
+)
+
+// Pacing of pushed updates. A waiting visitor's position changes with every admission; pushing each
+// change to every stream would cost O(waiting) per admission, so changes are coalesced into at most
+// one refresh per pushEvery, and a refresh is forced every refreshEvery so that ETAs stay current.
+const (
+	pushEvery    = time.Second
+	refreshEvery = 5 * time.Second
+	configEvery  = 5 * time.Second
+	touchBatch   = 1000
+)
+
+// gate is one room's admission loop, push hub and wait estimator.
+type gate struct {
+	s     *Service
+	id    string
+	wakeC chan struct{}
+	hub   *hub
+	eta   estimator
+
+	cfgMu   sync.Mutex
+	cfg     *Config
+	cfgRead time.Time
+
+	cancel context.CancelFunc
+}
+
+func newGate(s *Service, id string) *gate {
+	return &gate{s: s, id: id, wakeC: make(chan struct{}, 1), hub: newHub(), cancel: func() {}}
+}
+
+func (g *gate) start(parent context.Context, wg *sync.WaitGroup) {
+	ctx, cancel := context.WithCancel(parent)
+	g.cancel = cancel
+	wg.Go(func() { g.loop(ctx) })
+	wg.Go(func() { g.pulse(ctx) })
+}
+
+func (g *gate) stop() {
+	g.cancel()
+	g.hub.closeAll()
+}
+
+// wake asks the loop for a step now; wakes arriving during a step coalesce into one more step.
+func (g *gate) wake() {
+	select {
+	case g.wakeC <- struct{}{}:
+	default:
+	}
+}
+
+func (g *gate) loop(ctx context.Context) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	failures := 0
+	for {
+		t, err := g.tick(ctx)
+		delay := g.s.opts.Poll
+		switch {
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, ErrNotFound):
+			g.s.forget(g) // deleted, perhaps by another instance
+			return
+		case err != nil:
+			failures++
+			if failures == 1 || failures%60 == 0 {
+				g.s.log.Warn("admission step failed", "room", g.id, "err", err, "failures", failures)
+			}
+		case t.More:
+			delay = 0
+		case !t.Next.IsZero():
+			failures = 0
+			// A millisecond of slack so the step runs after the deadline on the store's clock too.
+			delay = min(delay, max(0, t.Next.Sub(g.s.opts.Clock())+time.Millisecond))
+		default:
+			failures = 0
+		}
+		timer.Reset(delay)
+		select {
+		case <-ctx.Done():
+			return
+		case <-g.wakeC:
+		case <-timer.C:
+		}
+	}
+}
+
+func (g *gate) tick(ctx context.Context) (Tick, error) {
+	t, err := g.s.store.Admit(ctx, g.id, g.s.opts.Batch)
+	if err != nil {
+		return t, err
+	}
+	g.eta.observe(g.s.opts.Clock(), t.AdmittedTotal)
+	obs := g.s.opts.Observer
+	if n := len(t.Admitted); n > 0 {
+		obs.Admitted(g.id, n)
+	}
+	if len(t.Expired)+len(t.Idle) > 0 {
+		obs.Expired(g.id, len(t.Expired), len(t.Idle))
+	}
+	for _, a := range t.Admitted {
+		g.hub.notify(a.Visitor)
+	}
+	for _, v := range t.Expired {
+		g.hub.notify(v)
+	}
+	for _, v := range t.Idle {
+		g.hub.notify(v)
+	}
+	if len(t.Admitted)+len(t.Expired)+len(t.Idle) > 0 {
+		g.hub.markDirty()
+	}
+	return t, nil
+}
+
+// pulse paces room-wide refreshes of subscribers and keeps their presence alive.
+func (g *gate) pulse(ctx context.Context) {
+	ticker := time.NewTicker(pushEvery)
+	defer ticker.Stop()
+	var lastRefresh, lastTouch time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-ticker.C:
+			if g.hub.takeDirty() || now.Sub(lastRefresh) >= refreshEvery {
+				g.hub.broadcast()
+				lastRefresh = now
+			}
+			if cfg, err := g.config(ctx); err == nil && now.Sub(lastTouch) >= time.Duration(cfg.IdleTimeout)/3 {
+				g.touch(ctx)
+				lastTouch = now
+			}
+		}
+	}
+}
+
+// touch records presence for every visitor streaming from this instance, in batches.
+func (g *gate) touch(ctx context.Context) {
+	visitors := g.hub.visitors()
+	for len(visitors) > 0 {
+		n := min(len(visitors), touchBatch)
+		if err := g.s.store.Touch(ctx, g.id, visitors[:n]); err != nil {
+			g.s.log.Warn("presence update failed", "room", g.id, "err", err)
+			return
+		}
+		visitors = visitors[n:]
+	}
+}
+
+// config returns the room's config, re-read at most every few seconds since it only feeds estimates
+// and pacing, never admission decisions (those read the store's copy inside the atomic step).
+func (g *gate) config(ctx context.Context) (Config, error) {
+	g.cfgMu.Lock()
+	defer g.cfgMu.Unlock()
+	now := time.Now()
+	if g.cfg != nil && now.Sub(g.cfgRead) < configEvery {
+		return *g.cfg, nil
+	}
+	cfg, err := g.s.store.Room(ctx, g.id)
+	if err != nil {
+		return Config{}, err
+	}
+	g.cfg, g.cfgRead = &cfg, now
+	return cfg, nil
+}
+
+func (g *gate) view(ctx context.Context, st Status) View {
+	v := View{Status: st}
+	if st.State != StateWaiting {
+		return v
+	}
+	cfg, err := g.config(ctx)
+	if err != nil {
+		return v
+	}
+	v.ETA = g.eta.estimate(g.s.opts.Clock(), st.Position, cfg)
+	return v
+}
+
+func (s *Service) forget(g *gate) {
+	s.mu.Lock()
+	if s.gates[g.id] == g {
+		delete(s.gates, g.id)
+	}
+	s.mu.Unlock()
+	g.hub.closeAll()
+}
+
+// estimator turns the recently observed admission rate into waiting times.
+type estimator struct {
+	mu      sync.Mutex
+	samples []sample
+}
+
+type sample struct {
+	at    time.Time
+	total int64
+}
+
+const (
+	etaWindow   = time.Minute
+	etaSpacing  = 250 * time.Millisecond
+	maxETA      = 366 * 24 * time.Hour
+	minObserved = 2
+)
+
+func (e *estimator) observe(now time.Time, total int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if n := len(e.samples); n > 0 && now.Sub(e.samples[n-1].at) < etaSpacing {
+		e.samples[n-1].total = total
+		return
+	}
+	e.samples = append(e.samples, sample{now, total})
+	i := 0
+	for i < len(e.samples)-minObserved && now.Sub(e.samples[i].at) > etaWindow {
+		i++
+	}
+	e.samples = e.samples[i:]
+}
+
+// observed returns admissions per second over the window, or 0 when there were none.
+func (e *estimator) observed() float64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.samples) < minObserved {
+		return 0
+	}
+	first, last := e.samples[0], e.samples[len(e.samples)-1]
+	dt := last.at.Sub(first.at).Seconds()
+	if dt <= 0 || last.total <= first.total {
+		return 0
+	}
+	return float64(last.total-first.total) / dt
+}
+
+// estimate is the wait for the visitor at position: observed rate when there is one, else the rate the
+// config promises at best, plus the time until the room opens.
+func (e *estimator) estimate(now time.Time, position int64, cfg Config) time.Duration {
+	rate := e.observed()
+	if rate == 0 {
+		rate = math.Inf(1)
+		if cfg.Rate != nil {
+			rate = float64(cfg.Rate.Admits) / time.Duration(cfg.Rate.Per).Seconds()
+		}
+		if cfg.Capacity > 0 {
+			rate = min(rate, float64(cfg.Capacity)/time.Duration(cfg.SessionTTL).Seconds())
+		}
+	}
+	wait := time.Duration(float64(position) / rate * float64(time.Second))
+	if cfg.OpensAt != nil && cfg.OpensAt.After(now) {
+		wait += cfg.OpensAt.Sub(now)
+	}
+	if wait < 0 || wait > maxETA {
+		return maxETA
+	}
+	return wait
+}

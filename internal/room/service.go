@@ -1,0 +1,252 @@
+package room
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Observer is told about admission events, so that metrics live outside the domain.
+type Observer interface {
+	Joined(room string)
+	Admitted(room string, n int)
+	Released(room string)
+	Expired(room string, sessions, idle int)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Joined(string)            {}
+func (nopObserver) Admitted(string, int)     {}
+func (nopObserver) Released(string)          {}
+func (nopObserver) Expired(string, int, int) {}
+
+// Options configure a [Service].
+type Options struct {
+	// Clock is the service's notion of now, used for ETAs and pacing; nil means time.Now.
+	Clock func() time.Time
+	// Observer receives admission events; nil discards them.
+	Observer Observer
+	// Logger receives errors from background work; nil means slog.Default().
+	Logger *slog.Logger
+	// Manual disables the background gate loops, for tests that drive [Service.Tick] themselves.
+	Manual bool
+	// Batch is the most visitors one admission step lets in; 0 means 500. It bounds the time a step
+	// holds the store so that joins are never stalled behind a huge admission.
+	Batch int
+	// Poll is how often a gate runs when nothing wakes it, which catches changes made by other
+	// instances; 0 means one second.
+	Poll time.Duration
+}
+
+// View is what a visitor is shown: its status plus an estimate of the wait.
+type View struct {
+	Status
+	// ETA is the estimated wait until admission, from the admission rate observed recently.
+	ETA time.Duration
+}
+
+// Service runs rooms on a [Store]: it keeps one gate loop per room that admits visitors as slots and
+// rate allow, estimates waits, and pushes changes to subscribed visitors. It owns every goroutine it
+// starts; [Service.Stop] ends them.
+type Service struct {
+	store Store
+	opts  Options
+	log   *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu    sync.Mutex
+	gates map[string]*gate
+}
+
+// NewService returns a service over store; call Start to run its gates.
+func NewService(store Store, opts Options) *Service {
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.Observer == nil {
+		opts.Observer = nopObserver{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = 500
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = time.Second
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Service{store: store, opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel, gates: make(map[string]*gate)}
+}
+
+// Start starts a gate for every room the store already holds.
+func (s *Service) Start(ctx context.Context) error {
+	ids, err := s.store.Rooms(ctx)
+	if err != nil {
+		return fmt.Errorf("room: list rooms: %w", err)
+	}
+	for _, id := range ids {
+		s.gate(id)
+	}
+	return nil
+}
+
+// Stop ends every gate and push loop and closes all subscriptions, then waits for them. It is
+// idempotent.
+func (s *Service) Stop() {
+	s.cancel()
+	s.mu.Lock()
+	for _, g := range s.gates {
+		g.hub.closeAll()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// gate returns the room's gate, starting it on first use. Rooms created by another instance get a gate
+// here the first time a visitor of this instance touches them.
+func (s *Service) gate(id string) *gate {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g, ok := s.gates[id]; ok {
+		return g
+	}
+	g := newGate(s, id)
+	s.gates[id] = g
+	if !s.opts.Manual && s.ctx.Err() == nil {
+		g.start(s.ctx, &s.wg)
+	}
+	return g
+}
+
+func (s *Service) dropGate(id string) {
+	s.mu.Lock()
+	g, ok := s.gates[id]
+	delete(s.gates, id)
+	s.mu.Unlock()
+	if ok {
+		g.stop()
+	}
+}
+
+// Put creates or replaces a room and wakes its gate so that a raised capacity takes effect at once.
+func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
+	if err := s.store.PutRoom(ctx, id, cfg); err != nil {
+		return err
+	}
+	s.gate(id).wake()
+	return nil
+}
+
+// Get returns a room's config and counts.
+func (s *Service) Get(ctx context.Context, id string) (Config, Stats, error) {
+	cfg, err := s.store.Room(ctx, id)
+	if err != nil {
+		return Config{}, Stats{}, err
+	}
+	st, err := s.store.Stats(ctx, id)
+	return cfg, st, err
+}
+
+// Delete removes a room, stops its gate and tells its subscribers they are no longer in it.
+func (s *Service) Delete(ctx context.Context, id string) error {
+	if err := s.store.DeleteRoom(ctx, id); err != nil {
+		return err
+	}
+	s.dropGate(id)
+	return nil
+}
+
+// Join puts a visitor in line (or returns its place) and wakes the gate, which may admit it at once.
+func (s *Service) Join(ctx context.Context, id, visitor string) (View, error) {
+	st, err := s.store.Join(ctx, id, visitor)
+	if err != nil {
+		return View{}, err
+	}
+	g := s.gate(id)
+	s.opts.Observer.Joined(id)
+	g.wake()
+	return g.view(ctx, st), nil
+}
+
+// Status returns the visitor's view; polling it counts as presence.
+func (s *Service) Status(ctx context.Context, id, visitor string) (View, error) {
+	st, err := s.store.Status(ctx, id, visitor)
+	if err != nil {
+		return View{}, err
+	}
+	return s.gate(id).view(ctx, st), nil
+}
+
+// Leave takes the visitor out of the room, freeing its slot if admitted.
+func (s *Service) Leave(ctx context.Context, id, visitor string) error {
+	left, err := s.store.Leave(ctx, id, visitor)
+	if err != nil {
+		return err
+	}
+	if left {
+		g := s.gate(id)
+		g.wake()
+		g.hub.notify(visitor)
+	}
+	return nil
+}
+
+// Release ends an admission early so the next visitor can be admitted at once.
+func (s *Service) Release(ctx context.Context, id, visitor, admissionID string) error {
+	if err := s.store.Release(ctx, id, visitor, admissionID); err != nil {
+		return err
+	}
+	s.opts.Observer.Released(id)
+	g := s.gate(id)
+	g.wake()
+	g.hub.notify(visitor)
+	return nil
+}
+
+// Active reports whether an admission is still live, for online verification.
+func (s *Service) Active(ctx context.Context, id, visitor, admissionID string) (bool, error) {
+	return s.store.Active(ctx, id, visitor, admissionID)
+}
+
+// Rooms lists the rooms.
+func (s *Service) Rooms(ctx context.Context) ([]string, error) { return s.store.Rooms(ctx) }
+
+// Tick runs one admission step for a room and pushes its outcome to subscribers. The gate loops call
+// it; tests running a Manual service call it directly.
+func (s *Service) Tick(ctx context.Context, id string) (Tick, error) {
+	return s.gate(id).tick(ctx)
+}
+
+// Subscribe registers a visitor for pushed updates about a room. The caller must Close the
+// subscription.
+func (s *Service) Subscribe(ctx context.Context, id, visitor string) (*Subscription, error) {
+	if _, err := s.store.Room(ctx, id); err != nil {
+		return nil, err
+	}
+	return s.gate(id).hub.subscribe(visitor), nil
+}
+
+// Broadcast tells every subscriber of the room to refresh its view; the push loop does it every
+// second after changes, and Manual tests call it by hand.
+func (s *Service) Broadcast(id string) { s.gate(id).hub.broadcast() }
+
+// Pinger is implemented by stores that can be unreachable, so that health checks can ask them.
+type Pinger interface {
+	// Ping returns an error wrapping ErrUnavailable when the backend does not answer.
+	Ping(ctx context.Context) error
+}
+
+// Ready reports whether the store answers, for health checks. An in-process store is always ready.
+func (s *Service) Ready(ctx context.Context) error {
+	if p, ok := s.store.(Pinger); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}

@@ -1,0 +1,189 @@
+package room_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/memstore"
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+// recorder wraps a store and records every admission in the order the store made them.
+type recorder struct {
+	room.Store
+	mu       sync.Mutex
+	admitted []string
+}
+
+func (r *recorder) Admit(ctx context.Context, id string, max int) (room.Tick, error) {
+	t, err := r.Store.Admit(ctx, id, max)
+	r.mu.Lock()
+	for _, a := range t.Admitted {
+		r.admitted = append(r.admitted, a.Visitor)
+	}
+	r.mu.Unlock()
+	return t, err
+}
+
+func config(capacity int) room.Config {
+	return room.Config{Capacity: capacity, SessionTTL: room.Duration(time.Minute), Grace: room.Duration(time.Minute), IdleTimeout: room.Duration(time.Minute)}
+}
+
+// TestServiceConcurrency runs the real gate loop against 2,000 visitor goroutines that join, poll until
+// admitted and release: active never exceeds capacity, admission follows join order, nobody twice.
+func TestServiceConcurrency(t *testing.T) {
+	const visitors, capacity = 2000, 50
+	rec := &recorder{Store: memstore.New(memstore.Options{})}
+	svc := room.NewService(rec, room.Options{Poll: 10 * time.Millisecond})
+	defer svc.Stop()
+	ctx := context.Background()
+	if err := svc.Put(ctx, "sale", config(capacity)); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		joinMu    sync.Mutex
+		joinOrder []string
+		maxActive atomic.Int64
+		wg        sync.WaitGroup
+	)
+	stopSampler := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stopSampler:
+				return
+			default:
+			}
+			_, st, err := svc.Get(ctx, "sale")
+			if err == nil && st.Active > maxActive.Load() {
+				maxActive.Store(st.Active)
+			}
+		}
+	}()
+	for i := range visitors {
+		v := fmt.Sprintf("v%04d", i)
+		wg.Go(func() {
+			joinMu.Lock()
+			view, err := svc.Join(ctx, "sale", v)
+			joinOrder = append(joinOrder, v)
+			joinMu.Unlock()
+			for err == nil && view.State != room.StateAdmitted {
+				time.Sleep(time.Millisecond) // a polling visitor
+				view, err = svc.Status(ctx, "sale", v)
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if err := svc.Release(ctx, "sale", v, view.Admission.ID); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	close(stopSampler)
+	<-sampled
+	if m := maxActive.Load(); m > capacity {
+		t.Fatalf("%d active at once, capacity %d", m, capacity)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if !slices.Equal(rec.admitted, joinOrder) {
+		t.Fatalf("admission order differs from join order (%d admitted, %d joined)", len(rec.admitted), len(joinOrder))
+	}
+	_, st, _ := svc.Get(ctx, "sale")
+	if st.AdmittedTotal != visitors || st.Waiting != 0 || st.Active != 0 {
+		t.Fatalf("final stats %+v", st)
+	}
+}
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func manual(t *testing.T) (*room.Service, *clock) {
+	c := &clock{now: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
+	svc := room.NewService(memstore.New(memstore.Options{Clock: c.Now}), room.Options{Clock: c.Now, Manual: true})
+	t.Cleanup(svc.Stop)
+	return svc, c
+}
+
+func TestETA(t *testing.T) {
+	svc, c := manual(t)
+	ctx := context.Background()
+	cfg := config(0)
+	cfg.Rate = &room.Rate{Admits: 10, Per: room.Duration(time.Minute)}
+	cfg.IdleTimeout = room.Duration(time.Hour)
+	_ = svc.Put(ctx, "r", cfg)
+	for i := range 40 {
+		_, _ = svc.Join(ctx, "r", fmt.Sprintf("v%02d", i))
+	}
+	// Before any admission is observed, the configured rate (10/min) predicts the wait.
+	v, _ := svc.Status(ctx, "r", "v29")
+	if v.ETA != 3*time.Minute {
+		t.Fatalf("ETA at 30 from config = %v, want 3m", v.ETA)
+	}
+	// Observed: 10 admitted now, 10 a minute later: 10/min again, but measured.
+	_, _ = svc.Tick(ctx, "r")
+	c.Advance(time.Minute)
+	_, _ = svc.Tick(ctx, "r")
+	v, _ = svc.Status(ctx, "r", "v39")
+	if v.Position != 20 || v.ETA < 110*time.Second || v.ETA > 130*time.Second {
+		t.Fatalf("observed ETA at position %d = %v, want ~2m", v.Position, v.ETA)
+	}
+}
+
+func TestSubscriptionPushesAdmission(t *testing.T) {
+	svc, _ := manual(t)
+	ctx := context.Background()
+	_ = svc.Put(ctx, "r", config(1))
+	_, _ = svc.Join(ctx, "r", "a")
+	_, _ = svc.Join(ctx, "r", "b")
+	subA, _ := svc.Subscribe(ctx, "r", "a")
+	subB, _ := svc.Subscribe(ctx, "r", "b")
+	defer subB.Close()
+	changed := subB.Changed()
+	_, _ = svc.Tick(ctx, "r")
+	select {
+	case <-subA.Personal():
+	default:
+		t.Fatal("admitted visitor was not pushed")
+	}
+	select {
+	case <-subB.Personal():
+		t.Fatal("b was pushed though its own state did not change")
+	case <-changed:
+		t.Fatal("room-wide refresh before the pacing broadcast")
+	default:
+	}
+	svc.Broadcast("r")
+	<-changed
+	subA.Close()
+	subA.Close()
+	if err := svc.Delete(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-subB.Done():
+	case <-time.After(time.Second):
+		t.Fatal("deleting the room did not end its subscriptions")
+	}
+	if _, err := svc.Subscribe(ctx, "r", "b"); err == nil {
+		t.Fatal("subscribed to a deleted room")
+	}
+}
