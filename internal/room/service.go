@@ -171,6 +171,16 @@ func (s *Service) Join(ctx context.Context, id, visitor string) (View, error) {
 	}
 	g := s.gate(id)
 	s.opts.Observer.Joined(id)
+	if st.State == StateWaiting && st.Position <= int64(s.opts.Batch) && !s.opts.Manual {
+		// Near the front a slot may be free right now: run the step here rather than make the
+		// visitor poll for an admission it could have had with this answer. Far back, skip it; the
+		// step cannot reach this visitor and the gate loop is awake anyway.
+		if t, err := g.tick(ctx); err == nil && len(t.Admitted) > 0 {
+			if again, err := s.store.Status(ctx, id, visitor); err == nil {
+				st = again
+			}
+		}
+	}
 	g.wake()
 	return g.view(ctx, st), nil
 }

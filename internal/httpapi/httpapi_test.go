@@ -1,0 +1,466 @@
+package httpapi_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate/admission"
+	"github.com/rushgate/rushgate/internal/httpapi"
+	"github.com/rushgate/rushgate/internal/keyring"
+	"github.com/rushgate/rushgate/internal/memstore"
+	"github.com/rushgate/rushgate/internal/metrics"
+	"github.com/rushgate/rushgate/internal/room"
+	"github.com/rushgate/rushgate/internal/visitor"
+)
+
+const adminKey = "test-admin-key"
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+type env struct {
+	t     *testing.T
+	srv   *httptest.Server
+	svc   *room.Service
+	clock *clock
+	keys  *keyring.Keyring
+}
+
+type option func(*httpapi.Config, *room.Store)
+
+func setup(t *testing.T, opts ...option) *env {
+	t.Helper()
+	c := &clock{now: time.Now().UTC().Truncate(time.Second)}
+	var store room.Store = memstore.New(memstore.Options{Clock: c.Now})
+	keys, err := keyring.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	issuer, _ := visitor.NewIssuer(bytes.Repeat([]byte("s"), 32))
+	cfg := httpapi.Config{Keys: keys, Visitors: issuer, AdminKey: adminKey, Clock: c.Now}
+	for _, o := range opts {
+		o(&cfg, &store)
+	}
+	cfg.Metrics = metrics.New()
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	svc := room.NewService(store, room.Options{Clock: c.Now, Manual: true, Observer: cfg.Metrics, Logger: cfg.Logger})
+	cfg.Metrics.WatchRooms(svc)
+	cfg.Rooms = svc
+	api := httpapi.New(cfg)
+	srv := httptest.NewServer(api.Handler())
+	srv.Config.RegisterOnShutdown(api.Drain)
+	t.Cleanup(func() {
+		api.Drain()
+		srv.Close()
+		svc.Stop()
+	})
+	return &env{t: t, srv: srv, svc: svc, clock: c, keys: keys}
+}
+
+type resp struct {
+	code   int
+	body   map[string]any
+	header http.Header
+}
+
+func (r resp) errCode() string {
+	e, _ := r.body["error"].(map[string]any)
+	code, _ := e["code"].(string)
+	return code
+}
+
+func (r resp) str(k string) string { s, _ := r.body[k].(string); return s }
+func (r resp) num(k string) int64  { f, _ := r.body[k].(float64); return int64(f) }
+
+// do sends a request; auth is a bearer token (admin or visitor) or empty.
+func (e *env) do(method, path, auth, body string) resp {
+	e.t.Helper()
+	req, _ := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
+	if auth != "" {
+		req.Header.Set("Authorization", "Bearer "+auth)
+	}
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out := resp{code: res.StatusCode, header: res.Header}
+	data, _ := io.ReadAll(res.Body)
+	if err := json.Unmarshal(data, &out.body); err != nil {
+		e.t.Fatalf("%s %s: non-JSON response %d %q", method, path, res.StatusCode, data)
+	}
+	return out
+}
+
+func (e *env) want(r resp, code int, errCode string) {
+	e.t.Helper()
+	if r.code != code || r.errCode() != errCode {
+		e.t.Fatalf("got %d %q (%v), want %d %q", r.code, r.errCode(), r.body, code, errCode)
+	}
+}
+
+func (e *env) putRoom(id, cfg string) {
+	e.t.Helper()
+	e.want(e.do("PUT", "/v1/rooms/"+id, adminKey, cfg), 200, "")
+}
+
+func (e *env) join(id, tok string) resp {
+	e.t.Helper()
+	r := e.do("POST", "/v1/rooms/"+id+"/join", tok, "")
+	e.want(r, 200, "")
+	return r
+}
+
+func (e *env) tick(id string) room.Tick {
+	e.t.Helper()
+	tk, err := e.svc.Tick(context.Background(), id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return tk
+}
+
+func TestRoomAdmin(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/rooms/sale", "", `{"capacity": 5}`), 401, "unauthorized")
+	e.want(e.do("PUT", "/v1/rooms/sale", "wrong", `{"capacity": 5}`), 401, "unauthorized")
+	e.want(e.do("PUT", "/v1/rooms/sale", adminKey, `{"capacity": 5`), 400, "invalid_config")
+	e.want(e.do("PUT", "/v1/rooms/sale", adminKey, `{}`), 400, "invalid_config")
+	e.want(e.do("PUT", "/v1/rooms/sale", adminKey, `{"capacity": 5, "colour": "red"}`), 400, "invalid_config")
+	e.want(e.do("PUT", "/v1/rooms/bad%20id", adminKey, `{"capacity": 5}`), 400, "invalid_room_id")
+	e.want(e.do("PUT", "/v1/rooms/sale", adminKey, strings.Repeat(" ", 70<<10)), 400, "invalid_request")
+	r := e.do("PUT", "/v1/rooms/sale", adminKey, `{"capacity": 5, "rate": {"admits": 2, "per": "1s"}, "session_ttl": "5m"}`)
+	e.want(r, 200, "")
+	if r.num("capacity") != 5 || r.str("session_ttl") != "5m0s" || r.str("grace") != "1m0s" {
+		t.Fatalf("PUT echoed %v", r.body)
+	}
+	e.join("sale", "")
+	r = e.do("GET", "/v1/rooms/sale", adminKey, "")
+	e.want(r, 200, "")
+	stats := r.body["stats"].(map[string]any)
+	if stats["waiting"].(float64) != 1 || stats["active"].(float64) != 0 {
+		t.Fatalf("stats %v", stats)
+	}
+	e.want(e.do("GET", "/v1/rooms/nope", adminKey, ""), 404, "room_not_found")
+	e.want(e.do("GET", "/v1/rooms/sale", "", ""), 401, "unauthorized")
+	e.want(e.do("DELETE", "/v1/rooms/sale", adminKey, ""), 200, "")
+	e.want(e.do("DELETE", "/v1/rooms/sale", adminKey, ""), 404, "room_not_found")
+	e.want(e.do("GET", "/v1/nothing", "", ""), 404, "not_found")
+	r = e.do("GET", "/v1/rooms/sale/join", "", "")
+	e.want(r, 405, "method_not_allowed")
+	if r.header.Get("Allow") != "POST" {
+		t.Fatalf("Allow = %q", r.header.Get("Allow"))
+	}
+}
+
+func TestJoinStatusAdmitRelease(t *testing.T) {
+	e := setup(t)
+	e.putRoom("sale", `{"capacity": 1, "session_ttl": "10m"}`)
+	e.want(e.do("POST", "/v1/rooms/nope/join", "", ""), 404, "room_not_found")
+	a := e.join("sale", "")
+	b := e.join("sale", "")
+	tokA, tokB := a.str("visitor_token"), b.str("visitor_token")
+	if tokA == "" || tokA == tokB || a.num("position") != 1 || b.num("position") != 2 || a.str("state") != "waiting" {
+		t.Fatalf("joins: %v / %v", a.body, b.body)
+	}
+	if _, ok := b.body["eta_seconds"]; !ok {
+		t.Fatal("join without eta_seconds")
+	}
+	if again := e.join("sale", tokB); again.num("position") != 2 || again.str("visitor_token") != tokB {
+		t.Fatalf("rejoin: %v", again.body)
+	}
+	e.want(e.do("GET", "/v1/rooms/sale/status", "", ""), 401, "visitor_token_required")
+	e.want(e.do("GET", "/v1/rooms/sale/status", "v1.v_forged.sig", ""), 401, "invalid_visitor_token")
+	e.want(e.do("POST", "/v1/rooms/sale/join", "v1.v_forged.sig", ""), 401, "invalid_visitor_token")
+
+	e.tick("sale")
+	st := e.do("GET", "/v1/rooms/sale/status", tokA, "")
+	e.want(st, 200, "")
+	adm := st.str("admission_token")
+	if st.str("state") != "admitted" || adm == "" || st.str("expires_at") == "" {
+		t.Fatalf("admitted status: %v", st.body)
+	}
+	if again := e.do("GET", "/v1/rooms/sale/status", tokA, ""); again.str("admission_token") != adm {
+		t.Fatal("polling an admission minted a different token")
+	}
+	// The protected site verifies offline with the published keys.
+	keys := e.do("GET", "/v1/keys", "", "")
+	raw, _ := json.Marshal(keys.body)
+	pub, err := admission.ParseKeySet(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := admission.NewVerifier(pub).WithClock(e.clock.Now).Verify(context.Background(), adm, "sale")
+	if err != nil || c.Room != "sale" {
+		t.Fatalf("offline verify: %+v, %v", c, err)
+	}
+	v := e.do("POST", "/v1/verify", "", `{"token": "`+adm+`"}`)
+	if v.body["valid"] != true || v.str("room") != "sale" || v.str("visitor") != c.Subject || v.str("expires_at") == "" {
+		t.Fatalf("verify: %v", v.body)
+	}
+	if v := e.do("POST", "/v1/verify", "", `{"token": "`+adm+`", "room": "other"}`); v.body["valid"] != false || v.str("reason") != "wrong_room" {
+		t.Fatalf("verify wrong room: %v", v.body)
+	}
+	if v := e.do("POST", "/v1/verify", "", `{"token": "x.y.z"}`); v.body["valid"] != false || v.str("reason") != "malformed" {
+		t.Fatalf("verify garbage: %v", v.body)
+	}
+	e.want(e.do("POST", "/v1/verify", "", `{"token": 5}`), 400, "invalid_json")
+	e.want(e.do("POST", "/v1/verify", "", `{}`), 400, "invalid_request")
+
+	// The site's backend releases with the admission token; b is admitted next.
+	e.want(e.do("POST", "/v1/rooms/sale/release", "", `{"admission_token": "forged"}`), 401, "invalid_admission_token")
+	e.want(e.do("POST", "/v1/rooms/other/release", "", `{"admission_token": "`+adm+`"}`), 401, "invalid_admission_token")
+	e.want(e.do("POST", "/v1/rooms/sale/release", "", `{"admission_token": "`+adm+`"}`), 200, "")
+	e.want(e.do("POST", "/v1/rooms/sale/release", "", `{"admission_token": "`+adm+`"}`), 409, "not_admitted")
+	if v := e.do("POST", "/v1/verify", "", `{"token": "`+adm+`"}`); v.str("reason") != "released" {
+		t.Fatalf("verify after release: %v", v.body)
+	}
+	e.want(e.do("POST", "/v1/rooms/sale/release", tokB, ""), 409, "not_admitted")
+	e.tick("sale")
+	if st := e.do("GET", "/v1/rooms/sale/status", tokB, ""); st.str("state") != "admitted" {
+		t.Fatalf("b after release: %v", st.body)
+	}
+	e.want(e.do("POST", "/v1/rooms/sale/release", tokB, ""), 200, "")
+	if st := e.do("GET", "/v1/rooms/sale/status", tokA, ""); st.str("state") != "none" {
+		t.Fatalf("a after release: %v", st.body)
+	}
+}
+
+func TestExpiredAdmissionToken(t *testing.T) {
+	e := setup(t)
+	e.putRoom("sale", `{"capacity": 1, "session_ttl": "1m"}`)
+	tok := e.join("sale", "").str("visitor_token")
+	e.tick("sale")
+	adm := e.do("GET", "/v1/rooms/sale/status", tok, "").str("admission_token")
+	e.clock.Advance(time.Minute)
+	if v := e.do("POST", "/v1/verify", "", `{"token": "`+adm+`"}`); v.str("reason") != "expired" {
+		t.Fatalf("verify after expiry: %v", v.body)
+	}
+	if st := e.do("GET", "/v1/rooms/sale/status", tok, ""); st.str("state") != "none" {
+		t.Fatalf("status after expiry: %v", st.body)
+	}
+}
+
+func TestCookieIdentity(t *testing.T) {
+	e := setup(t)
+	e.putRoom("sale", `{"capacity": 1}`)
+	res, err := e.srv.Client().Post(e.srv.URL+"/v1/rooms/sale/join", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	var cookie *http.Cookie
+	for _, c := range res.Cookies() {
+		if c.Name == httpapi.VisitorCookie {
+			cookie = c
+		}
+	}
+	if cookie == nil || !cookie.HttpOnly {
+		t.Fatalf("no HttpOnly %s cookie: %v", httpapi.VisitorCookie, res.Cookies())
+	}
+	req, _ := http.NewRequest("GET", e.srv.URL+"/v1/rooms/sale/status", nil)
+	req.AddCookie(cookie)
+	res, err = e.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&body)
+	res.Body.Close()
+	if body["state"] != "waiting" || body["position"].(float64) != 1 {
+		t.Fatalf("status by cookie: %v", body)
+	}
+}
+
+func TestLeaveAndOneRoom(t *testing.T) {
+	e := setup(t)
+	e.putRoom("x", `{"capacity": 1, "paused": true}`)
+	e.putRoom("y", `{"capacity": 1, "paused": true}`)
+	tok := e.join("x", "").str("visitor_token")
+	e.join("y", tok)
+	if st := e.do("GET", "/v1/rooms/x/status", tok, ""); st.str("state") != "none" {
+		t.Fatalf("still in x after joining y: %v", st.body)
+	}
+	e.want(e.do("POST", "/v1/rooms/y/leave", tok, ""), 200, "")
+	if st := e.do("GET", "/v1/rooms/y/status", tok, ""); st.str("state") != "none" {
+		t.Fatalf("after leave: %v", st.body)
+	}
+	e.want(e.do("POST", "/v1/rooms/y/leave", "", ""), 401, "visitor_token_required")
+}
+
+func TestMintVisitor(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("POST", "/v1/visitors", "", `{"subject": "user-123"}`), 401, "unauthorized")
+	e.want(e.do("POST", "/v1/visitors", adminKey, `{}`), 400, "invalid_request")
+	e.want(e.do("POST", "/v1/visitors", adminKey, `{"subject": 7}`), 400, "invalid_json")
+	a := e.do("POST", "/v1/visitors", adminKey, `{"subject": "user-123"}`)
+	e.want(a, 201, "")
+	b := e.do("POST", "/v1/visitors", adminKey, `{"subject": "user-123"}`)
+	if a.str("visitor_id") != b.str("visitor_id") || a.str("visitor_token") == "" {
+		t.Fatalf("mint not stable: %v vs %v", a.body, b.body)
+	}
+	e.putRoom("sale", `{"capacity": 1, "paused": true}`)
+	e.join("sale", a.str("visitor_token"))
+	if st := e.join("sale", b.str("visitor_token")); st.num("position") != 1 {
+		t.Fatalf("the same user got a second place: %v", st.body)
+	}
+}
+
+func TestRateLimitedNewVisitors(t *testing.T) {
+	e := setup(t, func(c *httpapi.Config, _ *room.Store) { c.NewVisitorsPerMinute = 2 })
+	e.putRoom("sale", `{"capacity": 1}`)
+	tok := e.join("sale", "").str("visitor_token")
+	e.join("sale", "")
+	r := e.do("POST", "/v1/rooms/sale/join", "", "")
+	e.want(r, 429, "rate_limited")
+	if r.header.Get("Retry-After") == "" {
+		t.Fatal("429 without Retry-After")
+	}
+	e.join("sale", tok) // known visitors are not limited
+}
+
+// downStore fails every call as an unreachable backend would.
+type downStore struct{ room.Store }
+
+func (downStore) Ping(context.Context) error { return room.ErrUnavailable }
+func (downStore) Join(context.Context, string, string) (room.Status, error) {
+	return room.Status{}, room.ErrUnavailable
+}
+
+func TestStoreUnavailable(t *testing.T) {
+	e := setup(t, func(_ *httpapi.Config, s *room.Store) { *s = downStore{*s} })
+	e.putRoom("sale", `{"capacity": 1}`)
+	r := e.do("POST", "/v1/rooms/sale/join", "", "")
+	e.want(r, 503, "store_unavailable")
+	if r.header.Get("Retry-After") == "" {
+		t.Fatal("503 without Retry-After")
+	}
+	if h := e.do("GET", "/healthz", "", ""); h.code != 503 || h.str("status") != "unavailable" {
+		t.Fatalf("healthz: %d %v", h.code, h.body)
+	}
+}
+
+func TestHealthAndMetrics(t *testing.T) {
+	e := setup(t)
+	if h := e.do("GET", "/healthz", "", ""); h.code != 200 || h.str("status") != "ok" {
+		t.Fatalf("healthz: %v", h.body)
+	}
+	e.putRoom("sale", `{"capacity": 1}`)
+	e.join("sale", "")
+	e.join("sale", "")
+	e.tick("sale")
+	res, err := e.srv.Client().Get(e.srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{
+		`rushgate_room_waiting{room="sale"} 1`, `rushgate_room_active{room="sale"} 1`,
+		`rushgate_room_joins_total{room="sale"} 2`, `rushgate_room_admitted_total{room="sale"} 1`,
+		`rushgate_http_request_duration_seconds_count{code="200",route="POST /v1/rooms/{room}/join"} 2`,
+	} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// stream reads SSE status events from the events endpoint.
+type stream struct {
+	events chan map[string]any
+	cancel context.CancelFunc
+}
+
+func (e *env) stream(id, tok string) *stream {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/v1/rooms/"+id+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if ct := res.Header.Get("Content-Type"); res.StatusCode != 200 || ct != "text/event-stream" {
+		e.t.Fatalf("events: %d %s", res.StatusCode, ct)
+	}
+	s := &stream{events: make(chan map[string]any, 16), cancel: cancel}
+	go func() {
+		defer close(s.events)
+		defer res.Body.Close()
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var m map[string]any
+				_ = json.Unmarshal([]byte(data), &m)
+				s.events <- m
+			}
+		}
+	}()
+	e.t.Cleanup(cancel)
+	return s
+}
+
+func (s *stream) next(t *testing.T) map[string]any {
+	t.Helper()
+	select {
+	case m, ok := <-s.events:
+		if !ok {
+			t.Fatal("stream ended")
+		}
+		return m
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event within 5s")
+		return nil
+	}
+}
+
+func TestEvents(t *testing.T) {
+	e := setup(t)
+	e.putRoom("sale", `{"capacity": 1}`)
+	a := e.join("sale", "").str("visitor_token")
+	b := e.join("sale", "").str("visitor_token")
+	e.want(e.do("GET", "/v1/rooms/sale/events", "", ""), 401, "visitor_token_required")
+	e.want(e.do("GET", "/v1/rooms/nope/events", a, ""), 404, "room_not_found")
+	sa, sb := e.stream("sale", a), e.stream("sale", b)
+	if m := sa.next(t); m["state"] != "waiting" || m["position"].(float64) != 1 {
+		t.Fatalf("first event: %v", m)
+	}
+	if m := sb.next(t); m["position"].(float64) != 2 {
+		t.Fatalf("b first event: %v", m)
+	}
+	e.tick("sale")
+	if m := sa.next(t); m["state"] != "admitted" || m["admission_token"] == "" {
+		t.Fatalf("admission event: %v", m)
+	}
+	e.svc.Broadcast("sale") // the pacing loop's room-wide refresh
+	if m := sb.next(t); m["position"].(float64) != 1 {
+		t.Fatalf("b after a's admission: %v", m)
+	}
+	e.want(e.do("DELETE", "/v1/rooms/sale", adminKey, ""), 200, "")
+	if m := sb.next(t); m["state"] != "none" {
+		t.Fatalf("after delete: %v", m)
+	}
+	if _, ok := <-sb.events; ok {
+		t.Fatal("stream continued after its room was deleted")
+	}
+}

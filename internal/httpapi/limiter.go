@@ -1,0 +1,62 @@
+package httpapi
+
+import (
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// maxTracked bounds the limiter's memory: past it the table is cleared, which at worst lets a client
+// briefly exceed its share, never blocks anybody wrongly.
+const maxTracked = 100_000
+
+// limiter is a token bucket per client address.
+type limiter struct {
+	perSec  float64
+	burst   float64
+	mu      sync.Mutex
+	buckets map[string]*bucket
+	now     func() time.Time
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+func newLimiter(perMinute int) *limiter {
+	if perMinute <= 0 {
+		return nil
+	}
+	return &limiter{perSec: float64(perMinute) / 60, burst: float64(perMinute), buckets: make(map[string]*bucket), now: time.Now}
+}
+
+// allow reports whether the client of r may take one more token. A nil limiter allows everything.
+func (l *limiter) allow(r *http.Request) bool {
+	if l == nil {
+		return true
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.buckets[host]
+	if !ok {
+		if len(l.buckets) >= maxTracked {
+			clear(l.buckets)
+		}
+		b = &bucket{tokens: l.burst, at: now}
+		l.buckets[host] = b
+	}
+	b.tokens = min(l.burst, b.tokens+now.Sub(b.at).Seconds()*l.perSec)
+	b.at = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}

@@ -1,0 +1,67 @@
+package httpapi
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+type roomBody struct {
+	ID string `json:"id"`
+	room.Config
+	Stats *room.Stats `json:"stats,omitempty"`
+}
+
+func (s *Server) putRoom(w http.ResponseWriter, r *http.Request) {
+	id, err := roomID(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil || len(body) > maxBody {
+		s.writeError(w, r, apiError(http.StatusBadRequest, codeInvalidRequest, "could not read a body of at most 64 KiB"))
+		return
+	}
+	cfg, err := room.DecodeConfig(bytes.NewReader(body))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.rooms.Put(r.Context(), id, cfg); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.log.InfoContext(r.Context(), "room saved", "room", id, "capacity", cfg.Capacity, "paused", cfg.Paused)
+	writeJSON(w, http.StatusOK, roomBody{ID: id, Config: cfg})
+}
+
+func (s *Server) getRoom(w http.ResponseWriter, r *http.Request) {
+	id, err := roomID(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	cfg, st, err := s.rooms.Get(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, roomBody{ID: id, Config: cfg, Stats: &st})
+}
+
+func (s *Server) deleteRoom(w http.ResponseWriter, r *http.Request) {
+	id, err := roomID(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.rooms.Delete(r.Context(), id); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.log.InfoContext(r.Context(), "room deleted", "room", id)
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": true})
+}

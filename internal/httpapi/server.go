@@ -1,0 +1,273 @@
+// Package httpapi is rushgate's HTTP transport: the JSON API, Server-Sent Events and the health and
+// metrics endpoints. It translates requests into calls on the domain services and domain outcomes into
+// stable JSON errors; it holds no state of its own beyond the open streams.
+package httpapi
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rushgate/rushgate/admission"
+	"github.com/rushgate/rushgate/internal/keyring"
+	"github.com/rushgate/rushgate/internal/metrics"
+	"github.com/rushgate/rushgate/internal/room"
+	"github.com/rushgate/rushgate/internal/visitor"
+)
+
+// VisitorCookie carries the visitor token in browsers.
+const VisitorCookie = "rg_visitor"
+
+// maxBody bounds request bodies; every request of this API fits in a few hundred bytes.
+const maxBody = 64 << 10
+
+// Config wires a Server to the rest of rushgate.
+type Config struct {
+	Rooms    *room.Service
+	Keys     *keyring.Keyring
+	Visitors *visitor.Issuer
+	Metrics  *metrics.Metrics
+	Logger   *slog.Logger
+	// AdminKey authorises the admin calls.
+	AdminKey string
+	// NewVisitorsPerMinute limits, per client address, how many anonymous identities a client may be
+	// issued; 0 means no limit. It stops one script from joining the line a million times.
+	NewVisitorsPerMinute int
+	// SecureCookies marks cookies Secure even on plain HTTP (behind a TLS-terminating proxy).
+	SecureCookies bool
+	// Clock judges token expiry; nil means time.Now. It must agree with the store's clock.
+	Clock func() time.Time
+}
+
+// Server serves the API.
+type Server struct {
+	rooms    *room.Service
+	keys     *keyring.Keyring
+	verifier *admission.Verifier
+	visitors *visitor.Issuer
+	metrics  *metrics.Metrics
+	log      *slog.Logger
+	adminSum [32]byte
+	limiter  *limiter
+	secure   bool
+	mux      *http.ServeMux
+
+	drainOnce sync.Once
+	draining  chan struct{}
+}
+
+// New returns a server; its Handler is ready at once.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	s := &Server{
+		rooms: cfg.Rooms, keys: cfg.Keys, verifier: admission.NewVerifier(cfg.Keys.PublicKeys()).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
+		adminSum: sha256.Sum256([]byte(cfg.AdminKey)), secure: cfg.SecureCookies,
+		limiter: newLimiter(cfg.NewVisitorsPerMinute), draining: make(chan struct{}),
+	}
+	s.routes()
+	return s
+}
+
+// Drain ends every open event stream, so that an http.Server's Shutdown can finish: register it with
+// RegisterOnShutdown. Streams end cleanly and clients reconnect to another instance.
+func (s *Server) Drain() { s.drainOnce.Do(func() { close(s.draining) }) }
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /healthz", s.health)
+	if s.metrics != nil {
+		m.Handle("GET /metrics", s.metrics.Handler())
+	}
+	m.HandleFunc("GET /v1/keys", s.keySet)
+	m.HandleFunc("POST /v1/verify", s.verify)
+	m.HandleFunc("POST /v1/visitors", s.admin(s.mintVisitor))
+	m.HandleFunc("PUT /v1/rooms/{room}", s.admin(s.putRoom))
+	m.HandleFunc("GET /v1/rooms/{room}", s.admin(s.getRoom))
+	m.HandleFunc("DELETE /v1/rooms/{room}", s.admin(s.deleteRoom))
+	m.HandleFunc("POST /v1/rooms/{room}/join", s.join)
+	m.HandleFunc("GET /v1/rooms/{room}/status", s.status)
+	m.HandleFunc("GET /v1/rooms/{room}/events", s.events)
+	m.HandleFunc("POST /v1/rooms/{room}/leave", s.leave)
+	m.HandleFunc("POST /v1/rooms/{room}/release", s.release)
+	m.HandleFunc("/", s.unmatched)
+	s.mux = m
+}
+
+// Handler returns the API with panic recovery and request metrics around it.
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.Error("panic serving request", "path", r.URL.Path, "panic", p)
+				if !sw.wrote {
+					s.writeError(sw, r, apiError(http.StatusInternalServerError, codeInternal, "internal error"))
+				}
+			}
+			if s.metrics != nil && r.Pattern != "" {
+				s.metrics.ObserveRequest(r.Pattern, sw.code, time.Since(start))
+			}
+		}()
+		s.mux.ServeHTTP(sw, r)
+	})
+}
+
+// unmatched answers paths no route serves, telling a wrong method from a wrong path.
+func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pat := s.mux.Handler(probe); pat != "/" && pat != "" {
+			allowed = append(allowed, m)
+		}
+	}
+	if len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		s.writeError(w, r, apiError(http.StatusMethodNotAllowed, codeMethodNotAllowed, r.Method+" is not allowed here"))
+		return
+	}
+	s.writeError(w, r, apiError(http.StatusNotFound, codeNotFound, "no such endpoint"))
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	if err := s.rooms.Ready(r.Context()); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "store": "unreachable"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) keySet(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/jwk-set+json")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	_ = json.NewEncoder(w).Encode(s.keys.KeySet())
+}
+
+// admin wraps an admin handler with the admin credential check.
+func (s *Server) admin(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := bearer(r)
+		sum := sha256.Sum256([]byte(tok))
+		if !ok || subtle.ConstantTimeCompare(sum[:], s.adminSum[:]) != 1 {
+			s.writeError(w, r, apiError(http.StatusUnauthorized, codeUnauthorized, "an admin key is required: Authorization: Bearer <admin key>"))
+			return
+		}
+		next(w, r)
+	}
+}
+
+func bearer(r *http.Request) (string, bool) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return strings.TrimSpace(tok), ok && tok != ""
+}
+
+// visitorID returns the caller's visitor id from the cookie or the bearer header; an absent token is
+// visitor_token_required, a bad one invalid_visitor_token.
+func (s *Server) visitorID(r *http.Request) (string, error) {
+	tok, ok := bearer(r)
+	if !ok {
+		c, err := r.Cookie(VisitorCookie)
+		if err != nil || c.Value == "" {
+			return "", apiError(http.StatusUnauthorized, codeVisitorTokenRequired, "a visitor token is required: join the room first")
+		}
+		tok = c.Value
+	}
+	id, err := s.visitors.Parse(tok)
+	if err != nil {
+		return "", apiError(http.StatusUnauthorized, codeInvalidVisitorToken, "the visitor token is invalid")
+	}
+	return id, nil
+}
+
+func (s *Server) setVisitorCookie(w http.ResponseWriter, r *http.Request, tok string) {
+	http.SetCookie(w, &http.Cookie{
+		Name: VisitorCookie, Value: tok, Path: "/", HttpOnly: true,
+		Secure: s.secure || r.TLS != nil, SameSite: http.SameSiteLaxMode, MaxAge: 7 * 24 * 3600,
+	})
+}
+
+// roomID validates the {room} path value.
+func roomID(r *http.Request) (string, error) {
+	id := r.PathValue("room")
+	if !room.ValidID(id) {
+		return "", apiError(http.StatusBadRequest, codeInvalidRoomID, "room ids are 1-64 characters of A-Z, a-z, 0-9, _ and -")
+	}
+	return id, nil
+}
+
+// decode reads a JSON body into v; an empty body is allowed when optional.
+func decode(r *http.Request, v any, optional bool) error {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return apiError(http.StatusBadRequest, codeInvalidRequest, "could not read the request body")
+	}
+	if len(body) > maxBody {
+		return apiError(http.StatusRequestEntityTooLarge, codeInvalidRequest, "the request body is too large")
+	}
+	if optional && len(strings.TrimSpace(string(body))) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return apiError(http.StatusBadRequest, codeInvalidJSON, "the body is not the expected JSON object: "+jsonProblem(err))
+	}
+	if dec.More() {
+		return apiError(http.StatusBadRequest, codeInvalidJSON, "unexpected data after the JSON object")
+	}
+	return nil
+}
+
+func jsonProblem(err error) string {
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &typ) {
+		return "field " + typ.Field + " has the wrong type"
+	}
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		return "malformed JSON"
+	}
+	if strings.HasPrefix(err.Error(), "json: unknown field") {
+		return strings.TrimPrefix(err.Error(), "json: ")
+	}
+	return "malformed JSON"
+}
+
+// statusWriter records the status for metrics and passes Flush and deadlines through to the
+// connection via Unwrap, for http.ResponseController.
+type statusWriter struct {
+	http.ResponseWriter
+	code  int
+	wrote bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.code, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,238 @@
+package httpapi
+
+import (
+	"errors"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/rushgate/rushgate/admission"
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+// statusBody is the visitor-facing view, shared by join, status and the event stream.
+type statusBody struct {
+	VisitorToken   string     `json:"visitor_token,omitempty"`
+	State          room.State `json:"state"`
+	Position       int64      `json:"position,omitempty"`
+	ETASeconds     *int64     `json:"eta_seconds,omitempty"`
+	AdmissionToken string     `json:"admission_token,omitempty"`
+	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
+}
+
+// body renders a view, signing the admission token when admitted. Ed25519 signatures are deterministic
+// and the claims carry no issue time, so polling returns the same token every time.
+func (s *Server) body(id, visitorID string, v room.View) (statusBody, error) {
+	b := statusBody{State: v.State}
+	switch v.State {
+	case room.StateWaiting:
+		eta := int64(math.Ceil(v.ETA.Seconds()))
+		b.Position, b.ETASeconds = v.Position, &eta
+	case room.StateAdmitted:
+		tok, err := s.keys.Sign(admission.Claims{Room: id, RegisteredClaims: jwt.RegisteredClaims{
+			Subject: visitorID, ID: v.Admission.ID, ExpiresAt: jwt.NewNumericDate(v.Admission.ExpiresAt),
+		}})
+		if err != nil {
+			return b, err
+		}
+		exp := v.Admission.ExpiresAt.UTC().Truncate(time.Second)
+		b.AdmissionToken, b.ExpiresAt = tok, &exp
+	}
+	return b, nil
+}
+
+func (s *Server) join(w http.ResponseWriter, r *http.Request) {
+	id, err := roomID(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	vid, err := s.visitorID(r)
+	var tok string
+	var terr *Error
+	switch {
+	case errors.As(err, &terr) && terr.Code == codeVisitorTokenRequired:
+		if !s.limiter.allow(r) {
+			w.Header().Set("Retry-After", "60")
+			s.writeError(w, r, apiError(http.StatusTooManyRequests, codeRateLimited, "too many new visitors from this address; retry later"))
+			return
+		}
+		tok, vid = s.visitors.New()
+	case err != nil:
+		s.writeError(w, r, err)
+		return
+	}
+	v, err := s.rooms.Join(r.Context(), id, vid)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	b, err := s.body(id, vid, v)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if tok != "" {
+		s.setVisitorCookie(w, r, tok)
+	} else {
+		tok = visitorToken(r)
+	}
+	b.VisitorToken = tok
+	writeJSON(w, http.StatusOK, b)
+}
+
+// visitorToken returns the token the caller presented, so that join always echoes it.
+func visitorToken(r *http.Request) string {
+	if tok, ok := bearer(r); ok {
+		return tok
+	}
+	if c, err := r.Cookie(VisitorCookie); err == nil {
+		return c.Value
+	}
+	return ""
+}
+
+// visitorCall resolves the room and visitor of a visitor request, writing the error if it fails.
+func (s *Server) visitorCall(w http.ResponseWriter, r *http.Request) (id, vid string, ok bool) {
+	id, err := roomID(r)
+	if err == nil {
+		vid, err = s.visitorID(r)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return "", "", false
+	}
+	return id, vid, true
+}
+
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	id, vid, ok := s.visitorCall(w, r)
+	if !ok {
+		return
+	}
+	v, err := s.rooms.Status(r.Context(), id, vid)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	b, err := s.body(id, vid, v)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+func (s *Server) leave(w http.ResponseWriter, r *http.Request) {
+	id, vid, ok := s.visitorCall(w, r)
+	if !ok {
+		return
+	}
+	if err := s.rooms.Leave(r.Context(), id, vid); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, statusBody{State: room.StateNone})
+}
+
+type releaseRequest struct {
+	AdmissionToken string `json:"admission_token"`
+}
+
+// release ends an admission, named either by the visitor's own token or, for the protected site's
+// backend, by the admission token it was shown.
+func (s *Server) release(w http.ResponseWriter, r *http.Request) {
+	id, err := roomID(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var req releaseRequest
+	if err := decode(r, &req, true); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var vid, admissionID string
+	if req.AdmissionToken != "" {
+		c, err := s.verifier.VerifySignature(r.Context(), req.AdmissionToken)
+		if err != nil || c.Room != id {
+			s.writeError(w, r, apiError(http.StatusUnauthorized, codeInvalidAdmissionToken, "the admission token is not valid for this room"))
+			return
+		}
+		vid, admissionID = c.Subject, c.ID
+	} else if vid, err = s.visitorID(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.rooms.Release(r.Context(), id, vid, admissionID); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, statusBody{State: room.StateNone})
+}
+
+type verifyRequest struct {
+	Token string `json:"token"`
+	Room  string `json:"room,omitempty"`
+}
+
+type verifyResponse struct {
+	Valid     bool       `json:"valid"`
+	Reason    string     `json:"reason,omitempty"`
+	Room      string     `json:"room,omitempty"`
+	Visitor   string     `json:"visitor,omitempty"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+}
+
+// verify is the online check: beyond what the offline verifier can see, it knows whether the admission
+// was released or replaced.
+func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
+	var req verifyRequest
+	if err := decode(r, &req, false); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if req.Token == "" {
+		s.writeError(w, r, apiError(http.StatusBadRequest, codeInvalidRequest, "token is required"))
+		return
+	}
+	c, err := s.verifier.Verify(r.Context(), req.Token, req.Room)
+	if err != nil {
+		writeJSON(w, http.StatusOK, verifyResponse{Reason: admission.Reason(err)})
+		return
+	}
+	live, err := s.rooms.Active(r.Context(), c.Room, c.Subject, c.ID)
+	switch {
+	case errors.Is(err, room.ErrNotFound):
+		writeJSON(w, http.StatusOK, verifyResponse{Reason: "room_not_found"})
+		return
+	case err != nil:
+		s.writeError(w, r, err)
+		return
+	case !live:
+		writeJSON(w, http.StatusOK, verifyResponse{Reason: "released"})
+		return
+	}
+	exp := c.ExpiresAt.UTC()
+	writeJSON(w, http.StatusOK, verifyResponse{Valid: true, Room: c.Room, Visitor: c.Subject, ExpiresAt: &exp})
+}
+
+type mintRequest struct {
+	Subject string `json:"subject"`
+}
+
+func (s *Server) mintVisitor(w http.ResponseWriter, r *http.Request) {
+	var req mintRequest
+	if err := decode(r, &req, false); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if req.Subject == "" || len(req.Subject) > 256 {
+		s.writeError(w, r, apiError(http.StatusBadRequest, codeInvalidRequest, "subject must be 1-256 bytes"))
+		return
+	}
+	tok, id := s.visitors.ForSubject(req.Subject)
+	writeJSON(w, http.StatusCreated, map[string]string{"visitor_token": tok, "visitor_id": id, "subject": req.Subject})
+}

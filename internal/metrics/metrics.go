@@ -1,0 +1,129 @@
+// Package metrics exposes rushgate's Prometheus metrics. It owns its registry (no global default) and
+// implements [room.Observer], so the domain reports events without knowing about Prometheus.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+var _ room.Observer = (*Metrics)(nil)
+
+// Rooms is what the metrics read to report per-room gauges at scrape time.
+type Rooms interface {
+	Rooms(ctx context.Context) ([]string, error)
+	Get(ctx context.Context, id string) (room.Config, room.Stats, error)
+}
+
+// Metrics holds the registry and the counters rushgate updates.
+type Metrics struct {
+	reg      *prometheus.Registry
+	joins    *prometheus.CounterVec
+	admitted *prometheus.CounterVec
+	releases *prometheus.CounterVec
+	expiries *prometheus.CounterVec
+	requests *prometheus.HistogramVec
+}
+
+// New registers rushgate's metrics, plus Go runtime and process metrics, on a fresh registry.
+func New() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		joins: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rushgate_room_joins_total", Help: "Join requests answered, by room.",
+		}, []string{"room"}),
+		admitted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rushgate_room_admitted_total", Help: "Visitors admitted by this instance's gate, by room.",
+		}, []string{"room"}),
+		releases: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rushgate_room_releases_total", Help: "Admissions ended early by release, by room.",
+		}, []string{"room"}),
+		expiries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rushgate_room_expiries_total", Help: "Admissions and waiting places that expired, by room and kind (session or idle).",
+		}, []string{"room", "kind"}),
+		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "rushgate_http_request_duration_seconds", Help: "HTTP request latency by route and status code.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"route", "code"}),
+	}
+	m.reg.MustRegister(m.joins, m.admitted, m.releases, m.expiries, m.requests,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// WatchRooms adds per-room gauges of waiting and active visitors, read from rooms when scraped so that
+// they are exact rather than sampled. It is separate from New because the rooms service is built with
+// these metrics as its observer.
+func (m *Metrics) WatchRooms(rooms Rooms) {
+	m.reg.MustRegister(&roomCollector{rooms: rooms})
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// Joined implements [room.Observer].
+func (m *Metrics) Joined(id string) { m.joins.WithLabelValues(id).Inc() }
+
+// Admitted implements [room.Observer].
+func (m *Metrics) Admitted(id string, n int) { m.admitted.WithLabelValues(id).Add(float64(n)) }
+
+// Released implements [room.Observer].
+func (m *Metrics) Released(id string) { m.releases.WithLabelValues(id).Inc() }
+
+// Expired implements [room.Observer].
+func (m *Metrics) Expired(id string, sessions, idle int) {
+	if sessions > 0 {
+		m.expiries.WithLabelValues(id, "session").Add(float64(sessions))
+	}
+	if idle > 0 {
+		m.expiries.WithLabelValues(id, "idle").Add(float64(idle))
+	}
+}
+
+// ObserveRequest records one HTTP request's latency under its route pattern (never its raw path, which
+// would make one series per room and visitor).
+func (m *Metrics) ObserveRequest(route string, code int, d time.Duration) {
+	m.requests.WithLabelValues(route, strconv.Itoa(code)).Observe(d.Seconds())
+}
+
+type roomCollector struct{ rooms Rooms }
+
+var (
+	waitingDesc = prometheus.NewDesc("rushgate_room_waiting", "Visitors waiting in line.", []string{"room"}, nil)
+	activeDesc  = prometheus.NewDesc("rushgate_room_active", "Visitors currently admitted.", []string{"room"}, nil)
+	totalDesc   = prometheus.NewDesc("rushgate_room_admissions", "Admissions the room has made since it was created, across all instances.", []string{"room"}, nil)
+)
+
+func (c *roomCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- waitingDesc
+	ch <- activeDesc
+	ch <- totalDesc
+}
+
+func (c *roomCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	ids, err := c.rooms.Rooms(ctx)
+	if err != nil {
+		return
+	}
+	for _, id := range ids {
+		_, st, err := c.rooms.Get(ctx, id)
+		if err != nil {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(st.Waiting), id)
+		ch <- prometheus.MustNewConstMetric(activeDesc, prometheus.GaugeValue, float64(st.Active), id)
+		ch <- prometheus.MustNewConstMetric(totalDesc, prometheus.CounterValue, float64(st.AdmittedTotal), id)
+	}
+}
