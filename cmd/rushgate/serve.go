@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,6 +35,7 @@ type serveFlags struct {
 	newVisitors   int
 	secureCookies bool
 	drainTimeout  time.Duration
+	debugAddr     string
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -45,6 +47,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.newVisitors, "new-visitors-per-minute", 0, "most new anonymous visitors per client address per minute (0: no limit)")
 	fs.BoolVar(&f.secureCookies, "secure-cookies", false, "mark cookies Secure (set when TLS ends at a proxy)")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", 15*time.Second, "how long SIGTERM waits for in-flight requests")
+	fs.StringVar(&f.debugAddr, "debug-addr", "", "serve net/http/pprof on this separate address (empty: off)")
 }
 
 // applyEnv sets every flag not given on the command line from RUSHGATE_<NAME>, so that containers can
@@ -130,9 +133,15 @@ func listenAndServe(ctx context.Context, log *slog.Logger, f serveFlags, api *ht
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    32 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	srv.RegisterOnShutdown(api.Drain)
+	if f.debugAddr != "" {
+		dbg, err := debugServer(f.debugAddr)
+		if err != nil {
+			return err
+		}
+		defer dbg.Close()
+	}
 	log.Info("rushgate listening", "addr", ln.Addr().String(), "data", f.data, "store", "memory", "version", buildVersion())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -147,6 +156,8 @@ func listenAndServe(ctx context.Context, log *slog.Logger, f serveFlags, api *ht
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("drain: %w", err)
 	}
+	api.Wait() // streams on taken-over connections, ended by Drain
+
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -192,4 +203,19 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	default:
 		return nil, fmt.Errorf("--log-format must be json or text, not %q", format)
 	}
+}
+
+// debugServer serves the profiler on its own listener, so that it is never exposed with the API.
+func debugServer(addr string) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--debug-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }() // ends with Close; its error is always ErrServerClosed then
+	return srv, nil
 }

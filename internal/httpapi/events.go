@@ -2,8 +2,9 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/json"
+	"context"
 	"errors"
+	"net"
 	"net/http"
 	"time"
 
@@ -30,32 +31,32 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ctx := r.Context()
-	sub, err := s.rooms.Subscribe(ctx, id, vid)
+	sub, err := s.rooms.Subscribe(r.Context(), id, vid)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	defer sub.Close()
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{}) // the server's ReadTimeout is for request bodies, not streams
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-
-	var last []byte
-	var lastWrite, lastRefresh time.Time
-	send := func(p []byte) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(writeWait))
-		if _, err := w.Write(p); err != nil {
-			return false
-		}
-		lastWrite = time.Now()
-		return rc.Flush() == nil
+	out, ok := openStream(w)
+	if !ok {
+		sub.Close()
+		return
 	}
-	if !send([]byte("retry: 2000\n\n")) {
+	if out.conn == nil {
+		s.stream(r.Context(), out, sub, id, vid)
+		return
+	}
+	// The connection is ours now: serve it from a fresh goroutine and let net/http drop the request,
+	// its response buffers and the handler's grown stack.
+	s.streams.Go(func() { s.stream(s.streamCtx, out, sub, id, vid) })
+}
+
+// stream runs one event stream until the client goes, the room is deleted or the server drains.
+func (s *Server) stream(ctx context.Context, out *eventStream, sub *room.Subscription, id, vid string) {
+	defer sub.Close()
+	defer out.close()
+	var last []byte
+	var lastRefresh time.Time
+	if !out.send([]byte("retry: 2000\n\n")) {
 		return
 	}
 	position := int64(0)
@@ -75,23 +76,23 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			if !bytes.Equal(p, last) {
-				if !send(p) {
+				if !out.send(p) {
 					return
 				}
 				last = p
 			}
 			position, lastRefresh = v.Position, time.Now()
 		}
-		if time.Since(lastWrite) >= keepAlive && !send([]byte(": keep-alive\n\n")) {
+		if time.Since(out.lastWrite) >= keepAlive && !out.send([]byte(": keep-alive\n\n")) {
 			return
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.draining:
+		case <-s.streamCtx.Done():
 			return
 		case <-sub.Done():
-			s.sendFinal(send, id, vid)
+			s.sendFinal(out, id, vid)
 			return
 		case <-sub.Personal():
 			refresh = true
@@ -102,9 +103,60 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 }
 
 // sendFinal tells a stream whose room went away that the visitor is no longer in it.
-func (s *Server) sendFinal(send func([]byte) bool, id, vid string) {
+func (s *Server) sendFinal(out *eventStream, id, vid string) {
 	if p, err := s.event(id, vid, room.View{Status: room.Status{State: room.StateNone}}); err == nil {
-		send(p)
+		out.send(p)
+	}
+}
+
+// eventStream writes events to one client. On HTTP/1.1 it takes over the connection: net/http's
+// per-connection buffers and its background reader are released, which is most of what an idle stream
+// would otherwise cost (10,000 idle streams must stay under 20 KiB each). A client that went away is
+// noticed at the next write, at the latest after keepAlive. Where the connection cannot be taken over
+// (HTTP/2, tests' recorders) it streams through the ResponseWriter with explicit flushes.
+type eventStream struct {
+	conn      net.Conn // set when hijacked
+	w         http.ResponseWriter
+	rc        *http.ResponseController
+	lastWrite time.Time
+}
+
+const streamHeader = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n" +
+	"X-Accel-Buffering: no\r\nConnection: close\r\n\r\n"
+
+func openStream(w http.ResponseWriter) (*eventStream, bool) {
+	rc := http.NewResponseController(w)
+	if conn, _, err := rc.Hijack(); err == nil {
+		es := &eventStream{conn: conn}
+		return es, es.send([]byte(streamHeader))
+	}
+	_ = rc.SetReadDeadline(time.Time{}) // the server's ReadTimeout is for request bodies, not streams
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	return &eventStream{w: w, rc: rc}, true
+}
+
+func (es *eventStream) send(p []byte) bool {
+	deadline := time.Now().Add(writeWait)
+	es.lastWrite = time.Now()
+	if es.conn != nil {
+		_ = es.conn.SetWriteDeadline(deadline)
+		_, err := es.conn.Write(p)
+		return err == nil
+	}
+	_ = es.rc.SetWriteDeadline(deadline)
+	if _, err := es.w.Write(p); err != nil {
+		return false
+	}
+	return es.rc.Flush() == nil
+}
+
+func (es *eventStream) close() {
+	if es.conn != nil {
+		_ = es.conn.Close()
 	}
 }
 
@@ -113,14 +165,6 @@ func (s *Server) event(id, vid string, v room.View) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := json.Marshal(b)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	buf.Grow(len(data) + 24)
-	buf.WriteString("event: status\ndata: ")
-	buf.Write(data)
-	buf.WriteString("\n\n")
-	return buf.Bytes(), nil
+	buf := append(make([]byte, 0, 512), "event: status\ndata: "...)
+	return append(b.appendJSON(buf), "\n\n"...), nil
 }

@@ -70,6 +70,7 @@ func setup(t *testing.T, opts ...option) *env {
 	srv.Config.RegisterOnShutdown(api.Drain)
 	t.Cleanup(func() {
 		api.Drain()
+		api.Wait()
 		srv.Close()
 		svc.Stop()
 	})

@@ -4,6 +4,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -59,8 +60,11 @@ type Server struct {
 	secure   bool
 	mux      *http.ServeMux
 
-	drainOnce sync.Once
-	draining  chan struct{}
+	// streamCtx is the context of streams served on taken-over connections, which outlive their
+	// request; Drain cancels it.
+	streamCtx context.Context
+	drain     context.CancelFunc
+	streams   sync.WaitGroup
 }
 
 // New returns a server; its Handler is ready at once.
@@ -74,15 +78,20 @@ func New(cfg Config) *Server {
 	s := &Server{
 		rooms: cfg.Rooms, keys: cfg.Keys, verifier: admission.NewVerifier(cfg.Keys.PublicKeys()).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
 		adminSum: sha256.Sum256([]byte(cfg.AdminKey)), secure: cfg.SecureCookies,
-		limiter: newLimiter(cfg.NewVisitorsPerMinute), draining: make(chan struct{}),
+		limiter: newLimiter(cfg.NewVisitorsPerMinute),
 	}
+	s.streamCtx, s.drain = context.WithCancel(context.Background())
 	s.routes()
 	return s
 }
 
 // Drain ends every open event stream, so that an http.Server's Shutdown can finish: register it with
 // RegisterOnShutdown. Streams end cleanly and clients reconnect to another instance.
-func (s *Server) Drain() { s.drainOnce.Do(func() { close(s.draining) }) }
+func (s *Server) Drain() { s.drain() }
+
+// Wait blocks until every stream ended by Drain has finished; call it after Drain, before stopping the
+// room service those streams read from.
+func (s *Server) Wait() { s.streams.Wait() }
 
 func (s *Server) routes() {
 	m := http.NewServeMux()

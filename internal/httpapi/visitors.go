@@ -80,7 +80,7 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		tok = visitorToken(r)
 	}
 	b.VisitorToken = tok
-	writeJSON(w, http.StatusOK, b)
+	writeStatus(w, http.StatusOK, b)
 }
 
 // visitorToken returns the token the caller presented, so that join always echoes it.
@@ -122,7 +122,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, b)
+	writeStatus(w, http.StatusOK, b)
 }
 
 func (s *Server) leave(w http.ResponseWriter, r *http.Request) {
@@ -134,7 +134,7 @@ func (s *Server) leave(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, statusBody{State: room.StateNone})
+	writeStatus(w, http.StatusOK, statusBody{State: room.StateNone})
 }
 
 type releaseRequest struct {
@@ -170,7 +170,7 @@ func (s *Server) release(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, statusBody{State: room.StateNone})
+	writeStatus(w, http.StatusOK, statusBody{State: room.StateNone})
 }
 
 type verifyRequest struct {

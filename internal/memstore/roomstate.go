@@ -23,9 +23,12 @@ type roomState struct {
 	deleted bool
 	rng     *mrand.Rand
 
-	seq        int64 // arrival sequence: FIFO order comes from it, never from clocks
-	queue      *zset // waiting visitor -> order score
-	seen       *zset // waiting visitor -> last presence (unix ns)
+	seq int64 // arrival sequence: FIFO order comes from it, never from clocks
+	// waiting holds each waiting visitor's place and last presence; queue orders them by place and
+	// seen by presence, so the front of the line and the longest-idle visitor are both at hand.
+	waiting    map[string]waiter
+	queue      skiplist
+	seen       skiplist
 	active     *zset // admitted visitor -> expiry (unix ns)
 	admissions map[string]*room.Admission
 	window     []int64 // times of the admissions inside the rate window, oldest first
@@ -34,12 +37,38 @@ type roomState struct {
 	admittedTotal int64
 }
 
+// waiter is a waiting visitor's order score and last presence (unix ns).
+type waiter struct{ order, seen int64 }
+
 func newRoomState(id string, cfg room.Config, rng *mrand.Rand) *roomState {
 	return &roomState{
 		id: id, cfg: cfg, epoch: newEpoch(), rng: rng,
-		queue: newZset(), seen: newZset(), active: newZset(),
+		waiting: make(map[string]waiter), queue: newSkiplist(), seen: newSkiplist(), active: newZset(),
 		admissions: make(map[string]*room.Admission),
 	}
+}
+
+func (rs *roomState) position(visitor string) int64 {
+	w, ok := rs.waiting[visitor]
+	if !ok {
+		return 0
+	}
+	return int64(rs.queue.rank(w.order, visitor))
+}
+
+// touch records presence of a waiting visitor and reports whether it is waiting.
+func (rs *roomState) touch(visitor string, now int64) bool {
+	w, ok := rs.waiting[visitor]
+	if !ok {
+		return false
+	}
+	if w.seen != now {
+		rs.seen.remove(w.seen, visitor)
+		rs.seen.insert(now, visitor)
+		w.seen = now
+		rs.waiting[visitor] = w
+	}
+	return true
 }
 
 func (rs *roomState) join(visitor string, now int64) room.Status {
@@ -47,13 +76,17 @@ func (rs *roomState) join(visitor string, now int64) room.Status {
 		return st
 	}
 	rs.seq++
-	score := preQueueSpan + rs.seq
+	order := preQueueSpan + rs.seq
 	if o := rs.cfg.OpensAt; o != nil && now < o.UnixNano() {
-		score = 1 + rs.rng.Int64N(preQueueSpan-1)
+		order = 1 + rs.rng.Int64N(preQueueSpan-1)
 	}
-	rs.queue.Add(visitor, score)
-	rs.seen.Add(visitor, now)
-	return room.Status{State: room.StateWaiting, Position: rs.queue.Rank(visitor)}
+	rs.waiting[visitor] = waiter{order: order, seen: now}
+	rs.queue.insert(order, visitor)
+	rs.seen.insert(now, visitor)
+	if order > preQueueSpan { // an arrival after the opening always joins at the back
+		return room.Status{State: room.StateWaiting, Position: int64(rs.queue.length)}
+	}
+	return room.Status{State: room.StateWaiting, Position: rs.position(visitor)}
 }
 
 // status reads the visitor's standing, recording presence and collecting a fresh admission.
@@ -66,9 +99,8 @@ func (rs *roomState) status(visitor string, now int64) room.Status {
 		}
 		return room.Status{State: room.StateAdmitted, Admission: *a}
 	}
-	if pos := rs.queue.Rank(visitor); pos > 0 {
-		rs.seen.Add(visitor, now)
-		return room.Status{State: room.StateWaiting, Position: pos}
+	if rs.touch(visitor, now) {
+		return room.Status{State: room.StateWaiting, Position: rs.position(visitor)}
 	}
 	return room.Status{State: room.StateNone}
 }
@@ -84,8 +116,14 @@ func (rs *roomState) live(visitor string, now int64) (*room.Admission, bool) {
 }
 
 func (rs *roomState) leaveLine(visitor string) bool {
-	rs.seen.Remove(visitor)
-	return rs.queue.Remove(visitor)
+	w, ok := rs.waiting[visitor]
+	if !ok {
+		return false
+	}
+	delete(rs.waiting, visitor)
+	rs.queue.remove(w.order, visitor)
+	rs.seen.remove(w.seen, visitor)
+	return true
 }
 
 func (rs *roomState) admit(now int64, max int) room.Tick {
@@ -101,23 +139,25 @@ func (rs *roomState) admit(now int64, max int) room.Tick {
 	}
 	idleCut := now - int64(rs.cfg.IdleTimeout)
 	for len(t.Idle) < max {
-		v, seen, ok := rs.seen.Min()
-		if !ok || seen > idleCut {
+		n := rs.seen.min()
+		if n == nil || n.score > idleCut {
 			break
 		}
+		v := n.member
 		rs.leaveLine(v)
 		t.Idle = append(t.Idle, v)
 	}
 	budget := rs.budget(now, max)
 	for ; budget > 0; budget-- {
-		v, _, ok := rs.queue.Min()
-		if !ok {
+		n := rs.queue.min()
+		if n == nil {
 			break
 		}
+		v := n.member
 		rs.leaveLine(v)
 		t.Admitted = append(t.Admitted, room.Admitted{Visitor: v, Admission: *rs.grant(v, now)})
 	}
-	t.More = len(t.Expired) == max || len(t.Idle) == max || (len(t.Admitted) == max && rs.queue.Len() > 0)
+	t.More = len(t.Expired) == max || len(t.Idle) == max || (len(t.Admitted) == max && len(rs.waiting) > 0)
 	t.Next = rs.next(now)
 	t.AdmittedTotal = rs.admittedTotal
 	return t
@@ -171,10 +211,10 @@ func (rs *roomState) next(now int64) time.Time {
 	if _, exp, ok := rs.active.Min(); ok {
 		consider(exp)
 	}
-	if _, seen, ok := rs.seen.Min(); ok {
-		consider(seen + int64(rs.cfg.IdleTimeout))
+	if n := rs.seen.min(); n != nil {
+		consider(n.score + int64(rs.cfg.IdleTimeout))
 	}
-	if rs.queue.Len() > 0 {
+	if len(rs.waiting) > 0 {
 		if o := rs.cfg.OpensAt; o != nil {
 			consider(o.UnixNano())
 		}

@@ -111,7 +111,7 @@ func (s *Store) DeleteRoom(_ context.Context, id string) error {
 	defer rs.mu.Unlock()
 	rs.deleted = true
 	s.vmu.Lock()
-	for v := range rs.queue.scores {
+	for v := range rs.waiting {
 		if s.lineOf[v] == id {
 			delete(s.lineOf, v)
 		}
@@ -197,9 +197,7 @@ func (s *Store) Status(_ context.Context, id, visitor string) (room.Status, erro
 func (s *Store) Touch(_ context.Context, id string, visitors []string) error {
 	return s.with(id, func(rs *roomState, now int64) error {
 		for _, v := range visitors {
-			if _, ok := rs.seen.Score(v); ok {
-				rs.seen.Add(v, now)
-			}
+			rs.touch(v, now)
 		}
 		return nil
 	})
@@ -251,7 +249,7 @@ func (s *Store) Stats(_ context.Context, id string) (room.Stats, error) {
 	var st room.Stats
 	err := s.with(id, func(rs *roomState, now int64) error {
 		st = room.Stats{
-			Waiting:       int64(rs.queue.Len()),
+			Waiting:       int64(len(rs.waiting)),
 			Active:        int64(rs.active.Len() - rs.active.CountAtMost(now)),
 			AdmittedTotal: rs.admittedTotal,
 		}

@@ -76,6 +76,7 @@ type node struct {
 	member string
 	score  int64
 	next   []link
+	first  [1]link // backs next for the three nodes in four that have one level: one allocation, not two
 }
 
 type skiplist struct {
@@ -131,7 +132,12 @@ func (l *skiplist) insert(score int64, member string) {
 		}
 		l.level = lvl
 	}
-	n := &node{member: member, score: score, next: make([]link, lvl)}
+	n := &node{member: member, score: score}
+	if lvl == 1 {
+		n.next = n.first[:]
+	} else {
+		n.next = make([]link, lvl)
+	}
 	for i := 0; i < lvl; i++ {
 		n.next[i].forward = update[i].next[i].forward
 		update[i].next[i].forward = n
@@ -170,6 +176,9 @@ func (l *skiplist) remove(score int64, member string) {
 	}
 	l.length--
 }
+
+// min returns the first node, or nil.
+func (l *skiplist) min() *node { return l.head.next[0].forward }
 
 func (l *skiplist) rank(score int64, member string) int {
 	r := 0

@@ -82,3 +82,14 @@ func normal(c Config) Config {
 	}
 	return c
 }
+
+func TestValidID(t *testing.T) {
+	for id, want := range map[string]bool{
+		"sale": true, "A-b_9": true, "": false, "a b": false, "é": false, "a{b}": false, "a/b": false,
+		string(make([]byte, 65)): false, "0123456789012345678901234567890123456789012345678901234567890123": true,
+	} {
+		if got := ValidID(id); got != want {
+			t.Errorf("ValidID(%q) = %v", id, got)
+		}
+	}
+}

@@ -172,16 +172,20 @@ func (s *Service) Join(ctx context.Context, id, visitor string) (View, error) {
 	g := s.gate(id)
 	s.opts.Observer.Joined(id)
 	if st.State == StateWaiting && st.Position <= int64(s.opts.Batch) && !s.opts.Manual {
-		// Near the front a slot may be free right now: run the step here rather than make the
-		// visitor poll for an admission it could have had with this answer. Far back, skip it; the
-		// step cannot reach this visitor and the gate loop is awake anyway.
-		if t, err := g.tick(ctx); err == nil && len(t.Admitted) > 0 {
+		// Near the front a slot may be free right now: run the step here rather than make the visitor
+		// poll for an admission it could have had with this answer. Far back the step cannot reach
+		// this visitor, so the join neither runs it nor wakes the gate: only a release, an expiry or
+		// the clock can make room, and those wake the gate themselves.
+		t, err := g.tick(ctx)
+		switch {
+		case err != nil:
+			g.wake()
+		case len(t.Admitted) > 0:
 			if again, err := s.store.Status(ctx, id, visitor); err == nil {
 				st = again
 			}
 		}
 	}
-	g.wake()
 	return g.view(ctx, st), nil
 }
 

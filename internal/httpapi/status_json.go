@@ -1,0 +1,62 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// appendJSON encodes the status body by hand. It is the one response on the hot path of a crowd (join,
+// status and every pushed event), and encoding/json's reflection was a tenth of a join's cost; the
+// field names and omissions match the struct tags, which TestStatusJSONMatchesEncoding checks.
+func (b statusBody) appendJSON(buf []byte) []byte {
+	buf = append(buf, '{')
+	if b.VisitorToken != "" {
+		buf = append(buf, `"visitor_token":`...)
+		buf = appendString(buf, b.VisitorToken)
+		buf = append(buf, ',')
+	}
+	buf = append(buf, `"state":`...)
+	buf = appendString(buf, string(b.State))
+	if b.Position != 0 {
+		buf = append(buf, `,"position":`...)
+		buf = strconv.AppendInt(buf, b.Position, 10)
+	}
+	if b.ETASeconds != nil {
+		buf = append(buf, `,"eta_seconds":`...)
+		buf = strconv.AppendInt(buf, *b.ETASeconds, 10)
+	}
+	if b.AdmissionToken != "" {
+		buf = append(buf, `,"admission_token":`...)
+		buf = appendString(buf, b.AdmissionToken)
+	}
+	if b.ExpiresAt != nil {
+		buf = append(buf, `,"expires_at":"`...)
+		buf = b.ExpiresAt.AppendFormat(buf, time.RFC3339Nano)
+		buf = append(buf, '"')
+	}
+	return append(buf, '}')
+}
+
+// appendString appends s as a JSON string. Tokens and states are printable ASCII without quotes or
+// backslashes; anything else takes the general encoder's path.
+func appendString(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s)
+			return append(buf, q...)
+		}
+	}
+	buf = append(buf, '"')
+	buf = append(buf, s...)
+	return append(buf, '"')
+}
+
+func writeStatus(w http.ResponseWriter, status int, b statusBody) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	buf := b.appendJSON(make([]byte, 0, 512))
+	_, _ = w.Write(append(buf, '\n'))
+}
