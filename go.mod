@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/prometheus/client_golang v1.25.0
+	go.uber.org/goleak v1.3.0
 )
 
 require (

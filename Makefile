@@ -1,0 +1,29 @@
+.DEFAULT_GOAL := help
+.PHONY: help run test test-race fuzz bench bench-join bench-sse lint
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+run: ## run rushgate on the embedded backend
+	go run ./cmd/rushgate serve
+
+test: ## run the tests as CI does
+	go test -race ./...
+
+fuzz: ## fuzz the parsers and token verification for a minute each
+	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 1m ./internal/visitor
+	go test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime 1m ./admission
+	go test -run '^$$' -fuzz '^FuzzDecodeConfig$$' -fuzztime 1m ./internal/room
+
+bench: ## Go benchmarks of the store and the join handler
+	go test -run '^$$' -bench . -benchtime 20000x ./internal/memstore ./internal/httpapi
+
+bench-join: ## join requests/s against the null handler, through HTTP
+	bench/join.sh
+
+bench-sse: ## 10,000 idle event streams: memory per stream and admission latency
+	bench/sse.sh
+
+lint: ## gofmt and go vet
+	test -z "$$(gofmt -l .)"
+	go vet ./...
