@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -463,5 +464,29 @@ func TestEvents(t *testing.T) {
 	}
 	if _, ok := <-sb.events; ok {
 		t.Fatal("stream continued after its room was deleted")
+	}
+}
+
+func TestWaitingRoomPage(t *testing.T) {
+	e := setup(t)
+	e.putRoom("sale", `{"capacity": 1, "site_url": "https://shop.example.com/"}`)
+	get := func(path string) (int, string) {
+		res, err := e.srv.Client().Get(e.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	code, body := get("/r/sale?return_to=" + url.QueryEscape("https://shop.example.com/checkout"))
+	if code != 200 || !strings.Contains(body, `"target":"https://shop.example.com/checkout"`) || !strings.Contains(body, `"events":"/v1/rooms/sale/events"`) {
+		t.Fatalf("page: %d\n%s", code, body)
+	}
+	if _, body := get("/r/sale?return_to=" + url.QueryEscape("https://evil.example.com/")); strings.Contains(body, "evil") {
+		t.Fatal("page redirects to a foreign origin")
+	}
+	if code, _ := get("/r/nope"); code != 404 {
+		t.Fatalf("unknown room page: %d", code)
 	}
 }

@@ -110,6 +110,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/rooms/{room}/events", s.events)
 	m.HandleFunc("POST /v1/rooms/{room}/leave", s.leave)
 	m.HandleFunc("POST /v1/rooms/{room}/release", s.release)
+	m.HandleFunc("GET /r/{room}", s.page)
 	m.HandleFunc("/", s.unmatched)
 	s.mux = m
 }

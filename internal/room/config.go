@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"time"
 )
 
@@ -84,6 +85,10 @@ type Config struct {
 	OpensAt *time.Time `json:"opens_at,omitempty"`
 	// Paused rooms keep their line but admit nobody.
 	Paused bool `json:"paused"`
+	// SiteURL is the protected site. The waiting-room page sends admitted visitors there, or to a
+	// return_to URL on the same origin, never elsewhere, so that a crafted link cannot carry an
+	// admission token off to another site.
+	SiteURL string `json:"site_url,omitempty"`
 }
 
 // ConfigError explains why a config was refused, naming the field so a client can point at it.
@@ -179,7 +184,26 @@ func (c Config) Validate() error {
 	if c.OpensAt != nil && (c.OpensAt.Year() < 2000 || c.OpensAt.Year() > 9999) {
 		return &ConfigError{"opens_at", "must be an RFC 3339 time between the years 2000 and 9999"}
 	}
+	if c.SiteURL != "" {
+		u, err := url.Parse(c.SiteURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || len(c.SiteURL) > 2048 {
+			return &ConfigError{"site_url", "must be an absolute http or https URL"}
+		}
+	}
 	return nil
+}
+
+// Target returns where the waiting-room page sends an admitted visitor: returnTo when it is on the
+// site's origin, else the site itself; "" when the room names no site.
+func (c Config) Target(returnTo string) string {
+	site, err := url.Parse(c.SiteURL)
+	if c.SiteURL == "" || err != nil {
+		return ""
+	}
+	if r, err := url.Parse(returnTo); err == nil && returnTo != "" && r.Scheme == site.Scheme && r.Host == site.Host && r.User == nil {
+		return r.String()
+	}
+	return site.String()
 }
 
 func checkDuration(name string, d Duration) error {

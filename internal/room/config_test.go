@@ -33,6 +33,8 @@ func TestDecodeConfig(t *testing.T) {
 		`[`:                                    "",
 		``:                                     "",
 		`{"capacity": 5, "opens_at": "1900-01-01T00:00:00Z"}`: "opens_at",
+		`{"capacity": 5, "site_url": "javascript:alert(1)"}`:  "site_url",
+		`{"capacity": 5, "site_url": "/relative"}`:            "site_url",
 	}
 	for in, field := range bad {
 		_, err := DecodeConfigBytes([]byte(in))
@@ -91,5 +93,24 @@ func TestValidID(t *testing.T) {
 		if got := ValidID(id); got != want {
 			t.Errorf("ValidID(%q) = %v", id, got)
 		}
+	}
+}
+
+func TestTarget(t *testing.T) {
+	c := Config{SiteURL: "https://shop.example.com/"}
+	for in, want := range map[string]string{
+		"": "https://shop.example.com/",
+		"https://shop.example.com/checkout?item=1": "https://shop.example.com/checkout?item=1",
+		"https://evil.example.com/steal":           "https://shop.example.com/",
+		"http://shop.example.com/downgrade":        "https://shop.example.com/",
+		"https://user@shop.example.com/":           "https://shop.example.com/",
+		"//evil.example.com":                       "https://shop.example.com/",
+	} {
+		if got := c.Target(in); got != want {
+			t.Errorf("Target(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := (Config{}).Target("https://x.example.com"); got != "" {
+		t.Errorf("no site: %q", got)
 	}
 }
