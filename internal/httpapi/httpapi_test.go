@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,28 +20,17 @@ import (
 	"github.com/rushgate/rushgate/internal/memstore"
 	"github.com/rushgate/rushgate/internal/metrics"
 	"github.com/rushgate/rushgate/internal/room"
+	"github.com/rushgate/rushgate/internal/storetest"
 	"github.com/rushgate/rushgate/internal/visitor"
 )
 
 const adminKey = "test-admin-key"
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 type env struct {
 	t     *testing.T
 	srv   *httptest.Server
 	svc   *room.Service
-	clock *clock
+	clock *storetest.Clock
 	keys  *keyring.Keyring
 }
 
@@ -50,7 +38,7 @@ type option func(*httpapi.Config, *room.Store)
 
 func setup(t *testing.T, opts ...option) *env {
 	t.Helper()
-	c := &clock{now: time.Now().UTC().Truncate(time.Second)}
+	c := storetest.NewClock(time.Now().UTC().Truncate(time.Second))
 	var store room.Store = memstore.New(memstore.Options{Clock: c.Now})
 	keys, err := keyring.Open(t.TempDir())
 	if err != nil {

@@ -44,15 +44,6 @@ func (z *zset) Remove(member string) bool {
 	return true
 }
 
-// Rank returns the 1-based position of member in score order, or 0 when absent.
-func (z *zset) Rank(member string) int64 {
-	s, ok := z.scores[member]
-	if !ok {
-		return 0
-	}
-	return int64(z.list.rank(s, member))
-}
-
 // Min returns the member with the lowest score.
 func (z *zset) Min() (member string, score int64, ok bool) {
 	n := z.list.head.next[0].forward

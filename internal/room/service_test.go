@@ -11,6 +11,7 @@ import (
 
 	"github.com/rushgate/rushgate/internal/memstore"
 	"github.com/rushgate/rushgate/internal/room"
+	"github.com/rushgate/rushgate/internal/storetest"
 )
 
 // recorder wraps a store and records every admission in the order the store made them.
@@ -104,20 +105,8 @@ func TestServiceConcurrency(t *testing.T) {
 	}
 }
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-func manual(t *testing.T) (*room.Service, *clock) {
-	c := &clock{now: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
+func manual(t *testing.T) (*room.Service, *storetest.Clock) {
+	c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
 	svc := room.NewService(memstore.New(memstore.Options{Clock: c.Now}), room.Options{Clock: c.Now, Manual: true})
 	t.Cleanup(svc.Stop)
 	return svc, c
