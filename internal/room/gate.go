@@ -42,6 +42,26 @@ func (g *gate) start(parent context.Context, wg *sync.WaitGroup) {
 	g.cancel = cancel
 	wg.Go(func() { g.loop(ctx) })
 	wg.Go(func() { g.pulse(ctx) })
+	if w, ok := g.s.store.(Watcher); ok {
+		wg.Go(func() { g.watch(ctx, w) })
+	}
+}
+
+// watch forwards changes made by other instances to this instance's subscribers, resubscribing after
+// a failure.
+func (g *gate) watch(ctx context.Context, w Watcher) {
+	for ctx.Err() == nil {
+		for visitors := range w.Watch(ctx, g.id) {
+			for _, v := range visitors {
+				g.hub.notify(v)
+			}
+			g.hub.markDirty()
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 func (g *gate) stop() {

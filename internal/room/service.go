@@ -251,6 +251,13 @@ func (s *Service) Subscribe(ctx context.Context, id, visitor string) (*Subscript
 // second after changes, and Manual tests call it by hand.
 func (s *Service) Broadcast(id string) { s.gate(id).hub.broadcast() }
 
+// Watcher is implemented by stores that several instances share. Watch reports, until ctx ends, the
+// visitors whose state any instance changed, so that this instance can push to their streams at once
+// rather than at its next paced refresh. The channel is closed when ctx ends or the watch fails.
+type Watcher interface {
+	Watch(ctx context.Context, id string) <-chan []string
+}
+
 // Pinger is implemented by stores that can be unreachable, so that health checks can ask them.
 type Pinger interface {
 	// Ping returns an error wrapping ErrUnavailable when the backend does not answer.

@@ -1,0 +1,32 @@
+package redisstore
+
+// keys names every Redis key rushgate uses; no key string is assembled anywhere else. All keys of one
+// room share the hash tag {room:ID}, so each room script touches one Cluster slot; the per-visitor key
+// has its own tag, which is why the one-line-per-visitor rule is kept by separate steps (see Join).
+type keys struct{ prefix string }
+
+// room returns a room's keys in the order every room script declares them in its header:
+//
+//	KEYS[1] meta    HASH  config fields, epoch, seq (arrival counter), aseq (admission counter), total
+//	KEYS[2] queue   ZSET  waiting visitor -> order (arrival sequence, or a random draw before opening)
+//	KEYS[3] seen    ZSET  waiting visitor -> last presence (ms)
+//	KEYS[4] active  ZSET  admitted visitor -> expiry (ms): counted and swept in the same script
+//	KEYS[5] adm     HASH  admitted visitor -> "admissionID|collected"
+//	KEYS[6] window  ZSET  admission id -> admission time (ms), the sliding rate window
+func (k keys) room(id string) []string {
+	p := k.prefix + ":{room:" + id + "}:"
+	return []string{p + "meta", p + "queue", p + "seen", p + "active", p + "adm", p + "window"}
+}
+
+// changes is the pub/sub channel on which room scripts announce visitors whose state changed.
+func (k keys) changes(id string) string { return k.prefix + ":{room:" + id + "}:changes" }
+
+// rooms is a SET of room ids, so that an instance can find every room without scanning the keyspace.
+func (k keys) rooms() string { return k.prefix + ":rooms" }
+
+// line is a STRING holding the room whose line the visitor is in.
+func (k keys) line(visitor string) string { return k.prefix + ":{visitor:" + visitor + "}:line" }
+
+// secret is a STRING holding a shared secret (signing keys, the visitor-token secret, the admin key)
+// that every instance must agree on.
+func (k keys) secret(name string) string { return k.prefix + ":secret:" + name }

@@ -1,0 +1,91 @@
+-- admit.lua: one admission step. Expires ended sessions and idle waiters, then admits from the front of
+-- the line within capacity (active admissions, counted after the sweep) and the sliding rate window.
+-- Cost: O((expired + idle + admitted) * log N); nothing here walks the line.
+-- KEYS[1..6] meta, queue, seen, active, adm, window (see keys.go)
+-- ARGV[1] most visitors to admit, and to expire of each kind  ARGV[2] now override (ms)
+-- ARGV[3] pub/sub channel for changes
+-- Returns {-1} for an unknown room, else
+--   {{visitor, admission id, expiry ms, ...}, {expired...}, {idle...}, more (1/0), next ms (0: none), total}
+local cfg = room_cfg(KEYS[1])
+if not cfg then
+  return {-1}
+end
+local max = tonumber(ARGV[1])
+local now = now_ms(ARGV[2])
+local changed = {}
+
+local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, max)
+for _, v in ipairs(expired) do
+  redis.call('ZREM', KEYS[4], v)
+  redis.call('HDEL', KEYS[5], v)
+  changed[#changed + 1] = v
+end
+
+local idle = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now - cfg.idle, 'LIMIT', 0, max)
+for _, v in ipairs(idle) do
+  redis.call('ZREM', KEYS[3], v)
+  redis.call('ZREM', KEYS[2], v)
+  changed[#changed + 1] = v
+end
+
+local budget = 0
+if not cfg.paused and not (cfg.opens > 0 and now < cfg.opens) then
+  budget = max
+  if cfg.capacity > 0 then
+    budget = math.min(budget, cfg.capacity - redis.call('ZCARD', KEYS[4]))
+  end
+  if cfg.rate_admits > 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now - cfg.rate_per)
+    budget = math.min(budget, cfg.rate_admits - redis.call('ZCARD', KEYS[6]))
+  end
+end
+
+local admitted = {}
+local n = 0
+if budget > 0 then
+  local front = redis.call('ZRANGE', KEYS[2], 0, budget - 1)
+  n = #front
+  for _, v in ipairs(front) do
+    local id = cfg.epoch .. '.' .. redis.call('HINCRBY', KEYS[1], 'aseq', 1)
+    local exp = now + cfg.grace
+    redis.call('ZREM', KEYS[2], v)
+    redis.call('ZREM', KEYS[3], v)
+    redis.call('ZADD', KEYS[4], exp, v)
+    redis.call('HSET', KEYS[5], v, id .. '|0')
+    if cfg.rate_admits > 0 then
+      redis.call('ZADD', KEYS[6], now, id)
+    end
+    admitted[#admitted + 1] = v
+    admitted[#admitted + 1] = id
+    admitted[#admitted + 1] = exp
+    changed[#changed + 1] = v
+  end
+end
+local total = redis.call('HINCRBY', KEYS[1], 'total', n)
+local waiting = redis.call('ZCARD', KEYS[2])
+local more = 0
+if #expired == max or #idle == max or (n == max and waiting > 0) then
+  more = 1
+end
+
+local next = 0
+local function consider(t)
+  if t > now and (next == 0 or t < next) then
+    next = t
+  end
+end
+local first = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
+if first[2] then consider(tonumber(first[2])) end
+first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+if first[2] then consider(tonumber(first[2]) + cfg.idle) end
+if waiting > 0 then
+  if cfg.opens > 0 then consider(cfg.opens) end
+  if cfg.rate_admits > 0 and redis.call('ZCARD', KEYS[6]) >= cfg.rate_admits then
+    first = redis.call('ZRANGE', KEYS[6], 0, 0, 'WITHSCORES')
+    consider(tonumber(first[2]) + cfg.rate_per)
+  end
+end
+if #changed > 0 then
+  redis.call('PUBLISH', ARGV[3], table.concat(changed, ' '))
+end
+return {admitted, expired, idle, more, next, total}

@@ -1,0 +1,36 @@
+-- lib.lua: helpers prepended to every rushgate room script (not a script of its own).
+-- Time is the server's (TIME) unless a test passes a fixed instant: every decision about time is taken
+-- here, inside the atomic step, never by a client's clock.
+local SPAN = 1125899906842624 -- 2^50: orders below are pre-queue draws, above are arrival sequences
+
+local function now_ms(override)
+  if override ~= nil and override ~= '' then
+    return tonumber(override)
+  end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- room_cfg reads the config fields a script needs, or nil when the room does not exist.
+local function room_cfg(meta)
+  local v = redis.call('HMGET', meta, 'capacity', 'rate_admits', 'rate_per', 'ttl', 'grace', 'idle', 'opens', 'paused', 'epoch')
+  if not v[9] then
+    return nil
+  end
+  return {
+    capacity = tonumber(v[1]), rate_admits = tonumber(v[2]), rate_per = tonumber(v[3]),
+    ttl = tonumber(v[4]), grace = tonumber(v[5]), idle = tonumber(v[6]), opens = tonumber(v[7]),
+    paused = v[8] == '1', epoch = v[9],
+  }
+end
+
+-- live returns a visitor's admission id, expiry and collected flag if it has not expired by now.
+local function live(active, adm, v, now)
+  local exp = redis.call('ZSCORE', active, v)
+  if not exp or tonumber(exp) <= now then
+    return nil
+  end
+  local a = redis.call('HGET', adm, v)
+  local id, collected = string.match(a, '^(.*)|(%d)$')
+  return id, tonumber(exp), collected == '1'
+end

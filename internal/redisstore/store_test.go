@@ -1,0 +1,89 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rushgate/rushgate/internal/redisstore"
+	"github.com/rushgate/rushgate/internal/redistest"
+	"github.com/rushgate/rushgate/internal/room"
+	"github.com/rushgate/rushgate/internal/storetest"
+)
+
+var prefixes atomic.Int64
+
+// harnesses returns a factory of stores on one client, each with its own key prefix and fake clock.
+func harnesses(rdb redis.UniversalClient) func(t *testing.T) storetest.Harness {
+	return func(t *testing.T) storetest.Harness {
+		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+		s := redisstore.New(rdb, redisstore.Options{Prefix: fmt.Sprintf("t%d", prefixes.Add(1)), Clock: c.Now, Timeout: 5 * time.Second})
+		return storetest.Harness{Store: s, Advance: c.Advance, Now: c.Now}
+	}
+}
+
+func TestConformanceStandalone(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 64})
+	t.Cleanup(func() { rdb.Close() })
+	storetest.Run(t, harnesses(rdb))
+}
+
+func TestConformanceCluster(t *testing.T) {
+	addrs := redistest.Cluster(t)
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, PoolSize: 64})
+	t.Cleanup(func() { rdb.Close() })
+	storetest.Run(t, harnesses(rdb))
+}
+
+// TestServerClock runs a flow on the server's own TIME, without the test clock override.
+func TestServerClock(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+	s := redisstore.New(rdb, redisstore.Options{Prefix: "clock"})
+	ctx := context.Background()
+	cfg := room.Config{Capacity: 1, SessionTTL: room.Duration(time.Minute), Grace: room.Duration(100 * time.Millisecond), IdleTimeout: room.Duration(time.Minute)}
+	if err := s.PutRoom(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = s.Join(ctx, "r", "a")
+	_, _ = s.Join(ctx, "r", "b")
+	tk, err := s.Admit(ctx, "r", 10)
+	if err != nil || len(tk.Admitted) != 1 {
+		t.Fatalf("admit: %+v %v", tk, err)
+	}
+	if d := time.Until(tk.Admitted[0].Admission.ExpiresAt); d <= 0 || d > time.Second {
+		t.Fatalf("grace expiry in %v, want about 100ms from the server's clock", d)
+	}
+	if tk.Next.IsZero() {
+		t.Fatal("no next deadline")
+	}
+	time.Sleep(time.Until(tk.Next) + 20*time.Millisecond) // the one wait: real server time must pass
+	tk, _ = s.Admit(ctx, "r", 10)
+	if len(tk.Expired) != 1 || len(tk.Admitted) != 1 || tk.Admitted[0].Visitor != "b" {
+		t.Fatalf("after grace: %+v", tk)
+	}
+}
+
+// TestScriptFlush checks that scripts survive SCRIPT FLUSH (as after a restart or failover).
+func TestScriptFlush(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+	s := redisstore.New(rdb, redisstore.Options{Prefix: "flush"})
+	ctx := context.Background()
+	if err := s.PutRoom(ctx, "r", room.Config{Capacity: 1, SessionTTL: room.Duration(time.Minute), Grace: room.Duration(time.Minute), IdleTimeout: room.Duration(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.Join(ctx, "r", "a"); err != nil || st.State != room.StateWaiting {
+		t.Fatalf("join after SCRIPT FLUSH: %+v %v", st, err)
+	}
+}
