@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,11 +17,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/rushgate/rushgate/internal/httpapi"
 	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/memstore"
 	"github.com/rushgate/rushgate/internal/metrics"
+	"github.com/rushgate/rushgate/internal/redisstore"
 	"github.com/rushgate/rushgate/internal/room"
+	"github.com/rushgate/rushgate/internal/vault"
 	"github.com/rushgate/rushgate/internal/visitor"
 )
 
@@ -36,6 +39,9 @@ type serveFlags struct {
 	secureCookies bool
 	drainTimeout  time.Duration
 	debugAddr     string
+	redisURL      string
+	redisCluster  bool
+	redisPrefix   string
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -48,6 +54,9 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.secureCookies, "secure-cookies", false, "mark cookies Secure (set when TLS ends at a proxy)")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", 15*time.Second, "how long SIGTERM waits for in-flight requests")
 	fs.StringVar(&f.debugAddr, "debug-addr", "", "serve net/http/pprof on this separate address (empty: off)")
+	fs.StringVar(&f.redisURL, "redis", "", "share state through Redis: redis://host:port/0, rediss:// for TLS, or a comma-separated list of Cluster seeds (empty: embedded backend)")
+	fs.BoolVar(&f.redisCluster, "redis-cluster", false, "treat --redis as a Redis Cluster even with one seed")
+	fs.StringVar(&f.redisPrefix, "redis-prefix", "rg", "prefix of every Redis key, to share one Redis between deployments")
 }
 
 // applyEnv sets every flag not given on the command line from RUSHGATE_<NAME>, so that containers can
@@ -85,32 +94,21 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(f.data, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
-	adminKey, generated, err := loadSecret(f.adminKey, filepath.Join(f.data, "admin.key"))
+	be, err := openBackend(f)
 	if err != nil {
 		return err
 	}
-	if generated {
-		fmt.Fprintf(stdout, "Generated admin key (stored in %s):\n%s\n", filepath.Join(f.data, "admin.key"), adminKey)
-	}
-	visitorSecret, _, err := loadSecret("", filepath.Join(f.data, "visitor.secret"))
-	if err != nil {
-		return err
-	}
-	visitors, err := visitor.NewIssuer([]byte(visitorSecret))
-	if err != nil {
-		return err
-	}
-	keys, err := keyring.Open(f.data)
+	defer be.close()
+	adminKey, visitors, keys, err := loadSecrets(ctx, f, be.vault, stdout)
 	if err != nil {
 		return err
 	}
 
-	store := memstore.New(memstore.Options{})
 	m := metrics.New()
-	svc := room.NewService(store, room.Options{Observer: m, Logger: log})
+	svc := room.NewService(be.store, room.Options{Observer: m, Logger: log})
 	m.WatchRooms(svc)
 	if err := svc.Start(ctx); err != nil {
-		return err
+		log.Warn("rooms not loaded at start; their gates start on first use", "err", err)
 	}
 	defer svc.Stop() // after the HTTP server has drained: producers of requests stop before the gates
 
@@ -118,10 +116,104 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Rooms: svc, Keys: keys, Visitors: visitors, Metrics: m, Logger: log,
 		AdminKey: adminKey, NewVisitorsPerMinute: f.newVisitors, SecureCookies: f.secureCookies,
 	})
-	return listenAndServe(ctx, log, f, api)
+	return listenAndServe(ctx, log, f, be.name, api)
 }
 
-func listenAndServe(ctx context.Context, log *slog.Logger, f serveFlags, api *httpapi.Server) error {
+// backend is the state store chosen by the flags, with the vault that goes with it.
+type backend struct {
+	name  string
+	store room.Store
+	vault keyring.Vault
+	close func()
+}
+
+func openBackend(f serveFlags) (backend, error) {
+	if f.redisURL == "" {
+		return backend{name: "memory", store: memstore.New(memstore.Options{}), vault: vault.Dir(f.data), close: func() {}}, nil
+	}
+	rdb, err := redisClient(f.redisURL, f.redisCluster)
+	if err != nil {
+		return backend{}, err
+	}
+	st := redisstore.New(rdb, redisstore.Options{Prefix: f.redisPrefix})
+	name := "redis"
+	if _, ok := rdb.(*redis.ClusterClient); ok {
+		name = "redis-cluster"
+	}
+	return backend{name: name, store: st, vault: st, close: func() { _ = rdb.Close() }}, nil
+}
+
+// redisClient builds a client whose every wait is bounded, so that a slow or absent Redis turns into
+// fast 503s rather than a pile of blocked requests.
+func redisClient(spec string, cluster bool) (redis.UniversalClient, error) {
+	var addrs []string
+	var first *redis.Options
+	for _, u := range strings.Split(spec, ",") {
+		o, err := redis.ParseURL(strings.TrimSpace(u))
+		if err != nil {
+			return nil, fmt.Errorf("--redis: %w", err)
+		}
+		if first == nil {
+			first = o
+		}
+		addrs = append(addrs, o.Addr)
+	}
+	const op = 500 * time.Millisecond
+	if cluster || len(addrs) > 1 {
+		return redis.NewClusterClient(&redis.ClusterOptions{
+			Addrs: addrs, Username: first.Username, Password: first.Password, TLSConfig: first.TLSConfig,
+			DialTimeout: time.Second, ReadTimeout: op, WriteTimeout: op, PoolTimeout: op, MaxRetries: 1,
+			ContextTimeoutEnabled: true,
+		}), nil
+	}
+	first.DialTimeout, first.ReadTimeout, first.WriteTimeout, first.PoolTimeout = time.Second, op, op, op
+	first.MaxRetries, first.ContextTimeoutEnabled = 1, true
+	return redis.NewClient(first), nil
+}
+
+// loadSecrets returns the admin key, the visitor-token issuer and the signing keys, creating each on
+// first start. With Redis they live there, so every instance agrees; a generated admin key is printed
+// once, by the instance that created it.
+func loadSecrets(ctx context.Context, f serveFlags, v keyring.Vault, stdout io.Writer) (string, *visitor.Issuer, *keyring.Keyring, error) {
+	adminKey := f.adminKey
+	if adminKey == "" {
+		key, created, err := v.LoadOrCreate(ctx, "admin.key", randomSecret)
+		if err != nil {
+			return "", nil, nil, fmt.Errorf("admin key: %w", err)
+		}
+		adminKey = strings.TrimSpace(string(key))
+		if created {
+			where := filepath.Join(f.data, "admin.key")
+			if f.redisURL != "" {
+				where = "Redis"
+			}
+			fmt.Fprintf(stdout, "Generated admin key (stored in %s):\n%s\n", where, adminKey)
+		}
+	}
+	secret, _, err := v.LoadOrCreate(ctx, "visitor.secret", randomSecret)
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("visitor secret: %w", err)
+	}
+	visitors, err := visitor.NewIssuer([]byte(strings.TrimSpace(string(secret))))
+	if err != nil {
+		return "", nil, nil, err
+	}
+	keys, err := keyring.Open(ctx, v)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return adminKey, visitors, keys, nil
+}
+
+func randomSecret() ([]byte, error) {
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return nil, err
+	}
+	return []byte("rg_" + hex.EncodeToString(raw) + "\n"), nil
+}
+
+func listenAndServe(ctx context.Context, log *slog.Logger, f serveFlags, store string, api *httpapi.Server) error {
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return err
@@ -142,7 +234,7 @@ func listenAndServe(ctx context.Context, log *slog.Logger, f serveFlags, api *ht
 		}
 		defer dbg.Close()
 	}
-	log.Info("rushgate listening", "addr", ln.Addr().String(), "data", f.data, "store", "memory", "version", buildVersion())
+	log.Info("rushgate listening", "addr", ln.Addr().String(), "data", f.data, "store", store, "version", buildVersion())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -163,30 +255,6 @@ func listenAndServe(ctx context.Context, log *slog.Logger, f serveFlags, api *ht
 	}
 	log.Info("stopped")
 	return nil
-}
-
-// loadSecret returns given when set; otherwise the secret stored at path, creating a random one there on
-// first start. It reports whether it generated one.
-func loadSecret(given, path string) (string, bool, error) {
-	if given != "" {
-		return given, false, nil
-	}
-	b, err := os.ReadFile(path)
-	if err == nil && len(strings.TrimSpace(string(b))) > 0 {
-		return strings.TrimSpace(string(b)), false, nil
-	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", false, err
-	}
-	raw := make([]byte, 32)
-	if _, err := rand.Read(raw); err != nil {
-		return "", false, err
-	}
-	secret := "rg_" + hex.EncodeToString(raw)
-	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
-		return "", false, err
-	}
-	return secret, true, nil
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -12,13 +13,14 @@ import (
 	"github.com/rushgate/rushgate/internal/memstore"
 	"github.com/rushgate/rushgate/internal/metrics"
 	"github.com/rushgate/rushgate/internal/room"
+	"github.com/rushgate/rushgate/internal/vault"
 	"github.com/rushgate/rushgate/internal/visitor"
 )
 
 // BenchmarkJoinHandler measures the join handler itself, without the network, next to the null handler
 // as the same-run baseline.
 func BenchmarkJoinHandler(b *testing.B) {
-	keys, _ := keyring.Open(b.TempDir())
+	keys, _ := keyring.Open(context.Background(), vault.Dir(b.TempDir()))
 	issuer, _ := visitor.NewIssuer(bytes.Repeat([]byte("s"), 32))
 	m := metrics.New()
 	log := slog.New(slog.DiscardHandler)

@@ -21,6 +21,7 @@ import (
 	"github.com/rushgate/rushgate/internal/metrics"
 	"github.com/rushgate/rushgate/internal/room"
 	"github.com/rushgate/rushgate/internal/storetest"
+	"github.com/rushgate/rushgate/internal/vault"
 	"github.com/rushgate/rushgate/internal/visitor"
 )
 
@@ -40,7 +41,7 @@ func setup(t *testing.T, opts ...option) *env {
 	t.Helper()
 	c := storetest.NewClock(time.Now().UTC().Truncate(time.Second))
 	var store room.Store = memstore.New(memstore.Options{Clock: c.Now})
-	keys, err := keyring.Open(t.TempDir())
+	keys, err := keyring.Open(context.Background(), vault.Dir(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}

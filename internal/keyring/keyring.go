@@ -1,29 +1,34 @@
-// Package keyring keeps rushgate's Ed25519 signing keys in a file under the data directory, so admission
-// tokens stay verifiable across restarts, and rotates them by key id: the newest key signs, and every
+// Package keyring keeps rushgate's Ed25519 signing keys in a vault (a file under the data directory, or
+// Redis when instances share one), so admission tokens stay verifiable across restarts and instances,
+// and rotates them by key id: the newest key signs, and every
 // kept key is published so that tokens signed before a rotation verify until they expire.
 package keyring
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/rushgate/rushgate/admission"
 )
 
-// FileName is the key file's name inside the data directory.
-const FileName = "signing-keys.json"
+// Name is the secret under which the keys are kept.
+const Name = "signing-keys.json"
 
 // keep is how many keys a rotation keeps: the new one and the previous, whose tokens are still live.
 const keep = 2
+
+// Vault stores the key file; vault.Dir keeps it under the data directory, the Redis store in Redis so
+// that every instance signs and verifies with the same keys.
+type Vault interface {
+	LoadOrCreate(ctx context.Context, name string, create func() ([]byte, error)) ([]byte, bool, error)
+	Save(ctx context.Context, name string, data []byte) error
+}
 
 type storedKey struct {
 	Kid     string    `json:"kid"`
@@ -32,89 +37,74 @@ type storedKey struct {
 }
 
 type key struct {
-	kid  string
-	priv ed25519.PrivateKey
+	kid     string
+	priv    ed25519.PrivateKey
+	created time.Time
 }
 
 // Keyring holds the signing keys; the last one signs.
 type Keyring struct {
-	path string
-	mu   sync.RWMutex
-	keys []key
+	vault Vault
+	mu    sync.RWMutex
+	keys  []key
 }
 
-// Open loads the keyring from dir, creating it with one fresh key on first use.
-func Open(dir string) (*Keyring, error) {
-	kr := &Keyring{path: filepath.Join(dir, FileName)}
-	data, err := os.ReadFile(kr.path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if err := kr.Rotate(); err != nil {
-			return nil, err
-		}
-		return kr, nil
-	case err != nil:
+// Open loads the keyring from v, creating it with one fresh key on first use.
+func Open(ctx context.Context, v Vault) (*Keyring, error) {
+	kr := &Keyring{vault: v}
+	data, _, err := v.LoadOrCreate(ctx, Name, func() ([]byte, error) { return encode([]key{newKey()}) })
+	if err != nil {
 		return nil, fmt.Errorf("keyring: %w", err)
 	}
 	var stored []storedKey
 	if err := json.Unmarshal(data, &stored); err != nil {
-		return nil, fmt.Errorf("keyring: %s: %w", kr.path, err)
+		return nil, fmt.Errorf("keyring: %s: %w", Name, err)
 	}
 	for _, s := range stored {
 		if len(s.Seed) != ed25519.SeedSize || s.Kid == "" {
-			return nil, fmt.Errorf("keyring: %s: key %q is damaged", kr.path, s.Kid)
+			return nil, fmt.Errorf("keyring: %s: key %q is damaged", Name, s.Kid)
 		}
-		kr.keys = append(kr.keys, key{kid: s.Kid, priv: ed25519.NewKeyFromSeed(s.Seed)})
+		kr.keys = append(kr.keys, key{kid: s.Kid, priv: ed25519.NewKeyFromSeed(s.Seed), created: s.Created})
 	}
 	if len(kr.keys) == 0 {
-		return nil, fmt.Errorf("keyring: %s holds no key", kr.path)
+		return nil, fmt.Errorf("keyring: %s holds no key", Name)
 	}
 	return kr, nil
 }
 
-// Rotate adds a new signing key, keeps the previous one for verification, and saves the file.
-func (kr *Keyring) Rotate() error {
+func newKey() key {
 	seed := make([]byte, ed25519.SeedSize)
-	if _, err := rand.Read(seed); err != nil {
-		return fmt.Errorf("keyring: %w", err)
-	}
-	kidBytes := make([]byte, 8)
-	_, _ = rand.Read(kidBytes)
+	_, _ = rand.Read(seed) // crypto/rand.Read never fails on supported platforms
+	kid := make([]byte, 8)
+	_, _ = rand.Read(kid)
+	return key{kid: hex.EncodeToString(kid), priv: ed25519.NewKeyFromSeed(seed), created: time.Now().UTC()}
+}
+
+// Rotate adds a new signing key, keeps the previous one for verification, and saves the keys.
+func (kr *Keyring) Rotate(ctx context.Context) error {
 	kr.mu.Lock()
 	defer kr.mu.Unlock()
-	keys := append(append([]key(nil), kr.keys...), key{kid: hex.EncodeToString(kidBytes), priv: ed25519.NewKeyFromSeed(seed)})
+	keys := append(append([]key(nil), kr.keys...), newKey())
 	if len(keys) > keep {
 		keys = keys[len(keys)-keep:]
 	}
-	if err := save(kr.path, keys); err != nil {
+	data, err := encode(keys)
+	if err != nil {
 		return err
+	}
+	if err := kr.vault.Save(ctx, Name, data); err != nil {
+		return fmt.Errorf("keyring: %w", err)
 	}
 	kr.keys = keys
 	return nil
 }
 
-// save writes the keys to a temporary file and renames it over the old one, so a crash never leaves
-// a half-written key file behind.
-func save(path string, keys []key) error {
+func encode(keys []key) ([]byte, error) {
 	stored := make([]storedKey, len(keys))
 	for i, k := range keys {
-		stored[i] = storedKey{Kid: k.kid, Seed: k.priv.Seed(), Created: time.Now().UTC()}
+		stored[i] = storedKey{Kid: k.kid, Seed: k.priv.Seed(), Created: k.created}
 	}
-	data, err := json.MarshalIndent(stored, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("keyring: %w", err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("keyring: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("keyring: %w", err)
-	}
-	return nil
+	return json.MarshalIndent(stored, "", "  ")
 }
 
 // Sign signs admission claims with the newest key.

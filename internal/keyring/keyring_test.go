@@ -8,11 +8,13 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/rushgate/rushgate/admission"
+	"github.com/rushgate/rushgate/internal/vault"
 )
 
 func TestPersistAndRotate(t *testing.T) {
-	dir := t.TempDir()
-	kr, err := Open(dir)
+	dir := vault.Dir(t.TempDir())
+	ctx := context.Background()
+	kr, err := Open(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,14 +25,14 @@ func TestPersistAndRotate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Open(dir) // a restart
+	again, err := Open(ctx, dir) // a restart
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := admission.NewVerifier(again.PublicKeys()).Verify(context.Background(), tok, "r"); err != nil {
 		t.Fatalf("token signed before restart: %v", err)
 	}
-	if err := again.Rotate(); err != nil {
+	if err := again.Rotate(ctx); err != nil {
 		t.Fatal(err)
 	}
 	set := again.KeySet()
@@ -47,8 +49,8 @@ func TestPersistAndRotate(t *testing.T) {
 	if _, err := v.Verify(context.Background(), tok2, "r"); err != nil {
 		t.Fatal(err)
 	}
-	_ = again.Rotate()
-	_ = again.Rotate()
+	_ = again.Rotate(ctx)
+	_ = again.Rotate(ctx)
 	if _, err := admission.NewVerifier(again.PublicKeys()).Verify(context.Background(), tok, "r"); err == nil {
 		t.Fatal("a key two rotations old still verifies")
 	}

@@ -425,3 +425,44 @@ func newEpoch() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// LoadOrCreate returns the shared secret called name, storing create's result first if there is none.
+// Instances starting at once race with SET NX: all of them end up with the one value stored first. It
+// reports whether this call stored it.
+func (s *Store) LoadOrCreate(ctx context.Context, name string, create func() ([]byte, error)) ([]byte, bool, error) {
+	key := s.keys.secret(name)
+	var data []byte
+	err := s.cmd(ctx, func(ctx context.Context) error {
+		var err error
+		data, err = s.rdb.Get(ctx, key).Bytes()
+		return err
+	})
+	if err == nil {
+		return data, false, nil
+	}
+	if !errors.Is(err, redis.Nil) {
+		return nil, false, err
+	}
+	fresh, err := create()
+	if err != nil {
+		return nil, false, err
+	}
+	var stored bool
+	if err := s.cmd(ctx, func(ctx context.Context) error {
+		var err error
+		stored, err = s.rdb.SetNX(ctx, key, fresh, 0).Result()
+		return err
+	}); err != nil {
+		return nil, false, err
+	}
+	if stored {
+		return fresh, true, nil
+	}
+	data, _, err = s.LoadOrCreate(ctx, name, create)
+	return data, false, err
+}
+
+// Save replaces the shared secret called name.
+func (s *Store) Save(ctx context.Context, name string, data []byte) error {
+	return s.cmd(ctx, func(ctx context.Context) error { return s.rdb.Set(ctx, s.keys.secret(name), data, 0).Err() })
+}

@@ -1,0 +1,329 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/redistest"
+)
+
+// instance is one rushgate serve process.
+type instance struct {
+	base string
+	cmd  *exec.Cmd
+	dead atomic.Bool
+}
+
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "rushgate")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func startInstances(t *testing.T, bin, redisAddr string, n int) []*instance {
+	t.Helper()
+	var out []*instance
+	for range n {
+		addr := freeAddr(t)
+		cmd := exec.Command(bin, "serve", "--addr", addr, "--data", t.TempDir(), "--redis", "redis://"+redisAddr,
+			"--admin-key", "multi", "--log-level", "warn")
+		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		in := &instance{base: "http://" + addr, cmd: cmd}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		waitHealthy(t, in.base)
+		out = append(out, in)
+	}
+	return out
+}
+
+// crowd drives visitors through a room spread over instances and records what they saw.
+type crowd struct {
+	t         *testing.T
+	instances []*instance
+	client    *http.Client
+
+	mu        sync.Mutex
+	joinOrder []string
+	admission map[string]string // visitor token -> admission id (jti)
+	sseFrom   map[int]int       // instance index -> admission events delivered by SSE
+	maxActive int64
+}
+
+func (c *crowd) pick() (int, *instance) {
+	for {
+		i := rand.IntN(len(c.instances))
+		if !c.instances[i].dead.Load() {
+			return i, c.instances[i]
+		}
+	}
+}
+
+// call sends a request to a random live instance, retrying on another when one fails (as a load
+// balancer would after an instance dies).
+func (c *crowd) call(method, path, tok string) (map[string]any, error) {
+	var last error
+	for range 20 {
+		_, in := c.pick()
+		req, _ := http.NewRequest(method, in.base+path, nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		res, err := c.client.Do(req)
+		if err != nil {
+			last = err
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		var m map[string]any
+		err = json.NewDecoder(res.Body).Decode(&m)
+		res.Body.Close()
+		if res.StatusCode >= 500 {
+			last = fmt.Errorf("%s %s: %d %v", method, path, res.StatusCode, m)
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		return m, err
+	}
+	return nil, last
+}
+
+func jti(token string) string {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return ""
+	}
+	raw, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	var c struct {
+		ID string `json:"jti"`
+	}
+	_ = json.Unmarshal(raw, &c)
+	return c.ID
+}
+
+// poll waits for admission by polling status, slowly far back and quickly near the front.
+func (c *crowd) poll(tok string) (string, error) {
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); {
+		st, err := c.call("GET", "/v1/rooms/multi/status", tok)
+		if err != nil {
+			return "", err
+		}
+		if st["state"] == "admitted" {
+			return jti(st["admission_token"].(string)), nil
+		}
+		if st["state"] != "waiting" {
+			return "", fmt.Errorf("visitor fell out of line: %v", st)
+		}
+		wait := time.Second
+		if pos, _ := st["position"].(float64); pos <= 100 {
+			wait = 100 * time.Millisecond
+		}
+		time.Sleep(wait/2 + rand.N(wait/2))
+	}
+	return "", fmt.Errorf("not admitted within 2 minutes")
+}
+
+// stream waits for admission on an event stream, reconnecting to another instance if one dies.
+func (c *crowd) stream(tok string) (string, error) {
+	for attempt := 0; attempt < 20; attempt++ {
+		i, in := c.pick()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		req, _ := http.NewRequestWithContext(ctx, "GET", in.base+"/v1/rooms/multi/events", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		res, err := c.client.Do(req)
+		if err != nil {
+			cancel()
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var st map[string]any
+			_ = json.Unmarshal([]byte(data), &st)
+			if st["state"] == "admitted" {
+				res.Body.Close()
+				cancel()
+				c.mu.Lock()
+				c.sseFrom[i]++
+				c.mu.Unlock()
+				return jti(st["admission_token"].(string)), nil
+			}
+		}
+		res.Body.Close()
+		cancel()
+	}
+	return "", fmt.Errorf("stream never delivered the admission")
+}
+
+func (c *crowd) sample(stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+		_, in := c.pick()
+		req, _ := http.NewRequest("GET", in.base+"/v1/rooms/multi", nil)
+		req.Header.Set("Authorization", "Bearer multi")
+		res, err := c.client.Do(req)
+		if err != nil {
+			continue
+		}
+		var body struct {
+			Stats struct {
+				Active int64 `json:"active"`
+			} `json:"stats"`
+		}
+		_ = json.NewDecoder(res.Body).Decode(&body)
+		res.Body.Close()
+		c.mu.Lock()
+		c.maxActive = max(c.maxActive, body.Stats.Active)
+		c.mu.Unlock()
+	}
+}
+
+// runCrowd sends visitors to random instances: they join one at a time (which defines the join order),
+// then wait by polling or, one in ten, by an event stream, and release 100-200ms after admission, so
+// that the line builds up and capacity binds.
+// onHalf runs once half of them are admitted.
+func runCrowd(t *testing.T, instances []*instance, visitors, capacity int, onHalf func()) *crowd {
+	c := &crowd{t: t, instances: instances, client: &http.Client{Timeout: 3 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 200}},
+		admission: map[string]string{}, sseFrom: map[int]int{}}
+	put, _ := http.NewRequest("PUT", instances[0].base+"/v1/rooms/multi", strings.NewReader(fmt.Sprintf(
+		`{"capacity": %d, "session_ttl": "5s", "grace": "30s", "idle_timeout": "2m"}`, capacity)))
+	put.Header.Set("Authorization", "Bearer multi")
+	if res, err := c.client.Do(put); err != nil || res.StatusCode != 200 {
+		t.Fatalf("PUT room: %v %v", res, err)
+	}
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() { c.sample(stop); close(sampled) }()
+	var wg sync.WaitGroup
+	var admitted atomic.Int64
+	var once sync.Once
+	for i := range visitors {
+		st, err := c.call("POST", "/v1/rooms/multi/join", "")
+		if err != nil {
+			t.Fatalf("join %d: %v", i, err)
+		}
+		tok := st["visitor_token"].(string)
+		c.joinOrder = append(c.joinOrder, tok)
+		useSSE := i%10 == 0
+		wg.Go(func() {
+			var id string
+			var err error
+			if st["state"] == "admitted" {
+				id = jti(st["admission_token"].(string))
+			} else if useSSE {
+				id, err = c.stream(tok)
+			} else {
+				id, err = c.poll(tok)
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			c.mu.Lock()
+			if prev, ok := c.admission[tok]; ok {
+				t.Errorf("visitor admitted twice: %s and %s", prev, id)
+			}
+			c.admission[tok] = id
+			c.mu.Unlock()
+			time.Sleep(100*time.Millisecond + rand.N(100*time.Millisecond)) // the purchase
+			if _, err := c.call("POST", "/v1/rooms/multi/release", tok); err != nil {
+				t.Error(err)
+			}
+			if admitted.Add(1) >= int64(visitors/2) && onHalf != nil {
+				once.Do(onHalf)
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-sampled
+	return c
+}
+
+func (c *crowd) check(visitors, capacity int, streamedFrom []int) {
+	t := c.t
+	t.Logf("most active at one sample: %d (capacity %d); admission events by stream per instance: %v", c.maxActive, capacity, c.sseFrom)
+	if c.maxActive > int64(capacity) {
+		t.Errorf("%d active at one sample, capacity %d", c.maxActive, capacity)
+	}
+	if c.maxActive < int64(capacity)*8/10 {
+		t.Errorf("at most %d active at any sample: capacity %d never bound, so the test proved nothing", c.maxActive, capacity)
+	}
+	if len(c.admission) != visitors {
+		t.Fatalf("%d of %d visitors admitted", len(c.admission), visitors)
+	}
+	seq := func(id string) int {
+		_, n, _ := strings.Cut(id, ".")
+		v, _ := strconv.Atoi(n)
+		return v
+	}
+	byAdmission := slices.Clone(c.joinOrder)
+	slices.SortFunc(byAdmission, func(a, b string) int { return seq(c.admission[a]) - seq(c.admission[b]) })
+	if !slices.Equal(byAdmission, c.joinOrder) {
+		t.Error("admission order differs from join order")
+	}
+	ids := map[string]bool{}
+	for _, id := range c.admission {
+		if ids[id] {
+			t.Errorf("admission %s given twice", id)
+		}
+		ids[id] = true
+	}
+	for _, i := range streamedFrom {
+		if c.sseFrom[i] == 0 {
+			t.Errorf("no admission event was delivered by instance %d's streams (%v)", i, c.sseFrom)
+		}
+	}
+}
+
+func TestMultiInstance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-instance test skipped in -short mode")
+	}
+	srv := redistest.Start(t)
+	instances := startInstances(t, buildBinary(t), srv.Addr, 3)
+	c := runCrowd(t, instances, 3000, 50, nil)
+	c.check(3000, 50, []int{0, 1, 2})
+}
+
+func TestMultiInstanceKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-instance test skipped in -short mode")
+	}
+	srv := redistest.Start(t)
+	instances := startInstances(t, buildBinary(t), srv.Addr, 3)
+	c := runCrowd(t, instances, 3000, 50, func() {
+		instances[2].dead.Store(true)
+		_ = instances[2].cmd.Process.Kill() // kill -9, midway
+	})
+	c.check(3000, 50, []int{0, 1})
+}
