@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
 
 	"github.com/rushgate/rushgate/internal/httpapi"
 	"github.com/rushgate/rushgate/internal/keyring"
@@ -131,44 +131,45 @@ func openBackend(f serveFlags) (backend, error) {
 	if f.redisURL == "" {
 		return backend{name: "memory", store: memstore.New(memstore.Options{}), vault: vault.Dir(f.data), close: func() {}}, nil
 	}
-	rdb, err := redisClient(f.redisURL, f.redisCluster)
+	rdb, cluster, err := redisClient(f.redisURL, f.redisCluster)
 	if err != nil {
 		return backend{}, err
 	}
-	st := redisstore.New(rdb, redisstore.Options{Prefix: f.redisPrefix})
+	st := redisstore.New(rdb, redisstore.Options{Prefix: f.redisPrefix, Cluster: cluster})
 	name := "redis"
-	if _, ok := rdb.(*redis.ClusterClient); ok {
+	if cluster {
 		name = "redis-cluster"
 	}
-	return backend{name: name, store: st, vault: st, close: func() { _ = rdb.Close() }}, nil
+	return backend{name: name, store: st, vault: st, close: rdb.Close}, nil
 }
 
-// redisClient builds a client whose every wait is bounded, so that a slow or absent Redis turns into
-// fast 503s rather than a pile of blocked requests.
-func redisClient(spec string, cluster bool) (redis.UniversalClient, error) {
+// redisClient connects to Redis: one seed is a standalone server unless cluster is set, several seeds
+// are a Cluster. Waits are bounded (dial 1s, a stalled connection 1s, each operation 500ms in the
+// store), so that a slow or absent Redis turns into fast 503s rather than a pile of blocked requests.
+func redisClient(spec string, cluster bool) (rueidis.Client, bool, error) {
+	var opt rueidis.ClientOption
 	var addrs []string
-	var first *redis.Options
-	for _, u := range strings.Split(spec, ",") {
-		o, err := redis.ParseURL(strings.TrimSpace(u))
+	for i, u := range strings.Split(spec, ",") {
+		o, err := rueidis.ParseURL(strings.TrimSpace(u))
 		if err != nil {
-			return nil, fmt.Errorf("--redis: %w", err)
+			return nil, false, fmt.Errorf("--redis: %w", err)
 		}
-		if first == nil {
-			first = o
+		if i == 0 {
+			opt = o
 		}
-		addrs = append(addrs, o.Addr)
+		addrs = append(addrs, o.InitAddress...)
 	}
-	const op = 500 * time.Millisecond
-	if cluster || len(addrs) > 1 {
-		return redis.NewClusterClient(&redis.ClusterOptions{
-			Addrs: addrs, Username: first.Username, Password: first.Password, TLSConfig: first.TLSConfig,
-			DialTimeout: time.Second, ReadTimeout: op, WriteTimeout: op, PoolTimeout: op, MaxRetries: 1,
-			ContextTimeoutEnabled: true,
-		}), nil
+	cluster = cluster || len(addrs) > 1
+	opt.InitAddress = addrs
+	opt.ForceSingleClient = !cluster
+	opt.DisableCache = true
+	opt.Dialer.Timeout = time.Second
+	opt.ConnWriteTimeout = time.Second
+	c, err := rueidis.NewClient(opt)
+	if err != nil {
+		return nil, false, fmt.Errorf("--redis: %w", err)
 	}
-	first.DialTimeout, first.ReadTimeout, first.WriteTimeout, first.PoolTimeout = time.Second, op, op, op
-	first.MaxRetries, first.ContextTimeoutEnabled = 1, true
-	return redis.NewClient(first), nil
+	return c, cluster, nil
 }
 
 // loadSecrets returns the admin key, the visitor-token issuer and the signing keys, creating each on

@@ -4,8 +4,10 @@
 // TIME, so instances with skewed clocks still agree; all keys of a room share one hash tag, so the same
 // code serves standalone Redis and Redis Cluster.
 //
-// The client is go-redis v9. rueidis was measured against it on the join script through HTTP handlers
-// (BenchmarkClients): see docs/benchmarks.md for the figures and why go-redis was kept.
+// The client is rueidis, chosen on measurement over go-redis v9: its automatic pipelining merges the
+// script calls of concurrent HTTP handlers into shared writes, and a join is mostly its round trips to
+// Redis (write syscalls were a third of a join's CPU with go-redis). BenchmarkClients measures the
+// two on the join script; docs/benchmarks.md has the figures.
 package redisstore
 
 import (
@@ -22,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
 
 	"github.com/rushgate/rushgate/internal/room"
 )
@@ -36,7 +38,8 @@ var (
 //go:embed lua/*.lua
 var luaFS embed.FS
 
-func script(name string) *redis.Script {
+// source returns a script's text: the shared helpers of lib.lua, then the script itself.
+func source(name string) string {
 	lib, err := luaFS.ReadFile("lua/lib.lua")
 	if err != nil {
 		panic(err)
@@ -45,8 +48,10 @@ func script(name string) *redis.Script {
 	if err != nil {
 		panic(err)
 	}
-	return redis.NewScript(string(lib) + "\n" + string(src))
+	return string(lib) + "\n" + string(src)
 }
+
+func script(name string) *rueidis.Lua { return rueidis.NewLuaScript(source(name)) }
 
 var (
 	putScript     = script("put")
@@ -76,25 +81,29 @@ type Options struct {
 	// Clock, for tests only, fixes the instant scripts use instead of the server's TIME, so that the
 	// conformance suite can drive expiry without sleeping. Production leaves it nil.
 	Clock func() time.Time
+	// Cluster says the keys live in different slots, so no script may touch a room and a visitor's
+	// line pointer at once; on standalone Redis the join script moves the pointer itself.
+	Cluster bool
 }
 
 // Store is the Redis implementation of [room.Store].
 type Store struct {
-	rdb     redis.UniversalClient
+	rdb     rueidis.Client
 	keys    keys
 	timeout time.Duration
 	clock   func() time.Time
+	cluster bool
 }
 
-// New returns a store over rdb, which may be a standalone, failover or cluster client.
-func New(rdb redis.UniversalClient, opts Options) *Store {
+// New returns a store over rdb, a standalone or cluster client. The caller closes rdb.
+func New(rdb rueidis.Client, opts Options) *Store {
 	if opts.Prefix == "" {
 		opts.Prefix = "rg"
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 500 * time.Millisecond
 	}
-	return &Store{rdb: rdb, keys: keys{prefix: opts.Prefix}, timeout: opts.Timeout, clock: opts.Clock}
+	return &Store{rdb: rdb, keys: keys{prefix: opts.Prefix}, timeout: opts.Timeout, clock: opts.Clock, cluster: opts.Cluster}
 }
 
 // now is the ARGV time override: empty in production, where scripts read TIME.
@@ -105,21 +114,35 @@ func (s *Store) now() string {
 	return strconv.FormatInt(s.clock().UnixMilli(), 10)
 }
 
-func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args ...any) (any, error) {
+// run executes a script within the operation timeout.
+func (s *Store) run(ctx context.Context, sc *rueidis.Lua, keys []string, args ...string) (rueidis.RedisMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	v, err := sc.Run(ctx, s.rdb, keys, args...).Result()
-	return v, mapError(err)
+	m, err := sc.Exec(ctx, s.rdb, keys, args).ToMessage()
+	return m, mapError(err)
 }
 
+// do executes one command within the operation timeout.
+func (s *Store) do(ctx context.Context, cmd rueidis.Completed) (rueidis.RedisMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	m, err := s.rdb.Do(ctx, cmd).ToMessage()
+	return m, mapError(err)
+}
+
+// errNil marks a nil reply, which callers turn into their own outcome.
+var errNil = errors.New("redisstore: nil reply")
+
 // mapError turns Redis failures into the domain's: anything that means "Redis did not answer in time
-// or cannot serve now" is ErrUnavailable; a script error is a bug and stays as it is.
+// or cannot serve now" wraps ErrUnavailable; a script error is a bug and stays as it is.
 func mapError(err error) error {
-	if err == nil || errors.Is(err, redis.Nil) {
-		return err
+	if err == nil {
+		return nil
 	}
-	var rerr redis.Error
-	if errors.As(err, &rerr) {
+	if rueidis.IsRedisNil(err) {
+		return errNil
+	}
+	if rerr, ok := rueidis.IsRedisErr(err); ok {
 		msg := rerr.Error()
 		for _, transient := range []string{"LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "BUSY"} {
 			if strings.HasPrefix(msg, transient) {
@@ -128,14 +151,32 @@ func mapError(err error) error {
 		}
 		return fmt.Errorf("redisstore: %w", err)
 	}
+	if errors.Is(err, context.Canceled) {
+		return err // the caller went away; nothing is wrong with Redis
+	}
 	return fmt.Errorf("%w: %w", room.ErrUnavailable, err)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func ints(m rueidis.RedisMessage) []int64 {
+	arr, _ := m.ToArray()
+	out := make([]int64, len(arr))
+	for i := range arr {
+		out[i], _ = arr[i].AsInt64()
+	}
+	return out
+}
+
+func integer(m rueidis.RedisMessage) int64 {
+	n, _ := m.AsInt64()
+	return n
 }
 
 // Ping implements [room.Pinger].
 func (s *Store) Ping(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	return mapError(s.rdb.Ping(ctx).Err())
+	_, err := s.do(ctx, s.rdb.B().Ping().Build())
+	return err
 }
 
 // PutRoom implements [room.Store]. The room is written by one script in its own slot, then added to
@@ -153,38 +194,29 @@ func (s *Store) PutRoom(ctx context.Context, id string, cfg room.Config) error {
 	if cfg.OpensAt != nil {
 		opens = cfg.OpensAt.UnixMilli()
 	}
-	paused := 0
+	paused := "0"
 	if cfg.Paused {
-		paused = 1
+		paused = "1"
 	}
-	if _, err := s.run(ctx, putScript, s.keys.room(id)[:1], cfg.Capacity, rateAdmits, ratePer,
-		time.Duration(cfg.SessionTTL).Milliseconds(), time.Duration(cfg.Grace).Milliseconds(),
-		time.Duration(cfg.IdleTimeout).Milliseconds(), opens, paused, js, newEpoch()); err != nil {
+	if _, err := s.run(ctx, putScript, s.keys.room(id)[:1], itoa(int64(cfg.Capacity)), itoa(rateAdmits), itoa(ratePer),
+		itoa(time.Duration(cfg.SessionTTL).Milliseconds()), itoa(time.Duration(cfg.Grace).Milliseconds()),
+		itoa(time.Duration(cfg.IdleTimeout).Milliseconds()), itoa(opens), paused, string(js), newEpoch()); err != nil {
 		return err
 	}
-	return s.cmd(ctx, func(ctx context.Context) error { return s.rdb.SAdd(ctx, s.keys.rooms(), id).Err() })
-}
-
-func (s *Store) cmd(ctx context.Context, fn func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	return mapError(fn(ctx))
+	_, err = s.do(ctx, s.rdb.B().Sadd().Key(s.keys.rooms()).Member(id).Build())
+	return err
 }
 
 // Room implements [room.Store].
 func (s *Store) Room(ctx context.Context, id string) (room.Config, error) {
-	var js string
-	err := s.cmd(ctx, func(ctx context.Context) error {
-		var err error
-		js, err = s.rdb.HGet(ctx, s.keys.room(id)[0], "cfg").Result()
-		return err
-	})
-	if errors.Is(err, redis.Nil) {
+	m, err := s.do(ctx, s.rdb.B().Hget().Key(s.keys.room(id)[0]).Field("cfg").Build())
+	if errors.Is(err, errNil) {
 		return room.Config{}, room.ErrNotFound
 	}
 	if err != nil {
 		return room.Config{}, err
 	}
+	js, _ := m.ToString()
 	var cfg room.Config
 	if err := json.Unmarshal([]byte(js), &cfg); err != nil {
 		return room.Config{}, fmt.Errorf("redisstore: room %s: %w", id, err)
@@ -198,10 +230,10 @@ func (s *Store) DeleteRoom(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.cmd(ctx, func(ctx context.Context) error { return s.rdb.SRem(ctx, s.keys.rooms(), id).Err() }); err != nil {
+	if _, err := s.do(ctx, s.rdb.B().Srem().Key(s.keys.rooms()).Member(id).Build()); err != nil {
 		return err
 	}
-	if v.(int64) == 0 {
+	if integer(v) == 0 {
 		return room.ErrNotFound
 	}
 	return nil
@@ -209,34 +241,32 @@ func (s *Store) DeleteRoom(ctx context.Context, id string) error {
 
 // Rooms implements [room.Store].
 func (s *Store) Rooms(ctx context.Context) ([]string, error) {
-	var ids []string
-	err := s.cmd(ctx, func(ctx context.Context) error {
-		var err error
-		ids, err = s.rdb.SMembers(ctx, s.keys.rooms()).Result()
-		return err
-	})
+	m, err := s.do(ctx, s.rdb.B().Smembers().Key(s.keys.rooms()).Build())
+	if err != nil {
+		return nil, err
+	}
+	ids, _ := m.AsStrSlice()
 	sort.Strings(ids)
-	return ids, err
+	return ids, nil
 }
 
 // Join implements [room.Store]. The place is taken in the room's slot; then the visitor's line pointer
 // (its own slot) is swapped to this room, and the line of the room it pointed to before is left. The
 // pointer swaps form one order over all of a visitor's joins, and each join leaves the line its
 // predecessor joined only after that join took its place, so however joins race, a visitor ends up in
-// at most one line: the one its last swap names.
+// at most one line: the one its last swap names. On standalone Redis the swap happens inside the join
+// script; on Cluster, where the pointer is in another slot, it is the next command.
 func (s *Store) Join(ctx context.Context, id, visitor string) (room.Status, error) {
-	st, err := s.visit(ctx, id, visitor, "join")
+	st, prev, err := s.visit(ctx, id, visitor, "join")
 	if err != nil || st.State != room.StateWaiting {
 		return st, err
 	}
-	var prev string
-	err = s.cmd(ctx, func(ctx context.Context) error {
-		var err error
-		prev, err = s.rdb.SetArgs(ctx, s.keys.line(visitor), id, redis.SetArgs{Get: true, TTL: lineTTL}).Result()
-		return err
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return st, err
+	if s.cluster {
+		m, err := s.do(ctx, s.rdb.B().Set().Key(s.keys.line(visitor)).Value(id).Get().Ex(lineTTL).Build())
+		if err != nil && !errors.Is(err, errNil) {
+			return st, err
+		}
+		prev, _ = m.ToString()
 	}
 	if prev != "" && prev != id {
 		_, err := s.leaveLine(ctx, prev, visitor)
@@ -254,41 +284,46 @@ func (s *Store) leaveLine(ctx context.Context, id, visitor string) (bool, error)
 
 // Status implements [room.Store].
 func (s *Store) Status(ctx context.Context, id, visitor string) (room.Status, error) {
-	return s.visit(ctx, id, visitor, "status")
+	st, _, err := s.visit(ctx, id, visitor, "status")
+	return st, err
 }
 
-func (s *Store) visit(ctx context.Context, id, visitor, mode string) (room.Status, error) {
-	v, err := s.run(ctx, visitScript, s.keys.room(id), visitor, mode, s.now(), 1+mrand.Int64N(preQueueSpan-1))
-	if err != nil {
-		return room.Status{}, err
+// visit runs the join or status script; for a standalone join it also returns the line the visitor was
+// in before.
+func (s *Store) visit(ctx context.Context, id, visitor, mode string) (room.Status, string, error) {
+	keys := s.keys.room(id)
+	if mode == "join" && !s.cluster {
+		keys = append(keys, s.keys.line(visitor))
 	}
-	r := v.([]any)
-	switch r[0].(int64) {
+	v, err := s.run(ctx, visitScript, keys, visitor, mode, s.now(), itoa(1+mrand.Int64N(preQueueSpan-1)),
+		id, itoa(int64(lineTTL/time.Second)))
+	if err != nil {
+		return room.Status{}, "", err
+	}
+	r, _ := v.ToArray()
+	switch integer(r[0]) {
 	case -1:
-		return room.Status{}, room.ErrNotFound
+		return room.Status{}, "", room.ErrNotFound
 	case 1:
-		return room.Status{State: room.StateWaiting, Position: r[1].(int64)}, nil
+		prev, _ := r[2].ToString()
+		return room.Status{State: room.StateWaiting, Position: integer(r[1])}, prev, nil
 	case 2:
+		aid, _ := r[1].ToString()
 		return room.Status{State: room.StateAdmitted, Admission: room.Admission{
-			ID: r[1].(string), ExpiresAt: time.UnixMilli(r[2].(int64)).UTC(), Collected: true,
-		}}, nil
+			ID: aid, ExpiresAt: time.UnixMilli(integer(r[2])).UTC(), Collected: true,
+		}}, "", nil
 	default:
-		return room.Status{State: room.StateNone}, nil
+		return room.Status{State: room.StateNone}, "", nil
 	}
 }
 
 // Touch implements [room.Store].
 func (s *Store) Touch(ctx context.Context, id string, visitors []string) error {
-	args := make([]any, 0, len(visitors)+1)
-	args = append(args, s.now())
-	for _, v := range visitors {
-		args = append(args, v)
-	}
-	v, err := s.run(ctx, touchScript, s.keys.room(id), args...)
+	v, err := s.run(ctx, touchScript, s.keys.room(id), append([]string{s.now()}, visitors...)...)
 	if err != nil {
 		return err
 	}
-	if v.(int64) < 0 {
+	if integer(v) < 0 {
 		return room.ErrNotFound
 	}
 	return nil
@@ -305,7 +340,7 @@ func (s *Store) leave(ctx context.Context, id, visitor, what string) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	switch v.(int64) {
+	switch integer(v) {
 	case -1:
 		return false, room.ErrNotFound
 	case 1:
@@ -321,7 +356,7 @@ func (s *Store) Release(ctx context.Context, id, visitor, admissionID string) er
 	if err != nil {
 		return err
 	}
-	switch v.(int64) {
+	switch integer(v) {
 	case -1:
 		return room.ErrNotFound
 	case 0:
@@ -337,10 +372,10 @@ func (s *Store) Active(ctx context.Context, id, visitor, admissionID string) (bo
 	if err != nil {
 		return false, err
 	}
-	if v.(int64) < 0 {
+	if integer(v) < 0 {
 		return false, room.ErrNotFound
 	}
-	return v.(int64) == 1, nil
+	return integer(v) == 1, nil
 }
 
 // Stats implements [room.Store].
@@ -349,45 +384,43 @@ func (s *Store) Stats(ctx context.Context, id string) (room.Stats, error) {
 	if err != nil {
 		return room.Stats{}, err
 	}
-	r := v.([]any)
-	if r[0].(int64) < 0 {
+	r := ints(v)
+	if r[0] < 0 {
 		return room.Stats{}, room.ErrNotFound
 	}
-	return room.Stats{Waiting: r[0].(int64), Active: r[1].(int64), AdmittedTotal: r[2].(int64)}, nil
+	return room.Stats{Waiting: r[0], Active: r[1], AdmittedTotal: r[2]}, nil
 }
 
 // Admit implements [room.Store]. Every instance runs it; the script is the only writer of admissions,
 // so gates racing on several instances admit nobody twice and never exceed capacity or rate.
 func (s *Store) Admit(ctx context.Context, id string, max int) (room.Tick, error) {
-	v, err := s.run(ctx, admitScript, s.keys.room(id), max, s.now(), s.keys.changes(id))
+	v, err := s.run(ctx, admitScript, s.keys.room(id), itoa(int64(max)), s.now(), s.keys.changes(id))
 	if err != nil {
 		return room.Tick{}, err
 	}
-	r := v.([]any)
-	if n, ok := r[0].(int64); ok && n == -1 {
+	r, _ := v.ToArray()
+	if len(r) == 1 {
 		return room.Tick{}, room.ErrNotFound
 	}
-	t := room.Tick{Expired: strs(r[1]), Idle: strs(r[2]), More: r[3].(int64) == 1, AdmittedTotal: r[5].(int64)}
-	if next := r[4].(int64); next > 0 {
+	t := room.Tick{Expired: strs(r[1]), Idle: strs(r[2]), More: integer(r[3]) == 1, AdmittedTotal: integer(r[5])}
+	if next := integer(r[4]); next > 0 {
 		t.Next = time.UnixMilli(next).UTC()
 	}
-	flat := r[0].([]any)
+	flat, _ := r[0].ToArray()
 	for i := 0; i+2 < len(flat); i += 3 {
-		t.Admitted = append(t.Admitted, room.Admitted{Visitor: flat[i].(string), Admission: room.Admission{
-			ID: flat[i+1].(string), ExpiresAt: time.UnixMilli(flat[i+2].(int64)).UTC(),
+		v, _ := flat[i].ToString()
+		aid, _ := flat[i+1].ToString()
+		t.Admitted = append(t.Admitted, room.Admitted{Visitor: v, Admission: room.Admission{
+			ID: aid, ExpiresAt: time.UnixMilli(integer(flat[i+2])).UTC(),
 		}})
 	}
 	return t, nil
 }
 
-func strs(v any) []string {
-	in, _ := v.([]any)
-	if len(in) == 0 {
+func strs(m rueidis.RedisMessage) []string {
+	out, _ := m.AsStrSlice()
+	if len(out) == 0 {
 		return nil
-	}
-	out := make([]string, len(in))
-	for i, x := range in {
-		out[i], _ = x.(string)
 	}
 	return out
 }
@@ -399,23 +432,12 @@ func (s *Store) Watch(ctx context.Context, id string) <-chan []string {
 	out := make(chan []string, 64)
 	go func() {
 		defer close(out)
-		sub := s.rdb.Subscribe(ctx, s.keys.changes(id))
-		defer sub.Close()
-		ch := sub.Channel(redis.WithChannelSize(256))
-		for {
+		_ = s.rdb.Receive(ctx, s.rdb.B().Subscribe().Channel(s.keys.changes(id)).Build(), func(m rueidis.PubSubMessage) {
 			select {
-			case <-ctx.Done():
-				return
-			case m, ok := <-ch:
-				if !ok {
-					return
-				}
-				select {
-				case out <- strings.Fields(m.Payload):
-				default: // the gate is behind; the paced refresh catches up
-				}
+			case out <- strings.Fields(m.Message):
+			default: // the gate is behind; the paced refresh catches up
 			}
-		}
+		})
 	}()
 	return out
 }
@@ -431,38 +453,32 @@ func newEpoch() string {
 // reports whether this call stored it.
 func (s *Store) LoadOrCreate(ctx context.Context, name string, create func() ([]byte, error)) ([]byte, bool, error) {
 	key := s.keys.secret(name)
-	var data []byte
-	err := s.cmd(ctx, func(ctx context.Context) error {
-		var err error
-		data, err = s.rdb.Get(ctx, key).Bytes()
-		return err
-	})
+	m, err := s.do(ctx, s.rdb.B().Get().Key(key).Build())
 	if err == nil {
-		return data, false, nil
+		data, err := m.AsBytes()
+		return data, false, err
 	}
-	if !errors.Is(err, redis.Nil) {
+	if !errors.Is(err, errNil) {
 		return nil, false, err
 	}
 	fresh, err := create()
 	if err != nil {
 		return nil, false, err
 	}
-	var stored bool
-	if err := s.cmd(ctx, func(ctx context.Context) error {
-		var err error
-		stored, err = s.rdb.SetNX(ctx, key, fresh, 0).Result()
-		return err
-	}); err != nil {
+	_, err = s.do(ctx, s.rdb.B().Set().Key(key).Value(string(fresh)).Nx().Build())
+	switch {
+	case err == nil:
+		return fresh, true, nil
+	case errors.Is(err, errNil): // another instance stored one first
+		data, _, err := s.LoadOrCreate(ctx, name, create)
+		return data, false, err
+	default:
 		return nil, false, err
 	}
-	if stored {
-		return fresh, true, nil
-	}
-	data, _, err = s.LoadOrCreate(ctx, name, create)
-	return data, false, err
 }
 
 // Save replaces the shared secret called name.
 func (s *Store) Save(ctx context.Context, name string, data []byte) error {
-	return s.cmd(ctx, func(ctx context.Context) error { return s.rdb.Set(ctx, s.keys.secret(name), data, 0).Err() })
+	_, err := s.do(ctx, s.rdb.B().Set().Key(s.keys.secret(name)).Value(string(data)).Build())
+	return err
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
 
 	"github.com/rushgate/rushgate/internal/redisstore"
 	"github.com/rushgate/rushgate/internal/redistest"
@@ -18,34 +18,28 @@ import (
 var prefixes atomic.Int64
 
 // harnesses returns a factory of stores on one client, each with its own key prefix and fake clock.
-func harnesses(rdb redis.UniversalClient) func(t *testing.T) storetest.Harness {
+func harnesses(rdb rueidis.Client, cluster bool) func(t *testing.T) storetest.Harness {
 	return func(t *testing.T) storetest.Harness {
 		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
-		s := redisstore.New(rdb, redisstore.Options{Prefix: fmt.Sprintf("t%d", prefixes.Add(1)), Clock: c.Now, Timeout: 5 * time.Second})
+		s := redisstore.New(rdb, redisstore.Options{Prefix: fmt.Sprintf("t%d", prefixes.Add(1)), Clock: c.Now, Timeout: 5 * time.Second, Cluster: cluster})
 		return storetest.Harness{Store: s, Advance: c.Advance, Now: c.Now}
 	}
 }
 
 func TestConformanceStandalone(t *testing.T) {
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 64})
-	t.Cleanup(func() { rdb.Close() })
-	storetest.Run(t, harnesses(rdb))
+	storetest.Run(t, harnesses(redistest.Client(t, srv.Addr), false))
 }
 
 func TestConformanceCluster(t *testing.T) {
 	addrs := redistest.Cluster(t)
-	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, PoolSize: 64})
-	t.Cleanup(func() { rdb.Close() })
-	storetest.Run(t, harnesses(rdb))
+	storetest.Run(t, harnesses(redistest.Client(t, addrs...), true))
 }
 
 // TestServerClock runs a flow on the server's own TIME, without the test clock override.
 func TestServerClock(t *testing.T) {
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	defer rdb.Close()
-	s := redisstore.New(rdb, redisstore.Options{Prefix: "clock"})
+	s := redisstore.New(redistest.Client(t, srv.Addr), redisstore.Options{Prefix: "clock"})
 	ctx := context.Background()
 	cfg := room.Config{Capacity: 1, SessionTTL: room.Duration(time.Minute), Grace: room.Duration(100 * time.Millisecond), IdleTimeout: room.Duration(time.Minute)}
 	if err := s.PutRoom(ctx, "r", cfg); err != nil {
@@ -73,14 +67,13 @@ func TestServerClock(t *testing.T) {
 // TestScriptFlush checks that scripts survive SCRIPT FLUSH (as after a restart or failover).
 func TestScriptFlush(t *testing.T) {
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	defer rdb.Close()
+	rdb := redistest.Client(t, srv.Addr)
 	s := redisstore.New(rdb, redisstore.Options{Prefix: "flush"})
 	ctx := context.Background()
 	if err := s.PutRoom(ctx, "r", room.Config{Capacity: 1, SessionTTL: room.Duration(time.Minute), Grace: room.Duration(time.Minute), IdleTimeout: room.Duration(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+	if err := rdb.Do(ctx, rdb.B().ScriptFlush().Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := s.Join(ctx, "r", "a"); err != nil || st.State != room.StateWaiting {

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
 )
 
 func need(t testing.TB, bins ...string) {
@@ -87,10 +87,8 @@ func (s *Server) start(t testing.TB) {
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	c := redis.NewClient(&redis.Options{Addr: s.Addr})
-	defer c.Close()
 	for range 200 {
-		if c.Ping(context.Background()).Err() == nil {
+		if ping(s.Addr, "PING") == "PONG" {
 			return
 		}
 		time.Sleep(25 * time.Millisecond)
@@ -131,20 +129,44 @@ func Cluster(t testing.TB) []string {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}
 	for _, a := range addrs {
-		c := redis.NewClient(&redis.Options{Addr: a})
 		ok := false
 		for range 200 {
-			info, _ := c.ClusterInfo(context.Background()).Result()
-			if strings.Contains(info, "cluster_state:ok") {
+			if strings.Contains(ping(a, "CLUSTER", "INFO"), "cluster_state:ok") {
 				ok = true
 				break
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		c.Close()
 		if !ok {
 			t.Fatalf("cluster node %s never reported ok", a)
 		}
 	}
 	return addrs
+}
+
+// ping sends one command on a fresh single-node connection and returns the reply as a string, or "" on
+// any error.
+func ping(addr string, cmd ...string) string {
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, ForceSingleClient: true, DisableCache: true,
+		Dialer: net.Dialer{Timeout: time.Second}})
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	s, _ := c.Do(ctx, c.B().Arbitrary(cmd...).Build()).ToString()
+	return s
+}
+
+// Client returns a rueidis client for the given addresses (a Cluster when there are several), closed
+// when the test ends.
+func Client(t testing.TB, addrs ...string) rueidis.Client {
+	t.Helper()
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: addrs, ForceSingleClient: len(addrs) == 1, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }
