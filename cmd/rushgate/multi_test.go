@@ -327,3 +327,48 @@ func TestMultiInstanceKill9(t *testing.T) {
 	})
 	c.check(3000, 50, []int{0, 1})
 }
+
+// TestCrossInstancePush admits visitors through instance A while they stream from instance B: each
+// admission event must reach B's stream within a second.
+func TestCrossInstancePush(t *testing.T) {
+	srv := redistest.Start(t)
+	in := startInstances(t, buildBinary(t), srv.Addr, 2)
+	a, b := in[0], in[1]
+	for round := range 5 {
+		roomURL := fmt.Sprintf("/v1/rooms/push%d", round)
+		if code, _, _ := do(t, "PUT", a.base+roomURL, "multi", `{"capacity": 1, "paused": true}`); code != 200 {
+			t.Fatal(code)
+		}
+		_, st, _ := do(t, "POST", b.base+roomURL+"/join", "", "")
+		req, _ := http.NewRequest("GET", b.base+roomURL+"/events", nil)
+		req.Header.Set("Authorization", "Bearer "+st["visitor_token"].(string))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan time.Time, 1)
+		go func() {
+			defer res.Body.Close()
+			sc := bufio.NewScanner(res.Body)
+			for sc.Scan() {
+				if strings.Contains(sc.Text(), `"admitted"`) {
+					got <- time.Now()
+					return
+				}
+			}
+		}()
+		time.Sleep(100 * time.Millisecond) // the stream is open and has sent its first event
+		start := time.Now()
+		if code, _, _ := do(t, "PUT", a.base+roomURL, "multi", `{"capacity": 1}`); code != 200 {
+			t.Fatal(code)
+		}
+		select {
+		case at := <-got:
+			if d := at.Sub(start); d > time.Second {
+				t.Fatalf("round %d: admission reached the other instance's stream after %v", round, d)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("round %d: no admission event on the other instance", round)
+		}
+	}
+}

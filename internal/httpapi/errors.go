@@ -78,11 +78,19 @@ type errorBody struct {
 	} `json:"error"`
 }
 
-// writeError sends the JSON error envelope; 5xx responses are logged with the request's context.
+// writeError sends the JSON error envelope; 5xx responses are logged with the request's context. A
+// request whose client has gone is neither answered nor logged: the failure is the client's leaving.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		return
+	}
 	e := fromDomain(err)
 	if e.Status >= 500 {
-		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
+		level := slog.LevelError
+		if e.Status == http.StatusServiceUnavailable {
+			level = slog.LevelWarn // an outage of the store, reported by /healthz too; not a bug
+		}
+		s.log.LogAttrs(r.Context(), level, "request failed",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.String("code", e.Code), slog.Any("err", err))
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -48,6 +49,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Release", testRelease},
 		{"BatchLimit", testBatch},
 		{"Concurrency", testConcurrency},
+		{"RacingGates", testRacingGates},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -564,5 +566,60 @@ func testConcurrency(t *testing.T, h Harness) {
 	wg.Wait()
 	if !slices.Equal(admitted, joinOrder) {
 		t.Fatalf("admission order differs from join order (%d admitted)", len(admitted))
+	}
+}
+
+// testRacingGates runs three admission steps at once at every instant, as the gates of three instances
+// would: the rate holds in every window, capacity is never exceeded, nobody is admitted twice, and the
+// line is served in order.
+func testRacingGates(t *testing.T, h Harness) {
+	const admits, capacity, steps = 5, 4, 60
+	c := cfg(capacity)
+	c.Rate = &room.Rate{Admits: admits, Per: room.Duration(time.Second)}
+	c.IdleTimeout = room.Duration(time.Hour)
+	put(t, h, "r", c)
+	order := names("v", 100)
+	join(t, h, "r", order...)
+	var admitted []string
+	perStep := make([]int, steps)
+	for step := range steps {
+		h.Advance(100 * time.Millisecond)
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		var got []room.Admitted
+		for range 3 {
+			wg.Go(func() {
+				tk, err := h.Store.Admit(ctx, "r", 100)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				got = append(got, tk.Admitted...)
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		if st, _ := h.Store.Stats(ctx, "r"); st.Active > capacity {
+			t.Fatalf("step %d: %d active, capacity %d", step, st.Active, capacity)
+		}
+		slices.SortFunc(got, func(a, b room.Admitted) int { return strings.Compare(a.Visitor, b.Visitor) })
+		for _, a := range got {
+			admitted = append(admitted, a.Visitor)
+			if step%3 == 0 { // release some, so capacity frees and rate becomes the binding limit
+				_ = h.Store.Release(ctx, "r", a.Visitor, a.Admission.ID)
+			}
+		}
+		perStep[step] = len(got)
+		window := 0
+		for i := max(0, step-9); i <= step; i++ {
+			window += perStep[i]
+		}
+		if window > admits {
+			t.Fatalf("step %d: %d admissions within one second, rate %d/s", step, window, admits)
+		}
+	}
+	if len(admitted) == 0 || !slices.Equal(admitted, order[:len(admitted)]) {
+		t.Fatalf("admitted %v, want a prefix of the line in order", admitted)
 	}
 }
