@@ -1,5 +1,5 @@
 .DEFAULT_GOAL := help
-.PHONY: help run test test-race fuzz bench bench-join bench-sse lint
+.PHONY: help run test fuzz bench bench-join bench-redis bench-sse lint
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -20,6 +20,9 @@ bench: ## Go benchmarks of the store and the join handler
 
 bench-join: ## join requests/s against the null handler, through HTTP
 	bench/join.sh
+
+bench-redis: ## join requests/s on the Redis backend against the null handler and redis-benchmark
+	bench/redis-join.sh
 
 bench-sse: ## 10,000 idle event streams: memory per stream and admission latency
 	bench/sse.sh
