@@ -188,22 +188,22 @@ func bearer(r *http.Request) (string, bool) {
 	return strings.TrimSpace(tok), ok && tok != ""
 }
 
-// visitorID returns the caller's visitor id from the cookie or the bearer header; an absent token is
-// visitor_token_required, a bad one invalid_visitor_token.
-func (s *Server) visitorID(r *http.Request) (string, error) {
+// visitor returns the caller's visitor id and the token it came in, from the bearer header or the
+// cookie; an absent token is visitor_token_required, a bad one invalid_visitor_token.
+func (s *Server) visitor(r *http.Request) (id, token string, err error) {
 	tok, ok := bearer(r)
 	if !ok {
 		c, err := r.Cookie(VisitorCookie)
 		if err != nil || c.Value == "" {
-			return "", apiError(http.StatusUnauthorized, codeVisitorTokenRequired, "a visitor token is required: join the room first")
+			return "", "", apiError(http.StatusUnauthorized, codeVisitorTokenRequired, "a visitor token is required: join the room first")
 		}
 		tok = c.Value
 	}
-	id, err := s.visitors.Parse(tok)
+	id, err = s.visitors.Parse(tok)
 	if err != nil {
-		return "", apiError(http.StatusUnauthorized, codeInvalidVisitorToken, "the visitor token is invalid")
+		return "", "", apiError(http.StatusUnauthorized, codeInvalidVisitorToken, "the visitor token is invalid")
 	}
-	return id, nil
+	return id, tok, nil
 }
 
 func (s *Server) setVisitorCookie(w http.ResponseWriter, r *http.Request, tok string) {

@@ -49,8 +49,8 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	vid, err := s.visitorID(r)
-	var tok string
+	vid, tok, err := s.visitor(r)
+	fresh := false
 	var terr *Error
 	switch {
 	case errors.As(err, &terr) && terr.Code == codeVisitorTokenRequired:
@@ -60,45 +60,38 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		tok, vid = s.visitors.New()
+		fresh = true
 	case err != nil:
 		s.writeError(w, r, err)
 		return
 	}
 	v, err := s.rooms.Join(r.Context(), id, vid)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	b, err := s.body(id, vid, v)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if tok != "" {
+	if err == nil && fresh {
 		s.setVisitorCookie(w, r, tok)
-	} else {
-		tok = visitorToken(r)
+	}
+	s.respond(w, r, id, vid, tok, v, err)
+}
+
+// respond writes a visitor's view (echoing its token when given), or the error that kept it from
+// being read.
+func (s *Server) respond(w http.ResponseWriter, r *http.Request, id, vid, tok string, v room.View, err error) {
+	var b statusBody
+	if err == nil {
+		b, err = s.body(id, vid, v)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	b.VisitorToken = tok
 	writeStatus(w, http.StatusOK, b)
-}
-
-// visitorToken returns the token the caller presented, so that join always echoes it.
-func visitorToken(r *http.Request) string {
-	if tok, ok := bearer(r); ok {
-		return tok
-	}
-	if c, err := r.Cookie(VisitorCookie); err == nil {
-		return c.Value
-	}
-	return ""
 }
 
 // visitorCall resolves the room and visitor of a visitor request, writing the error if it fails.
 func (s *Server) visitorCall(w http.ResponseWriter, r *http.Request) (id, vid string, ok bool) {
 	id, err := roomID(r)
 	if err == nil {
-		vid, err = s.visitorID(r)
+		vid, _, err = s.visitor(r)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -113,16 +106,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v, err := s.rooms.Status(r.Context(), id, vid)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	b, err := s.body(id, vid, v)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeStatus(w, http.StatusOK, b)
+	s.respond(w, r, id, vid, "", v, err)
 }
 
 func (s *Server) leave(w http.ResponseWriter, r *http.Request) {
@@ -162,7 +146,7 @@ func (s *Server) release(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		vid, admissionID = c.Subject, c.ID
-	} else if vid, err = s.visitorID(r); err != nil {
+	} else if vid, _, err = s.visitor(r); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
