@@ -206,11 +206,19 @@ func (s *Server) visitor(r *http.Request) (id, token string, err error) {
 	return id, tok, nil
 }
 
+// setVisitorCookie sets the rg_visitor cookie. It is written out by hand because it is set on every
+// new visitor's first join, the request a crowd sends most; visitor tokens are cookie-safe by
+// construction ([a-z0-9._-A-Z]), which TestVisitorCookieMatchesNetHTTP checks against http.Cookie.
 func (s *Server) setVisitorCookie(w http.ResponseWriter, r *http.Request, tok string) {
-	http.SetCookie(w, &http.Cookie{
-		Name: VisitorCookie, Value: tok, Path: "/", HttpOnly: true,
-		Secure: s.secure || r.TLS != nil, SameSite: http.SameSiteLaxMode, MaxAge: 7 * 24 * 3600,
-	})
+	w.Header()["Set-Cookie"] = []string{visitorCookie(tok, s.secure || r.TLS != nil)}
+}
+
+func visitorCookie(tok string, secure bool) string {
+	c := VisitorCookie + "=" + tok + "; Path=/; Max-Age=604800; HttpOnly"
+	if secure {
+		c += "; Secure"
+	}
+	return c + "; SameSite=Lax"
 }
 
 // roomID validates the {room} path value.

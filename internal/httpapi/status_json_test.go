@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"net/http"
 	"testing"
 	"time"
 
@@ -20,6 +21,16 @@ func TestStatusJSONMatchesEncoding(t *testing.T) {
 		want, _ := json.Marshal(b)
 		if got := b.appendJSON(nil); string(got) != string(want) {
 			t.Errorf("hand-encoded %s, encoding/json %s", got, want)
+		}
+	}
+}
+
+func TestVisitorCookieMatchesNetHTTP(t *testing.T) {
+	for _, secure := range []bool{false, true} {
+		want := (&http.Cookie{Name: VisitorCookie, Value: "v1.v_abc234.xyz-_AZ", Path: "/", HttpOnly: true,
+			Secure: secure, SameSite: http.SameSiteLaxMode, MaxAge: 7 * 24 * 3600}).String()
+		if got := visitorCookie("v1.v_abc234.xyz-_AZ", secure); got != want {
+			t.Errorf("secure=%v: %q, net/http writes %q", secure, got, want)
 		}
 	}
 }

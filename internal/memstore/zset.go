@@ -75,10 +75,18 @@ type skiplist struct {
 	level  int
 	length int
 	seed   uint64
+	// tail[i] is the last node linked at level i (head while the level is empty) and tailRank[i] its
+	// rank, so that appending at the back, which is what every join does, needs no search.
+	tail     [maxLevel]*node
+	tailRank [maxLevel]int
 }
 
 func newSkiplist() skiplist {
-	return skiplist{head: &node{next: make([]link, maxLevel)}, level: 1, seed: 0x9E3779B97F4A7C15}
+	l := skiplist{head: &node{next: make([]link, maxLevel)}, level: 1, seed: 0x9E3779B97F4A7C15}
+	for i := range l.tail {
+		l.tail[i] = l.head
+	}
+	return l
 }
 
 func before(n *node, score int64, member string) bool {
@@ -104,16 +112,22 @@ func (l *skiplist) randomLevel() int {
 func (l *skiplist) insert(score int64, member string) {
 	var update [maxLevel]*node
 	var rank [maxLevel]int
-	x := l.head
-	for i := l.level - 1; i >= 0; i-- {
-		if i < l.level-1 {
-			rank[i] = rank[i+1]
+	if last := l.tail[0]; last == l.head || before(last, score, member) {
+		for i := 0; i < l.level; i++ { // appending: the predecessors are the tails
+			update[i], rank[i] = l.tail[i], l.tailRank[i]
 		}
-		for x.next[i].forward != nil && before(x.next[i].forward, score, member) {
-			rank[i] += x.next[i].span
-			x = x.next[i].forward
+	} else {
+		x := l.head
+		for i := l.level - 1; i >= 0; i-- {
+			if i < l.level-1 {
+				rank[i] = rank[i+1]
+			}
+			for x.next[i].forward != nil && before(x.next[i].forward, score, member) {
+				rank[i] += x.next[i].span
+				x = x.next[i].forward
+			}
+			update[i] = x
 		}
-		update[i] = x
 	}
 	lvl := l.randomLevel()
 	if lvl > l.level {
@@ -139,13 +153,27 @@ func (l *skiplist) insert(score int64, member string) {
 		update[i].next[i].span++
 	}
 	l.length++
+	pos := rank[0] + 1
+	for i := 0; i < l.level; i++ {
+		switch {
+		case i < lvl && update[i] == l.tail[i]: // linked right after the level's last node
+			l.tail[i], l.tailRank[i] = n, pos
+		case l.tailRank[i] >= pos: // the level's last node is behind the new one
+			l.tailRank[i]++
+		}
+	}
 }
 
 func (l *skiplist) remove(score int64, member string) {
 	var update [maxLevel]*node
+	var rank [maxLevel]int
 	x := l.head
 	for i := l.level - 1; i >= 0; i-- {
+		if i < l.level-1 {
+			rank[i] = rank[i+1]
+		}
 		for x.next[i].forward != nil && before(x.next[i].forward, score, member) {
+			rank[i] += x.next[i].span
 			x = x.next[i].forward
 		}
 		update[i] = x
@@ -154,12 +182,19 @@ func (l *skiplist) remove(score int64, member string) {
 	if x == nil || x.score != score || x.member != member {
 		return
 	}
+	pos := rank[0] + 1
 	for i := 0; i < l.level; i++ {
 		if update[i].next[i].forward == x {
 			update[i].next[i].span += x.next[i].span - 1
 			update[i].next[i].forward = x.next[i].forward
 		} else {
 			update[i].next[i].span--
+		}
+		switch {
+		case l.tail[i] == x:
+			l.tail[i], l.tailRank[i] = update[i], rank[i]
+		case l.tailRank[i] > pos:
+			l.tailRank[i]--
 		}
 	}
 	for l.level > 1 && l.head.next[l.level-1].forward == nil {

@@ -24,7 +24,8 @@ const tokenVersion = "v1"
 // MaxTokenLen bounds the tokens Parse accepts, so that an oversized header costs nothing to refuse.
 const MaxTokenLen = 512
 
-var idEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
+// idEncoding is lower-case base32: ids are case-insensitive-safe in URLs, cookies and Redis keys.
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
 // Issuer signs and verifies visitor tokens with one secret. Instances that share a line must share it.
 type Issuer struct {
@@ -46,7 +47,7 @@ func NewIssuer(secret []byte) (*Issuer, error) {
 func (is *Issuer) New() (token, id string) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	id = "v_" + strings.ToLower(idEncoding.EncodeToString(b[:]))
+	id = "v_" + idEncoding.EncodeToString(b[:])
 	return is.sign(id), id
 }
 
@@ -55,23 +56,24 @@ func (is *Issuer) New() (token, id string) {
 func (is *Issuer) ForSubject(subject string) (token, id string) {
 	m := hmac.New(sha256.New, is.secret)
 	m.Write([]byte("subject\x00" + subject))
-	id = "s_" + strings.ToLower(idEncoding.EncodeToString(m.Sum(nil)[:16]))
+	id = "s_" + idEncoding.EncodeToString(m.Sum(nil)[:16])
 	return is.sign(id), id
 }
 
 func (is *Issuer) mac(id string) []byte {
 	m := is.macs.Get().(hash.Hash)
 	m.Reset()
-	m.Write([]byte(tokenVersion))
-	m.Write([]byte{'.'})
-	m.Write([]byte(id))
+	var buf [80]byte
+	m.Write(append(append(buf[:0], tokenVersion+"."...), id...))
 	sum := m.Sum(make([]byte, 0, sha256.Size))
 	is.macs.Put(m)
 	return sum
 }
 
 func (is *Issuer) sign(id string) string {
-	return tokenVersion + "." + id + "." + base64.RawURLEncoding.EncodeToString(is.mac(id))
+	var sig [43]byte // base64 of a SHA-256 MAC
+	base64.RawURLEncoding.Encode(sig[:], is.mac(id))
+	return tokenVersion + "." + id + "." + string(sig[:])
 }
 
 // Parse verifies a token and returns the visitor id it carries.
