@@ -1,0 +1,35 @@
+package auction
+
+import (
+	"context"
+	"time"
+)
+
+// Outcome is the state after an atomic step and the events it appended.
+type Outcome struct {
+	State  State
+	Events []Event
+}
+
+// Store holds auctions. Each method is one atomic step (a critical section in memory, one script in
+// Redis) that applies the rules of [State] with the backend's clock and appends the resulting events to
+// the auction's feed. When a step finds the auction overdue it closes it first and keeps that close
+// even if the requested action is then refused, so that the close is never lost to a failed bid.
+type Store interface {
+	// Put creates an auction or replaces its config while it has no bids; ErrStarted afterwards.
+	Put(ctx context.Context, id string, cfg Config) error
+	// Get returns the state, closing the auction first if it is overdue.
+	Get(ctx context.Context, id string) (State, error)
+	// Bid applies a bid. Refusals: ErrNotStarted, ErrClosed, *TooLowError, ErrInvalidAmount.
+	Bid(ctx context.Context, id string, b Bid) (Outcome, error)
+	// BuyNow sells to bidder at the buy-now price; ErrBuyNowGone or ErrClosed when it cannot.
+	BuyNow(ctx context.Context, id, bidder string) (Outcome, error)
+	// Close closes the auction if its end has passed; calling it again is harmless.
+	Close(ctx context.Context, id string) (Outcome, error)
+	// Due returns up to limit auctions whose end has passed but that are not closed yet, and the next
+	// deadline after them (already past when more are due; zero when none), from a deadline index:
+	// the closers' timer.
+	Due(ctx context.Context, limit int) (ids []string, next time.Time, err error)
+	// Events returns up to limit events with a sequence number above after, in order.
+	Events(ctx context.Context, id string, after int64, limit int) ([]Event, error)
+}

@@ -1,0 +1,117 @@
+package memstore
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/auction"
+)
+
+var _ auction.Store = (*Auctions)(nil)
+
+// Auctions is the in-memory implementation of [auction.Store]: each auction's steps run under its own
+// lock with the injected clock, and a sorted set of end times is the deadline index.
+type Auctions struct {
+	clock func() time.Time
+
+	mu        sync.Mutex // guards auctions and deadlines; held for a whole step, which is short
+	auctions  map[string]*auctionState
+	deadlines *zset // open auction id -> end (unix ns)
+}
+
+type auctionState struct {
+	state  auction.State
+	events []auction.Event
+}
+
+// NewAuctions returns an empty auction store; a nil clock means time.Now.
+func NewAuctions(clock func() time.Time) *Auctions {
+	if clock == nil {
+		clock = time.Now
+	}
+	return &Auctions{clock: clock, auctions: make(map[string]*auctionState), deadlines: newZset()}
+}
+
+// step runs fn on the auction's state under the lock, then records its events and the new deadline.
+func (a *Auctions) step(id string, fn func(s *auction.State, now time.Time) ([]auction.Event, error)) (auction.Outcome, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	as, ok := a.auctions[id]
+	if !ok {
+		return auction.Outcome{}, auction.ErrNotFound
+	}
+	evs, err := fn(&as.state, a.clock())
+	as.events = append(as.events, evs...)
+	if as.state.Closed || as.state.Sold {
+		a.deadlines.Remove(id)
+	} else {
+		a.deadlines.Add(id, as.state.EndsAt.UnixNano())
+	}
+	return auction.Outcome{State: as.state, Events: evs}, err
+}
+
+// Put implements [auction.Store].
+func (a *Auctions) Put(_ context.Context, id string, cfg auction.Config) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if as, ok := a.auctions[id]; ok && (as.state.Bids > 0 || as.state.Sold || as.state.Closed) {
+		return auction.ErrStarted
+	}
+	a.auctions[id] = &auctionState{state: auction.New(cfg)}
+	a.deadlines.Add(id, cfg.EndsAt.UnixNano())
+	return nil
+}
+
+// Get implements [auction.Store].
+func (a *Auctions) Get(_ context.Context, id string) (auction.State, error) {
+	o, err := a.step(id, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.CloseIfDue(now), nil })
+	return o.State, err
+}
+
+// Bid implements [auction.Store].
+func (a *Auctions) Bid(_ context.Context, id string, b auction.Bid) (auction.Outcome, error) {
+	return a.step(id, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.Bid(b, now) })
+}
+
+// BuyNow implements [auction.Store].
+func (a *Auctions) BuyNow(_ context.Context, id, bidder string) (auction.Outcome, error) {
+	return a.step(id, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.BuyNow(bidder, now) })
+}
+
+// Close implements [auction.Store].
+func (a *Auctions) Close(_ context.Context, id string) (auction.Outcome, error) {
+	return a.step(id, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.CloseIfDue(now), nil })
+}
+
+// Due implements [auction.Store].
+func (a *Auctions) Due(_ context.Context, limit int) ([]string, time.Time, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := a.clock().UnixNano()
+	var ids []string
+	for n := a.deadlines.list.head.next[0].forward; n != nil; n = n.next[0].forward {
+		if n.score > now {
+			return ids, time.Unix(0, n.score).UTC(), nil
+		}
+		if len(ids) == limit {
+			return ids, time.Unix(0, n.score).UTC(), nil // more are due: a deadline already past
+		}
+		ids = append(ids, n.member)
+	}
+	return ids, time.Time{}, nil
+}
+
+// Events implements [auction.Store].
+func (a *Auctions) Events(_ context.Context, id string, after int64, limit int) ([]auction.Event, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	as, ok := a.auctions[id]
+	if !ok {
+		return nil, auction.ErrNotFound
+	}
+	// Sequence numbers start at 1 and have no gaps, so event seq k sits at index k-1.
+	start := min(max(after, 0), int64(len(as.events)))
+	end := min(start+int64(limit), int64(len(as.events)))
+	return append([]auction.Event(nil), as.events[start:end]...), nil
+}

@@ -1,0 +1,380 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+// AuctionHarness is one auction backend under test.
+type AuctionHarness struct {
+	Store   auction.Store
+	Advance func(time.Duration)
+	Now     func() time.Time
+}
+
+// RunAuctions runs the auction conformance suite.
+func RunAuctions(t *testing.T, newHarness func(t *testing.T) AuctionHarness) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, AuctionHarness)
+	}{
+		{"IncrementTable", testIncrementTable},
+		{"ProxyBidding", testProxyBidding},
+		{"ExactBids", testExactBids},
+		{"SelfRaise", testSelfRaise},
+		{"Reserve", testReserve},
+		{"BuyNow", testBuyNow},
+		{"BuyNowWithReserve", testBuyNowWithReserve},
+		{"SoftClose", testSoftClose},
+		{"CloseAtEnd", testCloseAtEnd},
+		{"Refusals", testRefusals},
+		{"Events", testEvents},
+		{"ConcurrentBids", testConcurrentBids},
+		{"ConcurrentBuyNow", testConcurrentBuyNow},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, newHarness(t))
+		})
+	}
+}
+
+func ptr(v int64) *int64 { return &v }
+
+// auctionCfg opens at the harness's now and ends an hour later: start 1000, increment 100.
+func auctionCfg(h AuctionHarness) auction.Config {
+	now := h.Now().Truncate(time.Millisecond)
+	return auction.Config{
+		Title: "Lot", Currency: "EUR", StartPrice: 1000, Increment: auction.Fixed(100),
+		StartsAt: now, EndsAt: now.Add(time.Hour),
+	}
+}
+
+func putAuction(t *testing.T, h AuctionHarness, id string, c auction.Config) {
+	t.Helper()
+	if err := h.Store.Put(ctx, id, c); err != nil {
+		t.Fatalf("Put(%s): %v", id, err)
+	}
+}
+
+func bid(t *testing.T, h AuctionHarness, id, bidder string, max int64) auction.Outcome {
+	t.Helper()
+	o, err := h.Store.Bid(ctx, id, auction.Bid{Bidder: bidder, Max: max})
+	if err != nil {
+		t.Fatalf("Bid(%s, %d): %v", bidder, max, err)
+	}
+	return o
+}
+
+func wantLead(t *testing.T, o auction.Outcome, leader string, price int64) {
+	t.Helper()
+	if o.State.Leader != leader || o.State.Price != price {
+		t.Fatalf("leader %q at %d, want %q at %d", o.State.Leader, o.State.Price, leader, price)
+	}
+}
+
+func testIncrementTable(t *testing.T, h AuctionHarness) {
+	c := auctionCfg(h)
+	c.StartPrice = 50
+	c.Increment = auction.Increment{Tiers: []auction.Tier{{From: 0, Step: 5}, {From: 100, Step: 25}, {From: 1000, Step: 100}}}
+	putAuction(t, h, "a", c)
+	wantLead(t, bid(t, h, "a", "x", 50), "x", 50)
+	_, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "y", Max: 54})
+	var low *auction.TooLowError
+	if !errors.As(err, &low) || low.Min != 55 {
+		t.Fatalf("below the 5-step: %v", err)
+	}
+	wantLead(t, bid(t, h, "a", "y", 100), "y", 55) // one step of 5 above x's 50
+	wantLead(t, bid(t, h, "a", "x", 1000), "x", 125) // y's 100 plus the 25-step that applies from 100
+	if _, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "y", Max: 149}); !errors.As(err, &low) || low.Min != 150 {
+		t.Fatalf("below the 25-step: %v", err)
+	}
+}
+
+func testProxyBidding(t *testing.T, h AuctionHarness) {
+	putAuction(t, h, "a", auctionCfg(h))
+	wantLead(t, bid(t, h, "a", "alice", 5000), "alice", 1000) // a maximum bids only what it must
+	o := bid(t, h, "a", "bob", 3000)
+	wantLead(t, o, "alice", 3100) // alice's proxy answers one increment above bob
+	if ev := o.Events[len(o.Events)-1]; !ev.Proxy || ev.Bidder != "alice" || ev.Price != 3100 {
+		t.Fatalf("proxy event %+v", ev)
+	}
+	wantLead(t, bid(t, h, "a", "bob", 5000), "alice", 5000) // a tie: the earlier maximum wins
+	wantLead(t, bid(t, h, "a", "carol", 7000), "carol", 5100)
+	if s, _ := h.Store.Get(ctx, "a"); s.Bids != 4 || s.LeaderMax != 7000 {
+		t.Fatalf("state %+v", s)
+	}
+}
+
+func testExactBids(t *testing.T, h AuctionHarness) {
+	putAuction(t, h, "a", auctionCfg(h))
+	o, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 2500, Exact: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLead(t, o, "x", 2500)
+	o, _ = h.Store.Bid(ctx, "a", auction.Bid{Bidder: "y", Max: 4000, Exact: true})
+	wantLead(t, o, "y", 4000)
+}
+
+func testSelfRaise(t *testing.T, h AuctionHarness) {
+	putAuction(t, h, "a", auctionCfg(h))
+	bid(t, h, "a", "x", 2000)
+	o := bid(t, h, "a", "x", 9000) // raising one's own maximum is not a bid against oneself
+	wantLead(t, o, "x", 1000)
+	if len(o.Events) != 0 || o.State.Bids != 1 {
+		t.Fatalf("self-raise made events %v, bids %d", o.Events, o.State.Bids)
+	}
+	_, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 9000})
+	var low *auction.TooLowError
+	if !errors.As(err, &low) || low.Min != 9001 {
+		t.Fatalf("lowering or repeating one's own maximum: %v", err)
+	}
+	wantLead(t, bid(t, h, "a", "y", 8000), "x", 8100)
+}
+
+func testReserve(t *testing.T, h AuctionHarness) {
+	c := auctionCfg(h)
+	c.ReservePrice = ptr(5000)
+	putAuction(t, h, "a", c)
+	o := bid(t, h, "a", "x", 3000)
+	if o.State.ReserveMet() || o.State.Price != 1000 {
+		t.Fatalf("below the reserve: %+v", o.State)
+	}
+	o = bid(t, h, "a", "x", 6000) // the leader's new maximum meets the reserve: the price jumps to it
+	if !o.State.ReserveMet() || o.State.Price != 5000 {
+		t.Fatalf("after raising past the reserve: price %d, met %v", o.State.Price, o.State.ReserveMet())
+	}
+	putAuction(t, h, "b", c)
+	bid(t, h, "b", "x", 2000)
+	bid(t, h, "b", "y", 4000)
+	h.Advance(time.Hour)
+	s, _ := h.Store.Get(ctx, "b")
+	if s.Status(h.Now()) != auction.StatusClosed || s.Winner != "" || s.Final != 0 {
+		t.Fatalf("closed below the reserve, yet %+v", s)
+	}
+}
+
+func testBuyNow(t *testing.T, h AuctionHarness) {
+	c := auctionCfg(h)
+	c.BuyNowPrice = ptr(20000)
+	putAuction(t, h, "a", c)
+	o, err := h.Store.BuyNow(ctx, "a", "x")
+	if err != nil || !o.State.Sold || o.State.Winner != "x" || o.State.Final != 20000 {
+		t.Fatalf("buy now: %+v %v", o.State, err)
+	}
+	if _, err := h.Store.BuyNow(ctx, "a", "y"); !errors.Is(err, auction.ErrClosed) {
+		t.Fatalf("second buy now: %v", err)
+	}
+	if _, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "y", Max: 30000}); !errors.Is(err, auction.ErrClosed) {
+		t.Fatalf("bid after sale: %v", err)
+	}
+	putAuction(t, h, "b", c)
+	bid(t, h, "b", "x", 1000)
+	if _, err := h.Store.BuyNow(ctx, "b", "y"); !errors.Is(err, auction.ErrBuyNowGone) {
+		t.Fatalf("buy now after the first bid: %v", err)
+	}
+	c.BuyNowPrice = nil
+	putAuction(t, h, "c", c)
+	if _, err := h.Store.BuyNow(ctx, "c", "y"); !errors.Is(err, auction.ErrBuyNowGone) {
+		t.Fatalf("buy now without a price: %v", err)
+	}
+}
+
+func testBuyNowWithReserve(t *testing.T, h AuctionHarness) {
+	c := auctionCfg(h)
+	c.ReservePrice, c.BuyNowPrice = ptr(5000), ptr(9000)
+	putAuction(t, h, "a", c)
+	bid(t, h, "a", "x", 3000)
+	if _, err := h.Store.BuyNow(ctx, "a", "y"); err != nil { // bids below the reserve keep buy now
+		t.Fatalf("buy now below the reserve: %v", err)
+	}
+	putAuction(t, h, "b", c)
+	bid(t, h, "b", "x", 6000)
+	if _, err := h.Store.BuyNow(ctx, "b", "y"); !errors.Is(err, auction.ErrBuyNowGone) {
+		t.Fatalf("buy now once the reserve is met: %v", err)
+	}
+}
+
+func testSoftClose(t *testing.T, h AuctionHarness) {
+	c := auctionCfg(h)
+	c.SoftClose = &auction.SoftClose{Window: room.Duration(2 * time.Minute), Extend: room.Duration(2 * time.Minute)}
+	putAuction(t, h, "a", c)
+	bid(t, h, "a", "x", 1000)
+	h.Advance(50 * time.Minute) // outside the window: no extension
+	if o := bid(t, h, "a", "y", 2000); !o.State.EndsAt.Equal(c.EndsAt) {
+		t.Fatalf("extended outside the window: %v", o.State.EndsAt)
+	}
+	h.Advance(9 * time.Minute) // one minute before the end
+	o := bid(t, h, "a", "x", 3000)
+	if want := h.Now().Add(2 * time.Minute); !o.State.EndsAt.Equal(want) {
+		t.Fatalf("ends at %v, want %v", o.State.EndsAt, want)
+	}
+	if ev := o.Events[len(o.Events)-1]; ev.Kind != auction.EventExtended {
+		t.Fatalf("no extension event: %+v", o.Events)
+	}
+	h.Advance(90 * time.Second) // again within the window of the new end: extended again
+	o = bid(t, h, "a", "y", 4000)
+	if want := h.Now().Add(2 * time.Minute); !o.State.EndsAt.Equal(want) {
+		t.Fatalf("second extension: ends at %v, want %v", o.State.EndsAt, want)
+	}
+	h.Advance(2 * time.Minute)
+	if _, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 9000}); !errors.Is(err, auction.ErrClosed) {
+		t.Fatalf("bid at the extended end: %v", err)
+	}
+}
+
+func testCloseAtEnd(t *testing.T, h AuctionHarness) {
+	c := auctionCfg(h)
+	putAuction(t, h, "a", c)
+	bid(t, h, "a", "x", 3000)
+	bid(t, h, "a", "y", 2000)
+	ids, next, err := h.Store.Due(ctx, 10)
+	if err != nil || slices.Contains(ids, "a") || next.IsZero() || next.After(c.EndsAt) {
+		t.Fatalf("Due before the end: %v %v %v", ids, next, err)
+	}
+	h.Advance(time.Hour)
+	ids, _, _ = h.Store.Due(ctx, 10)
+	if !slices.Contains(ids, "a") {
+		t.Fatalf("Due at the end: %v", ids)
+	}
+	// A bid whose step runs after the end is refused, and that step closes the auction.
+	if _, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "z", Max: 9000}); !errors.Is(err, auction.ErrClosed) {
+		t.Fatalf("bid after the end: %v", err)
+	}
+	o, err := h.Store.Close(ctx, "a")
+	if err != nil || len(o.Events) != 0 {
+		t.Fatalf("close after the refusing bid closed it: %+v %v", o.Events, err)
+	}
+	if s := o.State; !s.Closed || s.Winner != "x" || s.Final != 2100 {
+		t.Fatalf("closed state %+v", s)
+	}
+	if ids, _, _ := h.Store.Due(ctx, 10); slices.Contains(ids, "a") {
+		t.Fatal("closed auction still due")
+	}
+	putAuction(t, h, "b", auctionCfg(h))
+	h.Advance(time.Hour)
+	o, _ = h.Store.Close(ctx, "b")
+	if len(o.Events) != 1 || o.Events[0].Kind != auction.EventClosed || o.State.Winner != "" {
+		t.Fatalf("closing an auction without bids: %+v", o)
+	}
+}
+
+func testRefusals(t *testing.T, h AuctionHarness) {
+	c := auctionCfg(h)
+	c.StartsAt = h.Now().Add(time.Minute).Truncate(time.Millisecond)
+	putAuction(t, h, "a", c)
+	if _, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 5000}); !errors.Is(err, auction.ErrNotStarted) {
+		t.Fatalf("before the start: %v", err)
+	}
+	if s, _ := h.Store.Get(ctx, "a"); s.Status(h.Now()) != auction.StatusScheduled {
+		t.Fatalf("status before the start: %s", s.Status(h.Now()))
+	}
+	h.Advance(time.Minute)
+	if _, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 999}); !errors.Is(err, auction.ErrTooLow) {
+		t.Fatalf("below the start price: %v", err)
+	}
+	if _, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 0}); !errors.Is(err, auction.ErrInvalidAmount) {
+		t.Fatalf("zero: %v", err)
+	}
+	if _, err := h.Store.Bid(ctx, "nope", auction.Bid{Bidder: "x", Max: 5000}); !errors.Is(err, auction.ErrNotFound) {
+		t.Fatalf("unknown auction: %v", err)
+	}
+	bid(t, h, "a", "x", 5000)
+	if err := h.Store.Put(ctx, "a", c); !errors.Is(err, auction.ErrStarted) {
+		t.Fatalf("replacing an auction with bids: %v", err)
+	}
+}
+
+func testEvents(t *testing.T, h AuctionHarness) {
+	putAuction(t, h, "a", auctionCfg(h))
+	for i, who := range []string{"x", "y", "x", "y"} {
+		bid(t, h, "a", who, int64(2000+1000*i))
+	}
+	all, err := h.Store.Events(ctx, "a", 0, 100)
+	if err != nil || len(all) < 4 {
+		t.Fatalf("events %v %v", all, err)
+	}
+	for i, ev := range all {
+		if ev.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d", i, ev.Seq)
+		}
+		if i > 0 && ev.Kind == auction.EventBid && ev.Price <= all[i-1].Price {
+			t.Fatalf("bid prices do not strictly increase: %+v", all)
+		}
+	}
+	rest, _ := h.Store.Events(ctx, "a", 2, 100)
+	if !slices.Equal(rest, all[2:]) {
+		t.Fatalf("resume after 2: %v, want %v", rest, all[2:])
+	}
+	if page, _ := h.Store.Events(ctx, "a", 1, 2); len(page) != 2 || page[0].Seq != 2 {
+		t.Fatalf("page: %v", page)
+	}
+}
+
+// testConcurrentBids races 300 bidders: every accepted bid raises the price strictly, and the winner is
+// the holder of the highest accepted bid.
+func testConcurrentBids(t *testing.T, h AuctionHarness) {
+	putAuction(t, h, "a", auctionCfg(h))
+	var wg sync.WaitGroup
+	var accepted atomic.Int64
+	for i := range 300 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(i), 1))
+			for range 5 {
+				_, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: fmt.Sprintf("b%03d", i), Max: 1000 + rng.Int64N(100000)})
+				if err == nil {
+					accepted.Add(1)
+				} else if !errors.Is(err, auction.ErrTooLow) {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	evs, _ := h.Store.Events(ctx, "a", 0, 10000)
+	last := int64(0)
+	for _, ev := range evs {
+		if ev.Kind != auction.EventBid {
+			continue
+		}
+		if ev.Price <= last {
+			t.Fatalf("price went from %d to %d", last, ev.Price)
+		}
+		last = ev.Price
+	}
+	h.Advance(time.Hour)
+	o, _ := h.Store.Close(ctx, "a")
+	if o.State.Final != last || o.State.Winner != evs[len(evs)-1].Bidder || accepted.Load() == 0 {
+		t.Fatalf("winner %s at %d; the last accepted bid was %d by %s", o.State.Winner, o.State.Final, last, evs[len(evs)-1].Bidder)
+	}
+}
+
+func testConcurrentBuyNow(t *testing.T, h AuctionHarness) {
+	c := auctionCfg(h)
+	c.BuyNowPrice = ptr(50000)
+	putAuction(t, h, "a", c)
+	var wg sync.WaitGroup
+	var sold atomic.Int64
+	for i := range 300 {
+		wg.Go(func() {
+			if _, err := h.Store.BuyNow(ctx, "a", fmt.Sprintf("b%03d", i)); err == nil {
+				sold.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if sold.Load() != 1 {
+		t.Fatalf("%d buyers, want exactly 1", sold.Load())
+	}
+}
