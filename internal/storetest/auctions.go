@@ -94,7 +94,7 @@ func testIncrementTable(t *testing.T, h AuctionHarness) {
 	if !errors.As(err, &low) || low.Min != 55 {
 		t.Fatalf("below the 5-step: %v", err)
 	}
-	wantLead(t, bid(t, h, "a", "y", 100), "y", 55) // one step of 5 above x's 50
+	wantLead(t, bid(t, h, "a", "y", 100), "y", 55)   // one step of 5 above x's 50
 	wantLead(t, bid(t, h, "a", "x", 1000), "x", 125) // y's 100 plus the 25-step that applies from 100
 	if _, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "y", Max: 149}); !errors.As(err, &low) || low.Min != 150 {
 		t.Fatalf("below the 25-step: %v", err)
@@ -208,27 +208,27 @@ func testBuyNowWithReserve(t *testing.T, h AuctionHarness) {
 
 func testSoftClose(t *testing.T, h AuctionHarness) {
 	c := auctionCfg(h)
-	c.SoftClose = &auction.SoftClose{Window: room.Duration(2 * time.Minute), Extend: room.Duration(2 * time.Minute)}
+	c.SoftClose = &auction.SoftClose{Window: room.Duration(2 * time.Minute), Extend: room.Duration(5 * time.Minute)}
 	putAuction(t, h, "a", c)
 	bid(t, h, "a", "x", 1000)
-	h.Advance(50 * time.Minute) // outside the window: no extension
+	h.Advance(56 * time.Minute) // four minutes before the end: outside the window, though inside extend
 	if o := bid(t, h, "a", "y", 2000); !o.State.EndsAt.Equal(c.EndsAt) {
 		t.Fatalf("extended outside the window: %v", o.State.EndsAt)
 	}
-	h.Advance(9 * time.Minute) // one minute before the end
+	h.Advance(3 * time.Minute) // one minute before the end
 	o := bid(t, h, "a", "x", 3000)
-	if want := h.Now().Add(2 * time.Minute); !o.State.EndsAt.Equal(want) {
+	if want := h.Now().Add(5 * time.Minute); !o.State.EndsAt.Equal(want) {
 		t.Fatalf("ends at %v, want %v", o.State.EndsAt, want)
 	}
-	if ev := o.Events[len(o.Events)-1]; ev.Kind != auction.EventExtended {
+	if ev := o.Events[len(o.Events)-1]; ev.Kind != auction.EventExtended || !ev.EndsAt.Equal(o.State.EndsAt) {
 		t.Fatalf("no extension event: %+v", o.Events)
 	}
-	h.Advance(90 * time.Second) // again within the window of the new end: extended again
+	h.Advance(4 * time.Minute) // within the window of the new end: extended again
 	o = bid(t, h, "a", "y", 4000)
-	if want := h.Now().Add(2 * time.Minute); !o.State.EndsAt.Equal(want) {
+	if want := h.Now().Add(5 * time.Minute); !o.State.EndsAt.Equal(want) {
 		t.Fatalf("second extension: ends at %v, want %v", o.State.EndsAt, want)
 	}
-	h.Advance(2 * time.Minute)
+	h.Advance(5 * time.Minute)
 	if _, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 9000}); !errors.Is(err, auction.ErrClosed) {
 		t.Fatalf("bid at the extended end: %v", err)
 	}
