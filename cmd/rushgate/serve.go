@@ -19,6 +19,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/httpapi"
 	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/memstore"
@@ -111,9 +112,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		log.Warn("rooms not loaded at start; their gates start on first use", "err", err)
 	}
 	defer svc.Stop() // after the HTTP server has drained: producers of requests stop before the gates
+	var auctions *auction.Service
+	if be.auctions != nil {
+		auctions = auction.NewService(be.auctions, auction.ServiceOptions{Logger: log})
+		auctions.Start(ctx)
+		defer auctions.Stop()
+	} else {
+		log.Warn("the auction API is not served on this backend yet", "store", be.name)
+	}
 
 	api := httpapi.New(httpapi.Config{
-		Rooms: svc, Keys: keys, Visitors: visitors, Metrics: m, Logger: log,
+		Rooms: svc, Auctions: auctions, Keys: keys, Visitors: visitors, Metrics: m, Logger: log,
 		AdminKey: adminKey, NewVisitorsPerMinute: f.newVisitors, SecureCookies: f.secureCookies,
 	})
 	return listenAndServe(ctx, log, f, be.name, api)
@@ -123,13 +132,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 type backend struct {
 	name  string
 	store room.Store
-	vault keyring.Vault
-	close func()
+	// auctions is nil where the backend has no auction store yet (Redis, until its scripts land).
+	auctions auction.Store
+	vault    keyring.Vault
+	close    func()
 }
 
 func openBackend(f serveFlags) (backend, error) {
 	if f.redisURL == "" {
-		return backend{name: "memory", store: memstore.New(memstore.Options{}), vault: vault.Dir(f.data), close: func() {}}, nil
+		return backend{name: "memory", store: memstore.New(memstore.Options{}), auctions: memstore.NewAuctions(nil),
+			vault: vault.Dir(f.data), close: func() {}}, nil
 	}
 	rdb, cluster, err := redisClient(f.redisURL, f.redisCluster)
 	if err != nil {

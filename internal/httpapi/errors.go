@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/room"
 )
 
@@ -26,6 +27,13 @@ const (
 	codeRateLimited           = "rate_limited"
 	codeStoreUnavailable      = "store_unavailable"
 	codeInternal              = "internal"
+	codeAuctionNotFound       = "auction_not_found"
+	codeAuctionClosed         = "auction_closed"
+	codeAuctionNotStarted     = "auction_not_started"
+	codeAuctionStarted        = "auction_started"
+	codeBidTooLow             = "bid_too_low"
+	codeBuyNowUnavailable     = "buy_now_unavailable"
+	codeInvalidAmount         = "invalid_amount"
 )
 
 // Error is an API failure: a stable code and a message for the client, the HTTP status, and the cause,
@@ -35,6 +43,8 @@ type Error struct {
 	Code    string
 	Message string
 	Cause   error
+	// MinNextBid, for bid_too_low, is the least bid that would be accepted.
+	MinNextBid int64
 }
 
 func (e *Error) Error() string {
@@ -55,26 +65,45 @@ func apiError(status int, code, msg string) *Error {
 func fromDomain(err error) *Error {
 	var e *Error
 	var ce *room.ConfigError
+	var ace *auction.ConfigError
+	var low *auction.TooLowError
 	switch {
 	case errors.As(err, &e):
 		return e
 	case errors.As(err, &ce):
-		return &Error{http.StatusBadRequest, codeInvalidConfig, ce.Error(), err}
+		return &Error{Status: http.StatusBadRequest, Code: codeInvalidConfig, Message: ce.Error(), Cause: err}
+	case errors.As(err, &ace):
+		return &Error{Status: http.StatusBadRequest, Code: codeInvalidConfig, Message: ace.Error(), Cause: err}
+	case errors.As(err, &low):
+		return &Error{Status: http.StatusConflict, Code: codeBidTooLow, Message: low.Error(), Cause: err, MinNextBid: low.Min}
+	case errors.Is(err, auction.ErrNotFound):
+		return &Error{Status: http.StatusNotFound, Code: codeAuctionNotFound, Message: "no such auction", Cause: err}
+	case errors.Is(err, auction.ErrClosed):
+		return &Error{Status: http.StatusConflict, Code: codeAuctionClosed, Message: "the auction has ended", Cause: err}
+	case errors.Is(err, auction.ErrNotStarted):
+		return &Error{Status: http.StatusConflict, Code: codeAuctionNotStarted, Message: "the auction has not started", Cause: err}
+	case errors.Is(err, auction.ErrStarted):
+		return &Error{Status: http.StatusConflict, Code: codeAuctionStarted, Message: "an auction with bids cannot be replaced", Cause: err}
+	case errors.Is(err, auction.ErrBuyNowGone):
+		return &Error{Status: http.StatusConflict, Code: codeBuyNowUnavailable, Message: "buy now is no longer available", Cause: err}
+	case errors.Is(err, auction.ErrInvalidAmount):
+		return &Error{Status: http.StatusBadRequest, Code: codeInvalidAmount, Message: "amounts are positive integers of minor units", Cause: err}
 	case errors.Is(err, room.ErrNotFound):
-		return &Error{http.StatusNotFound, codeRoomNotFound, "no such room", err}
+		return &Error{Status: http.StatusNotFound, Code: codeRoomNotFound, Message: "no such room", Cause: err}
 	case errors.Is(err, room.ErrNotAdmitted):
-		return &Error{http.StatusConflict, codeNotAdmitted, "no current admission to release", err}
+		return &Error{Status: http.StatusConflict, Code: codeNotAdmitted, Message: "no current admission to release", Cause: err}
 	case errors.Is(err, room.ErrUnavailable):
-		return &Error{http.StatusServiceUnavailable, codeStoreUnavailable, "the state store is unavailable; retry shortly", err}
+		return &Error{Status: http.StatusServiceUnavailable, Code: codeStoreUnavailable, Message: "the state store is unavailable; retry shortly", Cause: err}
 	default:
-		return &Error{http.StatusInternalServerError, codeInternal, "internal error", err}
+		return &Error{Status: http.StatusInternalServerError, Code: codeInternal, Message: "internal error", Cause: err}
 	}
 }
 
 type errorBody struct {
 	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
+		Code       string `json:"code"`
+		Message    string `json:"message"`
+		MinNextBid int64  `json:"min_next_bid,omitempty"`
 	} `json:"error"`
 }
 
@@ -98,7 +127,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", "1")
 	}
 	var b errorBody
-	b.Error.Code, b.Error.Message = e.Code, e.Message
+	b.Error.Code, b.Error.Message, b.Error.MinNextBid = e.Code, e.Message, e.MinNextBid
 	writeJSON(w, e.Status, b)
 }
 

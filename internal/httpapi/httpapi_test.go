@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rushgate/rushgate/admission"
+	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/httpapi"
 	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/memstore"
@@ -50,6 +51,7 @@ func setup(t *testing.T, opts ...option) *env {
 	for _, o := range opts {
 		o(&cfg, &store)
 	}
+	cfg.Auctions = auction.NewService(memstore.NewAuctions(c.Now), auction.ServiceOptions{})
 	cfg.Metrics = metrics.New()
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	svc := room.NewService(store, room.Options{Clock: c.Now, Manual: true, Observer: cfg.Metrics, Logger: cfg.Logger})

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rushgate/rushgate/admission"
+	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/metrics"
 	"github.com/rushgate/rushgate/internal/room"
@@ -31,7 +32,9 @@ const maxBody = 64 << 10
 
 // Config wires a Server to the rest of rushgate.
 type Config struct {
-	Rooms    *room.Service
+	Rooms *room.Service
+	// Auctions, when set, serves the auction API.
+	Auctions *auction.Service
 	Keys     *keyring.Keyring
 	Visitors *visitor.Issuer
 	Metrics  *metrics.Metrics
@@ -50,6 +53,8 @@ type Config struct {
 // Server serves the API.
 type Server struct {
 	rooms    *room.Service
+	auctions *auction.Service
+	now      func() time.Time
 	keys     *keyring.Keyring
 	verifier *admission.Verifier
 	visitors *visitor.Issuer
@@ -76,7 +81,7 @@ func New(cfg Config) *Server {
 		cfg.Clock = time.Now
 	}
 	s := &Server{
-		rooms: cfg.Rooms, keys: cfg.Keys, verifier: admission.NewVerifier(cfg.Keys.PublicKeys()).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
+		rooms: cfg.Rooms, auctions: cfg.Auctions, now: cfg.Clock, keys: cfg.Keys, verifier: admission.NewVerifier(cfg.Keys.PublicKeys()).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
 		adminSum: sha256.Sum256([]byte(cfg.AdminKey)), secure: cfg.SecureCookies,
 		limiter: newLimiter(cfg.NewVisitorsPerMinute),
 	}
@@ -111,6 +116,14 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/rooms/{room}/leave", s.leave)
 	m.HandleFunc("POST /v1/rooms/{room}/release", s.release)
 	m.HandleFunc("GET /r/{room}", s.page)
+	if s.auctions != nil {
+		m.HandleFunc("PUT /v1/auctions/{auction}", s.admin(s.putAuction))
+		m.HandleFunc("GET /v1/auctions/{auction}", s.getAuction)
+		m.HandleFunc("GET /v1/auctions/{auction}/bids", s.bids)
+		m.HandleFunc("POST /v1/auctions/{auction}/bids", s.postBid)
+		m.HandleFunc("POST /v1/auctions/{auction}/buy-now", s.buyNow)
+		m.HandleFunc("GET /v1/auctions/{auction}/live", s.live)
+	}
 	m.HandleFunc("/", s.unmatched)
 	s.mux = m
 }

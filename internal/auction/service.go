@@ -1,0 +1,172 @@
+package auction
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// ServiceOptions configure a [Service].
+type ServiceOptions struct {
+	// Logger receives errors from the closer; nil means slog.Default().
+	Logger *slog.Logger
+	// Poll is the longest the closer sleeps, which also picks up auctions created by other
+	// instances; 0 means one second.
+	Poll time.Duration
+}
+
+// Service runs auctions on a [Store]: a closer that wakes at the nearest deadline of the index and
+// closes what is due, and a push hub that tells live feeds when an auction has new events. Several
+// instances may run closers at once; closing is idempotent.
+type Service struct {
+	store Store
+	log   *slog.Logger
+	poll  time.Duration
+	wakeC chan struct{}
+
+	mu      sync.Mutex
+	changed map[string]chan struct{} // closed when the auction has new events
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// NewService returns a service over store; Start runs its closer.
+func NewService(store Store, opts ServiceOptions) *Service {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = time.Second
+	}
+	return &Service{store: store, log: opts.Logger, poll: opts.Poll, wakeC: make(chan struct{}, 1),
+		changed: make(map[string]chan struct{}), cancel: func() {}, done: make(chan struct{})}
+}
+
+// Start closes every overdue auction, then keeps closing them at their deadlines until Stop.
+func (s *Service) Start(ctx context.Context) {
+	s.CloseDue(ctx)
+	ctx, s.cancel = context.WithCancel(context.Background())
+	go func() {
+		defer close(s.done)
+		s.closer(ctx)
+	}()
+}
+
+// Stop ends the closer and waits for it. Call it once, after Start.
+func (s *Service) Stop() {
+	s.cancel()
+	<-s.done
+}
+
+func (s *Service) closer(ctx context.Context) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		next := s.CloseDue(ctx)
+		delay := s.poll
+		if !next.IsZero() {
+			delay = min(delay, max(0, time.Until(next)+time.Millisecond))
+		}
+		timer.Reset(delay)
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wakeC:
+		case <-timer.C:
+		}
+	}
+}
+
+// CloseDue closes every auction whose end has passed and returns the next deadline (zero if none).
+func (s *Service) CloseDue(ctx context.Context) time.Time {
+	for {
+		ids, next, err := s.store.Due(ctx, 100)
+		if err != nil {
+			s.log.Warn("auction deadlines unavailable", "err", err)
+			return time.Time{}
+		}
+		for _, id := range ids {
+			o, err := s.store.Close(ctx, id)
+			if err != nil {
+				s.log.Warn("closing auction failed", "auction", id, "err", err)
+				continue
+			}
+			if len(o.Events) > 0 {
+				s.publish(id)
+			}
+		}
+		if len(ids) < 100 {
+			return next
+		}
+	}
+}
+
+func (s *Service) wake() {
+	select {
+	case s.wakeC <- struct{}{}:
+	default:
+	}
+}
+
+// publish tells the auction's live feeds to read its new events.
+func (s *Service) publish(id string) {
+	s.mu.Lock()
+	if ch, ok := s.changed[id]; ok {
+		close(ch)
+		delete(s.changed, id)
+	}
+	s.mu.Unlock()
+}
+
+// Changed returns a channel closed at the auction's next events. Take it before reading events, so
+// that none slips between the read and the wait.
+func (s *Service) Changed(id string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, ok := s.changed[id]
+	if !ok {
+		ch = make(chan struct{})
+		s.changed[id] = ch
+	}
+	return ch
+}
+
+// Put creates or replaces an auction, waking the closer in case its deadline is the nearest.
+func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
+	if err := s.store.Put(ctx, id, cfg); err != nil {
+		return err
+	}
+	s.wake()
+	s.publish(id)
+	return nil
+}
+
+// Get returns the auction's state, closed first if overdue.
+func (s *Service) Get(ctx context.Context, id string) (State, error) { return s.store.Get(ctx, id) }
+
+// Bid applies a bid and pushes its events.
+func (s *Service) Bid(ctx context.Context, id string, b Bid) (Outcome, error) {
+	return s.step(id)(s.store.Bid(ctx, id, b))
+}
+
+// BuyNow sells the auction to bidder and pushes the sale.
+func (s *Service) BuyNow(ctx context.Context, id, bidder string) (Outcome, error) {
+	return s.step(id)(s.store.BuyNow(ctx, id, bidder))
+}
+
+// step publishes a step's events, also those of a close that happened in a refused step.
+func (s *Service) step(id string) func(Outcome, error) (Outcome, error) {
+	return func(o Outcome, err error) (Outcome, error) {
+		if len(o.Events) > 0 {
+			s.publish(id)
+		}
+		return o, err
+	}
+}
+
+// Events returns the auction's events after a sequence number.
+func (s *Service) Events(ctx context.Context, id string, after int64, limit int) ([]Event, error) {
+	return s.store.Events(ctx, id, after, limit)
+}

@@ -1,0 +1,314 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+// auctionView is an auction as the public sees it: never the leader's maximum nor the reserve itself.
+type auctionView struct {
+	ID          string         `json:"id"`
+	Title       string         `json:"title"`
+	Currency    string         `json:"currency"`
+	Status      auction.Status `json:"status"`
+	Price       int64          `json:"price"`
+	Leader      string         `json:"leader,omitempty"`
+	Bids        int64          `json:"bid_count"`
+	StartsAt    time.Time      `json:"starts_at"`
+	EndsAt      time.Time      `json:"ends_at"`
+	ReserveMet  bool           `json:"reserve_met"`
+	MinNextBid  int64          `json:"min_next_bid,omitempty"`
+	BuyNowPrice *int64         `json:"buy_now_price,omitempty"`
+	Winner      string         `json:"winner,omitempty"`
+	FinalPrice  *int64         `json:"final_price,omitempty"`
+	Room        string         `json:"room,omitempty"`
+	Seq         int64          `json:"seq"`
+}
+
+func viewOf(id string, s auction.State, now time.Time) auctionView {
+	v := auctionView{
+		ID: id, Title: s.Config.Title, Currency: s.Config.Currency, Status: s.Status(now), Price: s.Price,
+		Leader: s.Leader, Bids: s.Bids, StartsAt: s.Config.StartsAt, EndsAt: s.EndsAt,
+		ReserveMet: s.ReserveMet(), Room: s.Config.Room, Seq: s.Seq,
+	}
+	if v.Status == auction.StatusOpen || v.Status == auction.StatusScheduled {
+		v.MinNextBid = s.MinNext()
+	}
+	if s.BuyNowAvailable(now) {
+		v.BuyNowPrice = s.Config.BuyNowPrice
+	}
+	if s.Closed || s.Sold {
+		v.Winner = s.Winner
+		if s.Winner != "" {
+			v.FinalPrice = &s.Final
+		}
+	}
+	return v
+}
+
+func auctionID(r *http.Request) (string, error) {
+	id := r.PathValue("auction")
+	if !room.ValidID(id) {
+		return "", apiError(http.StatusBadRequest, codeInvalidRequest, "auction ids are 1-64 characters of A-Z, a-z, 0-9, _ and -")
+	}
+	return id, nil
+}
+
+func (s *Server) putAuction(w http.ResponseWriter, r *http.Request) {
+	id, err := auctionID(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil || len(body) > maxBody {
+		s.writeError(w, r, apiError(http.StatusBadRequest, codeInvalidRequest, "could not read a body of at most 64 KiB"))
+		return
+	}
+	cfg, err := auction.DecodeConfig(bytes.NewReader(body))
+	if err == nil {
+		err = s.auctions.Put(r.Context(), id, cfg)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	st, err := s.auctions.Get(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.log.InfoContext(r.Context(), "auction saved", "auction", id, "ends_at", cfg.EndsAt)
+	writeJSON(w, http.StatusOK, struct {
+		auctionView
+		Config auction.Config `json:"config"`
+	}{viewOf(id, st, s.now()), cfg})
+}
+
+func (s *Server) getAuction(w http.ResponseWriter, r *http.Request) {
+	id, err := auctionID(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	st, err := s.auctions.Get(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewOf(id, st, s.now()))
+}
+
+type bidRequest struct {
+	Amount         *int64 `json:"amount"`
+	MaxAmount      *int64 `json:"max_amount"`
+	AdmissionToken string `json:"admission_token"`
+}
+
+// bidder resolves the visitor behind an auction call and, for auctions behind a room, checks that it
+// holds a live admission for that room: in the body or the Rushgate-Admission header.
+func (s *Server) bidder(r *http.Request, id, admissionToken string) (auction.State, string, error) {
+	vid, _, err := s.visitor(r)
+	if err != nil {
+		return auction.State{}, "", err
+	}
+	st, err := s.auctions.Get(r.Context(), id)
+	if err != nil || st.Config.Room == "" {
+		return st, vid, err
+	}
+	if admissionToken == "" {
+		admissionToken = r.Header.Get("Rushgate-Admission")
+	}
+	refused := apiError(http.StatusForbidden, codeNotAdmitted, "bidding needs an admission from room "+st.Config.Room)
+	c, err := s.verifier.Verify(r.Context(), admissionToken, st.Config.Room)
+	if err != nil || c.Subject != vid {
+		return st, "", refused
+	}
+	live, err := s.rooms.Active(r.Context(), st.Config.Room, vid, c.ID)
+	if err != nil || !live {
+		return st, "", refused
+	}
+	return st, vid, nil
+}
+
+func (s *Server) postBid(w http.ResponseWriter, r *http.Request) {
+	id, err := auctionID(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var req bidRequest
+	if err := decode(r, &req, false); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if (req.Amount == nil) == (req.MaxAmount == nil) {
+		s.writeError(w, r, apiError(http.StatusBadRequest, codeInvalidAmount, "give exactly one of amount and max_amount"))
+		return
+	}
+	b := auction.Bid{Exact: req.Amount != nil}
+	if b.Exact {
+		b.Max = *req.Amount
+	} else {
+		b.Max = *req.MaxAmount
+	}
+	if _, b.Bidder, err = s.bidder(r, id, req.AdmissionToken); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	o, err := s.auctions.Bid(r.Context(), id, b)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{
+		"accepted": true, "leading": o.State.Leader == b.Bidder, "auction": viewOf(id, o.State, s.now()),
+	})
+}
+
+func (s *Server) buyNow(w http.ResponseWriter, r *http.Request) {
+	id, err := auctionID(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var req struct {
+		AdmissionToken string `json:"admission_token"`
+	}
+	if err := decode(r, &req, true); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	_, vid, err := s.bidder(r, id, req.AdmissionToken)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	o, err := s.auctions.BuyNow(r.Context(), id, vid)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewOf(id, o.State, s.now()))
+}
+
+// pageParams reads ?after=SEQ&limit=N.
+func pageParams(r *http.Request) (after int64, limit int, err error) {
+	q := r.URL.Query()
+	limit = 100
+	if v := q.Get("after"); v != "" {
+		if after, err = strconv.ParseInt(v, 10, 64); err != nil || after < 0 {
+			return 0, 0, apiError(http.StatusBadRequest, codeInvalidRequest, "after must be a sequence number")
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > 1000 {
+			return 0, 0, apiError(http.StatusBadRequest, codeInvalidRequest, "limit must be 1-1000")
+		}
+	}
+	return after, limit, nil
+}
+
+// bids pages through the accepted bids by sequence number; next_after continues the listing.
+func (s *Server) bids(w http.ResponseWriter, r *http.Request) {
+	id, err := auctionID(r)
+	var after int64
+	var limit int
+	if err == nil {
+		after, limit, err = pageParams(r)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	evs, err := s.auctions.Events(r.Context(), id, after, limit)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := []auction.Event{}
+	next := after
+	for _, ev := range evs {
+		if ev.Kind == auction.EventBid {
+			out = append(out, ev)
+		}
+		next = ev.Seq
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"bids": out, "next_after": next})
+}
+
+// live streams an auction: a snapshot, then every event from after (the snapshot's sequence by
+// default), each once, in order. A client that reconnects with ?after=SEQ gets exactly what it missed.
+// Server-Sent Events for now; the WebSocket transport at the same path is still to come.
+func (s *Server) live(w http.ResponseWriter, r *http.Request) {
+	id, err := auctionID(r)
+	after := int64(-1)
+	if err == nil && r.URL.Query().Get("after") != "" {
+		after, _, err = pageParams(r)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		s.writeError(w, r, apiError(http.StatusNotAcceptable, codeInvalidRequest, "send Accept: text/event-stream"))
+		return
+	}
+	ctx := r.Context()
+	s.streams.Add(1) // a taken-over connection outlives net/http's bookkeeping: Wait waits for it
+	defer s.streams.Done()
+	changed := s.auctions.Changed(id)
+	st, err := s.auctions.Get(ctx, id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out, ok := openStream(w)
+	if !ok {
+		return
+	}
+	defer out.close()
+	snap, _ := json.Marshal(viewOf(id, st, s.now()))
+	if !out.send([]byte("retry: 2000\n\nevent: snapshot\ndata: " + string(snap) + "\n\n")) {
+		return
+	}
+	if after < 0 {
+		after = st.Seq
+	}
+	for {
+		evs, err := s.auctions.Events(ctx, id, after, 500)
+		if err != nil {
+			return
+		}
+		for _, ev := range evs {
+			data, _ := json.Marshal(ev)
+			if !out.send([]byte("id: " + strconv.FormatInt(ev.Seq, 10) + "\nevent: " + ev.Kind + "\ndata: " + string(data) + "\n\n")) {
+				return
+			}
+			after = ev.Seq
+		}
+		if len(evs) == 500 {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.streamCtx.Done():
+			return
+		case <-changed:
+			changed = s.auctions.Changed(id)
+		case <-time.After(keepAlive):
+			if !out.send([]byte(": keep-alive\n\n")) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,189 @@
+package httpapi_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func (e *env) auctionCfg(extra string) string {
+	now := e.clock.Now()
+	return fmt.Sprintf(`{"title": "Guitar", "currency": "EUR", "start_price": 1000, "increment": [{"from": 0, "step": 100}, {"from": 5000, "step": 250}],
+		"starts_at": %q, "ends_at": %q%s}`, now.Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339), extra)
+}
+
+func (e *env) visitorToken(subject string) string {
+	e.t.Helper()
+	r := e.do("POST", "/v1/visitors", adminKey, `{"subject": "`+subject+`"}`)
+	e.want(r, 201, "")
+	return r.str("visitor_token")
+}
+
+func TestAuctionAPI(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/auctions/lot1", "", e.auctionCfg("")), 401, "unauthorized")
+	e.want(e.do("PUT", "/v1/auctions/lot1", adminKey, `{"title": "x"}`), 400, "invalid_config")
+	e.want(e.do("PUT", "/v1/auctions/lot1", adminKey, e.auctionCfg(`, "reserve_price": 4000, "buy_now_price": 9000`)), 200, "")
+	e.want(e.do("GET", "/v1/auctions/nope", "", ""), 404, "auction_not_found")
+	alice, bob := e.visitorToken("alice"), e.visitorToken("bob")
+
+	e.want(e.do("POST", "/v1/auctions/lot1/bids", "", `{"max_amount": 3000}`), 401, "visitor_token_required")
+	e.want(e.do("POST", "/v1/auctions/lot1/bids", alice, `{}`), 400, "invalid_amount")
+	e.want(e.do("POST", "/v1/auctions/lot1/bids", alice, `{"amount": 1, "max_amount": 2}`), 400, "invalid_amount")
+	r := e.do("POST", "/v1/auctions/lot1/bids", alice, `{"amount": 500}`)
+	e.want(r, 409, "bid_too_low")
+	if r.body["error"].(map[string]any)["min_next_bid"] != 1000.0 {
+		t.Fatalf("bid_too_low without the minimum: %v", r.body)
+	}
+	r = e.do("POST", "/v1/auctions/lot1/bids", alice, `{"max_amount": 3000}`)
+	e.want(r, 201, "")
+	if r.body["leading"] != true {
+		t.Fatalf("first bid: %v", r.body)
+	}
+	r = e.do("POST", "/v1/auctions/lot1/bids", bob, `{"max_amount": 2000}`)
+	e.want(r, 201, "")
+	a := r.body["auction"].(map[string]any)
+	if r.body["leading"] != false || a["price"] != 2100.0 || a["reserve_met"] != false || a["buy_now_price"] != 9000.0 {
+		t.Fatalf("outbid by the proxy: %v", r.body)
+	}
+	if _, leaked := a["leader_max"]; leaked {
+		t.Fatal("the view leaks the leader's maximum")
+	}
+	e.want(e.do("POST", "/v1/auctions/lot1/bids", bob, `{"max_amount": 6000}`), 201, "") // meets the reserve
+	e.want(e.do("POST", "/v1/auctions/lot1/buy-now", alice, ""), 409, "buy_now_unavailable")
+	e.want(e.do("PUT", "/v1/auctions/lot1", adminKey, e.auctionCfg("")), 409, "auction_started")
+
+	bids := e.do("GET", "/v1/auctions/lot1/bids?limit=2", "", "")
+	if list := bids.body["bids"].([]any); len(list) != 2 || bids.num("next_after") != 2 {
+		t.Fatalf("first page: %v", bids.body)
+	}
+	rest := e.do("GET", "/v1/auctions/lot1/bids?after=2", "", "")
+	if list := rest.body["bids"].([]any); len(list) != 1 || list[0].(map[string]any)["bidder"] == "" {
+		t.Fatalf("second page: %v", rest.body)
+	}
+	e.want(e.do("GET", "/v1/auctions/lot1/bids?after=-1", "", ""), 400, "invalid_request")
+
+	e.clock.Advance(time.Hour)
+	e.want(e.do("POST", "/v1/auctions/lot1/bids", alice, `{"max_amount": 99000}`), 409, "auction_closed")
+	st := e.do("GET", "/v1/auctions/lot1", "", "")
+	if st.str("status") != "closed" || st.str("winner") == "" || st.num("final_price") != 4000 {
+		t.Fatalf("closed view: %v", st.body)
+	}
+}
+
+func TestAuctionBuyNowAndSchedule(t *testing.T) {
+	e := setup(t)
+	now := e.clock.Now()
+	cfg := fmt.Sprintf(`{"title": "Lot", "currency": "EUR", "start_price": 100, "increment": 10, "buy_now_price": 500,
+		"starts_at": %q, "ends_at": %q}`, now.Add(time.Minute).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, cfg), 200, "")
+	x := e.visitorToken("x")
+	if st := e.do("GET", "/v1/auctions/lot", "", ""); st.str("status") != "scheduled" {
+		t.Fatalf("status %v", st.body)
+	}
+	e.want(e.do("POST", "/v1/auctions/lot/bids", x, `{"amount": 200}`), 409, "auction_not_started")
+	e.clock.Advance(time.Minute)
+	r := e.do("POST", "/v1/auctions/lot/buy-now", x, "")
+	if r.code != 200 || r.str("status") != "sold" || r.num("final_price") != 500 {
+		t.Fatalf("buy now: %d %v", r.code, r.body)
+	}
+	e.want(e.do("POST", "/v1/auctions/lot/buy-now", e.visitorToken("y"), ""), 409, "auction_closed")
+}
+
+func TestAuctionBehindRoom(t *testing.T) {
+	e := setup(t)
+	e.putRoom("sale", `{"capacity": 1}`)
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg(`, "room": "sale"`)), 200, "")
+	x := e.visitorToken("x")
+	e.want(e.do("POST", "/v1/auctions/lot/bids", x, `{"max_amount": 2000}`), 403, "not_admitted")
+	e.join("sale", x)
+	e.tick("sale")
+	adm := e.do("GET", "/v1/rooms/sale/status", x, "").str("admission_token")
+	e.want(e.do("POST", "/v1/auctions/lot/bids", e.visitorToken("y"), `{"max_amount": 2000, "admission_token": "`+adm+`"}`), 403, "not_admitted")
+	e.want(e.do("POST", "/v1/auctions/lot/bids", x, `{"max_amount": 2000, "admission_token": "`+adm+`"}`), 201, "")
+	e.want(e.do("POST", "/v1/rooms/sale/release", x, ""), 200, "")
+	e.want(e.do("POST", "/v1/auctions/lot/bids", x, `{"max_amount": 3000, "admission_token": "`+adm+`"}`), 403, "not_admitted")
+}
+
+// liveEvents opens the live feed and returns its parsed events (snapshot first) as they arrive.
+func (e *env) liveEvents(path string) (<-chan map[string]any, context.CancelFunc) {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+path, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := e.srv.Client().Do(req)
+	if err != nil || res.StatusCode != 200 {
+		e.t.Fatalf("live: %v %v", res, err)
+	}
+	ch := make(chan map[string]any, 64)
+	go func() {
+		defer close(ch)
+		defer res.Body.Close()
+		sc := bufio.NewScanner(res.Body)
+		kind := ""
+		for sc.Scan() {
+			line := sc.Text()
+			if k, ok := strings.CutPrefix(line, "event: "); ok {
+				kind = k
+			}
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				var m map[string]any
+				_ = json.Unmarshal([]byte(d), &m)
+				m["_event"] = kind
+				ch <- m
+			}
+		}
+	}()
+	e.t.Cleanup(cancel)
+	return ch, cancel
+}
+
+func next(t *testing.T, ch <-chan map[string]any) map[string]any {
+	t.Helper()
+	select {
+	case m, ok := <-ch:
+		if !ok {
+			t.Fatal("feed ended")
+		}
+		return m
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event within 5s")
+		return nil
+	}
+}
+
+func TestAuctionLiveFeedResume(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg("")), 200, "")
+	x, y := e.visitorToken("x"), e.visitorToken("y")
+	feed, stop := e.liveEvents("/v1/auctions/lot/live")
+	if snap := next(t, feed); snap["_event"] != "snapshot" || snap["seq"] != 0.0 {
+		t.Fatalf("snapshot %v", snap)
+	}
+	e.want(e.do("POST", "/v1/auctions/lot/bids", x, `{"max_amount": 3000}`), 201, "")
+	if ev := next(t, feed); ev["seq"] != 1.0 || ev["kind"] != "bid" {
+		t.Fatalf("first event %v", ev)
+	}
+	stop() // the client drops; bids go on
+	e.want(e.do("POST", "/v1/auctions/lot/bids", y, `{"max_amount": 2000}`), 201, "")
+	e.want(e.do("POST", "/v1/auctions/lot/bids", y, `{"max_amount": 4000}`), 201, "")
+	again, _ := e.liveEvents("/v1/auctions/lot/live?after=1")
+	if snap := next(t, again); snap["_event"] != "snapshot" || snap["seq"] != 3.0 {
+		t.Fatalf("snapshot on reconnect %v", snap)
+	}
+	for _, want := range []float64{2, 3} { // exactly the missed events: no gap, no duplicate
+		if ev := next(t, again); ev["seq"] != want {
+			t.Fatalf("resumed event %v, want seq %v", ev, want)
+		}
+	}
+	e.want(e.do("POST", "/v1/auctions/lot/bids", x, `{"max_amount": 9000}`), 201, "")
+	if ev := next(t, again); ev["seq"] != 4.0 {
+		t.Fatalf("live after resume %v", ev)
+	}
+	e.want(e.do("GET", "/v1/auctions/lot/live", "", ""), 406, "invalid_request")
+}
