@@ -20,7 +20,9 @@ var (
 // TooLowError is a refused bid with the least amount that would be accepted.
 type TooLowError struct{ Min int64 }
 
-func (e *TooLowError) Error() string { return fmt.Sprintf("auction: bid too low, minimum next bid %d", e.Min) }
+func (e *TooLowError) Error() string {
+	return fmt.Sprintf("auction: bid too low, minimum next bid %d", e.Min)
+}
 
 // Unwrap makes errors.Is(err, ErrTooLow) true.
 func (e *TooLowError) Unwrap() error { return ErrTooLow }
