@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 )
 
 func (e *env) auctionCfg(extra string) string {
@@ -185,5 +187,39 @@ func TestAuctionLiveFeedResume(t *testing.T) {
 	if ev := next(t, again); ev["seq"] != 4.0 {
 		t.Fatalf("live after resume %v", ev)
 	}
-	e.want(e.do("GET", "/v1/auctions/lot/live", "", ""), 406, "invalid_request")
+}
+
+func TestAuctionLiveWebSocket(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg("")), 200, "")
+	x, y := e.visitorToken("x"), e.visitorToken("y")
+	e.want(e.do("POST", "/v1/auctions/lot/bids", x, `{"max_amount": 3000}`), 201, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ws := "ws" + strings.TrimPrefix(e.srv.URL, "http") + "/v1/auctions/lot/live?after=0"
+	c, _, err := websocket.Dial(ctx, ws, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	read := func() map[string]any {
+		_, data, err := c.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		_ = json.Unmarshal(data, &m)
+		return m
+	}
+	if m := read(); m["type"] != "snapshot" || m["seq"] != 1.0 || m["price"] != 1000.0 {
+		t.Fatalf("snapshot %v", m)
+	}
+	if m := read(); m["seq"] != 1.0 || m["kind"] != "bid" { // after=0: the one event before connecting
+		t.Fatalf("replayed event %v", m)
+	}
+	e.want(e.do("POST", "/v1/auctions/lot/bids", y, `{"max_amount": 2000}`), 201, "")
+	if m := read(); m["seq"] != 2.0 || m["proxy"] != true || m["price"] != 2100.0 {
+		t.Fatalf("live event %v", m)
+	}
+	_ = c.Close(websocket.StatusNormalClosure, "")
 }
