@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -71,9 +70,9 @@ func (s *Server) putAuction(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || len(body) > maxBody {
-		s.writeError(w, r, apiError(http.StatusBadRequest, codeInvalidRequest, "could not read a body of at most 64 KiB"))
+	body, err := readBody(r)
+	if err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	cfg, err := auction.DecodeConfig(bytes.NewReader(body))

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"io"
 	"net/http"
 
 	"github.com/rushgate/rushgate/internal/room"
@@ -20,9 +19,9 @@ func (s *Server) putRoom(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || len(body) > maxBody {
-		s.writeError(w, r, apiError(http.StatusBadRequest, codeInvalidRequest, "could not read a body of at most 64 KiB"))
+	body, err := readBody(r)
+	if err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	cfg, err := room.DecodeConfig(bytes.NewReader(body))

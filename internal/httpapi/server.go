@@ -243,14 +243,20 @@ func roomID(r *http.Request) (string, error) {
 	return id, nil
 }
 
+// readBody reads a request body of at most maxBody bytes.
+func readBody(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil || len(body) > maxBody {
+		return nil, apiError(http.StatusBadRequest, codeInvalidRequest, "could not read a body of at most 64 KiB")
+	}
+	return body, nil
+}
+
 // decode reads a JSON body into v; an empty body is allowed when optional.
 func decode(r *http.Request, v any, optional bool) error {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	body, err := readBody(r)
 	if err != nil {
-		return apiError(http.StatusBadRequest, codeInvalidRequest, "could not read the request body")
-	}
-	if len(body) > maxBody {
-		return apiError(http.StatusRequestEntityTooLarge, codeInvalidRequest, "the request body is too large")
+		return err
 	}
 	if optional && len(strings.TrimSpace(string(body))) == 0 {
 		return nil

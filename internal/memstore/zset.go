@@ -117,17 +117,7 @@ func (l *skiplist) insert(score int64, member string) {
 			update[i], rank[i] = l.tail[i], l.tailRank[i]
 		}
 	} else {
-		x := l.head
-		for i := l.level - 1; i >= 0; i-- {
-			if i < l.level-1 {
-				rank[i] = rank[i+1]
-			}
-			for x.next[i].forward != nil && before(x.next[i].forward, score, member) {
-				rank[i] += x.next[i].span
-				x = x.next[i].forward
-			}
-			update[i] = x
-		}
+		l.search(score, member, &update, &rank)
 	}
 	lvl := l.randomLevel()
 	if lvl > l.level {
@@ -164,9 +154,9 @@ func (l *skiplist) insert(score int64, member string) {
 	}
 }
 
-func (l *skiplist) remove(score int64, member string) {
-	var update [maxLevel]*node
-	var rank [maxLevel]int
+// search fills update[i] with the last node before (score, member) at each level, and rank[i] with
+// that node's rank.
+func (l *skiplist) search(score int64, member string, update *[maxLevel]*node, rank *[maxLevel]int) {
 	x := l.head
 	for i := l.level - 1; i >= 0; i-- {
 		if i < l.level-1 {
@@ -178,7 +168,13 @@ func (l *skiplist) remove(score int64, member string) {
 		}
 		update[i] = x
 	}
-	x = x.next[0].forward
+}
+
+func (l *skiplist) remove(score int64, member string) {
+	var update [maxLevel]*node
+	var rank [maxLevel]int
+	l.search(score, member, &update, &rank)
+	x := update[0].next[0].forward
 	if x == nil || x.score != score || x.member != member {
 		return
 	}
