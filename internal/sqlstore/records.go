@@ -1,0 +1,194 @@
+// Package sqlstore keeps the durable record of auctions in SQL: every accepted bid and the result.
+// SQLite (modernc.org/sqlite, a file under the data directory) is the default, PostgreSQL (pgx) the
+// production choice. Writes are idempotent, one row per event keyed by (auction, seq), so that a
+// record replayed after a crash is neither lost nor doubled; the winner is settled by a conditional
+// update that succeeds once.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+
+	"github.com/rushgate/rushgate/internal/auction"
+)
+
+// Records is the SQL record store.
+type Records struct {
+	db       *sql.DB
+	postgres bool
+}
+
+// OpenSQLite opens (creating) the SQLite database at path and migrates it.
+func OpenSQLite(ctx context.Context, path string) (*Records, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: %w", err)
+	}
+	db.SetMaxOpenConns(1) // SQLite has one writer; one connection serialises without busy errors
+	return open(ctx, db, false)
+}
+
+// OpenPostgres connects to PostgreSQL (a postgres:// URL or key=value DSN) and migrates it.
+func OpenPostgres(ctx context.Context, dsn string) (*Records, error) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: %w", err)
+	}
+	return open(ctx, db, true)
+}
+
+func open(ctx context.Context, db *sql.DB, postgres bool) (*Records, error) {
+	r := &Records{db: db, postgres: postgres}
+	if err := r.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Close closes the database.
+func (r *Records) Close() error { return r.db.Close() }
+
+const schema = `
+CREATE TABLE IF NOT EXISTS auctions (
+	id         TEXT PRIMARY KEY,
+	config     TEXT NOT NULL,
+	updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS auction_events (
+	auction_id TEXT    NOT NULL,
+	seq        BIGINT  NOT NULL,
+	kind       TEXT    NOT NULL,
+	bidder     TEXT    NOT NULL,
+	price      BIGINT  NOT NULL,
+	proxy      BOOLEAN NOT NULL,
+	at         TEXT    NOT NULL,
+	ends_at    TEXT    NOT NULL,
+	PRIMARY KEY (auction_id, seq)
+);
+CREATE TABLE IF NOT EXISTS auction_results (
+	auction_id  TEXT PRIMARY KEY,
+	status      TEXT   NOT NULL,
+	winner      TEXT   NOT NULL,
+	final_price BIGINT NOT NULL,
+	decided_at  TEXT   NOT NULL
+);`
+
+func (r *Records) migrate(ctx context.Context) error {
+	for _, stmt := range strings.Split(schema, ";") {
+		if strings.TrimSpace(stmt) == "" {
+			continue
+		}
+		if _, err := r.db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("sqlstore: migrate: %w", err)
+		}
+	}
+	return nil
+}
+
+// q rewrites ? placeholders as $1, $2... for PostgreSQL.
+func (r *Records) q(query string) string {
+	if !r.postgres {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, c := range query {
+		if c == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// Record writes an auction's config and events in one transaction. Events already recorded are
+// skipped, and the result row is inserted once: the first close or sale recorded settles the auction.
+func (r *Records) Record(ctx context.Context, id string, cfg auction.Config, evs []auction.Event) error {
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	if _, err := tx.ExecContext(ctx, r.q(`INSERT INTO auctions (id, config, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at`), id, string(js), ts(time.Now())); err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	for _, ev := range evs {
+		if _, err := tx.ExecContext(ctx, r.q(`INSERT INTO auction_events (auction_id, seq, kind, bidder, price, proxy, at, ends_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (auction_id, seq) DO NOTHING`),
+			id, ev.Seq, ev.Kind, ev.Bidder, ev.Price, ev.Proxy, ts(ev.At), ts(ev.EndsAt)); err != nil {
+			return fmt.Errorf("sqlstore: %w", err)
+		}
+		if ev.Kind == auction.EventClosed || ev.Kind == auction.EventSold {
+			status := string(auction.StatusClosed)
+			if ev.Kind == auction.EventSold {
+				status = string(auction.StatusSold)
+			}
+			if _, err := tx.ExecContext(ctx, r.q(`INSERT INTO auction_results (auction_id, status, winner, final_price, decided_at)
+				VALUES (?, ?, ?, ?, ?) ON CONFLICT (auction_id) DO NOTHING`), id, status, ev.Bidder, ev.Price, ts(ev.At)); err != nil {
+				return fmt.Errorf("sqlstore: %w", err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	return nil
+}
+
+// Result is an auction's settled outcome.
+type Result struct {
+	Status     string
+	Winner     string
+	FinalPrice int64
+}
+
+// ErrNoResult means the auction has not been settled.
+var ErrNoResult = errors.New("sqlstore: no result recorded")
+
+// Result returns the settled outcome of an auction.
+func (r *Records) Result(ctx context.Context, id string) (Result, error) {
+	var res Result
+	err := r.db.QueryRowContext(ctx, r.q(`SELECT status, winner, final_price FROM auction_results WHERE auction_id = ?`), id).
+		Scan(&res.Status, &res.Winner, &res.FinalPrice)
+	if errors.Is(err, sql.ErrNoRows) {
+		return res, ErrNoResult
+	}
+	return res, err
+}
+
+// Events returns the recorded events of an auction, in order.
+func (r *Records) Events(ctx context.Context, id string) ([]auction.Event, error) {
+	rows, err := r.db.QueryContext(ctx, r.q(`SELECT seq, kind, bidder, price, proxy FROM auction_events WHERE auction_id = ? ORDER BY seq`), id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []auction.Event
+	for rows.Next() {
+		var ev auction.Event
+		if err := rows.Scan(&ev.Seq, &ev.Kind, &ev.Bidder, &ev.Price, &ev.Proxy); err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}
