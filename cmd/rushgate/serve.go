@@ -26,6 +26,7 @@ import (
 	"github.com/rushgate/rushgate/internal/metrics"
 	"github.com/rushgate/rushgate/internal/redisstore"
 	"github.com/rushgate/rushgate/internal/room"
+	"github.com/rushgate/rushgate/internal/sqlstore"
 	"github.com/rushgate/rushgate/internal/vault"
 	"github.com/rushgate/rushgate/internal/visitor"
 )
@@ -43,6 +44,7 @@ type serveFlags struct {
 	redisURL      string
 	redisCluster  bool
 	redisPrefix   string
+	postgres      string
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -58,6 +60,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.redisURL, "redis", "", "share state through Redis: redis://host:port/0, rediss:// for TLS, or a comma-separated list of Cluster seeds (empty: embedded backend)")
 	fs.BoolVar(&f.redisCluster, "redis-cluster", false, "treat --redis as a Redis Cluster even with one seed")
 	fs.StringVar(&f.redisPrefix, "redis-prefix", "rg", "prefix of every Redis key, to share one Redis between deployments")
+	fs.StringVar(&f.postgres, "postgres", "", "keep the durable record of auctions in PostgreSQL (postgres:// URL); default SQLite under --data")
 }
 
 // applyEnv sets every flag not given on the command line from RUSHGATE_<NAME>, so that containers can
@@ -95,7 +98,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(f.data, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
-	be, err := openBackend(f)
+	records, err := openRecords(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer records.Close()
+	be, err := openBackend(f, records)
 	if err != nil {
 		return err
 	}
@@ -138,9 +146,18 @@ type backend struct {
 	close    func()
 }
 
-func openBackend(f serveFlags) (backend, error) {
+// openRecords opens the durable record of auctions: PostgreSQL when --postgres is set, else a SQLite
+// file under --data.
+func openRecords(ctx context.Context, f serveFlags) (*sqlstore.Records, error) {
+	if f.postgres != "" {
+		return sqlstore.OpenPostgres(ctx, f.postgres)
+	}
+	return sqlstore.OpenSQLite(ctx, filepath.Join(f.data, "records.db"))
+}
+
+func openBackend(f serveFlags, records *sqlstore.Records) (backend, error) {
 	if f.redisURL == "" {
-		return backend{name: "memory", store: memstore.New(memstore.Options{}), auctions: memstore.NewAuctions(nil),
+		return backend{name: "memory", store: memstore.New(memstore.Options{}), auctions: memstore.NewAuctions(nil, records),
 			vault: vault.Dir(f.data), close: func() {}}, nil
 	}
 	rdb, cluster, err := redisClient(f.redisURL, f.redisCluster)

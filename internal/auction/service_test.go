@@ -12,7 +12,7 @@ import (
 // TestCloserClosesAtDeadline runs the real closer on the real clock: an auction ending in 50ms is
 // closed, with its winner, within a few milliseconds of its end, and its feed is told.
 func TestCloserClosesAtDeadline(t *testing.T) {
-	store := memstore.NewAuctions(nil)
+	store := memstore.NewAuctions(nil, nil)
 	svc := auction.NewService(store, auction.ServiceOptions{Poll: time.Minute})
 	ctx := context.Background()
 	svc.Start(ctx)
@@ -45,7 +45,7 @@ func TestCloserClosesAtDeadline(t *testing.T) {
 func TestStartClosesOverdue(t *testing.T) {
 	now := time.Now().Truncate(time.Millisecond)
 	clock := func() time.Time { return now }
-	store := memstore.NewAuctions(clock)
+	store := memstore.NewAuctions(clock, nil)
 	ctx := context.Background()
 	cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10),
 		StartsAt: now.Add(-time.Hour), EndsAt: now.Add(-time.Minute)}

@@ -51,7 +51,7 @@ func setup(t *testing.T, opts ...option) *env {
 	for _, o := range opts {
 		o(&cfg, &store)
 	}
-	cfg.Auctions = auction.NewService(memstore.NewAuctions(c.Now), auction.ServiceOptions{})
+	cfg.Auctions = auction.NewService(memstore.NewAuctions(c.Now, nil), auction.ServiceOptions{})
 	cfg.Metrics = metrics.New()
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	svc := room.NewService(store, room.Options{Clock: c.Now, Manual: true, Observer: cfg.Metrics, Logger: cfg.Logger})

@@ -2,18 +2,28 @@ package memstore
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/room"
 )
 
 var _ auction.Store = (*Auctions)(nil)
 
+// Recorder makes events durable; the SQL record store is one.
+type Recorder interface {
+	Record(ctx context.Context, id string, cfg auction.Config, evs []auction.Event) error
+}
+
 // Auctions is the in-memory implementation of [auction.Store]: each auction's steps run under its own
-// lock with the injected clock, and a sorted set of end times is the deadline index.
+// lock with the injected clock, and a sorted set of end times is the deadline index. With a Recorder,
+// a step's events are recorded before its new state is kept, so nothing is ever answered as accepted
+// that the record does not hold.
 type Auctions struct {
-	clock func() time.Time
+	clock    func() time.Time
+	recorder Recorder
 
 	mu        sync.Mutex // guards auctions and deadlines; held for a whole step, which is short
 	auctions  map[string]*auctionState
@@ -25,23 +35,32 @@ type auctionState struct {
 	events []auction.Event
 }
 
-// NewAuctions returns an empty auction store; a nil clock means time.Now.
-func NewAuctions(clock func() time.Time) *Auctions {
+// NewAuctions returns an empty auction store; a nil clock means time.Now, a nil recorder keeps no
+// durable record.
+func NewAuctions(clock func() time.Time, recorder Recorder) *Auctions {
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Auctions{clock: clock, auctions: make(map[string]*auctionState), deadlines: newZset()}
+	return &Auctions{clock: clock, recorder: recorder, auctions: make(map[string]*auctionState), deadlines: newZset()}
 }
 
-// step runs fn on the auction's state under the lock, then records its events and the new deadline.
-func (a *Auctions) step(id string, fn func(s *auction.State, now time.Time) ([]auction.Event, error)) (auction.Outcome, error) {
+// step runs fn on a copy of the auction's state under the lock, records its events, and only then keeps
+// the new state, its events and its deadline. A failed record leaves the auction as it was.
+func (a *Auctions) step(ctx context.Context, id string, fn func(s *auction.State, now time.Time) ([]auction.Event, error)) (auction.Outcome, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	as, ok := a.auctions[id]
 	if !ok {
 		return auction.Outcome{}, auction.ErrNotFound
 	}
-	evs, err := fn(&as.state, a.clock())
+	next := as.state
+	evs, err := fn(&next, a.clock())
+	if len(evs) > 0 && a.recorder != nil {
+		if rerr := a.recorder.Record(ctx, id, next.Config, evs); rerr != nil {
+			return auction.Outcome{State: as.state}, fmt.Errorf("%w: recording auction %s: %w", room.ErrUnavailable, id, rerr)
+		}
+	}
+	as.state = next
 	as.events = append(as.events, evs...)
 	if as.state.Closed || as.state.Sold {
 		a.deadlines.Remove(id)
@@ -52,11 +71,16 @@ func (a *Auctions) step(id string, fn func(s *auction.State, now time.Time) ([]a
 }
 
 // Put implements [auction.Store].
-func (a *Auctions) Put(_ context.Context, id string, cfg auction.Config) error {
+func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if as, ok := a.auctions[id]; ok && (as.state.Bids > 0 || as.state.Sold || as.state.Closed) {
 		return auction.ErrStarted
+	}
+	if a.recorder != nil {
+		if err := a.recorder.Record(ctx, id, cfg, nil); err != nil {
+			return fmt.Errorf("%w: recording auction %s: %w", room.ErrUnavailable, id, err)
+		}
 	}
 	a.auctions[id] = &auctionState{state: auction.New(cfg)}
 	a.deadlines.Add(id, cfg.EndsAt.UnixNano())
@@ -64,24 +88,24 @@ func (a *Auctions) Put(_ context.Context, id string, cfg auction.Config) error {
 }
 
 // Get implements [auction.Store].
-func (a *Auctions) Get(_ context.Context, id string) (auction.State, error) {
-	o, err := a.step(id, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.CloseIfDue(now), nil })
+func (a *Auctions) Get(ctx context.Context, id string) (auction.State, error) {
+	o, err := a.step(ctx, id, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.CloseIfDue(now), nil })
 	return o.State, err
 }
 
 // Bid implements [auction.Store].
-func (a *Auctions) Bid(_ context.Context, id string, b auction.Bid) (auction.Outcome, error) {
-	return a.step(id, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.Bid(b, now) })
+func (a *Auctions) Bid(ctx context.Context, id string, b auction.Bid) (auction.Outcome, error) {
+	return a.step(ctx, id, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.Bid(b, now) })
 }
 
 // BuyNow implements [auction.Store].
-func (a *Auctions) BuyNow(_ context.Context, id, bidder string) (auction.Outcome, error) {
-	return a.step(id, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.BuyNow(bidder, now) })
+func (a *Auctions) BuyNow(ctx context.Context, id, bidder string) (auction.Outcome, error) {
+	return a.step(ctx, id, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.BuyNow(bidder, now) })
 }
 
 // Close implements [auction.Store].
-func (a *Auctions) Close(_ context.Context, id string) (auction.Outcome, error) {
-	return a.step(id, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.CloseIfDue(now), nil })
+func (a *Auctions) Close(ctx context.Context, id string) (auction.Outcome, error) {
+	return a.step(ctx, id, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.CloseIfDue(now), nil })
 }
 
 // Due implements [auction.Store].

@@ -1,16 +1,109 @@
 package memstore_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/memstore"
+	"github.com/rushgate/rushgate/internal/room"
+	"github.com/rushgate/rushgate/internal/sqlstore"
 	"github.com/rushgate/rushgate/internal/storetest"
 )
 
 func TestAuctionConformance(t *testing.T) {
 	storetest.RunAuctions(t, func(t *testing.T) storetest.AuctionHarness {
 		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
-		return storetest.AuctionHarness{Store: memstore.NewAuctions(c.Now), Advance: c.Advance, Now: c.Now}
+		return storetest.AuctionHarness{Store: memstore.NewAuctions(c.Now, nil), Advance: c.Advance, Now: c.Now}
 	})
+}
+
+func sqlite(t *testing.T) *sqlstore.Records {
+	r, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "records.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// TestAuctionConformanceRecorded runs the suite with every step recorded in SQLite before it is kept.
+func TestAuctionConformanceRecorded(t *testing.T) {
+	storetest.RunAuctions(t, func(t *testing.T) storetest.AuctionHarness {
+		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+		return storetest.AuctionHarness{Store: memstore.NewAuctions(c.Now, sqlite(t)), Advance: c.Advance, Now: c.Now}
+	})
+}
+
+// TestRecordMatchesStore races 300 bidders and checks that the SQL record holds exactly the events
+// the store acknowledged, and the settlement the store decided.
+func TestRecordMatchesStore(t *testing.T) {
+	rec := sqlite(t)
+	c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+	a := memstore.NewAuctions(c.Now, rec)
+	ctx := context.Background()
+	cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10), StartsAt: c.Now(), EndsAt: c.Now().Add(time.Hour)}
+	if err := a.Put(ctx, "lot", cfg); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 300 {
+		wg.Go(func() { _, _ = a.Bid(ctx, "lot", auction.Bid{Bidder: fmt.Sprintf("b%d", i), Max: int64(100 + (i*7919)%5000)}) })
+	}
+	wg.Wait()
+	c.Advance(time.Hour)
+	o, _ := a.Close(ctx, "lot")
+	mem, _ := a.Events(ctx, "lot", 0, 100000)
+	rows, err := rec.Events(ctx, "lot")
+	if err != nil || len(rows) != len(mem) {
+		t.Fatalf("%d rows, %d events: %v", len(rows), len(mem), err)
+	}
+	for i := range rows {
+		m := mem[i]
+		if r := rows[i]; r.Seq != m.Seq || r.Kind != m.Kind || r.Bidder != m.Bidder || r.Price != m.Price || r.Proxy != m.Proxy {
+			t.Fatalf("row %d = %+v, event %+v", i, r, m)
+		}
+	}
+	res, _ := rec.Result(ctx, "lot")
+	if res.Winner != o.State.Winner || res.FinalPrice != o.State.Final {
+		t.Fatalf("recorded result %+v, store %s at %d", res, o.State.Winner, o.State.Final)
+	}
+}
+
+type failing struct{ fail bool }
+
+func (f *failing) Record(context.Context, string, auction.Config, []auction.Event) error {
+	if f.fail {
+		return errors.New("disk full")
+	}
+	return nil
+}
+
+// TestUnrecordedBidIsRefused: when the record cannot be written the bid is refused as unavailable and
+// the auction is left exactly as it was.
+func TestUnrecordedBidIsRefused(t *testing.T) {
+	f := &failing{}
+	c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+	a := memstore.NewAuctions(c.Now, f)
+	ctx := context.Background()
+	cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10), StartsAt: c.Now(), EndsAt: c.Now().Add(time.Hour)}
+	_ = a.Put(ctx, "lot", cfg)
+	_, _ = a.Bid(ctx, "lot", auction.Bid{Bidder: "x", Max: 500})
+	before, _ := a.Get(ctx, "lot")
+	f.fail = true
+	if _, err := a.Bid(ctx, "lot", auction.Bid{Bidder: "y", Max: 900}); !errors.Is(err, room.ErrUnavailable) {
+		t.Fatalf("bid with a failing record: %v", err)
+	}
+	f.fail = false
+	after, _ := a.Get(ctx, "lot")
+	evs, _ := a.Events(ctx, "lot", 0, 100)
+	if !reflect.DeepEqual(after, before) || len(evs) != 1 {
+		t.Fatalf("a refused bid changed the auction: %+v -> %+v, %d events", before, after, len(evs))
+	}
 }
