@@ -54,7 +54,9 @@ func TestRecordMatchesStore(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for i := range 300 {
-		wg.Go(func() { _, _ = a.Bid(ctx, "lot", auction.Bid{Bidder: fmt.Sprintf("b%d", i), Max: int64(100 + (i*7919)%5000)}) })
+		wg.Go(func() {
+			_, _ = a.Bid(ctx, "lot", auction.Bid{Bidder: fmt.Sprintf("b%d", i), Max: int64(100 + (i*7919)%5000)})
+		})
 	}
 	wg.Wait()
 	c.Advance(time.Hour)
