@@ -157,7 +157,15 @@ func openRecords(ctx context.Context, f serveFlags) (*sqlstore.Records, error) {
 
 func openBackend(f serveFlags, records *sqlstore.Records) (backend, error) {
 	if f.redisURL == "" {
-		return backend{name: "memory", store: memstore.New(memstore.Options{}), auctions: memstore.NewAuctions(nil, records),
+		auctions := memstore.NewAuctions(nil, records)
+		saved, err := records.Load(context.Background())
+		if err != nil {
+			return backend{}, fmt.Errorf("loading recorded auctions: %w", err)
+		}
+		for id, sv := range saved {
+			auctions.Restore(id, sv.State, sv.Events)
+		}
+		return backend{name: "memory", store: memstore.New(memstore.Options{}), auctions: auctions,
 			vault: vault.Dir(f.data), close: func() {}}, nil
 	}
 	rdb, cluster, err := redisClient(f.redisURL, f.redisCluster)

@@ -14,7 +14,7 @@ var _ auction.Store = (*Auctions)(nil)
 
 // Recorder makes events durable; the SQL record store is one.
 type Recorder interface {
-	Record(ctx context.Context, id string, cfg auction.Config, evs []auction.Event) error
+	Record(ctx context.Context, id string, st auction.State, evs []auction.Event) error
 }
 
 // Auctions is the in-memory implementation of [auction.Store]: each auction's steps run under its own
@@ -56,7 +56,7 @@ func (a *Auctions) step(ctx context.Context, id string, fn func(s *auction.State
 	next := as.state
 	evs, err := fn(&next, a.clock())
 	if len(evs) > 0 && a.recorder != nil {
-		if rerr := a.recorder.Record(ctx, id, next.Config, evs); rerr != nil {
+		if rerr := a.recorder.Record(ctx, id, next, evs); rerr != nil {
 			return auction.Outcome{State: as.state}, fmt.Errorf("%w: recording auction %s: %w", room.ErrUnavailable, id, rerr)
 		}
 	}
@@ -78,13 +78,24 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 		return auction.ErrStarted
 	}
 	if a.recorder != nil {
-		if err := a.recorder.Record(ctx, id, cfg, nil); err != nil {
+		if err := a.recorder.Record(ctx, id, auction.New(cfg), nil); err != nil {
 			return fmt.Errorf("%w: recording auction %s: %w", room.ErrUnavailable, id, err)
 		}
 	}
 	a.auctions[id] = &auctionState{state: auction.New(cfg)}
 	a.deadlines.Add(id, cfg.EndsAt.UnixNano())
 	return nil
+}
+
+// Restore loads auctions saved by an earlier run (their state and events), so that an embedded
+// instance resumes where it stopped; overdue ones are then closed by the first step or the closer.
+func (a *Auctions) Restore(id string, st auction.State, evs []auction.Event) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.auctions[id] = &auctionState{state: st, events: append([]auction.Event(nil), evs...)}
+	if !st.Closed && !st.Sold {
+		a.deadlines.Add(id, st.EndsAt.UnixNano())
+	}
 }
 
 // Get implements [auction.Store].

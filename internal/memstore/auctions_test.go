@@ -80,7 +80,7 @@ func TestRecordMatchesStore(t *testing.T) {
 
 type failing struct{ fail bool }
 
-func (f *failing) Record(context.Context, string, auction.Config, []auction.Event) error {
+func (f *failing) Record(context.Context, string, auction.State, []auction.Event) error {
 	if f.fail {
 		return errors.New("disk full")
 	}

@@ -61,7 +61,7 @@ func (r *Records) Close() error { return r.db.Close() }
 const schema = `
 CREATE TABLE IF NOT EXISTS auctions (
 	id         TEXT PRIMARY KEY,
-	config     TEXT NOT NULL,
+	state      TEXT NOT NULL,
 	updated_at TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS auction_events (
@@ -115,10 +115,11 @@ func (r *Records) q(query string) string {
 
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-// Record writes an auction's config and events in one transaction. Events already recorded are
+// Record writes an auction's state and new events in one transaction. Events already recorded are
 // skipped, and the result row is inserted once: the first close or sale recorded settles the auction.
-func (r *Records) Record(ctx context.Context, id string, cfg auction.Config, evs []auction.Event) error {
-	js, err := json.Marshal(cfg)
+// The state (with the leader's secret maximum) lets an embedded instance resume after a restart.
+func (r *Records) Record(ctx context.Context, id string, st auction.State, evs []auction.Event) error {
+	js, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
@@ -127,8 +128,8 @@ func (r *Records) Record(ctx context.Context, id string, cfg auction.Config, evs
 		return fmt.Errorf("sqlstore: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	if _, err := tx.ExecContext(ctx, r.q(`INSERT INTO auctions (id, config, updated_at) VALUES (?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at`), id, string(js), ts(time.Now())); err != nil {
+	if _, err := tx.ExecContext(ctx, r.q(`INSERT INTO auctions (id, state, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`), id, string(js), ts(time.Now())); err != nil {
 		return fmt.Errorf("sqlstore: %w", err)
 	}
 	for _, ev := range evs {
@@ -177,7 +178,7 @@ func (r *Records) Result(ctx context.Context, id string) (Result, error) {
 
 // Events returns the recorded events of an auction, in order.
 func (r *Records) Events(ctx context.Context, id string) ([]auction.Event, error) {
-	rows, err := r.db.QueryContext(ctx, r.q(`SELECT seq, kind, bidder, price, proxy FROM auction_events WHERE auction_id = ? ORDER BY seq`), id)
+	rows, err := r.db.QueryContext(ctx, r.q(`SELECT seq, kind, bidder, price, proxy, at, ends_at FROM auction_events WHERE auction_id = ? ORDER BY seq`), id)
 	if err != nil {
 		return nil, err
 	}
@@ -185,10 +186,54 @@ func (r *Records) Events(ctx context.Context, id string) ([]auction.Event, error
 	var out []auction.Event
 	for rows.Next() {
 		var ev auction.Event
-		if err := rows.Scan(&ev.Seq, &ev.Kind, &ev.Bidder, &ev.Price, &ev.Proxy); err != nil {
+		var at, ends string
+		if err := rows.Scan(&ev.Seq, &ev.Kind, &ev.Bidder, &ev.Price, &ev.Proxy, &at, &ends); err != nil {
 			return nil, err
 		}
+		ev.At, _ = time.Parse(time.RFC3339Nano, at)
+		ev.EndsAt, _ = time.Parse(time.RFC3339Nano, ends)
 		out = append(out, ev)
 	}
 	return out, rows.Err()
+}
+
+// Saved is one auction as recorded: its last state and its events.
+type Saved struct {
+	State  auction.State
+	Events []auction.Event
+}
+
+// Load returns every recorded auction, for an embedded instance to resume from.
+func (r *Records) Load(ctx context.Context) (map[string]Saved, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT id, state FROM auctions`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: %w", err)
+	}
+	states := map[string]auction.State{}
+	for rows.Next() {
+		var id, js string
+		if err := rows.Scan(&id, &js); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlstore: %w", err)
+		}
+		var st auction.State
+		if err := json.Unmarshal([]byte(js), &st); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlstore: auction %s: %w", id, err)
+		}
+		states[id] = st
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: %w", err)
+	}
+	out := make(map[string]Saved, len(states))
+	for id, st := range states {
+		evs, err := r.Events(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: %w", err)
+		}
+		out[id] = Saved{State: st, Events: evs}
+	}
+	return out, nil
 }

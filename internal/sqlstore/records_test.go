@@ -52,18 +52,18 @@ func testRecords(t *testing.T, r *sqlstore.Records) {
 	var wg sync.WaitGroup
 	for range 4 { // the same batch delivered four times at once
 		wg.Go(func() {
-			if err := r.Record(ctx, "lot", cfg, all); err != nil {
+			if err := r.Record(ctx, "lot", s, all); err != nil {
 				t.Error(err)
 			}
 		})
 	}
 	wg.Wait()
 	closed := s.CloseIfDue(now.Add(time.Hour))
-	if err := r.Record(ctx, "lot", cfg, closed); err != nil {
+	if err := r.Record(ctx, "lot", s, closed); err != nil {
 		t.Fatal(err)
 	}
 	fake := []auction.Event{{Seq: closed[0].Seq, Kind: auction.EventClosed, Bidder: "mallory", Price: 1}}
-	if err := r.Record(ctx, "lot", cfg, fake); err != nil { // a replay with the same seq cannot rewrite it
+	if err := r.Record(ctx, "lot", s, fake); err != nil { // a replay with the same seq cannot rewrite it
 		t.Fatal(err)
 	}
 	got, err := r.Events(ctx, "lot")
@@ -80,8 +80,12 @@ func testRecords(t *testing.T, r *sqlstore.Records) {
 		t.Fatalf("result %+v %v; want %s at %d", res, err, s.Winner, s.Final)
 	}
 	other := []auction.Event{{Seq: 99, Kind: auction.EventSold, Bidder: "late", Price: 5}}
-	_ = r.Record(ctx, "lot", cfg, other)
+	_ = r.Record(ctx, "lot", s, other)
 	if again, _ := r.Result(ctx, "lot"); again != res {
 		t.Fatalf("settled twice: %+v then %+v", res, again)
+	}
+	saved, err := r.Load(ctx)
+	if err != nil || saved["lot"].State.Winner != s.Winner || saved["lot"].State.LeaderMax != s.LeaderMax || len(saved["lot"].Events) != len(got)+1 { // + the late seq-99 replay above
+		t.Fatalf("loaded %+v, %v", saved["lot"], err)
 	}
 }

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// TestAuctionClosesAfterDowntime kills the only instance (kill -9) while an auction runs, keeps it
+// down across the auction's end, and starts it again: within a second the auction is closed with the
+// right winner, from the SQL record the embedded backend resumes from.
+func TestAuctionClosesAfterDowntime(t *testing.T) {
+	bin := buildBinary(t)
+	data := t.TempDir()
+	start := func() (*exec.Cmd, string) {
+		addr := freeAddr(t)
+		cmd := exec.Command(bin, "serve", "--addr", addr, "--data", data, "--admin-key", "k", "--log-level", "warn")
+		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		waitHealthy(t, "http://"+addr)
+		return cmd, "http://" + addr
+	}
+	cmd, base := start()
+	now := time.Now().UTC()
+	end := now.Add(1500 * time.Millisecond).Truncate(time.Millisecond)
+	cfg := fmt.Sprintf(`{"title": "Lot", "currency": "EUR", "start_price": 100, "increment": 10, "starts_at": %q, "ends_at": %q}`,
+		now.Add(-time.Minute).Format(time.RFC3339Nano), end.Format(time.RFC3339Nano))
+	if code, body, _ := do(t, "PUT", base+"/v1/auctions/lot", "k", cfg); code != 200 {
+		t.Fatalf("PUT: %d %v", code, body)
+	}
+	_, alice, _ := do(t, "POST", base+"/v1/visitors", "k", `{"subject": "alice"}`)
+	_, bob, _ := do(t, "POST", base+"/v1/visitors", "k", `{"subject": "bob"}`)
+	if code, _, _ := do(t, "POST", base+"/v1/auctions/lot/bids", alice["visitor_token"].(string), `{"max_amount": 900}`); code != 201 {
+		t.Fatal(code)
+	}
+	if code, _, _ := do(t, "POST", base+"/v1/auctions/lot/bids", bob["visitor_token"].(string), `{"max_amount": 500}`); code != 201 {
+		t.Fatal(code)
+	}
+	_ = cmd.Process.Kill() // kill -9: nothing is flushed on the way out
+	_ = cmd.Wait()
+	time.Sleep(time.Until(end) + 500*time.Millisecond) // down across the end
+
+	_, base = start()
+	started := time.Now()
+	code, st, _ := do(t, "GET", base+"/v1/auctions/lot", "", "")
+	if code != 200 || st["status"] != "closed" || st["winner"] != alice["visitor_id"] || st["final_price"] != 510.0 {
+		t.Fatalf("after restart: %d %v", code, st)
+	}
+	if d := time.Since(started); d > time.Second {
+		t.Fatalf("closed %v after the restart", d)
+	}
+	// The live feed of the restarted instance still numbers events without a gap.
+	_, bids, _ := do(t, "GET", base+"/v1/auctions/lot/bids", "", "")
+	if list := bids["bids"].([]any); len(list) != 2 {
+		t.Fatalf("bids after restart: %v", bids)
+	}
+}
