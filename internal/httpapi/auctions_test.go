@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -222,4 +224,59 @@ func TestAuctionLiveWebSocket(t *testing.T) {
 		t.Fatalf("live event %v", m)
 	}
 	_ = c.Close(websocket.StatusNormalClosure, "")
+}
+
+// TestAuctionRaceOverHTTP has 300 bidders bid through the API at once, then 300 callers race buy-now
+// on a second auction: accepted prices strictly increase, the winner holds the highest, one buyer.
+func TestAuctionRaceOverHTTP(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/auctions/hot", adminKey, e.auctionCfg("")), 200, "")
+	e.want(e.do("PUT", "/v1/auctions/buy", adminKey, e.auctionCfg(`, "buy_now_price": 5000`)), 200, "")
+	tokens := make([]string, 300)
+	for i := range tokens {
+		tokens[i] = e.visitorToken(fmt.Sprintf("bidder-%d", i))
+	}
+	var wg sync.WaitGroup
+	var sold atomic.Int64
+	for i, tok := range tokens {
+		wg.Go(func() {
+			for j := range 3 {
+				body := fmt.Sprintf(`{"max_amount": %d}`, 1000+(i*7919+j*104729)%90000)
+				req, _ := http.NewRequest("POST", e.srv.URL+"/v1/auctions/hot/bids", strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+tok)
+				if res, err := e.srv.Client().Do(req); err == nil {
+					if res.StatusCode != 201 && res.StatusCode != 409 {
+						t.Errorf("bid answered %d", res.StatusCode)
+					}
+					res.Body.Close()
+				}
+			}
+			req, _ := http.NewRequest("POST", e.srv.URL+"/v1/auctions/buy/buy-now", nil)
+			req.Header.Set("Authorization", "Bearer "+tok)
+			if res, err := e.srv.Client().Do(req); err == nil {
+				if res.StatusCode == 200 {
+					sold.Add(1)
+				}
+				res.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	if sold.Load() != 1 {
+		t.Fatalf("%d buy-now successes, want 1", sold.Load())
+	}
+	page := e.do("GET", "/v1/auctions/hot/bids?limit=1000", "", "")
+	last, leader := 0.0, ""
+	for _, b := range page.body["bids"].([]any) {
+		m := b.(map[string]any)
+		if p := m["price"].(float64); p <= last {
+			t.Fatalf("price went from %v to %v", last, p)
+		}
+		last, leader = m["price"].(float64), m["bidder"].(string)
+	}
+	e.clock.Advance(time.Hour)
+	st := e.do("GET", "/v1/auctions/hot", "", "")
+	if st.str("winner") != leader || st.body["final_price"] != last {
+		t.Fatalf("winner %v at %v, highest accepted bid %v by %s", st.str("winner"), st.body["final_price"], last, leader)
+	}
 }
