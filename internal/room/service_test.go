@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,21 +16,38 @@ import (
 	"github.com/rushgate/rushgate/internal/storetest"
 )
 
-// recorder wraps a store and records every admission in the order the store made them.
+// recorder wraps a store and records every admission. Steps may run at once (the gate loop, and a
+// join near the front), so their results can arrive here out of order; the order the store made them
+// in is the admission sequence at the end of each admission id.
 type recorder struct {
 	room.Store
 	mu       sync.Mutex
-	admitted []string
+	admitted []room.Admitted
 }
 
 func (r *recorder) Admit(ctx context.Context, id string, max int) (room.Tick, error) {
 	t, err := r.Store.Admit(ctx, id, max)
 	r.mu.Lock()
-	for _, a := range t.Admitted {
-		r.admitted = append(r.admitted, a.Visitor)
-	}
+	r.admitted = append(r.admitted, t.Admitted...)
 	r.mu.Unlock()
 	return t, err
+}
+
+// order returns the admitted visitors in the order the store admitted them.
+func (r *recorder) order() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seq := func(a room.Admitted) int {
+		n, _ := strconv.Atoi(a.Admission.ID[strings.LastIndexByte(a.Admission.ID, '.')+1:])
+		return n
+	}
+	sorted := slices.Clone(r.admitted)
+	slices.SortFunc(sorted, func(a, b room.Admitted) int { return seq(a) - seq(b) })
+	out := make([]string, len(sorted))
+	for i, a := range sorted {
+		out[i] = a.Visitor
+	}
+	return out
 }
 
 func config(capacity int) room.Config {
@@ -94,10 +113,8 @@ func TestServiceConcurrency(t *testing.T) {
 	if m := maxActive.Load(); m > capacity {
 		t.Fatalf("%d active at once, capacity %d", m, capacity)
 	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if !slices.Equal(rec.admitted, joinOrder) {
-		t.Fatalf("admission order differs from join order (%d admitted, %d joined)", len(rec.admitted), len(joinOrder))
+	if got := rec.order(); !slices.Equal(got, joinOrder) {
+		t.Fatalf("admission order differs from join order (%d admitted, %d joined)", len(got), len(joinOrder))
 	}
 	_, st, _ := svc.Get(ctx, "sale")
 	if st.AdmittedTotal != visitors || st.Waiting != 0 || st.Active != 0 {
