@@ -38,17 +38,16 @@ var (
 //go:embed lua/*.lua
 var luaFS embed.FS
 
-// source returns a script's text: the shared helpers of lib.lua, then the script itself.
-func source(name string) string {
-	lib, err := luaFS.ReadFile("lua/lib.lua")
-	if err != nil {
-		panic(err)
-	}
+// source returns a room script's text: the shared helpers of lib.lua, then the script itself.
+func source(name string) string { return mustSource("lib") + "\n" + mustSource(name) }
+
+// mustSource returns an embedded script; they are compiled in, so a missing one is a build error.
+func mustSource(name string) string {
 	src, err := luaFS.ReadFile("lua/" + name + ".lua")
 	if err != nil {
 		panic(err)
 	}
-	return string(lib) + "\n" + string(src)
+	return string(src)
 }
 
 func script(name string) *rueidis.Lua { return rueidis.NewLuaScript(source(name)) }

@@ -80,3 +80,20 @@ func TestScriptFlush(t *testing.T) {
 		t.Fatalf("join after SCRIPT FLUSH: %+v %v", st, err)
 	}
 }
+
+func auctionHarnesses(rdb rueidis.Client, cluster bool) func(t *testing.T) storetest.AuctionHarness {
+	return func(t *testing.T) storetest.AuctionHarness {
+		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+		s := redisstore.New(rdb, redisstore.Options{Prefix: fmt.Sprintf("a%d", prefixes.Add(1)), Clock: c.Now, Timeout: 5 * time.Second, Cluster: cluster})
+		return storetest.AuctionHarness{Store: redisstore.NewAuctions(s), Advance: c.Advance, Now: c.Now}
+	}
+}
+
+func TestAuctionConformanceStandalone(t *testing.T) {
+	srv := redistest.Start(t)
+	storetest.RunAuctions(t, auctionHarnesses(redistest.Client(t, srv.Addr), false))
+}
+
+func TestAuctionConformanceCluster(t *testing.T) {
+	storetest.RunAuctions(t, auctionHarnesses(redistest.Client(t, redistest.Cluster(t)...), true))
+}
