@@ -42,10 +42,14 @@ const (
 // clock. The deadline index is one sorted set of its own (another Cluster slot), updated right after
 // each step: it only wakes closers, and the close script checks the end itself, so an index entry that
 // is early or stale costs a no-op step and is then corrected.
-type Auctions struct{ *Store }
+type Auctions struct {
+	*Store
+	// ClaimIdle is how long before a consumer takes over events another left unacknowledged.
+	ClaimIdle time.Duration
+}
 
 // NewAuctions returns the auction store sharing s's client, key prefix and options.
-func NewAuctions(s *Store) *Auctions { return &Auctions{s} }
+func NewAuctions(s *Store) *Auctions { return &Auctions{Store: s, ClaimIdle: DefaultClaimIdle} }
 
 func (a *Auctions) akeys(id string) []string {
 	p := a.keys.prefix + ":{auction:" + id + "}:"
@@ -87,7 +91,7 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 	if r := ints(v); r[0] == codeStarted {
 		return auction.ErrStarted
 	}
-	return nil
+	return a.register(ctx, id)
 }
 
 func (a *Auctions) index(ctx context.Context, id string, end time.Time) error {
