@@ -39,13 +39,14 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
-func startInstances(t *testing.T, bin, redisAddr string, n int) []*instance {
+func startInstances(t *testing.T, bin, redisAddr string, n int, extra ...string) []*instance {
 	t.Helper()
 	var out []*instance
 	for range n {
 		addr := freeAddr(t)
-		cmd := exec.Command(bin, "serve", "--addr", addr, "--data", t.TempDir(), "--redis", "redis://"+redisAddr,
-			"--admin-key", "multi", "--log-level", "warn")
+		args := append([]string{"serve", "--addr", addr, "--data", t.TempDir(), "--redis", "redis://" + redisAddr,
+			"--admin-key", "multi", "--log-level", "warn"}, extra...)
+		cmd := exec.Command(bin, args...)
 		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -120,13 +120,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		log.Warn("rooms not loaded at start; their gates start on first use", "err", err)
 	}
 	defer svc.Stop() // after the HTTP server has drained: producers of requests stop before the gates
-	var auctions *auction.Service
-	if be.auctions != nil {
-		auctions = auction.NewService(be.auctions, auction.ServiceOptions{Logger: log})
-		auctions.Start(ctx)
-		defer auctions.Stop()
-	} else {
-		log.Warn("the auction API is not served on this backend yet", "store", be.name)
+	auctions := auction.NewService(be.auctions, auction.ServiceOptions{Logger: log})
+	auctions.Start(ctx)
+	defer auctions.Stop()
+	if be.record != nil {
+		rctx, stopRecord := context.WithCancel(context.Background())
+		recorded := make(chan struct{})
+		go func() { defer close(recorded); be.record(rctx, log) }()
+		defer func() { stopRecord(); <-recorded }() // before the record store closes
 	}
 
 	api := httpapi.New(httpapi.Config{
@@ -138,12 +139,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // backend is the state store chosen by the flags, with the vault that goes with it.
 type backend struct {
-	name  string
-	store room.Store
-	// auctions is nil where the backend has no auction store yet (Redis, until its scripts land).
+	name     string
+	store    room.Store
 	auctions auction.Store
-	vault    keyring.Vault
-	close    func()
+	// record, when set, copies the backend's outbox into the SQL record until ctx ends.
+	record func(ctx context.Context, log *slog.Logger)
+	vault  keyring.Vault
+	close  func()
 }
 
 // openRecords opens the durable record of auctions: PostgreSQL when --postgres is set, else a SQLite
@@ -177,7 +179,18 @@ func openBackend(f serveFlags, records *sqlstore.Records) (backend, error) {
 	if cluster {
 		name = "redis-cluster"
 	}
-	return backend{name: name, store: st, vault: st, close: rdb.Close}, nil
+	auctions := redisstore.NewAuctions(st)
+	consumer := consumerName()
+	record := func(ctx context.Context, log *slog.Logger) { auctions.RunRecorder(ctx, consumer, records, log) }
+	return backend{name: name, store: st, auctions: auctions, record: record, vault: st, close: rdb.Close}, nil
+}
+
+// consumerName names this instance in the record consumer group: unique across hosts and restarts.
+func consumerName() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d-%x", host, os.Getpid(), b)
 }
 
 // redisClient connects to Redis: one seed is a standalone server unless cluster is set, several seeds

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/pgtest"
+	"github.com/rushgate/rushgate/internal/redistest"
+)
+
+// TestAuctionOnThreeInstances: 300 bidders bid at random instances of three sharing one Redis for an
+// auction's last seconds, and 300 callers race buy-now on another. Accepted bids strictly increase,
+// the winner holds the highest, the shared PostgreSQL record holds exactly the accepted events, and
+// buy-now sells once.
+func TestAuctionOnThreeInstances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-instance test skipped in -short mode")
+	}
+	srv := redistest.Start(t)
+	dsn := pgtest.Start(t)
+	in := startInstances(t, buildBinary(t), srv.Addr, 3, "--postgres", dsn)
+	pick := func() string { return in[rand.IntN(3)].base }
+	now := time.Now().UTC()
+	end := now.Add(3 * time.Second)
+	cfg := func(extra string) string {
+		return fmt.Sprintf(`{"title": "Lot", "currency": "EUR", "start_price": 100, "increment": [{"from": 0, "step": 10}, {"from": 5000, "step": 50}],
+			"starts_at": %q, "ends_at": %q%s}`, now.Add(-time.Minute).Format(time.RFC3339Nano), end.Format(time.RFC3339Nano), extra)
+	}
+	if code, b, _ := do(t, "PUT", pick()+"/v1/auctions/hot", "multi", cfg("")); code != 200 {
+		t.Fatalf("PUT: %d %v", code, b)
+	}
+	if code, b, _ := do(t, "PUT", pick()+"/v1/auctions/buy", "multi", cfg(`, "buy_now_price": 9000`)); code != 200 {
+		t.Fatalf("PUT: %d %v", code, b)
+	}
+	tokens := make([]string, 300)
+	for i := range tokens {
+		_, v, _ := do(t, "POST", pick()+"/v1/visitors", "multi", fmt.Sprintf(`{"subject": "bidder-%d"}`, i))
+		tokens[i] = v["visitor_token"].(string)
+	}
+	var wg sync.WaitGroup
+	var accepted, sold atomic.Int64
+	for i, tok := range tokens {
+		wg.Go(func() {
+			code, _, _ := do(t, "POST", pick()+"/v1/auctions/buy/buy-now", tok, "")
+			if code == 200 {
+				sold.Add(1)
+			}
+			rng := rand.New(rand.NewPCG(uint64(i), 9))
+			minNext := 100.0
+			for time.Now().Before(end.Add(-200 * time.Millisecond)) {
+				// bid just above the last minimum this bidder was told, as a sniper would
+				code, body, _ := do(t, "POST", pick()+"/v1/auctions/hot/bids", tok, fmt.Sprintf(`{"max_amount": %d}`, int(minNext)+rng.IntN(30)))
+				switch code {
+				case 201:
+					accepted.Add(1)
+					minNext = body["auction"].(map[string]any)["min_next_bid"].(float64)
+				case 409:
+					if e, ok := body["error"].(map[string]any); ok && e["min_next_bid"] != nil {
+						minNext = e["min_next_bid"].(float64)
+					}
+				default:
+					t.Errorf("bid answered %d", code)
+					return
+				}
+				time.Sleep(time.Duration(50+rng.IntN(200)) * time.Millisecond)
+			}
+		})
+	}
+	wg.Wait()
+	if sold.Load() != 1 {
+		t.Fatalf("%d buy-now sales, want 1", sold.Load())
+	}
+	time.Sleep(time.Until(end) + 1500*time.Millisecond) // the closers close it; the recorders catch up
+	_, st, _ := do(t, "GET", pick()+"/v1/auctions/hot", "", "")
+	var bids []map[string]any
+	for after := 0.0; ; {
+		_, page, _ := do(t, "GET", fmt.Sprintf("%s/v1/auctions/hot/bids?after=%d&limit=1000", pick(), int(after)), "", "")
+		list := page["bids"].([]any)
+		for _, b := range list {
+			bids = append(bids, b.(map[string]any))
+		}
+		if page["next_after"].(float64) == after {
+			break
+		}
+		after = page["next_after"].(float64)
+	}
+	last := 0.0
+	for _, b := range bids {
+		if p := b["price"].(float64); p <= last {
+			t.Fatalf("accepted prices went from %v to %v", last, p)
+		}
+		last = b["price"].(float64)
+	}
+	top := bids[len(bids)-1]
+	if st["status"] != "closed" || st["winner"] != top["bidder"] || st["final_price"] != last || accepted.Load() == 0 {
+		t.Fatalf("closed as %v; the highest accepted bid was %v", st, top)
+	}
+	t.Logf("%d bids answered 201, %d accepted price changes, final %v", accepted.Load(), len(bids), last)
+
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	seq := st["seq"].(float64)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var rows, bidRows int
+		_ = db.QueryRowContext(context.Background(), `SELECT count(*), count(*) FILTER (WHERE kind = 'bid') FROM auction_events WHERE auction_id = 'hot'`).Scan(&rows, &bidRows)
+		if rows == int(seq) && bidRows == len(bids) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("SQL holds %d events (%d bids); the auction has %v events (%d bids)", rows, bidRows, seq, len(bids))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var winner string
+	var final int64
+	if err := db.QueryRow(`SELECT winner, final_price FROM auction_results WHERE auction_id = 'hot'`).Scan(&winner, &final); err != nil ||
+		winner != top["bidder"] || float64(final) != last {
+		t.Fatalf("SQL settlement %s at %d (%v); want %v at %v", winner, final, err, top["bidder"], last)
+	}
+}
