@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"os/exec"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -126,5 +127,47 @@ func TestAuctionOnThreeInstances(t *testing.T) {
 	if err := db.QueryRow(`SELECT winner, final_price FROM auction_results WHERE auction_id = 'hot'`).Scan(&winner, &final); err != nil ||
 		winner != top["bidder"] || float64(final) != last {
 		t.Fatalf("SQL settlement %s at %d (%v); want %v at %v", winner, final, err, top["bidder"], last)
+	}
+}
+
+// TestAuctionClosesAfterAllInstancesDown stops every instance (kill -9) across an auction's end on
+// Redis: within a second of the first one starting again the auction is closed, with its winner.
+func TestAuctionClosesAfterAllInstancesDown(t *testing.T) {
+	srv := redistest.Start(t)
+	bin := buildBinary(t)
+	in := startInstances(t, bin, srv.Addr, 2)
+	now := time.Now().UTC()
+	end := now.Add(1500 * time.Millisecond)
+	cfg := fmt.Sprintf(`{"title": "Lot", "currency": "EUR", "start_price": 100, "increment": 10, "starts_at": %q, "ends_at": %q}`,
+		now.Add(-time.Minute).Format(time.RFC3339Nano), end.Format(time.RFC3339Nano))
+	if code, _, _ := do(t, "PUT", in[0].base+"/v1/auctions/lot", "multi", cfg); code != 200 {
+		t.Fatal(code)
+	}
+	_, v, _ := do(t, "POST", in[1].base+"/v1/visitors", "multi", `{"subject": "alice"}`)
+	if code, _, _ := do(t, "POST", in[1].base+"/v1/auctions/lot/bids", v["visitor_token"].(string), `{"max_amount": 700}`); code != 201 {
+		t.Fatal(code)
+	}
+	for _, i := range in {
+		_ = i.cmd.Process.Kill()
+		_ = i.cmd.Wait()
+	}
+	time.Sleep(time.Until(end) + 500*time.Millisecond)
+	if state, _ := exec.Command("redis-cli", "-p", srv.Addr[len("127.0.0.1:"):], "HGET", "rg:{auction:lot}:state", "closed").Output(); string(state) != "0\n" {
+		t.Fatalf("closed while every instance was down? %q", state)
+	}
+	again := startInstances(t, bin, srv.Addr, 1)[0]
+	started := time.Now()
+	for {
+		out, _ := exec.Command("redis-cli", "-p", srv.Addr[len("127.0.0.1:"):], "HGET", "rg:{auction:lot}:state", "winner").Output()
+		if string(out) == v["visitor_id"].(string)+"\n" {
+			break
+		}
+		if time.Since(started) > time.Second {
+			t.Fatalf("not closed within a second of the restart (winner %q)", out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, st, _ := do(t, "GET", again.base+"/v1/auctions/lot", "", ""); st["status"] != "closed" || st["final_price"] != 100.0 {
+		t.Fatalf("after restart: %v", st)
 	}
 }

@@ -224,6 +224,27 @@ func TestAuctionLiveWebSocket(t *testing.T) {
 		t.Fatalf("live event %v", m)
 	}
 	_ = c.Close(websocket.StatusNormalClosure, "")
+
+	// Disconnected, the client misses two events; reconnecting with after=2 it gets exactly those.
+	e.want(e.do("POST", "/v1/auctions/lot/bids", y, `{"max_amount": 5000}`), 201, "")
+	e.want(e.do("POST", "/v1/auctions/lot/bids", x, `{"max_amount": 4000}`), 201, "")
+	c, _, err = websocket.Dial(ctx, strings.Replace(ws, "after=0", "after=2", 1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if m := read(); m["type"] != "snapshot" || m["seq"] != 4.0 {
+		t.Fatalf("snapshot on reconnect %v", m)
+	}
+	for _, want := range []float64{3, 4} {
+		if m := read(); m["seq"] != want {
+			t.Fatalf("resumed %v, want seq %v", m, want)
+		}
+	}
+	e.want(e.do("POST", "/v1/auctions/lot/bids", x, `{"max_amount": 9000}`), 201, "")
+	if m := read(); m["seq"] != 5.0 { // no duplicate of 3 or 4, nothing skipped
+		t.Fatalf("after resuming %v", m)
+	}
 }
 
 // TestAuctionRaceOverHTTP has 300 bidders bid through the API at once, then 300 callers race buy-now
