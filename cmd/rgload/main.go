@@ -5,6 +5,7 @@
 //	rgload null  --addr 127.0.0.1:9090                  serve the null handler (the baseline)
 //	rgload join  --target URL --null URL                 join requests/s against the null handler
 //	rgload sse   --target URL --admin-key K --pid PID    memory per idle stream and admission latency
+//	rgload bid   --target URL --admin-key K --null URL   accepted bids/s on one hot auction, p99 latency
 package main
 
 import (
@@ -25,7 +26,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: rgload null|join|sse [flags]")
+		fmt.Fprintln(os.Stderr, "usage: rgload null|join|sse|bid [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -36,6 +37,8 @@ func main() {
 		err = runJoin(ctx, os.Args[2:])
 	case "sse":
 		err = runSSE(ctx, os.Args[2:])
+	case "bid":
+		err = runBid(ctx, os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
