@@ -1,0 +1,195 @@
+// Package drop is the first-come-first-served claim of a limited stock: coupons, tickets. Its rules —
+// never past the stock, at most per_visitor claims each, only while open, the same answer for a
+// repeated Idempotency-Key — are applied by [State.Claim], a pure function of the state and an
+// instant, so that every backend applies exactly the same ones inside its own atomic step.
+package drop
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+// Limits on a drop's config.
+const (
+	MaxStock   = 10_000_000
+	MaxCodeLen = 128
+)
+
+// Domain outcomes of a claim.
+var (
+	ErrNotFound = errors.New("drop: not found")
+	ErrSoldOut  = errors.New("drop: sold out")
+	ErrNotOpen  = errors.New("drop: not open")
+	ErrStarted  = errors.New("drop: already has claims")
+)
+
+// AlreadyClaimedError is a refused claim by a visitor who holds all it may; it carries those claims.
+type AlreadyClaimedError struct{ Claims []Claim }
+
+func (e *AlreadyClaimedError) Error() string { return "drop: already claimed" }
+
+// Config is a drop as the operator describes it.
+type Config struct {
+	Stock      int        `json:"stock"`
+	PerVisitor int        `json:"per_visitor"`
+	OpensAt    time.Time  `json:"opens_at"`
+	ClosesAt   *time.Time `json:"closes_at,omitempty"`
+	// Room, when set, admits only visitors holding a live admission for that room; with ReleaseOnClaim
+	// the claim ends that admission, so the next visitor in line gets in.
+	Room           string `json:"room,omitempty"`
+	ReleaseOnClaim bool   `json:"release_on_claim,omitempty"`
+	// Codes, when given, are handed out in order; otherwise each claim gets a generated code.
+	Codes []string `json:"codes,omitempty"`
+}
+
+// ConfigError explains why a config was refused, naming the field.
+type ConfigError struct{ Field, Reason string }
+
+func (e *ConfigError) Error() string { return "drop config: " + e.Field + ": " + e.Reason }
+
+// DecodeConfig reads and validates a config; per_visitor defaults to 1 and, with codes, stock to their
+// number. Every refusal is a *ConfigError.
+func DecodeConfig(r io.Reader) (Config, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var c Config
+	if err := dec.Decode(&c); err != nil {
+		return Config{}, &ConfigError{"body", "malformed JSON or a field of the wrong type: " + err.Error()}
+	}
+	if dec.More() {
+		return Config{}, &ConfigError{"body", "unexpected data after the JSON object"}
+	}
+	if c.PerVisitor == 0 {
+		c.PerVisitor = 1
+	}
+	if c.Stock == 0 && len(c.Codes) > 0 {
+		c.Stock = len(c.Codes)
+	}
+	c.OpensAt = c.OpensAt.UTC().Truncate(time.Millisecond)
+	if c.ClosesAt != nil {
+		t := c.ClosesAt.UTC().Truncate(time.Millisecond)
+		c.ClosesAt = &t
+	}
+	return c, c.Validate()
+}
+
+// DecodeConfigBytes is [DecodeConfig] over a byte slice.
+func DecodeConfigBytes(b []byte) (Config, error) { return DecodeConfig(bytes.NewReader(b)) }
+
+// Validate reports the first problem with c, as a *ConfigError.
+func (c Config) Validate() error {
+	switch {
+	case c.Stock < 1 || c.Stock > MaxStock:
+		return &ConfigError{"stock", fmt.Sprintf("must be between 1 and %d", MaxStock)}
+	case c.PerVisitor < 1 || c.PerVisitor > c.Stock:
+		return &ConfigError{"per_visitor", "must be between 1 and the stock"}
+	case c.OpensAt.IsZero() || c.OpensAt.Year() > 9999:
+		return &ConfigError{"opens_at", "is required"}
+	case c.ClosesAt != nil && !c.ClosesAt.After(c.OpensAt):
+		return &ConfigError{"closes_at", "must be after opens_at"}
+	case c.Room != "" && !room.ValidID(c.Room):
+		return &ConfigError{"room", "not a valid room id"}
+	case c.ReleaseOnClaim && c.Room == "":
+		return &ConfigError{"release_on_claim", "needs a room"}
+	case len(c.Codes) > 0 && len(c.Codes) < c.Stock:
+		return &ConfigError{"codes", "fewer codes than stock"}
+	}
+	seen := make(map[string]bool, len(c.Codes))
+	for _, code := range c.Codes {
+		if code == "" || len(code) > MaxCodeLen || seen[code] {
+			return &ConfigError{"codes", "codes must be distinct and 1-128 bytes"}
+		}
+		seen[code] = true
+	}
+	return nil
+}
+
+// Claim is one unit of stock handed to a visitor.
+type Claim struct {
+	ID        string    `json:"claim_id"`
+	Seq       int64     `json:"seq"`
+	Code      string    `json:"code"`
+	Visitor   string    `json:"visitor"`
+	ClaimedAt time.Time `json:"claimed_at"`
+}
+
+// State is a drop's full state.
+type State struct {
+	Config  Config
+	Claims  []Claim          // in claim order; Claims[i].Seq == i+1
+	ByKey   map[string]int64 // visitor + "\x00" + idempotency key -> seq
+	Visitor map[string][]int64
+}
+
+// New returns the state of a drop with nothing claimed.
+func New(cfg Config) State {
+	return State{Config: cfg, ByKey: map[string]int64{}, Visitor: map[string][]int64{}}
+}
+
+// Remaining is the stock not yet claimed.
+func (s *State) Remaining() int { return s.Config.Stock - len(s.Claims) }
+
+// Open reports whether claims are taken at now.
+func (s *State) Open(now time.Time) bool {
+	return !now.Before(s.Config.OpensAt) && (s.Config.ClosesAt == nil || now.Before(*s.Config.ClosesAt))
+}
+
+// Mine returns a visitor's claims.
+func (s *State) Mine(visitor string) []Claim {
+	var out []Claim
+	for _, seq := range s.Visitor[visitor] {
+		out = append(out, s.Claims[seq-1])
+	}
+	return out
+}
+
+// Claim hands the next unit to visitor at now: [State.Decide], then [State.Take].
+func (s *State) Claim(dropID, visitor, key, generated string, now time.Time) (Claim, bool, error) {
+	c, created, err := s.Decide(dropID, visitor, key, generated, now)
+	if err == nil && created {
+		s.Take(c, key)
+	}
+	return c, created, err
+}
+
+// Decide works out, without changing the state, what a claim by visitor at now gets. A repeated
+// idempotency key returns the claim it made the first time (created false), whatever has happened
+// since. generated is the code to use when the drop has no list (drawn by the caller, so the rules
+// stay deterministic).
+func (s *State) Decide(dropID, visitor, key, generated string, now time.Time) (Claim, bool, error) {
+	if key != "" {
+		if seq, ok := s.ByKey[visitor+"\x00"+key]; ok {
+			return s.Claims[seq-1], false, nil
+		}
+	}
+	switch {
+	case !s.Open(now):
+		return Claim{}, false, ErrNotOpen
+	case len(s.Visitor[visitor]) >= s.Config.PerVisitor:
+		return Claim{}, false, &AlreadyClaimedError{Claims: s.Mine(visitor)}
+	case s.Remaining() <= 0:
+		return Claim{}, false, ErrSoldOut
+	}
+	seq := int64(len(s.Claims) + 1)
+	code := generated
+	if len(s.Config.Codes) > 0 {
+		code = s.Config.Codes[seq-1]
+	}
+	return Claim{ID: dropID + "." + strconv.FormatInt(seq, 10), Seq: seq, Code: code, Visitor: visitor, ClaimedAt: now.UTC()}, true, nil
+}
+
+// Take records a claim that Decide created.
+func (s *State) Take(c Claim, key string) {
+	s.Claims = append(s.Claims, c)
+	s.Visitor[c.Visitor] = append(s.Visitor[c.Visitor], c.Seq)
+	if key != "" {
+		s.ByKey[c.Visitor+"\x00"+key] = c.Seq
+	}
+}

@@ -1,0 +1,26 @@
+package drop
+
+import "context"
+
+// Info is what anyone may see of a drop.
+type Info struct {
+	Config  Config
+	Claimed int
+}
+
+// Store holds drops. Claim is one atomic step (a critical section in memory, one script in Redis):
+// the checks and the taking of a unit happen together, so no stock is ever handed out twice or past
+// its end, however many claims race.
+type Store interface {
+	// Put creates a drop or replaces it while nothing is claimed; ErrStarted afterwards.
+	Put(ctx context.Context, id string, cfg Config) error
+	// Get returns the drop's config and how much is claimed.
+	Get(ctx context.Context, id string) (Info, error)
+	// Claim takes one unit for visitor. With a non-empty key, a repeat returns the first answer and
+	// reports created false. Refusals: ErrNotOpen, ErrSoldOut, *AlreadyClaimedError, ErrNotFound.
+	Claim(ctx context.Context, id, visitor, key string) (c Claim, created bool, err error)
+	// Claims pages through all claims by sequence number.
+	Claims(ctx context.Context, id string, after int64, limit int) ([]Claim, error)
+	// Mine returns a visitor's claims.
+	Mine(ctx context.Context, id, visitor string) ([]Claim, error)
+}

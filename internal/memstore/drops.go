@@ -1,0 +1,116 @@
+package memstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/drop"
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+var _ drop.Store = (*Drops)(nil)
+
+// ClaimRecorder makes claims durable; the SQL record store is one.
+type ClaimRecorder interface {
+	RecordClaims(ctx context.Context, id string, claims []drop.Claim) error
+}
+
+// Drops is the in-memory implementation of [drop.Store]. With a recorder, a claim is recorded before
+// it is kept and answered, so no claim is ever answered "yours" that the record does not hold.
+type Drops struct {
+	clock    func() time.Time
+	recorder ClaimRecorder
+	mu       sync.Mutex
+	drops    map[string]*drop.State
+}
+
+// NewDrops returns an empty drop store; a nil clock means time.Now, a nil recorder keeps no record.
+func NewDrops(clock func() time.Time, recorder ClaimRecorder) *Drops {
+	if clock == nil {
+		clock = time.Now
+	}
+	return &Drops{clock: clock, recorder: recorder, drops: make(map[string]*drop.State)}
+}
+
+var codeEncoding = base32.NewEncoding("ABCDEFGHJKLMNPQRSTUVWXYZ23456789").WithPadding(base32.NoPadding)
+
+// Code draws an unguessable claim code: 80 random bits as 16 characters without 0/O or 1/I.
+func Code() string {
+	var b [10]byte
+	_, _ = rand.Read(b[:])
+	return codeEncoding.EncodeToString(b[:])
+}
+
+// Put implements [drop.Store].
+func (d *Drops) Put(_ context.Context, id string, cfg drop.Config) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s, ok := d.drops[id]; ok && len(s.Claims) > 0 {
+		return drop.ErrStarted
+	}
+	s := drop.New(cfg)
+	d.drops[id] = &s
+	return nil
+}
+
+// Get implements [drop.Store].
+func (d *Drops) Get(_ context.Context, id string) (drop.Info, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s, ok := d.drops[id]
+	if !ok {
+		return drop.Info{}, drop.ErrNotFound
+	}
+	return drop.Info{Config: s.Config, Claimed: len(s.Claims)}, nil
+}
+
+// Claim implements [drop.Store]. The new claim is recorded under the lock before it is kept, so a
+// failed record leaves the unit unclaimed.
+func (d *Drops) Claim(ctx context.Context, id, visitor, key string) (drop.Claim, bool, error) {
+	code := Code()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s, ok := d.drops[id]
+	if !ok {
+		return drop.Claim{}, false, drop.ErrNotFound
+	}
+	c, created, err := s.Decide(id, visitor, key, code, d.clock())
+	if err != nil || !created {
+		return c, created, err
+	}
+	if d.recorder != nil {
+		if err := d.recorder.RecordClaims(ctx, id, []drop.Claim{c}); err != nil {
+			return drop.Claim{}, false, fmt.Errorf("%w: recording claim on %s: %w", room.ErrUnavailable, id, err)
+		}
+	}
+	s.Take(c, key)
+	return c, true, nil
+}
+
+// Claims implements [drop.Store].
+func (d *Drops) Claims(_ context.Context, id string, after int64, limit int) ([]drop.Claim, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s, ok := d.drops[id]
+	if !ok {
+		return nil, drop.ErrNotFound
+	}
+	start := min(max(after, 0), int64(len(s.Claims)))
+	end := min(start+int64(limit), int64(len(s.Claims)))
+	return append([]drop.Claim(nil), s.Claims[start:end]...), nil
+}
+
+// Mine implements [drop.Store].
+func (d *Drops) Mine(_ context.Context, id, visitor string) ([]drop.Claim, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s, ok := d.drops[id]
+	if !ok {
+		return nil, drop.ErrNotFound
+	}
+	return s.Mine(visitor), nil
+}
