@@ -91,7 +91,7 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 	if r := ints(v); r[0] == codeStarted {
 		return auction.ErrStarted
 	}
-	return a.register(ctx, id)
+	return a.register(ctx, a.registry(), id, a.akeys(id)[1])
 }
 
 func (a *Auctions) index(ctx context.Context, id string, end time.Time) error {

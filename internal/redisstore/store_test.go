@@ -97,3 +97,20 @@ func TestAuctionConformanceStandalone(t *testing.T) {
 func TestAuctionConformanceCluster(t *testing.T) {
 	storetest.RunAuctions(t, auctionHarnesses(redistest.Client(t, redistest.Cluster(t)...), true))
 }
+
+func dropHarnesses(rdb rueidis.Client, cluster bool) func(t *testing.T) storetest.DropHarness {
+	return func(t *testing.T) storetest.DropHarness {
+		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+		s := redisstore.New(rdb, redisstore.Options{Prefix: fmt.Sprintf("d%d", prefixes.Add(1)), Clock: c.Now, Timeout: 5 * time.Second, Cluster: cluster})
+		return storetest.DropHarness{Store: redisstore.NewDrops(s), Advance: c.Advance, Now: c.Now}
+	}
+}
+
+func TestDropConformanceStandalone(t *testing.T) {
+	srv := redistest.Start(t)
+	storetest.RunDrops(t, dropHarnesses(redistest.Client(t, srv.Addr), false))
+}
+
+func TestDropConformanceCluster(t *testing.T) {
+	storetest.RunDrops(t, dropHarnesses(redistest.Client(t, redistest.Cluster(t)...), true))
+}

@@ -19,6 +19,7 @@ import (
 	_ "modernc.org/sqlite"             // registers the "sqlite" driver
 
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/drop"
 )
 
 // Records is the SQL record store.
@@ -74,6 +75,16 @@ CREATE TABLE IF NOT EXISTS auction_events (
 	at         TEXT    NOT NULL,
 	ends_at    TEXT    NOT NULL,
 	PRIMARY KEY (auction_id, seq)
+);
+CREATE TABLE IF NOT EXISTS drop_claims (
+	drop_id    TEXT   NOT NULL,
+	seq        BIGINT NOT NULL,
+	claim_id   TEXT   NOT NULL,
+	visitor    TEXT   NOT NULL,
+	code       TEXT   NOT NULL,
+	claimed_at TEXT   NOT NULL,
+	PRIMARY KEY (drop_id, seq),
+	UNIQUE (drop_id, code)
 );
 CREATE TABLE IF NOT EXISTS auction_results (
 	auction_id  TEXT PRIMARY KEY,
@@ -236,4 +247,42 @@ func (r *Records) Load(ctx context.Context) (map[string]Saved, error) {
 		out[id] = Saved{State: st, Events: evs}
 	}
 	return out, nil
+}
+
+// RecordClaims writes drop claims idempotently: a claim already recorded (same drop and seq) is
+// skipped, so an outbox delivering twice leaves one row.
+func (r *Records) RecordClaims(ctx context.Context, id string, claims []drop.Claim) error {
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	for _, c := range claims {
+		if _, err := tx.ExecContext(ctx, r.q(`INSERT INTO drop_claims (drop_id, seq, claim_id, visitor, code, claimed_at)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (drop_id, seq) DO NOTHING`), id, c.Seq, c.ID, c.Visitor, c.Code, ts(c.ClaimedAt)); err != nil {
+			return fmt.Errorf("sqlstore: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	return nil
+}
+
+// Claims returns the recorded claims of a drop, in order.
+func (r *Records) Claims(ctx context.Context, id string) ([]drop.Claim, error) {
+	rows, err := r.db.QueryContext(ctx, r.q(`SELECT seq, claim_id, visitor, code FROM drop_claims WHERE drop_id = ? ORDER BY seq`), id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []drop.Claim
+	for rows.Next() {
+		var c drop.Claim
+		if err := rows.Scan(&c.Seq, &c.ID, &c.Visitor, &c.Code); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
 }

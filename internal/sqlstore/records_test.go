@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/pgtest"
 	"github.com/rushgate/rushgate/internal/sqlstore"
 )
@@ -87,5 +88,40 @@ func testRecords(t *testing.T, r *sqlstore.Records) {
 	saved, err := r.Load(ctx)
 	if err != nil || saved["lot"].State.Winner != s.Winner || saved["lot"].State.LeaderMax != s.LeaderMax || len(saved["lot"].Events) != len(got)+1 { // + the late seq-99 replay above
 		t.Fatalf("loaded %+v, %v", saved["lot"], err)
+	}
+}
+
+func TestClaimsIdempotent(t *testing.T) {
+	for name, open := range map[string]func(t *testing.T) *sqlstore.Records{
+		"sqlite": func(t *testing.T) *sqlstore.Records {
+			r, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		},
+		"postgres": func(t *testing.T) *sqlstore.Records {
+			r, err := sqlstore.OpenPostgres(context.Background(), pgtest.Start(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := open(t)
+			defer r.Close()
+			ctx := context.Background()
+			claims := []drop.Claim{{ID: "d.1", Seq: 1, Code: "A", Visitor: "x", ClaimedAt: time.Now()}, {ID: "d.2", Seq: 2, Code: "B", Visitor: "y", ClaimedAt: time.Now()}}
+			for range 3 {
+				if err := r.RecordClaims(ctx, "d", claims); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := r.Claims(ctx, "d")
+			if err != nil || len(got) != 2 || got[1].Code != "B" {
+				t.Fatalf("claims %+v %v", got, err)
+			}
+		})
 	}
 }

@@ -1,0 +1,159 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/rushgate/rushgate/internal/drop"
+	"github.com/rushgate/rushgate/internal/memstore"
+)
+
+var _ drop.Store = (*Drops)(nil)
+
+var (
+	dropPutScript   = rueidis.NewLuaScript(source("drop_put"))
+	dropClaimScript = rueidis.NewLuaScript(source("drop_claim"))
+)
+
+// Drops is the Redis implementation of [drop.Store]: each claim is one script over the drop's
+// hash-tagged keys, and the script appends the claim to the drop's stream, which is both the claims'
+// log and the outbox that the record consumers copy into SQL.
+type Drops struct{ *Store }
+
+// NewDrops returns the drop store sharing s's client, key prefix and options.
+func NewDrops(s *Store) *Drops { return &Drops{s} }
+
+// dkeys returns KEYS[1..5] of the drop scripts: meta, claims, mine, keys, codes.
+func (d *Drops) dkeys(id string) []string {
+	p := d.keys.prefix + ":{drop:" + id + "}:"
+	return []string{p + "meta", p + "claims", p + "mine", p + "keys", p + "codes"}
+}
+
+func (d *Drops) registry() string { return d.keys.prefix + ":drops" }
+
+// Put implements [drop.Store].
+func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	var closes int64
+	if cfg.ClosesAt != nil {
+		closes = cfg.ClosesAt.UnixMilli()
+	}
+	args := append([]string{itoa(int64(cfg.Stock)), itoa(int64(cfg.PerVisitor)), itoa(cfg.OpensAt.UnixMilli()), itoa(closes), string(js)}, cfg.Codes...)
+	v, err := d.run(ctx, dropPutScript, d.dkeys(id), args...)
+	if err != nil {
+		return err
+	}
+	if integer(v) == 6 {
+		return drop.ErrStarted
+	}
+	return d.register(ctx, d.registry(), id, d.dkeys(id)[1])
+}
+
+// Get implements [drop.Store].
+func (d *Drops) Get(ctx context.Context, id string) (drop.Info, error) {
+	m, err := d.do(ctx, d.rdb.B().Hmget().Key(d.dkeys(id)[0]).Field("cfg", "claimed").Build())
+	if err != nil {
+		return drop.Info{}, err
+	}
+	f, _ := m.ToArray()
+	js, err := f[0].ToString()
+	if err != nil {
+		return drop.Info{}, drop.ErrNotFound
+	}
+	var info drop.Info
+	if err := json.Unmarshal([]byte(js), &info.Config); err != nil {
+		return info, err
+	}
+	n, _ := f[1].ToString()
+	info.Claimed, _ = strconv.Atoi(n)
+	return info, nil
+}
+
+// Claim implements [drop.Store].
+func (d *Drops) Claim(ctx context.Context, id, visitor, key string) (drop.Claim, bool, error) {
+	v, err := d.run(ctx, dropClaimScript, d.dkeys(id), visitor, key, memstore.Code(), d.now(), id)
+	if err != nil {
+		return drop.Claim{}, false, err
+	}
+	r, _ := v.ToArray()
+	var claims []drop.Claim
+	for _, c := range r[2:] {
+		f, _ := c.AsStrSlice()
+		claims = append(claims, claimOf(f))
+	}
+	switch integer(r[0]) {
+	case 1:
+		return drop.Claim{}, false, drop.ErrNotFound
+	case 2:
+		return drop.Claim{}, false, drop.ErrNotOpen
+	case 3:
+		return drop.Claim{}, false, drop.ErrSoldOut
+	case 4:
+		return drop.Claim{}, false, &drop.AlreadyClaimedError{Claims: claims}
+	}
+	return claims[0], integer(r[1]) == 1, nil
+}
+
+// claimOf rebuilds a claim from {seq, id, code, visitor, at ms}.
+func claimOf(f []string) drop.Claim {
+	seq, _ := strconv.ParseInt(f[0], 10, 64)
+	at, _ := strconv.ParseInt(f[4], 10, 64)
+	return drop.Claim{Seq: seq, ID: f[1], Code: f[2], Visitor: f[3], ClaimedAt: time.UnixMilli(at).UTC()}
+}
+
+func claimOfEntry(e rueidis.XRangeEntry) drop.Claim {
+	seq := e.ID[:len(e.ID)-2] // ids are seq-1
+	return claimOf([]string{seq, e.FieldValues["claim_id"], e.FieldValues["code"], e.FieldValues["visitor"], e.FieldValues["at"]})
+}
+
+// Claims implements [drop.Store].
+func (d *Drops) Claims(ctx context.Context, id string, after int64, limit int) ([]drop.Claim, error) {
+	if _, err := d.Get(ctx, id); err != nil {
+		return nil, err
+	}
+	m, err := d.do(ctx, d.rdb.B().Xrange().Key(d.dkeys(id)[1]).Start(itoa(after+1)+"-0").End("+").Count(int64(limit)).Build())
+	if err != nil {
+		return nil, err
+	}
+	entries, _ := m.AsXRange()
+	out := make([]drop.Claim, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, claimOfEntry(e))
+	}
+	return out, nil
+}
+
+// Mine implements [drop.Store].
+func (d *Drops) Mine(ctx context.Context, id, visitor string) ([]drop.Claim, error) {
+	if _, err := d.Get(ctx, id); err != nil {
+		return nil, err
+	}
+	m, err := d.do(ctx, d.rdb.B().Hget().Key(d.dkeys(id)[2]).Field(visitor).Build())
+	if errors.Is(err, errNil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	list, _ := m.ToString()
+	var out []drop.Claim
+	for _, seq := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' }) {
+		mm, err := d.do(ctx, d.rdb.B().Xrange().Key(d.dkeys(id)[1]).Start(seq+"-1").End(seq+"-1").Build())
+		if err != nil {
+			return nil, err
+		}
+		if entries, _ := mm.AsXRange(); len(entries) == 1 {
+			out = append(out, claimOfEntry(entries[0]))
+		}
+	}
+	return out, nil
+}
