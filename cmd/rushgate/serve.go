@@ -20,6 +20,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/httpapi"
 	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/memstore"
@@ -131,7 +132,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	api := httpapi.New(httpapi.Config{
-		Rooms: svc, Auctions: auctions, Keys: keys, Visitors: visitors, Metrics: m, Logger: log,
+		Rooms: svc, Auctions: auctions, Drops: be.drops, Keys: keys, Visitors: visitors, Metrics: m, Logger: log,
 		AdminKey: adminKey, NewVisitorsPerMinute: f.newVisitors, SecureCookies: f.secureCookies,
 	})
 	return listenAndServe(ctx, log, f, be.name, api)
@@ -142,6 +143,7 @@ type backend struct {
 	name     string
 	store    room.Store
 	auctions auction.Store
+	drops    drop.Store
 	// record, when set, copies the backend's outbox into the SQL record until ctx ends.
 	record func(ctx context.Context, log *slog.Logger)
 	vault  keyring.Vault
@@ -168,7 +170,7 @@ func openBackend(f serveFlags, records *sqlstore.Records) (backend, error) {
 			auctions.Restore(id, sv.State, sv.Events)
 		}
 		return backend{name: "memory", store: memstore.New(memstore.Options{}), auctions: auctions,
-			vault: vault.Dir(f.data), close: func() {}}, nil
+			drops: memstore.NewDrops(nil, records), vault: vault.Dir(f.data), close: func() {}}, nil
 	}
 	rdb, cluster, err := redisClient(f.redisURL, f.redisCluster)
 	if err != nil {
@@ -179,10 +181,15 @@ func openBackend(f serveFlags, records *sqlstore.Records) (backend, error) {
 	if cluster {
 		name = "redis-cluster"
 	}
-	auctions := redisstore.NewAuctions(st)
+	auctions, drops := redisstore.NewAuctions(st), redisstore.NewDrops(st)
 	consumer := consumerName()
-	record := func(ctx context.Context, log *slog.Logger) { auctions.RunRecorder(ctx, consumer, records, log) }
-	return backend{name: name, store: st, auctions: auctions, record: record, vault: st, close: rdb.Close}, nil
+	record := func(ctx context.Context, log *slog.Logger) {
+		done := make(chan struct{})
+		go func() { defer close(done); drops.RunRecorder(ctx, consumer, records, log) }()
+		auctions.RunRecorder(ctx, consumer, records, log)
+		<-done
+	}
+	return backend{name: name, store: st, auctions: auctions, drops: drops, record: record, vault: st, close: rdb.Close}, nil
 }
 
 // consumerName names this instance in the record consumer group: unique across hosts and restarts.

@@ -56,10 +56,13 @@ func viewOf(id string, s auction.State, now time.Time) auctionView {
 	return v
 }
 
-func auctionID(r *http.Request) (string, error) {
-	id := r.PathValue("auction")
+func auctionID(r *http.Request) (string, error) { return pathID(r, "auction") }
+
+// pathID validates an id in the path: the same alphabet as room ids, safe in URLs and Redis keys.
+func pathID(r *http.Request, name string) (string, error) {
+	id := r.PathValue(name)
 	if !room.ValidID(id) {
-		return "", apiError(http.StatusBadRequest, codeInvalidRequest, "auction ids are 1-64 characters of A-Z, a-z, 0-9, _ and -")
+		return "", apiError(http.StatusBadRequest, codeInvalidRequest, name+" ids are 1-64 characters of A-Z, a-z, 0-9, _ and -")
 	}
 	return id, nil
 }
@@ -116,7 +119,7 @@ type bidRequest struct {
 }
 
 // bidder resolves the visitor behind an auction call and, for auctions behind a room, checks that it
-// holds a live admission for that room: in the body or the Rushgate-Admission header.
+// holds a live admission for that room.
 func (s *Server) bidder(r *http.Request, id, admissionToken string) (auction.State, string, error) {
 	vid, _, err := s.visitor(r)
 	if err != nil {
@@ -126,19 +129,28 @@ func (s *Server) bidder(r *http.Request, id, admissionToken string) (auction.Sta
 	if err != nil || st.Config.Room == "" {
 		return st, vid, err
 	}
+	if _, err := s.admitted(r, st.Config.Room, vid, admissionToken); err != nil {
+		return st, "", err
+	}
+	return st, vid, nil
+}
+
+// admitted checks that visitor holds a live admission for roomID, from the admission token in the
+// body or the Rushgate-Admission header, and returns the admission's id.
+func (s *Server) admitted(r *http.Request, roomID, visitor, admissionToken string) (string, error) {
 	if admissionToken == "" {
 		admissionToken = r.Header.Get("Rushgate-Admission")
 	}
-	refused := apiError(http.StatusForbidden, codeNotAdmitted, "bidding needs an admission from room "+st.Config.Room)
-	c, err := s.verifier.Verify(r.Context(), admissionToken, st.Config.Room)
-	if err != nil || c.Subject != vid {
-		return st, "", refused
+	refused := apiError(http.StatusForbidden, codeNotAdmitted, "this needs an admission from room "+roomID)
+	c, err := s.verifier.Verify(r.Context(), admissionToken, roomID)
+	if err != nil || c.Subject != visitor {
+		return "", refused
 	}
-	live, err := s.rooms.Active(r.Context(), st.Config.Room, vid, c.ID)
+	live, err := s.rooms.Active(r.Context(), roomID, visitor, c.ID)
 	if err != nil || !live {
-		return st, "", refused
+		return "", refused
 	}
-	return st, vid, nil
+	return c.ID, nil
 }
 
 func (s *Server) postBid(w http.ResponseWriter, r *http.Request) {

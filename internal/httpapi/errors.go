@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/room"
 )
 
@@ -34,6 +35,11 @@ const (
 	codeBidTooLow             = "bid_too_low"
 	codeBuyNowUnavailable     = "buy_now_unavailable"
 	codeInvalidAmount         = "invalid_amount"
+	codeDropNotFound          = "drop_not_found"
+	codeSoldOut               = "sold_out"
+	codeAlreadyClaimed        = "already_claimed"
+	codeNotOpen               = "not_open"
+	codeDropStarted           = "drop_started"
 )
 
 // Error is an API failure: a stable code and a message for the client, the HTTP status, and the cause,
@@ -45,6 +51,8 @@ type Error struct {
 	Cause   error
 	// MinNextBid, for bid_too_low, is the least bid that would be accepted.
 	MinNextBid int64
+	// Claims, for already_claimed, are the visitor's existing claims.
+	Claims []drop.Claim
 }
 
 func (e *Error) Error() string {
@@ -67,7 +75,21 @@ func fromDomain(err error) *Error {
 	var ce *room.ConfigError
 	var ace *auction.ConfigError
 	var low *auction.TooLowError
+	var dce *drop.ConfigError
+	var already *drop.AlreadyClaimedError
 	switch {
+	case errors.As(err, &dce):
+		return &Error{Status: http.StatusBadRequest, Code: codeInvalidConfig, Message: dce.Error(), Cause: err}
+	case errors.As(err, &already):
+		return &Error{Status: http.StatusConflict, Code: codeAlreadyClaimed, Message: "you already hold all you may claim", Cause: err, Claims: already.Claims}
+	case errors.Is(err, drop.ErrNotFound):
+		return &Error{Status: http.StatusNotFound, Code: codeDropNotFound, Message: "no such drop", Cause: err}
+	case errors.Is(err, drop.ErrSoldOut):
+		return &Error{Status: http.StatusGone, Code: codeSoldOut, Message: "the stock is gone", Cause: err}
+	case errors.Is(err, drop.ErrNotOpen):
+		return &Error{Status: http.StatusConflict, Code: codeNotOpen, Message: "the drop is not open", Cause: err}
+	case errors.Is(err, drop.ErrStarted):
+		return &Error{Status: http.StatusConflict, Code: codeDropStarted, Message: "a drop with claims cannot be replaced", Cause: err}
 	case errors.As(err, &e):
 		return e
 	case errors.As(err, &ce):
@@ -101,9 +123,10 @@ func fromDomain(err error) *Error {
 
 type errorBody struct {
 	Error struct {
-		Code       string `json:"code"`
-		Message    string `json:"message"`
-		MinNextBid int64  `json:"min_next_bid,omitempty"`
+		Code       string       `json:"code"`
+		Message    string       `json:"message"`
+		MinNextBid int64        `json:"min_next_bid,omitempty"`
+		Claims     []drop.Claim `json:"claims,omitempty"`
 	} `json:"error"`
 }
 
@@ -127,7 +150,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", "1")
 	}
 	var b errorBody
-	b.Error.Code, b.Error.Message, b.Error.MinNextBid = e.Code, e.Message, e.MinNextBid
+	b.Error.Code, b.Error.Message, b.Error.MinNextBid, b.Error.Claims = e.Code, e.Message, e.MinNextBid, e.Claims
 	writeJSON(w, e.Status, b)
 }
 

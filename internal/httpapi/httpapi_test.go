@@ -52,6 +52,9 @@ func setup(t *testing.T, opts ...option) *env {
 		o(&cfg, &store)
 	}
 	cfg.Auctions = auction.NewService(memstore.NewAuctions(c.Now, nil), auction.ServiceOptions{})
+	if cfg.Drops == nil {
+		cfg.Drops = memstore.NewDrops(c.Now, nil)
+	}
 	cfg.Metrics = metrics.New()
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	svc := room.NewService(store, room.Options{Clock: c.Now, Manual: true, Observer: cfg.Metrics, Logger: cfg.Logger})
@@ -481,3 +484,5 @@ func TestWaitingRoomPage(t *testing.T) {
 		t.Fatalf("unknown room page: %d", code)
 	}
 }
+
+func jsonDecode(res *http.Response, v any) error { return json.NewDecoder(res.Body).Decode(v) }

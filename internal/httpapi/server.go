@@ -18,6 +18,7 @@ import (
 
 	"github.com/rushgate/rushgate/admission"
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/metrics"
 	"github.com/rushgate/rushgate/internal/room"
@@ -35,6 +36,8 @@ type Config struct {
 	Rooms *room.Service
 	// Auctions, when set, serves the auction API.
 	Auctions *auction.Service
+	// Drops, when set, serves the drop API.
+	Drops    drop.Store
 	Keys     *keyring.Keyring
 	Visitors *visitor.Issuer
 	Metrics  *metrics.Metrics
@@ -54,6 +57,7 @@ type Config struct {
 type Server struct {
 	rooms    *room.Service
 	auctions *auction.Service
+	drops    drop.Store
 	now      func() time.Time
 	keys     *keyring.Keyring
 	verifier *admission.Verifier
@@ -81,7 +85,7 @@ func New(cfg Config) *Server {
 		cfg.Clock = time.Now
 	}
 	s := &Server{
-		rooms: cfg.Rooms, auctions: cfg.Auctions, now: cfg.Clock, keys: cfg.Keys, verifier: admission.NewVerifier(cfg.Keys.PublicKeys()).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
+		rooms: cfg.Rooms, auctions: cfg.Auctions, drops: cfg.Drops, now: cfg.Clock, keys: cfg.Keys, verifier: admission.NewVerifier(cfg.Keys.PublicKeys()).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
 		adminSum: sha256.Sum256([]byte(cfg.AdminKey)), secure: cfg.SecureCookies,
 		limiter: newLimiter(cfg.NewVisitorsPerMinute),
 	}
@@ -123,6 +127,13 @@ func (s *Server) routes() {
 		m.HandleFunc("POST /v1/auctions/{auction}/bids", s.postBid)
 		m.HandleFunc("POST /v1/auctions/{auction}/buy-now", s.buyNow)
 		m.HandleFunc("GET /v1/auctions/{auction}/live", s.live)
+	}
+	if s.drops != nil {
+		m.HandleFunc("PUT /v1/drops/{drop}", s.admin(s.putDrop))
+		m.HandleFunc("GET /v1/drops/{drop}", s.getDrop)
+		m.HandleFunc("POST /v1/drops/{drop}/claims", s.postClaim)
+		m.HandleFunc("GET /v1/drops/{drop}/claims", s.admin(s.listClaims))
+		m.HandleFunc("GET /v1/drops/{drop}/claims/mine", s.myClaims)
 	}
 	m.HandleFunc("/", s.unmatched)
 	s.mux = m

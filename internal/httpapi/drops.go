@@ -1,0 +1,164 @@
+package httpapi
+
+import (
+	"bytes"
+	"net/http"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/drop"
+)
+
+type dropView struct {
+	ID         string     `json:"id"`
+	Status     string     `json:"status"`
+	Stock      int        `json:"stock"`
+	Remaining  int        `json:"remaining"`
+	Claimed    int        `json:"claimed"`
+	PerVisitor int        `json:"per_visitor"`
+	OpensAt    time.Time  `json:"opens_at"`
+	ClosesAt   *time.Time `json:"closes_at,omitempty"`
+	Room       string     `json:"room,omitempty"`
+}
+
+func dropViewOf(id string, info drop.Info, now time.Time) dropView {
+	c := info.Config
+	v := dropView{ID: id, Stock: c.Stock, Remaining: c.Stock - info.Claimed, Claimed: info.Claimed,
+		PerVisitor: c.PerVisitor, OpensAt: c.OpensAt, ClosesAt: c.ClosesAt, Room: c.Room, Status: "open"}
+	switch {
+	case v.Remaining <= 0:
+		v.Status = "sold_out"
+	case now.Before(c.OpensAt):
+		v.Status = "scheduled"
+	case c.ClosesAt != nil && !now.Before(*c.ClosesAt):
+		v.Status = "closed"
+	}
+	return v
+}
+
+func dropID(r *http.Request) (string, error) {
+	return pathID(r, "drop")
+}
+
+func (s *Server) putDrop(w http.ResponseWriter, r *http.Request) {
+	id, err := dropID(r)
+	var body []byte
+	if err == nil {
+		body, err = readBody(r)
+	}
+	var cfg drop.Config
+	if err == nil {
+		cfg, err = drop.DecodeConfig(bytes.NewReader(body))
+	}
+	if err == nil {
+		err = s.drops.Put(r.Context(), id, cfg)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.log.InfoContext(r.Context(), "drop saved", "drop", id, "stock", cfg.Stock)
+	writeJSON(w, http.StatusOK, dropViewOf(id, drop.Info{Config: cfg}, s.now()))
+}
+
+func (s *Server) getDrop(w http.ResponseWriter, r *http.Request) {
+	id, err := dropID(r)
+	var info drop.Info
+	if err == nil {
+		info, err = s.drops.Get(r.Context(), id)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, dropViewOf(id, info, s.now()))
+}
+
+// postClaim takes one unit for the caller. A repeat with the same Idempotency-Key answers as the first
+// time did. Behind a room, the visitor needs a live admission; with release_on_claim the claim ends
+// it, so that the next visitor in line is admitted.
+func (s *Server) postClaim(w http.ResponseWriter, r *http.Request) {
+	id, err := dropID(r)
+	var req struct {
+		AdmissionToken string `json:"admission_token"`
+	}
+	if err == nil {
+		err = decode(r, &req, true)
+	}
+	var vid string
+	if err == nil {
+		vid, _, err = s.visitor(r)
+	}
+	var info drop.Info
+	if err == nil {
+		info, err = s.drops.Get(r.Context(), id)
+	}
+	var admissionID string
+	if err == nil && info.Config.Room != "" {
+		admissionID, err = s.admitted(r, info.Config.Room, vid, req.AdmissionToken)
+	}
+	var c drop.Claim
+	if err == nil {
+		key := r.Header.Get("Idempotency-Key")
+		if len(key) > 200 {
+			err = apiError(http.StatusBadRequest, codeInvalidRequest, "Idempotency-Key is at most 200 bytes")
+		} else {
+			c, _, err = s.drops.Claim(r.Context(), id, vid, key)
+		}
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if info.Config.ReleaseOnClaim && admissionID != "" {
+		if err := s.rooms.Release(r.Context(), info.Config.Room, vid, admissionID); err != nil {
+			s.log.WarnContext(r.Context(), "releasing the admission after a claim failed", "drop", id, "err", err)
+		}
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"claim_id": c.ID, "code": c.Code, "claimed_at": c.ClaimedAt})
+}
+
+func (s *Server) listClaims(w http.ResponseWriter, r *http.Request) {
+	id, err := dropID(r)
+	var after int64
+	var limit int
+	if err == nil {
+		after, limit, err = pageParams(r)
+	}
+	var claims []drop.Claim
+	if err == nil {
+		claims, err = s.drops.Claims(r.Context(), id, after, limit)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	next := after
+	if len(claims) > 0 {
+		next = claims[len(claims)-1].Seq
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"claims": nonNil(claims), "next_after": next})
+}
+
+func (s *Server) myClaims(w http.ResponseWriter, r *http.Request) {
+	id, err := dropID(r)
+	var vid string
+	if err == nil {
+		vid, _, err = s.visitor(r)
+	}
+	var claims []drop.Claim
+	if err == nil {
+		claims, err = s.drops.Mine(r.Context(), id, vid)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"claims": nonNil(claims)})
+}
+
+func nonNil(c []drop.Claim) []drop.Claim {
+	if c == nil {
+		return []drop.Claim{}
+	}
+	return c
+}

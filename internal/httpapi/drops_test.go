@@ -1,0 +1,154 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/httpapi"
+	"github.com/rushgate/rushgate/internal/memstore"
+	"github.com/rushgate/rushgate/internal/room"
+	"github.com/rushgate/rushgate/internal/sqlstore"
+)
+
+func (e *env) dropCfg(extra string) string {
+	return fmt.Sprintf(`{"stock": 2, "opens_at": %q%s}`, e.clock.Now().Format(time.RFC3339), extra)
+}
+
+func TestDropAPI(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/drops/coupon", "", e.dropCfg("")), 401, "unauthorized")
+	e.want(e.do("PUT", "/v1/drops/coupon", adminKey, `{"stock": 0}`), 400, "invalid_config")
+	e.want(e.do("PUT", "/v1/drops/coupon", adminKey, e.dropCfg(`, "codes": ["SAVE10", "SAVE20"]`)), 200, "")
+	e.want(e.do("GET", "/v1/drops/nope", "", ""), 404, "drop_not_found")
+	a, b, c := e.visitorToken("a"), e.visitorToken("b"), e.visitorToken("c")
+	e.want(e.do("POST", "/v1/drops/coupon/claims", "", ""), 401, "visitor_token_required")
+	first := e.do("POST", "/v1/drops/coupon/claims", a, "")
+	e.want(first, 201, "")
+	if first.str("code") != "SAVE10" || first.str("claim_id") == "" || first.str("claimed_at") == "" {
+		t.Fatalf("claim %v", first.body)
+	}
+	again := e.do("POST", "/v1/drops/coupon/claims", a, "")
+	e.want(again, 409, "already_claimed")
+	if claims := again.body["error"].(map[string]any)["claims"].([]any); len(claims) != 1 || claims[0].(map[string]any)["code"] != "SAVE10" {
+		t.Fatalf("already_claimed without the existing claim: %v", again.body)
+	}
+	// The same Idempotency-Key answers the same; a fresh visitor takes the last unit.
+	req := func(tok, key string) resp {
+		r, _ := http.NewRequest("POST", e.srv.URL+"/v1/drops/coupon/claims", nil)
+		r.Header.Set("Authorization", "Bearer "+tok)
+		r.Header.Set("Idempotency-Key", key)
+		res, err := e.srv.Client().Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		out := resp{code: res.StatusCode}
+		_ = jsonDecode(res, &out.body)
+		return out
+	}
+	one, two := req(b, "k1"), req(b, "k1")
+	if one.code != 201 || two.code != 201 || one.str("claim_id") != two.str("claim_id") || one.str("code") != "SAVE20" {
+		t.Fatalf("idempotent repeat: %v / %v", one.body, two.body)
+	}
+	e.want(e.do("POST", "/v1/drops/coupon/claims", c, ""), 410, "sold_out")
+	if v := e.do("GET", "/v1/drops/coupon", "", ""); v.num("remaining") != 0 || v.str("status") != "sold_out" {
+		t.Fatalf("view %v", v.body)
+	}
+	if mine := e.do("GET", "/v1/drops/coupon/claims/mine", b, ""); len(mine.body["claims"].([]any)) != 1 {
+		t.Fatalf("mine %v", mine.body)
+	}
+	e.want(e.do("GET", "/v1/drops/coupon/claims", "", ""), 401, "unauthorized")
+	if all := e.do("GET", "/v1/drops/coupon/claims?after=1", adminKey, ""); len(all.body["claims"].([]any)) != 1 || all.num("next_after") != 2 {
+		t.Fatalf("admin page %v", all.body)
+	}
+	e.want(e.do("PUT", "/v1/drops/coupon", adminKey, e.dropCfg("")), 409, "drop_started")
+
+	e.want(e.do("PUT", "/v1/drops/later", adminKey, fmt.Sprintf(`{"stock": 5, "opens_at": %q}`, e.clock.Now().Add(time.Hour).Format(time.RFC3339))), 200, "")
+	e.want(e.do("POST", "/v1/drops/later/claims", a, ""), 409, "not_open")
+}
+
+func TestDropBehindRoomReleasesOnClaim(t *testing.T) {
+	e := setup(t)
+	e.putRoom("sale", `{"capacity": 1}`)
+	e.want(e.do("PUT", "/v1/drops/d", adminKey, e.dropCfg(`, "room": "sale", "release_on_claim": true`)), 200, "")
+	x, y := e.visitorToken("x"), e.visitorToken("y")
+	e.want(e.do("POST", "/v1/drops/d/claims", x, ""), 403, "not_admitted")
+	e.join("sale", x)
+	e.join("sale", y)
+	e.tick("sale")
+	adm := e.do("GET", "/v1/rooms/sale/status", x, "").str("admission_token")
+	e.want(e.do("POST", "/v1/drops/d/claims", x, `{"admission_token": "`+adm+`"}`), 201, "")
+	if st := e.do("GET", "/v1/rooms/sale/status", x, ""); st.str("state") != "none" {
+		t.Fatalf("the claim did not release the admission: %v", st.body)
+	}
+	e.tick("sale")
+	if st := e.do("GET", "/v1/rooms/sale/status", y, ""); st.str("state") != "admitted" {
+		t.Fatalf("the next visitor was not admitted: %v", st.body)
+	}
+}
+
+// TestDropCrowdOverHTTP: stock 1,000; 5,000 visitors press 4 times each, 200 at a time. Exactly 1,000
+// answers are 201, to 1,000 distinct visitors, no code twice, and the SQL record has those 1,000 rows.
+func TestDropCrowdOverHTTP(t *testing.T) {
+	rec, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	e := setup(t, func(c *httpapi.Config, _ *room.Store) { c.Drops = memstore.NewDrops(nil, rec) })
+	e.want(e.do("PUT", "/v1/drops/big", adminKey, fmt.Sprintf(`{"stock": 1000, "opens_at": %q}`, time.Now().Add(-time.Minute).Format(time.RFC3339))), 200, "")
+	tokens := make([]string, 5000)
+	for i := range tokens {
+		tokens[i] = e.visitorToken(fmt.Sprint("crowd-", i))
+	}
+	var mu sync.Mutex
+	won := map[string]string{} // visitor token -> code
+	codes := map[string]bool{}
+	sem := make(chan struct{}, 200)
+	var wg sync.WaitGroup
+	for i := range 20000 {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			tok := tokens[i%5000]
+			r, _ := http.NewRequest("POST", e.srv.URL+"/v1/drops/big/claims", nil)
+			r.Header.Set("Authorization", "Bearer "+tok)
+			res, err := e.srv.Client().Do(r)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer res.Body.Close()
+			var body map[string]any
+			_ = jsonDecode(res, &body)
+			switch res.StatusCode {
+			case 201:
+				mu.Lock()
+				defer mu.Unlock()
+				code := body["code"].(string)
+				if _, dup := won[tok]; dup || codes[code] {
+					t.Errorf("second win or repeated code %s", code)
+				}
+				won[tok], codes[code] = code, true
+			case 409, 410:
+			default:
+				t.Errorf("claim answered %d %v", res.StatusCode, body)
+			}
+		})
+	}
+	wg.Wait()
+	rows, _ := rec.Claims(context.Background(), "big")
+	if len(won) != 1000 || len(rows) != 1000 {
+		t.Fatalf("%d claims answered 201, %d rows recorded; stock 1000", len(won), len(rows))
+	}
+	for _, r := range rows {
+		if !codes[r.Code] {
+			t.Fatalf("recorded code %s was never answered", r.Code)
+		}
+	}
+}
