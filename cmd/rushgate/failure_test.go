@@ -82,3 +82,8 @@ func TestRedisOutageAndRestarts(t *testing.T) {
 		t.Fatalf("after a rushgate restart: %d %v, want position 2", code, st)
 	}
 }
+
+func jsonBody(res *http.Response, v any) error {
+	defer res.Body.Close()
+	return json.NewDecoder(res.Body).Decode(v)
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/pgtest"
+	"github.com/rushgate/rushgate/internal/redistest"
+)
+
+// dropCrowd sends 5,000 visitors x 4 presses, 200 at a time, at random live instances, for a stock of
+// 1,000, and returns the codes answered 201 by visitor. midway runs once, after 8,000 presses.
+func dropCrowd(t *testing.T, in []*instance, midway func()) map[string]string {
+	t.Helper()
+	base := func() string {
+		for {
+			if i := in[rand.IntN(len(in))]; !i.dead.Load() {
+				return i.base
+			}
+		}
+	}
+	if code, b, _ := do(t, "PUT", base()+"/v1/drops/big", "multi", fmt.Sprintf(`{"stock": 1000, "opens_at": %q}`, time.Now().Add(-time.Minute).Format(time.RFC3339))); code != 200 {
+		t.Fatalf("PUT: %d %v", code, b)
+	}
+	tokens := make([]string, 5000)
+	for i := range tokens {
+		_, v, _ := do(t, "POST", base()+"/v1/visitors", "multi", fmt.Sprintf(`{"subject": "crowd-%d"}`, i))
+		tokens[i] = v["visitor_token"].(string)
+	}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 200}}
+	var mu sync.Mutex
+	won := map[string]string{}
+	var presses atomic.Int64
+	var once sync.Once
+	sem := make(chan struct{}, 200)
+	var wg sync.WaitGroup
+	for i := range 20000 {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if presses.Add(1) == 8000 && midway != nil {
+				once.Do(midway)
+			}
+			tok := tokens[i%5000]
+			for attempt := 0; attempt < 50; attempt++ { // a press that meets an outage is pressed again
+				req, _ := http.NewRequest("POST", base()+"/v1/drops/big/claims", nil)
+				req.Header.Set("Authorization", "Bearer "+tok)
+				res, err := client.Do(req)
+				if err != nil {
+					time.Sleep(50 * time.Millisecond)
+					continue
+				}
+				var body map[string]any
+				_ = jsonBody(res, &body)
+				switch res.StatusCode {
+				case 201:
+					mu.Lock()
+					if prev, dup := won[tok]; dup {
+						t.Errorf("visitor won twice: %s and %v", prev, body["code"])
+					}
+					won[tok] = body["code"].(string)
+					mu.Unlock()
+					return
+				case 409, 410:
+					return
+				case 503:
+					time.Sleep(50 * time.Millisecond)
+				default:
+					t.Errorf("claim answered %d %v", res.StatusCode, body)
+					return
+				}
+			}
+			t.Error("a press never got an answer")
+		})
+	}
+	wg.Wait()
+	return won
+}
+
+// checkDrop: every claim answered 201 is in the drop and in SQL, the stock is exactly used, no code
+// or visitor twice.
+func checkDrop(t *testing.T, in []*instance, dsn string, won map[string]string, exact201 bool) {
+	t.Helper()
+	var live *instance
+	for _, i := range in {
+		if !i.dead.Load() {
+			live = i
+		}
+	}
+	var claims []any
+	for after := 0; ; {
+		_, page, _ := do(t, "GET", fmt.Sprintf("%s/v1/drops/big/claims?after=%d&limit=1000", live.base, after), "multi", "")
+		list := page["claims"].([]any)
+		claims = append(claims, list...)
+		if len(list) == 0 {
+			break
+		}
+		after = int(page["next_after"].(float64))
+	}
+	codes, visitors := map[string]bool{}, map[string]bool{}
+	for _, c := range claims {
+		m := c.(map[string]any)
+		if codes[m["code"].(string)] || visitors[m["visitor"].(string)] {
+			t.Fatalf("a code or a visitor twice: %v", m)
+		}
+		codes[m["code"].(string)], visitors[m["visitor"].(string)] = true, true
+	}
+	if len(claims) != 1000 {
+		t.Fatalf("%d claims in the drop, stock 1000", len(claims))
+	}
+	if exact201 && len(won) != 1000 {
+		t.Fatalf("%d claims answered 201, stock 1000", len(won))
+	}
+	for _, code := range won {
+		if !codes[code] {
+			t.Fatalf("claim %s answered 201 is lost", code)
+		}
+	}
+	db, _ := sql.Open("pgx", dsn)
+	defer db.Close()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var n int
+		_ = db.QueryRowContext(context.Background(), `SELECT count(*) FROM drop_claims WHERE drop_id = 'big'`).Scan(&n)
+		if n == 1000 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("SQL holds %d claims, want 1000", n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("%d answered 201, 1000 claimed, 1000 rows", len(won))
+}
+
+func TestDropOnThreeInstances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-instance test skipped in -short mode")
+	}
+	srv := redistest.Start(t)
+	dsn := pgtest.Start(t)
+	in := startInstances(t, buildBinary(t), srv.Addr, 3, "--postgres", dsn)
+	won := dropCrowd(t, in, nil)
+	checkDrop(t, in, dsn, won, true)
+}
+
+// TestDropSurvivesKillAndRedisRestart kills one instance (kill -9) and restarts Redis (AOF, fsync
+// always) midway through the crowd: no claim that was answered 201 is lost.
+func TestDropSurvivesKillAndRedisRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-instance test skipped in -short mode")
+	}
+	srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
+	dsn := pgtest.Start(t)
+	in := startInstances(t, buildBinary(t), srv.Addr, 3, "--postgres", dsn)
+	won := dropCrowd(t, in, func() {
+		in[2].dead.Store(true)
+		_ = in[2].cmd.Process.Kill()
+		srv.Restart(t)
+	})
+	checkDrop(t, in, dsn, won, false)
+}
