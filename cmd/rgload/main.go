@@ -6,6 +6,7 @@
 //	rgload join  --target URL --null URL                 join requests/s against the null handler
 //	rgload sse   --target URL --admin-key K --pid PID    memory per idle stream and admission latency
 //	rgload bid   --target URL --admin-key K --null URL   accepted bids/s on one hot auction, p99 latency
+//	rgload claim --target URL --admin-key K --null URL   successful drop claims/s, p99 latency
 package main
 
 import (
@@ -26,7 +27,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: rgload null|join|sse|bid [flags]")
+		fmt.Fprintln(os.Stderr, "usage: rgload null|join|sse|bid|claim [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -39,6 +40,8 @@ func main() {
 		err = runSSE(ctx, os.Args[2:])
 	case "bid":
 		err = runBid(ctx, os.Args[2:])
+	case "claim":
+		err = runClaim(ctx, os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}

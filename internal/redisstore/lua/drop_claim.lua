@@ -29,11 +29,13 @@ if now < opens or (closes > 0 and now >= closes) then
   return {2, 0}
 end
 local mine = redis.call('HGET', KEYS[3], v) or ''
-local held = {}
-for seq in string.gmatch(mine, '%d+') do held[#held + 1] = claim_of(seq) end
-if #held >= tonumber(m[2]) then
+local count = 0
+if mine ~= '' then
+  count = select(2, string.gsub(mine, ',', ',')) + 1
+end
+if count >= tonumber(m[2]) then
   local out = {4, 0}
-  for _, c in ipairs(held) do out[#out + 1] = c end
+  for seq in string.gmatch(mine, '%d+') do out[#out + 1] = claim_of(seq) end
   return out
 end
 local claimed = tonumber(m[5])
