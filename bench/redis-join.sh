@@ -2,21 +2,10 @@
 # Join requests/s through HTTP on the Redis backend, in one run, against (1) the null net/http handler
 # and (2) redis-benchmark sending the same join script straight to Redis at the same concurrency.
 # Everything runs on loopback and stops by itself. Usage: bench/redis-join.sh [-c 64] [-d 5s]
-set -euo pipefail
-cd "$(dirname "$0")/.."
 conc=64; dur=5s
 while [ $# -gt 0 ]; do case "$1" in -c) conc=$2; shift 2;; -d) dur=$2; shift 2;; *) echo "unknown flag $1"; exit 2;; esac; done
-bin=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$bin"' EXIT
-go build -o "$bin/rushgate" ./cmd/rushgate
-go build -o "$bin/rgload" ./cmd/rgload
-port=$(( 20000 + RANDOM % 10000 ))
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$bin" >/dev/null &
-for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-GOMAXPROCS=1 "$bin/rgload" null --addr 127.0.0.1:19092 &
-GOMAXPROCS=1 "$bin/rushgate" serve --addr 127.0.0.1:19082 --data "$bin/data" --admin-key bench \
-  --redis "redis://127.0.0.1:$port/0" --log-level warn >/dev/null &
-for _ in $(seq 50); do curl -fs 127.0.0.1:19082/healthz >/dev/null 2>&1 && break; sleep 0.1; done
+source "$(dirname "$0")/lib.sh"
+start_redis_and_rushgate 19092 19082
 curl -fs -X PUT 127.0.0.1:19082/v1/rooms/bench -H 'Authorization: Bearer bench' \
   -d '{"capacity": 1000, "session_ttl": "1h", "idle_timeout": "1h"}' >/dev/null
 

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,20 +39,9 @@ func runBid(ctx context.Context, args []string) error {
 	if err := adminDo(ctx, "PUT", *base+"/v1/auctions/benchhot", *key, cfg); err != nil {
 		return err
 	}
-	tokens := make([]string, *conc)
-	for i := range tokens {
-		req, _ := http.NewRequestWithContext(ctx, "POST", *base+"/v1/visitors", strings.NewReader(fmt.Sprintf(`{"subject": "bench-%d"}`, i)))
-		req.Header.Set("Authorization", "Bearer "+*key)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		var v struct {
-			Token string `json:"visitor_token"`
-		}
-		_ = json.NewDecoder(res.Body).Decode(&v)
-		res.Body.Close()
-		tokens[i] = v.Token
+	tokens, err := mintVisitors(ctx, *base, *key, *conc, *conc)
+	if err != nil {
+		return err
 	}
 	n := load(ctx, *null, *conc, 1<<30, *dur)
 	tr := &http.Transport{MaxIdleConnsPerHost: *conc, DisableCompression: true}
@@ -108,17 +96,15 @@ func runBid(ctx context.Context, args []string) error {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	all := slices.Concat(lat...)
-	slices.Sort(all)
-	if len(all) == 0 || failed.Load() > 0 {
+	if failed.Load() > 0 {
 		return fmt.Errorf("%d bid requests failed", failed.Load())
 	}
-	p50, p99 := all[len(all)/2], all[len(all)*99/100]
+	count, p50, p99 := percentiles(lat)
 	acc := float64(accepted.Load()) / elapsed.Seconds()
-	reqs := float64(len(all)) / elapsed.Seconds()
+	reqs := float64(count) / elapsed.Seconds()
 	fmt.Printf("null handler: %.0f req/s\n", n.perSec())
 	fmt.Printf("bid requests: %.0f req/s (%.2f of null); accepted bids: %.0f/s (%.2f of null), refused as too low: %d\n",
 		reqs, reqs/n.perSec(), acc, acc/n.perSec(), refused.Load())
-	fmt.Printf("bid latency: p50 %v, p99 %v (concurrency %d)\n", p50.Round(time.Microsecond), p99.Round(time.Microsecond), *conc)
+	fmt.Printf("bid latency: p50 %v, p99 %v (concurrency %d)\n", p50, p99, *conc)
 	return nil
 }

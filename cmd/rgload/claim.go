@@ -82,16 +82,25 @@ func runClaim(ctx context.Context, args []string) error {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	all := slices.Concat(lat...)
-	slices.Sort(all)
-	if len(all) == 0 || failed.Load() > 0 {
+	if failed.Load() > 0 {
 		return fmt.Errorf("%d claim requests failed", failed.Load())
 	}
+	_, p50, p99 := percentiles(lat)
 	rate := float64(ok.Load()) / elapsed.Seconds()
 	fmt.Printf("null handler: %.0f req/s\n", n.perSec())
 	fmt.Printf("successful claims: %.0f/s (%.2f of null); latency p50 %v, p99 %v (concurrency %d)\n",
-		rate, rate/n.perSec(), all[len(all)/2].Round(time.Microsecond), all[len(all)*99/100].Round(time.Microsecond), *conc)
+		rate, rate/n.perSec(), p50, p99, *conc)
 	return nil
+}
+
+// percentiles merges per-worker latencies and returns their count, median and 99th percentile.
+func percentiles(perWorker [][]time.Duration) (int, time.Duration, time.Duration) {
+	all := slices.Concat(perWorker...)
+	if len(all) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(all)
+	return len(all), all[len(all)/2].Round(time.Microsecond), all[len(all)*99/100].Round(time.Microsecond)
 }
 
 // mintVisitors has the site mint n visitor tokens, conc at a time.
