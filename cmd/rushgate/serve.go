@@ -169,8 +169,16 @@ func openBackend(f serveFlags, records *sqlstore.Records) (backend, error) {
 		for id, sv := range saved {
 			auctions.Restore(id, sv.State, sv.Events)
 		}
+		drops := memstore.NewDrops(nil, records)
+		savedDrops, err := records.LoadDrops(context.Background())
+		if err != nil {
+			return backend{}, fmt.Errorf("loading recorded drops: %w", err)
+		}
+		for id, sd := range savedDrops {
+			drops.Restore(id, sd.Config, sd.Claims)
+		}
 		return backend{name: "memory", store: memstore.New(memstore.Options{}), auctions: auctions,
-			drops: memstore.NewDrops(nil, records), vault: vault.Dir(f.data), close: func() {}}, nil
+			drops: drops, vault: vault.Dir(f.data), close: func() {}}, nil
 	}
 	rdb, cluster, err := redisClient(f.redisURL, f.redisCluster)
 	if err != nil {

@@ -14,8 +14,9 @@ import (
 
 var _ drop.Store = (*Drops)(nil)
 
-// ClaimRecorder makes claims durable; the SQL record store is one.
+// ClaimRecorder makes drops and their claims durable; the SQL record store is one.
 type ClaimRecorder interface {
+	RecordDrop(ctx context.Context, id string, cfg drop.Config) error
 	RecordClaims(ctx context.Context, id string, claims []drop.Claim) error
 }
 
@@ -45,12 +46,30 @@ func Code() string {
 	return codeEncoding.EncodeToString(b[:])
 }
 
+// Restore loads a drop saved by an earlier run with its claims, so that a restarted embedded instance
+// never hands out again what was claimed before it stopped. Idempotency keys are not kept across a
+// restart; a visitor's claims are.
+func (d *Drops) Restore(id string, cfg drop.Config, claims []drop.Claim) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := drop.New(cfg)
+	for _, c := range claims {
+		s.Take(c, "")
+	}
+	d.drops[id] = &s
+}
+
 // Put implements [drop.Store].
-func (d *Drops) Put(_ context.Context, id string, cfg drop.Config) error {
+func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if s, ok := d.drops[id]; ok && len(s.Claims) > 0 {
 		return drop.ErrStarted
+	}
+	if d.recorder != nil {
+		if err := d.recorder.RecordDrop(ctx, id, cfg); err != nil {
+			return fmt.Errorf("%w: recording drop %s: %w", room.ErrUnavailable, id, err)
+		}
 	}
 	s := drop.New(cfg)
 	d.drops[id] = &s

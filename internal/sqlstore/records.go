@@ -76,6 +76,11 @@ CREATE TABLE IF NOT EXISTS auction_events (
 	ends_at    TEXT    NOT NULL,
 	PRIMARY KEY (auction_id, seq)
 );
+CREATE TABLE IF NOT EXISTS drops (
+	id         TEXT PRIMARY KEY,
+	config     TEXT NOT NULL,
+	updated_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS drop_claims (
 	drop_id    TEXT   NOT NULL,
 	seq        BIGINT NOT NULL,
@@ -271,7 +276,7 @@ func (r *Records) RecordClaims(ctx context.Context, id string, claims []drop.Cla
 
 // Claims returns the recorded claims of a drop, in order.
 func (r *Records) Claims(ctx context.Context, id string) ([]drop.Claim, error) {
-	rows, err := r.db.QueryContext(ctx, r.q(`SELECT seq, claim_id, visitor, code FROM drop_claims WHERE drop_id = ? ORDER BY seq`), id)
+	rows, err := r.db.QueryContext(ctx, r.q(`SELECT seq, claim_id, visitor, code, claimed_at FROM drop_claims WHERE drop_id = ? ORDER BY seq`), id)
 	if err != nil {
 		return nil, err
 	}
@@ -279,10 +284,66 @@ func (r *Records) Claims(ctx context.Context, id string) ([]drop.Claim, error) {
 	var out []drop.Claim
 	for rows.Next() {
 		var c drop.Claim
-		if err := rows.Scan(&c.Seq, &c.ID, &c.Visitor, &c.Code); err != nil {
+		var at string
+		if err := rows.Scan(&c.Seq, &c.ID, &c.Visitor, &c.Code, &at); err != nil {
 			return nil, err
 		}
+		c.ClaimedAt, _ = time.Parse(time.RFC3339Nano, at)
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// RecordDrop writes a drop's config, so that an embedded instance resumes the drop after a restart.
+func (r *Records) RecordDrop(ctx context.Context, id string, cfg drop.Config) error {
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	_, err = r.db.ExecContext(ctx, r.q(`INSERT INTO drops (id, config, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at`), id, string(js), ts(time.Now()))
+	if err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	return nil
+}
+
+// SavedDrop is one drop as recorded: its config and claims.
+type SavedDrop struct {
+	Config drop.Config
+	Claims []drop.Claim
+}
+
+// LoadDrops returns every recorded drop, for an embedded instance to resume from.
+func (r *Records) LoadDrops(ctx context.Context) (map[string]SavedDrop, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT id, config FROM drops`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: %w", err)
+	}
+	cfgs := map[string]drop.Config{}
+	for rows.Next() {
+		var id, js string
+		var cfg drop.Config
+		if err := rows.Scan(&id, &js); err == nil {
+			err = json.Unmarshal([]byte(js), &cfg)
+		}
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlstore: drop %s: %w", id, err)
+		}
+		cfgs[id] = cfg
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: %w", err)
+	}
+	out := make(map[string]SavedDrop, len(cfgs))
+	for id, cfg := range cfgs {
+		claims, err := r.Claims(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: %w", err)
+		}
+		out[id] = SavedDrop{Config: cfg, Claims: claims}
+	}
+	return out, nil
 }
