@@ -15,17 +15,7 @@ import (
 func TestAuctionClosesAfterDowntime(t *testing.T) {
 	bin := buildBinary(t)
 	data := t.TempDir()
-	start := func() (*exec.Cmd, string) {
-		addr := freeAddr(t)
-		cmd := exec.Command(bin, "serve", "--addr", addr, "--data", data, "--admin-key", "k", "--log-level", "warn")
-		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		waitHealthy(t, "http://"+addr)
-		return cmd, "http://" + addr
-	}
+	start := func() (*exec.Cmd, string) { return startEmbedded(t, bin, data) }
 	cmd, base := start()
 	now := time.Now().UTC()
 	end := now.Add(1500 * time.Millisecond).Truncate(time.Millisecond)
@@ -67,17 +57,7 @@ func TestAuctionClosesAfterDowntime(t *testing.T) {
 func TestDropSurvivesRestart(t *testing.T) {
 	bin := buildBinary(t)
 	data := t.TempDir()
-	start := func() (*exec.Cmd, string) {
-		addr := freeAddr(t)
-		cmd := exec.Command(bin, "serve", "--addr", addr, "--data", data, "--admin-key", "k", "--log-level", "warn")
-		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		waitHealthy(t, "http://"+addr)
-		return cmd, "http://" + addr
-	}
+	start := func() (*exec.Cmd, string) { return startEmbedded(t, bin, data) }
 	cmd, base := start()
 	if code, b, _ := do(t, "PUT", base+"/v1/drops/d", "k", fmt.Sprintf(`{"stock": 3, "opens_at": %q}`, time.Now().Add(-time.Minute).UTC().Format(time.RFC3339))); code != 200 {
 		t.Fatalf("PUT: %d %v", code, b)
@@ -110,4 +90,18 @@ func TestDropSurvivesRestart(t *testing.T) {
 	if code, _, _ := do(t, "POST", base+"/v1/drops/d/claims", d, ""); code != 410 {
 		t.Fatalf("past the stock after restart: %d", code)
 	}
+}
+
+// startEmbedded runs rushgate serve on the embedded backend over data, killed when the test ends.
+func startEmbedded(t *testing.T, bin, data string) (*exec.Cmd, string) {
+	t.Helper()
+	addr := freeAddr(t)
+	cmd := exec.Command(bin, "serve", "--addr", addr, "--data", data, "--admin-key", "k", "--log-level", "warn")
+	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	waitHealthy(t, "http://"+addr)
+	return cmd, "http://" + addr
 }

@@ -6,6 +6,8 @@ package drop
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -192,4 +194,14 @@ func (s *State) Take(c Claim, key string) {
 	if key != "" {
 		s.ByKey[c.Visitor+"\x00"+key] = c.Seq
 	}
+}
+
+var codeEncoding = base32.NewEncoding("ABCDEFGHJKLMNPQRSTUVWXYZ23456789").WithPadding(base32.NoPadding)
+
+// NewCode draws an unguessable claim code: 80 random bits as 16 characters without 0/O or 1/I. Every
+// backend draws codes here, outside its atomic step, and passes them in.
+func NewCode() string {
+	var b [10]byte
+	_, _ = rand.Read(b[:])
+	return codeEncoding.EncodeToString(b[:])
 }

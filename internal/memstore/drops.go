@@ -2,8 +2,6 @@ package memstore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base32"
 	"fmt"
 	"sync"
 	"time"
@@ -35,15 +33,6 @@ func NewDrops(clock func() time.Time, recorder ClaimRecorder) *Drops {
 		clock = time.Now
 	}
 	return &Drops{clock: clock, recorder: recorder, drops: make(map[string]*drop.State)}
-}
-
-var codeEncoding = base32.NewEncoding("ABCDEFGHJKLMNPQRSTUVWXYZ23456789").WithPadding(base32.NoPadding)
-
-// Code draws an unguessable claim code: 80 random bits as 16 characters without 0/O or 1/I.
-func Code() string {
-	var b [10]byte
-	_, _ = rand.Read(b[:])
-	return codeEncoding.EncodeToString(b[:])
 }
 
 // Restore loads a drop saved by an earlier run with its claims, so that a restarted embedded instance
@@ -90,7 +79,7 @@ func (d *Drops) Get(_ context.Context, id string) (drop.Info, error) {
 // Claim implements [drop.Store]. The new claim is recorded under the lock before it is kept, so a
 // failed record leaves the unit unclaimed.
 func (d *Drops) Claim(ctx context.Context, id, visitor, key string) (drop.Claim, bool, error) {
-	code := Code()
+	code := drop.NewCode()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s, ok := d.drops[id]

@@ -11,7 +11,6 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/rushgate/rushgate/internal/drop"
-	"github.com/rushgate/rushgate/internal/memstore"
 )
 
 var _ drop.Store = (*Drops)(nil)
@@ -80,7 +79,7 @@ func (d *Drops) Get(ctx context.Context, id string) (drop.Info, error) {
 
 // Claim implements [drop.Store].
 func (d *Drops) Claim(ctx context.Context, id, visitor, key string) (drop.Claim, bool, error) {
-	v, err := d.run(ctx, dropClaimScript, d.dkeys(id), visitor, key, memstore.Code(), d.now(), id)
+	v, err := d.run(ctx, dropClaimScript, d.dkeys(id), visitor, key, drop.NewCode(), d.now(), id)
 	if err != nil {
 		return drop.Claim{}, false, err
 	}
