@@ -65,6 +65,8 @@ func TestVerify(t *testing.T) {
 		{"empty", "", "sale", ErrMalformed},
 		{"no room", mustSign(t, "k1", seed1, claims("", t0.Add(time.Minute))), "", ErrMalformed},
 		{"huge", strings.Repeat("a", MaxTokenLen+1), "sale", ErrMalformed},
+		{"carriage return in a genuine signature", good[:len(good)-5] + "\r" + good[len(good)-5:], "sale", ErrMalformed},
+		{"newline in a genuine payload", parts[0] + "." + parts[1][:4] + "\n" + parts[1][4:] + "." + parts[2], "sale", ErrMalformed},
 	}
 	for _, tc := range cases {
 		if _, err := v.Verify(context.Background(), tc.token, tc.room); !errors.Is(err, tc.want) {
