@@ -9,11 +9,6 @@ import (
 	"github.com/rushgate/rushgate/internal/room"
 )
 
-// preQueueSpan separates the scores of visitors who joined before a room opened (random, below it)
-// from those who joined after (arrival sequence, above it), so one ordered set serves both and a rank
-// is still one O(log N) lookup.
-const preQueueSpan = int64(1) << 50
-
 // roomState is one room's line and admissions. Every field is guarded by mu.
 type roomState struct {
 	mu      sync.Mutex
@@ -23,12 +18,10 @@ type roomState struct {
 	deleted bool
 	rng     *mrand.Rand
 
-	seq int64 // arrival sequence: FIFO order comes from it, never from clocks
-	// waiting holds each waiting visitor's place and last presence; queue orders them by place and
-	// seen by presence, so the front of the line and the longest-idle visitor are both at hand.
-	waiting    map[string]waiter
-	queue      skiplist
-	seen       skiplist
+	serial uint32 // names this incarnation of the room in the store's index of lines
+	// waiting orders the line by arrival (FIFO order comes from it, never from clocks) and by
+	// presence, so the front of the line and the longest-idle visitor are both at hand.
+	waiting    line
 	active     *zset // admitted visitor -> expiry (unix ns)
 	admissions map[string]*room.Admission
 	window     []int64 // times of the admissions inside the rate window, oldest first
@@ -37,56 +30,33 @@ type roomState struct {
 	admittedTotal int64
 }
 
-// waiter is a waiting visitor's order score and last presence (unix ns).
-type waiter struct{ order, seen int64 }
-
-func newRoomState(id string, cfg room.Config, rng *mrand.Rand) *roomState {
+func newRoomState(id string, serial uint32, cfg room.Config, rng *mrand.Rand) *roomState {
 	return &roomState{
-		id: id, cfg: cfg, epoch: newEpoch(), rng: rng,
-		waiting: make(map[string]waiter), queue: newSkiplist(), seen: newSkiplist(), active: newZset(),
-		admissions: make(map[string]*room.Admission),
+		id: id, serial: serial, cfg: cfg, epoch: newEpoch(), rng: rng,
+		waiting: newLine(), active: newZset(), admissions: make(map[string]*room.Admission),
 	}
 }
 
-func (rs *roomState) position(visitor string) int64 {
-	w, ok := rs.waiting[visitor]
+// touch records presence of a waiting visitor and reports whether it is waiting, with its position.
+func (rs *roomState) touch(visitor string, now int64) (int64, bool) {
+	i, ok := rs.waiting.find(visitor)
 	if !ok {
-		return 0
+		return 0, false
 	}
-	return int64(rs.queue.rank(w.order, visitor))
-}
-
-// touch records presence of a waiting visitor and reports whether it is waiting.
-func (rs *roomState) touch(visitor string, now int64) bool {
-	w, ok := rs.waiting[visitor]
-	if !ok {
-		return false
-	}
-	if w.seen != now {
-		rs.seen.remove(w.seen, visitor)
-		rs.seen.insert(now, visitor)
-		w.seen = now
-		rs.waiting[visitor] = w
-	}
-	return true
+	rs.waiting.touch(i, now)
+	return rs.waiting.position(i), true
 }
 
 func (rs *roomState) join(visitor string, now int64) room.Status {
 	if st := rs.status(visitor, now); st.State != room.StateNone {
 		return st
 	}
-	rs.seq++
-	order := preQueueSpan + rs.seq
 	if o := rs.cfg.OpensAt; o != nil && now < o.UnixNano() {
-		order = 1 + rs.rng.Int64N(preQueueSpan-1)
+		i := rs.waiting.add(visitor, now, true, rs.rng.Int64())
+		return room.Status{State: room.StateWaiting, Position: rs.waiting.position(i)}
 	}
-	rs.waiting[visitor] = waiter{order: order, seen: now}
-	rs.queue.insert(order, visitor)
-	rs.seen.insert(now, visitor)
-	if order > preQueueSpan { // an arrival after the opening always joins at the back
-		return room.Status{State: room.StateWaiting, Position: int64(rs.queue.length)}
-	}
-	return room.Status{State: room.StateWaiting, Position: rs.position(visitor)}
+	rs.waiting.add(visitor, now, false, 0) // an arrival after the opening always joins at the back
+	return room.Status{State: room.StateWaiting, Position: int64(rs.waiting.Len())}
 }
 
 // status reads the visitor's standing, recording presence and collecting a fresh admission.
@@ -99,8 +69,8 @@ func (rs *roomState) status(visitor string, now int64) room.Status {
 		}
 		return room.Status{State: room.StateAdmitted, Admission: *a}
 	}
-	if rs.touch(visitor, now) {
-		return room.Status{State: room.StateWaiting, Position: rs.position(visitor)}
+	if pos, ok := rs.touch(visitor, now); ok {
+		return room.Status{State: room.StateWaiting, Position: pos}
 	}
 	return room.Status{State: room.StateNone}
 }
@@ -116,14 +86,11 @@ func (rs *roomState) live(visitor string, now int64) (*room.Admission, bool) {
 }
 
 func (rs *roomState) leaveLine(visitor string) bool {
-	w, ok := rs.waiting[visitor]
-	if !ok {
-		return false
+	i, ok := rs.waiting.find(visitor)
+	if ok {
+		rs.waiting.remove(i)
 	}
-	delete(rs.waiting, visitor)
-	rs.queue.remove(w.order, visitor)
-	rs.seen.remove(w.seen, visitor)
-	return true
+	return ok
 }
 
 func (rs *roomState) admit(now int64, max int) room.Tick {
@@ -139,25 +106,24 @@ func (rs *roomState) admit(now int64, max int) room.Tick {
 	}
 	idleCut := now - int64(rs.cfg.IdleTimeout)
 	for len(t.Idle) < max {
-		n := rs.seen.min()
-		if n == nil || n.score > idleCut {
+		i, seen, ok := rs.waiting.idlest()
+		if !ok || seen > idleCut {
 			break
 		}
-		v := n.member
-		rs.leaveLine(v)
-		t.Idle = append(t.Idle, v)
+		t.Idle = append(t.Idle, rs.waiting.id(i))
+		rs.waiting.remove(i)
 	}
 	budget := rs.budget(now, max)
 	for ; budget > 0; budget-- {
-		n := rs.queue.min()
-		if n == nil {
+		i, ok := rs.waiting.front()
+		if !ok {
 			break
 		}
-		v := n.member
-		rs.leaveLine(v)
+		v := rs.waiting.id(i)
+		rs.waiting.remove(i)
 		t.Admitted = append(t.Admitted, room.Admitted{Visitor: v, Admission: *rs.grant(v, now)})
 	}
-	t.More = len(t.Expired) == max || len(t.Idle) == max || (len(t.Admitted) == max && len(rs.waiting) > 0)
+	t.More = len(t.Expired) == max || len(t.Idle) == max || (len(t.Admitted) == max && rs.waiting.Len() > 0)
 	t.Next = rs.next(now)
 	t.AdmittedTotal = rs.admittedTotal
 	return t
@@ -211,10 +177,10 @@ func (rs *roomState) next(now int64) time.Time {
 	if _, exp, ok := rs.active.Min(); ok {
 		consider(exp)
 	}
-	if n := rs.seen.min(); n != nil {
-		consider(n.score + int64(rs.cfg.IdleTimeout))
+	if _, seen, ok := rs.waiting.idlest(); ok {
+		consider(seen + int64(rs.cfg.IdleTimeout))
 	}
-	if len(rs.waiting) > 0 {
+	if rs.waiting.Len() > 0 {
 		if o := rs.cfg.OpensAt; o != nil {
 			consider(o.UnixNano())
 		}

@@ -33,12 +33,15 @@ type Store struct {
 	clock func() time.Time
 	seed  uint64
 
-	mu    sync.Mutex // guards rooms; never held while taking a room's lock
-	rooms map[string]*roomState
+	mu       sync.Mutex // guards rooms, bySerial and serial; never held while taking a room's lock
+	rooms    map[string]*roomState
+	serial   uint32
+	bySerial map[uint32]*roomState
 
-	// vmu guards lineOf, the room whose line each waiting visitor is in. Lock order: a room's mu, then vmu.
+	// vmu guards lineOf, the room (by serial) whose line each waiting visitor is in. Lock order: a
+	// room's mu, then vmu.
 	vmu    sync.Mutex
-	lineOf map[string]string
+	lineOf map[vkey]uint32
 
 	// joins serialises joins per visitor (striped), so that one visitor joining two rooms at once
 	// still ends up in exactly one line.
@@ -53,11 +56,12 @@ func New(opts Options) *Store {
 		clock = time.Now
 	}
 	return &Store{
-		clock:  clock,
-		seed:   opts.Seed,
-		rooms:  make(map[string]*roomState),
-		lineOf: make(map[string]string),
-		hasher: maphash.MakeSeed(),
+		clock:    clock,
+		seed:     opts.Seed,
+		rooms:    make(map[string]*roomState),
+		bySerial: make(map[uint32]*roomState),
+		lineOf:   make(map[vkey]uint32),
+		hasher:   maphash.MakeSeed(),
 	}
 }
 
@@ -66,8 +70,10 @@ func (s *Store) PutRoom(_ context.Context, id string, cfg room.Config) error {
 	s.mu.Lock()
 	rs, ok := s.rooms[id]
 	if !ok {
-		rs = newRoomState(id, cfg, s.rng(id))
+		s.serial++
+		rs = newRoomState(id, s.serial, cfg, s.rng(id))
 		s.rooms[id] = rs
+		s.bySerial[rs.serial] = rs
 		s.mu.Unlock()
 		return nil
 	}
@@ -103,6 +109,9 @@ func (s *Store) DeleteRoom(_ context.Context, id string) error {
 	s.mu.Lock()
 	rs, ok := s.rooms[id]
 	delete(s.rooms, id)
+	if ok {
+		delete(s.bySerial, rs.serial)
+	}
 	s.mu.Unlock()
 	if !ok {
 		return room.ErrNotFound
@@ -111,11 +120,11 @@ func (s *Store) DeleteRoom(_ context.Context, id string) error {
 	defer rs.mu.Unlock()
 	rs.deleted = true
 	s.vmu.Lock()
-	for v := range rs.waiting {
-		if s.lineOf[v] == id {
-			delete(s.lineOf, v)
+	rs.waiting.each(func(k vkey) {
+		if s.lineOf[k] == rs.serial {
+			delete(s.lineOf, k)
 		}
-	}
+	})
 	s.vmu.Unlock()
 	return nil
 }
@@ -163,22 +172,28 @@ func (s *Store) Join(_ context.Context, id, visitor string) (room.Status, error)
 	jl.Lock()
 	defer jl.Unlock()
 	var st room.Status
+	var serial uint32
 	err := s.with(id, func(rs *roomState, now int64) error {
-		st = rs.join(visitor, now)
+		st, serial = rs.join(visitor, now), rs.serial
 		return nil
 	})
 	if err != nil || st.State != room.StateWaiting {
 		return st, err
 	}
+	k := keyOf(visitor)
 	s.vmu.Lock()
-	prev := s.lineOf[visitor]
-	s.lineOf[visitor] = id
+	prev := s.lineOf[k]
+	s.lineOf[k] = serial
 	s.vmu.Unlock()
-	if prev != "" && prev != id {
-		_ = s.with(prev, func(rs *roomState, _ int64) error {
-			rs.leaveLine(visitor)
-			return nil
-		})
+	if prev != 0 && prev != serial {
+		s.mu.Lock()
+		old := s.bySerial[prev]
+		s.mu.Unlock()
+		if old != nil {
+			old.mu.Lock()
+			old.leaveLine(visitor)
+			old.mu.Unlock()
+		}
 	}
 	return st, nil
 }
@@ -209,7 +224,7 @@ func (s *Store) Leave(_ context.Context, id, visitor string) (bool, error) {
 	err := s.with(id, func(rs *roomState, _ int64) error {
 		if rs.leaveLine(visitor) {
 			left = true
-			s.forgetLine(visitor, id)
+			s.forgetLine(visitor, rs.serial)
 		}
 		if rs.active.Remove(visitor) {
 			delete(rs.admissions, visitor)
@@ -249,7 +264,7 @@ func (s *Store) Stats(_ context.Context, id string) (room.Stats, error) {
 	var st room.Stats
 	err := s.with(id, func(rs *roomState, now int64) error {
 		st = room.Stats{
-			Waiting:       int64(len(rs.waiting)),
+			Waiting:       int64(rs.waiting.Len()),
 			Active:        int64(rs.active.Len() - rs.active.CountAtMost(now)),
 			AdmittedTotal: rs.admittedTotal,
 		}
@@ -265,10 +280,10 @@ func (s *Store) Admit(_ context.Context, id string, max int) (room.Tick, error) 
 		t = rs.admit(now, max)
 		s.vmu.Lock()
 		for _, v := range t.Idle {
-			s.forgetLineLocked(v, id)
+			s.forgetLineLocked(v, rs.serial)
 		}
 		for _, a := range t.Admitted {
-			s.forgetLineLocked(a.Visitor, id)
+			s.forgetLineLocked(a.Visitor, rs.serial)
 		}
 		s.vmu.Unlock()
 		return nil
@@ -276,15 +291,16 @@ func (s *Store) Admit(_ context.Context, id string, max int) (room.Tick, error) 
 	return t, err
 }
 
-func (s *Store) forgetLine(visitor, id string) {
+func (s *Store) forgetLine(visitor string, serial uint32) {
 	s.vmu.Lock()
-	s.forgetLineLocked(visitor, id)
+	s.forgetLineLocked(visitor, serial)
 	s.vmu.Unlock()
 }
 
-func (s *Store) forgetLineLocked(visitor, id string) {
-	if s.lineOf[visitor] == id {
-		delete(s.lineOf, visitor)
+func (s *Store) forgetLineLocked(visitor string, serial uint32) {
+	k := keyOf(visitor)
+	if s.lineOf[k] == serial {
+		delete(s.lineOf, k)
 	}
 }
 
