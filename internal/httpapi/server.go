@@ -215,19 +215,26 @@ func bearer(r *http.Request) (string, bool) {
 // visitor returns the caller's visitor id and the token it came in, from the bearer header or the
 // cookie; an absent token is visitor_token_required, a bad one invalid_visitor_token.
 func (s *Server) visitor(r *http.Request) (id, token string, err error) {
-	tok, ok := bearer(r)
+	tok, ok := presented(r)
 	if !ok {
-		c, err := r.Cookie(VisitorCookie)
-		if err != nil || c.Value == "" {
-			return "", "", apiError(http.StatusUnauthorized, codeVisitorTokenRequired, "a visitor token is required: join the room first")
-		}
-		tok = c.Value
+		return "", "", apiError(http.StatusUnauthorized, codeVisitorTokenRequired, "a visitor token is required: join the room first")
 	}
-	id, err = s.visitors.Parse(tok)
-	if err != nil {
+	if id, err = s.visitors.Parse(tok); err != nil {
 		return "", "", apiError(http.StatusUnauthorized, codeInvalidVisitorToken, "the visitor token is invalid")
 	}
 	return id, tok, nil
+}
+
+// presented returns the visitor token a request carries, from the bearer header or else the cookie.
+func presented(r *http.Request) (string, bool) {
+	if tok, ok := bearer(r); ok {
+		return tok, true
+	}
+	c, err := r.Cookie(VisitorCookie)
+	if err != nil || c.Value == "" {
+		return "", false
+	}
+	return c.Value, true
 }
 
 // setVisitorCookie sets the rg_visitor cookie. It is written out by hand because it is set on every
@@ -238,11 +245,17 @@ func (s *Server) setVisitorCookie(w http.ResponseWriter, r *http.Request, tok st
 }
 
 func visitorCookie(tok string, secure bool) string {
-	c := VisitorCookie + "=" + tok + "; Path=/; Max-Age=604800; HttpOnly"
+	const attrs, secureAttr, sameSite = "; Path=/; Max-Age=604800; HttpOnly", "; Secure", "; SameSite=Lax"
+	var b strings.Builder
+	b.Grow(len(VisitorCookie) + 1 + len(tok) + len(attrs) + len(secureAttr) + len(sameSite))
+	b.WriteString(VisitorCookie + "=")
+	b.WriteString(tok)
+	b.WriteString(attrs)
 	if secure {
-		c += "; Secure"
+		b.WriteString(secureAttr)
 	}
-	return c + "; SameSite=Lax"
+	b.WriteString(sameSite)
+	return b.String()
 }
 
 // roomID validates the {room} path value.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -53,10 +54,23 @@ func appendString(buf []byte, s string) []byte {
 	return append(buf, '"')
 }
 
+// Header values shared by every JSON response. net/http only reads them, and a handler that adds a
+// value gets a new slice from append, since each has no spare capacity.
+var (
+	jsonType = []string{"application/json"}
+	noStore  = []string{"no-store"}
+)
+
+// statusBufs recycles the buffers status bodies are encoded into.
+var statusBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
 func writeStatus(w http.ResponseWriter, status int, b statusBody) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
+	h := w.Header()
+	h["Content-Type"], h["Cache-Control"] = jsonType, noStore
 	w.WriteHeader(status)
-	buf := b.appendJSON(make([]byte, 0, 512))
-	_, _ = w.Write(append(buf, '\n'))
+	bp := statusBufs.Get().(*[]byte)
+	buf := append(b.appendJSON((*bp)[:0]), '\n')
+	_, _ = w.Write(buf)
+	*bp = buf
+	statusBufs.Put(bp)
 }

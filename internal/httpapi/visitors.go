@@ -49,19 +49,17 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	vid, tok, err := s.visitor(r)
-	fresh := false
-	var terr *Error
-	switch {
-	case errors.As(err, &terr) && terr.Code == codeVisitorTokenRequired:
+	var vid, tok string
+	_, carries := presented(r)
+	fresh := !carries
+	if fresh {
 		if !s.limiter.allow(r) {
 			w.Header().Set("Retry-After", "60")
 			s.writeError(w, r, apiError(http.StatusTooManyRequests, codeRateLimited, "too many new visitors from this address; retry later"))
 			return
 		}
 		tok, vid = s.visitors.New()
-		fresh = true
-	case err != nil:
+	} else if vid, tok, err = s.visitor(r); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

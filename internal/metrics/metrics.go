@@ -6,6 +6,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,6 +32,16 @@ type Metrics struct {
 	releases *prometheus.CounterVec
 	expiries *prometheus.CounterVec
 	requests *prometheus.HistogramVec
+
+	// Children of the vectors on the hot path, looked up once: resolving label values hashes and
+	// validates them on every call, which a join paid twice.
+	joinsBy    sync.Map // room -> prometheus.Counter
+	requestsBy sync.Map // routeCode -> prometheus.Observer
+}
+
+type routeCode struct {
+	route string
+	code  int
 }
 
 // New registers rushgate's metrics, plus Go runtime and process metrics, on a fresh registry.
@@ -72,7 +83,13 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // Joined implements [room.Observer].
-func (m *Metrics) Joined(id string) { m.joins.WithLabelValues(id).Inc() }
+func (m *Metrics) Joined(id string) {
+	c, ok := m.joinsBy.Load(id)
+	if !ok {
+		c, _ = m.joinsBy.LoadOrStore(id, m.joins.WithLabelValues(id))
+	}
+	c.(prometheus.Counter).Inc()
+}
 
 // Admitted implements [room.Observer].
 func (m *Metrics) Admitted(id string, n int) { m.admitted.WithLabelValues(id).Add(float64(n)) }
@@ -93,7 +110,12 @@ func (m *Metrics) Expired(id string, sessions, idle int) {
 // ObserveRequest records one HTTP request's latency under its route pattern (never its raw path, which
 // would make one series per room and visitor).
 func (m *Metrics) ObserveRequest(route string, code int, d time.Duration) {
-	m.requests.WithLabelValues(route, strconv.Itoa(code)).Observe(d.Seconds())
+	k := routeCode{route, code}
+	o, ok := m.requestsBy.Load(k)
+	if !ok {
+		o, _ = m.requestsBy.LoadOrStore(k, m.requests.WithLabelValues(route, strconv.Itoa(code)))
+	}
+	o.(prometheus.Observer).Observe(d.Seconds())
 }
 
 type roomCollector struct{ rooms Rooms }

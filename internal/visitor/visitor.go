@@ -7,6 +7,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base32"
 	"encoding/base64"
 	"errors"
@@ -30,8 +31,23 @@ var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadd
 // Issuer signs and verifies visitor tokens with one secret. Instances that share a line must share it.
 type Issuer struct {
 	secret []byte
-	macs   sync.Pool // keyed HMAC-SHA256 states: keying one costs more than the MAC of a token
+	macs   sync.Pool // *macState: keying an HMAC costs more than the MAC of a token
 }
+
+// macState is a keyed HMAC-SHA256 with room for its input and output, pooled together so that signing
+// and checking a token, which every new visitor and every poll does, allocate nothing but the token.
+type macState struct {
+	h   hash.Hash
+	in  [len(tokenVersion) + 1 + maxIDLen]byte
+	sum [sha256.Size]byte
+	sig [sigLen]byte
+}
+
+// maxIDLen is the longest visitor id; sigLen the length of a token's encoded MAC.
+const (
+	maxIDLen = 64
+	sigLen   = 43 // unpadded base64 of a SHA-256 MAC
+)
 
 // NewIssuer returns an issuer; the secret must be at least 32 bytes of randomness.
 func NewIssuer(secret []byte) (*Issuer, error) {
@@ -39,7 +55,7 @@ func NewIssuer(secret []byte) (*Issuer, error) {
 		return nil, errors.New("visitor: secret must be at least 32 bytes")
 	}
 	is := &Issuer{secret: append([]byte(nil), secret...)}
-	is.macs.New = func() any { return hmac.New(sha256.New, is.secret) }
+	is.macs.New = func() any { return &macState{h: hmac.New(sha256.New, is.secret)} }
 	return is, nil
 }
 
@@ -47,8 +63,10 @@ func NewIssuer(secret []byte) (*Issuer, error) {
 func (is *Issuer) New() (token, id string) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	id = "v_" + idEncoding.EncodeToString(b[:])
-	return is.sign(id), id
+	var raw [2 + 26]byte // "v_" and the base32 of 16 bytes
+	raw[0], raw[1] = 'v', '_'
+	idEncoding.Encode(raw[2:], b[:])
+	return is.issue(raw[:])
 }
 
 // ForSubject issues the token of a user the protected site knows. The id is derived from the subject, so
@@ -56,24 +74,32 @@ func (is *Issuer) New() (token, id string) {
 func (is *Issuer) ForSubject(subject string) (token, id string) {
 	m := hmac.New(sha256.New, is.secret)
 	m.Write([]byte("subject\x00" + subject))
-	id = "s_" + idEncoding.EncodeToString(m.Sum(nil)[:16])
-	return is.sign(id), id
+	return is.issue([]byte("s_" + idEncoding.EncodeToString(m.Sum(nil)[:16])))
 }
 
-func (is *Issuer) mac(id string) []byte {
-	m := is.macs.Get().(hash.Hash)
-	m.Reset()
-	var buf [80]byte
-	m.Write(append(append(buf[:0], tokenVersion+"."...), id...))
-	sum := m.Sum(make([]byte, 0, sha256.Size))
-	is.macs.Put(m)
-	return sum
+// issue returns the token for id, and id as a part of the token's own text.
+func (is *Issuer) issue(id []byte) (token, idText string) {
+	ms := is.signature(id)
+	var b strings.Builder
+	b.Grow(len(tokenVersion) + 1 + len(id) + 1 + sigLen)
+	b.WriteString(tokenVersion + ".")
+	b.Write(id)
+	b.WriteByte('.')
+	b.Write(ms.sig[:])
+	is.macs.Put(ms)
+	token = b.String()
+	return token, token[len(tokenVersion)+1 : len(tokenVersion)+1+len(id)]
 }
 
-func (is *Issuer) sign(id string) string {
-	var sig [43]byte // base64 of a SHA-256 MAC
-	base64.RawURLEncoding.Encode(sig[:], is.mac(id))
-	return tokenVersion + "." + id + "." + string(sig[:])
+// signature computes the encoded MAC of id into a pooled state, which the caller puts back.
+func (is *Issuer) signature(id []byte) *macState {
+	ms := is.macs.Get().(*macState)
+	ms.h.Reset()
+	n := copy(ms.in[:], tokenVersion+".")
+	n += copy(ms.in[n:], id)
+	ms.h.Write(ms.in[:n])
+	base64.RawURLEncoding.Encode(ms.sig[:], ms.h.Sum(ms.sum[:0]))
+	return ms
 }
 
 // Parse verifies a token and returns the visitor id it carries.
@@ -85,20 +111,24 @@ func (is *Issuer) Parse(token string) (string, error) {
 	if !ok || version != tokenVersion {
 		return "", ErrInvalid
 	}
-	id, _, ok := strings.Cut(rest, ".")
-	if !ok || !validID(id) {
+	id, sig, ok := strings.Cut(rest, ".")
+	if !ok || !validID(id) || len(sig) != sigLen {
 		return "", ErrInvalid
 	}
-	// Compare the whole token with the one this issuer signs for id, rather than decoding the
-	// signature: base64 decoding skips \r and \n, which would let one token have many spellings.
-	if !hmac.Equal([]byte(token), []byte(is.sign(id))) {
+	// Compare the signature's text with the one this issuer makes for id, rather than decoding it:
+	// base64 decoding skips \r and \n, which would let one token have many spellings.
+	var raw [maxIDLen]byte
+	ms := is.signature(raw[:copy(raw[:], id)])
+	good := subtle.ConstantTimeCompare(ms.sig[:], []byte(sig)) == 1
+	is.macs.Put(ms)
+	if !good {
 		return "", ErrInvalid
 	}
 	return id, nil
 }
 
 func validID(id string) bool {
-	if len(id) < 3 || len(id) > 64 || (id[:2] != "v_" && id[:2] != "s_") {
+	if len(id) < 3 || len(id) > maxIDLen || (id[:2] != "v_" && id[:2] != "s_") {
 		return false
 	}
 	for _, c := range id[2:] {
