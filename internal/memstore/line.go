@@ -1,36 +1,11 @@
 package memstore
 
-import "crypto/sha256"
-
-// vkey is a visitor id held as a fixed-size value. A line holds every waiting visitor, a million of
-// them in a big on-sale, and the garbage collector has to scan every pointer the heap holds on each
-// cycle: with string keys a long line made the collector the largest single cost of a join. Arrays
-// carry no pointers, so the maps and slices of a line built on them are never scanned at all.
-type vkey [32]byte
-
-// inlineID is the longest id a vkey holds verbatim (after its length byte). Visitor ids are 28 bytes;
-// longer ids are held by their SHA-256, which no two ids share in practice, and the line keeps their
-// text aside.
-const inlineID = len(vkey{}) - 1
-
-// hashedID marks a vkey that holds a digest rather than the id itself.
-const hashedID = 0xFF
-
-func keyOf(id string) vkey {
-	var k vkey
-	if len(id) <= inlineID {
-		k[0] = byte(len(id))
-		copy(k[1:], id)
-		return k
-	}
-	sum := sha256.Sum256([]byte(id))
-	k[0] = hashedID
-	copy(k[1:], sum[:])
-	return k
-}
-
-// none marks the end of a list of waiters, and a place in the arrival order whose visitor has left.
-const none = -1
+// none marks the end of a list of waiters, and a place in the arrival order whose visitor has left;
+// free marks, as its prev, a waiter that is not in use.
+const (
+	none = -1
+	free = -2
+)
 
 // waiter is one waiting visitor. Waiters live in one slice and refer to each other by index.
 type waiter struct {
@@ -54,7 +29,10 @@ const pageSize = 1024
 // Visitors who arrive before the opening are placed at random among themselves, which needs inserts
 // in the middle; they sit in a skip list ahead of every later arrival.
 type line struct {
-	index map[vkey]int32  // waiting visitor -> its waiter
+	idx   *index // the store's index of who waits where
+	room  uint32 // this line's serial in idx
+	count int    // waiters held, including any whose visitor has just moved to another line
+
 	pages [][]waiter      // waiter i is pages[i/pageSize][i%pageSize]: growing never copies them
 	used  int32           // waiters ever allocated
 	free  int32           // first reusable waiter, or none
@@ -65,21 +43,38 @@ type line struct {
 	head     int     // order[:head] has all left
 	arrivals int     // waiters in order
 
-	pre skiplist // the pre-queue, by random draw
+	pre      skiplist         // the pre-queue, by random draw
+	preSlots map[string]int32 // the waiter of each visitor in the pre-queue
 
 	oldest, newest int32 // ends of the presence order
 }
 
-func newLine() line {
-	return line{index: make(map[vkey]int32), long: make(map[vkey]string), free: none, oldest: none, newest: none, pre: newSkiplist()}
+func newLine(idx *index, room uint32) line {
+	return line{
+		idx: idx, room: room, long: make(map[vkey]string), free: none, oldest: none, newest: none,
+		pre: newSkiplist(), preSlots: make(map[string]int32),
+	}
 }
 
 // Len returns the number of waiting visitors.
-func (l *line) Len() int { return len(l.index) }
+func (l *line) Len() int { return l.count }
 
-func (l *line) find(visitor string) (int32, bool) {
-	i, ok := l.index[keyOf(visitor)]
-	return i, ok
+// find returns the visitor's waiter if the visitor waits in this line.
+func (l *line) find(k *vkey) (int32, bool) {
+	p, ok := l.idx.get(k)
+	if !ok || p.room != l.room {
+		return none, false
+	}
+	return p.slot, true
+}
+
+// owns reports whether waiter i is its visitor's current place. A visitor who joins another room is
+// recorded there first and taken out of this line just after; until then its waiter here is stale and
+// must neither be admitted nor reported idle.
+func (l *line) owns(i int32) bool {
+	w := l.at(i)
+	p, ok := l.idx.get(&w.key)
+	return ok && p == place{l.room, i}
 }
 
 // id returns the visitor id of a waiter.
@@ -91,28 +86,30 @@ func (l *line) id(i int32) string {
 	return string(k[1 : 1+k[0]])
 }
 
-// add puts a new visitor at the back of the arrivals, or into the pre-queue at draw when pre is set.
-// The visitor must not be waiting already.
-func (l *line) add(visitor string, now int64, pre bool, draw int64) int32 {
-	k := keyOf(visitor)
+// add puts a visitor who is not waiting here at the back of the arrivals, or into the pre-queue at
+// draw when pre is set. It returns the new waiter and the visitor's place in another line, if it had
+// one, which the caller must then leave.
+func (l *line) add(visitor string, k *vkey, now int64, pre bool, draw int64) (int32, place, bool) {
 	if k[0] == hashedID {
-		l.long[k] = visitor
+		l.long[*k] = visitor
 	}
 	i := l.alloc()
 	w := l.at(i)
-	*w = waiter{key: k, seen: now, prev: none, next: none, pre: pre}
+	*w = waiter{key: *k, seen: now, prev: none, next: none, pre: pre}
 	if pre {
 		w.seq = draw
 		l.pre.insert(draw, visitor)
+		l.preSlots[visitor] = i
 	} else {
 		w.seq = int64(len(l.order))
 		l.order = append(l.order, i)
 		l.present.push(1)
 		l.arrivals++
 	}
-	l.index[k] = i
+	l.count++
 	l.link(i)
-	return i
+	prev, moved := l.idx.put(k, place{l.room, i})
+	return i, prev, moved
 }
 
 func (l *line) alloc() int32 {
@@ -178,10 +175,20 @@ func (l *line) unlink(i int32) {
 	}
 }
 
-// front returns the next waiter to admit.
+// front returns the next waiter to admit, taking out stale waiters on the way.
 func (l *line) front() (int32, bool) {
+	for {
+		i, ok := l.first()
+		if !ok || l.owns(i) {
+			return i, ok
+		}
+		l.discard(i)
+	}
+}
+
+func (l *line) first() (int32, bool) {
 	if n := l.pre.min(); n != nil {
-		return l.index[keyOf(n.member)], true
+		return l.preSlots[n.member], true
 	}
 	for l.head < len(l.order) && l.order[l.head] == none {
 		l.head++
@@ -192,31 +199,50 @@ func (l *line) front() (int32, bool) {
 	return l.order[l.head], true
 }
 
-// idlest returns the waiter seen longest ago and when that was.
+// idlest returns the waiter seen longest ago and when that was, taking out stale waiters on the way.
 func (l *line) idlest() (int32, int64, bool) {
+	for l.oldest != none && !l.owns(l.oldest) {
+		l.discard(l.oldest)
+	}
 	if l.oldest == none {
 		return none, 0, false
 	}
 	return l.oldest, l.at(l.oldest).seen, true
 }
 
-// remove takes a waiter out of the line.
+// remove takes a waiter out of the line and forgets its visitor's place.
 func (l *line) remove(i int32) {
+	l.idx.drop(&l.at(i).key, place{l.room, i})
+	l.discard(i)
+}
+
+// moved takes out waiter i after its visitor joined another line, unless the waiter has been reused
+// for somebody else meanwhile.
+func (l *line) moved(i int32, k *vkey) {
+	if int(i) < int(l.used) && l.at(i).key == *k && l.at(i).prev != free {
+		l.discard(i)
+	}
+}
+
+// discard takes a waiter out of the line's own order, leaving the index alone.
+func (l *line) discard(i int32) {
 	w := l.at(i)
 	l.unlink(i)
 	if w.pre {
-		l.pre.remove(w.seq, l.id(i))
+		id := l.id(i)
+		l.pre.remove(w.seq, id)
+		delete(l.preSlots, id)
 	} else {
 		l.order[w.seq] = none
 		l.present.add(int(w.seq)+1, -1)
 		l.arrivals--
 	}
-	delete(l.index, w.key)
 	if w.key[0] == hashedID {
 		delete(l.long, w.key)
 	}
-	*w = waiter{next: l.free}
+	*w = waiter{prev: free, next: l.free}
 	l.free = i
+	l.count--
 	l.compact()
 }
 
@@ -240,10 +266,10 @@ func (l *line) compact() {
 	l.present.reset(n)
 }
 
-// each calls fn with every waiting visitor's key.
-func (l *line) each(fn func(vkey)) {
-	for k := range l.index {
-		fn(k)
+// forget drops the index entries of every visitor waiting here, for a room being deleted.
+func (l *line) forget() {
+	for i := l.oldest; i != none; i = l.at(i).next {
+		l.idx.drop(&l.at(i).key, place{l.room, i})
 	}
 }
 

@@ -39,7 +39,8 @@ func modelLess(a, b modelWaiter) int {
 func TestLineAgainstModel(t *testing.T) {
 	for seed := range uint64(8) {
 		rng := rand.New(rand.NewPCG(seed, 11))
-		l := newLine()
+		idx := newIndex()
+		l, other := newLine(idx, 1), newLine(idx, 2)
 		var model []modelWaiter
 		seq, now, next := 0, int64(0), 0
 		for step := range 20000 {
@@ -54,20 +55,30 @@ func TestLineAgainstModel(t *testing.T) {
 				pre := rng.IntN(8) == 0
 				draw := rng.Int64N(1000)
 				seq++
-				l.add(id, now, pre, draw)
+				k := keyOf(id)
+				l.add(id, &k, now, pre, draw)
 				model = append(model, modelWaiter{id: id, pre: pre, draw: draw, seq: seq, seen: now})
 				slices.SortStableFunc(model, modelLess)
-			case op < 60:
+			case op < 55:
 				k := rng.IntN(len(model))
-				i, ok := l.find(model[k].id)
+				i, ok := find(&l, model[k].id)
 				if !ok {
 					t.Fatalf("seed %d step %d: %s not found", seed, step, model[k].id)
 				}
 				l.remove(i)
 				model = slices.Delete(model, k, k+1)
+			case op < 60: // joins another room, which moves it out of this line
+				k := rng.IntN(len(model))
+				key := keyOf(model[k].id)
+				_, prev, moved := other.add(model[k].id, &key, now, false, 0)
+				if !moved || prev.room != 1 {
+					t.Fatalf("seed %d step %d: moving %s found no place in the first line", seed, step, model[k].id)
+				}
+				l.moved(prev.slot, &key)
+				model = slices.Delete(model, k, k+1)
 			case op < 80:
 				k := rng.IntN(len(model))
-				i, _ := l.find(model[k].id)
+				i, _ := find(&l, model[k].id)
 				l.touch(i, now)
 				model[k].seen = now
 			default:
@@ -80,6 +91,45 @@ func TestLineAgainstModel(t *testing.T) {
 			}
 			checkLine(t, &l, model, seed, step)
 		}
+	}
+}
+
+func find(l *line, id string) (int32, bool) {
+	k := keyOf(id)
+	return l.find(&k)
+}
+
+// TestLineSkipsStaleWaiters checks that a visitor who has joined another room, but whose old waiter
+// is not yet taken out, is neither found, admitted nor reported idle by its old line.
+func TestLineSkipsStaleWaiters(t *testing.T) {
+	idx := newIndex()
+	a, b := newLine(idx, 1), newLine(idx, 2)
+	for i, id := range []string{"x", "y", "z"} {
+		k := keyOf(id)
+		a.add(id, &k, int64(i), false, 0)
+	}
+	k := keyOf("x")
+	if _, prev, moved := b.add("x", &k, 10, false, 0); !moved || prev != (place{1, 0}) {
+		t.Fatalf("moved = %v from %v", moved, prev)
+	}
+	if _, ok := find(&a, "x"); ok {
+		t.Fatal("the old line still finds a visitor who moved")
+	}
+	if i, seen, ok := a.idlest(); !ok || a.id(i) != "y" || seen != 1 {
+		t.Fatalf("idlest = %q %d %v, want y", a.id(i), seen, ok)
+	}
+	if i, ok := a.front(); !ok || a.id(i) != "y" {
+		t.Fatalf("front = %q %v, want y", a.id(i), ok)
+	}
+	if a.Len() != 2 {
+		t.Fatalf("Len = %d after the stale waiter was skipped, want 2", a.Len())
+	}
+	a.moved(0, &k) // late clean-up: the waiter is gone already, nothing happens
+	if a.Len() != 2 || b.Len() != 1 {
+		t.Fatalf("Len = %d and %d", a.Len(), b.Len())
+	}
+	if i, ok := find(&b, "x"); !ok || b.position(i) != 1 {
+		t.Fatal("the visitor lost its new place")
 	}
 }
 
@@ -101,7 +151,7 @@ func checkLine(t *testing.T, l *line, model []modelWaiter, seed uint64, step int
 		return
 	}
 	for k, w := range model {
-		i, ok := l.find(w.id)
+		i, ok := find(l, w.id)
 		if !ok || l.id(i) != w.id {
 			t.Fatalf("seed %d step %d: %s lost", seed, step, w.id)
 		}

@@ -30,16 +30,16 @@ type roomState struct {
 	admittedTotal int64
 }
 
-func newRoomState(id string, serial uint32, cfg room.Config, rng *mrand.Rand) *roomState {
+func newRoomState(id string, idx *index, serial uint32, cfg room.Config, rng *mrand.Rand) *roomState {
 	return &roomState{
 		id: id, serial: serial, cfg: cfg, epoch: newEpoch(), rng: rng,
-		waiting: newLine(), active: newZset(), admissions: make(map[string]*room.Admission),
+		waiting: newLine(idx, serial), active: newZset(), admissions: make(map[string]*room.Admission),
 	}
 }
 
 // touch records presence of a waiting visitor and reports whether it is waiting, with its position.
-func (rs *roomState) touch(visitor string, now int64) (int64, bool) {
-	i, ok := rs.waiting.find(visitor)
+func (rs *roomState) touch(k *vkey, now int64) (int64, bool) {
+	i, ok := rs.waiting.find(k)
 	if !ok {
 		return 0, false
 	}
@@ -47,20 +47,23 @@ func (rs *roomState) touch(visitor string, now int64) (int64, bool) {
 	return rs.waiting.position(i), true
 }
 
-func (rs *roomState) join(visitor string, now int64) room.Status {
-	if st := rs.status(visitor, now); st.State != room.StateNone {
-		return st
+// join puts the visitor in line unless it is here already. When the visitor was waiting in another
+// room it returns that place, which the caller must leave once this room's lock is released.
+func (rs *roomState) join(visitor string, k *vkey, now int64) (room.Status, place, bool) {
+	if st := rs.status(visitor, k, now); st.State != room.StateNone {
+		return st, place{}, false
 	}
 	if o := rs.cfg.OpensAt; o != nil && now < o.UnixNano() {
-		i := rs.waiting.add(visitor, now, true, rs.rng.Int64())
-		return room.Status{State: room.StateWaiting, Position: rs.waiting.position(i)}
+		i, prev, moved := rs.waiting.add(visitor, k, now, true, rs.rng.Int64())
+		return room.Status{State: room.StateWaiting, Position: rs.waiting.position(i)}, prev, moved
 	}
-	rs.waiting.add(visitor, now, false, 0) // an arrival after the opening always joins at the back
-	return room.Status{State: room.StateWaiting, Position: int64(rs.waiting.Len())}
+	// An arrival after the opening always joins at the back.
+	_, prev, moved := rs.waiting.add(visitor, k, now, false, 0)
+	return room.Status{State: room.StateWaiting, Position: int64(rs.waiting.Len())}, prev, moved
 }
 
 // status reads the visitor's standing, recording presence and collecting a fresh admission.
-func (rs *roomState) status(visitor string, now int64) room.Status {
+func (rs *roomState) status(visitor string, k *vkey, now int64) room.Status {
 	if a, ok := rs.live(visitor, now); ok {
 		if !a.Collected {
 			a.Collected = true
@@ -69,7 +72,7 @@ func (rs *roomState) status(visitor string, now int64) room.Status {
 		}
 		return room.Status{State: room.StateAdmitted, Admission: *a}
 	}
-	if pos, ok := rs.touch(visitor, now); ok {
+	if pos, ok := rs.touch(k, now); ok {
 		return room.Status{State: room.StateWaiting, Position: pos}
 	}
 	return room.Status{State: room.StateNone}
@@ -86,7 +89,8 @@ func (rs *roomState) live(visitor string, now int64) (*room.Admission, bool) {
 }
 
 func (rs *roomState) leaveLine(visitor string) bool {
-	i, ok := rs.waiting.find(visitor)
+	k := keyOf(visitor)
+	i, ok := rs.waiting.find(&k)
 	if ok {
 		rs.waiting.remove(i)
 	}

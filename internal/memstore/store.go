@@ -38,13 +38,12 @@ type Store struct {
 	serial   uint32
 	bySerial map[uint32]*roomState
 
-	// vmu guards lineOf, the room (by serial) whose line each waiting visitor is in. Lock order: a
-	// room's mu, then vmu.
-	vmu    sync.Mutex
-	lineOf map[vkey]uint32
+	// waiting is where each waiting visitor is, across all rooms.
+	waiting *index
 
 	// joins serialises joins per visitor (striped), so that one visitor joining two rooms at once
-	// still ends up in exactly one line.
+	// still ends up in exactly one line, and a visitor's stale waiter is gone before it can join
+	// that room again.
 	joins  [64]sync.Mutex
 	hasher maphash.Seed
 }
@@ -60,7 +59,7 @@ func New(opts Options) *Store {
 		seed:     opts.Seed,
 		rooms:    make(map[string]*roomState),
 		bySerial: make(map[uint32]*roomState),
-		lineOf:   make(map[vkey]uint32),
+		waiting:  newIndex(),
 		hasher:   maphash.MakeSeed(),
 	}
 }
@@ -71,7 +70,7 @@ func (s *Store) PutRoom(_ context.Context, id string, cfg room.Config) error {
 	rs, ok := s.rooms[id]
 	if !ok {
 		s.serial++
-		rs = newRoomState(id, s.serial, cfg, s.rng(id))
+		rs = newRoomState(id, s.waiting, s.serial, cfg, s.rng(id))
 		s.rooms[id] = rs
 		s.bySerial[rs.serial] = rs
 		s.mu.Unlock()
@@ -119,13 +118,7 @@ func (s *Store) DeleteRoom(_ context.Context, id string) error {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	rs.deleted = true
-	s.vmu.Lock()
-	rs.waiting.each(func(k vkey) {
-		if s.lineOf[k] == rs.serial {
-			delete(s.lineOf, k)
-		}
-	})
-	s.vmu.Unlock()
+	rs.waiting.forget()
 	return nil
 }
 
@@ -171,38 +164,41 @@ func (s *Store) Join(_ context.Context, id, visitor string) (room.Status, error)
 	jl := &s.joins[maphash.String(s.hasher, visitor)%uint64(len(s.joins))]
 	jl.Lock()
 	defer jl.Unlock()
+	k := keyOf(visitor)
 	var st room.Status
-	var serial uint32
+	var prev place
+	var moved bool
 	err := s.with(id, func(rs *roomState, now int64) error {
-		st, serial = rs.join(visitor, now), rs.serial
+		st, prev, moved = rs.join(visitor, &k, now)
 		return nil
 	})
-	if err != nil || st.State != room.StateWaiting {
-		return st, err
+	if err == nil && moved {
+		s.leaveMoved(prev, &k)
 	}
-	k := keyOf(visitor)
-	s.vmu.Lock()
-	prev := s.lineOf[k]
-	s.lineOf[k] = serial
-	s.vmu.Unlock()
-	if prev != 0 && prev != serial {
-		s.mu.Lock()
-		old := s.bySerial[prev]
-		s.mu.Unlock()
-		if old != nil {
-			old.mu.Lock()
-			old.leaveLine(visitor)
-			old.mu.Unlock()
-		}
+	return st, err
+}
+
+// leaveMoved takes a visitor who has just joined another room out of the line it was in. The index
+// already records the new place, so until this runs the old waiter is merely stale: no other room
+// counts it as waiting, and its own room skips it.
+func (s *Store) leaveMoved(p place, k *vkey) {
+	s.mu.Lock()
+	rs := s.bySerial[p.room]
+	s.mu.Unlock()
+	if rs == nil {
+		return
 	}
-	return st, nil
+	rs.mu.Lock()
+	rs.waiting.moved(p.slot, k)
+	rs.mu.Unlock()
 }
 
 // Status implements [room.Store].
 func (s *Store) Status(_ context.Context, id, visitor string) (room.Status, error) {
 	var st room.Status
 	err := s.with(id, func(rs *roomState, now int64) error {
-		st = rs.status(visitor, now)
+		k := keyOf(visitor)
+		st = rs.status(visitor, &k, now)
 		return nil
 	})
 	return st, err
@@ -212,7 +208,8 @@ func (s *Store) Status(_ context.Context, id, visitor string) (room.Status, erro
 func (s *Store) Touch(_ context.Context, id string, visitors []string) error {
 	return s.with(id, func(rs *roomState, now int64) error {
 		for _, v := range visitors {
-			rs.touch(v, now)
+			k := keyOf(v)
+			rs.touch(&k, now)
 		}
 		return nil
 	})
@@ -224,7 +221,6 @@ func (s *Store) Leave(_ context.Context, id, visitor string) (bool, error) {
 	err := s.with(id, func(rs *roomState, _ int64) error {
 		if rs.leaveLine(visitor) {
 			left = true
-			s.forgetLine(visitor, rs.serial)
 		}
 		if rs.active.Remove(visitor) {
 			delete(rs.admissions, visitor)
@@ -278,30 +274,9 @@ func (s *Store) Admit(_ context.Context, id string, max int) (room.Tick, error) 
 	var t room.Tick
 	err := s.with(id, func(rs *roomState, now int64) error {
 		t = rs.admit(now, max)
-		s.vmu.Lock()
-		for _, v := range t.Idle {
-			s.forgetLineLocked(v, rs.serial)
-		}
-		for _, a := range t.Admitted {
-			s.forgetLineLocked(a.Visitor, rs.serial)
-		}
-		s.vmu.Unlock()
 		return nil
 	})
 	return t, err
-}
-
-func (s *Store) forgetLine(visitor string, serial uint32) {
-	s.vmu.Lock()
-	s.forgetLineLocked(visitor, serial)
-	s.vmu.Unlock()
-}
-
-func (s *Store) forgetLineLocked(visitor string, serial uint32) {
-	k := keyOf(visitor)
-	if s.lineOf[k] == serial {
-		delete(s.lineOf, k)
-	}
 }
 
 func newEpoch() string {
