@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Join requests/s through HTTP on the Redis backend, in one run, against (1) the null net/http handler
 # and (2) redis-benchmark sending the same join script straight to Redis at the same concurrency.
-# Everything runs on loopback and stops by itself. Usage: bench/redis-join.sh [-c 64] [-d 5s]
-conc=64; dur=5s
+# Everything runs on loopback and stops by itself. Usage: bench/redis-join.sh [-c 64] [-d 2s]
+conc=64; dur=2s
 while [ $# -gt 0 ]; do case "$1" in -c) conc=$2; shift 2;; -d) dur=$2; shift 2;; *) echo "unknown flag $1"; exit 2;; esac; done
 source "$(dirname "$0")/lib.sh"
 start_redis_and_rushgate 19092 19082
@@ -11,7 +11,7 @@ curl -fs -X PUT 127.0.0.1:19082/v1/rooms/bench -H 'Authorization: Bearer bench' 
 
 echo "== HTTP: null handler vs rushgate join on Redis (each server on 1 core, concurrency $conc)"
 "$bin/rgload" join --target http://127.0.0.1:19082/v1/rooms/bench/join --null http://127.0.0.1:19092/ \
-  -c "$conc" -d "$dur" -rounds 3 | tee "$bin/http.txt"
+  -c "$conc" -d "$dur" -rounds 9 | tee "$bin/http.txt"
 
 echo "== redis-benchmark: the same join script, EVALSHA straight to Redis, concurrency $conc"
 sha=$(redis-cli -p "$port" SCRIPT LOAD "$(cat internal/redisstore/lua/lib.lua; echo; cat internal/redisstore/lua/visit.lua)")

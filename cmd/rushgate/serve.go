@@ -45,6 +45,7 @@ type serveFlags struct {
 	redisURL      string
 	redisCluster  bool
 	redisPrefix   string
+	redisFlush    time.Duration
 	postgres      string
 }
 
@@ -61,6 +62,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.redisURL, "redis", "", "share state through Redis: redis://host:port/0, rediss:// for TLS, or a comma-separated list of Cluster seeds (empty: embedded backend)")
 	fs.BoolVar(&f.redisCluster, "redis-cluster", false, "treat --redis as a Redis Cluster even with one seed")
 	fs.StringVar(&f.redisPrefix, "redis-prefix", "rg", "prefix of every Redis key, to share one Redis between deployments")
+	fs.DurationVar(&f.redisFlush, "redis-flush-delay", 100*time.Microsecond, "how long a write to Redis may wait for others to share it: fewer system calls on both sides for at most this much latency (0: write at once)")
 	fs.StringVar(&f.postgres, "postgres", "", "keep the durable record of auctions in PostgreSQL (postgres:// URL); default SQLite under --data")
 }
 
@@ -180,7 +182,7 @@ func openBackend(f serveFlags, records *sqlstore.Records) (backend, error) {
 		return backend{name: "memory", store: memstore.New(memstore.Options{}), auctions: auctions,
 			drops: drops, vault: vault.Dir(f.data), close: func() {}}, nil
 	}
-	rdb, cluster, err := redisClient(f.redisURL, f.redisCluster)
+	rdb, cluster, err := redisClient(f.redisURL, f.redisCluster, f.redisFlush)
 	if err != nil {
 		return backend{}, err
 	}
@@ -211,7 +213,7 @@ func consumerName() string {
 // redisClient connects to Redis: one seed is a standalone server unless cluster is set, several seeds
 // are a Cluster. Waits are bounded (dial 1s, a stalled connection 1s, each operation 500ms in the
 // store), so that a slow or absent Redis turns into fast 503s rather than a pile of blocked requests.
-func redisClient(spec string, cluster bool) (rueidis.Client, bool, error) {
+func redisClient(spec string, cluster bool, flushDelay time.Duration) (rueidis.Client, bool, error) {
 	var opt rueidis.ClientOption
 	var addrs []string
 	for i, u := range strings.Split(spec, ",") {
@@ -230,6 +232,7 @@ func redisClient(spec string, cluster bool) (rueidis.Client, bool, error) {
 	opt.DisableCache = true
 	opt.Dialer.Timeout = time.Second
 	opt.ConnWriteTimeout = time.Second
+	opt.MaxFlushDelay = flushDelay
 	c, err := rueidis.NewClient(opt)
 	if err != nil {
 		return nil, false, fmt.Errorf("--redis: %w", err)
