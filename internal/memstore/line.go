@@ -1,13 +1,13 @@
 package memstore
 
 // none marks the end of a list of waiters, and a place in the arrival order whose visitor has left;
-// free marks, as its prev, a waiter that is not in use.
+// unused marks, as its prev, a waiter that is on the free list.
 const (
-	none = -1
-	free = -2
+	none   = -1
+	unused = -2
 )
 
-// waiter is one waiting visitor. Waiters live in one slice and refer to each other by index.
+// waiter is one waiting visitor. Waiters live in pages of a line and refer to each other by index.
 type waiter struct {
 	key vkey
 	// seq is the index of the waiter in the arrival order, or its random draw if it is in the
@@ -219,7 +219,7 @@ func (l *line) remove(i int32) {
 // moved takes out waiter i after its visitor joined another line, unless the waiter has been reused
 // for somebody else meanwhile.
 func (l *line) moved(i int32, k *vkey) {
-	if int(i) < int(l.used) && l.at(i).key == *k && l.at(i).prev != free {
+	if int(i) < int(l.used) && l.at(i).key == *k && l.at(i).prev != unused {
 		l.discard(i)
 	}
 }
@@ -240,7 +240,7 @@ func (l *line) discard(i int32) {
 	if w.key[0] == hashedID {
 		delete(l.long, w.key)
 	}
-	*w = waiter{prev: free, next: l.free}
+	*w = waiter{prev: unused, next: l.free}
 	l.free = i
 	l.count--
 	l.compact()
