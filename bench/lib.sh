@@ -8,13 +8,17 @@ trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$bi
 go build -o "$bin/rushgate" ./cmd/rushgate
 go build -o "$bin/rgload" ./cmd/rgload
 
-# start_redis_and_rushgate NULL_PORT RUSHGATE_PORT: sets $port (Redis) and waits until all answer.
+# start_redis_and_rushgate NULL_PORT RUSHGATE_PORT: sets $port (Redis), $redis_pid, $null_pid and
+# $rushgate_pid, and waits until all answer.
 start_redis_and_rushgate() {
   port=$(( 20000 + RANDOM % 10000 ))
   redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$bin" >/dev/null &
+  redis_pid=$!
   for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
   GOMAXPROCS=1 "$bin/rgload" null --addr "127.0.0.1:$1" &
+  null_pid=$!
   GOMAXPROCS=1 "$bin/rushgate" serve --addr "127.0.0.1:$2" --data "$bin/data" --admin-key bench \
     --redis "redis://127.0.0.1:$port/0" --log-level warn >/dev/null &
+  rushgate_pid=$!
   for _ in $(seq 50); do curl -fs "127.0.0.1:$2/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 }

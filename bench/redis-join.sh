@@ -11,14 +11,14 @@ curl -fs -X PUT 127.0.0.1:19082/v1/rooms/bench -H 'Authorization: Bearer bench' 
 
 echo "== HTTP: null handler vs rushgate join on Redis (each server on 1 core, concurrency $conc)"
 "$bin/rgload" join --target http://127.0.0.1:19082/v1/rooms/bench/join --null http://127.0.0.1:19092/ \
-  -c "$conc" -d "$dur" -rounds 9 | tee "$bin/http.txt"
+  -c "$conc" -d "$dur" -rounds 9 -cpu "null=$null_pid,rushgate=$rushgate_pid,redis=$redis_pid" | tee "$bin/http.txt"
 
 echo "== redis-benchmark: the same join script, EVALSHA straight to Redis, concurrency $conc"
 sha=$(redis-cli -p "$port" SCRIPT LOAD "$(cat internal/redisstore/lua/lib.lua; echo; cat internal/redisstore/lua/visit.lua)")
 k='rg:{room:bench}:'
 redis-benchmark -p "$port" -c "$conc" -n 200000 -r 100000000 -q \
   EVALSHA "$sha" 6 "${k}meta" "${k}queue" "${k}seen" "${k}active" "${k}adm" "${k}window" \
-  "rb___rand_int__" join "" 12345 | tee "$bin/rb.txt"
+  "rb___rand_int__" join "" 12345 | tr '\r' '\n' | grep 'requests per second' | tee "$bin/rb.txt"
 rb=$(grep -oE '[0-9.]+ requests per second' "$bin/rb.txt" | head -1 | cut -d' ' -f1)
 join=$(awk '/^[0-9]+ /{print $3}' "$bin/http.txt" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
 null=$(awk '/^[0-9]+ /{print $2}' "$bin/http.txt" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -66,9 +67,17 @@ func runJoin(ctx context.Context, args []string) error {
 	dur := fs.Duration("d", 2*time.Second, "longest round")
 	rounds := fs.Int("rounds", 9, "rounds against each server")
 	want := fs.Float64("want", 0, "fail unless the median ratio reaches this")
+	cpu := fs.String("cpu", "", "also report the CPU time per request of these processes: name=pid,name=pid")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	procs, err := parseProcesses(*cpu)
+	if err != nil {
+		return err
+	}
+	meter := newCPUMeter(procs)
+	nullRound := func() loadResult { return load(ctx, *null, *conc, *count, *dur) }
+	joinRound := func() loadResult { return load(ctx, *target, *conc, *count, *dur) }
 	for _, u := range []string{*target, *null} {
 		if err := loopback(u); err != nil {
 			return err
@@ -82,12 +91,16 @@ func runJoin(ctx context.Context, args []string) error {
 		// Short rounds in alternating order (null first, then join first) cancel most of the drift of
 		// a shared machine's speed, which over a few seconds is larger than the effect measured.
 		var n, j loadResult
+		var nerr, jerr error
 		if i%2 == 0 {
-			n = load(ctx, *null, *conc, *count, *dur)
-			j = load(ctx, *target, *conc, *count, *dur)
+			n, nerr = meter.measure("null", nullRound)
+			j, jerr = meter.measure("join", joinRound)
 		} else {
-			j = load(ctx, *target, *conc, *count, *dur)
-			n = load(ctx, *null, *conc, *count, *dur)
+			j, jerr = meter.measure("join", joinRound)
+			n, nerr = meter.measure("null", nullRound)
+		}
+		if err := errors.Join(nerr, jerr); err != nil {
+			return err
 		}
 		if j.failed > 0 || n.failed > 0 {
 			return fmt.Errorf("round %d: %d join and %d null requests failed", i+1, j.failed, n.failed)
@@ -98,6 +111,7 @@ func runJoin(ctx context.Context, args []string) error {
 	}
 	slices.Sort(ratios)
 	med := ratios[len(ratios)/2]
+	meter.report("null", "join")
 	fmt.Printf("join/null median ratio: %.2f (concurrency %d)\n", med, *conc)
 	if med < *want {
 		return fmt.Errorf("ratio %.2f is below the target %.2f", med, *want)
