@@ -17,8 +17,9 @@ const (
 	writeWait = 10 * time.Second
 	// keepAlive is the longest a stream stays silent, so that proxies do not time it out.
 	keepAlive = 25 * time.Second
-	// nearFront is the position up to which a visitor gets every room-wide refresh; visitors further
-	// back get one every farRefresh, since their position moves by tiny fractions.
+	// nearFront is the position up to which a waiting visitor gets every room-wide refresh; visitors
+	// further back, and those not waiting, get one every farRefresh, since their view moves by tiny
+	// fractions or only by what is pushed to them personally.
 	nearFront  = 100
 	farRefresh = 5 * time.Second
 )
@@ -59,7 +60,7 @@ func (s *Server) stream(ctx context.Context, out *eventStream, sub *room.Subscri
 	if !out.send([]byte("retry: 2000\n\n")) {
 		return
 	}
-	position := int64(0)
+	waiting, position := false, int64(0)
 	refresh := true
 	for {
 		changed := sub.Changed() // taken before reading, so no change slips between read and wait
@@ -81,7 +82,7 @@ func (s *Server) stream(ctx context.Context, out *eventStream, sub *room.Subscri
 				}
 				last = p
 			}
-			position, lastRefresh = v.Position, time.Now()
+			waiting, position, lastRefresh = v.State == room.StateWaiting, v.Position, time.Now()
 		}
 		if time.Since(out.lastWrite) >= keepAlive && !out.send([]byte(": keep-alive\n\n")) {
 			return
@@ -97,7 +98,10 @@ func (s *Server) stream(ctx context.Context, out *eventStream, sub *room.Subscri
 		case <-sub.Personal():
 			refresh = true
 		case <-changed:
-			refresh = position <= nearFront || time.Since(lastRefresh) >= farRefresh
+			// Room-wide movement changes only the view of a waiting visitor; anything that happens to
+			// an admission is pushed personally. Re-reading an admitted visitor on every broadcast
+			// signed its token again each time, which with thousands admitted at once delayed them all.
+			refresh = waiting && position <= nearFront || time.Since(lastRefresh) >= farRefresh
 		}
 	}
 }

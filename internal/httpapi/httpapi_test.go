@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -458,6 +459,62 @@ func TestEvents(t *testing.T) {
 	}
 	if _, ok := <-sb.events; ok {
 		t.Fatal("stream continued after its room was deleted")
+	}
+}
+
+// statusCounter counts the store's status reads per visitor.
+type statusCounter struct {
+	room.Store
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (c *statusCounter) Status(ctx context.Context, id, v string) (room.Status, error) {
+	c.mu.Lock()
+	c.reads[v]++
+	c.mu.Unlock()
+	return c.Store.Status(ctx, id, v)
+}
+
+func (c *statusCounter) count(v string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reads[v]
+}
+
+// TestBroadcastSkipsAdmittedStreams checks that room-wide refreshes re-read waiting visitors only: an
+// admitted visitor's view changes only by what is pushed to it personally, and re-reading it meant
+// signing its admission token again on every broadcast.
+func TestBroadcastSkipsAdmittedStreams(t *testing.T) {
+	counter := &statusCounter{reads: map[string]int{}}
+	e := setup(t, func(_ *httpapi.Config, s *room.Store) { counter.Store = *s; *s = counter })
+	e.putRoom("sale", `{"capacity": 1}`)
+	a := e.join("sale", "").str("visitor_token")
+	b := e.join("sale", "").str("visitor_token")
+	idOf := func(tok string) string { return strings.Split(tok, ".")[1] }
+	e.tick("sale")
+	sa, sb := e.stream("sale", a), e.stream("sale", b)
+	if m := sa.next(t); m["state"] != "admitted" {
+		t.Fatalf("a: %v", m)
+	}
+	if m := sb.next(t); m["state"] != "waiting" {
+		t.Fatalf("b: %v", m)
+	}
+	before, waitingBefore := counter.count(idOf(a)), counter.count(idOf(b))
+	for range 5 {
+		e.svc.Broadcast("sale")
+		time.Sleep(10 * time.Millisecond)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for counter.count(idOf(b)) == waitingBefore && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if counter.count(idOf(b)) == waitingBefore {
+		t.Fatal("the waiting visitor's stream did not refresh on a broadcast")
+	}
+	time.Sleep(50 * time.Millisecond)
+	if got := counter.count(idOf(a)); got != before {
+		t.Fatalf("the admitted visitor was re-read %d times by broadcasts", got-before)
 	}
 }
 
