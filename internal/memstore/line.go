@@ -29,9 +29,8 @@ const pageSize = 1024
 // Visitors who arrive before the opening are placed at random among themselves, which needs inserts
 // in the middle; they sit in a skip list ahead of every later arrival.
 type line struct {
-	idx   *index // the store's index of who waits where
-	room  uint32 // this line's serial in idx
-	count int    // waiters held, including any whose visitor has just moved to another line
+	idx  *index // the store's index of who waits where
+	room uint32 // this line's serial in idx
 
 	pages [][]waiter      // waiter i is pages[i/pageSize][i%pageSize]: growing never copies them
 	used  int32           // waiters ever allocated
@@ -41,7 +40,7 @@ type line struct {
 	order    []int32 // waiter at each arrival index, or none once it left
 	present  fenwick // 1 at each arrival index whose waiter is still there
 	head     int     // order[:head] has all left
-	arrivals int     // waiters in order
+	arrivals int     // waiters in order, that is everyone but the pre-queue
 
 	pre      skiplist         // the pre-queue, by random draw
 	preSlots map[string]int32 // the waiter of each visitor in the pre-queue
@@ -56,8 +55,9 @@ func newLine(idx *index, room uint32) line {
 	}
 }
 
-// Len returns the number of waiting visitors.
-func (l *line) Len() int { return l.count }
+// Len returns the number of waiting visitors, counting any whose visitor has just moved to another
+// line and is not yet taken out.
+func (l *line) Len() int { return l.arrivals + l.pre.length }
 
 // find returns the visitor's waiter if the visitor waits in this line.
 func (l *line) find(k *vkey) (int32, bool) {
@@ -106,7 +106,6 @@ func (l *line) add(visitor string, k *vkey, now int64, pre bool, draw int64) (in
 		l.present.push(1)
 		l.arrivals++
 	}
-	l.count++
 	l.link(i)
 	prev, moved := l.idx.put(k, place{l.room, i})
 	return i, prev, moved
@@ -242,7 +241,6 @@ func (l *line) discard(i int32) {
 	}
 	*w = waiter{prev: unused, next: l.free}
 	l.free = i
-	l.count--
 	l.compact()
 }
 
