@@ -219,6 +219,11 @@ func (s *Server) visitor(r *http.Request) (id, token string, err error) {
 	if !ok {
 		return "", "", apiError(http.StatusUnauthorized, codeVisitorTokenRequired, "a visitor token is required: join the room first")
 	}
+	return s.visitorFrom(tok)
+}
+
+// visitorFrom verifies a presented visitor token; a bad one is invalid_visitor_token.
+func (s *Server) visitorFrom(tok string) (id, token string, err error) {
 	if id, err = s.visitors.Parse(tok); err != nil {
 		return "", "", apiError(http.StatusUnauthorized, codeInvalidVisitorToken, "the visitor token is invalid")
 	}

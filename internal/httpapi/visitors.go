@@ -49,8 +49,8 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	var vid, tok string
-	_, carries := presented(r)
+	var vid string
+	tok, carries := presented(r)
 	fresh := !carries
 	if fresh {
 		if !s.limiter.allow(r) {
@@ -59,7 +59,7 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		tok, vid = s.visitors.New()
-	} else if vid, tok, err = s.visitor(r); err != nil {
+	} else if vid, tok, err = s.visitorFrom(tok); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
