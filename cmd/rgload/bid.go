@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -44,64 +42,45 @@ func runBid(ctx context.Context, args []string) error {
 		return err
 	}
 	n := load(ctx, *null, *conc, 1<<30, *dur)
-	tr := &http.Transport{MaxIdleConnsPerHost: *conc, DisableCompression: true}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-	rctx, cancel := context.WithTimeout(ctx, *dur)
-	defer cancel()
-	var accepted, refused, failed atomic.Int64
-	lat := make([][]time.Duration, *conc)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for w := range *conc {
-		wg.Go(func() {
-			next := int64(1)
-			rng := rand.New(rand.NewPCG(uint64(w), 1))
-			for rctx.Err() == nil {
-				offer := fmt.Sprintf(`{"max_amount": %d}`, next+rng.Int64N(*margin+1))
-				req, _ := http.NewRequestWithContext(rctx, "POST", *base+"/v1/auctions/benchhot/bids", strings.NewReader(offer))
-				req.Header.Set("Authorization", "Bearer "+tokens[w])
-				t0 := time.Now()
-				res, err := client.Do(req)
-				if err != nil {
-					if rctx.Err() == nil {
-						failed.Add(1)
-					}
-					continue
-				}
-				var body struct {
-					Auction struct {
-						Min int64 `json:"min_next_bid"`
-					} `json:"auction"`
-					Error struct {
-						Min int64 `json:"min_next_bid"`
-					} `json:"error"`
-				}
-				_ = json.NewDecoder(res.Body).Decode(&body)
-				_, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				lat[w] = append(lat[w], time.Since(t0))
-				switch res.StatusCode {
-				case http.StatusCreated:
-					accepted.Add(1)
-					next = body.Auction.Min
-				case http.StatusConflict:
-					refused.Add(1)
-					next = body.Error.Min
-				default:
-					failed.Add(1)
-				}
-			}
-		})
+	var accepted, refused atomic.Int64
+	next := make([]int64, *conc) // the minimum each bidder was last told
+	rngs := make([]*rand.Rand, *conc)
+	for w := range rngs {
+		next[w], rngs[w] = 1, rand.New(rand.NewPCG(uint64(w), 1))
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	if failed.Load() > 0 {
-		return fmt.Errorf("%d bid requests failed", failed.Load())
+	round := timedRequests(ctx, *conc, *dur, func(ctx context.Context, w int) (*http.Request, bool) {
+		offer := fmt.Sprintf(`{"max_amount": %d}`, next[w]+rngs[w].Int64N(*margin+1))
+		req, _ := http.NewRequestWithContext(ctx, "POST", *base+"/v1/auctions/benchhot/bids", strings.NewReader(offer))
+		req.Header.Set("Authorization", "Bearer "+tokens[w])
+		return req, true
+	}, func(w int, res *http.Response) bool {
+		var body struct {
+			Auction struct {
+				Min int64 `json:"min_next_bid"`
+			} `json:"auction"`
+			Error struct {
+				Min int64 `json:"min_next_bid"`
+			} `json:"error"`
+		}
+		_ = json.NewDecoder(res.Body).Decode(&body)
+		switch res.StatusCode {
+		case http.StatusCreated:
+			accepted.Add(1)
+			next[w] = body.Auction.Min
+		case http.StatusConflict:
+			refused.Add(1)
+			next[w] = body.Error.Min
+		default:
+			return false
+		}
+		return true
+	})
+	if round.failed > 0 {
+		return fmt.Errorf("%d bid requests failed", round.failed)
 	}
-	count, p50, p99 := percentiles(lat)
-	acc := float64(accepted.Load()) / elapsed.Seconds()
-	reqs := float64(count) / elapsed.Seconds()
+	count, p50, p99 := percentiles(round.latencies)
+	acc := float64(accepted.Load()) / round.elapsed.Seconds()
+	reqs := float64(count) / round.elapsed.Seconds()
 	fmt.Printf("null handler: %.0f req/s\n", n.perSec())
 	fmt.Printf("bid requests: %.0f req/s (%.2f of null); accepted bids: %.0f/s (%.2f of null), refused as too low: %d\n",
 		reqs, reqs/n.perSec(), acc, acc/n.perSec(), refused.Load())

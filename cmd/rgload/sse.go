@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -108,33 +106,10 @@ func runSSE(ctx context.Context, args []string) error {
 func runtimeSettle() { time.Sleep(2 * time.Second) }
 
 func joinMany(ctx context.Context, client *http.Client, u string, n int) ([]string, error) {
-	tokens := make([]string, n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var firstErr atomic.Value
-	for range 32 {
-		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < n && ctx.Err() == nil; i = int(next.Add(1)) - 1 {
-				req, _ := http.NewRequestWithContext(ctx, "POST", u, nil)
-				res, err := client.Do(req)
-				if err != nil {
-					firstErr.CompareAndSwap(nil, err)
-					return
-				}
-				var body struct {
-					VisitorToken string `json:"visitor_token"`
-				}
-				_ = json.NewDecoder(res.Body).Decode(&body)
-				res.Body.Close()
-				tokens[i] = body.VisitorToken
-			}
-		})
-	}
-	wg.Wait()
-	if err, _ := firstErr.Load().(error); err != nil {
-		return nil, err
-	}
-	return tokens, nil
+	return collectTokens(ctx, client, n, 32, func(int) *http.Request {
+		req, _ := http.NewRequestWithContext(ctx, "POST", u, nil)
+		return req
+	})
 }
 
 type sseStream struct {
