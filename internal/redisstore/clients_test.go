@@ -40,7 +40,7 @@ func BenchmarkClients(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				v := "g" + strconv.FormatInt(n.Add(1), 10)
-				if err := grScript.Run(ctx, gr, keys, v, "join", "", 7).Err(); err != nil {
+				if err := grScript.Run(ctx, gr, keys, "", "r", 60, v, "join", 7).Err(); err != nil {
 					b.Error(err)
 					return
 				}
@@ -52,7 +52,19 @@ func BenchmarkClients(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				v := "r" + strconv.FormatInt(n.Add(1), 10)
-				if err := visitScript.Exec(ctx, ru, keys, []string{v, "join", "", "7"}).Error(); err != nil {
+				if err := visitScript.Exec(ctx, ru, keys, []string{"", "r", "60", v, "join", "7"}).Error(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+	b.Run("rueidis-batched", func(b *testing.B) {
+		b.SetParallelism(64)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				v := "s" + strconv.FormatInt(n.Add(1), 10)
+				if _, err := s.Join(ctx, "r", v); err != nil {
 					b.Error(err)
 					return
 				}

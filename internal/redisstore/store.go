@@ -18,10 +18,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -92,6 +92,9 @@ type Store struct {
 	timeout time.Duration
 	clock   func() time.Time
 	cluster bool
+
+	visitMu sync.Mutex             // guards visits
+	visits  map[string]*visitQueue // room id -> visits waiting for a batch (see visits.go)
 }
 
 // New returns a store over rdb, a standalone or cluster client. The caller closes rdb.
@@ -102,7 +105,8 @@ func New(rdb rueidis.Client, opts Options) *Store {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 500 * time.Millisecond
 	}
-	return &Store{rdb: rdb, keys: keys{prefix: opts.Prefix}, timeout: opts.Timeout, clock: opts.Clock, cluster: opts.Cluster}
+	return &Store{rdb: rdb, keys: keys{prefix: opts.Prefix}, timeout: opts.Timeout, clock: opts.Clock, cluster: opts.Cluster,
+		visits: map[string]*visitQueue{}}
 }
 
 // now is the ARGV time override: empty in production, where scripts read TIME.
@@ -285,35 +289,6 @@ func (s *Store) leaveLine(ctx context.Context, id, visitor string) (bool, error)
 func (s *Store) Status(ctx context.Context, id, visitor string) (room.Status, error) {
 	st, _, err := s.visit(ctx, id, visitor, "status")
 	return st, err
-}
-
-// visit runs the join or status script; for a standalone join it also returns the line the visitor was
-// in before.
-func (s *Store) visit(ctx context.Context, id, visitor, mode string) (room.Status, string, error) {
-	keys := s.keys.room(id)
-	if mode == "join" && !s.cluster {
-		keys = append(keys, s.keys.line(visitor))
-	}
-	v, err := s.run(ctx, visitScript, keys, visitor, mode, s.now(), itoa(1+mrand.Int64N(preQueueSpan-1)),
-		id, itoa(int64(lineTTL/time.Second)))
-	if err != nil {
-		return room.Status{}, "", err
-	}
-	r, _ := v.ToArray()
-	switch integer(r[0]) {
-	case -1:
-		return room.Status{}, "", room.ErrNotFound
-	case 1:
-		prev, _ := r[2].ToString()
-		return room.Status{State: room.StateWaiting, Position: integer(r[1])}, prev, nil
-	case 2:
-		aid, _ := r[1].ToString()
-		return room.Status{State: room.StateAdmitted, Admission: room.Admission{
-			ID: aid, ExpiresAt: time.UnixMilli(integer(r[2])).UTC(), Collected: true,
-		}}, "", nil
-	default:
-		return room.Status{State: room.StateNone}, "", nil
-	}
 }
 
 // Touch implements [room.Store].

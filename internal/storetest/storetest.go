@@ -49,6 +49,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Release", testRelease},
 		{"BatchLimit", testBatch},
 		{"Concurrency", testConcurrency},
+		{"JoinCrowd", testJoinCrowd},
 		{"RacingGates", testRacingGates},
 	}
 	for _, tc := range tests {
@@ -566,6 +567,67 @@ func testConcurrency(t *testing.T, h Harness) {
 	wg.Wait()
 	if !slices.Equal(admitted, joinOrder) {
 		t.Fatalf("admission order differs from join order (%d admitted)", len(admitted))
+	}
+}
+
+// testJoinCrowd sends a crowd of joins, twin joins and status reads at once, as a backend that combines
+// concurrent requests would see them: every visitor gets one place, the places are exactly 1..N, a
+// visitor joining twice at once is told one place both times, a later join or status read answers no
+// later place, and the line is admitted in the order of the places handed out.
+func testJoinCrowd(t *testing.T, h Harness) {
+	const visitors = 600
+	put(t, h, "r", cfg(visitors))
+	crowd := names("c", visitors)
+	places := make([]int64, visitors)
+	twins := make([]int64, visitors)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	joinAt := func(v string, at *int64) {
+		<-start
+		st, err := h.Store.Join(ctx, "r", v)
+		if err != nil || st.State != room.StateWaiting {
+			t.Errorf("Join(%s) = %+v, %v", v, st, err)
+			return
+		}
+		*at = st.Position
+	}
+	for i, v := range crowd {
+		if i%4 == 3 {
+			wg.Go(func() { joinAt(v, &twins[i]) })
+		}
+		wg.Go(func() {
+			joinAt(v, &places[i])
+			again := func(st room.Status, err error) {
+				if err != nil || st.State != room.StateWaiting || st.Position > places[i] {
+					t.Errorf("%s again: %+v, %v; joined at %d", v, st, err, places[i])
+				}
+			}
+			switch i % 4 { // nobody leaves or is admitted meanwhile, so a place can only stay
+			case 0:
+				again(h.Store.Join(ctx, "r", v))
+			case 1:
+				again(h.Store.Status(ctx, "r", v))
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	byPlace := make([]string, visitors)
+	for i, p := range places {
+		if p < 1 || p > visitors || byPlace[p-1] != "" {
+			t.Fatalf("%s got place %d, which is out of range or taken", crowd[i], p)
+		}
+		if twins[i] != 0 && twins[i] != p {
+			t.Fatalf("%s joined twice at once and was told places %d and %d", crowd[i], p, twins[i])
+		}
+		byPlace[p-1] = crowd[i]
+	}
+	wantStats(t, h, "r", visitors, 0)
+	if got := admittedNames(admit(t, h, "r")); !slices.Equal(got, byPlace) {
+		t.Fatalf("admitted %d of %d, or in an order other than the places handed out", len(got), visitors)
 	}
 }
 

@@ -1,52 +1,105 @@
--- visit.lua: a visitor's join or status read, in one step.
+-- visit.lua: the joins and status reads of one room's visitors, a batch of them in one step.
 -- KEYS[1..6] meta, queue, seen, active, adm, window (see keys.go)
--- KEYS[7] (standalone Redis only, where scripts may span slots) the visitor's line pointer: a join that
---         leaves the visitor waiting points it at this room in the same step, saving a round trip
--- ARGV[1] visitor  ARGV[2] 'join' or 'status'  ARGV[3] now override (ms, '' in production)
--- ARGV[4] the random order drawn for a pre-queue arrival (1 .. 2^50-1)  ARGV[5] room id
--- ARGV[6] line pointer lifetime (seconds)
--- An admitted visitor's admission is collected (grace turns into the session); a waiting visitor's
--- presence is recorded; a join of a visitor in neither state takes a place at the back.
--- Returns {-1} unknown room, {0} none, {1, position, previous line or ''} waiting,
--- {2, admission id, expiry ms} admitted.
+-- KEYS[6+i]  (standalone Redis only, where scripts may span slots) the line pointer of the i-th visitor:
+--            a join that leaves the visitor waiting points it at this room in the same step, saving a
+--            round trip
+-- ARGV[1] now override (ms, '' in production)  ARGV[2] room id  ARGV[3] line pointer lifetime (seconds)
+-- ARGV[3i+1 .. 3i+3] the i-th visitor (from 1): its id, 'join' or 'status', and the random order drawn
+--            in case it arrives in the pre-queue (1 .. 2^50-1)
+-- Visitors are served in ARGV order, each exactly as if it had a step of its own: an admitted visitor's
+-- admission is collected (grace turns into the session); a waiting visitor's presence is recorded; a join
+-- of a visitor in neither state takes a place at the back.
+-- Returns {-1} for an unknown room, else three fields per visitor: 0, 0, '' none; 1, position, previous
+-- line or '' waiting; 2, admission id, expiry ms admitted.
 local cfg = room_cfg(KEYS[1])
 if not cfg then
   return {-1}
 end
-local now = now_ms(ARGV[3])
-local v = ARGV[1]
-local id, exp, collected = live(KEYS[4], KEYS[5], v, now)
-if id then
-  if not collected then
-    exp = now + cfg.ttl
-    redis.call('ZADD', KEYS[4], exp, v)
-    redis.call('HSET', KEYS[5], v, id .. '|1')
-  end
-  return {2, id, exp}
-end
+local now = now_ms(ARGV[1])
+local lines = #KEYS > 6
+local preopen = cfg.opens > 0 and now < cfg.opens
+
+-- Arrivals after opening go to the back of the line, behind everyone, so adding them at the end of the
+-- step changes no answer given in it: they are written once, in one command each, for the whole batch.
+-- Arrivals before opening are placed at random among the others and are written at once.
+local back = {}   -- visitor -> its position, for arrivals at the back in this step
+local queue = {}  -- ZADD arguments for the queue: order, visitor, ...
+local seen = {}   -- ZADD arguments for presence: time, visitor, ...
+local seq, card   -- the arrival counter and the line's length before this step's arrivals at the back
+
 -- point the visitor's line at this room, returning the line it was in before
-local function point()
-  if ARGV[2] ~= 'join' or not KEYS[7] then
+local function point(i, mode)
+  if mode ~= 'join' or not lines then
     return ''
   end
-  return redis.call('SET', KEYS[7], ARGV[5], 'GET', 'EX', ARGV[6]) or ''
+  return redis.call('SET', KEYS[6 + i], ARGV[2], 'GET', 'EX', ARGV[3]) or ''
 end
-local rank = redis.call('ZRANK', KEYS[2], v)
-if rank then
-  redis.call('ZADD', KEYS[3], now, v)
-  return {1, rank + 1, point()}
+
+local function present(v)
+  seen[#seen + 1] = now
+  seen[#seen + 1] = v
 end
-if ARGV[2] ~= 'join' then
-  return {0}
+
+-- arrive takes a place for a visitor in no line and returns its position.
+local function arrive(v, draw)
+  present(v)
+  if preopen then
+    redis.call('ZADD', KEYS[2], tonumber(draw), v)
+    return redis.call('ZRANK', KEYS[2], v) + 1
+  end
+  if not seq then
+    seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
+    card = redis.call('ZCARD', KEYS[2])
+  end
+  seq, card = seq + 1, card + 1
+  queue[#queue + 1] = SPAN + seq
+  queue[#queue + 1] = v
+  back[v] = card
+  return card
 end
-local order = SPAN + redis.call('HINCRBY', KEYS[1], 'seq', 1)
-if cfg.opens > 0 and now < cfg.opens then
-  order = tonumber(ARGV[4])
+
+local function visit(i, v, mode, draw)
+  local id, exp, collected = live(KEYS[4], KEYS[5], v, now)
+  if id then
+    if not collected then
+      exp = now + cfg.ttl
+      redis.call('ZADD', KEYS[4], exp, v)
+      redis.call('HSET', KEYS[5], v, id .. '|1')
+    end
+    return 2, id, exp
+  end
+  local position = back[v]
+  if not position then
+    local rank = redis.call('ZRANK', KEYS[2], v)
+    if rank then
+      position = rank + 1
+    end
+  end
+  if position then
+    present(v)
+    return 1, position, point(i, mode)
+  end
+  if mode ~= 'join' then
+    return 0, 0, ''
+  end
+  return 1, arrive(v, draw), point(i, mode)
 end
-redis.call('ZADD', KEYS[2], order, v)
-redis.call('ZADD', KEYS[3], now, v)
-local position = redis.call('ZCARD', KEYS[2])
-if order <= SPAN then
-  position = redis.call('ZRANK', KEYS[2], v) + 1
+
+-- zadd_all writes flat score/member pairs in commands of at most 1,000 arguments (Lua's unpack limit).
+local function zadd_all(key, flat)
+  for j = 1, #flat, 1000 do
+    redis.call('ZADD', key, unpack(flat, j, math.min(j + 999, #flat)))
+  end
 end
-return {1, position, point()}
+
+local out = {}
+for i = 1, (#ARGV - 3) / 3 do
+  local b = 3 * i
+  out[b - 2], out[b - 1], out[b] = visit(i, ARGV[b + 1], ARGV[b + 2], ARGV[b + 3])
+end
+zadd_all(KEYS[2], queue)
+zadd_all(KEYS[3], seen)
+if seq then
+  redis.call('HSET', KEYS[1], 'seq', seq)
+end
+return out

@@ -1,0 +1,152 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/rushgate/rushgate/internal/redistest"
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+func visitTestStore(t *testing.T, timeout time.Duration) (*Store, rueidis.Client) {
+	t.Helper()
+	rdb := redistest.Client(t, redistest.Start(t).Addr)
+	s := New(rdb, Options{Prefix: "vt", Timeout: timeout})
+	cfg := room.Config{Capacity: 1000, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Hour), IdleTimeout: room.Duration(time.Hour)}
+	if err := s.PutRoom(context.Background(), "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	return s, rdb
+}
+
+// scriptCalls returns how many EVALSHA and EVAL commands Redis has run since its stats were reset.
+func scriptCalls(t *testing.T, rdb rueidis.Client) int {
+	t.Helper()
+	info, err := rdb.Do(context.Background(), rdb.B().Info().Section("commandstats").Build()).ToString()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range regexp.MustCompile(`cmdstat_eval(?:sha)?:calls=(\d+)`).FindAllStringSubmatch(info, -1) {
+		c, _ := strconv.Atoi(m[1])
+		n += c
+	}
+	return n
+}
+
+// TestVisitsShareScriptCalls checks that a crowd's joins reach Redis in fewer script calls than there are
+// joins, which is the point of batching, and that every one of them took a place.
+func TestVisitsShareScriptCalls(t *testing.T) {
+	s, rdb := visitTestStore(t, 5*time.Second)
+	ctx := context.Background()
+	if err := rdb.Do(ctx, rdb.B().ConfigResetstat().Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	const crowd = 400
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range crowd {
+		wg.Go(func() {
+			<-start
+			if _, err := s.Join(ctx, "r", fmt.Sprintf("v%d", i)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	st, err := s.Stats(ctx, "r")
+	if err != nil || st.Waiting != crowd {
+		t.Fatalf("stats %+v, %v; want %d waiting", st, err, crowd)
+	}
+	calls := scriptCalls(t, rdb) - 1 // the Stats call
+	t.Logf("%d joins in %d script calls", crowd, calls)
+	if calls >= crowd {
+		t.Fatalf("%d joins took %d script calls: no batch formed", crowd, calls)
+	}
+}
+
+// TestAbandonedVisitIsNotSent holds Redis still while both of a room's batches are with it, so that the
+// next join waits in the queue; its caller gives up, and the join must never take a place.
+func TestAbandonedVisitIsNotSent(t *testing.T) {
+	s, rdb := visitTestStore(t, 10*time.Second)
+	ctx := context.Background()
+	if err := rdb.Do(ctx, rdb.B().ClientPause().Timeout(2000).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i, v := range []string{"a", "b"} { // one batch each, both held by Redis
+		wg.Go(func() {
+			if _, err := s.Join(ctx, "r", v); err != nil {
+				t.Error(err)
+			}
+		})
+		waitFor(t, s, func(q *visitQueue) bool { return q != nil && q.runners == i+1 && len(q.pending) == 0 })
+	}
+
+	quick, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := s.Join(quick, "r", "c"); !errors.Is(err, room.ErrUnavailable) {
+		t.Fatalf("join given up: %v, want ErrUnavailable", err)
+	}
+	wg.Wait()
+	if st, err := s.Status(ctx, "r", "c"); err != nil || st.State != room.StateNone {
+		t.Fatalf("abandoned join took a place: %+v, %v", st, err)
+	}
+	if st, _ := s.Stats(ctx, "r"); st.Waiting != 2 {
+		t.Fatalf("%d waiting, want a and b", st.Waiting)
+	}
+	waitFor(t, s, func(q *visitQueue) bool { return q == nil }) // the runners retired
+}
+
+// TestVisitFailsFast checks that, as without batching, a visit fails with ErrUnavailable within the
+// store's timeout of its arrival when Redis does not answer, even when it had to queue behind batches
+// that were already waiting for Redis.
+func TestVisitFailsFast(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	s, rdb := visitTestStore(t, timeout)
+	ctx := context.Background()
+	if err := rdb.Do(ctx, rdb.B().ClientPause().Timeout(3000).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	join := func(v string) {
+		began := time.Now()
+		_, err := s.Join(ctx, "r", v)
+		if took := time.Since(began); !errors.Is(err, room.ErrUnavailable) || took > timeout+150*time.Millisecond {
+			t.Errorf("join of %s while Redis is paused: %v after %v, want ErrUnavailable within %v", v, err, took, timeout)
+		}
+	}
+	var wg sync.WaitGroup
+	for i, v := range []string{"a", "b"} { // one batch each, both held by Redis
+		wg.Go(func() { join(v) })
+		waitFor(t, s, func(q *visitQueue) bool { return q != nil && q.runners == i+1 && len(q.pending) == 0 })
+	}
+	for i := range 10 { // these queue behind them
+		wg.Go(func() { join(fmt.Sprintf("v%d", i)) })
+	}
+	wg.Wait()
+}
+
+// waitFor polls the room's visit queue until ok holds, failing after a few seconds.
+func waitFor(t *testing.T, s *Store, ok func(*visitQueue) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		s.visitMu.Lock()
+		done := ok(s.visits["r"])
+		s.visitMu.Unlock()
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the visit queue never reached the state waited for")
+		}
+	}
+}
