@@ -150,3 +150,47 @@ func waitFor(t *testing.T, s *Store, ok func(*visitQueue) bool) {
 		}
 	}
 }
+
+// TestVisitScriptTwins runs the visit script with one visitor twice in one batch, which a crowd of
+// retries produces: the second visit sees what the first did, as if each had a step of its own.
+func TestVisitScriptTwins(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.Client(t, redistest.Start(t).Addr)
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	s := New(rdb, Options{Prefix: "twins", Clock: func() time.Time { return now }})
+	opens := now.Add(time.Hour)
+	cfg := room.Config{Capacity: 1, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Minute), IdleTimeout: room.Duration(2 * time.Hour), OpensAt: &opens}
+	if err := s.PutRoom(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	batch := func(visits ...string) []int64 { // visitor, mode, draw, ...
+		t.Helper()
+		v, err := s.run(ctx, visitScript, s.keys.room("r"), append([]string{s.now(), "r", "60"}, visits...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ints(v)
+	}
+	score := func(key, member string) string {
+		t.Helper()
+		got, _ := rdb.Do(ctx, rdb.B().Zscore().Key(key).Member(member).Build()).ToString()
+		return got
+	}
+
+	// Before the opening a join draws a random order; a second join in the same step keeps the first draw.
+	batch("x", "join", "500", "x", "join", "7")
+	if got := score(s.keys.room("r")[1], "x"); got != "500" {
+		t.Fatalf("x's pre-queue order is %s after two joins in one step, want the first draw, 500", got)
+	}
+
+	// An admission collected by the first visit is seen collected by the second: both are told the
+	// session's end, not the grace window's.
+	now = opens
+	if tk, err := s.Admit(ctx, "r", 1); err != nil || len(tk.Admitted) != 1 {
+		t.Fatalf("admit: %+v, %v", tk, err)
+	}
+	session := now.Add(time.Hour).UnixMilli()
+	if got := batch("x", "status", "1", "x", "status", "1"); got[2] != session || got[5] != session {
+		t.Fatalf("two status reads of a fresh admission in one step: %v, want both to expire at %d", got, session)
+	}
+}

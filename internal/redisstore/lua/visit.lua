@@ -5,7 +5,7 @@
 --            round trip
 -- ARGV[1] now override (ms, '' in production)  ARGV[2] room id  ARGV[3] line pointer lifetime (seconds)
 -- ARGV[3i+1 .. 3i+3] the i-th visitor (from 1): its id, 'join' or 'status', and the random order drawn
---            in case it arrives in the pre-queue (1 .. 2^50-1)
+--            in case it arrives in the pre-queue (1 .. 2^50-1); at most a few hundred visitors
 -- Visitors are served in ARGV order, each exactly as if it had a step of its own: an admitted visitor's
 -- admission is collected (grace turns into the session); a waiting visitor's presence is recorded; a join
 -- of a visitor in neither state takes a place at the back.
@@ -18,16 +18,28 @@ end
 local now = now_ms(ARGV[1])
 local lines = #KEYS > 6
 local preopen = cfg.opens > 0 and now < cfg.opens
+local n = (#ARGV - 3) / 3
+
+-- Where everyone stood before this step, in one command per sorted set for the whole batch: most of a
+-- crowd are new, and for them nothing more is read. A visit only ever adds to these (a place in line, a
+-- longer session), so a visitor found in neither is in neither unless this step put it there.
+local ids = {}
+for i = 1, n do
+  ids[i] = ARGV[3 * i + 1]
+end
+local expiries = redis.call('ZMSCORE', KEYS[4], unpack(ids))
+local orders = redis.call('ZMSCORE', KEYS[2], unpack(ids))
 
 -- Arrivals after opening go to the back of the line, behind everyone, so adding them at the end of the
 -- step changes no answer given in it: they are written once, in one command each, for the whole batch.
 -- Arrivals before opening are placed at random among the others and are written at once.
 local back = {}   -- visitor -> its position, for arrivals at the back in this step
+local placed = {} -- visitor -> true, for arrivals in the pre-queue in this step
 local queue = {}  -- ZADD arguments for the queue: order, visitor, ...
 local seen = {}   -- ZADD arguments for presence: time, visitor, ...
 local seq, card   -- the arrival counter and the line's length before this step's arrivals at the back
 
--- point the visitor's line at this room, returning the line it was in before
+-- point the i-th visitor's line at this room, returning the line it was in before
 local function point(i, mode)
   if mode ~= 'join' or not lines then
     return ''
@@ -45,6 +57,7 @@ local function arrive(v, draw)
   present(v)
   if preopen then
     redis.call('ZADD', KEYS[2], tonumber(draw), v)
+    placed[v] = true
     return redis.call('ZRANK', KEYS[2], v) + 1
   end
   if not seq then
@@ -58,22 +71,30 @@ local function arrive(v, draw)
   return card
 end
 
-local function visit(i, v, mode, draw)
+-- admitted collects the visitor's admission if it holds a live one; the expiry read before the step
+-- says who may.
+local function admitted(i, v)
+  local exp = expiries[i]
+  if not exp or tonumber(exp) <= now then
+    return nil
+  end
   local id, exp, collected = live(KEYS[4], KEYS[5], v, now)
+  if id and not collected then
+    exp = now + cfg.ttl
+    redis.call('ZADD', KEYS[4], exp, v)
+    redis.call('HSET', KEYS[5], v, id .. '|1')
+  end
+  return id, exp
+end
+
+local function visit(i, v, mode, draw)
+  local id, exp = admitted(i, v)
   if id then
-    if not collected then
-      exp = now + cfg.ttl
-      redis.call('ZADD', KEYS[4], exp, v)
-      redis.call('HSET', KEYS[5], v, id .. '|1')
-    end
     return 2, id, exp
   end
   local position = back[v]
-  if not position then
-    local rank = redis.call('ZRANK', KEYS[2], v)
-    if rank then
-      position = rank + 1
-    end
+  if not position and (orders[i] or placed[v]) then
+    position = redis.call('ZRANK', KEYS[2], v) + 1
   end
   if position then
     present(v)
@@ -93,7 +114,7 @@ local function zadd_all(key, flat)
 end
 
 local out = {}
-for i = 1, (#ARGV - 3) / 3 do
+for i = 1, n do
   local b = 3 * i
   out[b - 2], out[b - 1], out[b] = visit(i, ARGV[b + 1], ARGV[b + 2], ARGV[b + 3])
 end
