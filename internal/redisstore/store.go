@@ -2,7 +2,8 @@
 // line. Every room operation is one Lua script (embedded from lua/), run with EVALSHA and re-sent with
 // EVAL when Redis has lost it (SCRIPT FLUSH, restart, failover). Scripts take time from the server's
 // TIME, so instances with skewed clocks still agree; all keys of a room share one hash tag, so the same
-// code serves standalone Redis and Redis Cluster.
+// code serves standalone Redis and Redis Cluster. Joins and status reads, the requests a crowd sends,
+// are batched: concurrent ones share one call of the visit script (see visits.go).
 //
 // The client is rueidis, chosen on measurement over go-redis v9: its automatic pipelining merges the
 // script calls of concurrent HTTP handlers into shared writes, and a join is mostly its round trips to
