@@ -110,14 +110,17 @@ func (m *cpuMeter) read() ([]time.Duration, error) {
 	return ts, nil
 }
 
-// report prints the median CPU time per request of each process in each kind of round. CPU time is
-// read in 10 ms ticks, so a figure is only as good as the round is long.
+// report prints the median CPU time per request of each process in each kind of round, then the ratio
+// of the first kind's total to the last's: while the machine is saturated, the ratio of their
+// requests/s cannot pass it, however the work is scheduled. CPU time is read in 10 ms ticks, so a
+// figure is only as good as the round is long.
 func (m *cpuMeter) report(kinds ...string) {
 	if len(m.procs) == 0 {
 		return
 	}
 	fmt.Println("CPU time per request, median of the rounds (µs):")
-	for _, k := range kinds {
+	totals := make([]float64, len(kinds))
+	for i, k := range kinds {
 		var parts []string
 		total := 0.0
 		for _, p := range m.procs {
@@ -130,5 +133,10 @@ func (m *cpuMeter) report(kinds ...string) {
 			total += v[len(v)/2]
 		}
 		fmt.Printf("  %s rounds: %s; all %.1f\n", k, strings.Join(parts, ", "), total)
+		totals[i] = total
+	}
+	if last := totals[len(totals)-1]; len(kinds) > 1 && last > 0 {
+		fmt.Printf("CPU-bound ceiling of %s/%s: %.2f (%s CPU per request over %s's)\n",
+			kinds[len(kinds)-1], kinds[0], totals[0]/last, kinds[0], kinds[len(kinds)-1])
 	}
 }
