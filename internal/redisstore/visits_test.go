@@ -79,18 +79,12 @@ func TestVisitsShareScriptCalls(t *testing.T) {
 func TestAbandonedVisitIsNotSent(t *testing.T) {
 	s, rdb := visitTestStore(t, 10*time.Second)
 	ctx := context.Background()
-	if err := rdb.Do(ctx, rdb.B().ClientPause().Timeout(2000).Build()).Error(); err != nil {
-		t.Fatal(err)
-	}
 	var wg sync.WaitGroup
-	for i, v := range []string{"a", "b"} { // one batch each, both held by Redis
-		wg.Go(func() {
-			if _, err := s.Join(ctx, "r", v); err != nil {
-				t.Error(err)
-			}
-		})
-		waitFor(t, s, func(q *visitQueue) bool { return q != nil && q.runners == i+1 && len(q.pending) == 0 })
-	}
+	holdRunners(t, s, rdb, 2000, &wg, func(v string) {
+		if _, err := s.Join(ctx, "r", v); err != nil {
+			t.Error(err)
+		}
+	})
 
 	quick, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
@@ -114,9 +108,6 @@ func TestVisitFailsFast(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	s, rdb := visitTestStore(t, timeout)
 	ctx := context.Background()
-	if err := rdb.Do(ctx, rdb.B().ClientPause().Timeout(3000).Build()).Error(); err != nil {
-		t.Fatal(err)
-	}
 	join := func(v string) {
 		began := time.Now()
 		_, err := s.Join(ctx, "r", v)
@@ -125,14 +116,24 @@ func TestVisitFailsFast(t *testing.T) {
 		}
 	}
 	var wg sync.WaitGroup
-	for i, v := range []string{"a", "b"} { // one batch each, both held by Redis
-		wg.Go(func() { join(v) })
-		waitFor(t, s, func(q *visitQueue) bool { return q != nil && q.runners == i+1 && len(q.pending) == 0 })
-	}
+	holdRunners(t, s, rdb, 3000, &wg, join)
 	for i := range 10 { // these queue behind them
 		wg.Go(func() { join(fmt.Sprintf("v%d", i)) })
 	}
 	wg.Wait()
+}
+
+// holdRunners pauses Redis for ms milliseconds, then starts the joins of visitors a and b with join in
+// wg, one at a time, so that each is a batch of its own and both of the room's runners are held by Redis.
+func holdRunners(t *testing.T, s *Store, rdb rueidis.Client, ms int64, wg *sync.WaitGroup, join func(v string)) {
+	t.Helper()
+	if err := rdb.Do(context.Background(), rdb.B().ClientPause().Timeout(ms).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range []string{"a", "b"} {
+		wg.Go(func() { join(v) })
+		waitFor(t, s, func(q *visitQueue) bool { return q != nil && q.runners == i+1 && len(q.pending) == 0 })
+	}
 }
 
 // waitFor polls the room's visit queue until ok holds, failing after a few seconds.

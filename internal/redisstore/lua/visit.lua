@@ -5,7 +5,8 @@
 --            round trip
 -- ARGV[1] now override (ms, '' in production)  ARGV[2] room id  ARGV[3] line pointer lifetime (seconds)
 -- ARGV[3i+1 .. 3i+3] the i-th visitor (from 1): its id, 'join' or 'status', and the random order drawn
---            in case it arrives in the pre-queue (1 .. 2^50-1); at most a few hundred visitors
+--            in case it arrives in the pre-queue (1 .. 2^50-1); at most a few hundred visitors, whose
+--            ids and presence go through Lua's unpack (which takes some thousands of values)
 -- Visitors are served in ARGV order, each exactly as if it had a step of its own: an admitted visitor's
 -- admission is collected (grace turns into the session); a waiting visitor's presence is recorded; a join
 -- of a visitor in neither state takes a place at the back.
@@ -74,8 +75,8 @@ end
 -- admitted collects the visitor's admission if it holds a live one; the expiry read before the step
 -- says who may.
 local function admitted(i, v)
-  local exp = expiries[i]
-  if not exp or tonumber(exp) <= now then
+  local before = expiries[i]
+  if not before or tonumber(before) <= now then
     return nil
   end
   local id, exp, collected = live(KEYS[4], KEYS[5], v, now)
@@ -106,10 +107,10 @@ local function visit(i, v, mode, draw)
   return 1, arrive(v, draw), point(i, mode)
 end
 
--- zadd_all writes flat score/member pairs in commands of at most 1,000 arguments (Lua's unpack limit).
-local function zadd_all(key, flat)
-  for j = 1, #flat, 1000 do
-    redis.call('ZADD', key, unpack(flat, j, math.min(j + 999, #flat)))
+-- zadd writes flat score/member pairs in one command.
+local function zadd(key, flat)
+  if #flat > 0 then
+    redis.call('ZADD', key, unpack(flat))
   end
 end
 
@@ -118,8 +119,8 @@ for i = 1, n do
   local b = 3 * i
   out[b - 2], out[b - 1], out[b] = visit(i, ARGV[b + 1], ARGV[b + 2], ARGV[b + 3])
 end
-zadd_all(KEYS[2], queue)
-zadd_all(KEYS[3], seen)
+zadd(KEYS[2], queue)
+zadd(KEYS[3], seen)
 if seq then
   redis.call('HSET', KEYS[1], 'seq', seq)
 end
