@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,4 +87,48 @@ func TestRedisOutageAndRestarts(t *testing.T) {
 func jsonBody(res *http.Response, v any) error {
 	defer res.Body.Close()
 	return json.NewDecoder(res.Body).Decode(v)
+}
+
+// TestRedisStall checks that a Redis that accepts connections but answers nothing (CLIENT PAUSE) turns
+// every request into a 503 store_unavailable within about the store's 500ms timeout, lone requests and a
+// burst alike, and that service resumes by itself when Redis answers again.
+func TestRedisStall(t *testing.T) {
+	srv := redistest.Start(t)
+	in := startInstances(t, buildBinary(t), srv.Addr, 1)[0]
+	if code, _, _ := do(t, "PUT", in.base+"/v1/rooms/r", "multi", `{"capacity": 1, "paused": true}`); code != 200 {
+		t.Fatalf("PUT room: %d", code)
+	}
+	rdb := redistest.Client(t, srv.Addr)
+	if err := rdb.Do(t.Context(), rdb.B().ClientPause().Timeout(6000).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	paused := time.Now()
+	fast := func() {
+		code, body, took := do(t, "POST", in.base+"/v1/rooms/r/join", "", "")
+		if code != 503 || body["error"].(map[string]any)["code"] != "store_unavailable" || took > 900*time.Millisecond {
+			t.Errorf("join while Redis stalls: %d %v after %v; want 503 store_unavailable within the 500ms timeout", code, body, took)
+		}
+	}
+	for range 3 { // lone requests, one after another
+		fast()
+	}
+	var wg sync.WaitGroup
+	for range 20 { // and a burst
+		wg.Go(fast)
+	}
+	wg.Wait()
+	if time.Since(paused) > 5*time.Second {
+		t.Fatal("the pause ended before the checks did; the test proves nothing")
+	}
+	deadline := paused.Add(15 * time.Second)
+	for {
+		code, _, _ := do(t, "POST", in.base+"/v1/rooms/r/join", "", "")
+		if code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("service did not recover after Redis answered again: %d", code)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

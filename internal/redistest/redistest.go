@@ -160,10 +160,11 @@ func ping(addr string, cmd ...string) string {
 }
 
 // Client returns a rueidis client for the given addresses (a Cluster when there are several), closed
-// when the test ends.
+// when the test ends. Like rushgate serve's, it pipelines every command, so that deadlines behave alike.
 func Client(t testing.TB, addrs ...string) rueidis.Client {
 	t.Helper()
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: addrs, ForceSingleClient: len(addrs) == 1, DisableCache: true})
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: addrs, ForceSingleClient: len(addrs) == 1, DisableCache: true,
+		AlwaysPipelining: true}) // as rushgate serve does
 	if err != nil {
 		t.Fatal(err)
 	}
