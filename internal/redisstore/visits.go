@@ -16,7 +16,8 @@ import (
 // that arrive while an earlier batch of the same room is with Redis go together in the next call of the
 // visit script, which serves them one after another in one atomic step. Redis pays the fixed cost of a
 // script call (parsing, lookup, reading the room's config and the time) once per batch instead of once
-// per visitor, and rushgate sends one command instead of many. Nobody waits for a batch to fill: a visit
+// per visitor, the script looks the whole batch up in one command per sorted set, and rushgate sends one
+// command instead of many. Nobody waits for a batch to fill: a visit
 // that finds a free runner is sent at once, alone if it is alone; batches only form while Redis is busy,
 // so under load they grow and at rest a visit costs what it did unbatched.
 //
@@ -45,7 +46,8 @@ type visitCall struct {
 	err    error
 }
 
-// visitQueue holds one room's visits that no batch has taken yet.
+// visitQueue holds one room's visits that no batch has taken yet, and counts the runners sending its
+// batches.
 type visitQueue struct {
 	pending []*visitCall
 	runners int
