@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -44,6 +46,9 @@ func TestRedisOutageAndRestarts(t *testing.T) {
 	for range 3 {
 		_, st, _ := do(t, "POST", in.base+"/v1/rooms/r/join", "", "")
 		tokens = append(tokens, st["visitor_token"].(string))
+	}
+	if n := metric(t, in.base, "rushgate_redis_visit_batch_size_sum"); n < 3 {
+		t.Fatalf("the batch size metric counts %v visits after 3 joins", n)
 	}
 
 	srv.Kill()
@@ -131,4 +136,26 @@ func TestRedisStall(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// metric reads one sample's value from an instance's /metrics.
+func metric(t *testing.T, base, name string) float64 {
+	t.Helper()
+	res, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("%s is not in /metrics", name)
+	return 0
 }

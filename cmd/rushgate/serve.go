@@ -106,7 +106,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer records.Close()
-	be, err := openBackend(f, records)
+	m := metrics.New()
+	be, err := openBackend(f, records, m)
 	if err != nil {
 		return err
 	}
@@ -116,7 +117,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	m := metrics.New()
 	svc := room.NewService(be.store, room.Options{Observer: m, Logger: log})
 	m.WatchRooms(svc)
 	if err := svc.Start(ctx); err != nil {
@@ -161,7 +161,7 @@ func openRecords(ctx context.Context, f serveFlags) (*sqlstore.Records, error) {
 	return sqlstore.OpenSQLite(ctx, filepath.Join(f.data, "records.db"))
 }
 
-func openBackend(f serveFlags, records *sqlstore.Records) (backend, error) {
+func openBackend(f serveFlags, records *sqlstore.Records, m *metrics.Metrics) (backend, error) {
 	if f.redisURL == "" {
 		auctions := memstore.NewAuctions(nil, records)
 		saved, err := records.Load(context.Background())
@@ -186,7 +186,7 @@ func openBackend(f serveFlags, records *sqlstore.Records) (backend, error) {
 	if err != nil {
 		return backend{}, err
 	}
-	st := redisstore.New(rdb, redisstore.Options{Prefix: f.redisPrefix, Cluster: cluster})
+	st := redisstore.New(rdb, redisstore.Options{Prefix: f.redisPrefix, Cluster: cluster, Batched: m.VisitBatch})
 	name := "redis"
 	if cluster {
 		name = "redis-cluster"

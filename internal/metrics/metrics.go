@@ -32,6 +32,7 @@ type Metrics struct {
 	releases *prometheus.CounterVec
 	expiries *prometheus.CounterVec
 	requests *prometheus.HistogramVec
+	batches  prometheus.Histogram
 
 	// Children of the vectors on the hot path, looked up once: resolving label values hashes and
 	// validates them on every call, which a join paid twice.
@@ -64,8 +65,12 @@ func New() *Metrics {
 			Name: "rushgate_http_request_duration_seconds", Help: "HTTP request latency by route and status code.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 		}, []string{"route", "code"}),
+		batches: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "rushgate_redis_visit_batch_size", Help: "Joins and status reads sent to Redis in one call of the visit script.",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
+		}),
 	}
-	m.reg.MustRegister(m.joins, m.admitted, m.releases, m.expiries, m.requests,
+	m.reg.MustRegister(m.joins, m.admitted, m.releases, m.expiries, m.requests, m.batches,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -117,6 +122,9 @@ func (m *Metrics) ObserveRequest(route string, code int, d time.Duration) {
 	}
 	o.(prometheus.Observer).Observe(d.Seconds())
 }
+
+// VisitBatch records how many joins and status reads shared one call of Redis's visit script.
+func (m *Metrics) VisitBatch(visits int) { m.batches.Observe(float64(visits)) }
 
 type roomCollector struct{ rooms Rooms }
 

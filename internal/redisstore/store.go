@@ -84,6 +84,10 @@ type Options struct {
 	// Cluster says the keys live in different slots, so no script may touch a room and a visitor's
 	// line pointer at once; on standalone Redis the join script moves the pointer itself.
 	Cluster bool
+	// Batched, when set, is told how many joins and status reads went to Redis in each call of the
+	// visit script, for metrics: batches near 1 mean Redis keeps up with the crowd, batches near the
+	// limit (64) that it is the bottleneck.
+	Batched func(visits int)
 }
 
 // Store is the Redis implementation of [room.Store].
@@ -93,6 +97,7 @@ type Store struct {
 	timeout time.Duration
 	clock   func() time.Time
 	cluster bool
+	batched func(visits int)
 
 	visitMu sync.Mutex             // guards visits
 	visits  map[string]*visitQueue // room id -> visits waiting for a batch (see visits.go)
@@ -107,7 +112,7 @@ func New(rdb rueidis.Client, opts Options) *Store {
 		opts.Timeout = 500 * time.Millisecond
 	}
 	return &Store{rdb: rdb, keys: keys{prefix: opts.Prefix}, timeout: opts.Timeout, clock: opts.Clock, cluster: opts.Cluster,
-		visits: map[string]*visitQueue{}}
+		batched: opts.Batched, visits: map[string]*visitQueue{}}
 }
 
 // now is the ARGV time override: empty in production, where scripts read TIME.

@@ -152,6 +152,9 @@ func (s *Store) sendVisits(ctx context.Context, id string, batch []*visitCall) {
 		args = append(args, c.visitor, c.mode, itoa(1+mrand.Int64N(preQueueSpan-1)))
 	}
 	v, err := s.run(ctx, visitScript, keys, args...)
+	if s.batched != nil {
+		s.batched(len(batch))
+	}
 	var r []rueidis.RedisMessage
 	if err == nil {
 		r, _ = v.ToArray()

@@ -16,10 +16,10 @@ import (
 	"github.com/rushgate/rushgate/internal/room"
 )
 
-func visitTestStore(t *testing.T, timeout time.Duration) (*Store, rueidis.Client) {
+func visitTestStore(t *testing.T, timeout time.Duration, batched func(int)) (*Store, rueidis.Client) {
 	t.Helper()
 	rdb := redistest.Client(t, redistest.Start(t).Addr)
-	s := New(rdb, Options{Prefix: "vt", Timeout: timeout})
+	s := New(rdb, Options{Prefix: "vt", Timeout: timeout, Batched: batched})
 	cfg := room.Config{Capacity: 1000, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Hour), IdleTimeout: room.Duration(time.Hour)}
 	if err := s.PutRoom(context.Background(), "r", cfg); err != nil {
 		t.Fatal(err)
@@ -43,9 +43,16 @@ func scriptCalls(t *testing.T, rdb rueidis.Client) int {
 }
 
 // TestVisitsShareScriptCalls checks that a crowd's joins reach Redis in fewer script calls than there are
-// joins, which is the point of batching, and that every one of them took a place.
+// joins, which is the point of batching, that every one of them took a place, and that the batch sizes
+// reported for metrics account for every join.
 func TestVisitsShareScriptCalls(t *testing.T) {
-	s, rdb := visitTestStore(t, 5*time.Second)
+	var mu sync.Mutex
+	var batches, visits int
+	s, rdb := visitTestStore(t, 5*time.Second, func(n int) {
+		mu.Lock()
+		batches, visits = batches+1, visits+n
+		mu.Unlock()
+	})
 	ctx := context.Background()
 	if err := rdb.Do(ctx, rdb.B().ConfigResetstat().Build()).Error(); err != nil {
 		t.Fatal(err)
@@ -72,12 +79,17 @@ func TestVisitsShareScriptCalls(t *testing.T) {
 	if calls >= crowd {
 		t.Fatalf("%d joins took %d script calls: no batch formed", crowd, calls)
 	}
+	mu.Lock()
+	defer mu.Unlock()
+	if visits != crowd || batches > calls {
+		t.Fatalf("batch sizes reported: %d batches of %d visits in all, want %d visits in at most %d", batches, visits, crowd, calls)
+	}
 }
 
 // TestAbandonedVisitIsNotSent holds Redis still while both of a room's batches are with it, so that the
 // next join waits in the queue; its caller gives up, and the join must never take a place.
 func TestAbandonedVisitIsNotSent(t *testing.T) {
-	s, rdb := visitTestStore(t, 10*time.Second)
+	s, rdb := visitTestStore(t, 10*time.Second, nil)
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	holdRunners(t, s, rdb, 2000, &wg, func(v string) {
@@ -106,7 +118,7 @@ func TestAbandonedVisitIsNotSent(t *testing.T) {
 // that were already waiting for Redis.
 func TestVisitFailsFast(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	s, rdb := visitTestStore(t, timeout)
+	s, rdb := visitTestStore(t, timeout, nil)
 	ctx := context.Background()
 	join := func(v string) {
 		began := time.Now()
