@@ -13,10 +13,13 @@ echo "== HTTP: null handler vs rushgate join on Redis (each server on 1 core, co
 redis-cli -p "$port" CONFIG RESETSTAT >/dev/null
 "$bin/rgload" join --target http://127.0.0.1:19082/v1/rooms/bench/join --null http://127.0.0.1:19092/ \
   -c "$conc" -d "$dur" -rounds 9 -cpu "null=$null_pid,rushgate=$rushgate_pid,redis=$redis_pid" | tee "$bin/http.txt"
-# How joins reached Redis: concurrent joins share calls of the visit script (internal/redisstore/visits.go).
-joins=$(curl -fs 127.0.0.1:19082/metrics | awk '/^rushgate_http_request_duration_seconds_count.*join/ {print $NF}')
-redis-cli -p "$port" INFO commandstats | tr -d '\r' | awk -F'[=,]' -v j="$joins" '/^cmdstat_evalsha:/ {
-  printf "%d joins in %d visit-script calls: %.1f joins per call, %.2f us of script time per join\n", j, $2, j / $2, $4 / j }'
+# How joins reached Redis: concurrent joins share calls of the visit script (internal/redisstore/visits.go),
+# counted by rushgate's own batch-size metric; Redis's script time (all scripts, the gate's included) per join.
+curl -fs 127.0.0.1:19082/metrics | awk '/^rushgate_redis_visit_batch_size_(sum|count) / {v[$1] = $2}
+  END {print v["rushgate_redis_visit_batch_size_sum"], v["rushgate_redis_visit_batch_size_count"]}' > "$bin/batches.txt"
+read -r joins calls < "$bin/batches.txt"
+redis-cli -p "$port" INFO commandstats | tr -d '\r' | awk -F'[=,]' -v j="$joins" -v c="$calls" '/^cmdstat_evalsha:/ {
+  printf "%d joins in %d visit-script calls: %.1f joins per call; %.2f us of Redis script time per join\n", j, c, j / c, $4 / j }'
 
 echo "== redis-benchmark: the same join script, EVALSHA straight to Redis, concurrency $conc"
 sha=$(redis-cli -p "$port" SCRIPT LOAD "$(cat internal/redisstore/lua/lib.lua; echo; cat internal/redisstore/lua/visit.lua)")
