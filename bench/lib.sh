@@ -1,6 +1,7 @@
 # Shared setup of the Redis benchmarks, sourced by them: builds the binaries into $bin, starts a
 # throwaway redis-server, the null handler and rushgate on loopback, each server on one core, and
-# stops everything when the script exits. RUSHGATE_FLAGS adds flags to rushgate serve, to compare settings.
+# stops everything when the script exits. RUSHGATE_FLAGS adds flags to rushgate serve and RUSHGATE_ENV
+# environment settings (e.g. GOGC=400), to compare settings.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bin=$(mktemp -d)
@@ -17,7 +18,7 @@ start_redis_and_rushgate() {
   for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
   GOMAXPROCS=1 "$bin/rgload" null --addr "127.0.0.1:$1" &
   null_pid=$!
-  GOMAXPROCS=1 "$bin/rushgate" serve --addr "127.0.0.1:$2" --data "$bin/data" --admin-key bench \
+  env GOMAXPROCS=1 ${RUSHGATE_ENV:-} "$bin/rushgate" serve --addr "127.0.0.1:$2" --data "$bin/data" --admin-key bench \
     --redis "redis://127.0.0.1:$port/0" --log-level warn ${RUSHGATE_FLAGS:-} >/dev/null &
   rushgate_pid=$!
   for _ in $(seq 50); do curl -fs "127.0.0.1:$2/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
