@@ -115,12 +115,20 @@ type Verifier struct {
 	keys    map[string]ed25519.PublicKey
 	fetch   func(ctx context.Context) (map[string]ed25519.PublicKey, error)
 	fetched time.Time
+	source  func() map[string]ed25519.PublicKey
 	now     func() time.Time
 }
 
 // NewVerifier returns a verifier for a fixed set of keys.
 func NewVerifier(keys map[string]ed25519.PublicKey) *Verifier {
 	return &Verifier{keys: keys, now: time.Now}
+}
+
+// NewVerifierFunc returns a verifier that looks keys up in whatever set keys returns at the time of
+// each verification, for a process that holds the keys itself and rotates them (rushgate does). keys
+// must be cheap and must not return a map that is changed afterwards.
+func NewVerifierFunc(keys func() map[string]ed25519.PublicKey) *Verifier {
+	return &Verifier{source: keys, now: time.Now}
 }
 
 // refetchEvery limits how often a remote verifier reloads keys for an unknown kid, so that a flood of
@@ -164,6 +172,12 @@ func (v *Verifier) WithClock(now func() time.Time) *Verifier {
 }
 
 func (v *Verifier) key(ctx context.Context, kid string) (ed25519.PublicKey, error) {
+	if v.source != nil {
+		if k, ok := v.source()[kid]; ok {
+			return k, nil
+		}
+		return nil, ErrUnknownKey
+	}
 	v.mu.RLock()
 	k, ok := v.keys[kid]
 	stale := v.fetch != nil && time.Since(v.fetched) > refetchEvery

@@ -69,6 +69,12 @@ func TestCommands(t *testing.T) {
 	if err := run(context.Background(), []string{"serve", "--log-format", "xml"}, &out, &errb); err == nil {
 		t.Fatal("bad --log-format accepted")
 	}
+	for _, bad := range [][]string{{"--rotate-keys-every", "1m"}, {"--rotate-keys-every", "-1h"}, {"--key-retention", "0s"}} {
+		err := run(context.Background(), append([]string{"serve", "--data", t.TempDir()}, bad...), &out, &errb)
+		if err == nil || !strings.Contains(err.Error(), bad[0]) {
+			t.Fatalf("serve %v: %v, want an error naming the flag", bad, err)
+		}
+	}
 }
 
 // TestServeGeneratesAdminKeyOnce starts serve twice on one data directory: the first start prints the

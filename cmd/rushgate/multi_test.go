@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/redistest"
 )
 
@@ -370,6 +371,54 @@ func TestCrossInstancePush(t *testing.T) {
 			}
 		case <-time.After(3 * time.Second):
 			t.Fatalf("round %d: no admission event on the other instance", round)
+		}
+	}
+}
+
+// TestKeyRotationReachesEveryInstance rotates the signing keys through one instance: the others publish
+// the new key within keyring.ReloadEvery, long before it signs, and a token signed before the rotation
+// still verifies everywhere.
+func TestKeyRotationReachesEveryInstance(t *testing.T) {
+	srv := redistest.Start(t)
+	in := startInstances(t, buildBinary(t), srv.Addr, 2)
+	a, b := in[0], in[1]
+	if code, _, _ := do(t, "PUT", a.base+"/v1/rooms/keys", "multi", `{"capacity": 1}`); code != 200 {
+		t.Fatal(code)
+	}
+	_, st, _ := do(t, "POST", a.base+"/v1/rooms/keys/join", "", "")
+	adm, _ := st["admission_token"].(string)
+	if adm == "" {
+		t.Fatalf("join: %v", st)
+	}
+	code, rot, _ := do(t, "POST", a.base+"/v1/keys/rotate", "multi", "")
+	kid, _ := rot["kid"].(string)
+	if code != 200 || kid == "" {
+		t.Fatalf("rotate: %d %v", code, rot)
+	}
+	hasKid := func(base string) bool {
+		_, set, _ := do(t, "GET", base+"/v1/keys", "", "")
+		keys, _ := set["keys"].([]any)
+		for _, k := range keys {
+			if m, _ := k.(map[string]any); m["kid"] == kid {
+				return true
+			}
+		}
+		return false
+	}
+	if !hasKid(a.base) {
+		t.Fatal("the rotating instance does not publish its new key")
+	}
+	deadline := time.Now().Add(keyring.ReloadEvery + 5*time.Second)
+	for !hasKid(b.base) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the other instance did not publish the new key within %v", keyring.ReloadEvery)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, inst := range in {
+		_, v, _ := do(t, "POST", inst.base+"/v1/verify", "", `{"token": "`+adm+`", "room": "keys"}`)
+		if v["valid"] != true {
+			t.Fatalf("%s: token signed before the rotation: %v", inst.base, v)
 		}
 	}
 }

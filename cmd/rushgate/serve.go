@@ -47,6 +47,8 @@ type serveFlags struct {
 	redisPrefix   string
 	redisFlush    time.Duration
 	postgres      string
+	rotateKeys    time.Duration
+	keyRetention  time.Duration
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -63,7 +65,20 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.redisCluster, "redis-cluster", false, "treat --redis as a Redis Cluster even with one seed")
 	fs.StringVar(&f.redisPrefix, "redis-prefix", "rg", "prefix of every Redis key, to share one Redis between deployments")
 	fs.DurationVar(&f.redisFlush, "redis-flush-delay", 100*time.Microsecond, "how long a write to Redis may wait for others to share it: fewer system calls on both sides for at most this much latency (0: write at once)")
+	fs.DurationVar(&f.rotateKeys, "rotate-keys-every", 0, "rotate the admission-token signing key on this schedule, e.g. 720h (0: only on POST /v1/keys/rotate)")
+	fs.DurationVar(&f.keyRetention, "key-retention", keyring.DefaultRetain, "how long a signing key stays published after a newer key took over")
 	fs.StringVar(&f.postgres, "postgres", "", "keep the durable record of auctions in PostgreSQL (postgres:// URL); default SQLite under --data")
+}
+
+// check refuses flag values that would make no sense at run time.
+func (f *serveFlags) check() error {
+	if f.rotateKeys != 0 && f.rotateKeys < 2*keyring.PublishAhead {
+		return fmt.Errorf("--rotate-keys-every must be 0 or at least %v, since a new key is published %v before it signs", 2*keyring.PublishAhead, keyring.PublishAhead)
+	}
+	if f.keyRetention <= 0 {
+		return errors.New("--key-retention must be positive")
+	}
+	return nil
 }
 
 // applyEnv sets every flag not given on the command line from RUSHGATE_<NAME>, so that containers can
@@ -92,6 +107,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err := applyEnv(fset); err != nil {
+		return err
+	}
+	if err := f.check(); err != nil {
 		return err
 	}
 	log, err := newLogger(stderr, f.logLevel, f.logFormat)
@@ -123,6 +141,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		log.Warn("rooms not loaded at start; their gates start on first use", "err", err)
 	}
 	defer svc.Stop() // after the HTTP server has drained: producers of requests stop before the gates
+	// Keys rotated by another instance, or on schedule, are taken up while serving.
+	kctx, stopKeys := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { defer close(watched); keys.Watch(kctx, f.rotateKeys, log) }()
+	defer func() { stopKeys(); <-watched }()
 	auctions := auction.NewService(be.auctions, auction.ServiceOptions{Logger: log})
 	auctions.Start(ctx)
 	defer auctions.Stop()
@@ -273,7 +296,7 @@ func loadSecrets(ctx context.Context, f serveFlags, v keyring.Vault, stdout io.W
 	if err != nil {
 		return "", nil, nil, err
 	}
-	keys, err := keyring.Open(ctx, v)
+	keys, err := keyring.Open(ctx, v, keyring.Options{Retain: f.keyRetention})
 	if err != nil {
 		return "", nil, nil, err
 	}

@@ -20,7 +20,7 @@ import (
 // BenchmarkJoinHandler measures the join handler itself, without the network, next to the null handler
 // as the same-run baseline.
 func BenchmarkJoinHandler(b *testing.B) {
-	keys, _ := keyring.Open(context.Background(), vault.Dir(b.TempDir()))
+	keys, _ := keyring.Open(context.Background(), vault.Dir(b.TempDir()), keyring.Options{})
 	issuer, _ := visitor.NewIssuer(bytes.Repeat([]byte("s"), 32))
 	m := metrics.New()
 	log := slog.New(slog.DiscardHandler)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
+	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/room"
 )
 
@@ -40,6 +41,7 @@ const (
 	codeAlreadyClaimed        = "already_claimed"
 	codeNotOpen               = "not_open"
 	codeDropStarted           = "drop_started"
+	codeRotationConflict      = "rotation_conflict"
 )
 
 // Error is an API failure: a stable code and a message for the client, the HTTP status, and the cause,
@@ -114,6 +116,8 @@ func fromDomain(err error) *Error {
 		return &Error{Status: http.StatusNotFound, Code: codeRoomNotFound, Message: "no such room", Cause: err}
 	case errors.Is(err, room.ErrNotAdmitted):
 		return &Error{Status: http.StatusConflict, Code: codeNotAdmitted, Message: "no current admission to release", Cause: err}
+	case errors.Is(err, keyring.ErrConflict):
+		return &Error{Status: http.StatusConflict, Code: codeRotationConflict, Message: "the signing keys kept changing during the rotation; retry", Cause: err}
 	case errors.Is(err, room.ErrUnavailable):
 		return &Error{Status: http.StatusServiceUnavailable, Code: codeStoreUnavailable, Message: "the state store is unavailable; retry shortly", Cause: err}
 	default:

@@ -10,10 +10,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/rushgate/rushgate/admission"
 	"github.com/rushgate/rushgate/internal/auction"
@@ -43,7 +46,7 @@ func setup(t *testing.T, opts ...option) *env {
 	t.Helper()
 	c := storetest.NewClock(time.Now().UTC().Truncate(time.Second))
 	var store room.Store = memstore.New(memstore.Options{Clock: c.Now})
-	keys, err := keyring.Open(context.Background(), vault.Dir(t.TempDir()))
+	keys, err := keyring.Open(context.Background(), vault.Dir(t.TempDir()), keyring.Options{Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,6 +243,72 @@ func TestJoinStatusAdmitRelease(t *testing.T) {
 	if st := e.do("GET", "/v1/rooms/sale/status", tokA, ""); st.str("state") != "none" {
 		t.Fatalf("a after release: %v", st.body)
 	}
+}
+
+// TestKeyRotation rotates the signing keys under an admitted visitor: the new key is published at once
+// and signs only after keyring.PublishAhead, and the token signed before still verifies.
+func TestKeyRotation(t *testing.T) {
+	e := setup(t)
+	e.putRoom("sale", `{"capacity": 1, "session_ttl": "1h"}`)
+	tok := e.join("sale", "").str("visitor_token")
+	e.tick("sale")
+	before := e.do("GET", "/v1/rooms/sale/status", tok, "").str("admission_token")
+	oldKid := kidOf(t, before)
+
+	e.want(e.do("POST", "/v1/keys/rotate", "", ""), 401, "unauthorized")
+	e.want(e.do("POST", "/v1/keys/rotate", "wrong", ""), 401, "unauthorized")
+	r := e.do("POST", "/v1/keys/rotate", adminKey, "")
+	e.want(r, 200, "")
+	newKid := r.str("kid")
+	if want := e.clock.Now().Add(keyring.PublishAhead).UTC().Format(time.RFC3339); r.str("signs_from") != want || newKid == "" || newKid == oldKid {
+		t.Fatalf("rotate answered %v; want a new kid signing from %s", r.body, want)
+	}
+	keys := e.do("GET", "/v1/keys", "", "")
+	if got := published(t, keys); !slices.Equal(got, []string{newKid, oldKid}) {
+		t.Fatalf("published keys %v, want %v", got, []string{newKid, oldKid})
+	}
+	if cc := keys.header.Get("Cache-Control"); cc != "public, max-age=60" {
+		t.Fatalf("keys Cache-Control %q", cc)
+	}
+
+	if again := e.do("GET", "/v1/rooms/sale/status", tok, "").str("admission_token"); again != before {
+		t.Fatal("the new key signed before its time")
+	}
+	e.clock.Advance(keyring.PublishAhead)
+	after := e.do("GET", "/v1/rooms/sale/status", tok, "").str("admission_token")
+	if kidOf(t, after) != newKid {
+		t.Fatalf("after %v the token is signed by %s, want %s", keyring.PublishAhead, kidOf(t, after), newKid)
+	}
+	for _, adm := range []string{before, after} {
+		if v := e.do("POST", "/v1/verify", "", `{"token": "`+adm+`", "room": "sale"}`); v.body["valid"] != true {
+			t.Fatalf("verify %s-signed token after rotation: %v", kidOf(t, adm), v.body)
+		}
+	}
+	e.want(e.do("POST", "/v1/rooms/sale/release", "", `{"admission_token": "`+before+`"}`), 200, "")
+}
+
+// kidOf returns the key id in a token's header.
+func kidOf(t *testing.T, token string) string {
+	t.Helper()
+	parsed, _, err := jwt.NewParser().ParseUnverified(token, &admission.Claims{})
+	if err != nil {
+		t.Fatalf("token %q: %v", token, err)
+	}
+	kid, _ := parsed.Header["kid"].(string)
+	return kid
+}
+
+// published returns the key ids of a GET /v1/keys answer, in its order.
+func published(t *testing.T, r resp) []string {
+	t.Helper()
+	var out []string
+	list, _ := r.body["keys"].([]any)
+	for _, k := range list {
+		m, _ := k.(map[string]any)
+		kid, _ := m["kid"].(string)
+		out = append(out, kid)
+	}
+	return out
 }
 
 func TestExpiredAdmissionToken(t *testing.T) {

@@ -85,7 +85,7 @@ func New(cfg Config) *Server {
 		cfg.Clock = time.Now
 	}
 	s := &Server{
-		rooms: cfg.Rooms, auctions: cfg.Auctions, drops: cfg.Drops, now: cfg.Clock, keys: cfg.Keys, verifier: admission.NewVerifier(cfg.Keys.PublicKeys()).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
+		rooms: cfg.Rooms, auctions: cfg.Auctions, drops: cfg.Drops, now: cfg.Clock, keys: cfg.Keys, verifier: admission.NewVerifierFunc(cfg.Keys.PublicKeys).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
 		adminSum: sha256.Sum256([]byte(cfg.AdminKey)), secure: cfg.SecureCookies,
 		limiter: newLimiter(cfg.NewVisitorsPerMinute),
 	}
@@ -109,6 +109,7 @@ func (s *Server) routes() {
 		m.Handle("GET /metrics", s.metrics.Handler())
 	}
 	m.HandleFunc("GET /v1/keys", s.keySet)
+	m.HandleFunc("POST /v1/keys/rotate", s.admin(s.rotateKeys))
 	m.HandleFunc("POST /v1/verify", s.verify)
 	m.HandleFunc("POST /v1/visitors", s.admin(s.mintVisitor))
 	m.HandleFunc("PUT /v1/rooms/{room}", s.admin(s.putRoom))
@@ -190,8 +191,26 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) keySet(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/jwk-set+json")
-	w.Header().Set("Cache-Control", "public, max-age=300")
+	// Caches may keep the set for a minute: well inside keyring.PublishAhead, so a key published by
+	// a rotation reaches every verifier before any token carries it.
+	w.Header().Set("Cache-Control", "public, max-age=60")
 	_ = json.NewEncoder(w).Encode(s.keys.KeySet())
+}
+
+// rotateKeys publishes a new signing key, which signs from keyring.PublishAhead on, and answers
+// with its id, that time and the key set as it now stands.
+func (s *Server) rotateKeys(w http.ResponseWriter, r *http.Request) {
+	kid, signs, err := s.keys.Rotate(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.log.Info("signing keys rotated", "kid", kid, "signs_from", signs)
+	writeJSON(w, http.StatusOK, struct {
+		Kid       string           `json:"kid"`
+		SignsFrom time.Time        `json:"signs_from"`
+		Keys      admission.KeySet `json:"keys"`
+	}{kid, signs, s.keys.KeySet()})
 }
 
 // admin wraps an admin handler with the admin credential check.

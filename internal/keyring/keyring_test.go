@@ -3,55 +3,250 @@ package keyring
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
 	"github.com/rushgate/rushgate/admission"
 	"github.com/rushgate/rushgate/internal/vault"
 )
 
-func TestPersistAndRotate(t *testing.T) {
-	dir := vault.Dir(t.TempDir())
-	ctx := context.Background()
-	kr, err := Open(ctx, dir)
+var ctx = context.Background()
+
+// clock is a settable time shared by the keyrings of a test.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+func newClock() *clock { return &clock{t: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)} }
+
+func open(t *testing.T, v Vault, c *clock) *Keyring {
+	t.Helper()
+	kr, err := Open(ctx, v, Options{Now: c.Now, Retain: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := admission.Claims{Room: "r", RegisteredClaims: jwt.RegisteredClaims{
-		Subject: "v_a", ID: "x.1", ExpiresAt: jwt.NewNumericDate(time.Now().Add(time.Minute)),
+	return kr
+}
+
+func claims() admission.Claims {
+	return admission.Claims{Room: "r", RegisteredClaims: jwt.RegisteredClaims{
+		Subject: "v_a", ID: "x.1", ExpiresAt: jwt.NewNumericDate(time.Now().Add(time.Hour)),
 	}}
-	tok, err := kr.Sign(c)
+}
+
+// signer returns the key id a token signed now carries, checking the token against the published keys.
+func signer(t *testing.T, kr *Keyring) string {
+	t.Helper()
+	tok, err := kr.Sign(claims())
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Open(ctx, dir) // a restart
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admission.NewVerifier(again.PublicKeys()).Verify(context.Background(), tok, "r"); err != nil {
-		t.Fatalf("token signed before restart: %v", err)
-	}
-	if err := again.Rotate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	set := again.KeySet()
-	data, _ := json.Marshal(set)
+	data, _ := json.Marshal(kr.KeySet())
 	keys, err := admission.ParseKeySet(data)
-	if err != nil || len(keys) != 2 {
-		t.Fatalf("after rotation %d keys, %v", len(keys), err)
-	}
-	v := admission.NewVerifier(keys)
-	if _, err := v.Verify(context.Background(), tok, "r"); err != nil {
-		t.Fatalf("old token after rotation: %v", err)
-	}
-	tok2, _ := again.Sign(c)
-	if _, err := v.Verify(context.Background(), tok2, "r"); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
-	_ = again.Rotate(ctx)
-	_ = again.Rotate(ctx)
-	if _, err := admission.NewVerifier(again.PublicKeys()).Verify(context.Background(), tok, "r"); err == nil {
-		t.Fatal("a key two rotations old still verifies")
+	if _, err := admission.NewVerifier(keys).Verify(ctx, tok, "r"); err != nil {
+		t.Fatalf("a fresh token does not verify against the published keys: %v", err)
+	}
+	parsed, _, err := jwt.NewParser().ParseUnverified(tok, &admission.Claims{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parsed.Header["kid"].(string)
+}
+
+func kids(kr *Keyring) []string {
+	var out []string
+	for _, k := range kr.KeySet().Keys {
+		out = append(out, k.Kid)
+	}
+	return out
+}
+
+func TestRotationPublishesAhead(t *testing.T) {
+	dir, c := vault.Dir(t.TempDir()), newClock()
+	kr := open(t, dir, c)
+	first := signer(t, kr)
+	old, _ := kr.Sign(claims())
+
+	kid, signs, err := kr.Rotate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !signs.Equal(c.Now().Add(PublishAhead)) {
+		t.Fatalf("new key signs from %v, want %v", signs, c.Now().Add(PublishAhead))
+	}
+	if got := kids(kr); !slices.Equal(got, []string{kid, first}) {
+		t.Fatalf("published %v, want the new key first, then the old: %v", got, []string{kid, first})
+	}
+	if got := signer(t, kr); got != first {
+		t.Fatal("a key signs as soon as it is published")
+	}
+	c.Advance(PublishAhead - time.Second)
+	if got := signer(t, kr); got != first {
+		t.Fatal("the new key signs before its time")
+	}
+	c.Advance(time.Second)
+	if got := signer(t, kr); got != kid {
+		t.Fatalf("after %v the signer is %s, want the new key %s", PublishAhead, got, kid)
+	}
+	if _, err := admission.NewVerifierFunc(kr.PublicKeys).Verify(ctx, old, "r"); err != nil {
+		t.Fatalf("token signed before the rotation: %v", err)
+	}
+
+	again := open(t, dir, c) // a restart keeps the keys and who signs
+	if got := signer(t, again); got != kid || !slices.Equal(kids(again), kids(kr)) {
+		t.Fatalf("after restart: signer %s, keys %v; want %s, %v", got, kids(again), kid, kids(kr))
 	}
 }
+
+func TestRetention(t *testing.T) {
+	c := newClock()
+	kr := open(t, vault.Dir(t.TempDir()), c) // retains for an hour
+	first := signer(t, kr)
+	second, _, _ := kr.Rotate(ctx)
+	c.Advance(PublishAhead + time.Hour) // second signs since an hour: first is still inside retention
+	third, _, _ := kr.Rotate(ctx)
+	if got := kids(kr); !slices.Equal(got, []string{third, second, first}) {
+		t.Fatalf("keys %v, want all three", got)
+	}
+	c.Advance(time.Second) // first stopped signing more than an hour ago
+	fourth, _, _ := kr.Rotate(ctx)
+	// second still signs (third is not due yet), so it stays, and so does the pending third.
+	if got := kids(kr); !slices.Equal(got, []string{fourth, third, second}) {
+		t.Fatalf("keys %v, want %v", got, []string{fourth, third, second})
+	}
+	if got := signer(t, kr); got != second {
+		t.Fatalf("signer %s, want %s until the next key's time", got, second)
+	}
+}
+
+// TestConcurrentRotations rotates through two keyrings on one vault at once, as two instances would:
+// no rotation is lost, and both end with the same keys.
+func TestConcurrentRotations(t *testing.T) {
+	dir, c := vault.Dir(t.TempDir()), newClock()
+	a, b := open(t, dir, c), open(t, dir, c)
+	var mu sync.Mutex
+	made := kids(a)
+	var wg sync.WaitGroup
+	for _, kr := range []*Keyring{a, b, a, b, a, b} {
+		wg.Go(func() {
+			kid, _, err := kr.Rotate(ctx)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			made = append(made, kid)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for _, kr := range []*Keyring{a, b} {
+		if err := kr.Reload(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := kids(a)
+	if !slices.Equal(got, kids(b)) {
+		t.Fatalf("the keyrings disagree: %v vs %v", got, kids(b))
+	}
+	slices.Sort(got)
+	slices.Sort(made)
+	if !slices.Equal(got, made) {
+		t.Fatalf("keys %v, want every key made: %v", got, made)
+	}
+}
+
+// TestScheduledRotation runs the schedule on two keyrings at once: one rotation per period between
+// them, none while a new key waits to sign.
+func TestScheduledRotation(t *testing.T) {
+	dir, c := vault.Dir(t.TempDir()), newClock()
+	a, b := open(t, dir, c), open(t, dir, c)
+	const every = 24 * time.Hour
+	rotations := func() int {
+		n := 0
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for _, kr := range []*Keyring{a, b, a, b} {
+			wg.Go(func() {
+				kid, _, err := kr.rotate(ctx, every)
+				if err != nil {
+					t.Error(err)
+				}
+				if kid != "" {
+					mu.Lock()
+					n++
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		return n
+	}
+	if n := rotations(); n != 0 {
+		t.Fatalf("%d rotations of a fresh key", n)
+	}
+	c.Advance(every)
+	if n := rotations(); n != 1 {
+		t.Fatalf("%d rotations once due, want 1", n)
+	}
+	c.Advance(PublishAhead / 2)
+	if n := rotations(); n != 0 {
+		t.Fatalf("%d rotations while the new key waits to sign", n)
+	}
+	c.Advance(PublishAhead / 2)
+	if n := rotations(); n != 0 {
+		t.Fatalf("%d rotations right after the new key began to sign", n)
+	}
+	if got := len(kids(a)); got != 2 {
+		t.Fatalf("%d keys, want 2", got)
+	}
+}
+
+func TestReloadTakesUpRotation(t *testing.T) {
+	dir, c := vault.Dir(t.TempDir()), newClock()
+	a, b := open(t, dir, c), open(t, dir, c)
+	kid, _, err := a.Rotate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.PublicKeys()[kid]; ok {
+		t.Fatal("b knows the key before reloading")
+	}
+	if err := b.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.PublicKeys()[kid]; !ok {
+		t.Fatal("b does not know the rotated key after reloading")
+	}
+	c.Advance(PublishAhead)
+	if got := signer(t, b); got != kid {
+		t.Fatalf("b signs with %s, want the rotated key %s", got, kid)
+	}
+}
+
+func TestDamagedFile(t *testing.T) {
+	dir := vault.Dir(t.TempDir())
+	for _, bad := range []string{`not json`, `[]`, `[{"kid":"a","seed":"AAAA"}]`, `[{"kid":"","seed":"` +
+		"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" + `"}]`} {
+		if err := saveRaw(dir, bad); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Open(ctx, dir, Options{}); err == nil {
+			t.Errorf("Open accepted %s", bad)
+		}
+	}
+}
+
+func saveRaw(d vault.Dir, s string) error { return d.Save(ctx, Name, []byte(s)) }

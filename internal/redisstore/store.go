@@ -63,6 +63,8 @@ var (
 	activeScript  = script("active")
 	statsScript   = script("stats")
 	admitScript   = script("admit")
+	// swapScript stands alone: it is not a room script and needs none of lib.lua's helpers.
+	swapScript = rueidis.NewLuaScript(mustSource("secret_swap"))
 )
 
 // preQueueSpan must equal SPAN in lua/lib.lua.
@@ -457,8 +459,12 @@ func (s *Store) LoadOrCreate(ctx context.Context, name string, create func() ([]
 	}
 }
 
-// Save replaces the shared secret called name.
-func (s *Store) Save(ctx context.Context, name string, data []byte) error {
-	_, err := s.do(ctx, s.rdb.B().Set().Key(s.keys.secret(name)).Value(string(data)).Build())
-	return err
+// Swap replaces the shared secret called name with data only if it still holds old, and reports
+// whether it did.
+func (s *Store) Swap(ctx context.Context, name string, old, data []byte) (bool, error) {
+	v, err := s.run(ctx, swapScript, []string{s.keys.secret(name)}, string(old), string(data))
+	if err != nil {
+		return false, err
+	}
+	return integer(v) == 1, nil
 }

@@ -37,6 +37,12 @@ func TestConformanceCluster(t *testing.T) {
 }
 
 // TestServerClock runs a flow on the server's own TIME, without the test clock override.
+// TestVault runs the secrets' checks on Redis, where instances share the signing keys.
+func TestVault(t *testing.T) {
+	srv := redistest.Start(t)
+	storetest.RunVault(t, redisstore.New(redistest.Client(t, srv.Addr), redisstore.Options{Prefix: "vault"}))
+}
+
 func TestServerClock(t *testing.T) {
 	srv := redistest.Start(t)
 	s := redisstore.New(redistest.Client(t, srv.Addr), redisstore.Options{Prefix: "clock"})

@@ -1,16 +1,22 @@
 // Package vault keeps rushgate's secrets (signing keys, the visitor-token secret, the generated admin
 // key) in files under the data directory. Instances that share a Redis keep them in Redis instead
-// (redisstore.Store has the same two methods), so that every instance signs and verifies alike.
+// (redisstore.Store has the same methods), so that every instance signs and verifies alike.
 package vault
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 )
+
+// swapMu makes Swap's compare and replace one step for the process. A data directory belongs to one
+// rushgate process; instances that share state share a Redis, whose Swap is a script.
+var swapMu sync.Mutex
 
 // Dir stores each secret as a file (mode 0600) in a directory.
 type Dir string
@@ -48,4 +54,19 @@ func (d Dir) Save(_ context.Context, name string, data []byte) error {
 		return fmt.Errorf("vault: %w", err)
 	}
 	return nil
+}
+
+// Swap replaces the secret called name with data only if it still holds old, and reports whether it
+// did.
+func (d Dir) Swap(ctx context.Context, name string, old, data []byte) (bool, error) {
+	swapMu.Lock()
+	defer swapMu.Unlock()
+	cur, err := os.ReadFile(filepath.Join(string(d), name))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("vault: %w", err)
+	}
+	if !bytes.Equal(cur, old) {
+		return false, nil
+	}
+	return true, d.Save(ctx, name, data)
 }
