@@ -82,6 +82,10 @@ type Keyring struct {
 	now    func() time.Time
 	retain time.Duration
 
+	// updating serialises reloads and rotations, so that a reload that read the vault before a
+	// rotation cannot install the older keys after it.
+	updating sync.Mutex
+
 	mu     sync.RWMutex
 	keys   []key
 	data   []byte                       // the vault's content the keys were read from
@@ -98,7 +102,7 @@ func Open(ctx context.Context, v Vault, o Options) (*Keyring, error) {
 	if kr.retain <= 0 {
 		kr.retain = DefaultRetain
 	}
-	if err := kr.Reload(ctx); err != nil {
+	if err := kr.reload(ctx); err != nil {
 		return nil, err
 	}
 	return kr, nil
@@ -106,6 +110,12 @@ func Open(ctx context.Context, v Vault, o Options) (*Keyring, error) {
 
 // Reload reads the keys again, taking up a rotation made by another instance.
 func (kr *Keyring) Reload(ctx context.Context) error {
+	kr.updating.Lock()
+	defer kr.updating.Unlock()
+	return kr.reload(ctx)
+}
+
+func (kr *Keyring) reload(ctx context.Context) error {
 	data, _, err := kr.vault.LoadOrCreate(ctx, Name, func() ([]byte, error) {
 		return encode([]key{kr.newKey(kr.now())})
 	})
@@ -192,8 +202,10 @@ func (kr *Keyring) Rotate(ctx context.Context) (string, time.Time, error) {
 // the keys are read, so that instances rotating on a schedule at once make one rotation between them.
 // It returns an empty key id when there was nothing to do.
 func (kr *Keyring) rotate(ctx context.Context, every time.Duration) (string, time.Time, error) {
+	kr.updating.Lock()
+	defer kr.updating.Unlock()
 	for range 10 {
-		if err := kr.Reload(ctx); err != nil {
+		if err := kr.reload(ctx); err != nil {
 			return "", time.Time{}, err
 		}
 		if every > 0 && !kr.Due(every) {
