@@ -123,7 +123,8 @@ func TestVisitFailsFast(t *testing.T) {
 	join := func(v string) {
 		began := time.Now()
 		_, err := s.Join(ctx, "r", v)
-		if took := time.Since(began); !errors.Is(err, room.ErrUnavailable) || took > timeout+150*time.Millisecond {
+		// The slack allows for a loaded machine; Redis stays paused ten times longer than the timeout.
+		if took := time.Since(began); !errors.Is(err, room.ErrUnavailable) || took > timeout+300*time.Millisecond {
 			t.Errorf("join of %s while Redis is paused: %v after %v, want ErrUnavailable within %v", v, err, took, timeout)
 		}
 	}
