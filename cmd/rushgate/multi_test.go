@@ -386,9 +386,14 @@ func TestKeyRotationReachesEveryInstance(t *testing.T) {
 		t.Fatal(code)
 	}
 	_, st, _ := do(t, "POST", a.base+"/v1/rooms/keys/join", "", "")
-	adm, _ := st["admission_token"].(string)
-	if adm == "" {
-		t.Fatalf("join: %v", st)
+	tok, _ := st["visitor_token"].(string)
+	var adm string
+	for deadline := time.Now().Add(5 * time.Second); adm == ""; time.Sleep(50 * time.Millisecond) {
+		_, st, _ = do(t, "GET", a.base+"/v1/rooms/keys/status", tok, "")
+		adm, _ = st["admission_token"].(string)
+		if time.Now().After(deadline) {
+			t.Fatalf("not admitted: %v", st)
+		}
 	}
 	code, rot, _ := do(t, "POST", a.base+"/v1/keys/rotate", "multi", "")
 	kid, _ := rot["kid"].(string)
