@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -104,4 +105,70 @@ func startEmbedded(t *testing.T, bin, data string) (*exec.Cmd, string) {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	waitHealthy(t, "http://"+addr)
 	return cmd, "http://" + addr
+}
+
+// TestRoomsSurviveRestart: on the embedded backend rooms are recorded as they change, and a graceful
+// restart (SIGTERM) keeps every place in line and every admission; after a crash the rooms are still
+// there, and no line saved before comes back.
+func TestRoomsSurviveRestart(t *testing.T) {
+	bin := buildBinary(t)
+	data := t.TempDir()
+	cmd, base := startEmbedded(t, bin, data)
+	for _, r := range []string{"sale", "gone"} {
+		if code, b, _ := do(t, "PUT", base+"/v1/rooms/"+r, "k", `{"capacity": 1, "session_ttl": "1h"}`); code != 200 {
+			t.Fatalf("PUT %s: %d %v", r, code, b)
+		}
+	}
+	if code, _, _ := do(t, "DELETE", base+"/v1/rooms/gone", "k", ""); code != 200 {
+		t.Fatalf("DELETE: %d", code)
+	}
+	var tokens []string
+	for range 3 {
+		_, v, _ := do(t, "POST", base+"/v1/rooms/sale/join", "", "")
+		tokens = append(tokens, v["visitor_token"].(string))
+	}
+	status := func(base, tok string) map[string]any {
+		_, v, _ := do(t, "GET", base+"/v1/rooms/sale/status", tok, "")
+		return v
+	}
+	var adm string
+	for deadline := time.Now().Add(5 * time.Second); adm == ""; {
+		adm, _ = status(base, tokens[0])["admission_token"].(string)
+		if time.Now().After(deadline) {
+			t.Fatal("the first visitor was not admitted")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("graceful stop: %v", err)
+	}
+	cmd, base = startEmbedded(t, bin, data)
+	if st := status(base, tokens[0]); st["admission_token"] != adm {
+		t.Fatalf("admitted visitor after a graceful restart: %v", st)
+	}
+	for i, want := range []float64{1, 2} {
+		if st := status(base, tokens[i+1]); st["state"] != "waiting" || st["position"] != want {
+			t.Fatalf("visitor %d after a graceful restart: %v, want position %v", i+1, st, want)
+		}
+	}
+	if code, _, _ := do(t, "GET", base+"/v1/rooms/gone", "k", ""); code != 404 {
+		t.Fatalf("a deleted room came back: %d", code)
+	}
+	if code, b, _ := do(t, "POST", base+"/v1/rooms/sale/release", "", `{"admission_token": "`+adm+`"}`); code != 200 {
+		t.Fatalf("release with a token issued before the restart: %d %v", code, b)
+	}
+
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	_, base = startEmbedded(t, bin, data)
+	if code, v, _ := do(t, "GET", base+"/v1/rooms/sale", "k", ""); code != 200 || v["capacity"] != 1.0 {
+		t.Fatalf("room after a crash: %d %v", code, v)
+	}
+	if st := status(base, tokens[2]); st["state"] != "none" {
+		t.Fatalf("a line saved before the crash came back: %v", st)
+	}
 }

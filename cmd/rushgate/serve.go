@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -125,11 +127,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer records.Close()
 	m := metrics.New()
-	be, err := openBackend(f, records, m)
+	be, err := openBackend(f, records, m, log)
 	if err != nil {
 		return err
 	}
 	defer be.close()
+	if be.save != nil {
+		defer be.save() // after the gates have stopped (deferred below, so run before this)
+	}
 	adminKey, visitors, keys, err := loadSecrets(ctx, f, be.vault, stdout)
 	if err != nil {
 		return err
@@ -171,8 +176,10 @@ type backend struct {
 	drops    drop.Store
 	// record, when set, copies the backend's outbox into the SQL record until ctx ends.
 	record func(ctx context.Context, log *slog.Logger)
-	vault  keyring.Vault
-	close  func()
+	// save, when set, keeps the embedded lines for the next start; it runs once nothing uses them.
+	save  func()
+	vault keyring.Vault
+	close func()
 }
 
 // openRecords opens the durable record of auctions: PostgreSQL when --postgres is set, else a SQLite
@@ -184,7 +191,7 @@ func openRecords(ctx context.Context, f serveFlags) (*sqlstore.Records, error) {
 	return sqlstore.OpenSQLite(ctx, filepath.Join(f.data, "records.db"))
 }
 
-func openBackend(f serveFlags, records *sqlstore.Records, m *metrics.Metrics) (backend, error) {
+func openBackend(f serveFlags, records *sqlstore.Records, m *metrics.Metrics, log *slog.Logger) (backend, error) {
 	if f.redisURL == "" {
 		auctions := memstore.NewAuctions(nil, records)
 		saved, err := records.Load(context.Background())
@@ -202,8 +209,18 @@ func openBackend(f serveFlags, records *sqlstore.Records, m *metrics.Metrics) (b
 		for id, sd := range savedDrops {
 			drops.Restore(id, sd.Config, sd.Claims)
 		}
-		return backend{name: "memory", store: memstore.New(memstore.Options{}), auctions: auctions,
-			drops: drops, vault: vault.Dir(f.data), close: func() {}}, nil
+		rooms := memstore.New(memstore.Options{Recorder: records})
+		savedRooms, err := records.LoadRooms(context.Background())
+		if err != nil {
+			return backend{}, fmt.Errorf("loading recorded rooms: %w", err)
+		}
+		for id, cfg := range savedRooms {
+			rooms.Restore(id, cfg)
+		}
+		lines := filepath.Join(f.data, "lines.snapshot")
+		loadLines(rooms, lines, log)
+		return backend{name: "memory", store: rooms, auctions: auctions,
+			drops: drops, vault: vault.Dir(f.data), close: func() {}, save: func() { saveLines(rooms, lines, log) }}, nil
 	}
 	rdb, cluster, err := redisClient(f.redisURL, f.redisCluster, f.redisFlush)
 	if err != nil {
@@ -223,6 +240,62 @@ func openBackend(f serveFlags, records *sqlstore.Records, m *metrics.Metrics) (b
 		<-done
 	}
 	return backend{name: name, store: st, auctions: auctions, drops: drops, record: record, vault: st, close: rdb.Close}, nil
+}
+
+// loadLines puts back the lines a graceful shutdown saved, then removes the file: a later crash must
+// not bring back lines that have moved on since. A file that cannot be read is set aside, with a
+// warning, rather than keeping the instance from starting.
+func loadLines(rooms *memstore.Store, path string, log *slog.Logger) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err == nil {
+		err = rooms.Load(bufio.NewReader(f))
+		f.Close()
+	}
+	if err != nil {
+		log.Warn("saved lines not loaded; the rooms start with empty lines", "file", path, "err", err)
+		_ = os.Rename(path, path+".bad")
+		return
+	}
+	if err := os.Remove(path); err != nil {
+		log.Warn("removing loaded lines", "file", path, "err", err)
+	}
+	log.Info("lines restored", "file", path)
+}
+
+// saveLines writes the lines to path for the next start, through a temporary file renamed over it, so
+// that a crash while saving leaves no half-written lines to load.
+func saveLines(rooms *memstore.Store, path string, log *slog.Logger) {
+	tmp := path + ".tmp"
+	err := writeFile(tmp, rooms.Save)
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		log.Error("saving lines; the next start begins with empty lines", "file", path, "err", err)
+		_ = os.Remove(tmp)
+		return
+	}
+	log.Info("lines saved", "file", path)
+}
+
+// writeFile creates path and has write fill it, synced to disk before it returns.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	err = write(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
 }
 
 // consumerName names this instance in the record consumer group: unique across hosts and restarts.

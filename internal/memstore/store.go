@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"hash/maphash"
 	mrand "math/rand/v2"
 	"sort"
@@ -26,12 +27,27 @@ type Options struct {
 	Clock func() time.Time
 	// Seed, when non-zero, makes the pre-queue shuffle reproducible.
 	Seed uint64
+	// Recorder, when set, makes room configs durable: a room is recorded before it is created or
+	// changed and forgotten before it is deleted, so a restarted instance can Restore every room it
+	// acknowledged.
+	Recorder RoomRecorder
+}
+
+// RoomRecorder makes room configs durable; the SQL record store is one.
+type RoomRecorder interface {
+	RecordRoom(ctx context.Context, id string, cfg room.Config) error
+	ForgetRoom(ctx context.Context, id string) error
 }
 
 // Store is the in-memory implementation of [room.Store].
 type Store struct {
-	clock func() time.Time
-	seed  uint64
+	clock    func() time.Time
+	seed     uint64
+	recorder RoomRecorder
+
+	// admin serialises room creation, changes and deletion with their records, so that the record
+	// holds the config last applied.
+	admin sync.Mutex
 
 	mu       sync.Mutex // guards rooms, bySerial and serial; never held while taking a room's lock
 	rooms    map[string]*roomState
@@ -57,6 +73,7 @@ func New(opts Options) *Store {
 	return &Store{
 		clock:    clock,
 		seed:     opts.Seed,
+		recorder: opts.Recorder,
 		rooms:    make(map[string]*roomState),
 		bySerial: make(map[uint32]*roomState),
 		waiting:  newIndex(),
@@ -65,7 +82,27 @@ func New(opts Options) *Store {
 }
 
 // PutRoom implements [room.Store].
-func (s *Store) PutRoom(_ context.Context, id string, cfg room.Config) error {
+func (s *Store) PutRoom(ctx context.Context, id string, cfg room.Config) error {
+	s.admin.Lock()
+	defer s.admin.Unlock()
+	if s.recorder != nil {
+		if err := s.recorder.RecordRoom(ctx, id, cfg); err != nil {
+			return fmt.Errorf("%w: recording room %s: %w", room.ErrUnavailable, id, err)
+		}
+	}
+	s.put(id, cfg)
+	return nil
+}
+
+// Restore creates a room saved by an earlier run, without recording it again. Its line starts empty.
+func (s *Store) Restore(id string, cfg room.Config) {
+	s.admin.Lock()
+	defer s.admin.Unlock()
+	s.put(id, cfg)
+}
+
+// put creates the room or changes its config.
+func (s *Store) put(id string, cfg room.Config) {
 	s.mu.Lock()
 	rs, ok := s.rooms[id]
 	if !ok {
@@ -74,13 +111,12 @@ func (s *Store) PutRoom(_ context.Context, id string, cfg room.Config) error {
 		s.rooms[id] = rs
 		s.bySerial[rs.serial] = rs
 		s.mu.Unlock()
-		return nil
+		return
 	}
 	s.mu.Unlock()
 	rs.mu.Lock()
 	rs.cfg = cfg
 	rs.mu.Unlock()
-	return nil
 }
 
 func (s *Store) rng(id string) *mrand.Rand {
@@ -104,7 +140,17 @@ func (s *Store) Room(_ context.Context, id string) (room.Config, error) {
 }
 
 // DeleteRoom implements [room.Store].
-func (s *Store) DeleteRoom(_ context.Context, id string) error {
+func (s *Store) DeleteRoom(ctx context.Context, id string) error {
+	s.admin.Lock()
+	defer s.admin.Unlock()
+	if _, err := s.lookup(id); err != nil {
+		return err
+	}
+	if s.recorder != nil {
+		if err := s.recorder.ForgetRoom(ctx, id); err != nil {
+			return fmt.Errorf("%w: forgetting room %s: %w", room.ErrUnavailable, id, err)
+		}
+	}
 	s.mu.Lock()
 	rs, ok := s.rooms[id]
 	delete(s.rooms, id)

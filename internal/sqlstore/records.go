@@ -1,4 +1,5 @@
-// Package sqlstore keeps the durable record of auctions in SQL: every accepted bid and the result.
+// Package sqlstore keeps the durable record in SQL: every accepted bid and auction result, every drop
+// claim, and, for the embedded backend, the config of every room, drop and auction.
 // SQLite (modernc.org/sqlite, a file under the data directory) is the default, PostgreSQL (pgx) the
 // production choice. Writes are idempotent, one row per event keyed by (auction, seq), so that a
 // record replayed after a crash is neither lost nor doubled; the winner is settled by a conditional
@@ -20,6 +21,7 @@ import (
 
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
+	"github.com/rushgate/rushgate/internal/room"
 )
 
 // Records is the SQL record store.
@@ -90,6 +92,11 @@ CREATE TABLE IF NOT EXISTS drop_claims (
 	claimed_at TEXT   NOT NULL,
 	PRIMARY KEY (drop_id, seq),
 	UNIQUE (drop_id, code)
+);
+CREATE TABLE IF NOT EXISTS rooms (
+	id         TEXT PRIMARY KEY,
+	config     TEXT NOT NULL,
+	updated_at TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS auction_results (
 	auction_id  TEXT PRIMARY KEY,
@@ -344,6 +351,53 @@ func (r *Records) LoadDrops(ctx context.Context) (map[string]SavedDrop, error) {
 			return nil, fmt.Errorf("sqlstore: %w", err)
 		}
 		out[id] = SavedDrop{Config: cfg, Claims: claims}
+	}
+	return out, nil
+}
+
+// RecordRoom writes a room's config, so that an embedded instance keeps its rooms across a restart.
+func (r *Records) RecordRoom(ctx context.Context, id string, cfg room.Config) error {
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	_, err = r.db.ExecContext(ctx, r.q(`INSERT INTO rooms (id, config, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at`), id, string(js), ts(time.Now()))
+	if err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	return nil
+}
+
+// ForgetRoom removes a deleted room's config.
+func (r *Records) ForgetRoom(ctx context.Context, id string) error {
+	if _, err := r.db.ExecContext(ctx, r.q(`DELETE FROM rooms WHERE id = ?`), id); err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	return nil
+}
+
+// LoadRooms returns the config of every recorded room, for an embedded instance to resume from.
+func (r *Records) LoadRooms(ctx context.Context) (map[string]room.Config, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT id, config FROM rooms`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]room.Config{}
+	for rows.Next() {
+		var id, js string
+		var cfg room.Config
+		if err := rows.Scan(&id, &js); err == nil {
+			err = json.Unmarshal([]byte(js), &cfg)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: room %s: %w", id, err)
+		}
+		out[id] = cfg
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: %w", err)
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/pgtest"
+	"github.com/rushgate/rushgate/internal/room"
 	"github.com/rushgate/rushgate/internal/sqlstore"
 )
 
@@ -121,6 +123,55 @@ func TestClaimsIdempotent(t *testing.T) {
 			got, err := r.Claims(ctx, "d")
 			if err != nil || len(got) != 2 || got[1].Code != "B" {
 				t.Fatalf("claims %+v %v", got, err)
+			}
+		})
+	}
+}
+
+// TestRooms records, replaces and forgets room configs on both databases: what is loaded back is the
+// latest config of each room still there, field for field.
+func TestRooms(t *testing.T) {
+	for name, open := range map[string]func(t *testing.T) *sqlstore.Records{
+		"sqlite": func(t *testing.T) *sqlstore.Records {
+			r, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		},
+		"postgres": func(t *testing.T) *sqlstore.Records {
+			r, err := sqlstore.OpenPostgres(context.Background(), pgtest.Start(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := open(t)
+			defer r.Close()
+			ctx := context.Background()
+			opens := time.Date(2026, 12, 24, 9, 0, 0, 0, time.UTC)
+			full := room.Config{Capacity: 50, Rate: &room.Rate{Admits: 10, Per: room.Duration(time.Minute)},
+				SessionTTL: room.Duration(10 * time.Minute), Grace: room.Duration(time.Minute),
+				IdleTimeout: room.Duration(2 * time.Minute), OpensAt: &opens, Paused: true, SiteURL: "https://shop.example"}
+			for id, cfg := range map[string]room.Config{"a": {Capacity: 1}, "b": full, "c": {Capacity: 3}} {
+				if err := r.RecordRoom(ctx, id, cfg); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := r.RecordRoom(ctx, "a", room.Config{Capacity: 2}); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.ForgetRoom(ctx, "c"); err != nil {
+				t.Fatal(err)
+			}
+			got, err := r.LoadRooms(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 || got["a"].Capacity != 2 || !reflect.DeepEqual(got["b"], full) {
+				t.Fatalf("loaded %+v, want a with capacity 2 and b as %+v", got, full)
 			}
 		})
 	}

@@ -1,0 +1,149 @@
+package memstore
+
+import (
+	"cmp"
+	"encoding/gob"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+// The embedded backend keeps its lines in memory, so a restart would send every waiting visitor to the
+// back of a new line. A graceful shutdown saves them instead (Save), and the next start puts them back
+// (Load): the places, the admissions with their ids (which admission tokens carry), and the counters
+// that name the next admissions. A crash still loses them; the room configs themselves are recorded as
+// they change (Options.Recorder) and survive either way.
+
+// snapshot is what Save writes: every room's line and admissions.
+type snapshot struct {
+	Rooms []roomSnapshot
+}
+
+type roomSnapshot struct {
+	ID            string
+	Epoch         string
+	AdmissionSeq  int64
+	AdmittedTotal int64
+	Window        []int64 // admission times inside the rate window, oldest first
+	Admissions    []admissionSnapshot
+	Waiting       []waiterSnapshot // in line order: the pre-queue by draw, then arrivals
+}
+
+type admissionSnapshot struct {
+	Visitor, ID string
+	ExpiresAt   int64 // unix ns
+	Collected   bool
+}
+
+type waiterSnapshot struct {
+	Visitor string
+	Pre     bool
+	Draw    int64 // the pre-queue order, for a waiter in the pre-queue
+}
+
+// Save writes every room's line and admissions to w. Call it once nothing else uses the store, after
+// the HTTP server has drained and the gates have stopped, so that no answer given is missing from it.
+func (s *Store) Save(w io.Writer) error {
+	s.mu.Lock()
+	rooms := make([]*roomState, 0, len(s.rooms))
+	for _, rs := range s.rooms {
+		rooms = append(rooms, rs)
+	}
+	s.mu.Unlock()
+	var snap snapshot
+	for _, rs := range rooms {
+		rs.mu.Lock()
+		snap.Rooms = append(snap.Rooms, rs.snapshot())
+		rs.mu.Unlock()
+	}
+	if err := gob.NewEncoder(w).Encode(snap); err != nil {
+		return fmt.Errorf("memstore: saving lines: %w", err)
+	}
+	return nil
+}
+
+func (rs *roomState) snapshot() roomSnapshot {
+	out := roomSnapshot{
+		ID: rs.id, Epoch: rs.epoch, AdmissionSeq: rs.admissionSeq, AdmittedTotal: rs.admittedTotal,
+		Window: slices.Clone(rs.window),
+	}
+	for v, a := range rs.admissions {
+		out.Admissions = append(out.Admissions, admissionSnapshot{
+			Visitor: v, ID: a.ID, ExpiresAt: a.ExpiresAt.UnixNano(), Collected: a.Collected,
+		})
+	}
+	l := &rs.waiting
+	var pre, arrivals []int32
+	for i := l.oldest; i != none; i = l.at(i).next {
+		if !l.owns(i) { // its visitor has just moved to another line
+			continue
+		}
+		if l.at(i).pre {
+			pre = append(pre, i)
+		} else {
+			arrivals = append(arrivals, i)
+		}
+	}
+	slices.SortFunc(pre, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(l.at(a).seq, l.at(b).seq), cmp.Compare(l.id(a), l.id(b)))
+	})
+	slices.SortFunc(arrivals, func(a, b int32) int { return cmp.Compare(l.at(a).seq, l.at(b).seq) })
+	for _, i := range pre {
+		out.Waiting = append(out.Waiting, waiterSnapshot{Visitor: l.id(i), Pre: true, Draw: l.at(i).seq})
+	}
+	for _, i := range arrivals {
+		out.Waiting = append(out.Waiting, waiterSnapshot{Visitor: l.id(i)})
+	}
+	return out
+}
+
+// Load puts back the lines and admissions saved by Save into the rooms of the same ids, which must
+// already exist (restored from the record) and be empty; saved rooms that no longer exist are skipped.
+// Every restored waiter counts as present now: the downtime was not the visitors' doing, and each has
+// a whole idle timeout to come back.
+func (s *Store) Load(r io.Reader) error {
+	var snap snapshot
+	if err := gob.NewDecoder(r).Decode(&snap); err != nil {
+		return fmt.Errorf("memstore: loading lines: %w", err)
+	}
+	now := s.clock().UnixNano()
+	for _, saved := range snap.Rooms {
+		rs, err := s.lookup(saved.ID)
+		if err != nil {
+			continue
+		}
+		rs.mu.Lock()
+		err = rs.restore(saved, now)
+		rs.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (rs *roomState) restore(saved roomSnapshot, now int64) error {
+	if rs.waiting.Len() > 0 || rs.active.Len() > 0 || rs.admittedTotal > 0 {
+		return fmt.Errorf("memstore: loading lines: room %s is not empty", rs.id)
+	}
+	rs.epoch, rs.admissionSeq, rs.admittedTotal = saved.Epoch, saved.AdmissionSeq, saved.AdmittedTotal
+	rs.window = slices.Clone(saved.Window)
+	for _, a := range saved.Admissions {
+		exp := time.Unix(0, a.ExpiresAt).UTC()
+		rs.admissions[a.Visitor] = &room.Admission{ID: a.ID, ExpiresAt: exp, Collected: a.Collected}
+		rs.active.Add(a.Visitor, a.ExpiresAt)
+	}
+	for _, w := range saved.Waiting {
+		k := keyOf(w.Visitor)
+		if _, ok := rs.waiting.idx.get(&k); ok {
+			// Saved from one consistent state, a visitor waits in one line; should a damaged snapshot
+			// say otherwise, the first line keeps it.
+			continue
+		}
+		rs.waiting.add(w.Visitor, &k, now, w.Pre, w.Draw)
+	}
+	return nil
+}
