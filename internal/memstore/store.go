@@ -1,7 +1,8 @@
 // Package memstore is the embedded backend: all state lives in this process, so `rushgate serve` needs
 // nothing else. Each operation of [room.Store] is one critical section under its room's lock, with time
 // taken from an injected clock, which makes the backend the reference that the Redis backend is
-// checked against by the shared conformance suite.
+// checked against by the shared conformance suite. What must outlive the process goes to disk: room
+// configs through a [RoomRecorder] as they change, lines through [Store.Save] at a graceful stop.
 package memstore
 
 import (
@@ -94,7 +95,8 @@ func (s *Store) PutRoom(ctx context.Context, id string, cfg room.Config) error {
 	return nil
 }
 
-// Restore creates a room saved by an earlier run, without recording it again. Its line starts empty.
+// Restore creates a room saved by an earlier run, without recording it again. Its line starts empty;
+// Load puts back the line a graceful shutdown saved.
 func (s *Store) Restore(id string, cfg room.Config) {
 	s.admin.Lock()
 	defer s.admin.Unlock()
