@@ -142,3 +142,43 @@ func TestLoadCountsAsPresence(t *testing.T) {
 		t.Fatalf("idle %v two minutes after loading", tk.Idle)
 	}
 }
+
+// FuzzLoad feeds damaged lines files to Load: it may refuse them, but must not panic, and a store that
+// loaded one must still answer and admit.
+func FuzzLoad(f *testing.F) {
+	ctx := context.Background()
+	cfg := room.Config{Capacity: 2, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Minute), IdleTimeout: room.Duration(time.Minute)}
+	src := memstore.New(memstore.Options{})
+	_ = src.PutRoom(ctx, "r", cfg)
+	for _, v := range []string{"a", "b", "c", "d"} {
+		_, _ = src.Join(ctx, "r", v)
+	}
+	_, _ = src.Admit(ctx, "r", 1)
+	var buf bytes.Buffer
+	if err := src.Save(&buf); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := memstore.New(memstore.Options{})
+		s.Restore("r", cfg)
+		if err := s.Load(bytes.NewReader(data)); err != nil {
+			return
+		}
+		for _, v := range []string{"a", "b", "z"} {
+			if _, err := s.Status(ctx, "r", v); err != nil {
+				t.Fatalf("status after loading: %v", err)
+			}
+		}
+		if _, err := s.Join(ctx, "r", "new"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Admit(ctx, "r", 10); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Stats(ctx, "r"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
