@@ -63,6 +63,8 @@ var (
 	activeScript  = script("active")
 	statsScript   = script("stats")
 	admitScript   = script("admit")
+	lineScript    = script("line")
+	settleScript  = rueidis.NewLuaScript(mustSource("line_settle"))
 	// swapScript stands alone: it is not a room script and needs none of lib.lua's helpers.
 	swapScript = rueidis.NewLuaScript(mustSource("secret_swap"))
 )
@@ -267,23 +269,33 @@ func (s *Store) Rooms(ctx context.Context) ([]string, error) {
 // predecessor joined only after that join took its place, so however joins race, a visitor ends up in
 // at most one line: the one its last swap names. On standalone Redis the swap happens inside the join
 // script; on Cluster, where the pointer is in another slot, it is the next command.
+//
+// The lines to leave stay listed in the pointer, after the room joined, until they have been left; only
+// then is the pointer settled to the room alone. A rushgate that dies between the swap and the leaving,
+// or a Redis error on the way, leaves them listed, and the visitor's next join leaves them too.
 func (s *Store) Join(ctx context.Context, id, visitor string) (room.Status, error) {
 	st, prev, err := s.visit(ctx, id, visitor, "join")
 	if err != nil || st.State != room.StateWaiting {
 		return st, err
 	}
+	pointer := s.keys.line(visitor)
 	if s.cluster {
-		m, err := s.do(ctx, s.rdb.B().Set().Key(s.keys.line(visitor)).Value(id).Get().Ex(lineTTL).Build())
-		if err != nil && !errors.Is(err, errNil) {
+		m, err := s.run(ctx, lineScript, []string{pointer}, id, itoa(int64(lineTTL/time.Second)))
+		if err != nil {
 			return st, err
 		}
 		prev, _ = m.ToString()
 	}
-	if prev != "" && prev != id {
-		_, err := s.leaveLine(ctx, prev, visitor)
-		if err != nil && !errors.Is(err, room.ErrNotFound) {
-			return st, err
+	if prev == "" {
+		return st, nil
+	}
+	for _, other := range strings.Fields(prev) {
+		if _, err := s.leaveLine(ctx, other, visitor); err != nil && !errors.Is(err, room.ErrNotFound) {
+			return st, err // the pointer still lists the line, so the next join leaves it
 		}
+	}
+	if _, err := s.run(ctx, settleScript, []string{pointer}, id+" "+prev, id); err != nil {
+		return st, err
 	}
 	return st, nil
 }

@@ -34,3 +34,27 @@ local function live(active, adm, v, now)
   local id, collected = string.match(a, '^(.*)|(%d)$')
   return id, tonumber(exp), collected == '1'
 end
+
+-- point_line points a visitor's line pointer (a STRING) at room and returns, space-separated, the other
+-- lines the visitor may still be in, which the caller must leave. The pointer keeps those lines after
+-- the room until the caller has left them (line_settle.lua), so that if the caller dies first, the
+-- visitor's next join leaves them instead: a visitor is never left in two lines for good. Room ids hold
+-- no spaces (room.ValidID). The common case, a visitor in no other line, costs one SET.
+local function point_line(key, room, ttl)
+  local prev = redis.call('SET', key, room, 'GET', 'EX', ttl)
+  if not prev or prev == room then
+    return ''
+  end
+  local others = {}
+  for r in string.gmatch(prev, '%S+') do
+    if r ~= room then
+      others[#others + 1] = r
+    end
+  end
+  if #others == 0 then
+    return ''
+  end
+  local rest = table.concat(others, ' ')
+  redis.call('SET', key, room .. ' ' .. rest, 'EX', ttl)
+  return rest
+end

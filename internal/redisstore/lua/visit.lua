@@ -10,8 +10,9 @@
 -- Visitors are served in ARGV order, each exactly as if it had a step of its own: an admitted visitor's
 -- admission is collected (grace turns into the session); a waiting visitor's presence is recorded; a join
 -- of a visitor in neither state takes a place at the back.
--- Returns {-1} for an unknown room, else three fields per visitor: 0, 0, '' none; 1, position, previous
--- line or '' waiting; 2, admission id, expiry ms admitted.
+-- Returns {-1} for an unknown room, else three fields per visitor: 0, 0, '' none; 1, position, the other
+-- lines it may still be in (space-separated, see point_line in lib.lua) or '' waiting; 2, admission id,
+-- expiry ms admitted.
 local cfg = room_cfg(KEYS[1])
 if not cfg then
   return {-1}
@@ -40,12 +41,12 @@ local queue = {}  -- ZADD arguments for the queue: order, visitor, ...
 local seen = {}   -- ZADD arguments for presence: time, visitor, ...
 local seq, card   -- the arrival counter and the line's length before this step's arrivals at the back
 
--- point the i-th visitor's line at this room, returning the line it was in before
+-- point the i-th visitor's line at this room, returning the lines it may still be in
 local function point(i, mode)
   if mode ~= 'join' or not lines then
     return ''
   end
-  return redis.call('SET', KEYS[6 + i], ARGV[2], 'GET', 'EX', ARGV[3]) or ''
+  return point_line(KEYS[6 + i], ARGV[2], ARGV[3])
 end
 
 local function present(v)
