@@ -127,7 +127,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer records.Close()
 	m := metrics.New()
-	be, err := openBackend(f, records, m, log)
+	be, err := openBackend(ctx, f, records, m, log)
 	if err != nil {
 		return err
 	}
@@ -191,36 +191,10 @@ func openRecords(ctx context.Context, f serveFlags) (*sqlstore.Records, error) {
 	return sqlstore.OpenSQLite(ctx, filepath.Join(f.data, "records.db"))
 }
 
-func openBackend(f serveFlags, records *sqlstore.Records, m *metrics.Metrics, log *slog.Logger) (backend, error) {
+// openBackend opens the state store the flags choose: Redis with --redis, else the embedded backend.
+func openBackend(ctx context.Context, f serveFlags, records *sqlstore.Records, m *metrics.Metrics, log *slog.Logger) (backend, error) {
 	if f.redisURL == "" {
-		auctions := memstore.NewAuctions(nil, records)
-		saved, err := records.Load(context.Background())
-		if err != nil {
-			return backend{}, fmt.Errorf("loading recorded auctions: %w", err)
-		}
-		for id, sv := range saved {
-			auctions.Restore(id, sv.State, sv.Events)
-		}
-		drops := memstore.NewDrops(nil, records)
-		savedDrops, err := records.LoadDrops(context.Background())
-		if err != nil {
-			return backend{}, fmt.Errorf("loading recorded drops: %w", err)
-		}
-		for id, sd := range savedDrops {
-			drops.Restore(id, sd.Config, sd.Claims)
-		}
-		rooms := memstore.New(memstore.Options{Recorder: records})
-		savedRooms, err := records.LoadRooms(context.Background())
-		if err != nil {
-			return backend{}, fmt.Errorf("loading recorded rooms: %w", err)
-		}
-		for id, cfg := range savedRooms {
-			rooms.Restore(id, cfg)
-		}
-		lines := filepath.Join(f.data, "lines.snapshot")
-		loadLines(rooms, lines, log)
-		return backend{name: "memory", store: rooms, auctions: auctions,
-			drops: drops, vault: vault.Dir(f.data), close: func() {}, save: func() { saveLines(rooms, lines, log) }}, nil
+		return openEmbedded(ctx, f, records, log)
 	}
 	rdb, cluster, err := redisClient(f.redisURL, f.redisCluster, f.redisFlush)
 	if err != nil {
@@ -240,6 +214,39 @@ func openBackend(f serveFlags, records *sqlstore.Records, m *metrics.Metrics, lo
 		<-done
 	}
 	return backend{name: name, store: st, auctions: auctions, drops: drops, record: record, vault: st, close: rdb.Close}, nil
+}
+
+// openEmbedded opens the embedded backend with what the record and the data directory kept of it:
+// auctions, drops and rooms from the SQL record, and the lines a graceful stop saved.
+func openEmbedded(ctx context.Context, f serveFlags, records *sqlstore.Records, log *slog.Logger) (backend, error) {
+	auctions := memstore.NewAuctions(nil, records)
+	saved, err := records.Load(ctx)
+	if err != nil {
+		return backend{}, fmt.Errorf("loading recorded auctions: %w", err)
+	}
+	for id, sv := range saved {
+		auctions.Restore(id, sv.State, sv.Events)
+	}
+	drops := memstore.NewDrops(nil, records)
+	savedDrops, err := records.LoadDrops(ctx)
+	if err != nil {
+		return backend{}, fmt.Errorf("loading recorded drops: %w", err)
+	}
+	for id, sd := range savedDrops {
+		drops.Restore(id, sd.Config, sd.Claims)
+	}
+	rooms := memstore.New(memstore.Options{Recorder: records})
+	savedRooms, err := records.LoadRooms(ctx)
+	if err != nil {
+		return backend{}, fmt.Errorf("loading recorded rooms: %w", err)
+	}
+	for id, cfg := range savedRooms {
+		rooms.Restore(id, cfg)
+	}
+	lines := filepath.Join(f.data, "lines.snapshot")
+	loadLines(rooms, lines, log)
+	return backend{name: "memory", store: rooms, auctions: auctions,
+		drops: drops, vault: vault.Dir(f.data), close: func() {}, save: func() { saveLines(rooms, lines, log) }}, nil
 }
 
 // loadLines puts back the lines a graceful shutdown saved, then removes the file: a later crash must
