@@ -94,22 +94,7 @@ func testRecords(t *testing.T, r *sqlstore.Records) {
 }
 
 func TestClaimsIdempotent(t *testing.T) {
-	for name, open := range map[string]func(t *testing.T) *sqlstore.Records{
-		"sqlite": func(t *testing.T) *sqlstore.Records {
-			r, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return r
-		},
-		"postgres": func(t *testing.T) *sqlstore.Records {
-			r, err := sqlstore.OpenPostgres(context.Background(), pgtest.Start(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return r
-		},
-	} {
+	for name, open := range databases() {
 		t.Run(name, func(t *testing.T) {
 			r := open(t)
 			defer r.Close()
@@ -131,22 +116,7 @@ func TestClaimsIdempotent(t *testing.T) {
 // TestRooms records, replaces and forgets room configs on both databases: what is loaded back is the
 // latest config of each room still there, field for field.
 func TestRooms(t *testing.T) {
-	for name, open := range map[string]func(t *testing.T) *sqlstore.Records{
-		"sqlite": func(t *testing.T) *sqlstore.Records {
-			r, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return r
-		},
-		"postgres": func(t *testing.T) *sqlstore.Records {
-			r, err := sqlstore.OpenPostgres(context.Background(), pgtest.Start(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return r
-		},
-	} {
+	for name, open := range databases() {
 		t.Run(name, func(t *testing.T) {
 			r := open(t)
 			defer r.Close()
@@ -174,5 +144,25 @@ func TestRooms(t *testing.T) {
 				t.Fatalf("loaded %+v, want a with capacity 2 and b as %+v", got, full)
 			}
 		})
+	}
+}
+
+// databases opens a fresh record store on each database rushgate supports.
+func databases() map[string]func(t *testing.T) *sqlstore.Records {
+	return map[string]func(t *testing.T) *sqlstore.Records{
+		"sqlite": func(t *testing.T) *sqlstore.Records {
+			r, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		},
+		"postgres": func(t *testing.T) *sqlstore.Records {
+			r, err := sqlstore.OpenPostgres(context.Background(), pgtest.Start(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		},
 	}
 }
