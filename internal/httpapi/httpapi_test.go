@@ -130,6 +130,20 @@ func (e *env) join(id, tok string) resp {
 	return r
 }
 
+// admitOne creates a room with cfg and has one visitor join and be admitted, returning its visitor
+// token and admission token.
+func (e *env) admitOne(id, cfg string) (tok, adm string) {
+	e.t.Helper()
+	e.putRoom(id, cfg)
+	tok = e.join(id, "").str("visitor_token")
+	e.tick(id)
+	adm = e.do("GET", "/v1/rooms/"+id+"/status", tok, "").str("admission_token")
+	if adm == "" {
+		e.t.Fatalf("%s: the visitor was not admitted", id)
+	}
+	return tok, adm
+}
+
 func (e *env) tick(id string) room.Tick {
 	e.t.Helper()
 	tk, err := e.svc.Tick(context.Background(), id)
@@ -249,10 +263,7 @@ func TestJoinStatusAdmitRelease(t *testing.T) {
 // and signs only after keyring.PublishAhead, and the token signed before still verifies.
 func TestKeyRotation(t *testing.T) {
 	e := setup(t)
-	e.putRoom("sale", `{"capacity": 1, "session_ttl": "1h"}`)
-	tok := e.join("sale", "").str("visitor_token")
-	e.tick("sale")
-	before := e.do("GET", "/v1/rooms/sale/status", tok, "").str("admission_token")
+	tok, before := e.admitOne("sale", `{"capacity": 1, "session_ttl": "1h"}`)
 	oldKid := kidOf(t, before)
 
 	e.want(e.do("POST", "/v1/keys/rotate", "", ""), 401, "unauthorized")
@@ -313,10 +324,7 @@ func published(t *testing.T, r resp) []string {
 
 func TestExpiredAdmissionToken(t *testing.T) {
 	e := setup(t)
-	e.putRoom("sale", `{"capacity": 1, "session_ttl": "1m"}`)
-	tok := e.join("sale", "").str("visitor_token")
-	e.tick("sale")
-	adm := e.do("GET", "/v1/rooms/sale/status", tok, "").str("admission_token")
+	tok, adm := e.admitOne("sale", `{"capacity": 1, "session_ttl": "1m"}`)
 	e.clock.Advance(time.Minute)
 	if v := e.do("POST", "/v1/verify", "", `{"token": "`+adm+`"}`); v.str("reason") != "expired" {
 		t.Fatalf("verify after expiry: %v", v.body)

@@ -131,43 +131,6 @@ func TestRetention(t *testing.T) {
 	}
 }
 
-// TestConcurrentRotations rotates through two keyrings on one vault at once, as two instances would:
-// no rotation is lost, and both end with the same keys.
-func TestConcurrentRotations(t *testing.T) {
-	dir, c := vault.Dir(t.TempDir()), newClock()
-	a, b := open(t, dir, c), open(t, dir, c)
-	var mu sync.Mutex
-	made := kids(a)
-	var wg sync.WaitGroup
-	for _, kr := range []*Keyring{a, b, a, b, a, b} {
-		wg.Go(func() {
-			kid, _, err := kr.Rotate(ctx)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			mu.Lock()
-			made = append(made, kid)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	for _, kr := range []*Keyring{a, b} {
-		if err := kr.Reload(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got := kids(a)
-	if !slices.Equal(got, kids(b)) {
-		t.Fatalf("the keyrings disagree: %v vs %v", got, kids(b))
-	}
-	slices.Sort(got)
-	slices.Sort(made)
-	if !slices.Equal(got, made) {
-		t.Fatalf("keys %v, want every key made: %v", got, made)
-	}
-}
-
 // TestScheduledRotation runs the schedule on two keyrings at once: one rotation per period between
 // them, none while a new key waits to sign.
 func TestScheduledRotation(t *testing.T) {
