@@ -303,13 +303,41 @@ func (r *Records) Claims(ctx context.Context, id string) ([]drop.Claim, error) {
 
 // RecordDrop writes a drop's config, so that an embedded instance resumes the drop after a restart.
 func (r *Records) RecordDrop(ctx context.Context, id string, cfg drop.Config) error {
+	return r.putConfig(ctx, "drops", id, cfg)
+}
+
+// putConfig writes cfg as JSON to the (id, config, updated_at) table, replacing what id had. table is
+// one of this file's constants, never input.
+func (r *Records) putConfig(ctx context.Context, table, id string, cfg any) error {
 	js, err := json.Marshal(cfg)
 	if err != nil {
 		return err
 	}
-	_, err = r.db.ExecContext(ctx, r.q(`INSERT INTO drops (id, config, updated_at) VALUES (?, ?, ?)
+	_, err = r.db.ExecContext(ctx, r.q(`INSERT INTO `+table+` (id, config, updated_at) VALUES (?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at`), id, string(js), ts(time.Now()))
 	if err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	return nil
+}
+
+// configs calls each with every id and JSON config of the (id, config, updated_at) table.
+func (r *Records) configs(ctx context.Context, table string, each func(id string, js []byte) error) error {
+	rows, err := r.db.QueryContext(ctx, `SELECT id, config FROM `+table)
+	if err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, js string
+		if err := rows.Scan(&id, &js); err != nil {
+			return fmt.Errorf("sqlstore: %s: %w", table, err)
+		}
+		if err := each(id, []byte(js)); err != nil {
+			return fmt.Errorf("sqlstore: %s %s: %w", table, id, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
 		return fmt.Errorf("sqlstore: %w", err)
 	}
 	return nil
@@ -323,26 +351,15 @@ type SavedDrop struct {
 
 // LoadDrops returns every recorded drop, for an embedded instance to resume from.
 func (r *Records) LoadDrops(ctx context.Context) (map[string]SavedDrop, error) {
-	rows, err := r.db.QueryContext(ctx, `SELECT id, config FROM drops`)
-	if err != nil {
-		return nil, fmt.Errorf("sqlstore: %w", err)
-	}
 	cfgs := map[string]drop.Config{}
-	for rows.Next() {
-		var id, js string
+	err := r.configs(ctx, "drops", func(id string, js []byte) error {
 		var cfg drop.Config
-		if err := rows.Scan(&id, &js); err == nil {
-			err = json.Unmarshal([]byte(js), &cfg)
-		}
-		if err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("sqlstore: drop %s: %w", id, err)
-		}
+		err := json.Unmarshal(js, &cfg)
 		cfgs[id] = cfg
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlstore: %w", err)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make(map[string]SavedDrop, len(cfgs))
 	for id, cfg := range cfgs {
@@ -357,16 +374,7 @@ func (r *Records) LoadDrops(ctx context.Context) (map[string]SavedDrop, error) {
 
 // RecordRoom writes a room's config, so that an embedded instance keeps its rooms across a restart.
 func (r *Records) RecordRoom(ctx context.Context, id string, cfg room.Config) error {
-	js, err := json.Marshal(cfg)
-	if err != nil {
-		return err
-	}
-	_, err = r.db.ExecContext(ctx, r.q(`INSERT INTO rooms (id, config, updated_at) VALUES (?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at`), id, string(js), ts(time.Now()))
-	if err != nil {
-		return fmt.Errorf("sqlstore: %w", err)
-	}
-	return nil
+	return r.putConfig(ctx, "rooms", id, cfg)
 }
 
 // ForgetRoom removes a deleted room's config.
@@ -379,25 +387,15 @@ func (r *Records) ForgetRoom(ctx context.Context, id string) error {
 
 // LoadRooms returns the config of every recorded room, for an embedded instance to resume from.
 func (r *Records) LoadRooms(ctx context.Context) (map[string]room.Config, error) {
-	rows, err := r.db.QueryContext(ctx, `SELECT id, config FROM rooms`)
-	if err != nil {
-		return nil, fmt.Errorf("sqlstore: %w", err)
-	}
-	defer rows.Close()
 	out := map[string]room.Config{}
-	for rows.Next() {
-		var id, js string
+	err := r.configs(ctx, "rooms", func(id string, js []byte) error {
 		var cfg room.Config
-		if err := rows.Scan(&id, &js); err == nil {
-			err = json.Unmarshal([]byte(js), &cfg)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("sqlstore: room %s: %w", id, err)
-		}
+		err := json.Unmarshal(js, &cfg)
 		out[id] = cfg
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlstore: %w", err)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
