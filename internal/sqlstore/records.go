@@ -321,26 +321,29 @@ func (r *Records) putConfig(ctx context.Context, table, id string, cfg any) erro
 	return nil
 }
 
-// configs calls each with every id and JSON config of the (id, config, updated_at) table.
-func (r *Records) configs(ctx context.Context, table string, each func(id string, js []byte) error) error {
+// loadConfigs reads every config of an (id, config, updated_at) table, by id.
+func loadConfigs[T any](ctx context.Context, r *Records, table string) (map[string]T, error) {
 	rows, err := r.db.QueryContext(ctx, `SELECT id, config FROM `+table)
 	if err != nil {
-		return fmt.Errorf("sqlstore: %w", err)
+		return nil, fmt.Errorf("sqlstore: %w", err)
 	}
 	defer rows.Close()
+	out := map[string]T{}
 	for rows.Next() {
 		var id, js string
-		if err := rows.Scan(&id, &js); err != nil {
-			return fmt.Errorf("sqlstore: %s: %w", table, err)
+		var cfg T
+		if err := rows.Scan(&id, &js); err == nil {
+			err = json.Unmarshal([]byte(js), &cfg)
 		}
-		if err := each(id, []byte(js)); err != nil {
-			return fmt.Errorf("sqlstore: %s %s: %w", table, id, err)
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: %s %s: %w", table, id, err)
 		}
+		out[id] = cfg
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("sqlstore: %w", err)
+		return nil, fmt.Errorf("sqlstore: %w", err)
 	}
-	return nil
+	return out, nil
 }
 
 // SavedDrop is one drop as recorded: its config and claims.
@@ -351,13 +354,7 @@ type SavedDrop struct {
 
 // LoadDrops returns every recorded drop, for an embedded instance to resume from.
 func (r *Records) LoadDrops(ctx context.Context) (map[string]SavedDrop, error) {
-	cfgs := map[string]drop.Config{}
-	err := r.configs(ctx, "drops", func(id string, js []byte) error {
-		var cfg drop.Config
-		err := json.Unmarshal(js, &cfg)
-		cfgs[id] = cfg
-		return err
-	})
+	cfgs, err := loadConfigs[drop.Config](ctx, r, "drops")
 	if err != nil {
 		return nil, err
 	}
@@ -387,15 +384,5 @@ func (r *Records) ForgetRoom(ctx context.Context, id string) error {
 
 // LoadRooms returns the config of every recorded room, for an embedded instance to resume from.
 func (r *Records) LoadRooms(ctx context.Context) (map[string]room.Config, error) {
-	out := map[string]room.Config{}
-	err := r.configs(ctx, "rooms", func(id string, js []byte) error {
-		var cfg room.Config
-		err := json.Unmarshal(js, &cfg)
-		out[id] = cfg
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return loadConfigs[room.Config](ctx, r, "rooms")
 }
