@@ -208,7 +208,7 @@ func (kr *Keyring) rotate(ctx context.Context, every time.Duration) (string, tim
 		if err := kr.reload(ctx); err != nil {
 			return "", time.Time{}, err
 		}
-		if every > 0 && !kr.Due(every) {
+		if every > 0 && !kr.due(every) {
 			return "", time.Time{}, nil
 		}
 		kr.mu.RLock()
@@ -280,10 +280,10 @@ func (kr *Keyring) KeySet() admission.KeySet {
 	return kr.set
 }
 
-// Due reports whether the key that signs now was created more than every ago, so that an instance
+// due reports whether the key that signs now was created more than every ago, so that an instance
 // rotating on a schedule rotates once per period however many instances share the keys. It is false
 // while a rotation is pending (a newer key is published and not yet signing).
-func (kr *Keyring) Due(every time.Duration) bool {
+func (kr *Keyring) due(every time.Duration) bool {
 	now := kr.now()
 	kr.mu.RLock()
 	newest := kr.keys[len(kr.keys)-1]
@@ -308,16 +308,16 @@ func (kr *Keyring) Watch(ctx context.Context, rotateEvery time.Duration, log *sl
 			return
 		case <-t.C:
 		}
-		if err := kr.Reload(ctx); err != nil {
-			log.Warn("reloading signing keys", "err", err)
+		if rotateEvery <= 0 {
+			if err := kr.Reload(ctx); err != nil {
+				log.Warn("reloading signing keys", "err", err)
+			}
 			continue
 		}
-		if rotateEvery <= 0 || !kr.Due(rotateEvery) {
-			continue
-		}
+		// rotate reloads the keys first and rotates only if a rotation is still due.
 		switch kid, signs, err := kr.rotate(ctx, rotateEvery); {
 		case err != nil:
-			log.Warn("rotating signing keys", "err", err)
+			log.Warn("reloading or rotating signing keys", "err", err)
 		case kid != "":
 			log.Info("signing keys rotated on schedule", "kid", kid, "signs_from", signs)
 		}
