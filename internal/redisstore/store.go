@@ -72,8 +72,11 @@ var (
 // preQueueSpan must equal SPAN in lua/lib.lua.
 const preQueueSpan = int64(1) << 50
 
-// lineTTL bounds how long a visitor's line pointer outlives its last join.
+// lineTTL bounds how long a visitor's line pointer outlives its last join; lineTTLArg is it as the
+// scripts take it, in seconds.
 const lineTTL = 24 * time.Hour
+
+var lineTTLArg = itoa(int64(lineTTL / time.Second))
 
 // Options tune a Store.
 type Options struct {
@@ -280,7 +283,7 @@ func (s *Store) Join(ctx context.Context, id, visitor string) (room.Status, erro
 	}
 	pointer := s.keys.line(visitor)
 	if s.cluster {
-		m, err := s.run(ctx, lineScript, []string{pointer}, id, itoa(int64(lineTTL/time.Second)))
+		m, err := s.run(ctx, lineScript, []string{pointer}, id, lineTTLArg)
 		if err != nil {
 			return st, err
 		}

@@ -54,7 +54,7 @@ type visitQueue struct {
 }
 
 // visit runs a join or status read in the room's next batch; for a join on standalone Redis it also
-// returns the line the visitor was in before. As without batching, a caller waits at most the store's
+// returns the other lines the visitor may still be in, space-separated (see point_line in lib.lua). As without batching, a caller waits at most the store's
 // timeout from its arrival: a visit still queued by then fails without being sent, and a batch must
 // answer by the deadline of its oldest visit.
 func (s *Store) visit(ctx context.Context, id, visitor, mode string) (room.Status, string, error) {
@@ -144,7 +144,7 @@ func (s *Store) sendVisits(ctx context.Context, id string, batch []*visitCall) {
 	defer cancel()
 	keys := s.keys.room(id)
 	args := make([]string, 3, 3+3*len(batch))
-	args[0], args[1], args[2] = s.now(), id, itoa(int64(lineTTL/time.Second))
+	args[0], args[1], args[2] = s.now(), id, lineTTLArg
 	for _, c := range batch {
 		if !s.cluster {
 			keys = append(keys, s.keys.line(c.visitor))
