@@ -387,14 +387,7 @@ func TestKeyRotationReachesEveryInstance(t *testing.T) {
 	}
 	_, st, _ := do(t, "POST", a.base+"/v1/rooms/keys/join", "", "")
 	tok, _ := st["visitor_token"].(string)
-	var adm string
-	for deadline := time.Now().Add(5 * time.Second); adm == ""; time.Sleep(50 * time.Millisecond) {
-		_, st, _ = do(t, "GET", a.base+"/v1/rooms/keys/status", tok, "")
-		adm, _ = st["admission_token"].(string)
-		if time.Now().After(deadline) {
-			t.Fatalf("not admitted: %v", st)
-		}
-	}
+	adm := waitAdmitted(t, a.base, "keys", tok)
 	code, rot, _ := do(t, "POST", a.base+"/v1/keys/rotate", "multi", "")
 	kid, _ := rot["kid"].(string)
 	if code != 200 || kid == "" {
@@ -424,6 +417,21 @@ func TestKeyRotationReachesEveryInstance(t *testing.T) {
 		_, v, _ := do(t, "POST", inst.base+"/v1/verify", "", `{"token": "`+adm+`", "room": "keys"}`)
 		if v["valid"] != true {
 			t.Fatalf("%s: token signed before the rotation: %v", inst.base, v)
+		}
+	}
+}
+
+// waitAdmitted polls a visitor's status in room until the gate admits it, and returns its admission
+// token; the room must have room for it.
+func waitAdmitted(t *testing.T, base, room, tok string) string {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, st, _ := do(t, "GET", base+"/v1/rooms/"+room+"/status", tok, "")
+		if adm, _ := st["admission_token"].(string); adm != "" {
+			return adm
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not admitted to %s within 5s: %v", room, st)
 		}
 	}
 }

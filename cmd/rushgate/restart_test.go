@@ -131,14 +131,7 @@ func TestRoomsSurviveRestart(t *testing.T) {
 		_, v, _ := do(t, "GET", base+"/v1/rooms/sale/status", tok, "")
 		return v
 	}
-	var adm string
-	for deadline := time.Now().Add(5 * time.Second); adm == ""; {
-		adm, _ = status(base, tokens[0])["admission_token"].(string)
-		if time.Now().After(deadline) {
-			t.Fatal("the first visitor was not admitted")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	adm := waitAdmitted(t, base, "sale", tokens[0])
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
