@@ -25,8 +25,8 @@ echo "== redis-benchmark: the same join script, EVALSHA straight to Redis, concu
 sha=$(redis-cli -p "$port" SCRIPT LOAD "$(cat internal/redisstore/lua/lib.lua; echo; cat internal/redisstore/lua/visit.lua)")
 k='rg:{room:bench}:'
 redis-benchmark -p "$port" -c "$conc" -n 200000 -r 100000000 -q \
-  EVALSHA "$sha" 7 "${k}meta" "${k}queue" "${k}seen" "${k}active" "${k}adm" "${k}window" \
-  "rg:{visitor:rb___rand_int__}:line" "" bench 86400 "rb___rand_int__" join 12345 | tr '\r' '\n' | grep 'requests per second' | tee "$bin/rb.txt"
+  EVALSHA "$sha" 6 "${k}meta" "${k}queue" "${k}seen" "${k}active" "${k}adm" "${k}window" \
+  "" bench 86400 "rb___rand_int__" new 12345 bench | tr '\r' '\n' | grep 'requests per second' | tee "$bin/rb.txt"
 rb=$(grep -oE '[0-9.]+ requests per second' "$bin/rb.txt" | head -1 | cut -d' ' -f1)
 join=$(awk '/^[0-9]+ /{print $3}' "$bin/http.txt" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
 null=$(awk '/^[0-9]+ /{print $2}' "$bin/http.txt" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')

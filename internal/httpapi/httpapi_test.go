@@ -381,6 +381,43 @@ func TestLeaveAndOneRoom(t *testing.T) {
 	e.want(e.do("POST", "/v1/rooms/y/leave", "", ""), 401, "visitor_token_required")
 }
 
+// entrants records what joins tell the store about their visitors.
+type entrants struct {
+	room.Store
+	mu   sync.Mutex
+	seen []room.Entrant
+}
+
+func (s *entrants) Join(ctx context.Context, id string, e room.Entrant) (room.Status, error) {
+	s.mu.Lock()
+	s.seen = append(s.seen, e)
+	s.mu.Unlock()
+	return s.Store.Join(ctx, id, e)
+}
+
+// TestJoinNamesOrigin checks what a join tells the store: a visitor without a token is new and its
+// origin is the room it joins (its token says so from then on), and a subject's token names no origin.
+func TestJoinNamesOrigin(t *testing.T) {
+	rec := &entrants{}
+	e := setup(t, func(_ *httpapi.Config, s *room.Store) { rec.Store = *s; *s = rec })
+	e.putRoom("x", `{"capacity": 1, "paused": true}`)
+	e.putRoom("y", `{"capacity": 1, "paused": true}`)
+	first := e.join("x", "")
+	tok := first.str("visitor_token")
+	e.join("y", tok)
+	e.join("x", tok)
+	subject := e.do("POST", "/v1/visitors", adminKey, `{"subject": "user-1"}`)
+	e.join("y", subject.str("visitor_token"))
+	id, sid := rec.seen[0].Visitor, subject.str("visitor_id")
+	want := []room.Entrant{{Visitor: id, Origin: "x", New: true}, {Visitor: id, Origin: "x"}, {Visitor: id, Origin: "x"}, {Visitor: sid}}
+	if !slices.Equal(rec.seen, want) || id == "" {
+		t.Fatalf("joins told the store %+v, want %+v", rec.seen, want)
+	}
+	if st := e.do("GET", "/v1/rooms/y/status", tok, ""); st.str("state") != "none" {
+		t.Fatalf("still in y after joining x again: %v", st.body)
+	}
+}
+
 func TestMintVisitor(t *testing.T) {
 	e := setup(t)
 	e.want(e.do("POST", "/v1/visitors", "", `{"subject": "user-123"}`), 401, "unauthorized")
@@ -416,7 +453,7 @@ func TestRateLimitedNewVisitors(t *testing.T) {
 type downStore struct{ room.Store }
 
 func (downStore) Ping(context.Context) error { return room.ErrUnavailable }
-func (downStore) Join(context.Context, string, string) (room.Status, error) {
+func (downStore) Join(context.Context, string, room.Entrant) (room.Status, error) {
 	return room.Status{}, room.ErrUnavailable
 }
 

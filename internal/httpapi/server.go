@@ -238,15 +238,17 @@ func (s *Server) visitor(r *http.Request) (id, token string, err error) {
 	if !ok {
 		return "", "", apiError(http.StatusUnauthorized, codeVisitorTokenRequired, "a visitor token is required: join the room first")
 	}
-	return s.visitorFrom(tok)
+	v, err := s.visitorFrom(tok)
+	return v.ID, tok, err
 }
 
 // visitorFrom verifies a presented visitor token; a bad one is invalid_visitor_token.
-func (s *Server) visitorFrom(tok string) (id, token string, err error) {
-	if id, err = s.visitors.Parse(tok); err != nil {
-		return "", "", apiError(http.StatusUnauthorized, codeInvalidVisitorToken, "the visitor token is invalid")
+func (s *Server) visitorFrom(tok string) (visitor.Visitor, error) {
+	v, err := s.visitors.Parse(tok)
+	if err != nil {
+		return v, apiError(http.StatusUnauthorized, codeInvalidVisitorToken, "the visitor token is invalid")
 	}
-	return id, tok, nil
+	return v, nil
 }
 
 // presented returns the visitor token a request carries, from the bearer header or else the cookie.

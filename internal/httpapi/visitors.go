@@ -49,25 +49,28 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	var vid string
+	e := room.Entrant{New: true, Origin: id}
 	tok, carries := presented(r)
-	fresh := !carries
-	if fresh {
+	if carries {
+		who, err := s.visitorFrom(tok)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		e = room.Entrant{Visitor: who.ID, Origin: who.Origin}
+	} else {
 		if !s.limiter.allow(r) {
 			w.Header().Set("Retry-After", "60")
 			s.writeError(w, r, apiError(http.StatusTooManyRequests, codeRateLimited, "too many new visitors from this address; retry later"))
 			return
 		}
-		tok, vid = s.visitors.New()
-	} else if vid, tok, err = s.visitorFrom(tok); err != nil {
-		s.writeError(w, r, err)
-		return
+		tok, e.Visitor = s.visitors.New(id)
 	}
-	v, err := s.rooms.Join(r.Context(), id, vid)
-	if err == nil && fresh {
+	v, err := s.rooms.Join(r.Context(), id, e)
+	if err == nil && e.New {
 		s.setVisitorCookie(w, r, tok)
 	}
-	s.respond(w, r, id, vid, tok, v, err)
+	s.respond(w, r, id, e.Visitor, tok, v, err)
 }
 
 // respond writes a visitor's view (echoing its token when given), or the error that kept it from

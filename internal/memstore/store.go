@@ -208,7 +208,8 @@ func (s *Store) with(id string, fn func(rs *roomState, now int64) error) error {
 }
 
 // Join implements [room.Store].
-func (s *Store) Join(_ context.Context, id, visitor string) (room.Status, error) {
+func (s *Store) Join(_ context.Context, id string, e room.Entrant) (room.Status, error) {
+	visitor := e.Visitor
 	jl := &s.joins[maphash.String(s.hasher, visitor)%uint64(len(s.joins))]
 	jl.Lock()
 	defer jl.Unlock()

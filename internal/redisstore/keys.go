@@ -24,8 +24,12 @@ func (k keys) changes(id string) string { return k.prefix + ":{room:" + id + "}:
 // rooms is a SET of room ids, so that an instance can find every room without scanning the keyspace.
 func (k keys) rooms() string { return k.prefix + ":rooms" }
 
-// line is a STRING holding the room whose line the visitor is in.
+// line is a STRING holding the room whose line the visitor is in, followed by any lines it may still
+// have to leave (see point_line in lua/lib.lua).
 func (k keys) line(visitor string) string { return k.prefix + ":{visitor:" + visitor + "}:line" }
+
+// joining is a STRING, present while a join holds the visitor's join lock on Cluster (see lua/line.lua).
+func (k keys) joining(visitor string) string { return k.prefix + ":{visitor:" + visitor + "}:joining" }
 
 // secret is a STRING holding a shared secret (signing keys, the visitor-token secret, the admin key)
 // that every instance must agree on.

@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,6 +76,14 @@ const preQueueSpan = int64(1) << 50
 // lineTTL bounds how long a visitor's line pointer outlives its last join; lineTTLArg is it as the
 // scripts take it, in seconds.
 const lineTTL = 24 * time.Hour
+
+// A visitor's join lock on Cluster (see Store.Join) lives joinLockTimeouts times the store's timeout,
+// longer than the few steps of a join each bounded by it, so that only a rushgate that died holding it
+// leaves it to expire; a join that finds it taken tries again every joinLockRetry.
+const (
+	joinLockTimeouts = 10
+	joinLockRetry    = 2 * time.Millisecond
+)
 
 var lineTTLArg = itoa(int64(lineTTL / time.Second))
 
@@ -266,41 +275,103 @@ func (s *Store) Rooms(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// Join implements [room.Store]. The place is taken in the room's slot; then the visitor's line pointer
-// (its own slot) is swapped to this room, and the line of the room it pointed to before is left. The
-// pointer swaps form one order over all of a visitor's joins, and each join leaves the line its
-// predecessor joined only after that join took its place, so however joins race, a visitor ends up in
-// at most one line: the one its last swap names. On standalone Redis the swap happens inside the join
-// script; on Cluster, where the pointer is in another slot, it is the next command.
+// Join implements [room.Store]. A visitor's line pointer (a key in the visitor's own slot) lists the
+// lines it may be in, the one it joined last first. A join takes its place in the room's slot and swaps
+// the pointer to this room; then it leaves the other lines the pointer listed, and settles the pointer on
+// this room alone. The lines to leave stay listed until they have been left, so a rushgate that dies on
+// the way, or a Redis error, leaves them listed, and the visitor's next join leaves them too.
 //
-// The lines to leave stay listed in the pointer, after the room joined, until they have been left; only
-// then is the pointer settled to the room alone. A rushgate that dies between the swap and the leaving,
-// or a Redis error on the way, leaves them listed, and the visitor's next join leaves them too.
-func (s *Store) Join(ctx context.Context, id, visitor string) (room.Status, error) {
-	st, prev, err := s.visit(ctx, id, visitor, "join")
+// On standalone Redis the place and the swap are one script, so however a visitor's joins race they
+// form one order, and each leaves only lines that the join before it joined. On Cluster, where a script
+// cannot span the two slots, a join first takes the visitor's join lock and swaps the pointer in one
+// step (line.lua), then takes its place, and releases the lock when it has settled: a visitor's joins
+// run one at a time, so none leaves a line another has just joined.
+//
+// A visitor without a pointer is in its origin's line at most (see room.Entrant): its first join, the
+// one that issued its token, came before any other, so a later join that finds no pointer treats the
+// origin as what it pointed to. That first join writes no pointer, and neither does a join of the origin
+// by a visitor without one, which is what most of a crowd sends: Redis holds no key for a visitor that
+// never left its first line, and on Cluster its first join is a single round trip.
+func (s *Store) Join(ctx context.Context, id string, e room.Entrant) (room.Status, error) {
+	switch {
+	case e.New:
+		st, _, err := s.visit(ctx, id, e.Visitor, "new", id)
+		return st, err
+	case s.cluster:
+		return s.joinLocked(ctx, id, e)
+	}
+	st, others, err := s.visit(ctx, id, e.Visitor, "join", e.Origin)
+	if err != nil || others == "" {
+		return st, err
+	}
+	return st, s.settle(ctx, id, e.Visitor, others, "")
+}
+
+// joinLocked is a join on Cluster: under the visitor's join lock, the pointer is swapped before the
+// place is taken.
+func (s *Store) joinLocked(ctx context.Context, id string, e room.Entrant) (room.Status, error) {
+	token := itoa(mrand.Int64())
+	others, err := s.lockLine(ctx, id, e, token)
+	if err != nil {
+		return room.Status{}, err
+	}
+	st, _, err := s.visit(ctx, id, e.Visitor, "join", e.Origin)
 	if err != nil || st.State != room.StateWaiting {
-		return st, err
+		// The pointer may now list this room too: a line the visitor is not in, which a later join
+		// leaves for nothing. Only the lock must go.
+		others = ""
 	}
-	pointer := s.keys.line(visitor)
-	if s.cluster {
-		m, err := s.run(ctx, lineScript, []string{pointer}, id, lineTTLArg)
+	return st, errors.Join(err, s.settle(ctx, id, e.Visitor, others, token))
+}
+
+// lockLine takes the visitor's join lock and swaps its pointer to the room, returning the other lines it
+// may still be in. While another join of the visitor holds the lock it retries, for at most the store's
+// timeout.
+func (s *Store) lockLine(ctx context.Context, id string, e room.Entrant, token string) (string, error) {
+	keys := []string{s.keys.line(e.Visitor), s.keys.joining(e.Visitor)}
+	lockMS := itoa((joinLockTimeouts * s.timeout).Milliseconds())
+	deadline := time.Now().Add(s.timeout)
+	for {
+		m, err := s.run(ctx, lineScript, keys, id, lineTTLArg, e.Origin, token, lockMS)
 		if err != nil {
-			return st, err
+			return "", err
 		}
-		prev, _ = m.ToString()
-	}
-	if prev == "" {
-		return st, nil
-	}
-	for _, other := range strings.Fields(prev) {
-		if _, err := s.leaveLine(ctx, other, visitor); err != nil && !errors.Is(err, room.ErrNotFound) {
-			return st, err // the pointer still lists the line, so the next join leaves it
+		r, _ := m.ToArray()
+		if len(r) == 2 && integer(r[0]) == 1 {
+			return r[1].ToString()
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("%w: another join of this visitor is in progress", room.ErrUnavailable)
+		}
+		select {
+		case <-ctx.Done():
+			return "", mapError(ctx.Err())
+		case <-time.After(joinLockRetry):
 		}
 	}
-	if _, err := s.run(ctx, settleScript, []string{pointer}, id+" "+prev, id); err != nil {
-		return st, err
+}
+
+// settle leaves the other lines a join's swap found (space-separated; none when empty), then settles the
+// pointer on the room and releases the join lock if token names one. A line that cannot be left stays
+// listed, so the visitor's next join leaves it.
+func (s *Store) settle(ctx context.Context, id, visitor, others, token string) error {
+	var err error
+	for _, other := range strings.Fields(others) {
+		if _, err = s.leaveLine(ctx, other, visitor); err != nil && !errors.Is(err, room.ErrNotFound) {
+			break
+		}
+		err = nil
 	}
-	return st, nil
+	listed := ""
+	if others != "" && err == nil {
+		listed = id + " " + others
+	}
+	if listed == "" && token == "" {
+		return err
+	}
+	keys := []string{s.keys.line(visitor), s.keys.joining(visitor)}
+	_, serr := s.run(ctx, settleScript, keys, listed, id, token)
+	return errors.Join(err, serr)
 }
 
 // leaveLine leaves only the line, keeping any admission the visitor holds there.
@@ -310,7 +381,7 @@ func (s *Store) leaveLine(ctx context.Context, id, visitor string) (bool, error)
 
 // Status implements [room.Store].
 func (s *Store) Status(ctx context.Context, id, visitor string) (room.Status, error) {
-	st, _, err := s.visit(ctx, id, visitor, "status")
+	st, _, err := s.visit(ctx, id, visitor, "status", "")
 	return st, err
 }
 
@@ -333,7 +404,11 @@ func (s *Store) Leave(ctx context.Context, id, visitor string) (bool, error) {
 }
 
 func (s *Store) leave(ctx context.Context, id, visitor, what string) (bool, error) {
-	v, err := s.run(ctx, leaveScript, s.keys.room(id), visitor, s.keys.changes(id), what)
+	keys, args := s.keys.room(id), []string{visitor, s.keys.changes(id), what}
+	if what == "line" && !s.cluster {
+		keys, args = append(keys, s.keys.line(visitor)), append(args, id)
+	}
+	v, err := s.run(ctx, leaveScript, keys, args...)
 	if err != nil {
 		return false, err
 	}

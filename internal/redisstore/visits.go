@@ -35,10 +35,11 @@ const (
 
 // visitCall is one join or status read waiting for its batch.
 type visitCall struct {
-	visitor, mode string
-	queued        time.Time
-	abandoned     atomic.Bool // its caller gave up; a batch not yet sent leaves it out
-	done          chan struct{}
+	visitor, origin string
+	mode            string // "new", "join" or "status", as visit.lua takes it
+	queued          time.Time
+	abandoned       atomic.Bool // its caller gave up; a batch not yet sent leaves it out
+	done            chan struct{}
 
 	// set by the runner before done is closed
 	status room.Status
@@ -53,12 +54,13 @@ type visitQueue struct {
 	runners int
 }
 
-// visit runs a join or status read in the room's next batch; for a join on standalone Redis it also
-// returns the other lines the visitor may still be in, space-separated (see point_line in lib.lua). As without batching, a caller waits at most the store's
-// timeout from its arrival: a visit still queued by then fails without being sent, and a batch must
-// answer by the deadline of its oldest visit.
-func (s *Store) visit(ctx context.Context, id, visitor, mode string) (room.Status, string, error) {
-	c := &visitCall{visitor: visitor, mode: mode, queued: time.Now(), done: make(chan struct{})}
+// visit runs a join or status read in the room's next batch; for a join (mode "join") on standalone
+// Redis it also returns the other lines the visitor may still be in, space-separated (see point_line in
+// lib.lua). As without batching, a caller waits at most the store's timeout from its arrival: a visit
+// still queued by then fails without being sent, and a batch must answer by the deadline of its oldest
+// visit.
+func (s *Store) visit(ctx context.Context, id, visitor, mode, origin string) (room.Status, string, error) {
+	c := &visitCall{visitor: visitor, origin: origin, mode: mode, queued: time.Now(), done: make(chan struct{})}
 	s.enqueue(ctx, id, c)
 	select {
 	case <-c.done:
@@ -143,13 +145,13 @@ func (s *Store) sendVisits(ctx context.Context, id string, batch []*visitCall) {
 	ctx, cancel := context.WithDeadline(ctx, batch[0].queued.Add(s.timeout))
 	defer cancel()
 	keys := s.keys.room(id)
-	args := make([]string, 3, 3+3*len(batch))
+	args := make([]string, 3, 3+4*len(batch))
 	args[0], args[1], args[2] = s.now(), id, lineTTLArg
 	for _, c := range batch {
-		if !s.cluster {
+		if c.mode == "join" && !s.cluster {
 			keys = append(keys, s.keys.line(c.visitor))
 		}
-		args = append(args, c.visitor, c.mode, itoa(1+mrand.Int64N(preQueueSpan-1)))
+		args = append(args, c.visitor, c.mode, itoa(1+mrand.Int64N(preQueueSpan-1)), c.origin)
 	}
 	v, err := s.run(ctx, visitScript, keys, args...)
 	if s.batched != nil {

@@ -63,7 +63,7 @@ func TestVisitsShareScriptCalls(t *testing.T) {
 	for i := range crowd {
 		wg.Go(func() {
 			<-start
-			if _, err := s.Join(ctx, "r", fmt.Sprintf("v%d", i)); err != nil {
+			if _, err := s.Join(ctx, "r", room.Entrant{Visitor: fmt.Sprintf("v%d", i)}); err != nil {
 				t.Error(err)
 			}
 		})
@@ -93,14 +93,14 @@ func TestAbandonedVisitIsNotSent(t *testing.T) {
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	holdRunners(t, s, rdb, 2000, &wg, func(v string) {
-		if _, err := s.Join(ctx, "r", v); err != nil {
+		if _, err := s.Join(ctx, "r", room.Entrant{Visitor: v}); err != nil {
 			t.Error(err)
 		}
 	})
 
 	quick, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if _, err := s.Join(quick, "r", "c"); !errors.Is(err, room.ErrUnavailable) {
+	if _, err := s.Join(quick, "r", room.Entrant{Visitor: "c"}); !errors.Is(err, room.ErrUnavailable) {
 		t.Fatalf("join given up: %v, want ErrUnavailable", err)
 	}
 	wg.Wait()
@@ -122,7 +122,7 @@ func TestVisitFailsFast(t *testing.T) {
 	ctx := context.Background()
 	join := func(v string) {
 		began := time.Now()
-		_, err := s.Join(ctx, "r", v)
+		_, err := s.Join(ctx, "r", room.Entrant{Visitor: v})
 		// The slack allows for a loaded machine; Redis stays paused ten times longer than the timeout.
 		if took := time.Since(began); !errors.Is(err, room.ErrUnavailable) || took > timeout+300*time.Millisecond {
 			t.Errorf("join of %s while Redis is paused: %v after %v, want ErrUnavailable within %v", v, err, took, timeout)
@@ -177,7 +177,7 @@ func TestVisitScriptTwins(t *testing.T) {
 	if err := s.PutRoom(ctx, "r", cfg); err != nil {
 		t.Fatal(err)
 	}
-	batch := func(visits ...string) []int64 { // visitor, mode, draw, ...
+	batch := func(visits ...string) []int64 { // visitor, mode, draw, origin, ...
 		t.Helper()
 		v, err := s.run(ctx, visitScript, s.keys.room("r"), append([]string{s.now(), "r", "60"}, visits...)...)
 		if err != nil {
@@ -192,7 +192,7 @@ func TestVisitScriptTwins(t *testing.T) {
 	}
 
 	// Before the opening a join draws a random order; a second join in the same step keeps the first draw.
-	batch("x", "join", "500", "x", "join", "7")
+	batch("x", "join", "500", "", "x", "join", "7", "")
 	if got := score(s.keys.room("r")[1], "x"); got != "500" {
 		t.Fatalf("x's pre-queue order is %s after two joins in one step, want the first draw, 500", got)
 	}
@@ -204,7 +204,7 @@ func TestVisitScriptTwins(t *testing.T) {
 		t.Fatalf("admit: %+v, %v", tk, err)
 	}
 	session := now.Add(time.Hour).UnixMilli()
-	if got := batch("x", "status", "1", "x", "status", "1"); got[2] != session || got[5] != session {
+	if got := batch("x", "status", "1", "", "x", "status", "1", ""); got[2] != session || got[5] != session {
 		t.Fatalf("two status reads of a fresh admission in one step: %v, want both to expire at %d", got, session)
 	}
 }

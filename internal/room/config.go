@@ -21,12 +21,14 @@ const (
 const (
 	MaxCapacity = 1_000_000_000
 	MaxDuration = 366 * 24 * time.Hour
+	// MaxIDLen bounds a room id, which visitor tokens and Redis keys embed.
+	MaxIDLen = 64
 )
 
-// ValidID reports whether id may name a room: 1 to 64 of A-Z, a-z, 0-9, _ and -. The alphabet is URL-
-// and Redis-key-safe, so ids embed in paths and hash tags without escaping.
+// ValidID reports whether id may name a room: 1 to MaxIDLen of A-Z, a-z, 0-9, _ and -. The alphabet is
+// URL-, cookie- and Redis-key-safe, so ids embed in paths, tokens and hash tags without escaping.
 func ValidID(id string) bool {
-	if len(id) == 0 || len(id) > 64 {
+	if len(id) == 0 || len(id) > MaxIDLen {
 		return false
 	}
 	for i := 0; i < len(id); i++ {

@@ -164,8 +164,8 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 }
 
 // Join puts a visitor in line (or returns its place) and wakes the gate, which may admit it at once.
-func (s *Service) Join(ctx context.Context, id, visitor string) (View, error) {
-	st, err := s.store.Join(ctx, id, visitor)
+func (s *Service) Join(ctx context.Context, id string, e Entrant) (View, error) {
+	st, err := s.store.Join(ctx, id, e)
 	if err != nil {
 		return View{}, err
 	}
@@ -181,7 +181,7 @@ func (s *Service) Join(ctx context.Context, id, visitor string) (View, error) {
 		case err != nil:
 			g.wake()
 		case len(t.Admitted) > 0:
-			if again, err := s.store.Status(ctx, id, visitor); err == nil {
+			if again, err := s.store.Status(ctx, id, e.Visitor); err == nil {
 				st = again
 			}
 		}

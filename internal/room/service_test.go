@@ -91,7 +91,7 @@ func TestServiceConcurrency(t *testing.T) {
 		v := fmt.Sprintf("v%04d", i)
 		wg.Go(func() {
 			joinMu.Lock()
-			view, err := svc.Join(ctx, "sale", v)
+			view, err := svc.Join(ctx, "sale", room.Entrant{Visitor: v})
 			joinOrder = append(joinOrder, v)
 			joinMu.Unlock()
 			for err == nil && view.State != room.StateAdmitted {
@@ -137,7 +137,7 @@ func TestETA(t *testing.T) {
 	cfg.IdleTimeout = room.Duration(time.Hour)
 	_ = svc.Put(ctx, "r", cfg)
 	for i := range 40 {
-		_, _ = svc.Join(ctx, "r", fmt.Sprintf("v%02d", i))
+		_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: fmt.Sprintf("v%02d", i)})
 	}
 	// Before any admission is observed, the configured rate (10/min) predicts the wait.
 	v, _ := svc.Status(ctx, "r", "v29")
@@ -158,8 +158,8 @@ func TestSubscriptionPushesAdmission(t *testing.T) {
 	svc, _ := manual(t)
 	ctx := context.Background()
 	_ = svc.Put(ctx, "r", config(1))
-	_, _ = svc.Join(ctx, "r", "a")
-	_, _ = svc.Join(ctx, "r", "b")
+	_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: "a"})
+	_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: "b"})
 	subA, _ := svc.Subscribe(ctx, "r", "a")
 	subB, _ := svc.Subscribe(ctx, "r", "b")
 	defer subB.Close()

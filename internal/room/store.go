@@ -48,6 +48,21 @@ type Status struct {
 	Admission Admission
 }
 
+// Entrant is a visitor joining a line, with what its visitor token says about the lines it can be in.
+type Entrant struct {
+	// Visitor is the visitor's id.
+	Visitor string
+	// Origin is the room whose join issued the visitor's token, for an anonymous visitor ("" when the
+	// token names none). Until such a visitor joins another room, its origin's line is the only one it
+	// can be in, so a backend that records where each visitor waits (Redis, for the one-line rule)
+	// need not record a visitor that never left its origin, and reads the origin where it finds no
+	// record. Most of a crowd joins one room only, so that is most of the records.
+	Origin string
+	// New reports that this join issued the visitor's token: the visitor is in no line and holds no
+	// admission anywhere yet, so there is nothing to look up or leave.
+	New bool
+}
+
 // Admitted names one visitor let in by a [Tick].
 type Admitted struct {
 	Visitor   string
@@ -94,8 +109,8 @@ type Store interface {
 
 	// Join puts a visitor at the back of the line, or returns the place it already holds. A visitor waits
 	// in one room's line at a time: joining leaves the line of any other room. Joining while admitted
-	// collects the admission, as Status does.
-	Join(ctx context.Context, id, visitor string) (Status, error)
+	// collects the admission, as Status does. A New entrant's Origin must be id.
+	Join(ctx context.Context, id string, e Entrant) (Status, error)
 	// Status returns the visitor's standing. It counts as presence for a waiting visitor and collects an
 	// admission, turning its grace window into a full session.
 	Status(ctx context.Context, id, visitor string) (Status, error)

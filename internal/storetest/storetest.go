@@ -50,6 +50,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"BatchLimit", testBatch},
 		{"Concurrency", testConcurrency},
 		{"JoinCrowd", testJoinCrowd},
+		{"Origins", testOrigins},
 		{"RacingGates", testRacingGates},
 	}
 	for _, tc := range tests {
@@ -78,14 +79,25 @@ func put(t *testing.T, h Harness, id string, c room.Config) {
 	}
 }
 
+// join joins visitors whose tokens name no origin, as a subject's do: the backend alone must know
+// where they wait.
 func join(t *testing.T, h Harness, id string, visitors ...string) {
 	t.Helper()
 	for _, v := range visitors {
-		if _, err := h.Store.Join(ctx, id, v); err != nil {
+		if _, err := h.Store.Join(ctx, id, someone(v)); err != nil {
 			t.Fatalf("Join(%s, %s): %v", id, v, err)
 		}
 	}
 }
+
+// someone is a visitor whose token names no origin.
+func someone(v string) room.Entrant { return room.Entrant{Visitor: v} }
+
+// arrival is a visitor's first join, which issued its token, in the room id.
+func arrival(id, v string) room.Entrant { return room.Entrant{Visitor: v, Origin: id, New: true} }
+
+// from is a later join of a visitor whose token was issued by a join of the room origin.
+func from(origin, v string) room.Entrant { return room.Entrant{Visitor: v, Origin: origin} }
 
 func admit(t *testing.T, h Harness, id string) room.Tick {
 	t.Helper()
@@ -177,7 +189,7 @@ func testUnknownRoom(t *testing.T, h Harness) {
 	checks := map[string]error{}
 	_, checks["Room"] = s.Room(ctx, "nope")
 	checks["DeleteRoom"] = s.DeleteRoom(ctx, "nope")
-	_, checks["Join"] = s.Join(ctx, "nope", "v")
+	_, checks["Join"] = s.Join(ctx, "nope", someone("v"))
 	_, checks["Status"] = s.Status(ctx, "nope", "v")
 	checks["Touch"] = s.Touch(ctx, "nope", []string{"v"})
 	_, checks["Leave"] = s.Leave(ctx, "nope", "v")
@@ -195,12 +207,12 @@ func testUnknownRoom(t *testing.T, h Harness) {
 func testJoinFIFO(t *testing.T, h Harness) {
 	put(t, h, "r", cfg(1))
 	for i, v := range []string{"a", "b", "c"} {
-		st, err := h.Store.Join(ctx, "r", v)
+		st, err := h.Store.Join(ctx, "r", someone(v))
 		if err != nil || st.State != room.StateWaiting || st.Position != int64(i+1) {
 			t.Fatalf("Join(%s) = %+v, %v; want waiting at %d", v, st, err, i+1)
 		}
 	}
-	if st, _ := h.Store.Join(ctx, "r", "b"); st.Position != 2 {
+	if st, _ := h.Store.Join(ctx, "r", someone("b")); st.Position != 2 {
 		t.Fatalf("rejoin moved b to %d", st.Position)
 	}
 	wantStats(t, h, "r", 3, 0)
@@ -360,7 +372,7 @@ func testIdle(t *testing.T, h Harness) {
 	if st := status(t, h, "r", "c"); st.Position != 2 {
 		t.Fatalf("c at %d, want 2", st.Position)
 	}
-	if st, _ := h.Store.Join(ctx, "r", "stranger"); st.Position != 3 {
+	if st, _ := h.Store.Join(ctx, "r", someone("stranger")); st.Position != 3 {
 		t.Fatalf("touch must not add a visitor to the line: %+v", st)
 	}
 }
@@ -432,11 +444,19 @@ func testOneRoom(t *testing.T, h Harness) {
 	for _, id := range ids {
 		put(t, h, id, cfg(1))
 	}
-	for round := range 20 {
+	// Half the racers arrived in p0 first, so their tokens name it as their origin.
+	for round := range 40 {
 		v := fmt.Sprintf("racer%d", round)
+		who := someone(v)
+		if round%2 == 1 {
+			if _, err := h.Store.Join(ctx, "p0", arrival("p0", v)); err != nil {
+				t.Fatal(err)
+			}
+			who = from("p0", v)
+		}
 		var wg sync.WaitGroup
 		for _, id := range ids {
-			wg.Go(func() { _, _ = h.Store.Join(ctx, id, v) })
+			wg.Go(func() { _, _ = h.Store.Join(ctx, id, who) })
 		}
 		wg.Wait()
 		in := 0
@@ -448,6 +468,52 @@ func testOneRoom(t *testing.T, h Harness) {
 		if in != 1 {
 			t.Fatalf("%s waits in %d rooms, want 1", v, in)
 		}
+	}
+}
+
+// testOrigins keeps the one-line rule for visitors whose first join issued their token: a backend may
+// record nothing for such a visitor until it joins elsewhere, and must then leave its origin's line.
+func testOrigins(t *testing.T, h Harness) {
+	for _, id := range []string{"a", "b"} {
+		put(t, h, id, cfg(1))
+	}
+	where := func(v string, want string) {
+		t.Helper()
+		for _, id := range []string{"a", "b"} {
+			st := status(t, h, id, v)
+			if (st.State == room.StateWaiting) != (id == want) {
+				t.Fatalf("%s in %s: %+v; want it waiting in %q only", v, id, st, want)
+			}
+		}
+	}
+	enter := func(id string, e room.Entrant, position int64) {
+		t.Helper()
+		st, err := h.Store.Join(ctx, id, e)
+		if err != nil || st.State != room.StateWaiting || st.Position != position {
+			t.Fatalf("Join(%s, %+v) = %+v, %v; want waiting at %d", id, e, st, err, position)
+		}
+	}
+	// Straight from the origin to another room.
+	enter("a", arrival("a", "n1"), 1)
+	enter("b", from("a", "n1"), 1)
+	where("n1", "b")
+	// Back to the origin, then away again: the line left is the one last joined, not the origin.
+	enter("a", from("a", "n1"), 1)
+	where("n1", "a")
+	enter("b", from("a", "n1"), 1)
+	where("n1", "b")
+	// Joining the origin again keeps the place, and still counts when leaving.
+	enter("a", arrival("a", "n2"), 1)
+	enter("a", from("a", "n2"), 1)
+	enter("b", from("a", "n2"), 2)
+	where("n2", "b")
+	wantStats(t, h, "a", 0, 0)
+	// An admission in the origin is not a place in its line: joining elsewhere keeps it.
+	enter("a", arrival("a", "n3"), 1)
+	wantAdmitted(t, admit(t, h, "a"), "n3")
+	enter("b", from("a", "n3"), 3)
+	if st := status(t, h, "a", "n3"); st.State != room.StateAdmitted {
+		t.Fatalf("admission in a lost by joining b: %+v", st)
 	}
 }
 
@@ -524,10 +590,14 @@ func testConcurrency(t *testing.T, h Harness) {
 		wg        sync.WaitGroup
 		joined    atomic.Int64
 	)
-	for _, v := range names("v", visitors) {
+	for i, v := range names("v", visitors) {
+		who := someone(v)
+		if i%2 == 0 {
+			who = arrival("r", v)
+		}
 		wg.Go(func() {
 			joinMu.Lock() // defines the join order the admissions must follow
-			_, err := h.Store.Join(ctx, "r", v)
+			_, err := h.Store.Join(ctx, "r", who)
 			joinOrder = append(joinOrder, v)
 			joinMu.Unlock()
 			if err != nil {
@@ -585,21 +655,25 @@ func testJoinCrowd(t *testing.T, h Harness) {
 	twins := make([]int64, visitors)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
-	joinAt := func(v string, at *int64) {
+	joinAt := func(e room.Entrant, at *int64) {
 		<-start
-		st, err := h.Store.Join(ctx, "r", v)
+		st, err := h.Store.Join(ctx, "r", e)
 		if err != nil || st.State != room.StateWaiting {
-			t.Errorf("Join(%s) = %+v, %v", v, st, err)
+			t.Errorf("Join(%+v) = %+v, %v", e, st, err)
 			return
 		}
 		*at = st.Position
 	}
 	for i, v := range crowd {
+		// Visitors 0, 1 and 2 of every four arrive (their first join issues their token), visitor 3
+		// has a token naming no origin and joins twice at once.
+		first := arrival("r", v)
 		if i%4 == 3 {
-			wg.Go(func() { joinAt(v, &twins[i]) })
+			first = someone(v)
+			wg.Go(func() { joinAt(first, &twins[i]) })
 		}
 		wg.Go(func() {
-			joinAt(v, &places[i])
+			joinAt(first, &places[i])
 			again := func(st room.Status, err error) {
 				if err != nil || st.State != room.StateWaiting || st.Position > places[i] {
 					t.Errorf("%s again: %+v, %v; joined at %d", v, st, err, places[i])
@@ -607,7 +681,7 @@ func testJoinCrowd(t *testing.T, h Harness) {
 			}
 			switch i % 4 { // nobody leaves or is admitted meanwhile, so a place can only stay
 			case 0:
-				again(h.Store.Join(ctx, "r", v))
+				again(h.Store.Join(ctx, "r", from("r", v)))
 			case 1:
 				again(h.Store.Status(ctx, "r", v))
 			}

@@ -14,13 +14,19 @@ import (
 	"hash"
 	"strings"
 	"sync"
+
+	"github.com/rushgate/rushgate/internal/room"
 )
 
 // ErrInvalid is returned for a token that is malformed or not signed by this issuer.
 var ErrInvalid = errors.New("visitor: invalid token")
 
-// tokenVersion prefixes every token so that the format can change without ambiguity.
-const tokenVersion = "v1"
+// Token versions: v1 tokens ("v1.<id>.<mac>") carry an id alone; v2 tokens ("v2.<id>.<origin>.<mac>")
+// also name the room whose join issued them. The MAC covers everything before its own dot.
+const (
+	versionPlain  = "v1"
+	versionOrigin = "v2"
+)
 
 // MaxTokenLen bounds the tokens Parse accepts, so that an oversized header costs nothing to refuse.
 const MaxTokenLen = 512
@@ -38,16 +44,29 @@ type Issuer struct {
 // and checking a token, which every new visitor and every poll does, allocate nothing but the token.
 type macState struct {
 	h   hash.Hash
-	in  [len(tokenVersion) + 1 + maxIDLen]byte
+	in  [maxSignedLen]byte
 	sum [sha256.Size]byte
 	sig [sigLen]byte
 }
 
-// maxIDLen is the longest visitor id; sigLen the length of a token's encoded MAC.
+// maxIDLen is the longest visitor id; maxSignedLen the longest text a MAC covers (a v2 token's version,
+// id and origin room); sigLen the length of a token's encoded MAC.
 const (
-	maxIDLen = 64
-	sigLen   = 43 // unpadded base64 of a SHA-256 MAC
+	maxIDLen     = 64
+	maxSignedLen = len(versionOrigin) + 1 + maxIDLen + 1 + room.MaxIDLen
+	sigLen       = 43 // unpadded base64 of a SHA-256 MAC
 )
+
+// Visitor is what a verified token says about its bearer.
+type Visitor struct {
+	// ID names the visitor in every room, drop and auction.
+	ID string
+	// Origin is the room whose join issued the token to an anonymous visitor ("" for a subject's
+	// token). Until that visitor joins another room, its origin's line is the only one it can be in,
+	// which spares a shared store from recording where each of a crowd's visitors waits (see
+	// room.Entrant).
+	Origin string
+}
 
 // NewIssuer returns an issuer; the secret must be at least 32 bytes of randomness.
 func NewIssuer(secret []byte) (*Issuer, error) {
@@ -59,72 +78,100 @@ func NewIssuer(secret []byte) (*Issuer, error) {
 	return is, nil
 }
 
-// New issues a token for a fresh anonymous visitor and returns it with the visitor's id.
-func (is *Issuer) New() (token, id string) {
+// New issues a token for a fresh anonymous visitor joining the room origin, which must be a valid room
+// id, and returns it with the visitor's id.
+func (is *Issuer) New(origin string) (token, id string) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	var raw [2 + 26]byte // "v_" and the base32 of 16 bytes
 	raw[0], raw[1] = 'v', '_'
 	idEncoding.Encode(raw[2:], b[:])
-	return is.issue(raw[:])
+	return is.issue(raw[:], origin)
 }
 
 // ForSubject issues the token of a user the protected site knows. The id is derived from the subject, so
-// minting twice for one account yields the same visitor and its one place in line.
+// minting twice for one account yields the same visitor and its one place in line; for the same reason
+// the token names no origin: the account may already wait anywhere.
 func (is *Issuer) ForSubject(subject string) (token, id string) {
 	m := hmac.New(sha256.New, is.secret)
 	m.Write([]byte("subject\x00" + subject))
-	return is.issue([]byte("s_" + idEncoding.EncodeToString(m.Sum(nil)[:16])))
+	return is.issue([]byte("s_"+idEncoding.EncodeToString(m.Sum(nil)[:16])), "")
 }
 
-// issue returns the token for id, and id as a part of the token's own text.
-func (is *Issuer) issue(id []byte) (token, idText string) {
-	ms := is.signature(id)
+// issue returns the token for id and origin (v2 with an origin, v1 without), and id as a part of the
+// token's own text.
+func (is *Issuer) issue(id []byte, origin string) (token, idText string) {
+	version := versionPlain
+	if origin != "" {
+		version = versionOrigin
+	}
 	var b strings.Builder
-	b.Grow(len(tokenVersion) + 1 + len(id) + 1 + sigLen)
-	b.WriteString(tokenVersion + ".")
+	b.Grow(len(version) + 1 + len(id) + 1 + len(origin) + 1 + sigLen)
+	b.WriteString(version + ".")
 	b.Write(id)
+	if origin != "" {
+		b.WriteByte('.')
+		b.WriteString(origin)
+	}
+	ms := is.signature(b.String())
 	b.WriteByte('.')
 	b.Write(ms.sig[:])
 	is.macs.Put(ms)
 	token = b.String()
-	return token, token[len(tokenVersion)+1 : len(tokenVersion)+1+len(id)]
+	return token, token[len(version)+1 : len(version)+1+len(id)]
 }
 
-// signature computes the encoded MAC of id into a pooled state, which the caller puts back.
-func (is *Issuer) signature(id []byte) *macState {
+// signature computes the encoded MAC of a token's signed text (at most maxSignedLen bytes) into a
+// pooled state, which the caller puts back.
+func (is *Issuer) signature(signed string) *macState {
 	ms := is.macs.Get().(*macState)
 	ms.h.Reset()
-	n := copy(ms.in[:], tokenVersion+".")
-	n += copy(ms.in[n:], id)
-	ms.h.Write(ms.in[:n])
+	ms.h.Write(ms.in[:copy(ms.in[:], signed)])
 	base64.RawURLEncoding.Encode(ms.sig[:], ms.h.Sum(ms.sum[:0]))
 	return ms
 }
 
-// Parse verifies a token and returns the visitor id it carries.
-func (is *Issuer) Parse(token string) (string, error) {
+// Parse verifies a token and returns what it says.
+func (is *Issuer) Parse(token string) (Visitor, error) {
 	if len(token) > MaxTokenLen {
-		return "", ErrInvalid
+		return Visitor{}, ErrInvalid
 	}
-	version, rest, ok := strings.Cut(token, ".")
-	if !ok || version != tokenVersion {
-		return "", ErrInvalid
+	dot := strings.LastIndexByte(token, '.')
+	if dot < 0 || len(token)-dot-1 != sigLen {
+		return Visitor{}, ErrInvalid
 	}
-	id, sig, ok := strings.Cut(rest, ".")
-	if !ok || !validID(id) || len(sig) != sigLen {
-		return "", ErrInvalid
+	signed, sig := token[:dot], token[dot+1:]
+	v, ok := parseSigned(signed)
+	if !ok {
+		return Visitor{}, ErrInvalid
 	}
-	// Compare the signature's text with the one this issuer makes for id, rather than decoding it:
-	// base64 decoding skips \r and \n, which would let one token have many spellings.
-	var raw [maxIDLen]byte
-	ms := is.signature(raw[:copy(raw[:], id)])
+	// Compare the signature's text with the one this issuer makes, rather than decoding it: base64
+	// decoding skips \r and \n, which would let one token have many spellings.
+	ms := is.signature(signed)
 	good := subtle.ConstantTimeCompare(ms.sig[:], []byte(sig)) == 1
 	is.macs.Put(ms)
 	if !good {
-		return "", ErrInvalid
+		return Visitor{}, ErrInvalid
 	}
-	return id, nil
+	return v, nil
+}
+
+// parseSigned reads the signed text of a token: "v1.<id>" or "v2.<id>.<origin>".
+func parseSigned(signed string) (Visitor, bool) {
+	version, rest, _ := strings.Cut(signed, ".")
+	var v Visitor
+	switch version {
+	case versionPlain:
+		v.ID = rest
+	case versionOrigin:
+		var ok bool
+		if v.ID, v.Origin, ok = strings.Cut(rest, "."); !ok || !room.ValidID(v.Origin) {
+			return Visitor{}, false
+		}
+	default:
+		return Visitor{}, false
+	}
+	return v, validID(v.ID)
 }
 
 func validID(id string) bool {

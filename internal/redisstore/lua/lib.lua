@@ -39,10 +39,17 @@ end
 -- lines the visitor may still be in, which the caller must leave. The pointer keeps those lines after
 -- the room until the caller has left them (line_settle.lua), so that if the caller dies first, the
 -- visitor's next join leaves them instead: a visitor is never left in two lines for good. Room ids hold
--- no spaces (room.ValidID). The common case, a visitor in no other line, costs one SET.
-local function point_line(key, room, ttl)
-  local prev = redis.call('SET', key, room, 'GET', 'EX', ttl)
-  if not prev or prev == room then
+-- no spaces (room.ValidID).
+-- A visitor with no pointer is in no line but its origin's (the room whose join issued its token, ''
+-- for none; see room.Entrant): a join of the origin writes no pointer, and elsewhere the origin is the
+-- line to leave. The common cases cost one EXISTS (a crowd's visitor joining its origin again) or one
+-- SET (a visitor in no other line).
+local function point_line(key, room, ttl, origin)
+  if origin == room and redis.call('EXISTS', key) == 0 then
+    return ''
+  end
+  local prev = redis.call('SET', key, room, 'GET', 'EX', ttl) or origin
+  if prev == '' or prev == room then
     return ''
   end
   local others = {}

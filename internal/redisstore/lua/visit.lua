@@ -1,12 +1,14 @@
 -- visit.lua: the joins and status reads of one room's visitors, a batch of them in one step.
 -- KEYS[1..6] meta, queue, seen, active, adm, window (see keys.go)
--- KEYS[6+i]  (standalone Redis only, where scripts may span slots) the line pointer of the i-th visitor:
---            a join that leaves the visitor waiting points it at this room in the same step, saving a
---            round trip
+-- KEYS[6+j]  (standalone Redis only, where scripts may span slots) the line pointer of the j-th visitor
+--            whose mode is 'join': a join that leaves the visitor waiting points it at this room in the
+--            same step, saving a round trip
 -- ARGV[1] now override (ms, '' in production)  ARGV[2] room id  ARGV[3] line pointer lifetime (seconds)
--- ARGV[3i+1 .. 3i+3] the i-th visitor (from 1): its id, 'join' or 'status', and the random order drawn
---            in case it arrives in the pre-queue (1 .. 2^50-1); at most a few hundred visitors, whose
---            ids and presence go through Lua's unpack (which takes some thousands of values)
+-- ARGV[4i .. 4i+3] the i-th visitor (from 1): its id; 'new' (a join of a visitor whose token this join
+--            issued: in no line, holding no admission, with no pointer), 'join' or 'status'; the random
+--            order drawn in case it arrives in the pre-queue (1 .. 2^50-1); its origin room ('' for none,
+--            see point_line). At most a few hundred visitors, whose ids and presence go through Lua's
+--            unpack (which takes some thousands of values)
 -- Visitors are served in ARGV order, each exactly as if it had a step of its own: an admitted visitor's
 -- admission is collected (grace turns into the session); a waiting visitor's presence is recorded; a join
 -- of a visitor in neither state takes a place at the back.
@@ -20,17 +22,30 @@ end
 local now = now_ms(ARGV[1])
 local lines = #KEYS > 6
 local preopen = cfg.opens > 0 and now < cfg.opens
-local n = (#ARGV - 3) / 3
+local n = (#ARGV - 3) / 4
 
--- Where everyone stood before this step, in one command per sorted set for the whole batch: most of a
--- crowd are new, and for them nothing more is read. A visit only ever adds to these (a place in line, a
--- longer session), so a visitor found in neither is in neither unless this step put it there.
-local ids = {}
+-- Where everyone but the new stood before this step, in one command per sorted set for the whole batch:
+-- a visit only ever adds to these (a place in line, a longer session), so a visitor found in neither is
+-- in neither unless this step put it there. New visitors are in neither by definition, and most of a
+-- crowd's joins are new.
+local ids = {}      -- the visitors to look up
+local at = {}       -- i -> the i-th visitor's index in ids, if looked up
+local pointers = {} -- i -> the i-th visitor's line pointer key, for joins on standalone Redis
 for i = 1, n do
-  ids[i] = ARGV[3 * i + 1]
+  local mode = ARGV[4 * i + 1]
+  if mode ~= 'new' then
+    ids[#ids + 1] = ARGV[4 * i]
+    at[i] = #ids
+  end
+  if mode == 'join' and lines then
+    pointers[i] = KEYS[7 + #pointers]
+  end
 end
-local expiries = redis.call('ZMSCORE', KEYS[4], unpack(ids))
-local orders = redis.call('ZMSCORE', KEYS[2], unpack(ids))
+local expiries, orders = {}, {}
+if #ids > 0 then
+  expiries = redis.call('ZMSCORE', KEYS[4], unpack(ids))
+  orders = redis.call('ZMSCORE', KEYS[2], unpack(ids))
+end
 
 -- Arrivals after opening go to the back of the line, behind everyone, so adding them at the end of the
 -- step changes no answer given in it: they are written once, in one command each, for the whole batch.
@@ -42,11 +57,11 @@ local seen = {}   -- ZADD arguments for presence: time, visitor, ...
 local seq, card   -- the arrival counter and the line's length before this step's arrivals at the back
 
 -- point the i-th visitor's line at this room, returning the lines it may still be in
-local function point(i, mode)
-  if mode ~= 'join' or not lines then
+local function point(i, origin)
+  if not pointers[i] then
     return ''
   end
-  return point_line(KEYS[6 + i], ARGV[2], ARGV[3])
+  return point_line(pointers[i], ARGV[2], ARGV[3], origin)
 end
 
 local function present(v)
@@ -76,7 +91,7 @@ end
 -- admitted collects the visitor's admission if it holds a live one; the expiry read before the step
 -- says who may.
 local function admitted(i, v)
-  local before = expiries[i]
+  local before = at[i] and expiries[at[i]]
   if not before or tonumber(before) <= now then
     return nil
   end
@@ -89,23 +104,23 @@ local function admitted(i, v)
   return id, exp
 end
 
-local function visit(i, v, mode, draw)
+local function visit(i, v, mode, draw, origin)
   local id, exp = admitted(i, v)
   if id then
     return 2, id, exp
   end
   local position = back[v]
-  if not position and (orders[i] or placed[v]) then
+  if not position and ((at[i] and orders[at[i]]) or placed[v]) then
     position = redis.call('ZRANK', KEYS[2], v) + 1
   end
   if position then
     present(v)
-    return 1, position, point(i, mode)
+    return 1, position, point(i, origin)
   end
-  if mode ~= 'join' then
+  if mode == 'status' then
     return 0, 0, ''
   end
-  return 1, arrive(v, draw), point(i, mode)
+  return 1, arrive(v, draw), point(i, origin)
 end
 
 -- zadd writes flat score/member pairs in one command.
@@ -117,8 +132,8 @@ end
 
 local out = {}
 for i = 1, n do
-  local b = 3 * i
-  out[b - 2], out[b - 1], out[b] = visit(i, ARGV[b + 1], ARGV[b + 2], ARGV[b + 3])
+  local a, o = 4 * i, 3 * i
+  out[o - 2], out[o - 1], out[o] = visit(i, ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3])
 end
 zadd(KEYS[2], queue)
 zadd(KEYS[3], seen)
