@@ -23,3 +23,9 @@ start_redis_and_rushgate() {
   rushgate_pid=$!
   for _ in $(seq 50); do curl -fs "127.0.0.1:$2/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 }
+
+# stop_servers stops what start_redis_and_rushgate started, so that it can start afresh.
+stop_servers() {
+  kill "$null_pid" "$rushgate_pid" "$redis_pid" 2>/dev/null || true
+  wait "$null_pid" "$rushgate_pid" "$redis_pid" 2>/dev/null || true
+}
