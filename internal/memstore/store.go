@@ -207,7 +207,8 @@ func (s *Store) with(id string, fn func(rs *roomState, now int64) error) error {
 	return fn(rs, s.clock().UnixNano())
 }
 
-// Join implements [room.Store].
+// Join implements [room.Store]. The store's one index of who waits where is authoritative, so it needs
+// neither the entrant's origin nor whether it is new.
 func (s *Store) Join(_ context.Context, id string, e room.Entrant) (room.Status, error) {
 	visitor := e.Visitor
 	jl := &s.joins[maphash.String(s.hasher, visitor)%uint64(len(s.joins))]

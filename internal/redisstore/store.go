@@ -294,8 +294,8 @@ func (s *Store) Rooms(ctx context.Context) ([]string, error) {
 // never left its first line, and on Cluster its first join is a single round trip.
 func (s *Store) Join(ctx context.Context, id string, e room.Entrant) (room.Status, error) {
 	switch {
-	case e.New:
-		st, _, err := s.visit(ctx, id, e.Visitor, "new", id)
+	case e.New: // its origin is this room, and a new visitor's pointer is never written
+		st, _, err := s.visit(ctx, id, e.Visitor, "new", "")
 		return st, err
 	case s.cluster:
 		return s.joinLocked(ctx, id, e)
