@@ -62,7 +62,7 @@ func runNull(ctx context.Context, args []string) error {
 	if err := loopback(*addr); err != nil {
 		return err
 	}
-	body := []byte(`{"visitor_token":"v1.v_aaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb","state":"waiting","position":1,"eta_seconds":1}` + "\n")
+	body := []byte(`{"visitor_token":"v2.v_aaaaaaaaaaaaaaaaaaaaaaaaaa.bench.bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb","state":"waiting","position":1,"eta_seconds":1}` + "\n")
 	srv := &http.Server{
 		Addr: *addr,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
