@@ -40,12 +40,15 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
+// startInstances starts n instances on the Redis at redisAddr, or on the Cluster whose seeds it lists
+// (comma-separated).
 func startInstances(t *testing.T, bin, redisAddr string, n int, extra ...string) []*instance {
 	t.Helper()
+	url := "redis://" + strings.ReplaceAll(redisAddr, ",", ",redis://")
 	var out []*instance
 	for range n {
 		addr := freeAddr(t)
-		args := append([]string{"serve", "--addr", addr, "--data", t.TempDir(), "--redis", "redis://" + redisAddr,
+		args := append([]string{"serve", "--addr", addr, "--data", t.TempDir(), "--redis", url,
 			"--admin-key", "multi", "--log-level", "warn"}, extra...)
 		cmd := exec.Command(bin, args...)
 		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
@@ -210,8 +213,9 @@ func (c *crowd) sample(stop <-chan struct{}) {
 }
 
 // runCrowd sends visitors to random instances: they join one at a time (which defines the join order),
-// then wait by polling or, one in ten, by an event stream, and release 100-200ms after admission, so
-// that the line builds up and capacity binds.
+// one in five joins again at once (a reload, which must keep its place), then they wait by polling or,
+// one in ten, by an event stream, and release 100-200ms after admission, so that the line builds up and
+// capacity binds.
 // onHalf runs once half of them are admitted.
 func runCrowd(t *testing.T, instances []*instance, visitors, capacity int, onHalf func()) *crowd {
 	c := &crowd{t: t, instances: instances, client: &http.Client{Timeout: 3 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 200}},
@@ -235,15 +239,20 @@ func runCrowd(t *testing.T, instances []*instance, visitors, capacity int, onHal
 		}
 		tok := st["visitor_token"].(string)
 		c.joinOrder = append(c.joinOrder, tok)
-		useSSE := i%10 == 0
+		useSSE, reload := i%10 == 0, i%5 == 1
 		wg.Go(func() {
 			var id string
 			var err error
-			if st["state"] == "admitted" {
+			if reload {
+				st, err = c.reload(tok, st)
+			}
+			switch {
+			case err != nil:
+			case st["state"] == "admitted":
 				id = jti(st["admission_token"].(string))
-			} else if useSSE {
+			case useSSE:
 				id, err = c.stream(tok)
-			} else {
+			default:
 				id, err = c.poll(tok)
 			}
 			if err != nil {
@@ -269,6 +278,19 @@ func runCrowd(t *testing.T, instances []*instance, visitors, capacity int, onHal
 	close(stop)
 	<-sampled
 	return c
+}
+
+// reload joins again with the visitor's token, as a reloaded page does: the visitor keeps its place,
+// which can only have moved forward.
+func (c *crowd) reload(tok string, joined map[string]any) (map[string]any, error) {
+	st, err := c.call("POST", "/v1/rooms/multi/join", tok)
+	if err != nil || st["state"] == "admitted" {
+		return st, err
+	}
+	if st["state"] != "waiting" || joined["state"] == "waiting" && st["position"].(float64) > joined["position"].(float64) {
+		return nil, fmt.Errorf("reload after %v answered %v", joined, st)
+	}
+	return st, nil
 }
 
 func (c *crowd) check(visitors, capacity int, streamedFrom []int) {
@@ -328,6 +350,17 @@ func TestMultiInstanceKill9(t *testing.T) {
 		_ = instances[2].cmd.Process.Kill() // kill -9, midway
 	})
 	c.check(3000, 50, []int{0, 1})
+}
+
+// TestMultiInstanceCluster runs the crowd through three instances on a 3-master Redis Cluster, where
+// a visitor's line pointer and join lock live in other slots than the room.
+func TestMultiInstanceCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-instance test skipped in -short mode")
+	}
+	instances := startInstances(t, buildBinary(t), strings.Join(redistest.Cluster(t), ","), 3)
+	c := runCrowd(t, instances, 3000, 50, nil)
+	c.check(3000, 50, []int{0, 1, 2})
 }
 
 // TestCrossInstancePush admits visitors through instance A while they stream from instance B: each
