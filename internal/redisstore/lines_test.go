@@ -3,6 +3,8 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,5 +88,56 @@ func crashMidMove(t *testing.T, s *Store, e room.Entrant) {
 	}
 	if p, err := s.rdb.Do(ctx, s.rdb.B().Get().Key(s.keys.line(v)).Build()).ToString(); err != nil || p != "c" {
 		t.Fatalf("%s: pointer %q (%v), want it settled on c", v, p, err)
+	}
+}
+
+// TestJoinLockBacksOff holds a visitor's join lock as a dead rushgate would: a join of that visitor
+// fails with ErrUnavailable within the store's timeout, having asked Redis for the lock only a few times
+// (a client sending many joins with one token must not turn each into hundreds of Redis calls), and
+// succeeds once the lock is gone.
+func TestJoinLockBacksOff(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.Client(t, redistest.Start(t).Addr)
+	// One node holds every slot, so the Cluster code path runs on standalone Redis.
+	s := New(rdb, Options{Prefix: "lock", Cluster: true, Timeout: 500 * time.Millisecond})
+	cfg := room.Config{Capacity: 10, Paused: true, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Hour), IdleTimeout: room.Duration(time.Hour)}
+	if err := s.PutRoom(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	const v = "v_locked"
+	lock := s.keys.joining(v)
+	if err := rdb.Do(ctx, rdb.B().Set().Key(lock).Value("dead").Px(10*time.Second).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	calls := func() int {
+		info, err := rdb.Do(ctx, rdb.B().Info().Section("commandstats").Build()).ToString()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.SplitSeq(info, "\n") {
+			if rest, ok := strings.CutPrefix(line, "cmdstat_evalsha:calls="); ok {
+				n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+				return n
+			}
+		}
+		return 0
+	}
+	before, start := calls(), time.Now()
+	_, err := s.Join(ctx, "r", room.Entrant{Visitor: v})
+	if took := time.Since(start); !errors.Is(err, room.ErrUnavailable) || took > 2*s.timeout {
+		t.Fatalf("join under a held lock: %v after %v, want ErrUnavailable within about %v", err, took, s.timeout)
+	}
+	// Backing off from 1 ms to 64 ms makes about 16 tries in 500 ms; a fixed 2 ms would make 250.
+	if n := calls() - before; n > 20 {
+		t.Fatalf("one join asked Redis for the lock %d times", n)
+	}
+	if err := rdb.Do(ctx, rdb.B().Del().Key(lock).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.Join(ctx, "r", room.Entrant{Visitor: v}); err != nil || st.State != room.StateWaiting {
+		t.Fatalf("join after the lock went: %+v, %v", st, err)
+	}
+	if n, _ := rdb.Do(ctx, rdb.B().Exists().Key(lock).Build()).AsInt64(); n != 0 {
+		t.Fatal("the join left its lock behind")
 	}
 }

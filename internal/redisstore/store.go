@@ -79,10 +79,13 @@ const lineTTL = 24 * time.Hour
 
 // A visitor's join lock on Cluster (see Store.Join) lives joinLockTimeouts times the store's timeout,
 // longer than the few steps of a join each bounded by it, so that only a rushgate that died holding it
-// leaves it to expire; a join that finds it taken tries again every joinLockRetry.
+// leaves it to expire. A join that finds it taken tries again after joinLockRetry, doubling the wait
+// each time up to joinLockMaxRetry, so that a client sending many joins with one token at once costs
+// Redis a few calls per join rather than hundreds.
 const (
 	joinLockTimeouts = 10
-	joinLockRetry    = 2 * time.Millisecond
+	joinLockRetry    = time.Millisecond
+	joinLockMaxRetry = 64 * time.Millisecond
 )
 
 var lineTTLArg = itoa(int64(lineTTL / time.Second))
@@ -331,7 +334,7 @@ func (s *Store) lockLine(ctx context.Context, id string, e room.Entrant, token s
 	keys := []string{s.keys.line(e.Visitor), s.keys.joining(e.Visitor)}
 	lockMS := itoa((joinLockTimeouts * s.timeout).Milliseconds())
 	deadline := time.Now().Add(s.timeout)
-	for {
+	for wait := joinLockRetry; ; wait = min(2*wait, joinLockMaxRetry) {
 		m, err := s.run(ctx, lineScript, keys, id, lineTTLArg, e.Origin, token, lockMS)
 		if err != nil {
 			return "", err
@@ -346,7 +349,7 @@ func (s *Store) lockLine(ctx context.Context, id string, e room.Entrant, token s
 		select {
 		case <-ctx.Done():
 			return "", mapError(ctx.Err())
-		case <-time.After(joinLockRetry):
+		case <-time.After(wait/2 + mrand.N(wait/2)):
 		}
 	}
 }
