@@ -375,6 +375,40 @@ func testIdle(t *testing.T, h Harness) {
 	if st, _ := h.Store.Join(ctx, "r", someone("stranger")); st.Position != 3 {
 		t.Fatalf("touch must not add a visitor to the line: %+v", st)
 	}
+
+	// A crowd arriving at once (which a backend may serve in shared steps): those who show presence
+	// stay, the others go, each exactly once.
+	put(t, h, "crowd", c)
+	crowd := names("w", 60)
+	var wg sync.WaitGroup
+	for _, v := range crowd {
+		wg.Go(func() {
+			if _, err := h.Store.Join(ctx, "crowd", arrival("crowd", v)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	h.Advance(90 * time.Second)
+	var gone []string
+	for i, v := range crowd {
+		if i%3 == 0 {
+			gone = append(gone, v)
+		} else {
+			status(t, h, "crowd", v)
+		}
+	}
+	h.Advance(30 * time.Second)
+	tk = admit(t, h, "crowd")
+	if got := slices.Sorted(slices.Values(tk.Idle)); !slices.Equal(got, gone) {
+		t.Fatalf("Idle = %v, want %v", got, gone)
+	}
+	wantStats(t, h, "crowd", int64(len(crowd)-len(gone)), 0)
+	h.Advance(90 * time.Second)
+	if tk = admit(t, h, "crowd"); len(tk.Idle) != len(crowd)-len(gone) {
+		t.Fatalf("after their own timeout %d went idle, want %d", len(tk.Idle), len(crowd)-len(gone))
+	}
+	wantStats(t, h, "crowd", 0, 0)
 }
 
 func testPreQueue(t *testing.T, h Harness) {

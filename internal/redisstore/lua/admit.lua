@@ -1,6 +1,7 @@
 -- admit.lua: one admission step. Expires ended sessions and idle waiters, then admits from the front of
 -- the line within capacity (active admissions, counted after the sweep) and the sliding rate window.
--- Cost: O((expired + idle + admitted) * log N); nothing here walks the line.
+-- Cost: O((expired + idle + admitted) * log N); nothing here walks the line (an arrivals entry of the
+-- presence set covers one step's arrivals, at most a visit batch).
 -- KEYS[1..6] meta, queue, seen, active, adm, window (see keys.go)
 -- ARGV[1] most visitors to admit, and to expire of each kind  ARGV[2] now override (ms)
 -- ARGV[3] pub/sub channel for changes
@@ -21,10 +22,26 @@ for _, v in ipairs(expired) do
   changed[#changed + 1] = v
 end
 
-local idle = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now - cfg.idle, 'LIMIT', 0, max)
-for _, v in ipairs(idle) do
+-- Idle waiters: visitors whose last presence is older than the idle timeout, and arrivals whose step's
+-- entry is (see ARRIVALS in lib.lua) and who have shown no presence of their own since; those who have
+-- are kept, or swept by their own entry.
+local idle = {}
+local stale = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now - cfg.idle, 'LIMIT', 0, max)
+for _, v in ipairs(stale) do
   redis.call('ZREM', KEYS[3], v)
-  redis.call('ZREM', KEYS[2], v)
+  local from, to = arrivals(v)
+  if from then
+    for _, w in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], SPAN + from, SPAN + to)) do
+      if not redis.call('ZSCORE', KEYS[3], w) then
+        redis.call('ZREM', KEYS[2], w)
+        idle[#idle + 1] = w
+      end
+    end
+  elseif redis.call('ZREM', KEYS[2], v) == 1 then
+    idle[#idle + 1] = v
+  end
+end
+for _, v in ipairs(idle) do
   changed[#changed + 1] = v
 end
 
@@ -64,7 +81,7 @@ end
 local total = redis.call('HINCRBY', KEYS[1], 'total', n)
 local waiting = redis.call('ZCARD', KEYS[2])
 local more = 0
-if #expired == max or #idle == max or (n == max and waiting > 0) then
+if #expired == max or #stale == max or (n == max and waiting > 0) then
   more = 1
 end
 

@@ -3,6 +3,21 @@
 -- here, inside the atomic step, never by a client's clock.
 local SPAN = 1125899906842624 -- 2^50: orders below are pre-queue draws, above are arrival sequences
 
+-- The presence set (seen) holds, besides visitors, one entry per step that added visitors to the back of
+-- the line: '\0arrivals:FIRST:LAST', scored with the step's time, stands for the presence of arrivals
+-- FIRST..LAST (sequences) that have shown none since. A crowd's joins thus write one presence entry per
+-- batch instead of one per visitor; the admission step sweeps such an entry like a visitor's (admit.lua).
+local ARRIVALS = '\0arrivals:'
+
+-- arrivals returns the sequences an entry of the presence set stands for, or nil for a visitor's entry.
+local function arrivals(member)
+  local first, last = string.match(member, '^%z' .. 'arrivals:(%d+):(%d+)$')
+  if first then
+    return tonumber(first), tonumber(last)
+  end
+  return nil
+end
+
 local function now_ms(override)
   if override ~= nil and override ~= '' then
     return tonumber(override)

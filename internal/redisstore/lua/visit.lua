@@ -12,6 +12,8 @@
 -- Visitors are served in ARGV order, each exactly as if it had a step of its own: an admitted visitor's
 -- admission is collected (grace turns into the session); a waiting visitor's presence is recorded; a join
 -- of a visitor in neither state takes a place at the back.
+-- Arrivals at the back show their presence through one entry of the presence set for the whole step (see
+-- ARRIVALS in lib.lua); every other visit records the visitor's own.
 -- Returns {-1} for an unknown room, else three fields per visitor: 0, 0, '' none; 1, position, the other
 -- lines it may still be in (space-separated, see point_line in lib.lua) or '' waiting; 2, admission id,
 -- expiry ms admitted.
@@ -55,6 +57,7 @@ local placed = {} -- visitor -> true, for arrivals in the pre-queue in this step
 local queue = {}  -- ZADD arguments for the queue: order, visitor, ...
 local seen = {}   -- ZADD arguments for presence: time, visitor, ...
 local seq, card   -- the arrival counter and the line's length before this step's arrivals at the back
+local first       -- the sequence of this step's first arrival at the back
 
 -- point the i-th visitor's line at this room, returning the lines it may still be in
 local function point(i, origin)
@@ -71,8 +74,8 @@ end
 
 -- arrive takes a place for a visitor in no line and returns its position.
 local function arrive(v, draw)
-  present(v)
   if preopen then
+    present(v)
     redis.call('ZADD', KEYS[2], tonumber(draw), v)
     placed[v] = true
     return redis.call('ZRANK', KEYS[2], v) + 1
@@ -80,6 +83,7 @@ local function arrive(v, draw)
   if not seq then
     seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
     card = redis.call('ZCARD', KEYS[2])
+    first = seq + 1
   end
   seq, card = seq + 1, card + 1
   queue[#queue + 1] = SPAN + seq
@@ -136,8 +140,10 @@ for i = 1, n do
   out[o - 2], out[o - 1], out[o] = visit(i, ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3])
 end
 zadd(KEYS[2], queue)
-zadd(KEYS[3], seen)
 if seq then
+  seen[#seen + 1] = now
+  seen[#seen + 1] = ARRIVALS .. first .. ':' .. seq
   redis.call('HSET', KEYS[1], 'seq', seq)
 end
+zadd(KEYS[3], seen)
 return out
