@@ -24,21 +24,32 @@ end
 
 -- Idle waiters: visitors whose last presence is older than the idle timeout, and arrivals whose step's
 -- entry is (see ARRIVALS in lib.lua) and who have shown no presence of their own since; those who have
--- are kept, or swept by their own entry.
+-- are kept, or swept by their own entry. The step looks at about max visitors (an arrivals entry is
+-- taken whole), leaving the rest of the stale entries to the next.
 local idle = {}
 local stale = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now - cfg.idle, 'LIMIT', 0, max)
+local looked, swept = 0, 0
 for _, v in ipairs(stale) do
+  if looked >= max then
+    break
+  end
+  swept = swept + 1
   redis.call('ZREM', KEYS[3], v)
   local from, to = arrivals(v)
   if from then
-    for _, w in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], SPAN + from, SPAN + to)) do
+    local covered = redis.call('ZRANGEBYSCORE', KEYS[2], SPAN + from, SPAN + to)
+    looked = looked + #covered
+    for _, w in ipairs(covered) do
       if not redis.call('ZSCORE', KEYS[3], w) then
         redis.call('ZREM', KEYS[2], w)
         idle[#idle + 1] = w
       end
     end
-  elseif redis.call('ZREM', KEYS[2], v) == 1 then
-    idle[#idle + 1] = v
+  else
+    looked = looked + 1
+    if redis.call('ZREM', KEYS[2], v) == 1 then
+      idle[#idle + 1] = v
+    end
   end
 end
 for _, v in ipairs(idle) do
@@ -81,7 +92,7 @@ end
 local total = redis.call('HINCRBY', KEYS[1], 'total', n)
 local waiting = redis.call('ZCARD', KEYS[2])
 local more = 0
-if #expired == max or #stale == max or (n == max and waiting > 0) then
+if #expired == max or #stale == max or swept < #stale or (n == max and waiting > 0) then
   more = 1
 end
 
