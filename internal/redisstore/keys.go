@@ -31,6 +31,10 @@ func (k keys) line(visitor string) string { return k.prefix + ":{visitor:" + vis
 // joining is a STRING, present while a join holds the visitor's join lock on Cluster (see lua/line.lua).
 func (k keys) joining(visitor string) string { return k.prefix + ":{visitor:" + visitor + "}:joining" }
 
+// moving returns a visitor's line pointer and join lock, in the order line.lua and line_settle.lua
+// declare them.
+func (k keys) moving(visitor string) []string { return []string{k.line(visitor), k.joining(visitor)} }
+
 // secret is a STRING holding a shared secret (signing keys, the visitor-token secret, the admin key)
 // that every instance must agree on.
 func (k keys) secret(name string) string { return k.prefix + ":secret:" + name }

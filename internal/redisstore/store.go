@@ -331,7 +331,7 @@ func (s *Store) joinLocked(ctx context.Context, id string, e room.Entrant) (room
 // may still be in. While another join of the visitor holds the lock it retries, for at most the store's
 // timeout.
 func (s *Store) lockLine(ctx context.Context, id string, e room.Entrant, token string) (string, error) {
-	keys := []string{s.keys.line(e.Visitor), s.keys.joining(e.Visitor)}
+	keys := s.keys.moving(e.Visitor)
 	lockMS := itoa((joinLockTimeouts * s.timeout).Milliseconds())
 	deadline := time.Now().Add(s.timeout)
 	for wait := joinLockRetry; ; wait = min(2*wait, joinLockMaxRetry) {
@@ -372,8 +372,7 @@ func (s *Store) settle(ctx context.Context, id, visitor, others, token string) e
 	if listed == "" && token == "" {
 		return err
 	}
-	keys := []string{s.keys.line(visitor), s.keys.joining(visitor)}
-	_, serr := s.run(ctx, settleScript, keys, listed, id, token)
+	_, serr := s.run(ctx, settleScript, s.keys.moving(visitor), listed, id, token)
 	return errors.Join(err, serr)
 }
 
