@@ -114,6 +114,7 @@ type Store struct {
 	rdb     rueidis.Client
 	keys    keys
 	timeout time.Duration
+	lockMS  string // a visitor's join lock lifetime in ms, as line.lua takes it (joinLockTimeouts)
 	clock   func() time.Time
 	cluster bool
 	batched func(visits int)
@@ -130,7 +131,8 @@ func New(rdb rueidis.Client, opts Options) *Store {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 500 * time.Millisecond
 	}
-	return &Store{rdb: rdb, keys: keys{prefix: opts.Prefix}, timeout: opts.Timeout, clock: opts.Clock, cluster: opts.Cluster,
+	return &Store{rdb: rdb, keys: keys{prefix: opts.Prefix}, timeout: opts.Timeout,
+		lockMS: itoa((joinLockTimeouts * opts.Timeout).Milliseconds()), clock: opts.Clock, cluster: opts.Cluster,
 		batched: opts.Batched, visits: map[string]*visitQueue{}}
 }
 
@@ -332,10 +334,9 @@ func (s *Store) joinLocked(ctx context.Context, id string, e room.Entrant) (room
 // timeout.
 func (s *Store) lockLine(ctx context.Context, id string, e room.Entrant, token string) (string, error) {
 	keys := s.keys.moving(e.Visitor)
-	lockMS := itoa((joinLockTimeouts * s.timeout).Milliseconds())
 	deadline := time.Now().Add(s.timeout)
 	for wait := joinLockRetry; ; wait = min(2*wait, joinLockMaxRetry) {
-		m, err := s.run(ctx, lineScript, keys, id, lineTTLArg, e.Origin, token, lockMS)
+		m, err := s.run(ctx, lineScript, keys, id, lineTTLArg, e.Origin, token, s.lockMS)
 		if err != nil {
 			return "", err
 		}
