@@ -11,7 +11,7 @@ local ARRIVALS = '\0arrivals:'
 
 -- arrivals returns the sequences an entry of the presence set stands for, or nil for a visitor's entry.
 local function arrivals(member)
-  local first, last = string.match(member, '^%z' .. 'arrivals:(%d+):(%d+)$')
+  local first, last = string.match(member, '^%zarrivals:(%d+):(%d+)$')
   if first then
     return tonumber(first), tonumber(last)
   end
