@@ -35,7 +35,7 @@ measure() {
   local sha k='rg:{room:bench}:'
   sha=$(redis-cli -p "$port" SCRIPT LOAD "$(cat internal/redisstore/lua/lib.lua; echo; cat internal/redisstore/lua/visit.lua)")
   redis-benchmark -p "$port" -c "$conc" -n 200000 -r 100000000 -q \
-    EVALSHA "$sha" 6 "${k}meta" "${k}queue" "${k}seen" "${k}active" "${k}adm" "${k}window" \
+    EVALSHA "$sha" 7 "${k}meta" "${k}queue" "${k}seen" "${k}active" "${k}adm" "${k}window" "${k}fences" \
     "" bench 86400 "rb___rand_int__" new 12345 "" | tr '\r' '\n' | grep 'requests per second' | tee "$bin/rb.txt"
   local rb join null
   rb=$(grep -oE '[0-9.]+ requests per second' "$bin/rb.txt" | head -1 | cut -d' ' -f1)

@@ -13,9 +13,11 @@ type keys struct{ prefix string }
 //	KEYS[4] active  ZSET  admitted visitor -> expiry (ms): counted and swept in the same script
 //	KEYS[5] adm     HASH  admitted visitor -> "admissionID|collected"
 //	KEYS[6] window  ZSET  admission id -> admission time (ms), the sliding rate window
+//	KEYS[7] fences  ZSET  visitor -> fence of the latest Cluster join that touched its place here (see
+//	                      lua/line.lua), kept for a while so that a stale join's late step is refused
 func (k keys) room(id string) []string {
 	p := k.prefix + ":{room:" + id + "}:"
-	return []string{p + "meta", p + "queue", p + "seen", p + "active", p + "adm", p + "window"}
+	return []string{p + "meta", p + "queue", p + "seen", p + "active", p + "adm", p + "window", p + "fences"}
 }
 
 // changes is the pub/sub channel on which room scripts announce visitors whose state changed.
@@ -31,9 +33,15 @@ func (k keys) line(visitor string) string { return k.prefix + ":{visitor:" + vis
 // joining is a STRING, present while a join holds the visitor's join lock on Cluster (see lua/line.lua).
 func (k keys) joining(visitor string) string { return k.prefix + ":{visitor:" + visitor + "}:joining" }
 
-// moving returns a visitor's line pointer and join lock, in the order line.lua and line_settle.lua
-// declare them.
-func (k keys) moving(visitor string) []string { return []string{k.line(visitor), k.joining(visitor)} }
+// fence is a STRING holding the fence of the visitor's latest join on Cluster, so that the next one's is
+// higher even if the server's clock went back (see lua/line.lua).
+func (k keys) fence(visitor string) string { return k.prefix + ":{visitor:" + visitor + "}:fence" }
+
+// moving returns a visitor's line pointer, join lock and fence, in the order line.lua declares them;
+// line_settle.lua takes the first two.
+func (k keys) moving(visitor string) []string {
+	return []string{k.line(visitor), k.joining(visitor), k.fence(visitor)}
+}
 
 // secret is a STRING holding a shared secret (signing keys, the visitor-token secret, the admin key)
 // that every instance must agree on.

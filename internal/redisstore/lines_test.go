@@ -10,6 +10,7 @@ import (
 
 	"github.com/rushgate/rushgate/internal/redistest"
 	"github.com/rushgate/rushgate/internal/room"
+	"github.com/rushgate/rushgate/internal/storetest"
 )
 
 // TestLineLeftAfterCrash plays a rushgate that dies in the middle of moving a visitor from one line to
@@ -49,12 +50,15 @@ func crashMidMove(t *testing.T, s *Store, e room.Entrant) {
 	}
 	later := room.Entrant{Visitor: v, Origin: e.Origin}
 	// The move to b, cut short before the leaving: what Join does up to there.
+	mode, arg := "join", e.Origin
 	if s.cluster {
-		if _, err := s.lockLine(ctx, "b", later, "dead"); err != nil {
+		_, fence, err := s.lockLine(ctx, "b", later)
+		if err != nil {
 			t.Fatal(err)
 		}
+		mode, arg = "fenced", fence
 	}
-	if _, _, err := s.visit(ctx, "b", v, "join", e.Origin); err != nil {
+	if _, _, err := s.visit(ctx, "b", v, mode, arg); err != nil {
 		t.Fatal(err)
 	}
 	waiting := func() []string {
@@ -139,5 +143,105 @@ func TestJoinLockBacksOff(t *testing.T) {
 	}
 	if n, _ := rdb.Do(ctx, rdb.B().Exists().Key(lock).Build()).AsInt64(); n != 0 {
 		t.Fatal("the join left its lock behind")
+	}
+}
+
+// TestStaleJoinFenced plays, on Cluster, a join that stalls past its lock's life while a later join of
+// the same visitor runs to the end: whatever the stale join does afterwards, the later join decides
+// where the visitor waits, because the rooms refuse steps whose fence is older than one they have seen.
+// Without fences, the stale join's late leave would leave the visitor in no line, and its late place
+// would leave it in two. Rooms forget fences once no step can carry them any more.
+func TestStaleJoinFenced(t *testing.T) {
+	ctx := context.Background()
+	clock := storetest.NewClock(time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
+	s := New(redistest.Client(t, redistest.Cluster(t)...), Options{Prefix: "fence", Cluster: true, Timeout: 100 * time.Millisecond, Clock: clock.Now})
+	cfg := room.Config{Capacity: 10, Paused: true, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Hour), IdleTimeout: room.Duration(time.Hour)}
+	rooms := []string{"a", "b", "c"}
+	for _, id := range rooms {
+		if err := s.PutRoom(ctx, id, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waiting := func(v string) []string {
+		var in []string
+		for _, id := range rooms {
+			st, err := s.Status(ctx, id, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.State == room.StateWaiting {
+				in = append(in, id)
+			}
+		}
+		return in
+	}
+	// stall starts a move of v to id and stops it after the lock (and, if placed, the place in id); its
+	// lock then expires, as it would while the stalled rushgate slept.
+	stall := func(v, id string, placed bool) (others, fence string) {
+		others, fence, err := s.lockLine(ctx, id, room.Entrant{Visitor: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if placed {
+			if _, _, err := s.visit(ctx, id, v, "fenced", fence); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.rdb.Do(ctx, s.rdb.B().Del().Key(s.keys.joining(v)).Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+		return others, fence
+	}
+	join := func(v, id string) {
+		if _, err := s.Join(ctx, id, room.Entrant{Visitor: v}); err != nil {
+			t.Fatalf("%s: join %s: %v", v, id, err)
+		}
+	}
+
+	// The stale join took its place in b; the later join returns to a, leaving b. The stale join's late
+	// leave of a must not take the visitor out of a.
+	join("v_leave", "a")
+	others, fence := stall("v_leave", "b", true)
+	join("v_leave", "a")
+	if err := s.settle(ctx, "b", "v_leave", others, fence); err != nil {
+		t.Fatal(err)
+	}
+	if in := waiting("v_leave"); len(in) != 1 || in[0] != "a" {
+		t.Fatalf("after a stale leave the visitor waits in %v, want a alone", in)
+	}
+
+	// The stale join stalled before its place in b; the later join moves the visitor to c. The stale
+	// join's late place in b must be refused.
+	join("v_place", "a")
+	_, fence = stall("v_place", "b", false)
+	join("v_place", "c")
+	if _, _, err := s.visit(ctx, "b", "v_place", "fenced", fence); !errors.Is(err, room.ErrUnavailable) {
+		t.Fatalf("stale place: %v, want ErrUnavailable", err)
+	}
+	if in := waiting("v_place"); len(in) != 1 || in[0] != "c" {
+		t.Fatalf("after a stale place the visitor waits in %v, want c alone", in)
+	}
+
+	fences := func() (n int64) {
+		for _, id := range rooms {
+			c, err := s.rdb.Do(ctx, s.rdb.B().Zcard().Key(s.keys.room(id)[6]).Build()).AsInt64()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += c
+		}
+		return n
+	}
+	if n := fences(); n == 0 {
+		t.Fatal("the rooms remember no fence")
+	}
+	clock.Advance(fenceKeepLocks*s.lockLife + time.Second)
+	for _, id := range rooms {
+		if _, err := s.Admit(ctx, id, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := fences(); n != 0 {
+		t.Fatalf("%d fences outlived their keep", n)
 	}
 }

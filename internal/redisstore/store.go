@@ -79,13 +79,16 @@ const lineTTL = 24 * time.Hour
 
 // A visitor's join lock on Cluster (see Store.Join) lives joinLockTimeouts times the store's timeout,
 // longer than the few steps of a join each bounded by it, so that only a rushgate that died holding it
-// leaves it to expire. A join that finds it taken tries again after joinLockRetry, doubling the wait
-// each time up to joinLockMaxRetry, so that a client sending many joins with one token at once costs
-// Redis a few calls per join rather than hundreds.
+// leaves it to expire; a join sends no step after that long. A join that finds it taken tries again
+// after joinLockRetry, doubling the wait each time up to joinLockMaxRetry, so that a client sending many
+// joins with one token at once costs Redis a few calls per join rather than hundreds. Rooms remember a
+// join's fence (lua/line.lua) fenceKeepLocks times the lock's life, long after any step of the join
+// could still arrive.
 const (
 	joinLockTimeouts = 10
 	joinLockRetry    = time.Millisecond
 	joinLockMaxRetry = 64 * time.Millisecond
+	fenceKeepLocks   = 10
 )
 
 var lineTTLArg = itoa(int64(lineTTL / time.Second))
@@ -114,10 +117,14 @@ type Store struct {
 	rdb     rueidis.Client
 	keys    keys
 	timeout time.Duration
-	lockMS  string // a visitor's join lock lifetime in ms, as line.lua takes it (joinLockTimeouts)
 	clock   func() time.Time
 	cluster bool
 	batched func(visits int)
+
+	// A visitor's join lock lives lockLife (joinLockTimeouts), lockMS as line.lua takes it; rooms
+	// remember a fence fenceKeepMS, as admit.lua takes it (fenceKeepLocks).
+	lockLife            time.Duration
+	lockMS, fenceKeepMS string
 
 	visitMu sync.Mutex             // guards visits
 	visits  map[string]*visitQueue // room id -> visits waiting for a batch (see visits.go)
@@ -131,9 +138,10 @@ func New(rdb rueidis.Client, opts Options) *Store {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 500 * time.Millisecond
 	}
-	return &Store{rdb: rdb, keys: keys{prefix: opts.Prefix}, timeout: opts.Timeout,
-		lockMS: itoa((joinLockTimeouts * opts.Timeout).Milliseconds()), clock: opts.Clock, cluster: opts.Cluster,
-		batched: opts.Batched, visits: map[string]*visitQueue{}}
+	lockLife := joinLockTimeouts * opts.Timeout
+	return &Store{rdb: rdb, keys: keys{prefix: opts.Prefix}, timeout: opts.Timeout, lockLife: lockLife,
+		lockMS: itoa(lockLife.Milliseconds()), fenceKeepMS: itoa((fenceKeepLocks * lockLife).Milliseconds()),
+		clock: opts.Clock, cluster: opts.Cluster, batched: opts.Batched, visits: map[string]*visitQueue{}}
 }
 
 // now is the ARGV time override: empty in production, where scripts read TIME.
@@ -290,7 +298,8 @@ func (s *Store) Rooms(ctx context.Context) ([]string, error) {
 // form one order, and each leaves only lines that the join before it joined. On Cluster, where a script
 // cannot span the two slots, a join first takes the visitor's join lock and swaps the pointer in one
 // step (line.lua), then takes its place, and releases the lock when it has settled: a visitor's joins
-// run one at a time, so none leaves a line another has just joined.
+// run one at a time, so none leaves a line another has just joined. Should a join outlive its lock (a
+// stalled rushgate, a step held up on its way), the lock's fence makes the rooms refuse its late steps.
 //
 // A visitor without a pointer is in its origin's line at most (see room.Entrant): its first join, the
 // one that issued its token, came before any other, so a later join that finds no pointer treats the
@@ -313,55 +322,58 @@ func (s *Store) Join(ctx context.Context, id string, e room.Entrant) (room.Statu
 }
 
 // joinLocked is a join on Cluster: under the visitor's join lock, the pointer is swapped before the
-// place is taken.
+// place is taken, and every step in a room carries the lock's fence. No step is sent once the lock may
+// have expired.
 func (s *Store) joinLocked(ctx context.Context, id string, e room.Entrant) (room.Status, error) {
-	token := itoa(mrand.Int64())
-	others, err := s.lockLine(ctx, id, e, token)
+	ctx, cancel := context.WithTimeout(ctx, s.lockLife)
+	defer cancel()
+	others, fence, err := s.lockLine(ctx, id, e)
 	if err != nil {
 		return room.Status{}, err
 	}
-	st, _, err := s.visit(ctx, id, e.Visitor, "join", e.Origin)
+	st, _, err := s.visit(ctx, id, e.Visitor, "fenced", fence)
 	if err != nil || st.State != room.StateWaiting {
 		// The pointer may now list this room too: a line the visitor is not in, which a later join
 		// leaves for nothing. Only the lock must go.
 		others = ""
 	}
-	return st, errors.Join(err, s.settle(ctx, id, e.Visitor, others, token))
+	return st, errors.Join(err, s.settle(ctx, id, e.Visitor, others, fence))
 }
 
 // lockLine takes the visitor's join lock and swaps its pointer to the room, returning the other lines it
-// may still be in. While another join of the visitor holds the lock it retries, for at most the store's
-// timeout.
-func (s *Store) lockLine(ctx context.Context, id string, e room.Entrant, token string) (string, error) {
+// may still be in and the join's fence. While another join of the visitor holds the lock it retries, for
+// at most the store's timeout.
+func (s *Store) lockLine(ctx context.Context, id string, e room.Entrant) (others, fence string, err error) {
 	keys := s.keys.moving(e.Visitor)
 	deadline := time.Now().Add(s.timeout)
 	for wait := joinLockRetry; ; wait = min(2*wait, joinLockMaxRetry) {
-		m, err := s.run(ctx, lineScript, keys, id, lineTTLArg, e.Origin, token, s.lockMS)
+		m, err := s.run(ctx, lineScript, keys, id, lineTTLArg, e.Origin, s.now(), s.lockMS)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
-		r, _ := m.ToArray()
-		if len(r) == 2 && integer(r[0]) == 1 {
-			return r[1].ToString()
+		if r, _ := m.ToArray(); len(r) == 3 && integer(r[0]) == 1 {
+			others, _ = r[1].ToString()
+			fence, _ = r[2].ToString()
+			return others, fence, nil
 		}
 		if time.Now().After(deadline) {
-			return "", fmt.Errorf("%w: another join of this visitor is in progress", room.ErrUnavailable)
+			return "", "", fmt.Errorf("%w: another join of this visitor is in progress", room.ErrUnavailable)
 		}
 		select {
 		case <-ctx.Done():
-			return "", mapError(ctx.Err())
+			return "", "", mapError(ctx.Err())
 		case <-time.After(wait/2 + mrand.N(wait/2)):
 		}
 	}
 }
 
 // settle leaves the other lines a join's swap found (space-separated; none when empty), then settles the
-// pointer on the room and releases the join lock if token names one. A line that cannot be left stays
-// listed, so the visitor's next join leaves it.
-func (s *Store) settle(ctx context.Context, id, visitor, others, token string) error {
+// pointer on the room and, on Cluster, releases the join lock that fence names (empty on standalone). A
+// line that cannot be left stays listed, so the visitor's next join leaves it.
+func (s *Store) settle(ctx context.Context, id, visitor, others, fence string) error {
 	var err error
 	for _, other := range strings.Fields(others) {
-		if _, err = s.leaveLine(ctx, other, visitor); err != nil && !errors.Is(err, room.ErrNotFound) {
+		if _, err = s.leave(ctx, other, visitor, "line", fence); err != nil && !errors.Is(err, room.ErrNotFound) {
 			break
 		}
 		err = nil
@@ -370,16 +382,11 @@ func (s *Store) settle(ctx context.Context, id, visitor, others, token string) e
 	if others != "" && err == nil {
 		listed = id + " " + others
 	}
-	if listed == "" && token == "" {
+	if listed == "" && fence == "" {
 		return err
 	}
-	_, serr := s.run(ctx, settleScript, s.keys.moving(visitor), listed, id, token)
+	_, serr := s.run(ctx, settleScript, s.keys.moving(visitor)[:2], listed, id, fence)
 	return errors.Join(err, serr)
-}
-
-// leaveLine leaves only the line, keeping any admission the visitor holds there.
-func (s *Store) leaveLine(ctx context.Context, id, visitor string) (bool, error) {
-	return s.leave(ctx, id, visitor, "line")
 }
 
 // Status implements [room.Store].
@@ -403,11 +410,13 @@ func (s *Store) Touch(ctx context.Context, id string, visitors []string) error {
 // Leave implements [room.Store]. A visitor's line pointer is left as it is: it expires, and a stale
 // one only makes a later join leave a line the visitor is no longer in, which is a no-op.
 func (s *Store) Leave(ctx context.Context, id, visitor string) (bool, error) {
-	return s.leave(ctx, id, visitor, "all")
+	return s.leave(ctx, id, visitor, "all", "")
 }
 
-func (s *Store) leave(ctx context.Context, id, visitor, what string) (bool, error) {
-	keys, args := s.keys.room(id), []string{visitor, s.keys.changes(id), what}
+// leave takes the visitor out of the room's line ("line") or out of the room ("all"); fence is the
+// Cluster join's doing it ("line" only, see lua/line.lua), or empty.
+func (s *Store) leave(ctx context.Context, id, visitor, what, fence string) (bool, error) {
+	keys, args := s.keys.room(id), []string{visitor, s.keys.changes(id), what, fence}
 	if what == "line" && !s.cluster {
 		keys, args = append(keys, s.keys.line(visitor)), append(args, id)
 	}
@@ -469,7 +478,7 @@ func (s *Store) Stats(ctx context.Context, id string) (room.Stats, error) {
 // Admit implements [room.Store]. Every instance runs it; the script is the only writer of admissions,
 // so gates racing on several instances admit nobody twice and never exceed capacity or rate.
 func (s *Store) Admit(ctx context.Context, id string, max int) (room.Tick, error) {
-	v, err := s.run(ctx, admitScript, s.keys.room(id), itoa(int64(max)), s.now(), s.keys.changes(id))
+	v, err := s.run(ctx, admitScript, s.keys.room(id), itoa(int64(max)), s.now(), s.keys.changes(id), s.fenceKeepMS)
 	if err != nil {
 		return room.Tick{}, err
 	}

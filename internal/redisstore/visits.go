@@ -35,11 +35,12 @@ const (
 
 // visitCall is one join or status read waiting for its batch.
 type visitCall struct {
-	visitor, origin string
-	mode            string // "new", "join" or "status", as visit.lua takes it
-	queued          time.Time
-	abandoned       atomic.Bool // its caller gave up; a batch not yet sent leaves it out
-	done            chan struct{}
+	visitor   string
+	mode      string // "new", "join", "fenced" or "status", as visit.lua takes it
+	arg       string // the origin of a "join", the fence of a "fenced" join, else empty
+	queued    time.Time
+	abandoned atomic.Bool // its caller gave up; a batch not yet sent leaves it out
+	done      chan struct{}
 
 	// set by the runner before done is closed
 	status room.Status
@@ -59,8 +60,8 @@ type visitQueue struct {
 // lib.lua). As without batching, a caller waits at most the store's timeout from its arrival: a visit
 // still queued by then fails without being sent, and a batch must answer by the deadline of its oldest
 // visit.
-func (s *Store) visit(ctx context.Context, id, visitor, mode, origin string) (room.Status, string, error) {
-	c := &visitCall{visitor: visitor, origin: origin, mode: mode, queued: time.Now(), done: make(chan struct{})}
+func (s *Store) visit(ctx context.Context, id, visitor, mode, arg string) (room.Status, string, error) {
+	c := &visitCall{visitor: visitor, mode: mode, arg: arg, queued: time.Now(), done: make(chan struct{})}
 	s.enqueue(ctx, id, c)
 	select {
 	case <-c.done:
@@ -151,7 +152,7 @@ func (s *Store) sendVisits(ctx context.Context, id string, batch []*visitCall) {
 		if c.mode == "join" && !s.cluster {
 			keys = append(keys, s.keys.line(c.visitor))
 		}
-		args = append(args, c.visitor, c.mode, itoa(1+mrand.Int64N(preQueueSpan-1)), c.origin)
+		args = append(args, c.visitor, c.mode, itoa(1+mrand.Int64N(preQueueSpan-1)), c.arg)
 	}
 	v, err := s.run(ctx, visitScript, keys, args...)
 	if s.batched != nil {
@@ -171,24 +172,30 @@ func (s *Store) sendVisits(ctx context.Context, id string, batch []*visitCall) {
 		if err != nil {
 			c.err = err
 		} else {
-			c.status, c.prev = visitStatus(r[3*i : 3*i+3])
+			c.status, c.prev, c.err = visitStatus(r[3*i : 3*i+3])
 		}
 		close(c.done)
 	}
 }
 
+// errSuperseded refuses a join on Cluster that a later join of the same visitor overtook while it
+// stalled (see lua/line.lua): the later join decides where the visitor waits.
+var errSuperseded = fmt.Errorf("%w: a later join of this visitor came first", room.ErrUnavailable)
+
 // visitStatus reads one visitor's three fields of the visit script's answer.
-func visitStatus(f []rueidis.RedisMessage) (room.Status, string) {
+func visitStatus(f []rueidis.RedisMessage) (room.Status, string, error) {
 	switch integer(f[0]) {
 	case 1:
 		prev, _ := f[2].ToString()
-		return room.Status{State: room.StateWaiting, Position: integer(f[1])}, prev
+		return room.Status{State: room.StateWaiting, Position: integer(f[1])}, prev, nil
 	case 2:
 		aid, _ := f[1].ToString()
 		return room.Status{State: room.StateAdmitted, Admission: room.Admission{
 			ID: aid, ExpiresAt: time.UnixMilli(integer(f[2])).UTC(), Collected: true,
-		}}, ""
+		}}, "", nil
+	case 3:
+		return room.Status{}, "", errSuperseded
 	default:
-		return room.Status{State: room.StateNone}, ""
+		return room.Status{State: room.StateNone}, "", nil
 	}
 }

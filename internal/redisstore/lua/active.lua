@@ -1,5 +1,5 @@
 -- active.lua: whether an admission is still the visitor's live one (online verification).
--- KEYS[1..6] meta, queue, seen, active, adm, window (see keys.go)
+-- KEYS[1..7] meta, queue, seen, active, adm, window, fences (see keys.go)
 -- ARGV[1] visitor  ARGV[2] admission id  ARGV[3] now override (ms)
 -- Returns -1 for an unknown room, 1 live, 0 not.
 if redis.call('EXISTS', KEYS[1]) == 0 then

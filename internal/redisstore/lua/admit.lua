@@ -1,10 +1,10 @@
 -- admit.lua: one admission step. Expires ended sessions and idle waiters, then admits from the front of
 -- the line within capacity (active admissions, counted after the sweep) and the sliding rate window.
--- Cost: O((expired + idle + admitted) * log N); nothing here walks the line (an arrivals entry of the
--- presence set covers one step's arrivals, at most a visit batch).
--- KEYS[1..6] meta, queue, seen, active, adm, window (see keys.go)
+-- Cost: O((expired + idle + admitted + fences forgotten) * log N); nothing here walks the line (an
+-- arrivals entry of the presence set covers one step's arrivals, at most a visit batch).
+-- KEYS[1..7] meta, queue, seen, active, adm, window, fences (see keys.go)
 -- ARGV[1] most visitors to admit, and to expire of each kind  ARGV[2] now override (ms)
--- ARGV[3] pub/sub channel for changes
+-- ARGV[3] pub/sub channel for changes  ARGV[4] how long a fence is kept (ms; see line.lua)
 -- Returns {-1} for an unknown room, else
 --   {{visitor, admission id, expiry ms, ...}, {expired...}, {idle...}, more (1/0), next ms (0: none), total}
 local cfg = room_cfg(KEYS[1])
@@ -14,6 +14,9 @@ end
 local max = tonumber(ARGV[1])
 local now = now_ms(ARGV[2])
 local changed = {}
+
+-- A fence is forgotten once no step of its join can still be on its way.
+redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - tonumber(ARGV[4]))
 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, max)
 for _, v in ipairs(expired) do

@@ -50,6 +50,18 @@ local function live(active, adm, v, now)
   return id, tonumber(exp), collected == '1'
 end
 
+-- fenced lets a step of a Cluster join carrying fence (see line.lua) touch the visitor's place in this
+-- room unless a later join of the visitor has touched it, and then remembers the fence; false refuses
+-- the step.
+local function fenced(fences, v, fence)
+  local last = redis.call('ZSCORE', fences, v)
+  if last and tonumber(last) > tonumber(fence) then
+    return false
+  end
+  redis.call('ZADD', fences, fence, v)
+  return true
+end
+
 -- point_line points a visitor's line pointer (a STRING) at room and returns, space-separated, the other
 -- lines the visitor may still be in, which the caller must leave. The pointer keeps those lines after
 -- the room until the caller has left them (line_settle.lua), so that if the caller dies first, the

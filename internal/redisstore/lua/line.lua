@@ -4,13 +4,22 @@
 -- point_line in lib.lua). The pointer therefore always lists every line the visitor may be in, even if
 -- the rushgate running the join dies before it ends; the lock keeps a racing join of the same visitor
 -- from leaving a line that this join has just taken (or kept) a place in.
--- KEYS[1] the visitor's line pointer  KEYS[2] the visitor's join lock (see keys.go)
+-- A lock can outlive neither a stalled rushgate nor a step delayed on its way, so the lock comes with a
+-- fence: a number higher than any earlier join of the visitor's, which this join's steps in the rooms'
+-- slots carry (visit.lua, leave.lua). A room refuses a step whose fence is lower than one it has seen
+-- for the visitor, so once a later join has touched a line, an earlier one can neither take a place in
+-- it nor leave it. The fence is the server's time in ms, or one more than the visitor's last fence if
+-- the clock went back (a failover), so that rooms can forget fences once no step can carry them.
+-- KEYS[1] the visitor's line pointer  KEYS[2] the visitor's join lock  KEYS[3] its last fence (keys.go)
 -- ARGV[1] room id  ARGV[2] pointer lifetime (seconds)  ARGV[3] the visitor's origin room ('' for none)
--- ARGV[4] this join's lock token  ARGV[5] lock lifetime (ms), longer than any join takes
+-- ARGV[4] now override (ms, '' in production)  ARGV[5] lock lifetime (ms), longer than any join takes
 -- Returns {0} if another join of the visitor holds the lock (try again shortly), else {1, the other
--- lines the visitor may still be in, space-separated, or ''}; the caller releases the lock with
--- line_settle.lua.
-if not redis.call('SET', KEYS[2], ARGV[4], 'NX', 'PX', ARGV[5]) then
+-- lines the visitor may still be in, space-separated, or '', the fence}; the lock's value is the fence,
+-- and the caller releases it with line_settle.lua.
+if redis.call('EXISTS', KEYS[2]) == 1 then
   return {0}
 end
-return {1, point_line(KEYS[1], ARGV[1], ARGV[2], ARGV[3])}
+local fence = string.format('%d', math.max(now_ms(ARGV[4]), tonumber(redis.call('GET', KEYS[3]) or '0') + 1))
+redis.call('SET', KEYS[2], fence, 'PX', ARGV[5])
+redis.call('SET', KEYS[3], fence, 'EX', ARGV[2])
+return {1, point_line(KEYS[1], ARGV[1], ARGV[2], ARGV[3]), fence}

@@ -4,7 +4,8 @@
 -- lock (line.lua), if the join still holds it.
 -- KEYS[1] the visitor's line pointer  KEYS[2] the visitor's join lock (see keys.go)
 -- ARGV[1] the pointer as the join left it ('room other ...'), or '' when there is nothing to settle
--- ARGV[2] the room alone  ARGV[3] the join's lock token, or '' when it holds none (standalone Redis)
+-- ARGV[2] the room alone  ARGV[3] the join's fence, its lock's value (line.lua), or '' when it holds no
+-- lock (standalone Redis)
 -- Returns 1 if settled, 0 if not.
 local settled = 0
 if ARGV[1] ~= '' and redis.call('GET', KEYS[1]) == ARGV[1] then

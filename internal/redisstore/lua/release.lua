@@ -1,5 +1,5 @@
 -- release.lua: end a live admission early, freeing its slot at once.
--- KEYS[1..6] meta, queue, seen, active, adm, window (see keys.go)
+-- KEYS[1..7] meta, queue, seen, active, adm, window, fences (see keys.go)
 -- ARGV[1] visitor  ARGV[2] admission id that must match ('' for any)  ARGV[3] now override (ms)
 -- ARGV[4] pub/sub channel for changes
 -- Returns -1 for an unknown room, 1 released, 0 no matching live admission.

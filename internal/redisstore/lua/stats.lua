@@ -1,5 +1,5 @@
 -- stats.lua: count a room's visitors. Admissions past their expiry are not counted, swept or not.
--- KEYS[1..6] meta, queue, seen, active, adm, window (see keys.go)
+-- KEYS[1..7] meta, queue, seen, active, adm, window, fences (see keys.go)
 -- ARGV[1] now override (ms)
 -- Returns {-1} for an unknown room, else {waiting, active, admitted total}.
 if redis.call('EXISTS', KEYS[1]) == 0 then

@@ -1,5 +1,5 @@
 -- touch.lua: record presence for waiting visitors that hold a stream open.
--- KEYS[1..6] meta, queue, seen, active, adm, window (see keys.go)
+-- KEYS[1..7] meta, queue, seen, active, adm, window, fences (see keys.go)
 -- ARGV[1] now override (ms, '' in production)  ARGV[2..] visitors
 -- Returns -1 for an unknown room, else how many of the visitors were waiting.
 if redis.call('EXISTS', KEYS[1]) == 0 then

@@ -1,14 +1,15 @@
 -- visit.lua: the joins and status reads of one room's visitors, a batch of them in one step.
--- KEYS[1..6] meta, queue, seen, active, adm, window (see keys.go)
--- KEYS[6+j]  (standalone Redis only, where scripts may span slots) the line pointer of the j-th visitor
+-- KEYS[1..7] meta, queue, seen, active, adm, window, fences (see keys.go)
+-- KEYS[7+j]  (standalone Redis only, where scripts may span slots) the line pointer of the j-th visitor
 --            whose mode is 'join': a join that leaves the visitor waiting points it at this room in the
 --            same step, saving a round trip
 -- ARGV[1] now override (ms, '' in production)  ARGV[2] room id  ARGV[3] line pointer lifetime (seconds)
 -- ARGV[4i .. 4i+3] the i-th visitor (from 1): its id; 'new' (a join of a visitor whose token this join
---            issued: in no line, holding no admission, with no pointer), 'join' or 'status'; the random
---            order drawn in case it arrives in the pre-queue (1 .. 2^50-1); its origin room ('' for none,
---            see point_line). At most a few hundred visitors, whose ids and presence go through Lua's
---            unpack (which takes some thousands of values)
+--            issued: in no line, holding no admission, with no pointer), 'join', 'fenced' (a join on
+--            Cluster, see line.lua) or 'status'; the random order drawn in case it arrives in the
+--            pre-queue (1 .. 2^50-1); for 'join' its origin room ('' for none, see point_line), for
+--            'fenced' the join's fence, else ''. At most a few hundred visitors, whose ids and presence go
+--            through Lua's unpack (which takes some thousands of values)
 -- Visitors are served in ARGV order, each exactly as if it had a step of its own: an admitted visitor's
 -- admission is collected (grace turns into the session); a waiting visitor's presence is recorded; a join
 -- of a visitor in neither state takes a place at the back.
@@ -16,13 +17,13 @@
 -- ARRIVALS in lib.lua); every other visit records the visitor's own.
 -- Returns {-1} for an unknown room, else three fields per visitor: 0, 0, '' none; 1, position, the other
 -- lines it may still be in (space-separated, see point_line in lib.lua) or '' waiting; 2, admission id,
--- expiry ms admitted.
+-- expiry ms admitted; 3, 0, '' a fenced join refused, a later join of the visitor having come first.
 local cfg = room_cfg(KEYS[1])
 if not cfg then
   return {-1}
 end
 local now = now_ms(ARGV[1])
-local lines = #KEYS > 6
+local lines = #KEYS > 7
 local preopen = cfg.opens > 0 and now < cfg.opens
 local n = (#ARGV - 3) / 4
 
@@ -40,7 +41,7 @@ for i = 1, n do
     at[i] = #ids
   end
   if mode == 'join' and lines then
-    pointers[i] = KEYS[7 + #pointers]
+    pointers[i] = KEYS[8 + #pointers]
   end
 end
 local expiries, orders = {}, {}
@@ -108,7 +109,10 @@ local function admitted(i, v)
   return id, exp
 end
 
-local function visit(i, v, mode, draw, origin)
+local function visit(i, v, mode, draw, arg)
+  if mode == 'fenced' and not fenced(KEYS[7], v, arg) then
+    return 3, 0, ''
+  end
   local id, exp = admitted(i, v)
   if id then
     return 2, id, exp
@@ -119,12 +123,12 @@ local function visit(i, v, mode, draw, origin)
   end
   if position then
     present(v)
-    return 1, position, point(i, origin)
+    return 1, position, point(i, arg)
   end
   if mode == 'status' then
     return 0, 0, ''
   end
-  return 1, arrive(v, draw), point(i, origin)
+  return 1, arrive(v, draw), point(i, arg)
 end
 
 -- zadd writes flat score/member pairs in one command.
