@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Join requests/s through HTTP on the Redis backend, in one run, against (1) the null net/http handler
 # and (2) redis-benchmark sending the same join script straight to Redis at the same concurrency; at
-# each concurrency given (default: 64, a small crowd, and 256, where batching has enough concurrent
-# joins to work with), each on freshly started servers. Everything runs on loopback and stops by itself.
-# Usage: bench/redis-join.sh [-c "64 256"] [-d 2s]
-concs="64 256"; dur=2s
+# each concurrency given, each on freshly started servers. Everything runs on loopback and stops by
+# itself. The summary also compares capacities: each server's best requests/s over the concurrencies.
+# The null handler reaches its capacity at 64 connections already, while a join, which waits for a
+# round trip to Redis, needs more connections in flight to reach its own (docs/benchmarks.md).
+# Usage: bench/redis-join.sh [-c "64 256 512"] [-d 2s]
+concs="64 256 512"; dur=2s
 while [ $# -gt 0 ]; do case "$1" in -c) concs=$2; shift 2;; -d) dur=$2; shift 2;; *) echo "unknown flag $1"; exit 2;; esac; done
 source "$(dirname "$0")/lib.sh"
 
-# measure CONC: one full measurement on fresh servers; appends "CONC JOIN/NULL JOIN/REDIS-BENCHMARK" to
-# $bin/summary.txt.
+# measure CONC: one full measurement on fresh servers; appends "CONC JOIN/NULL JOIN/REDIS-BENCHMARK
+# NULL-REQ/S JOIN-REQ/S" to $bin/summary.txt.
 measure() {
   local conc=$1
   start_redis_and_rushgate 19092 19082
@@ -43,9 +45,9 @@ measure() {
   null=$(awk '/^[0-9]+ /{print $2}' "$bin/http.txt" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
   awk -v j="$join" -v n="$null" -v r="$rb" 'BEGIN {
     printf "median join req/s %.0f, null %.0f, redis-benchmark script calls/s %.0f\n", j, n, r }'
-  # rgload's median of the nine round ratios, and join over redis-benchmark
-  awk -v c="$conc" -v j="$join" -v r="$rb" '/^join\/null median ratio/ {printf "%d %.2f %.2f\n", c, $4, j / r}' \
-    "$bin/http.txt" >> "$bin/summary.txt"
+  # rgload's median of the nine round ratios, join over redis-benchmark, and the medians of the rounds
+  awk -v c="$conc" -v j="$join" -v n="$null" -v r="$rb" '/^join\/null median ratio/ {
+    printf "%d %.2f %.2f %.0f %.0f\n", c, $4, j / r, n, j }' "$bin/http.txt" >> "$bin/summary.txt"
   stop_servers
 }
 
@@ -53,5 +55,8 @@ for conc in $concs; do
   measure "$conc"
 done
 echo "== summary"
-printf "%-12s %10s %22s\n" concurrency join/null join/redis-benchmark
-awk '{printf "%-12s %10s %22s\n", $1, $2, $3}' "$bin/summary.txt"
+printf "%-12s %10s %22s %12s %12s\n" concurrency join/null join/redis-benchmark "null req/s" "join req/s"
+awk '{printf "%-12s %10s %22s %12s %12s\n", $1, $2, $3, $4, $5}' "$bin/summary.txt"
+awk '$4 > n {n = $4; nc = $1} $5 > j {j = $5; jc = $1}
+  END {printf "capacity (best median req/s): null %.0f (at %d), join %.0f (at %d): join/null %.2f\n", n, nc, j, jc, j / n}' \
+  "$bin/summary.txt"
