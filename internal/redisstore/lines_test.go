@@ -28,16 +28,41 @@ func TestLineLeftAfterCrash(t *testing.T) {
 			} else {
 				s = New(redistest.Client(t, redistest.Start(t).Addr), opts)
 			}
-			cfg := room.Config{Capacity: 10, Paused: true, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Hour), IdleTimeout: room.Duration(time.Hour)}
-			for _, id := range []string{"a", "b", "c"} {
-				if err := s.PutRoom(context.Background(), id, cfg); err != nil {
-					t.Fatal(err)
-				}
-			}
+			putLines(t, s)
 			crashMidMove(t, s, room.Entrant{Visitor: "v_pointed"})
 			crashMidMove(t, s, room.Entrant{Visitor: "v_arrived", Origin: "a", New: true})
 		})
 	}
+}
+
+// lines are the rooms the line tests move visitors between.
+var lines = []string{"a", "b", "c"}
+
+// putLines creates the rooms of lines, paused so that visitors stay waiting.
+func putLines(t *testing.T, s *Store) {
+	t.Helper()
+	cfg := room.Config{Capacity: 10, Paused: true, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Hour), IdleTimeout: room.Duration(time.Hour)}
+	for _, id := range lines {
+		if err := s.PutRoom(context.Background(), id, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitingIn returns the rooms of lines in which v waits.
+func waitingIn(t *testing.T, s *Store, v string) []string {
+	t.Helper()
+	var in []string
+	for _, id := range lines {
+		st, err := s.Status(context.Background(), id, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.State == room.StateWaiting {
+			in = append(in, id)
+		}
+	}
+	return in
 }
 
 // crashMidMove joins e to a, cuts its move to b short, and checks that its next join, to c, leaves both.
@@ -61,20 +86,7 @@ func crashMidMove(t *testing.T, s *Store, e room.Entrant) {
 	if _, _, err := s.visit(ctx, "b", v, mode, arg); err != nil {
 		t.Fatal(err)
 	}
-	waiting := func() []string {
-		var in []string
-		for _, id := range []string{"a", "b", "c"} {
-			st, err := s.Status(ctx, id, v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if st.State == room.StateWaiting {
-				in = append(in, id)
-			}
-		}
-		return in
-	}
-	if in := waiting(); len(in) != 2 {
+	if in := waitingIn(t, s, v); len(in) != 2 {
 		t.Fatalf("%s: after the cut-short move the visitor waits in %v, want a and b", v, in)
 	}
 	// On Cluster the dead join's lock holds the next join off until it expires.
@@ -87,7 +99,7 @@ func crashMidMove(t *testing.T, s *Store, e room.Entrant) {
 			t.Fatalf("%s: join after the crash: %v", v, err)
 		}
 	}
-	if in := waiting(); len(in) != 1 || in[0] != "c" {
+	if in := waitingIn(t, s, v); len(in) != 1 || in[0] != "c" {
 		t.Fatalf("%s: after the next join the visitor waits in %v, want c alone", v, in)
 	}
 	if p, err := s.rdb.Do(ctx, s.rdb.B().Get().Key(s.keys.line(v)).Build()).ToString(); err != nil || p != "c" {
@@ -155,26 +167,7 @@ func TestStaleJoinFenced(t *testing.T) {
 	ctx := context.Background()
 	clock := storetest.NewClock(time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
 	s := New(redistest.Client(t, redistest.Cluster(t)...), Options{Prefix: "fence", Cluster: true, Timeout: 100 * time.Millisecond, Clock: clock.Now})
-	cfg := room.Config{Capacity: 10, Paused: true, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Hour), IdleTimeout: room.Duration(time.Hour)}
-	rooms := []string{"a", "b", "c"}
-	for _, id := range rooms {
-		if err := s.PutRoom(ctx, id, cfg); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waiting := func(v string) []string {
-		var in []string
-		for _, id := range rooms {
-			st, err := s.Status(ctx, id, v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if st.State == room.StateWaiting {
-				in = append(in, id)
-			}
-		}
-		return in
-	}
+	putLines(t, s)
 	// stall starts a move of v to id and stops it after the lock (and, if placed, the place in id); its
 	// lock then expires, as it would while the stalled rushgate slept.
 	stall := func(v, id string, placed bool) (others, fence string) {
@@ -206,7 +199,7 @@ func TestStaleJoinFenced(t *testing.T) {
 	if err := s.settle(ctx, "b", "v_leave", others, fence); err != nil {
 		t.Fatal(err)
 	}
-	if in := waiting("v_leave"); len(in) != 1 || in[0] != "a" {
+	if in := waitingIn(t, s, "v_leave"); len(in) != 1 || in[0] != "a" {
 		t.Fatalf("after a stale leave the visitor waits in %v, want a alone", in)
 	}
 
@@ -218,12 +211,12 @@ func TestStaleJoinFenced(t *testing.T) {
 	if _, _, err := s.visit(ctx, "b", "v_place", "fenced", fence); !errors.Is(err, room.ErrUnavailable) {
 		t.Fatalf("stale place: %v, want ErrUnavailable", err)
 	}
-	if in := waiting("v_place"); len(in) != 1 || in[0] != "c" {
+	if in := waitingIn(t, s, "v_place"); len(in) != 1 || in[0] != "c" {
 		t.Fatalf("after a stale place the visitor waits in %v, want c alone", in)
 	}
 
 	fences := func() (n int64) {
-		for _, id := range rooms {
+		for _, id := range lines {
 			c, err := s.rdb.Do(ctx, s.rdb.B().Zcard().Key(s.keys.room(id)[6]).Build()).AsInt64()
 			if err != nil {
 				t.Fatal(err)
@@ -236,7 +229,7 @@ func TestStaleJoinFenced(t *testing.T) {
 		t.Fatal("the rooms remember no fence")
 	}
 	clock.Advance(fenceKeepLocks*s.lockLife + time.Second)
-	for _, id := range rooms {
+	for _, id := range lines {
 		if _, err := s.Admit(ctx, id, 10); err != nil {
 			t.Fatal(err)
 		}
