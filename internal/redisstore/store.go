@@ -343,7 +343,7 @@ func (s *Store) joinLocked(ctx context.Context, id string, e room.Entrant) (room
 // lockLine takes the visitor's join lock and swaps its pointer to the room, returning the other lines it
 // may still be in and the join's fence. While another join of the visitor holds the lock it retries, for
 // at most the store's timeout.
-func (s *Store) lockLine(ctx context.Context, id string, e room.Entrant) (others, fence string, err error) {
+func (s *Store) lockLine(ctx context.Context, id string, e room.Entrant) (string, string, error) {
 	keys := s.keys.moving(e.Visitor)
 	deadline := time.Now().Add(s.timeout)
 	for wait := joinLockRetry; ; wait = min(2*wait, joinLockMaxRetry) {
@@ -352,8 +352,8 @@ func (s *Store) lockLine(ctx context.Context, id string, e room.Entrant) (others
 			return "", "", err
 		}
 		if r, _ := m.ToArray(); len(r) == 3 && integer(r[0]) == 1 {
-			others, _ = r[1].ToString()
-			fence, _ = r[2].ToString()
+			others, _ := r[1].ToString()
+			fence, _ := r[2].ToString()
 			return others, fence, nil
 		}
 		if time.Now().After(deadline) {
