@@ -34,7 +34,8 @@ func (k keys) line(visitor string) string { return k.prefix + ":{visitor:" + vis
 func (k keys) joining(visitor string) string { return k.prefix + ":{visitor:" + visitor + "}:joining" }
 
 // fence is a STRING holding the fence of the visitor's latest join on Cluster, so that the next one's is
-// higher even if the server's clock went back (see lua/line.lua).
+// higher even if the server's clock went back (see lua/line.lua); it lives as long as rooms remember
+// fences, not as long as the line pointer, so a crowd reloading on Cluster leaves no key for a day.
 func (k keys) fence(visitor string) string { return k.prefix + ":{visitor:" + visitor + "}:fence" }
 
 // moving returns a visitor's line pointer, join lock and fence, in the order line.lua declares them;

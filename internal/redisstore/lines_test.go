@@ -162,7 +162,7 @@ func TestJoinLockBacksOff(t *testing.T) {
 // the same visitor runs to the end: whatever the stale join does afterwards, the later join decides
 // where the visitor waits, because the rooms refuse steps whose fence is older than one they have seen.
 // Without fences, the stale join's late leave would leave the visitor in no line, and its late place
-// would leave it in two. Rooms forget fences once no step can carry them any more.
+// would leave it in two. Rooms, and the visitor's own key, forget fences once no step can carry them.
 func TestStaleJoinFenced(t *testing.T) {
 	ctx := context.Background()
 	clock := storetest.NewClock(time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
@@ -228,7 +228,12 @@ func TestStaleJoinFenced(t *testing.T) {
 	if n := fences(); n == 0 {
 		t.Fatal("the rooms remember no fence")
 	}
-	clock.Advance(fenceKeepLocks*s.lockLife + time.Second)
+	// A visitor's own last fence lives as long as the rooms remember fences, not a day like its pointer.
+	keep := fenceKeepLocks * s.lockLife
+	if ttl, err := s.rdb.Do(ctx, s.rdb.B().Pttl().Key(s.keys.fence("v_place")).Build()).AsInt64(); err != nil || ttl <= 0 || ttl > keep.Milliseconds() {
+		t.Fatalf("the visitor's fence lives %d ms (%v), want at most %v", ttl, err, keep)
+	}
+	clock.Advance(keep + time.Second)
 	for _, id := range lines {
 		if _, err := s.Admit(ctx, id, 10); err != nil {
 			t.Fatal(err)

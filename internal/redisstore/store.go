@@ -122,7 +122,7 @@ type Store struct {
 	batched func(visits int)
 
 	// A visitor's join lock lives lockLife (joinLockTimeouts), lockMS as line.lua takes it; rooms
-	// remember a fence fenceKeepMS, as admit.lua takes it (fenceKeepLocks).
+	// and the visitor's own key remember a fence fenceKeepMS, as the scripts take it (fenceKeepLocks).
 	lockLife            time.Duration
 	lockMS, fenceKeepMS string
 
@@ -347,7 +347,7 @@ func (s *Store) lockLine(ctx context.Context, id string, e room.Entrant) (string
 	keys := s.keys.moving(e.Visitor)
 	deadline := time.Now().Add(s.timeout)
 	for wait := joinLockRetry; ; wait = min(2*wait, joinLockMaxRetry) {
-		m, err := s.run(ctx, lineScript, keys, id, lineTTLArg, e.Origin, s.now(), s.lockMS)
+		m, err := s.run(ctx, lineScript, keys, id, lineTTLArg, e.Origin, s.now(), s.lockMS, s.fenceKeepMS)
 		if err != nil {
 			return "", "", err
 		}

@@ -13,6 +13,7 @@
 -- KEYS[1] the visitor's line pointer  KEYS[2] the visitor's join lock  KEYS[3] its last fence (keys.go)
 -- ARGV[1] room id  ARGV[2] pointer lifetime (seconds)  ARGV[3] the visitor's origin room ('' for none)
 -- ARGV[4] now override (ms, '' in production)  ARGV[5] lock lifetime (ms), longer than any join takes
+-- ARGV[6] how long the visitor's last fence is kept (ms): as long as rooms remember fences (admit.lua)
 -- Returns {0} if another join of the visitor holds the lock (try again shortly), else {1, the other
 -- lines the visitor may still be in, space-separated, or '', the fence}; the lock's value is the fence,
 -- and the caller releases it with line_settle.lua.
@@ -21,5 +22,5 @@ if redis.call('EXISTS', KEYS[2]) == 1 then
 end
 local fence = string.format('%d', math.max(now_ms(ARGV[4]), tonumber(redis.call('GET', KEYS[3]) or '0') + 1))
 redis.call('SET', KEYS[2], fence, 'PX', ARGV[5])
-redis.call('SET', KEYS[3], fence, 'EX', ARGV[2])
+redis.call('SET', KEYS[3], fence, 'PX', ARGV[6])
 return {1, point_line(KEYS[1], ARGV[1], ARGV[2], ARGV[3]), fence}
