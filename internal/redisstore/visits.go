@@ -17,9 +17,9 @@ import (
 // visit script, which serves them one after another in one atomic step. Redis pays the fixed cost of a
 // script call (parsing, lookup, reading the room's config and the time) once per batch instead of once
 // per visitor, the script looks the whole batch up in one command per sorted set, and rushgate sends one
-// command instead of many. Nobody waits for a batch to fill: a visit
-// that finds a free runner is sent at once, alone if it is alone; batches only form while Redis is busy,
-// so under load they grow and at rest a visit costs what it did unbatched.
+// command instead of many. Nobody waits for a batch to fill: a visit that finds a free runner is sent at
+// once, alone if it is alone; batches only form while Redis is busy, so under load they grow and at rest
+// a visit costs what it did unbatched.
 //
 // Batching changes no outcome. Each visitor's join is served exactly as its own step would be, in the
 // order the batch lists them; joins in flight at the same time had no order between them anyway, and a
