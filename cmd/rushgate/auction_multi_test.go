@@ -33,15 +33,15 @@ func TestAuctionOnThreeInstances(t *testing.T) {
 		return fmt.Sprintf(`{"title": "Lot", "currency": "EUR", "start_price": 100, "increment": [{"from": 0, "step": 10}, {"from": 5000, "step": 50}],
 			"starts_at": %q, "ends_at": %q%s}`, now.Add(-time.Minute).Format(time.RFC3339Nano), end.Format(time.RFC3339Nano), extra)
 	}
-	if code, b, _ := do(t, "PUT", pick()+"/v1/auctions/hot", "multi", cfg("")); code != 200 {
+	if code, b, _ := do(t, "PUT", pick()+"/v1/auctions/hot", testAdminKey, cfg("")); code != 200 {
 		t.Fatalf("PUT: %d %v", code, b)
 	}
-	if code, b, _ := do(t, "PUT", pick()+"/v1/auctions/buy", "multi", cfg(`, "buy_now_price": 9000`)); code != 200 {
+	if code, b, _ := do(t, "PUT", pick()+"/v1/auctions/buy", testAdminKey, cfg(`, "buy_now_price": 9000`)); code != 200 {
 		t.Fatalf("PUT: %d %v", code, b)
 	}
 	tokens := make([]string, 300)
 	for i := range tokens {
-		_, v, _ := do(t, "POST", pick()+"/v1/visitors", "multi", fmt.Sprintf(`{"subject": "bidder-%d"}`, i))
+		_, v, _ := do(t, "POST", pick()+"/v1/visitors", testAdminKey, fmt.Sprintf(`{"subject": "bidder-%d"}`, i))
 		tokens[i] = v["visitor_token"].(string)
 	}
 	var wg sync.WaitGroup
@@ -140,10 +140,10 @@ func TestAuctionClosesAfterAllInstancesDown(t *testing.T) {
 	end := now.Add(1500 * time.Millisecond)
 	cfg := fmt.Sprintf(`{"title": "Lot", "currency": "EUR", "start_price": 100, "increment": 10, "starts_at": %q, "ends_at": %q}`,
 		now.Add(-time.Minute).Format(time.RFC3339Nano), end.Format(time.RFC3339Nano))
-	if code, _, _ := do(t, "PUT", in[0].base+"/v1/auctions/lot", "multi", cfg); code != 200 {
+	if code, _, _ := do(t, "PUT", in[0].base+"/v1/auctions/lot", testAdminKey, cfg); code != 200 {
 		t.Fatal(code)
 	}
-	_, v, _ := do(t, "POST", in[1].base+"/v1/visitors", "multi", `{"subject": "alice"}`)
+	_, v, _ := do(t, "POST", in[1].base+"/v1/visitors", testAdminKey, `{"subject": "alice"}`)
 	if code, _, _ := do(t, "POST", in[1].base+"/v1/auctions/lot/bids", v["visitor_token"].(string), `{"max_amount": 700}`); code != 201 {
 		t.Fatal(code)
 	}

@@ -26,12 +26,12 @@ func dropCrowd(t *testing.T, in []*instance, midway func()) map[string]string {
 			}
 		}
 	}
-	if code, b, _ := do(t, "PUT", base()+"/v1/drops/big", "multi", fmt.Sprintf(`{"stock": 1000, "opens_at": %q}`, time.Now().Add(-time.Minute).Format(time.RFC3339))); code != 200 {
+	if code, b, _ := do(t, "PUT", base()+"/v1/drops/big", testAdminKey, fmt.Sprintf(`{"stock": 1000, "opens_at": %q}`, time.Now().Add(-time.Minute).Format(time.RFC3339))); code != 200 {
 		t.Fatalf("PUT: %d %v", code, b)
 	}
 	tokens := make([]string, 5000)
 	for i := range tokens {
-		_, v, _ := do(t, "POST", base()+"/v1/visitors", "multi", fmt.Sprintf(`{"subject": "crowd-%d"}`, i))
+		_, v, _ := do(t, "POST", base()+"/v1/visitors", testAdminKey, fmt.Sprintf(`{"subject": "crowd-%d"}`, i))
 		tokens[i] = v["visitor_token"].(string)
 	}
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 200}}
@@ -96,7 +96,7 @@ func checkDrop(t *testing.T, in []*instance, dsn string, won map[string]string, 
 	}
 	var claims []any
 	for after := 0; ; {
-		_, page, _ := do(t, "GET", fmt.Sprintf("%s/v1/drops/big/claims?after=%d&limit=1000", live.base, after), "multi", "")
+		_, page, _ := do(t, "GET", fmt.Sprintf("%s/v1/drops/big/claims?after=%d&limit=1000", live.base, after), testAdminKey, "")
 		list := page["claims"].([]any)
 		claims = append(claims, list...)
 		if len(list) == 0 {

@@ -39,7 +39,7 @@ func TestRedisOutageAndRestarts(t *testing.T) {
 	bin := buildBinary(t)
 	in := startInstances(t, bin, srv.Addr, 1)[0]
 
-	if code, _, _ := do(t, "PUT", in.base+"/v1/rooms/r", "multi", `{"capacity": 1, "paused": true}`); code != 200 {
+	if code, _, _ := do(t, "PUT", in.base+"/v1/rooms/r", testAdminKey, `{"capacity": 1, "paused": true}`); code != 200 {
 		t.Fatalf("PUT room: %d", code)
 	}
 	var tokens []string
@@ -100,7 +100,7 @@ func jsonBody(res *http.Response, v any) error {
 func TestRedisStall(t *testing.T) {
 	srv := redistest.Start(t)
 	in := startInstances(t, buildBinary(t), srv.Addr, 1)[0]
-	if code, _, _ := do(t, "PUT", in.base+"/v1/rooms/r", "multi", `{"capacity": 1, "paused": true}`); code != 200 {
+	if code, _, _ := do(t, "PUT", in.base+"/v1/rooms/r", testAdminKey, `{"capacity": 1, "paused": true}`); code != 200 {
 		t.Fatalf("PUT room: %d", code)
 	}
 	rdb := redistest.Client(t, srv.Addr)

@@ -69,11 +69,23 @@ func TestCommands(t *testing.T) {
 	if err := run(context.Background(), []string{"serve", "--log-format", "xml"}, &out, &errb); err == nil {
 		t.Fatal("bad --log-format accepted")
 	}
-	for _, bad := range [][]string{{"--rotate-keys-every", "1m"}, {"--rotate-keys-every", "-1h"}, {"--key-retention", "0s"}} {
+	for _, bad := range [][]string{{"--rotate-keys-every", "1m"}, {"--rotate-keys-every", "-1h"}, {"--key-retention", "0s"},
+		{"--admin-key", "a"}, {"--admin-key", " "}, {"--admin-key", "fifteen-chars-x"}} {
 		err := run(context.Background(), append([]string{"serve", "--data", t.TempDir()}, bad...), &out, &errb)
 		if err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Fatalf("serve %v: %v, want an error naming the flag", bad, err)
 		}
+	}
+}
+
+// TestBlankAdminKeyFromEnvRefused: a blank RUSHGATE_ADMIN_KEY would lock the admin API out, so serve
+// refuses to start with a message naming the variable.
+func TestBlankAdminKeyFromEnvRefused(t *testing.T) {
+	t.Setenv("RUSHGATE_ADMIN_KEY", " ")
+	var out, errb bytes.Buffer
+	err := run(context.Background(), []string{"serve", "--data", t.TempDir(), "--addr", freeAddr(t)}, &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), "RUSHGATE_ADMIN_KEY") || !strings.Contains(err.Error(), "blank") {
+		t.Fatalf("serve with a blank RUSHGATE_ADMIN_KEY: %v, want a refusal naming it", err)
 	}
 }
 

@@ -31,6 +31,9 @@ type instance struct {
 	dead atomic.Bool
 }
 
+// testAdminKey is the admin key every instance of the multi-instance tests shares.
+const testAdminKey = "multi-admin-key-0123"
+
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "rushgate")
@@ -49,7 +52,7 @@ func startInstances(t *testing.T, bin, redisAddr string, n int, extra ...string)
 	for range n {
 		addr := freeAddr(t)
 		args := append([]string{"serve", "--addr", addr, "--data", t.TempDir(), "--redis", url,
-			"--admin-key", "multi", "--log-level", "warn"}, extra...)
+			"--admin-key", testAdminKey, "--log-level", "warn"}, extra...)
 		cmd := exec.Command(bin, args...)
 		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 		if err := cmd.Start(); err != nil {
@@ -371,7 +374,7 @@ func TestCrossInstancePush(t *testing.T) {
 	a, b := in[0], in[1]
 	for round := range 5 {
 		roomURL := fmt.Sprintf("/v1/rooms/push%d", round)
-		if code, _, _ := do(t, "PUT", a.base+roomURL, "multi", `{"capacity": 1, "paused": true}`); code != 200 {
+		if code, _, _ := do(t, "PUT", a.base+roomURL, testAdminKey, `{"capacity": 1, "paused": true}`); code != 200 {
 			t.Fatal(code)
 		}
 		_, st, _ := do(t, "POST", b.base+roomURL+"/join", "", "")
@@ -394,7 +397,7 @@ func TestCrossInstancePush(t *testing.T) {
 		}()
 		time.Sleep(100 * time.Millisecond) // the stream is open and has sent its first event
 		start := time.Now()
-		if code, _, _ := do(t, "PUT", a.base+roomURL, "multi", `{"capacity": 1}`); code != 200 {
+		if code, _, _ := do(t, "PUT", a.base+roomURL, testAdminKey, `{"capacity": 1}`); code != 200 {
 			t.Fatal(code)
 		}
 		select {
@@ -415,13 +418,13 @@ func TestKeyRotationReachesEveryInstance(t *testing.T) {
 	srv := redistest.Start(t)
 	in := startInstances(t, buildBinary(t), srv.Addr, 2)
 	a, b := in[0], in[1]
-	if code, _, _ := do(t, "PUT", a.base+"/v1/rooms/keys", "multi", `{"capacity": 1}`); code != 200 {
+	if code, _, _ := do(t, "PUT", a.base+"/v1/rooms/keys", testAdminKey, `{"capacity": 1}`); code != 200 {
 		t.Fatal(code)
 	}
 	_, st, _ := do(t, "POST", a.base+"/v1/rooms/keys/join", "", "")
 	tok, _ := st["visitor_token"].(string)
 	adm := waitAdmitted(t, a.base, "keys", tok)
-	code, rot, _ := do(t, "POST", a.base+"/v1/keys/rotate", "multi", "")
+	code, rot, _ := do(t, "POST", a.base+"/v1/keys/rotate", testAdminKey, "")
 	kid, _ := rot["kid"].(string)
 	if code != 200 || kid == "" {
 		t.Fatalf("rotate: %d %v", code, rot)

@@ -10,6 +10,9 @@ import (
 	"time"
 )
 
+// restartKey is the admin key of the restarted instances.
+const restartKey = "restart-admin-key-0123"
+
 // TestAuctionClosesAfterDowntime kills the only instance (kill -9) while an auction runs, keeps it
 // down across the auction's end, and starts it again: within a second the auction is closed with the
 // right winner, from the SQL record the embedded backend resumes from.
@@ -22,11 +25,11 @@ func TestAuctionClosesAfterDowntime(t *testing.T) {
 	end := now.Add(1500 * time.Millisecond).Truncate(time.Millisecond)
 	cfg := fmt.Sprintf(`{"title": "Lot", "currency": "EUR", "start_price": 100, "increment": 10, "starts_at": %q, "ends_at": %q}`,
 		now.Add(-time.Minute).Format(time.RFC3339Nano), end.Format(time.RFC3339Nano))
-	if code, body, _ := do(t, "PUT", base+"/v1/auctions/lot", "k", cfg); code != 200 {
+	if code, body, _ := do(t, "PUT", base+"/v1/auctions/lot", restartKey, cfg); code != 200 {
 		t.Fatalf("PUT: %d %v", code, body)
 	}
-	_, alice, _ := do(t, "POST", base+"/v1/visitors", "k", `{"subject": "alice"}`)
-	_, bob, _ := do(t, "POST", base+"/v1/visitors", "k", `{"subject": "bob"}`)
+	_, alice, _ := do(t, "POST", base+"/v1/visitors", restartKey, `{"subject": "alice"}`)
+	_, bob, _ := do(t, "POST", base+"/v1/visitors", restartKey, `{"subject": "bob"}`)
 	if code, _, _ := do(t, "POST", base+"/v1/auctions/lot/bids", alice["visitor_token"].(string), `{"max_amount": 900}`); code != 201 {
 		t.Fatal(code)
 	}
@@ -60,11 +63,11 @@ func TestDropSurvivesRestart(t *testing.T) {
 	data := t.TempDir()
 	start := func() (*exec.Cmd, string) { return startEmbedded(t, bin, data) }
 	cmd, base := start()
-	if code, b, _ := do(t, "PUT", base+"/v1/drops/d", "k", fmt.Sprintf(`{"stock": 3, "opens_at": %q}`, time.Now().Add(-time.Minute).UTC().Format(time.RFC3339))); code != 200 {
+	if code, b, _ := do(t, "PUT", base+"/v1/drops/d", restartKey, fmt.Sprintf(`{"stock": 3, "opens_at": %q}`, time.Now().Add(-time.Minute).UTC().Format(time.RFC3339))); code != 200 {
 		t.Fatalf("PUT: %d %v", code, b)
 	}
 	tok := func(s string) string {
-		_, v, _ := do(t, "POST", base+"/v1/visitors", "k", `{"subject": "`+s+`"}`)
+		_, v, _ := do(t, "POST", base+"/v1/visitors", restartKey, `{"subject": "`+s+`"}`)
 		return v["visitor_token"].(string)
 	}
 	a, b, c, d := tok("a"), tok("b"), tok("c"), tok("d")
@@ -79,7 +82,7 @@ func TestDropSurvivesRestart(t *testing.T) {
 	if _, v, _ := do(t, "GET", base+"/v1/drops/d", "", ""); v["claimed"] != 2.0 || v["remaining"] != 1.0 {
 		t.Fatalf("after restart: %v", v)
 	}
-	if code, _, _ := do(t, "PUT", base+"/v1/drops/d", "k", fmt.Sprintf(`{"stock": 3, "opens_at": %q}`, time.Now().UTC().Format(time.RFC3339))); code != 409 {
+	if code, _, _ := do(t, "PUT", base+"/v1/drops/d", restartKey, fmt.Sprintf(`{"stock": 3, "opens_at": %q}`, time.Now().UTC().Format(time.RFC3339))); code != 409 {
 		t.Fatalf("re-creating a drop with claims after a restart: %d", code)
 	}
 	if code, _, _ := do(t, "POST", base+"/v1/drops/d/claims", a, ""); code != 409 {
@@ -97,7 +100,7 @@ func TestDropSurvivesRestart(t *testing.T) {
 func startEmbedded(t *testing.T, bin, data string) (*exec.Cmd, string) {
 	t.Helper()
 	addr := freeAddr(t)
-	cmd := exec.Command(bin, "serve", "--addr", addr, "--data", data, "--admin-key", "k", "--log-level", "warn")
+	cmd := exec.Command(bin, "serve", "--addr", addr, "--data", data, "--admin-key", restartKey, "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -115,11 +118,11 @@ func TestRoomsSurviveRestart(t *testing.T) {
 	data := t.TempDir()
 	cmd, base := startEmbedded(t, bin, data)
 	for _, r := range []string{"sale", "gone"} {
-		if code, b, _ := do(t, "PUT", base+"/v1/rooms/"+r, "k", `{"capacity": 1, "session_ttl": "1h"}`); code != 200 {
+		if code, b, _ := do(t, "PUT", base+"/v1/rooms/"+r, restartKey, `{"capacity": 1, "session_ttl": "1h"}`); code != 200 {
 			t.Fatalf("PUT %s: %d %v", r, code, b)
 		}
 	}
-	if code, _, _ := do(t, "DELETE", base+"/v1/rooms/gone", "k", ""); code != 200 {
+	if code, _, _ := do(t, "DELETE", base+"/v1/rooms/gone", restartKey, ""); code != 200 {
 		t.Fatalf("DELETE: %d", code)
 	}
 	var tokens []string
@@ -148,7 +151,7 @@ func TestRoomsSurviveRestart(t *testing.T) {
 			t.Fatalf("visitor %d after a graceful restart: %v, want position %v", i+1, st, want)
 		}
 	}
-	if code, _, _ := do(t, "GET", base+"/v1/rooms/gone", "k", ""); code != 404 {
+	if code, _, _ := do(t, "GET", base+"/v1/rooms/gone", restartKey, ""); code != 404 {
 		t.Fatalf("a deleted room came back: %d", code)
 	}
 	if code, b, _ := do(t, "POST", base+"/v1/rooms/sale/release", "", `{"admission_token": "`+adm+`"}`); code != 200 {
@@ -158,7 +161,7 @@ func TestRoomsSurviveRestart(t *testing.T) {
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	_, base = startEmbedded(t, bin, data)
-	if code, v, _ := do(t, "GET", base+"/v1/rooms/sale", "k", ""); code != 200 || v["capacity"] != 1.0 {
+	if code, v, _ := do(t, "GET", base+"/v1/rooms/sale", restartKey, ""); code != 200 || v["capacity"] != 1.0 {
 		t.Fatalf("room after a crash: %d %v", code, v)
 	}
 	if st := status(base, tokens[2]); st["state"] != "none" {

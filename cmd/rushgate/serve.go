@@ -80,8 +80,22 @@ func (f *serveFlags) check() error {
 	if f.keyRetention <= 0 {
 		return errors.New("--key-retention must be positive")
 	}
+	if f.adminKey != "" {
+		// A blank key would lock the admin API out; a short one can be guessed.
+		key := strings.TrimSpace(f.adminKey)
+		if key == "" {
+			return errors.New("--admin-key (or RUSHGATE_ADMIN_KEY) is blank: give a key of at least 16 characters, or none to have one generated")
+		}
+		if len(key) < minAdminKey {
+			return fmt.Errorf("--admin-key (or RUSHGATE_ADMIN_KEY) must be at least %d characters, or none to have one generated", minAdminKey)
+		}
+		f.adminKey = key
+	}
 	return nil
 }
+
+// minAdminKey is the shortest admin key accepted: anything shorter can be guessed.
+const minAdminKey = 16
 
 // applyEnv sets every flag not given on the command line from RUSHGATE_<NAME>, so that containers can
 // be configured through the environment alone.
@@ -118,8 +132,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(f.data, 0o700); err != nil {
-		return fmt.Errorf("data directory: %w", err)
+	if err := checkDataDir(f.data); err != nil {
+		return err
 	}
 	records, err := openRecords(ctx, f)
 	if err != nil {
@@ -166,6 +180,24 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		AdminKey: adminKey, NewVisitorsPerMinute: f.newVisitors, SecureCookies: f.secureCookies,
 	})
 	return listenAndServe(ctx, log, f, be.name, api)
+}
+
+// checkDataDir creates the data directory if needed and makes sure files can be written in it, so that a
+// read-only or foreign directory is reported with its path and the cause, not as a database error.
+func checkDataDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	probe, err := os.CreateTemp(dir, ".write-check-*")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the probe's own name says nothing to the operator
+		}
+		return fmt.Errorf("data directory %s is not writable: %w", dir, err)
+	}
+	name := probe.Name()
+	return errors.Join(probe.Close(), os.Remove(name))
 }
 
 // backend is the state store chosen by the flags, with the vault that goes with it.

@@ -37,7 +37,11 @@ func OpenSQLite(ctx context.Context, path string) (*Records, error) {
 		return nil, fmt.Errorf("sqlstore: %w", err)
 	}
 	db.SetMaxOpenConns(1) // SQLite has one writer; one connection serialises without busy errors
-	return open(ctx, db, false)
+	r, err := open(ctx, db, false)
+	if err != nil {
+		return nil, fmt.Errorf("%w (database %s)", err, path)
+	}
+	return r, nil
 }
 
 // OpenPostgres connects to PostgreSQL (a postgres:// URL or key=value DSN) and migrates it.
