@@ -157,13 +157,18 @@ func (c Config) Validate() error {
 	switch {
 	case c.StartsAt.IsZero() || c.EndsAt.IsZero():
 		return &ConfigError{"ends_at", "starts_at and ends_at are required"}
+	case !room.TimeInRange(c.StartsAt):
+		return &ConfigError{"starts_at", room.TimeRangeReason}
+	case !room.TimeInRange(c.EndsAt):
+		return &ConfigError{"ends_at", room.TimeRangeReason}
 	case !c.EndsAt.After(c.StartsAt):
 		return &ConfigError{"ends_at", "must be after starts_at"}
 	case c.EndsAt.Sub(c.StartsAt) > room.MaxDuration:
 		return &ConfigError{"ends_at", "an auction lasts at most a year"}
 	}
-	if sc := c.SoftClose; sc != nil && (time.Duration(sc.Window) <= 0 || time.Duration(sc.Extend) <= 0) {
-		return &ConfigError{"soft_close", "window and extend must be positive durations"}
+	if sc := c.SoftClose; sc != nil && (time.Duration(sc.Window) <= 0 || time.Duration(sc.Extend) <= 0 ||
+		time.Duration(sc.Window) > room.MaxDuration || time.Duration(sc.Extend) > room.MaxDuration) {
+		return &ConfigError{"soft_close", "window and extend must be positive durations of at most " + room.MaxDuration.String()}
 	}
 	if c.Room != "" && !room.ValidID(c.Room) {
 		return &ConfigError{"room", "not a valid room id"}

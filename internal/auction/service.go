@@ -79,14 +79,17 @@ func (s *Service) closer(ctx context.Context) {
 	}
 }
 
-// CloseDue closes every auction whose end has passed and returns the next deadline (zero if none).
+// CloseDue closes every auction whose end has passed and returns the next deadline (zero if none, or if
+// a whole page of due auctions closed none, so that an index that disagrees with the auctions' own ends
+// costs a poll interval, never a busy loop).
 func (s *Service) CloseDue(ctx context.Context) time.Time {
 	for {
-		ids, next, err := s.store.Due(ctx, 100)
+		ids, next, err := s.store.Due(ctx, duePage)
 		if err != nil {
 			s.log.Warn("auction deadlines unavailable", "err", err)
 			return time.Time{}
 		}
+		closed := 0
 		for _, id := range ids {
 			o, err := s.store.Close(ctx, id)
 			if err != nil {
@@ -94,14 +97,22 @@ func (s *Service) CloseDue(ctx context.Context) time.Time {
 				continue
 			}
 			if len(o.Events) > 0 {
+				closed++
 				s.publish(id)
 			}
 		}
-		if len(ids) < 100 {
+		switch {
+		case len(ids) < duePage:
 			return next
+		case closed == 0:
+			s.log.Warn("a page of due auctions closed none; retrying after the poll interval", "first", ids[0])
+			return time.Time{}
 		}
 	}
 }
+
+// duePage is how many due auctions CloseDue asks the index for at a time.
+const duePage = 100
 
 func (s *Service) wake() {
 	select {

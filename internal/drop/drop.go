@@ -92,8 +92,12 @@ func (c Config) Validate() error {
 		return &ConfigError{"stock", fmt.Sprintf("must be between 1 and %d", MaxStock)}
 	case c.PerVisitor < 1 || c.PerVisitor > c.Stock:
 		return &ConfigError{"per_visitor", "must be between 1 and the stock"}
-	case c.OpensAt.IsZero() || c.OpensAt.Year() > 9999:
+	case c.OpensAt.IsZero():
 		return &ConfigError{"opens_at", "is required"}
+	case !room.TimeInRange(c.OpensAt):
+		return &ConfigError{"opens_at", room.TimeRangeReason}
+	case c.ClosesAt != nil && !room.TimeInRange(*c.ClosesAt):
+		return &ConfigError{"closes_at", room.TimeRangeReason}
 	case c.ClosesAt != nil && !c.ClosesAt.After(c.OpensAt):
 		return &ConfigError{"closes_at", "must be after opens_at"}
 	case c.Room != "" && !room.ValidID(c.Room):

@@ -65,7 +65,7 @@ func (a *Auctions) step(ctx context.Context, id string, fn func(s *auction.State
 	if as.state.Closed || as.state.Sold {
 		a.deadlines.Remove(id)
 	} else {
-		a.deadlines.Add(id, as.state.EndsAt.UnixNano())
+		a.deadlines.Add(id, unixNano(as.state.EndsAt))
 	}
 	return auction.Outcome{State: as.state, Events: evs}, err
 }
@@ -83,7 +83,7 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 		}
 	}
 	a.auctions[id] = &auctionState{state: auction.New(cfg)}
-	a.deadlines.Add(id, cfg.EndsAt.UnixNano())
+	a.deadlines.Add(id, unixNano(cfg.EndsAt))
 	return nil
 }
 
@@ -94,7 +94,7 @@ func (a *Auctions) Restore(id string, st auction.State, evs []auction.Event) {
 	defer a.mu.Unlock()
 	a.auctions[id] = &auctionState{state: st, events: append([]auction.Event(nil), evs...)}
 	if !st.Closed && !st.Sold {
-		a.deadlines.Add(id, st.EndsAt.UnixNano())
+		a.deadlines.Add(id, unixNano(st.EndsAt))
 	}
 }
 
@@ -123,7 +123,7 @@ func (a *Auctions) Close(ctx context.Context, id string) (auction.Outcome, error
 func (a *Auctions) Due(_ context.Context, limit int) ([]string, time.Time, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	now := a.clock().UnixNano()
+	now := unixNano(a.clock())
 	var ids []string
 	for n := a.deadlines.list.head.next[0].forward; n != nil; n = n.next[0].forward {
 		if n.score > now {

@@ -109,3 +109,43 @@ func TestUnrecordedBidIsRefused(t *testing.T) {
 		t.Fatalf("a refused bid changed the auction: %+v -> %+v, %d events", before, after, len(evs))
 	}
 }
+
+// TestFarDeadlinesDoNotStallCloser: auctions ending after 2262 (where Unix nanoseconds wrap; configs
+// refuse them now, but a record may hold some) once looked overdue forever, so the closer spun on them
+// at full CPU and closed nothing else. A hundred and fifty far deadlines and one near one: the near one
+// closes on time and the far ones stay open.
+func TestFarDeadlinesDoNotStallCloser(t *testing.T) {
+	c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+	store := memstore.NewAuctions(c.Now, nil)
+	ctx := context.Background()
+	put := func(id string, ends time.Time) {
+		cfg := auction.Config{Title: id, Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10),
+			StartsAt: c.Now().Add(-time.Minute), EndsAt: ends}
+		if err := store.Put(ctx, id, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 150 {
+		put(fmt.Sprintf("far-%d", i), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC))
+	}
+	put("near", c.Now().Add(time.Minute))
+	svc := auction.NewService(store, auction.ServiceOptions{})
+	c.Advance(2 * time.Minute)
+	done := make(chan time.Time, 1)
+	go func() { done <- svc.CloseDue(ctx) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("CloseDue still running after 10s: the closer spins on far deadlines")
+	}
+	if st, err := store.Get(ctx, "near"); err != nil || !st.Closed {
+		t.Fatalf("near auction: closed %v, err %v; want closed", st.Closed, err)
+	}
+	if st, err := store.Get(ctx, "far-7"); err != nil || st.Closed {
+		t.Fatalf("far auction: closed %v, err %v; want open", st.Closed, err)
+	}
+	ids, next, err := store.Due(ctx, 10)
+	if err != nil || len(ids) != 0 || next.Year() < 2262 {
+		t.Fatalf("Due after closing: %v next %v err %v; want nothing due and the far deadlines far", ids, next, err)
+	}
+}

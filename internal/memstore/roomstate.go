@@ -53,7 +53,7 @@ func (rs *roomState) join(visitor string, k *vkey, now int64) (room.Status, plac
 	if st := rs.status(visitor, k, now); st.State != room.StateNone {
 		return st, place{}, false
 	}
-	if o := rs.cfg.OpensAt; o != nil && now < o.UnixNano() {
+	if o := rs.cfg.OpensAt; o != nil && now < unixNano(*o) {
 		i, prev, moved := rs.waiting.add(visitor, k, now, true, rs.rng.Int64())
 		return room.Status{State: room.StateWaiting, Position: rs.waiting.position(i)}, prev, moved
 	}
@@ -68,7 +68,7 @@ func (rs *roomState) status(visitor string, k *vkey, now int64) room.Status {
 		if !a.Collected {
 			a.Collected = true
 			a.ExpiresAt = time.Unix(0, now+int64(rs.cfg.SessionTTL)).UTC()
-			rs.active.Add(visitor, a.ExpiresAt.UnixNano())
+			rs.active.Add(visitor, unixNano(a.ExpiresAt))
 		}
 		return room.Status{State: room.StateAdmitted, Admission: *a}
 	}
@@ -136,7 +136,7 @@ func (rs *roomState) admit(now int64, max int) room.Tick {
 // budget is how many visitors may be admitted now: the least of the batch limit, the free capacity and
 // what the rate window still allows. Before the opening or while paused it is zero.
 func (rs *roomState) budget(now int64, max int) int {
-	if rs.cfg.Paused || (rs.cfg.OpensAt != nil && now < rs.cfg.OpensAt.UnixNano()) {
+	if rs.cfg.Paused || (rs.cfg.OpensAt != nil && now < unixNano(*rs.cfg.OpensAt)) {
 		return 0
 	}
 	b := max
@@ -163,7 +163,7 @@ func (rs *roomState) grant(visitor string, now int64) *room.Admission {
 		ExpiresAt: time.Unix(0, now+int64(rs.cfg.Grace)).UTC(),
 	}
 	rs.admissions[visitor] = a
-	rs.active.Add(visitor, a.ExpiresAt.UnixNano())
+	rs.active.Add(visitor, unixNano(a.ExpiresAt))
 	if rs.cfg.Rate != nil {
 		rs.window = append(rs.window, now)
 	}
@@ -186,7 +186,7 @@ func (rs *roomState) next(now int64) time.Time {
 	}
 	if rs.waiting.Len() > 0 {
 		if o := rs.cfg.OpensAt; o != nil {
-			consider(o.UnixNano())
+			consider(unixNano(*o))
 		}
 		if r := rs.cfg.Rate; r != nil && len(rs.window) >= r.Admits {
 			consider(rs.window[0] + int64(r.Per))

@@ -72,7 +72,7 @@ func (rs *roomState) snapshot() roomSnapshot {
 	}
 	for v, a := range rs.admissions {
 		out.Admissions = append(out.Admissions, admissionSnapshot{
-			Visitor: v, ID: a.ID, ExpiresAt: a.ExpiresAt.UnixNano(), Collected: a.Collected,
+			Visitor: v, ID: a.ID, ExpiresAt: unixNano(a.ExpiresAt), Collected: a.Collected,
 		})
 	}
 	l := &rs.waiting
@@ -109,7 +109,7 @@ func (s *Store) Load(r io.Reader) error {
 	if err := gob.NewDecoder(r).Decode(&snap); err != nil {
 		return fmt.Errorf("memstore: loading lines: %w", err)
 	}
-	now := s.clock().UnixNano()
+	now := unixNano(s.clock())
 	for _, saved := range snap.Rooms {
 		rs, err := s.lookup(saved.ID)
 		if err != nil {

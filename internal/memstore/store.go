@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash/maphash"
+	"math"
 	mrand "math/rand/v2"
 	"sort"
 	"sync"
@@ -204,7 +205,7 @@ func (s *Store) with(id string, fn func(rs *roomState, now int64) error) error {
 	if rs.deleted {
 		return room.ErrNotFound
 	}
-	return fn(rs, s.clock().UnixNano())
+	return fn(rs, unixNano(s.clock()))
 }
 
 // Join implements [room.Store]. The store's one index of who waits where is authoritative, so it needs
@@ -334,3 +335,18 @@ func newEpoch() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// unixNano is t in Unix nanoseconds, saturated rather than wrapped outside the years 1678-2262 that an
+// int64 holds: a far deadline stays far instead of turning into one long past. Configs refuse such
+// times (room.MaxTime); this keeps a record written before they did from misbehaving.
+func unixNano(t time.Time) int64 {
+	switch {
+	case t.After(maxNano):
+		return math.MaxInt64
+	case t.Before(minNano):
+		return math.MinInt64
+	}
+	return t.UnixNano()
+}
+
+var minNano, maxNano = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)

@@ -25,6 +25,20 @@ const (
 	MaxIDLen = 64
 )
 
+// The window of instants a config may name, for rooms, drops and auctions alike. Anything outside is a
+// typo, and far beyond it lies 2262, where Unix nanoseconds wrap: with every time before MaxTime and
+// every duration at most MaxDuration, no sum the backends compute can wrap.
+var (
+	MinTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	MaxTime = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// TimeInRange reports whether t lies in [MinTime, MaxTime).
+func TimeInRange(t time.Time) bool { return !t.Before(MinTime) && t.Before(MaxTime) }
+
+// TimeRangeReason is what a config error says of a time outside [MinTime, MaxTime).
+const TimeRangeReason = "must be an RFC 3339 time from 2000 to 2199"
+
 // ValidID reports whether id may name a room: 1 to MaxIDLen of A-Z, a-z, 0-9, _ and -. The alphabet is
 // URL-, cookie- and Redis-key-safe, so ids embed in paths, tokens and hash tags without escaping.
 func ValidID(id string) bool {
@@ -183,8 +197,8 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
-	if c.OpensAt != nil && (c.OpensAt.Year() < 2000 || c.OpensAt.Year() > 9999) {
-		return &ConfigError{"opens_at", "must be an RFC 3339 time between the years 2000 and 9999"}
+	if c.OpensAt != nil && !TimeInRange(*c.OpensAt) {
+		return &ConfigError{"opens_at", TimeRangeReason}
 	}
 	if c.SiteURL != "" {
 		u, err := url.Parse(c.SiteURL)
