@@ -81,11 +81,21 @@ func (g *Gate) adopt(w http.ResponseWriter, r *http.Request, cookie, tok string)
 		SameSite: http.SameSiteLaxMode, Expires: c.ExpiresAt.Time,
 		MaxAge: int(time.Until(c.ExpiresAt.Time).Seconds()),
 	})
-	u := *r.URL
-	q := u.Query()
+	q := r.URL.Query()
 	q.Del(QueryParam)
-	u.RawQuery = q.Encode()
-	http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+	http.Redirect(w, r, SitePath(r.URL.EscapedPath(), q.Encode()), http.StatusSeeOther)
+}
+
+// SitePath returns a redirect target that is a path on the site itself, built from an escaped path and
+// a raw query. A run of leading slashes and backslashes becomes one slash: a Location of
+// "//evil.example/x" or "/\evil.example" is read by browsers as another host, so a crafted link
+// carrying a genuine admission would otherwise send the visitor (and the token) away.
+func SitePath(escapedPath, rawQuery string) string {
+	target := "/" + strings.TrimLeft(escapedPath, `/\`)
+	if rawQuery != "" {
+		target += "?" + rawQuery
+	}
+	return target
 }
 
 func (g *Gate) refuse(w http.ResponseWriter, r *http.Request) {

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -113,8 +115,9 @@ func Sign(kid string, key ed25519.PrivateKey, c Claims) (string, error) {
 type Verifier struct {
 	mu      sync.RWMutex
 	keys    map[string]ed25519.PublicKey
-	fetch   func(ctx context.Context) (map[string]ed25519.PublicKey, error)
-	fetched time.Time
+	fetch   func(ctx context.Context) (map[string]ed25519.PublicKey, time.Duration, error)
+	fetched time.Time // when the last fetch was tried
+	expires time.Time // when the keys fetched last must be fetched again
 	source  func() map[string]ed25519.PublicKey
 	now     func() time.Time
 }
@@ -135,34 +138,55 @@ func NewVerifierFunc(keys func() map[string]ed25519.PublicKey) *Verifier {
 // forged kids cannot turn into a flood of requests to rushgate.
 const refetchEvery = 30 * time.Second
 
-// NewRemoteVerifier returns a verifier that loads keys from a rushgate's GET /v1/keys URL on first use
-// and again, at most every 30 seconds, when a token names a key it does not know (after a rotation).
-// A nil client means a client with a 5-second timeout.
+// DefaultKeyLife is how long a remote verifier trusts a fetched key set when the response names no
+// Cache-Control max-age (rushgate's says 60 seconds). After it the set is fetched again and keys no
+// longer published are dropped, so a key retired by rotation, or pulled after a compromise, stops
+// verifying within a minute. Lifetimes a server states are kept between a second and an hour.
+const DefaultKeyLife = 60 * time.Second
+
+// NewRemoteVerifier returns a verifier that loads keys from a rushgate's GET /v1/keys URL on first use,
+// again once the set's cache lifetime (its Cache-Control max-age) has passed, and, at most every 30
+// seconds, when a token names a key it does not know (after a rotation). A refetched set replaces the
+// old one whole; if a refetch fails, the keys last fetched stay in use and the next verification tries
+// again. A nil client means a client with a 5-second timeout.
 func NewRemoteVerifier(keysURL string, client *http.Client) *Verifier {
 	if client == nil {
 		client = &http.Client{Timeout: 5 * time.Second}
 	}
 	v := &Verifier{now: time.Now}
-	v.fetch = func(ctx context.Context) (map[string]ed25519.PublicKey, error) {
+	v.fetch = func(ctx context.Context) (map[string]ed25519.PublicKey, time.Duration, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, keysURL, nil)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		resp, err := client.Do(req)
 		if err != nil {
-			return nil, fmt.Errorf("admission: fetch keys: %w", err)
+			return nil, 0, fmt.Errorf("admission: fetch keys: %w", err)
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("admission: fetch keys: %s", resp.Status)
+			return nil, 0, fmt.Errorf("admission: fetch keys: %s", resp.Status)
 		}
 		body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		if err != nil {
-			return nil, fmt.Errorf("admission: fetch keys: %w", err)
+			return nil, 0, fmt.Errorf("admission: fetch keys: %w", err)
 		}
-		return ParseKeySet(body)
+		keys, err := ParseKeySet(body)
+		return keys, keyLife(resp.Header.Get("Cache-Control")), err
 	}
 	return v
+}
+
+// keyLife reads a Cache-Control header's max-age, within [time.Second, time.Hour], or DefaultKeyLife.
+func keyLife(cacheControl string) time.Duration {
+	for _, d := range strings.Split(cacheControl, ",") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(strings.ToLower(d)), "max-age="); ok {
+			if n, err := strconv.Atoi(v); err == nil {
+				return min(max(time.Duration(n)*time.Second, time.Second), time.Hour)
+			}
+		}
+	}
+	return DefaultKeyLife
 }
 
 // WithClock makes the verifier judge expiry by now instead of time.Now; it returns v.
@@ -180,31 +204,47 @@ func (v *Verifier) key(ctx context.Context, kid string) (ed25519.PublicKey, erro
 	}
 	v.mu.RLock()
 	k, ok := v.keys[kid]
-	stale := v.fetch != nil && time.Since(v.fetched) > refetchEvery
+	refetch := v.refetch(ok)
 	v.mu.RUnlock()
-	if ok || !stale {
-		if !ok {
-			return nil, ErrUnknownKey
+	if refetch {
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		k, ok = v.keys[kid]
+		if v.refetch(ok) {
+			v.fetched = v.now()
+			keys, life, err := v.fetch(ctx)
+			if err != nil && v.keys == nil {
+				return nil, fmt.Errorf("%w: %w", ErrUnknownKey, err)
+			}
+			if err == nil {
+				v.keys, v.expires = keys, v.fetched.Add(life)
+			}
+			k, ok = v.keys[kid]
 		}
-		return k, nil
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if k, ok := v.keys[kid]; ok {
-		return k, nil
+	if !ok {
+		return nil, ErrUnknownKey
 	}
-	if time.Since(v.fetched) > refetchEvery {
-		v.fetched = time.Now()
-		keys, err := v.fetch(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrUnknownKey, err)
-		}
-		v.keys = keys
+	return k, nil
+}
+
+// refetch reports, with v.mu held, whether a remote verifier should fetch the key set now: on first
+// use; once the set it holds has outlived its cache lifetime (at most one try a second while rushgate
+// does not answer); or when it lacks the key asked for (known false) and the last try is older than
+// refetchEvery.
+func (v *Verifier) refetch(known bool) bool {
+	if v.fetch == nil {
+		return false
 	}
-	if k, ok := v.keys[kid]; ok {
-		return k, nil
+	now := v.now()
+	since := now.Sub(v.fetched)
+	switch {
+	case v.fetched.IsZero():
+		return true
+	case v.keys != nil && now.After(v.expires) && since >= time.Second:
+		return true
 	}
-	return nil, ErrUnknownKey
+	return !known && since >= refetchEvery
 }
 
 // compact reports whether token uses only the base64url alphabet and dots, as a compact JWT does.

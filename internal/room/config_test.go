@@ -105,6 +105,14 @@ func TestTarget(t *testing.T) {
 		"http://shop.example.com/downgrade":        "https://shop.example.com/",
 		"https://user@shop.example.com/":           "https://shop.example.com/",
 		"//evil.example.com":                       "https://shop.example.com/",
+		"/relative/path":                           "https://shop.example.com/",
+		`https://shop.example.com\@evil.example/`: "https://shop.example.com/",
+		"https://shop.example.com@evil.example/":   "https://shop.example.com/",
+		"https:evil.example.com":                   "https://shop.example.com/",
+		"javascript:alert(1)":                      "https://shop.example.com/",
+		// On the site's origin, a path that starts with // stays a path there: the Gate collapses it
+		// when it redirects after adopting the token (admission.SitePath).
+		"https://shop.example.com//evil.example/x": "https://shop.example.com//evil.example/x",
 	} {
 		if got := c.Target(in); got != want {
 			t.Errorf("Target(%q) = %q, want %q", in, got, want)
