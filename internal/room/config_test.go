@@ -106,7 +106,7 @@ func TestTarget(t *testing.T) {
 		"https://user@shop.example.com/":           "https://shop.example.com/",
 		"//evil.example.com":                       "https://shop.example.com/",
 		"/relative/path":                           "https://shop.example.com/",
-		`https://shop.example.com\@evil.example/`: "https://shop.example.com/",
+		`https://shop.example.com\@evil.example/`:  "https://shop.example.com/",
 		"https://shop.example.com@evil.example/":   "https://shop.example.com/",
 		"https:evil.example.com":                   "https://shop.example.com/",
 		"javascript:alert(1)":                      "https://shop.example.com/",
