@@ -134,13 +134,16 @@ type errorBody struct {
 	} `json:"error"`
 }
 
-// writeError sends the JSON error envelope; 5xx responses are logged with the request's context. A
-// request whose client has gone is neither answered nor logged: the failure is the client's leaving.
+// writeError sends the JSON error envelope; 5xx responses are logged with the request's context. When
+// the client has gone (the request's context is done), a refusal of the request itself (4xx) is still
+// written, since a client that half-closed after a short body still reads it; a failure that came from
+// the leaving is neither answered nor logged, and the connection is closed without a response, so that
+// net/http never completes it as an empty 200.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	if r.Context().Err() != nil {
-		return
-	}
 	e := fromDomain(err)
+	if r.Context().Err() != nil && e.Status >= 500 {
+		panic(http.ErrAbortHandler)
+	}
 	if e.Status >= 500 {
 		level := slog.LevelError
 		if e.Status == http.StatusServiceUnavailable {
