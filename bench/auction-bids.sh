@@ -4,4 +4,4 @@
 source "$(dirname "$0")/lib.sh"
 start_redis_and_rushgate 19093 19084
 echo "one hot auction on Redis (rushgate and the null handler on 1 core each; SQL record: SQLite via the outbox)"
-"$bin/rgload" bid --target http://127.0.0.1:19084 --null http://127.0.0.1:19093/ --admin-key bench "$@"
+"$bin/rgload" bid --target http://127.0.0.1:19084 --null http://127.0.0.1:19093/ --admin-key bench-admin-key-0123 "$@"

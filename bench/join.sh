@@ -9,11 +9,11 @@ go build -o "$bin/rushgate" ./cmd/rushgate
 go build -o "$bin/rgload" ./cmd/rgload
 GOMAXPROCS=${SERVER_PROCS:-1} "$bin/rgload" null --addr 127.0.0.1:19090 &
 null_pid=$!
-RUSHGATE_ADMIN_KEY=bench GOMAXPROCS=${SERVER_PROCS:-1} "$bin/rushgate" serve --addr 127.0.0.1:19080 \
+RUSHGATE_ADMIN_KEY=bench-admin-key-0123 GOMAXPROCS=${SERVER_PROCS:-1} "$bin/rushgate" serve --addr 127.0.0.1:19080 \
   --data "$bin/data" --log-level warn >/dev/null &
 rushgate_pid=$!
 for _ in $(seq 50); do curl -fs 127.0.0.1:19080/healthz >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fs -X PUT 127.0.0.1:19080/v1/rooms/bench -H 'Authorization: Bearer bench' \
+curl -fs -X PUT 127.0.0.1:19080/v1/rooms/bench -H 'Authorization: Bearer bench-admin-key-0123' \
   -d '{"capacity": 1000, "session_ttl": "1h", "idle_timeout": "1h"}' >/dev/null
 echo "join on the memory backend vs the null handler (each server on ${SERVER_PROCS:-1} core, load on the rest)"
 "$bin/rgload" join --target http://127.0.0.1:19080/v1/rooms/bench/join --null http://127.0.0.1:19090/ \

@@ -18,7 +18,7 @@ start_redis_and_rushgate() {
   for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
   GOMAXPROCS=1 "$bin/rgload" null --addr "127.0.0.1:$1" &
   null_pid=$!
-  env GOMAXPROCS=1 ${RUSHGATE_ENV:-} "$bin/rushgate" serve --addr "127.0.0.1:$2" --data "$bin/data" --admin-key bench \
+  env GOMAXPROCS=1 ${RUSHGATE_ENV:-} "$bin/rushgate" serve --addr "127.0.0.1:$2" --data "$bin/data" --admin-key bench-admin-key-0123 \
     --redis "redis://127.0.0.1:$port/0" --log-level warn ${RUSHGATE_FLAGS:-} >/dev/null &
   rushgate_pid=$!
   for _ in $(seq 50); do curl -fs "127.0.0.1:$2/healthz" >/dev/null 2>&1 && break; sleep 0.1; done

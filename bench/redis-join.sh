@@ -15,7 +15,7 @@ source "$(dirname "$0")/lib.sh"
 measure() {
   local conc=$1
   start_redis_and_rushgate 19092 19082
-  curl -fs -X PUT 127.0.0.1:19082/v1/rooms/bench -H 'Authorization: Bearer bench' \
+  curl -fs -X PUT 127.0.0.1:19082/v1/rooms/bench -H 'Authorization: Bearer bench-admin-key-0123' \
     -d '{"capacity": 1000, "session_ttl": "1h", "idle_timeout": "1h"}' >/dev/null
 
   echo "== HTTP: null handler vs rushgate join on Redis (each server on 1 core, concurrency $conc)"
@@ -24,7 +24,7 @@ measure() {
     -c "$conc" -d "$dur" -rounds 9 -cpu "null=$null_pid,rushgate=$rushgate_pid,redis=$redis_pid" | tee "$bin/http.txt"
   # How joins reached Redis: concurrent joins share calls of the visit script (internal/redisstore/visits.go),
   # counted by rushgate's own batch-size metric; Redis's script time (all scripts, the gate's included) per join.
-  curl -fs 127.0.0.1:19082/metrics | awk '/^rushgate_redis_visit_batch_size_(sum|count) / {v[$1] = $2}
+  curl -fs 127.0.0.1:19082/metrics -H 'Authorization: Bearer bench-admin-key-0123' | awk '/^rushgate_redis_visit_batch_size_(sum|count) / {v[$1] = $2}
     END {print v["rushgate_redis_visit_batch_size_sum"], v["rushgate_redis_visit_batch_size_count"]}' > "$bin/batches.txt"
   local joins calls
   read -r joins calls < "$bin/batches.txt"

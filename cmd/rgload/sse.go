@@ -44,7 +44,7 @@ func runSSE(ctx context.Context, args []string) error {
 		return err
 	}
 	runtimeSettle()
-	mBefore := goMem(ctx, *base)
+	mBefore := goMem(ctx, *base, *key)
 	before, err := rss(*pid)
 	if err != nil {
 		return err
@@ -68,7 +68,7 @@ func runSSE(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	mAfter := goMem(ctx, *base)
+	mAfter := goMem(ctx, *base, *key)
 	for _, k := range []string{"go_memstats_stack_inuse_bytes", "go_memstats_heap_inuse_bytes", "go_goroutines"} {
 		fmt.Printf("  %s: %.0f -> %.0f (%.1f per stream)\n", k, mBefore[k], mAfter[k], (mAfter[k]-mBefore[k])/float64(*n))
 	}
@@ -171,9 +171,10 @@ func rss(pid int) (int64, error) {
 }
 
 // goMem reads a few Go runtime gauges from the server's /metrics, to show where stream memory goes.
-func goMem(ctx context.Context, base string) map[string]float64 {
+func goMem(ctx context.Context, base, adminKey string) map[string]float64 {
 	out := map[string]float64{}
 	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+adminKey)
 	res, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {
 		return out

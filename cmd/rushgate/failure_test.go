@@ -148,7 +148,9 @@ func errorCode(body map[string]any) string {
 // metric reads one sample's value from an instance's /metrics.
 func metric(t *testing.T, base, name string) float64 {
 	t.Helper()
-	res, err := http.Get(base + "/metrics")
+	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+testAdminKey)
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

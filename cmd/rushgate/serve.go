@@ -44,6 +44,9 @@ type serveFlags struct {
 	secureCookies bool
 	drainTimeout  time.Duration
 	debugAddr     string
+	metricsAddr   string
+	trusted       string
+	streamsPerIP  int
 	redisURL      string
 	redisCluster  bool
 	redisPrefix   string
@@ -63,6 +66,9 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.secureCookies, "secure-cookies", false, "mark cookies Secure (set when TLS ends at a proxy)")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", 15*time.Second, "how long SIGTERM waits for in-flight requests")
 	fs.StringVar(&f.debugAddr, "debug-addr", "", "serve net/http/pprof on this separate address (empty: off)")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics without the admin key on this separate, private address (empty: off; /metrics on --addr always needs the admin key)")
+	fs.StringVar(&f.trusted, "trusted-proxies", "", "comma-separated CIDRs or addresses of load balancers whose Forwarded / X-Forwarded-For headers name the client (empty: trust none)")
+	fs.IntVar(&f.streamsPerIP, "streams-per-address", httpapi.DefaultStreamsPerAddress, "most event streams and live feeds open at once from one client address")
 	fs.StringVar(&f.redisURL, "redis", "", "share state through Redis: redis://host:port/0, rediss:// for TLS, or a comma-separated list of Cluster seeds (empty: embedded backend)")
 	fs.BoolVar(&f.redisCluster, "redis-cluster", false, "treat --redis as a Redis Cluster even with one seed")
 	fs.StringVar(&f.redisPrefix, "redis-prefix", "rg", "prefix of every Redis key, to share one Redis between deployments")
@@ -79,6 +85,12 @@ func (f *serveFlags) check() error {
 	}
 	if f.keyRetention <= 0 {
 		return errors.New("--key-retention must be positive")
+	}
+	if f.streamsPerIP < 1 {
+		return errors.New("--streams-per-address must be at least 1")
+	}
+	if _, err := httpapi.ParseTrustedProxies(f.trusted); err != nil {
+		return fmt.Errorf("--trusted-proxies: %w", err)
 	}
 	if f.adminKey != "" {
 		// A blank key would lock the admin API out; a short one can be guessed.
@@ -175,10 +187,19 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer func() { stopRecord(); <-recorded }() // before the record store closes
 	}
 
+	trusted, _ := httpapi.ParseTrustedProxies(f.trusted) // checked above
 	api := httpapi.New(httpapi.Config{
 		Rooms: svc, Auctions: auctions, Drops: be.drops, Keys: keys, Visitors: visitors, Metrics: m, Logger: log,
 		AdminKey: adminKey, NewVisitorsPerMinute: f.newVisitors, SecureCookies: f.secureCookies,
+		TrustedProxies: trusted, StreamsPerAddress: f.streamsPerIP,
 	})
+	if f.metricsAddr != "" {
+		msrv, err := sideServer("--metrics-addr", f.metricsAddr, map[string]http.Handler{"/metrics": m.Handler()}, log)
+		if err != nil {
+			return err
+		}
+		defer msrv.Close()
+	}
 	return listenAndServe(ctx, log, f, be.name, api)
 }
 
@@ -438,7 +459,10 @@ func listenAndServe(ctx context.Context, log *slog.Logger, f serveFlags, store s
 	}
 	srv.RegisterOnShutdown(api.Drain)
 	if f.debugAddr != "" {
-		dbg, err := debugServer(f.debugAddr)
+		dbg, err := sideServer("--debug-addr", f.debugAddr, map[string]http.Handler{
+			"/debug/pprof/": http.HandlerFunc(pprof.Index), "/debug/pprof/profile": http.HandlerFunc(pprof.Profile),
+			"/debug/pprof/trace": http.HandlerFunc(pprof.Trace),
+		}, log)
 		if err != nil {
 			return err
 		}
@@ -483,17 +507,23 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	}
 }
 
-// debugServer serves the profiler on its own listener, so that it is never exposed with the API.
-func debugServer(addr string) (*http.Server, error) {
+// sideServer serves a few private endpoints (the profiler, metrics) on a listener of their own, so that
+// they are never exposed with the API. It stops with Close; an error that ends it otherwise is logged.
+func sideServer(flagName, addr string, routes map[string]http.Handler, log *slog.Logger) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--debug-addr: %w", err)
+		return nil, fmt.Errorf("%s: %w", flagName, err)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	for path, h := range routes {
+		mux.Handle(path, h)
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }() // ends with Close; its error is always ErrServerClosed then
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			log.Error("side listener stopped", "flag", flagName, "err", err)
+		}
+	}()
+	log.Info("side listener", "flag", flagName, "addr", ln.Addr().String())
 	return srv, nil
 }

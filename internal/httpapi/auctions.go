@@ -276,6 +276,12 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	slot, ok := s.limits.acquire(s.clientAddr(r), "")
+	if !ok {
+		s.writeError(w, r, apiError(http.StatusTooManyRequests, codeTooManyStreams, "too many live feeds from this address; close some and retry"))
+		return
+	}
+	defer s.limits.release(slot)
 	s.streams.Add(1) // a stream outlives net/http's bookkeeping of its request: Wait waits for it
 	defer s.streams.Done()
 	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {

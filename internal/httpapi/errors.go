@@ -42,6 +42,7 @@ const (
 	codeNotOpen               = "not_open"
 	codeDropStarted           = "drop_started"
 	codeRotationConflict      = "rotation_conflict"
+	codeTooManyStreams        = "too_many_streams"
 )
 
 // Error is an API failure: a stable code and a message for the client, the HTTP status, and the cause,

@@ -26,40 +26,90 @@ const (
 
 // events streams the visitor's status as Server-Sent Events: one event at once, one on every change
 // (the visitor's own change at once, room movement at most once a second), until the client goes,
-// the room is deleted or the server drains.
+// the room is deleted or the server drains. Streams are bounded per client address (429
+// too_many_streams) and per visitor (a new stream past the bound ends the visitor's oldest), and all
+// of a visitor's streams in a room share one feed, which reads and signs each change once.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	id, vid, ok := s.visitorCall(w, r)
 	if !ok {
 		return
 	}
-	sub, err := s.rooms.Subscribe(r.Context(), id, vid)
+	slot, ok := s.limits.acquire(s.clientAddr(r), vid)
+	if !ok {
+		s.writeError(w, r, apiError(http.StatusTooManyRequests, codeTooManyStreams, "too many event streams from this address; close some and retry"))
+		return
+	}
+	f, err := s.joinFeed(r.Context(), id, vid)
 	if err != nil {
+		s.limits.release(slot)
 		s.writeError(w, r, err)
 		return
 	}
 	out, ok := openStream(w)
 	if !ok {
-		sub.Close()
+		s.leaveFeed(f)
+		s.limits.release(slot)
 		return
 	}
 	if out.conn == nil {
-		s.stream(r.Context(), out, sub, id, vid)
+		s.pump(r.Context(), out, f, slot)
 		return
 	}
 	// The connection is ours now: serve it from a fresh goroutine and let net/http drop the request,
 	// its response buffers and the handler's grown stack.
-	s.streams.Go(func() { s.stream(s.streamCtx, out, sub, id, vid) })
+	s.streams.Go(func() { s.pump(s.streamCtx, out, f, slot) })
 }
 
-// stream runs one event stream until the client goes, the room is deleted or the server drains.
-func (s *Server) stream(ctx context.Context, out *eventStream, sub *room.Subscription, id, vid string) {
-	defer sub.Close()
-	defer out.close()
-	var last []byte
-	var lastRefresh time.Time
-	if !out.send([]byte("retry: 2000\n\n")) {
+// joinFeed returns the running feed of the visitor in the room, starting one if there is none. The
+// caller must leaveFeed it.
+func (s *Server) joinFeed(ctx context.Context, id, vid string) (*feed, error) {
+	key := id + "\x00" + vid
+	s.feedsMu.Lock()
+	if f := s.feeds[key]; f != nil && !f.isEnded() {
+		f.refs++
+		s.feedsMu.Unlock()
+		return f, nil
+	}
+	s.feedsMu.Unlock()
+	sub, err := s.rooms.Subscribe(ctx, id, vid)
+	if err != nil {
+		return nil, err
+	}
+	s.feedsMu.Lock()
+	defer s.feedsMu.Unlock()
+	if f := s.feeds[key]; f != nil && !f.isEnded() { // another stream of the visitor started it meanwhile
+		sub.Close()
+		f.refs++
+		return f, nil
+	}
+	fctx, stop := context.WithCancel(s.streamCtx)
+	f := newFeed(key, stop)
+	f.refs = 1
+	s.feeds[key] = f
+	s.streams.Go(func() { s.runFeed(fctx, f, sub, id, vid) })
+	return f, nil
+}
+
+// leaveFeed ends a stream's use of its feed; the last stream to leave stops it.
+func (s *Server) leaveFeed(f *feed) {
+	s.feedsMu.Lock()
+	defer s.feedsMu.Unlock()
+	if f.refs--; f.refs > 0 {
 		return
 	}
+	if s.feeds[f.key] == f {
+		delete(s.feeds, f.key)
+	}
+	f.stop()
+}
+
+// runFeed reads the visitor's status whenever it may have changed and publishes it to the feed's
+// streams, until the last stream leaves, the room is deleted, the store fails or the server drains.
+func (s *Server) runFeed(ctx context.Context, f *feed, sub *room.Subscription, id, vid string) {
+	defer f.end()
+	defer sub.Close()
+	var last []byte
+	var lastRefresh time.Time
 	waiting, position := false, int64(0)
 	refresh := true
 	for {
@@ -77,23 +127,18 @@ func (s *Server) stream(ctx context.Context, out *eventStream, sub *room.Subscri
 				return
 			}
 			if !bytes.Equal(p, last) {
-				if !out.send(p) {
-					return
-				}
+				f.publish(p)
 				last = p
 			}
 			waiting, position, lastRefresh = v.State == room.StateWaiting, v.Position, time.Now()
 		}
-		if time.Since(out.lastWrite) >= keepAlive && !out.send([]byte(": keep-alive\n\n")) {
-			return
-		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.streamCtx.Done():
-			return
 		case <-sub.Done():
-			s.sendFinal(out, id, vid)
+			if p, err := s.event(id, vid, room.View{Status: room.Status{State: room.StateNone}}); err == nil && !bytes.Equal(p, last) {
+				f.publish(p) // the room went away: the visitor is no longer in it
+			}
 			return
 		case <-sub.Personal():
 			refresh = true
@@ -106,10 +151,46 @@ func (s *Server) stream(ctx context.Context, out *eventStream, sub *room.Subscri
 	}
 }
 
-// sendFinal tells a stream whose room went away that the visitor is no longer in it.
-func (s *Server) sendFinal(out *eventStream, id, vid string) {
-	if p, err := s.event(id, vid, room.View{Status: room.Status{State: room.StateNone}}); err == nil {
-		out.send(p)
+// pump writes a feed to one stream until the client goes, the feed ends, a newer stream of the visitor
+// takes the slot over, or the server drains; then it gives the slot and the feed back.
+func (s *Server) pump(ctx context.Context, out *eventStream, f *feed, slot *streamSlot) {
+	defer s.limits.release(slot)
+	defer s.leaveFeed(f)
+	defer out.close()
+	if !out.send([]byte("retry: 2000\n\n")) {
+		return
+	}
+	keep := time.NewTimer(keepAlive)
+	defer keep.Stop()
+	var sent uint64
+	for {
+		p, version, changed, ended := f.latest()
+		if version != sent {
+			if !out.send(p) {
+				return
+			}
+			sent = version
+			keep.Reset(keepAlive)
+		}
+		select {
+		case <-changed:
+		case <-ended:
+			if p, version, _, _ := f.latest(); version != sent {
+				out.send(p) // the last word, e.g. that the room went away
+			}
+			return
+		case <-keep.C:
+			if !out.send([]byte(": keep-alive\n\n")) {
+				return
+			}
+			keep.Reset(keepAlive)
+		case <-slot.kick:
+			return
+		case <-ctx.Done():
+			return
+		case <-s.streamCtx.Done():
+			return
+		}
 	}
 }
 

@@ -479,7 +479,12 @@ func TestHealthAndMetrics(t *testing.T) {
 	e.join("sale", "")
 	e.join("sale", "")
 	e.tick("sale")
-	res, err := e.srv.Client().Get(e.srv.URL + "/metrics")
+	// Metrics name every room with live counts: only the admin reads them here (--metrics-addr serves
+	// them without the key on a private listener).
+	e.want(e.do("GET", "/metrics", "", ""), 401, "unauthorized")
+	req, _ := http.NewRequest("GET", e.srv.URL+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+adminKey)
+	res, err := e.srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"net"
-	"net/http"
 	"sync"
 	"time"
 )
@@ -32,14 +30,10 @@ func newLimiter(perMinute int) *limiter {
 	return &limiter{perSec: float64(perMinute) / 60, burst: float64(perMinute), buckets: make(map[string]*bucket), now: time.Now}
 }
 
-// allow reports whether the client of r may take one more token. A nil limiter allows everything.
-func (l *limiter) allow(r *http.Request) bool {
+// allow reports whether the client at host may take one more token. A nil limiter allows everything.
+func (l *limiter) allow(host string) bool {
 	if l == nil {
 		return true
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
 	}
 	now := l.now()
 	l.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -49,6 +50,13 @@ type Config struct {
 	NewVisitorsPerMinute int
 	// SecureCookies marks cookies Secure even on plain HTTP (behind a TLS-terminating proxy).
 	SecureCookies bool
+	// TrustedProxies are the load balancers and proxies whose Forwarded and X-Forwarded-For headers
+	// name the client; behind them, per-client limits would otherwise count the whole crowd as one.
+	// Headers from any other peer are ignored.
+	TrustedProxies []netip.Prefix
+	// StreamsPerAddress bounds the event streams and live feeds open at once from one client address;
+	// 0 means DefaultStreamsPerAddress.
+	StreamsPerAddress int
 	// Clock judges token expiry; nil means time.Now. It must agree with the store's clock.
 	Clock func() time.Time
 }
@@ -66,6 +74,7 @@ type Server struct {
 	log      *slog.Logger
 	adminSum [32]byte
 	limiter  *limiter
+	trusted  []netip.Prefix
 	secure   bool
 	mux      *http.ServeMux
 
@@ -74,6 +83,10 @@ type Server struct {
 	streamCtx context.Context
 	drain     context.CancelFunc
 	streams   sync.WaitGroup
+
+	limits  *streamLimits
+	feedsMu sync.Mutex
+	feeds   map[string]*feed // room NUL visitor -> the feed its streams share
 }
 
 // New returns a server; its Handler is ready at once.
@@ -87,7 +100,8 @@ func New(cfg Config) *Server {
 	s := &Server{
 		rooms: cfg.Rooms, auctions: cfg.Auctions, drops: cfg.Drops, now: cfg.Clock, keys: cfg.Keys, verifier: admission.NewVerifierFunc(cfg.Keys.PublicKeys).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
 		adminSum: sha256.Sum256([]byte(cfg.AdminKey)), secure: cfg.SecureCookies,
-		limiter: newLimiter(cfg.NewVisitorsPerMinute),
+		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies,
+		limits: newStreamLimits(cfg.StreamsPerAddress), feeds: make(map[string]*feed),
 	}
 	s.streamCtx, s.drain = context.WithCancel(context.Background())
 	s.routes()
@@ -106,7 +120,9 @@ func (s *Server) routes() {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /healthz", s.health)
 	if s.metrics != nil {
-		m.Handle("GET /metrics", s.metrics.Handler())
+		// Metrics name every room with live counts, which only an admin may read; scrapers without the
+		// key use the private listener of --metrics-addr.
+		m.HandleFunc("GET /metrics", s.admin(s.metrics.Handler().ServeHTTP))
 	}
 	m.HandleFunc("GET /v1/keys", s.keySet)
 	m.HandleFunc("POST /v1/keys/rotate", s.admin(s.rotateKeys))

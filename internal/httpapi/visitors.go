@@ -59,7 +59,7 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		}
 		e = room.Entrant{Visitor: who.ID, Origin: who.Origin}
 	} else {
-		if !s.limiter.allow(r) {
+		if !s.limiter.allow(s.clientAddr(r)) {
 			w.Header().Set("Retry-After", "60")
 			s.writeError(w, r, apiError(http.StatusTooManyRequests, codeRateLimited, "too many new visitors from this address; retry later"))
 			return

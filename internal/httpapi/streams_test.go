@@ -1,0 +1,114 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/httpapi"
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+// ended reports whether a stream ends (its channel closes) within a few seconds.
+func (s *stream) ended(t *testing.T) bool {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case _, ok := <-s.events:
+			if !ok {
+				return true
+			}
+		case <-deadline:
+			return false
+		}
+	}
+}
+
+// TestStreamsPerVisitor: one visitor token once held 2,000 streams, each re-reading and re-signing on
+// every change. A visitor keeps at most four: a fifth ends the oldest. All of a visitor's streams in a
+// room share one feed, so a change is read from the store once, not once per stream.
+func TestStreamsPerVisitor(t *testing.T) {
+	counter := &statusCounter{reads: map[string]int{}}
+	e := setup(t, func(_ *httpapi.Config, s *room.Store) { counter.Store = *s; *s = counter })
+	e.putRoom("sale", `{"capacity": 1}`)
+	e.join("sale", "")
+	tok := e.join("sale", "").str("visitor_token")
+	vid := strings.Split(tok, ".")[1]
+	var streams []*stream
+	for i := range 6 {
+		s := e.stream("sale", tok)
+		if m := s.next(t); m["state"] != "waiting" {
+			t.Fatalf("stream %d: %v", i, m)
+		}
+		streams = append(streams, s)
+	}
+	for i, s := range streams[:2] {
+		if !s.ended(t) {
+			t.Fatalf("stream %d of 6 still open: a visitor keeps four", i)
+		}
+	}
+	before := counter.count(vid)
+	e.tick("sale") // admits the first visitor: the room moves, our visitor is now first
+	e.svc.Broadcast("sale")
+	for i, s := range streams[2:] {
+		if m := s.next(t); m["position"] != 1.0 {
+			t.Fatalf("stream %d after the room moved: %v", i+2, m)
+		}
+	}
+	if n := counter.count(vid) - before; n != 1 {
+		t.Fatalf("%d status reads for one change seen by 4 streams of one visitor, want 1", n)
+	}
+	// Another visitor's streams are its own.
+	other := e.join("sale", "").str("visitor_token")
+	if m := e.stream("sale", other).next(t); m["position"] != 2.0 {
+		t.Fatalf("another visitor: %v", m)
+	}
+}
+
+// TestStreamsPerAddress: one address holds at most StreamsPerAddress streams and live feeds; past it
+// a new one is refused with 429 too_many_streams, and a closed one frees its place.
+func TestStreamsPerAddress(t *testing.T) {
+	e := setup(t, func(c *httpapi.Config, _ *room.Store) { c.StreamsPerAddress = 3 })
+	e.putRoom("sale", `{"capacity": 1}`)
+	var streams []*stream
+	var toks []string
+	for range 3 {
+		toks = append(toks, e.join("sale", "").str("visitor_token"))
+		s := e.stream("sale", toks[len(toks)-1])
+		s.next(t)
+		streams = append(streams, s)
+	}
+	fourth := e.join("sale", "").str("visitor_token")
+	r := e.do("GET", "/v1/rooms/sale/events", fourth, "")
+	e.want(r, http.StatusTooManyRequests, "too_many_streams")
+	e.want(e.do("GET", "/v1/auctions/none/live", "", ""), http.StatusNotFound, "auction_not_found")
+	// A hijacked stream notices that its client has gone when a write fails, which is the second after
+	// the close at the latest (or a keep-alive): here the first visitor's admission and its leaving.
+	streams[0].cancel()
+	e.tick("sale")
+	time.Sleep(50 * time.Millisecond)
+	e.want(e.do("POST", "/v1/rooms/sale/leave", toks[0], ""), http.StatusOK, "")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/v1/rooms/sale/events", nil)
+		req.Header.Set("Authorization", "Bearer "+fourth)
+		res, err := e.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := res.StatusCode
+		res.Body.Close()
+		cancel()
+		if code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a closed stream's place was not freed: %d", code)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
