@@ -89,8 +89,12 @@ type Keyring struct {
 	mu     sync.RWMutex
 	keys   []key
 	data   []byte                       // the vault's content the keys were read from
-	public map[string]ed25519.PublicKey // every kept key, shared read-only with verifiers
+	public map[string]ed25519.PublicKey // every published key, shared read-only with verifiers
 	set    admission.KeySet             // the same as a JWK set, newest first
+	// retires is when the next published key reaches the end of its retention (zero if none will):
+	// once it has passed, the views above are rebuilt, so a key stops verifying on time, not at the
+	// next rotation.
+	retires time.Time
 }
 
 // Open loads the keyring from v, creating it with one fresh key on first use.
@@ -169,15 +173,59 @@ func encode(keys []key) ([]byte, error) {
 
 // install makes keys current, with the views verifiers and GET /v1/keys read.
 func (kr *Keyring) install(keys []key, data []byte) {
-	public := make(map[string]ed25519.PublicKey, len(keys))
-	set := admission.KeySet{Keys: make([]admission.JWK, 0, len(keys))}
-	for i := len(keys) - 1; i >= 0; i-- {
-		public[keys[i].kid] = keys[i].public
-		set.Keys = append(set.Keys, admission.PublicJWK(keys[i].kid, keys[i].public))
-	}
 	kr.mu.Lock()
-	kr.keys, kr.data, kr.public, kr.set = keys, data, public, set
-	kr.mu.Unlock()
+	defer kr.mu.Unlock()
+	kr.keys, kr.data = keys, data
+	kr.publish(kr.now())
+}
+
+// publish rebuilds, with kr.mu held for writing, the views of the keys published at now: every key
+// that signs now or will, and the older ones within their retention (see retiresAt).
+func (kr *Keyring) publish(now time.Time) {
+	public := make(map[string]ed25519.PublicKey, len(kr.keys))
+	set := admission.KeySet{Keys: make([]admission.JWK, 0, len(kr.keys))}
+	kr.retires = time.Time{}
+	for i := len(kr.keys) - 1; i >= 0; i-- {
+		k := kr.keys[i]
+		if at := kr.retiresAt(i); !at.IsZero() {
+			if now.After(at) {
+				continue
+			}
+			if kr.retires.IsZero() || at.Before(kr.retires) {
+				kr.retires = at
+			}
+		}
+		public[k.kid] = k.public
+		set.Keys = append(set.Keys, admission.PublicJWK(k.kid, k.public))
+	}
+	kr.public, kr.set = public, set
+}
+
+// retiresAt returns when the i-th key leaves publication: the retention after the next key starts
+// signing, or zero for the newest key, which never retires until a newer one takes over.
+func (kr *Keyring) retiresAt(i int) time.Time {
+	if i+1 >= len(kr.keys) {
+		return time.Time{}
+	}
+	return kr.keys[i+1].signs.Add(kr.retain)
+}
+
+// views returns the published keys as of now, rebuilding them first if a key has retired since they
+// were built; in the common case it costs a clock read and a read lock.
+func (kr *Keyring) views() (map[string]ed25519.PublicKey, admission.KeySet) {
+	now := kr.now()
+	kr.mu.RLock()
+	if kr.retires.IsZero() || !now.After(kr.retires) {
+		defer kr.mu.RUnlock()
+		return kr.public, kr.set
+	}
+	kr.mu.RUnlock()
+	kr.mu.Lock()
+	defer kr.mu.Unlock()
+	if !kr.retires.IsZero() && now.After(kr.retires) {
+		kr.publish(now)
+	}
+	return kr.public, kr.set
 }
 
 func (kr *Keyring) newKey(now time.Time) key {
@@ -235,11 +283,11 @@ func (kr *Keyring) rotate(ctx context.Context, every time.Duration) (string, tim
 }
 
 // prune keeps every key that signs now or will, and the older ones that stopped signing less than the
-// retention ago. A key stops signing when the next key starts.
+// retention ago (those publish leaves out). A key stops signing when the next key starts.
 func (kr *Keyring) prune(keys []key, now time.Time) []key {
 	kept := keys[:0:0]
 	for i, k := range keys {
-		if i+1 < len(keys) && !keys[i+1].signs.After(now) && keys[i+1].signs.Add(kr.retain).Before(now) {
+		if i+1 < len(keys) && now.After(keys[i+1].signs.Add(kr.retain)) {
 			continue
 		}
 		kept = append(kept, k)
@@ -268,16 +316,14 @@ func (kr *Keyring) Sign(c admission.Claims) (string, error) {
 // PublicKeys returns every kept key's public half by key id, including a key published ahead of
 // signing. The map is shared and must not be changed; a reload or rotation installs a new one.
 func (kr *Keyring) PublicKeys() map[string]ed25519.PublicKey {
-	kr.mu.RLock()
-	defer kr.mu.RUnlock()
-	return kr.public
+	public, _ := kr.views()
+	return public
 }
 
 // KeySet returns the public keys as a JWK set, newest first.
 func (kr *Keyring) KeySet() admission.KeySet {
-	kr.mu.RLock()
-	defer kr.mu.RUnlock()
-	return kr.set
+	_, set := kr.views()
+	return set
 }
 
 // due reports whether the key that signs now was created more than every ago, so that an instance

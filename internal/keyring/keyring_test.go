@@ -213,3 +213,39 @@ func TestDamagedFile(t *testing.T) {
 }
 
 func saveRaw(d vault.Dir, s string) error { return d.Save(ctx, Name, []byte(s)) }
+
+// TestRetiredKeyLeavesWithoutRotation: a key stops being published, and stops verifying here, once its
+// retention after its successor took over has passed, as the README says; it once stayed until the
+// next rotation, however long after that came.
+func TestRetiredKeyLeavesWithoutRotation(t *testing.T) {
+	c := newClock()
+	kr := open(t, vault.Dir(t.TempDir()), c) // retains for an hour
+	first := signer(t, kr)
+	old, err := kr.Sign(claims())
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, _, _ := kr.Rotate(ctx)
+	verifier := admission.NewVerifierFunc(kr.PublicKeys)
+	c.Advance(PublishAhead + time.Hour) // second has signed for exactly the retention
+	if got := kids(kr); !slices.Equal(got, []string{second, first}) {
+		t.Fatalf("at the end of the retention: keys %v, want both", got)
+	}
+	if _, err := verifier.Verify(ctx, old, "r"); err != nil {
+		t.Fatalf("a token of the first key within its retention: %v", err)
+	}
+	c.Advance(time.Second)
+	if got := kids(kr); !slices.Equal(got, []string{second}) {
+		t.Fatalf("after the retention, with no rotation since: keys %v, want only %s", got, second)
+	}
+	if _, err := verifier.Verify(ctx, old, "r"); err == nil {
+		t.Fatal("a token of the retired key still verifies")
+	}
+	if got := signer(t, kr); got != second {
+		t.Fatalf("signer %s, want %s", got, second)
+	}
+	// Another instance loading the same keys later agrees.
+	if got := kids(open(t, kr.vault, c)); !slices.Equal(got, []string{second}) {
+		t.Fatalf("a fresh load publishes %v, want only %s", got, second)
+	}
+}
