@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"io"
 	"os"
 	"os/exec"
@@ -71,14 +73,20 @@ func TestDropSurvivesRestart(t *testing.T) {
 		return v["visitor_token"].(string)
 	}
 	a, b, c, d := tok("a"), tok("b"), tok("c"), tok("d")
-	for _, v := range []string{a, b} {
-		if code, _, _ := do(t, "POST", base+"/v1/drops/d/claims", v, ""); code != 201 {
-			t.Fatal(code)
-		}
+	if code, _, _ := do(t, "POST", base+"/v1/drops/d/claims", a, ""); code != 201 {
+		t.Fatal(code)
+	}
+	code, first := claimWithKey(t, base, b, "order-1")
+	if code != 201 {
+		t.Fatalf("b's claim with a key: %d %v", code, first)
 	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	_, base = start()
+	// The idempotency key was recorded with the claim: the same request answers with the same claim.
+	if code, again := claimWithKey(t, base, b, "order-1"); code != 201 || again["claim_id"] != first["claim_id"] || again["code"] != first["code"] {
+		t.Fatalf("the same Idempotency-Key after kill -9: %d %v, want the claim %v", code, again, first)
+	}
 	if _, v, _ := do(t, "GET", base+"/v1/drops/d", "", ""); v["claimed"] != 2.0 || v["remaining"] != 1.0 {
 		t.Fatalf("after restart: %v", v)
 	}
@@ -94,6 +102,22 @@ func TestDropSurvivesRestart(t *testing.T) {
 	if code, _, _ := do(t, "POST", base+"/v1/drops/d/claims", d, ""); code != 410 {
 		t.Fatalf("past the stock after restart: %d", code)
 	}
+}
+
+// claimWithKey claims a unit of drop d with an Idempotency-Key.
+func claimWithKey(t *testing.T, base, tok, key string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/v1/drops/d/claims", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Idempotency-Key", key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var m map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&m)
+	return res.StatusCode, m
 }
 
 // startEmbedded runs rushgate serve on the embedded backend over data, killed when the test ends.

@@ -124,6 +124,9 @@ type Claim struct {
 	Code      string    `json:"code"`
 	Visitor   string    `json:"visitor"`
 	ClaimedAt time.Time `json:"claimed_at"`
+	// Key is the idempotency key the claim was made with ("" for none). It is recorded with the claim,
+	// so that a repeat after a restart still answers with this claim; it is never shown.
+	Key string `json:"-"`
 }
 
 // State is a drop's full state.
@@ -160,7 +163,7 @@ func (s *State) Mine(visitor string) []Claim {
 func (s *State) Claim(dropID, visitor, key, generated string, now time.Time) (Claim, bool, error) {
 	c, created, err := s.Decide(dropID, visitor, key, generated, now)
 	if err == nil && created {
-		s.Take(c, key)
+		s.Take(c)
 	}
 	return c, created, err
 }
@@ -188,15 +191,15 @@ func (s *State) Decide(dropID, visitor, key, generated string, now time.Time) (C
 	if len(s.Config.Codes) > 0 {
 		code = s.Config.Codes[seq-1]
 	}
-	return Claim{ID: dropID + "." + strconv.FormatInt(seq, 10), Seq: seq, Code: code, Visitor: visitor, ClaimedAt: now.UTC()}, true, nil
+	return Claim{ID: dropID + "." + strconv.FormatInt(seq, 10), Seq: seq, Code: code, Visitor: visitor, ClaimedAt: now.UTC(), Key: key}, true, nil
 }
 
-// Take records a claim that Decide created.
-func (s *State) Take(c Claim, key string) {
+// Take records a claim that Decide created, or one restored from the record, with its idempotency key.
+func (s *State) Take(c Claim) {
 	s.Claims = append(s.Claims, c)
 	s.Visitor[c.Visitor] = append(s.Visitor[c.Visitor], c.Seq)
-	if key != "" {
-		s.ByKey[c.Visitor+"\x00"+key] = c.Seq
+	if c.Key != "" {
+		s.ByKey[c.Visitor+"\x00"+c.Key] = c.Seq
 	}
 }
 

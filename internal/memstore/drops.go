@@ -35,15 +35,15 @@ func NewDrops(clock func() time.Time, recorder ClaimRecorder) *Drops {
 	return &Drops{clock: clock, recorder: recorder, drops: make(map[string]*drop.State)}
 }
 
-// Restore loads a drop saved by an earlier run with its claims, so that a restarted embedded instance
-// never hands out again what was claimed before it stopped. Idempotency keys are not kept across a
-// restart; a visitor's claims are.
+// Restore loads a drop saved by an earlier run with its claims and their idempotency keys, so that a
+// restarted embedded instance never hands out again what was claimed before it stopped, and a repeated
+// request answers with the claim it made.
 func (d *Drops) Restore(id string, cfg drop.Config, claims []drop.Claim) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s := drop.New(cfg)
 	for _, c := range claims {
-		s.Take(c, "")
+		s.Take(c)
 	}
 	d.drops[id] = &s
 }
@@ -95,7 +95,7 @@ func (d *Drops) Claim(ctx context.Context, id, visitor, key string) (drop.Claim,
 			return drop.Claim{}, false, fmt.Errorf("%w: recording claim on %s: %w", room.ErrUnavailable, id, err)
 		}
 	}
-	s.Take(c, key)
+	s.Take(c)
 	return c, true, nil
 }
 

@@ -94,6 +94,7 @@ CREATE TABLE IF NOT EXISTS drop_claims (
 	visitor    TEXT   NOT NULL,
 	code       TEXT   NOT NULL,
 	claimed_at TEXT   NOT NULL,
+	idem_key   TEXT   NOT NULL DEFAULT '',
 	PRIMARY KEY (drop_id, seq),
 	UNIQUE (drop_id, code)
 );
@@ -117,6 +118,14 @@ func (r *Records) migrate(ctx context.Context) error {
 		}
 		if _, err := r.db.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("sqlstore: migrate: %w", err)
+		}
+	}
+	// Records made before claims kept their idempotency keys lack the column.
+	var probe string
+	err := r.db.QueryRowContext(ctx, `SELECT idem_key FROM drop_claims LIMIT 1`).Scan(&probe)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if _, err := r.db.ExecContext(ctx, `ALTER TABLE drop_claims ADD COLUMN idem_key TEXT NOT NULL DEFAULT ''`); err != nil {
+			return fmt.Errorf("sqlstore: migrate: adding drop_claims.idem_key: %w", err)
 		}
 	}
 	return nil
@@ -266,7 +275,8 @@ func (r *Records) Load(ctx context.Context) (map[string]Saved, error) {
 }
 
 // RecordClaims writes drop claims idempotently: a claim already recorded (same drop and seq) is
-// skipped, so an outbox delivering twice leaves one row.
+// skipped, so an outbox delivering twice leaves one row. Each claim's idempotency key is written in the
+// same row, so it lives exactly as long as the claim.
 func (r *Records) RecordClaims(ctx context.Context, id string, claims []drop.Claim) error {
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -274,8 +284,8 @@ func (r *Records) RecordClaims(ctx context.Context, id string, claims []drop.Cla
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	for _, c := range claims {
-		if _, err := tx.ExecContext(ctx, r.q(`INSERT INTO drop_claims (drop_id, seq, claim_id, visitor, code, claimed_at)
-			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (drop_id, seq) DO NOTHING`), id, c.Seq, c.ID, c.Visitor, c.Code, ts(c.ClaimedAt)); err != nil {
+		if _, err := tx.ExecContext(ctx, r.q(`INSERT INTO drop_claims (drop_id, seq, claim_id, visitor, code, claimed_at, idem_key)
+			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (drop_id, seq) DO NOTHING`), id, c.Seq, c.ID, c.Visitor, c.Code, ts(c.ClaimedAt), c.Key); err != nil {
 			return fmt.Errorf("sqlstore: %w", err)
 		}
 	}
@@ -285,9 +295,9 @@ func (r *Records) RecordClaims(ctx context.Context, id string, claims []drop.Cla
 	return nil
 }
 
-// Claims returns the recorded claims of a drop, in order.
+// Claims returns the recorded claims of a drop, in order, with their idempotency keys.
 func (r *Records) Claims(ctx context.Context, id string) ([]drop.Claim, error) {
-	rows, err := r.db.QueryContext(ctx, r.q(`SELECT seq, claim_id, visitor, code, claimed_at FROM drop_claims WHERE drop_id = ? ORDER BY seq`), id)
+	rows, err := r.db.QueryContext(ctx, r.q(`SELECT seq, claim_id, visitor, code, claimed_at, idem_key FROM drop_claims WHERE drop_id = ? ORDER BY seq`), id)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +306,7 @@ func (r *Records) Claims(ctx context.Context, id string) ([]drop.Claim, error) {
 	for rows.Next() {
 		var c drop.Claim
 		var at string
-		if err := rows.Scan(&c.Seq, &c.ID, &c.Visitor, &c.Code, &at); err != nil {
+		if err := rows.Scan(&c.Seq, &c.ID, &c.Visitor, &c.Code, &at, &c.Key); err != nil {
 			return nil, err
 		}
 		c.ClaimedAt, _ = time.Parse(time.RFC3339Nano, at)

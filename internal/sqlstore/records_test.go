@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"reflect"
@@ -99,17 +100,52 @@ func TestClaimsIdempotent(t *testing.T) {
 			r := open(t)
 			defer r.Close()
 			ctx := context.Background()
-			claims := []drop.Claim{{ID: "d.1", Seq: 1, Code: "A", Visitor: "x", ClaimedAt: time.Now()}, {ID: "d.2", Seq: 2, Code: "B", Visitor: "y", ClaimedAt: time.Now()}}
+			claims := []drop.Claim{{ID: "d.1", Seq: 1, Code: "A", Visitor: "x", ClaimedAt: time.Now(), Key: "order-1"}, {ID: "d.2", Seq: 2, Code: "B", Visitor: "y", ClaimedAt: time.Now()}}
 			for range 3 {
 				if err := r.RecordClaims(ctx, "d", claims); err != nil {
 					t.Fatal(err)
 				}
 			}
 			got, err := r.Claims(ctx, "d")
-			if err != nil || len(got) != 2 || got[1].Code != "B" {
+			if err != nil || len(got) != 2 || got[1].Code != "B" || got[0].Key != "order-1" || got[1].Key != "" {
 				t.Fatalf("claims %+v %v", got, err)
 			}
 		})
+	}
+}
+
+// TestMigrateClaimKeys opens a record made before claims kept their idempotency keys: the column is
+// added, the old claims load with no key, and new claims keep theirs.
+func TestMigrateClaimKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`CREATE TABLE drop_claims (drop_id TEXT NOT NULL, seq BIGINT NOT NULL, claim_id TEXT NOT NULL, visitor TEXT NOT NULL,
+			code TEXT NOT NULL, claimed_at TEXT NOT NULL, PRIMARY KEY (drop_id, seq), UNIQUE (drop_id, code))`,
+		`INSERT INTO drop_claims VALUES ('d', 1, 'd.1', 'x', 'A', '2026-12-01T00:00:00Z')`,
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	ctx := context.Background()
+	for range 2 { // the second open finds the column there
+		r, err := sqlstore.OpenSQLite(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.RecordClaims(ctx, "d", []drop.Claim{{ID: "d.2", Seq: 2, Code: "B", Visitor: "y", ClaimedAt: time.Now(), Key: "k"}}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.Claims(ctx, "d")
+		r.Close()
+		if err != nil || len(got) != 2 || got[0].Key != "" || got[1].Key != "k" {
+			t.Fatalf("claims after migration: %+v %v", got, err)
+		}
 	}
 }
 
