@@ -154,6 +154,15 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 	return nil
 }
 
+// Delete removes an auction that has no bids, ending its live feeds.
+func (s *Service) Delete(ctx context.Context, id string) error {
+	if err := s.store.Delete(ctx, id); err != nil {
+		return err
+	}
+	s.publish(id)
+	return nil
+}
+
 // Get returns the auction's state, closed first if overdue.
 func (s *Service) Get(ctx context.Context, id string) (State, error) { return s.store.Get(ctx, id) }
 

@@ -16,8 +16,12 @@ type Outcome struct {
 // the auction's feed. When a step finds the auction overdue it closes it first and keeps that close
 // even if the requested action is then refused, so that the close is never lost to a failed bid.
 type Store interface {
-	// Put creates an auction or replaces its config while it has no bids; ErrStarted afterwards.
+	// Put creates an auction, or replaces it while it has no bids and was not sold (also once it closed
+	// without bids, so that a wrong end can be corrected); ErrStarted afterwards.
 	Put(ctx context.Context, id string, cfg Config) error
+	// Delete removes an auction that has no bids and was not sold; ErrStarted otherwise, ErrNotFound
+	// when there is none.
+	Delete(ctx context.Context, id string) error
 	// Get returns the state, closing the auction first if it is overdue.
 	Get(ctx context.Context, id string) (State, error)
 	// Bid applies a bid. Refusals: ErrNotStarted, ErrClosed, *TooLowError, ErrInvalidAmount.

@@ -14,6 +14,9 @@ type Info struct {
 type Store interface {
 	// Put creates a drop or replaces it while nothing is claimed; ErrStarted afterwards.
 	Put(ctx context.Context, id string, cfg Config) error
+	// Delete removes a drop while nothing is claimed; ErrStarted afterwards, ErrNotFound when there is
+	// none.
+	Delete(ctx context.Context, id string) error
 	// Get returns the drop's config and how much is claimed.
 	Get(ctx context.Context, id string) (Info, error)
 	// Claim takes one unit for visitor. With a non-empty key, a repeat returns the first answer and

@@ -67,6 +67,20 @@ func pathID(r *http.Request, name string) (string, error) {
 	return id, nil
 }
 
+// deleteAuction removes an auction that has no bids; 409 auction_started otherwise.
+func (s *Server) deleteAuction(w http.ResponseWriter, r *http.Request) {
+	id, err := auctionID(r)
+	if err == nil {
+		err = s.auctions.Delete(r.Context(), id)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.log.InfoContext(r.Context(), "auction deleted", "auction", id)
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": true})
+}
+
 func (s *Server) putAuction(w http.ResponseWriter, r *http.Request) {
 	id, err := auctionID(r)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestTimesOutsideWindowRefused: instants before 2000 or from 2200 on, and durations beyond a year, are
@@ -40,4 +41,43 @@ func TestTimesOutsideWindowRefused(t *testing.T) {
 	if r := e.do(http.MethodPost, "/v1/rooms/r/join", "", ""); r.code != 200 || r.str("state") != "waiting" {
 		t.Fatalf("join before a far opening: %d %v, want waiting", r.code, r.body)
 	}
+}
+
+// TestCorrectAndDeleteAuctionsAndDrops: an auction created with a past end and no bids could never be
+// corrected. Replacing is refused only once there are bids; DELETE removes auctions and drops that
+// have no bids or claims, and answers 409 otherwise.
+func TestCorrectAndDeleteAuctionsAndDrops(t *testing.T) {
+	e := setup(t)
+	now := e.clock.Now()
+	cfg := func(ends time.Time) string {
+		return `{"title": "Lot", "currency": "EUR", "start_price": 100, "increment": 10, "starts_at": "` +
+			now.Add(-time.Hour).Format(time.RFC3339) + `", "ends_at": "` + ends.Format(time.RFC3339) + `"}`
+	}
+	e.want(e.do(http.MethodPut, "/v1/auctions/a", adminKey, cfg(now.Add(-time.Minute))), http.StatusOK, "")
+	if r := e.do(http.MethodGet, "/v1/auctions/a", "", ""); r.str("status") != "closed" {
+		t.Fatalf("an auction ending in the past: %v", r.body)
+	}
+	if r := e.do(http.MethodPut, "/v1/auctions/a", adminKey, cfg(now.Add(time.Hour))); r.code != http.StatusOK || r.str("status") != "open" {
+		t.Fatalf("correcting the end of a closed auction without bids: %d %v", r.code, r.body)
+	}
+	bidder := e.do(http.MethodPost, "/v1/visitors", adminKey, `{"subject": "alice"}`).str("visitor_token")
+	e.want(e.do(http.MethodPost, "/v1/auctions/a/bids", bidder, `{"amount": 100}`), http.StatusCreated, "")
+	e.want(e.do(http.MethodPut, "/v1/auctions/a", adminKey, cfg(now.Add(2*time.Hour))), http.StatusConflict, "auction_started")
+	e.want(e.do(http.MethodDelete, "/v1/auctions/a", adminKey, ""), http.StatusConflict, "auction_started")
+	e.want(e.do(http.MethodDelete, "/v1/auctions/a", "", ""), http.StatusUnauthorized, "unauthorized")
+
+	e.want(e.do(http.MethodPut, "/v1/auctions/b", adminKey, cfg(now.Add(time.Hour))), http.StatusOK, "")
+	if r := e.do(http.MethodDelete, "/v1/auctions/b", adminKey, ""); r.code != http.StatusOK || r.body["deleted"] != true {
+		t.Fatalf("DELETE an auction without bids: %d %v", r.code, r.body)
+	}
+	e.want(e.do(http.MethodGet, "/v1/auctions/b", "", ""), http.StatusNotFound, "auction_not_found")
+	e.want(e.do(http.MethodDelete, "/v1/auctions/b", adminKey, ""), http.StatusNotFound, "auction_not_found")
+
+	drop := `{"stock": 2, "opens_at": "` + now.Add(-time.Minute).Format(time.RFC3339) + `"}`
+	e.want(e.do(http.MethodPut, "/v1/drops/d", adminKey, drop), http.StatusOK, "")
+	e.want(e.do(http.MethodDelete, "/v1/drops/d", adminKey, ""), http.StatusOK, "")
+	e.want(e.do(http.MethodGet, "/v1/drops/d", "", ""), http.StatusNotFound, "drop_not_found")
+	e.want(e.do(http.MethodPut, "/v1/drops/d", adminKey, drop), http.StatusOK, "")
+	e.want(e.do(http.MethodPost, "/v1/drops/d/claims", bidder, ""), http.StatusCreated, "")
+	e.want(e.do(http.MethodDelete, "/v1/drops/d", adminKey, ""), http.StatusConflict, "drop_started")
 }

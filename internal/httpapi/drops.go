@@ -39,6 +39,20 @@ func dropID(r *http.Request) (string, error) {
 	return pathID(r, "drop")
 }
 
+// deleteDrop removes a drop that nobody has claimed from; 409 drop_started otherwise.
+func (s *Server) deleteDrop(w http.ResponseWriter, r *http.Request) {
+	id, err := dropID(r)
+	if err == nil {
+		err = s.drops.Delete(r.Context(), id)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.log.InfoContext(r.Context(), "drop deleted", "drop", id)
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": true})
+}
+
 func (s *Server) putDrop(w http.ResponseWriter, r *http.Request) {
 	id, err := dropID(r)
 	var body []byte

@@ -92,7 +92,7 @@ func fromDomain(err error) *Error {
 	case errors.Is(err, drop.ErrNotOpen):
 		return &Error{Status: http.StatusConflict, Code: codeNotOpen, Message: "the drop is not open", Cause: err}
 	case errors.Is(err, drop.ErrStarted):
-		return &Error{Status: http.StatusConflict, Code: codeDropStarted, Message: "a drop with claims cannot be replaced", Cause: err}
+		return &Error{Status: http.StatusConflict, Code: codeDropStarted, Message: "a drop with claims cannot be replaced or deleted", Cause: err}
 	case errors.As(err, &e):
 		return e
 	case errors.As(err, &ce):
@@ -108,7 +108,7 @@ func fromDomain(err error) *Error {
 	case errors.Is(err, auction.ErrNotStarted):
 		return &Error{Status: http.StatusConflict, Code: codeAuctionNotStarted, Message: "the auction has not started", Cause: err}
 	case errors.Is(err, auction.ErrStarted):
-		return &Error{Status: http.StatusConflict, Code: codeAuctionStarted, Message: "an auction with bids cannot be replaced", Cause: err}
+		return &Error{Status: http.StatusConflict, Code: codeAuctionStarted, Message: "an auction with bids, or sold, cannot be replaced or deleted", Cause: err}
 	case errors.Is(err, auction.ErrBuyNowGone):
 		return &Error{Status: http.StatusConflict, Code: codeBuyNowUnavailable, Message: "buy now is no longer available", Cause: err}
 	case errors.Is(err, auction.ErrInvalidAmount):

@@ -139,6 +139,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /r/{room}", s.page)
 	if s.auctions != nil {
 		m.HandleFunc("PUT /v1/auctions/{auction}", s.admin(s.putAuction))
+		m.HandleFunc("DELETE /v1/auctions/{auction}", s.admin(s.deleteAuction))
 		m.HandleFunc("GET /v1/auctions/{auction}", s.getAuction)
 		m.HandleFunc("GET /v1/auctions/{auction}/bids", s.bids)
 		m.HandleFunc("POST /v1/auctions/{auction}/bids", s.postBid)
@@ -147,6 +148,7 @@ func (s *Server) routes() {
 	}
 	if s.drops != nil {
 		m.HandleFunc("PUT /v1/drops/{drop}", s.admin(s.putDrop))
+		m.HandleFunc("DELETE /v1/drops/{drop}", s.admin(s.deleteDrop))
 		m.HandleFunc("GET /v1/drops/{drop}", s.getDrop)
 		m.HandleFunc("POST /v1/drops/{drop}/claims", s.postClaim)
 		m.HandleFunc("GET /v1/drops/{drop}/claims", s.admin(s.listClaims))

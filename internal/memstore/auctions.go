@@ -15,6 +15,8 @@ var _ auction.Store = (*Auctions)(nil)
 // Recorder makes events durable; the SQL record store is one.
 type Recorder interface {
 	Record(ctx context.Context, id string, st auction.State, evs []auction.Event) error
+	// ForgetAuction removes the record of a deleted auction, which had no bids.
+	ForgetAuction(ctx context.Context, id string) error
 }
 
 // Auctions is the in-memory implementation of [auction.Store]: each auction's steps run under its own
@@ -70,20 +72,49 @@ func (a *Auctions) step(ctx context.Context, id string, fn func(s *auction.State
 	return auction.Outcome{State: as.state, Events: evs}, err
 }
 
-// Put implements [auction.Store].
+// Put implements [auction.Store]. An auction that closed without bids may be replaced; its events (the
+// close) stay in its history and the new auction's events continue the sequence, so that no event
+// number is used twice for one id.
 func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if as, ok := a.auctions[id]; ok && (as.state.Bids > 0 || as.state.Sold || as.state.Closed) {
-		return auction.ErrStarted
+	st := auction.New(cfg)
+	var events []auction.Event
+	if as, ok := a.auctions[id]; ok {
+		if as.state.Bids > 0 || as.state.Sold {
+			return auction.ErrStarted
+		}
+		st.Seq, events = as.state.Seq, as.events
 	}
 	if a.recorder != nil {
-		if err := a.recorder.Record(ctx, id, auction.New(cfg), nil); err != nil {
+		if err := a.recorder.Record(ctx, id, st, nil); err != nil {
 			return fmt.Errorf("%w: recording auction %s: %w", room.ErrUnavailable, id, err)
 		}
 	}
-	a.auctions[id] = &auctionState{state: auction.New(cfg)}
+	a.auctions[id] = &auctionState{state: st, events: events}
 	a.deadlines.Add(id, unixNano(cfg.EndsAt))
+	return nil
+}
+
+// Delete implements [auction.Store]; the record goes in the same step, so an auction created again
+// under the id starts afresh.
+func (a *Auctions) Delete(ctx context.Context, id string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	as, ok := a.auctions[id]
+	switch {
+	case !ok:
+		return auction.ErrNotFound
+	case as.state.Bids > 0 || as.state.Sold:
+		return auction.ErrStarted
+	}
+	if a.recorder != nil {
+		if err := a.recorder.ForgetAuction(ctx, id); err != nil {
+			return fmt.Errorf("%w: forgetting auction %s: %w", room.ErrUnavailable, id, err)
+		}
+	}
+	delete(a.auctions, id)
+	a.deadlines.Remove(id)
 	return nil
 }
 

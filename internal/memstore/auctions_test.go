@@ -87,6 +87,13 @@ func (f *failing) Record(context.Context, string, auction.State, []auction.Event
 	return nil
 }
 
+func (f *failing) ForgetAuction(context.Context, string) error {
+	if f.fail {
+		return errors.New("disk full")
+	}
+	return nil
+}
+
 // TestUnrecordedBidIsRefused: when the record cannot be written the bid is refused as unavailable and
 // the auction is left exactly as it was.
 func TestUnrecordedBidIsRefused(t *testing.T) {

@@ -16,6 +16,8 @@ var _ drop.Store = (*Drops)(nil)
 type ClaimRecorder interface {
 	RecordDrop(ctx context.Context, id string, cfg drop.Config) error
 	RecordClaims(ctx context.Context, id string, claims []drop.Claim) error
+	// ForgetDrop removes the record of a deleted drop, which had no claims.
+	ForgetDrop(ctx context.Context, id string) error
 }
 
 // Drops is the in-memory implementation of [drop.Store]. With a recorder, a claim is recorded before
@@ -62,6 +64,26 @@ func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
 	}
 	s := drop.New(cfg)
 	d.drops[id] = &s
+	return nil
+}
+
+// Delete implements [drop.Store]; the record goes in the same step.
+func (d *Drops) Delete(ctx context.Context, id string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s, ok := d.drops[id]
+	switch {
+	case !ok:
+		return drop.ErrNotFound
+	case len(s.Claims) > 0:
+		return drop.ErrStarted
+	}
+	if d.recorder != nil {
+		if err := d.recorder.ForgetDrop(ctx, id); err != nil {
+			return fmt.Errorf("%w: forgetting drop %s: %w", room.ErrUnavailable, id, err)
+		}
+	}
+	delete(d.drops, id)
 	return nil
 }
 

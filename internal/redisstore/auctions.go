@@ -21,9 +21,10 @@ func auctionScript(name string) *rueidis.Lua {
 }
 
 var (
-	auctionPutScript  = auctionScript("auction_put")
-	auctionStepScript = auctionScript("auction_step")
-	auctionDueScript  = auctionScript("auction_due")
+	auctionPutScript    = auctionScript("auction_put")
+	auctionDeleteScript = auctionScript("auction_delete")
+	auctionStepScript   = auctionScript("auction_step")
+	auctionDueScript    = auctionScript("auction_due")
 )
 
 // Result codes of the auction scripts (see lua/auction_lib.lua).
@@ -92,6 +93,26 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 		return auction.ErrStarted
 	}
 	return a.register(ctx, a.registry(), id, a.akeys(id)[1])
+}
+
+// Delete implements [auction.Store]. The script removes the auction; then it leaves the deadline index
+// and the recorders' registry (other slots), whose stale entries would cost only a no-op step.
+func (a *Auctions) Delete(ctx context.Context, id string) error {
+	v, err := a.run(ctx, auctionDeleteScript, a.akeys(id))
+	if err != nil {
+		return err
+	}
+	switch ints(v)[0] {
+	case codeNotFound:
+		return auction.ErrNotFound
+	case codeStarted:
+		return auction.ErrStarted
+	}
+	if _, err := a.do(ctx, a.rdb.B().Zrem().Key(a.deadlines()).Member(id).Build()); err != nil {
+		return err
+	}
+	_, err = a.do(ctx, a.rdb.B().Srem().Key(a.registry()).Member(id).Build())
+	return err
 }
 
 func (a *Auctions) index(ctx context.Context, id string, end time.Time) error {

@@ -18,6 +18,7 @@ var _ drop.Store = (*Drops)(nil)
 var (
 	dropPutScript   = rueidis.NewLuaScript(source("drop_put"))
 	dropClaimScript = rueidis.NewLuaScript(source("drop_claim"))
+	dropDelScript   = rueidis.NewLuaScript(source("drop_delete"))
 )
 
 // Drops is the Redis implementation of [drop.Store]: each claim is one script over the drop's
@@ -55,6 +56,22 @@ func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
 		return drop.ErrStarted
 	}
 	return d.register(ctx, d.registry(), id, d.dkeys(id)[1])
+}
+
+// Delete implements [drop.Store]: the script removes the drop, then it leaves the recorders' registry.
+func (d *Drops) Delete(ctx context.Context, id string) error {
+	v, err := d.run(ctx, dropDelScript, d.dkeys(id))
+	if err != nil {
+		return err
+	}
+	switch integer(v) {
+	case 1:
+		return drop.ErrNotFound
+	case 6:
+		return drop.ErrStarted
+	}
+	_, err = d.do(ctx, d.rdb.B().Srem().Key(d.registry()).Member(id).Build())
+	return err
 }
 
 // Get implements [drop.Store].

@@ -108,7 +108,8 @@ CREATE TABLE IF NOT EXISTS auction_results (
 	status      TEXT   NOT NULL,
 	winner      TEXT   NOT NULL,
 	final_price BIGINT NOT NULL,
-	decided_at  TEXT   NOT NULL
+	decided_at  TEXT   NOT NULL,
+	seq         BIGINT NOT NULL DEFAULT 0
 );`
 
 func (r *Records) migrate(ctx context.Context) error {
@@ -120,12 +121,18 @@ func (r *Records) migrate(ctx context.Context) error {
 			return fmt.Errorf("sqlstore: migrate: %w", err)
 		}
 	}
-	// Records made before claims kept their idempotency keys lack the column.
-	var probe string
-	err := r.db.QueryRowContext(ctx, `SELECT idem_key FROM drop_claims LIMIT 1`).Scan(&probe)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		if _, err := r.db.ExecContext(ctx, `ALTER TABLE drop_claims ADD COLUMN idem_key TEXT NOT NULL DEFAULT ''`); err != nil {
-			return fmt.Errorf("sqlstore: migrate: adding drop_claims.idem_key: %w", err)
+	// Records made by earlier versions lack these columns.
+	for _, c := range []struct{ table, column, def string }{
+		{"drop_claims", "idem_key", "TEXT NOT NULL DEFAULT ''"},
+		{"auction_results", "seq", "BIGINT NOT NULL DEFAULT 0"},
+	} {
+		var probe any
+		err := r.db.QueryRowContext(ctx, `SELECT `+c.column+` FROM `+c.table+` LIMIT 1`).Scan(&probe)
+		if err == nil || errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if _, err := r.db.ExecContext(ctx, `ALTER TABLE `+c.table+` ADD COLUMN `+c.column+` `+c.def); err != nil {
+			return fmt.Errorf("sqlstore: migrate: adding %s.%s: %w", c.table, c.column, err)
 		}
 	}
 	return nil
@@ -179,10 +186,46 @@ func (r *Records) Record(ctx context.Context, id string, st auction.State, evs [
 			if ev.Kind == auction.EventSold {
 				status = string(auction.StatusSold)
 			}
-			if _, err := tx.ExecContext(ctx, r.q(`INSERT INTO auction_results (auction_id, status, winner, final_price, decided_at)
-				VALUES (?, ?, ?, ?, ?) ON CONFLICT (auction_id) DO NOTHING`), id, status, ev.Bidder, ev.Price, ts(ev.At)); err != nil {
+			// The first result recorded settles the auction. Only a close without a winner, the end of an
+			// auction with no bids that was then replaced (its sequence goes on), gives way to the result
+			// of a later event.
+			if _, err := tx.ExecContext(ctx, r.q(`INSERT INTO auction_results (auction_id, status, winner, final_price, decided_at, seq)
+				VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (auction_id) DO UPDATE SET status = excluded.status, winner = excluded.winner,
+				final_price = excluded.final_price, decided_at = excluded.decided_at, seq = excluded.seq
+				WHERE auction_results.winner = '' AND auction_results.seq < excluded.seq`), id, status, ev.Bidder, ev.Price, ts(ev.At), ev.Seq); err != nil {
 				return fmt.Errorf("sqlstore: %w", err)
 			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	return nil
+}
+
+// ForgetAuction removes an auction's record: its state, events and result. An embedded store calls it
+// when an auction without bids is deleted or replaced, so that the next one of that id starts afresh.
+func (r *Records) ForgetAuction(ctx context.Context, id string) error {
+	return r.forget(ctx, id, `DELETE FROM auction_events WHERE auction_id = ?`,
+		`DELETE FROM auction_results WHERE auction_id = ?`, `DELETE FROM auctions WHERE id = ?`)
+}
+
+// ForgetDrop removes a drop's record, its config and claims; an embedded store calls it when a drop
+// without claims is deleted.
+func (r *Records) ForgetDrop(ctx context.Context, id string) error {
+	return r.forget(ctx, id, `DELETE FROM drop_claims WHERE drop_id = ?`, `DELETE FROM drops WHERE id = ?`)
+}
+
+// forget runs deletes, each taking the id, in one transaction.
+func (r *Records) forget(ctx context.Context, id string, stmts ...string) error {
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, r.q(q), id); err != nil {
+			return fmt.Errorf("sqlstore: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {

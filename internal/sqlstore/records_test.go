@@ -202,3 +202,35 @@ func databases() map[string]func(t *testing.T) *sqlstore.Records {
 		},
 	}
 }
+
+// TestNoWinnerCloseGivesWay: an auction that closed without bids and was then replaced goes on with a
+// higher sequence; its later result replaces the empty one, while a result with a winner stays settled.
+func TestNoWinnerCloseGivesWay(t *testing.T) {
+	for name, open := range databases() {
+		t.Run(name, func(t *testing.T) {
+			r := open(t)
+			defer r.Close()
+			ctx := context.Background()
+			at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+			record := func(ev auction.Event) {
+				t.Helper()
+				if err := r.Record(ctx, "lot", auction.State{}, []auction.Event{ev}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			record(auction.Event{Seq: 1, Kind: auction.EventClosed, At: at})
+			record(auction.Event{Seq: 1, Kind: auction.EventClosed, Bidder: "replay", Price: 9, At: at})
+			if res, _ := r.Result(ctx, "lot"); res.Winner != "" {
+				t.Fatalf("a replay of the same close rewrote the result: %+v", res)
+			}
+			record(auction.Event{Seq: 3, Kind: auction.EventClosed, Bidder: "alice", Price: 500, At: at.Add(time.Hour)})
+			if res, err := r.Result(ctx, "lot"); err != nil || res.Winner != "alice" || res.FinalPrice != 500 {
+				t.Fatalf("the corrected auction's result: %+v %v", res, err)
+			}
+			record(auction.Event{Seq: 4, Kind: auction.EventSold, Bidder: "mallory", Price: 1, At: at.Add(2 * time.Hour)})
+			if res, _ := r.Result(ctx, "lot"); res.Winner != "alice" {
+				t.Fatalf("a settled result was rewritten: %+v", res)
+			}
+		})
+	}
+}

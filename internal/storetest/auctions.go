@@ -40,6 +40,7 @@ func RunAuctions(t *testing.T, newHarness func(t *testing.T) AuctionHarness) {
 		{"Events", testEvents},
 		{"ConcurrentBids", testConcurrentBids},
 		{"ConcurrentBuyNow", testConcurrentBuyNow},
+		{"ReplaceAndDelete", testReplaceAndDelete},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -376,5 +377,76 @@ func testConcurrentBuyNow(t *testing.T, h AuctionHarness) {
 	wg.Wait()
 	if sold.Load() != 1 {
 		t.Fatalf("%d buyers, want exactly 1", sold.Load())
+	}
+}
+
+// testReplaceAndDelete: an auction that closed without bids (a wrong end) can be corrected, and its
+// events go on in sequence; one with bids, or sold, can be neither replaced nor deleted; one without
+// bids can be deleted, and created again.
+func testReplaceAndDelete(t *testing.T, h AuctionHarness) {
+	c := auctionCfg(h)
+	c.EndsAt = h.Now().Add(time.Second).Truncate(time.Millisecond)
+	putAuction(t, h, "a", c)
+	h.Advance(2 * time.Second)
+	o, err := h.Store.Close(ctx, "a")
+	if err != nil || !o.State.Closed || len(o.Events) != 1 {
+		t.Fatalf("closing the mistaken auction: %+v %v", o, err)
+	}
+	closedSeq := o.Events[0].Seq
+	putAuction(t, h, "a", auctionCfg(h)) // corrected: ends in an hour
+	st, err := h.Store.Get(ctx, "a")
+	if err != nil || st.Closed || st.Status(h.Now()) != auction.StatusOpen {
+		t.Fatalf("the corrected auction: %+v %v", st, err)
+	}
+	first := bid(t, h, "a", "x", 3000)
+	if len(first.Events) != 1 || first.Events[0].Seq <= closedSeq {
+		t.Fatalf("the corrected auction's first event %+v, want a sequence after the close's %d", first.Events, closedSeq)
+	}
+	evs, err := h.Store.Events(ctx, "a", closedSeq, 10)
+	if err != nil || len(evs) != 1 || evs[0].Seq != first.Events[0].Seq {
+		t.Fatalf("events after the close: %+v %v", evs, err)
+	}
+	if err := h.Store.Put(ctx, "a", auctionCfg(h)); !errors.Is(err, auction.ErrStarted) {
+		t.Fatalf("replacing an auction with bids: %v", err)
+	}
+	if err := h.Store.Delete(ctx, "a"); !errors.Is(err, auction.ErrStarted) {
+		t.Fatalf("deleting an auction with bids: %v", err)
+	}
+	if _, err := h.Store.Get(ctx, "a"); err != nil {
+		t.Fatalf("a refused delete changed the auction: %v", err)
+	}
+
+	b := auctionCfg(h)
+	b.BuyNowPrice = ptr(5000)
+	putAuction(t, h, "sold", b)
+	if _, err := h.Store.BuyNow(ctx, "sold", "y"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Store.Delete(ctx, "sold"); !errors.Is(err, auction.ErrStarted) {
+		t.Fatalf("deleting a sold auction: %v", err)
+	}
+	if err := h.Store.Put(ctx, "sold", auctionCfg(h)); !errors.Is(err, auction.ErrStarted) {
+		t.Fatalf("replacing a sold auction: %v", err)
+	}
+
+	putAuction(t, h, "gone", auctionCfg(h))
+	if err := h.Store.Delete(ctx, "gone"); err != nil {
+		t.Fatalf("deleting an auction without bids: %v", err)
+	}
+	if _, err := h.Store.Get(ctx, "gone"); !errors.Is(err, auction.ErrNotFound) {
+		t.Fatalf("Get after Delete: %v", err)
+	}
+	if _, err := h.Store.Bid(ctx, "gone", auction.Bid{Bidder: "x", Max: 5000}); !errors.Is(err, auction.ErrNotFound) {
+		t.Fatalf("Bid after Delete: %v", err)
+	}
+	if ids, _, _ := h.Store.Due(ctx, 10); slices.Contains(ids, "gone") {
+		t.Fatal("a deleted auction is due")
+	}
+	if err := h.Store.Delete(ctx, "gone"); !errors.Is(err, auction.ErrNotFound) {
+		t.Fatalf("deleting twice: %v", err)
+	}
+	putAuction(t, h, "gone", auctionCfg(h))
+	if o := bid(t, h, "gone", "z", 2000); o.State.Leader != "z" || o.State.Bids != 1 {
+		t.Fatalf("the auction created again: %+v", o.State)
 	}
 }

@@ -168,6 +168,27 @@ func testReplace(t *testing.T, h DropHarness) {
 	if err := h.Store.Put(ctx, "d", dropCfg(h, 30)); !errors.Is(err, drop.ErrStarted) {
 		t.Fatalf("replacing after a claim: %v", err)
 	}
+	if err := h.Store.Delete(ctx, "d"); !errors.Is(err, drop.ErrStarted) {
+		t.Fatalf("deleting after a claim: %v", err)
+	}
+	if info, err := h.Store.Get(ctx, "d"); err != nil || info.Claimed != 1 {
+		t.Fatalf("a refused delete changed the drop: %+v %v", info, err)
+	}
+	putDrop(t, h, "e", dropCfg(h, 5))
+	if err := h.Store.Delete(ctx, "e"); err != nil {
+		t.Fatalf("deleting a drop without claims: %v", err)
+	}
+	if _, err := h.Store.Get(ctx, "e"); !errors.Is(err, drop.ErrNotFound) {
+		t.Fatalf("Get after Delete: %v", err)
+	}
+	if _, _, err := h.Store.Claim(ctx, "e", "a", ""); !errors.Is(err, drop.ErrNotFound) {
+		t.Fatalf("Claim after Delete: %v", err)
+	}
+	if err := h.Store.Delete(ctx, "e"); !errors.Is(err, drop.ErrNotFound) {
+		t.Fatalf("deleting twice: %v", err)
+	}
+	putDrop(t, h, "e", dropCfg(h, 5))
+	claim(t, h, "e", "a")
 }
 
 // testCrowd has 5,000 visitors press the button 4 times each, 200 at a time, for a stock of 1,000:
