@@ -188,11 +188,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	trusted, _ := httpapi.ParseTrustedProxies(f.trusted) // checked above
-	api := httpapi.New(httpapi.Config{
+	cfg := httpapi.Config{
 		Rooms: svc, Auctions: auctions, Drops: be.drops, Keys: keys, Visitors: visitors, Metrics: m, Logger: log,
 		AdminKey: adminKey, NewVisitorsPerMinute: f.newVisitors, SecureCookies: f.secureCookies,
 		TrustedProxies: trusted, StreamsPerAddress: f.streamsPerIP,
-	})
+	}
+	if f.redisURL == "" {
+		cfg.Record = records // the embedded backend answers claims and bids once they are recorded
+	}
+	api := httpapi.New(cfg)
 	if f.metricsAddr != "" {
 		msrv, err := sideServer("--metrics-addr", f.metricsAddr, map[string]http.Handler{"/metrics": m.Handler()}, log)
 		if err != nil {

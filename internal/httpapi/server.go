@@ -59,6 +59,14 @@ type Config struct {
 	StreamsPerAddress int
 	// Clock judges token expiry; nil means time.Now. It must agree with the store's clock.
 	Clock func() time.Time
+	// Record, when set, is the durable record that claims and bids wait for before they are answered
+	// (the embedded backend's); /healthz reports it unavailable while it fails writes.
+	Record RecordChecker
+}
+
+// RecordChecker reports whether a durable record takes writes; sqlstore.Records is one.
+type RecordChecker interface {
+	Check(ctx context.Context) error
 }
 
 // Server serves the API.
@@ -74,6 +82,7 @@ type Server struct {
 	log      *slog.Logger
 	adminSum [32]byte
 	limiter  *limiter
+	record   RecordChecker
 	trusted  []netip.Prefix
 	secure   bool
 	mux      *http.ServeMux
@@ -100,7 +109,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		rooms: cfg.Rooms, auctions: cfg.Auctions, drops: cfg.Drops, now: cfg.Clock, keys: cfg.Keys, verifier: admission.NewVerifierFunc(cfg.Keys.PublicKeys).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
 		adminSum: sha256.Sum256([]byte(cfg.AdminKey)), secure: cfg.SecureCookies,
-		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies,
+		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record,
 		limits: newStreamLimits(cfg.StreamsPerAddress), feeds: make(map[string]*feed),
 	}
 	s.streamCtx, s.drain = context.WithCancel(context.Background())
@@ -199,10 +208,18 @@ func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
 	s.writeError(w, r, apiError(http.StatusNotFound, codeNotFound, "no such endpoint"))
 }
 
+// health answers 200 while the state store answers and the durable record (when there is one to wait
+// for) takes writes, else 503 saying which does not and why.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if err := s.rooms.Ready(r.Context()); err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "store": "unreachable"})
 		return
+	}
+	if s.record != nil {
+		if err := s.record.Check(r.Context()); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "record": "failing writes", "reason": err.Error()})
+			return
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -28,6 +29,10 @@ import (
 type Records struct {
 	db       *sql.DB
 	postgres bool
+
+	mu     sync.Mutex
+	failed error     // the last write's failure, nil once a write succeeds
+	probed time.Time // when Check last tried a write
 }
 
 // OpenSQLite opens (creating) the SQLite database at path and migrates it.
@@ -64,6 +69,45 @@ func open(ctx context.Context, db *sql.DB, postgres bool) (*Records, error) {
 
 // Close closes the database.
 func (r *Records) Close() error { return r.db.Close() }
+
+// ErrWrites reports that the record store fails writes; claims and bids on the embedded backend are
+// refused meanwhile, so /healthz says so.
+var ErrWrites = errors.New("sqlstore: the record store fails writes")
+
+// wrote notes the outcome of a write for Check and returns err. A write cut short by its request's
+// end says nothing about the store.
+func (r *Records) wrote(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.failed = err
+	r.mu.Unlock()
+	return err
+}
+
+// Check reports whether the store takes writes: nil, unless the last write failed and a probe write,
+// tried at most once a second, fails too. It wraps ErrWrites and the cause, for health checks, and
+// clears once writes succeed again (the disk has room again, the database is back).
+func (r *Records) Check(ctx context.Context) error {
+	r.mu.Lock()
+	failed, recent := r.failed, time.Since(r.probed) < time.Second
+	if failed != nil && !recent {
+		r.probed = time.Now()
+	}
+	r.mu.Unlock()
+	switch {
+	case failed == nil:
+		return nil
+	case !recent:
+		_, err := r.db.ExecContext(ctx, r.q(`INSERT INTO record_health (id, checked_at) VALUES (1, ?)
+			ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at`), ts(time.Now()))
+		if failed = r.wrote(ctx, err); failed == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %w", ErrWrites, failed)
+}
 
 const schema = `
 CREATE TABLE IF NOT EXISTS auctions (
@@ -102,6 +146,10 @@ CREATE TABLE IF NOT EXISTS rooms (
 	id         TEXT PRIMARY KEY,
 	config     TEXT NOT NULL,
 	updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS record_health (
+	id         INTEGER PRIMARY KEY,
+	checked_at TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS auction_results (
 	auction_id  TEXT PRIMARY KEY,
@@ -159,9 +207,15 @@ func (r *Records) q(query string) string {
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // Record writes an auction's state and new events in one transaction. Events already recorded are
-// skipped, and the result row is inserted once: the first close or sale recorded settles the auction.
-// The state (with the leader's secret maximum) lets an embedded instance resume after a restart.
+// skipped, and the first result recorded settles the auction (see record). The state (with the
+// leader's secret maximum) lets an embedded instance resume after a restart.
 func (r *Records) Record(ctx context.Context, id string, st auction.State, evs []auction.Event) error {
+	return r.wrote(ctx, r.record(ctx, id, st, evs))
+}
+
+// record is Record without the bookkeeping of write failures: events already recorded are skipped,
+// and the result row is inserted once.
+func (r *Records) record(ctx context.Context, id string, st auction.State, evs []auction.Event) error {
 	js, err := json.Marshal(st)
 	if err != nil {
 		return err
@@ -217,7 +271,8 @@ func (r *Records) ForgetDrop(ctx context.Context, id string) error {
 }
 
 // forget runs deletes, each taking the id, in one transaction.
-func (r *Records) forget(ctx context.Context, id string, stmts ...string) error {
+func (r *Records) forget(ctx context.Context, id string, stmts ...string) (err error) {
+	defer func() { err = r.wrote(ctx, err) }()
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlstore: %w", err)
@@ -321,6 +376,11 @@ func (r *Records) Load(ctx context.Context) (map[string]Saved, error) {
 // skipped, so an outbox delivering twice leaves one row. Each claim's idempotency key is written in the
 // same row, so it lives exactly as long as the claim.
 func (r *Records) RecordClaims(ctx context.Context, id string, claims []drop.Claim) error {
+	return r.wrote(ctx, r.recordClaims(ctx, id, claims))
+}
+
+// recordClaims is RecordClaims without the bookkeeping of write failures.
+func (r *Records) recordClaims(ctx context.Context, id string, claims []drop.Claim) error {
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlstore: %w", err)
@@ -373,9 +433,9 @@ func (r *Records) putConfig(ctx context.Context, table, id string, cfg any) erro
 	_, err = r.db.ExecContext(ctx, r.q(`INSERT INTO `+table+` (id, config, updated_at) VALUES (?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at`), id, string(js), ts(time.Now()))
 	if err != nil {
-		return fmt.Errorf("sqlstore: %w", err)
+		err = fmt.Errorf("sqlstore: %w", err)
 	}
-	return nil
+	return r.wrote(ctx, err)
 }
 
 // loadConfigs reads every config of an (id, config, updated_at) table, by id.
@@ -434,9 +494,9 @@ func (r *Records) RecordRoom(ctx context.Context, id string, cfg room.Config) er
 // ForgetRoom removes a deleted room's config.
 func (r *Records) ForgetRoom(ctx context.Context, id string) error {
 	if _, err := r.db.ExecContext(ctx, r.q(`DELETE FROM rooms WHERE id = ?`), id); err != nil {
-		return fmt.Errorf("sqlstore: %w", err)
+		return r.wrote(ctx, fmt.Errorf("sqlstore: %w", err))
 	}
-	return nil
+	return r.wrote(ctx, nil)
 }
 
 // LoadRooms returns the config of every recorded room, for an embedded instance to resume from.
