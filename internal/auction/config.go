@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rushgate/rushgate/internal/room"
+	"github.com/rushgate/rushgate/internal/visitor"
 )
 
 // MaxAmount bounds every amount, far below where int64 arithmetic on prices could overflow.
@@ -94,6 +95,9 @@ type Config struct {
 	SoftClose   *SoftClose `json:"soft_close,omitempty"`
 	// Room, when set, admits only bidders holding a valid admission token for that waiting room.
 	Room string `json:"room,omitempty"`
+	// Identity is whose identity a bidder is: "any" (the default), "site" or "room" (see
+	// visitor.Identity).
+	Identity visitor.Identity `json:"identity,omitempty"`
 }
 
 // ConfigError explains why a config was refused, naming the field.
@@ -172,6 +176,12 @@ func (c Config) Validate() error {
 	}
 	if c.Room != "" && !room.ValidID(c.Room) {
 		return &ConfigError{"room", "not a valid room id"}
+	}
+	switch {
+	case !c.Identity.Valid():
+		return &ConfigError{"identity", `must be "any", "site" or "room"`}
+	case c.Identity == visitor.IdentityRoom && c.Room == "":
+		return &ConfigError{"identity", `"room" needs a room`}
 	}
 	return nil
 }

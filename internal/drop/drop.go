@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rushgate/rushgate/internal/room"
+	"github.com/rushgate/rushgate/internal/visitor"
 )
 
 // Limits on a drop's config.
@@ -49,6 +50,9 @@ type Config struct {
 	ReleaseOnClaim bool   `json:"release_on_claim,omitempty"`
 	// Codes, when given, are handed out in order; otherwise each claim gets a generated code.
 	Codes []string `json:"codes,omitempty"`
+	// Identity is whose identity per_visitor counts: "any" (the default), "site" or "room" (see
+	// visitor.Identity).
+	Identity visitor.Identity `json:"identity,omitempty"`
 }
 
 // ConfigError explains why a config was refused, naming the field.
@@ -106,6 +110,10 @@ func (c Config) Validate() error {
 		return &ConfigError{"release_on_claim", "needs a room"}
 	case len(c.Codes) > 0 && len(c.Codes) < c.Stock:
 		return &ConfigError{"codes", "fewer codes than stock"}
+	case !c.Identity.Valid():
+		return &ConfigError{"identity", `must be "any", "site" or "room"`}
+	case c.Identity == visitor.IdentityRoom && c.Room == "":
+		return &ConfigError{"identity", `"room" needs a room`}
 	}
 	seen := make(map[string]bool, len(c.Codes))
 	for _, code := range c.Codes {

@@ -13,33 +13,35 @@ import (
 
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/room"
+	"github.com/rushgate/rushgate/internal/visitor"
 )
 
 // auctionView is an auction as the public sees it: never the leader's maximum nor the reserve itself.
 type auctionView struct {
-	ID          string         `json:"id"`
-	Title       string         `json:"title"`
-	Currency    string         `json:"currency"`
-	Status      auction.Status `json:"status"`
-	Price       int64          `json:"price"`
-	Leader      string         `json:"leader,omitempty"`
-	Bids        int64          `json:"bid_count"`
-	StartsAt    time.Time      `json:"starts_at"`
-	EndsAt      time.Time      `json:"ends_at"`
-	ReserveMet  bool           `json:"reserve_met"`
-	MinNextBid  int64          `json:"min_next_bid,omitempty"`
-	BuyNowPrice *int64         `json:"buy_now_price,omitempty"`
-	Winner      string         `json:"winner,omitempty"`
-	FinalPrice  *int64         `json:"final_price,omitempty"`
-	Room        string         `json:"room,omitempty"`
-	Seq         int64          `json:"seq"`
+	ID          string           `json:"id"`
+	Title       string           `json:"title"`
+	Currency    string           `json:"currency"`
+	Status      auction.Status   `json:"status"`
+	Price       int64            `json:"price"`
+	Leader      string           `json:"leader,omitempty"`
+	Bids        int64            `json:"bid_count"`
+	StartsAt    time.Time        `json:"starts_at"`
+	EndsAt      time.Time        `json:"ends_at"`
+	ReserveMet  bool             `json:"reserve_met"`
+	MinNextBid  int64            `json:"min_next_bid,omitempty"`
+	BuyNowPrice *int64           `json:"buy_now_price,omitempty"`
+	Winner      string           `json:"winner,omitempty"`
+	FinalPrice  *int64           `json:"final_price,omitempty"`
+	Room        string           `json:"room,omitempty"`
+	Identity    visitor.Identity `json:"identity"`
+	Seq         int64            `json:"seq"`
 }
 
 func viewOf(id string, s auction.State, now time.Time) auctionView {
 	v := auctionView{
 		ID: id, Title: s.Config.Title, Currency: s.Config.Currency, Status: s.Status(now), Price: s.Price,
 		Leader: s.Leader, Bids: s.Bids, StartsAt: s.Config.StartsAt, EndsAt: s.EndsAt,
-		ReserveMet: s.ReserveMet(), Room: s.Config.Room, Seq: s.Seq,
+		ReserveMet: s.ReserveMet(), Room: s.Config.Room, Identity: identityOf(s.Config.Identity), Seq: s.Seq,
 	}
 	if v.Status == auction.StatusOpen || v.Status == auction.StatusScheduled {
 		v.MinNextBid = s.MinNext()
@@ -140,6 +142,9 @@ func (s *Server) bidder(r *http.Request, id, admissionToken string) (auction.Sta
 		return auction.State{}, "", err
 	}
 	st, err := s.auctions.Get(r.Context(), id)
+	if err == nil {
+		err = identified(st.Config.Identity, vid)
+	}
 	if err != nil || st.Config.Room == "" {
 		return st, vid, err
 	}
@@ -147,6 +152,23 @@ func (s *Server) bidder(r *http.Request, id, admissionToken string) (auction.Sta
 		return st, "", err
 	}
 	return st, vid, nil
+}
+
+// identityOf spells out the default identity.
+func identityOf(id visitor.Identity) visitor.Identity {
+	if id == "" {
+		return visitor.IdentityAny
+	}
+	return id
+}
+
+// identified checks that a visitor is of the identity a drop or an auction requires. "room" needs no
+// check of its own: a drop or auction with a room always asks for an admission of it (admitted).
+func identified(required visitor.Identity, vid string) error {
+	if required == visitor.IdentitySite && !visitor.Subject(vid) {
+		return apiError(http.StatusForbidden, codeIdentityRequired, "this needs a visitor the site minted for a signed-in account (POST /v1/visitors)")
+	}
+	return nil
 }
 
 // admitted checks that visitor holds a live admission for roomID, from the admission token in the

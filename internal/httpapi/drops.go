@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rushgate/rushgate/internal/drop"
+	"github.com/rushgate/rushgate/internal/visitor"
 )
 
 type dropView struct {
@@ -18,12 +19,14 @@ type dropView struct {
 	OpensAt    time.Time  `json:"opens_at"`
 	ClosesAt   *time.Time `json:"closes_at,omitempty"`
 	Room       string     `json:"room,omitempty"`
+	// Identity is whose identity per_visitor counts; always shown, so a client knows what it needs.
+	Identity visitor.Identity `json:"identity"`
 }
 
 func dropViewOf(id string, info drop.Info, now time.Time) dropView {
 	c := info.Config
 	v := dropView{ID: id, Stock: c.Stock, Remaining: c.Stock - info.Claimed, Claimed: info.Claimed,
-		PerVisitor: c.PerVisitor, OpensAt: c.OpensAt, ClosesAt: c.ClosesAt, Room: c.Room, Status: "open"}
+		PerVisitor: c.PerVisitor, OpensAt: c.OpensAt, ClosesAt: c.ClosesAt, Room: c.Room, Status: "open", Identity: identityOf(c.Identity)}
 	switch {
 	case v.Remaining <= 0:
 		v.Status = "sold_out"
@@ -105,6 +108,9 @@ func (s *Server) postClaim(w http.ResponseWriter, r *http.Request) {
 	var info drop.Info
 	if err == nil {
 		info, err = s.drops.Get(r.Context(), id)
+	}
+	if err == nil {
+		err = identified(info.Config.Identity, vid)
 	}
 	var admissionID string
 	if err == nil && info.Config.Room != "" {

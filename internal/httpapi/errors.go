@@ -43,6 +43,7 @@ const (
 	codeDropStarted           = "drop_started"
 	codeRotationConflict      = "rotation_conflict"
 	codeTooManyStreams        = "too_many_streams"
+	codeIdentityRequired      = "identity_required"
 )
 
 // Error is an API failure: a stable code and a message for the client, the HTTP status, and the cause,

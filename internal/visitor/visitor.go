@@ -68,6 +68,36 @@ type Visitor struct {
 	Origin string
 }
 
+// Identity says whose identity a rule that counts people (a drop's per_visitor, one leading bid per
+// bidder) counts. A free anonymous visitor is fine for waiting in line, but anyone can mint as many as
+// they can send requests, so a drop or an auction that must count people asks for more.
+type Identity string
+
+// The identities a drop or an auction may require.
+const (
+	// IdentityAny takes any visitor, anonymous ones included: per_visitor counts tokens, not people.
+	IdentityAny Identity = "any"
+	// IdentitySite takes only visitors the site minted for a subject (POST /v1/visitors): one
+	// subject, one visitor, so per_visitor counts the site's accounts.
+	IdentitySite Identity = "site"
+	// IdentityRoom takes only visitors holding a live admission of the drop's or auction's room, so
+	// per_visitor counts admissions, each paid for with a place in line.
+	IdentityRoom Identity = "room"
+)
+
+// Valid reports whether id is one of the identities above, or empty (IdentityAny).
+func (id Identity) Valid() bool {
+	switch id {
+	case "", IdentityAny, IdentitySite, IdentityRoom:
+		return true
+	}
+	return false
+}
+
+// Subject reports whether a visitor id was minted for a subject of the site (ForSubject), not for an
+// anonymous visitor.
+func Subject(id string) bool { return strings.HasPrefix(id, "s_") }
+
 // NewIssuer returns an issuer; the secret must be at least 32 bytes of randomness.
 func NewIssuer(secret []byte) (*Issuer, error) {
 	if len(secret) < 32 {

@@ -1,0 +1,40 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+// TestIdentity: five tokenless joins once gave five claims on a per_visitor 1 drop. A drop or auction
+// with "identity": "site" takes only visitors the site minted for a subject; "room" only those
+// admitted through its room; the default takes anyone, as before.
+func TestIdentity(t *testing.T) {
+	e := setup(t)
+	opens := e.clock.Now().Add(-time.Minute).Format(time.RFC3339)
+	e.putRoom("line", `{"capacity": 1}`)
+	anon := e.join("line", "").str("visitor_token") // admitted at once: capacity 1
+	alice := e.do(http.MethodPost, "/v1/visitors", adminKey, `{"subject": "alice"}`).str("visitor_token")
+
+	e.want(e.do(http.MethodPut, "/v1/drops/site", adminKey, `{"stock": 5, "opens_at": "`+opens+`", "identity": "site"}`), http.StatusOK, "")
+	e.want(e.do(http.MethodPost, "/v1/drops/site/claims", anon, ""), http.StatusForbidden, "identity_required")
+	e.want(e.do(http.MethodPost, "/v1/drops/site/claims", alice, ""), http.StatusCreated, "")
+	if r := e.do(http.MethodGet, "/v1/drops/site", "", ""); r.str("identity") != "site" || r.num("claimed") != 1 {
+		t.Fatalf("the drop's view: %v", r.body)
+	}
+
+	e.want(e.do(http.MethodPut, "/v1/drops/bad", adminKey, `{"stock": 5, "opens_at": "`+opens+`", "identity": "room"}`), http.StatusBadRequest, "invalid_config")
+	e.want(e.do(http.MethodPut, "/v1/drops/bad", adminKey, `{"stock": 5, "opens_at": "`+opens+`", "identity": "people"}`), http.StatusBadRequest, "invalid_config")
+	e.want(e.do(http.MethodPut, "/v1/drops/room", adminKey, `{"stock": 5, "opens_at": "`+opens+`", "room": "line", "identity": "room"}`), http.StatusOK, "")
+	e.want(e.do(http.MethodPost, "/v1/drops/room/claims", alice, ""), http.StatusForbidden, "not_admitted")
+
+	e.want(e.do(http.MethodPut, "/v1/drops/any", adminKey, `{"stock": 5, "opens_at": "`+opens+`"}`), http.StatusOK, "")
+	e.want(e.do(http.MethodPost, "/v1/drops/any/claims", anon, ""), http.StatusCreated, "")
+
+	auction := `{"title": "Lot", "currency": "EUR", "start_price": 100, "increment": 10, "buy_now_price": 900, "identity": "site",
+		"starts_at": "` + opens + `", "ends_at": "` + e.clock.Now().Add(time.Hour).Format(time.RFC3339) + `"}`
+	e.want(e.do(http.MethodPut, "/v1/auctions/lot", adminKey, auction), http.StatusOK, "")
+	e.want(e.do(http.MethodPost, "/v1/auctions/lot/bids", anon, `{"amount": 100}`), http.StatusForbidden, "identity_required")
+	e.want(e.do(http.MethodPost, "/v1/auctions/lot/buy-now", anon, ""), http.StatusForbidden, "identity_required")
+	e.want(e.do(http.MethodPost, "/v1/auctions/lot/bids", alice, `{"amount": 100}`), http.StatusCreated, "")
+}
