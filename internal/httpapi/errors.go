@@ -44,6 +44,7 @@ const (
 	codeRotationConflict      = "rotation_conflict"
 	codeTooManyStreams        = "too_many_streams"
 	codeIdentityRequired      = "identity_required"
+	codeWaitingElsewhere      = "waiting_elsewhere"
 )
 
 // Error is an API failure: a stable code and a message for the client, the HTTP status, and the cause,
@@ -57,6 +58,8 @@ type Error struct {
 	MinNextBid int64
 	// Claims, for already_claimed, are the visitor's existing claims.
 	Claims []drop.Claim
+	// Room, for waiting_elsewhere, is the room whose line the visitor waits in.
+	Room string
 }
 
 func (e *Error) Error() string {
@@ -81,7 +84,11 @@ func fromDomain(err error) *Error {
 	var low *auction.TooLowError
 	var dce *drop.ConfigError
 	var already *drop.AlreadyClaimedError
+	var elsewhere *room.ElsewhereError
 	switch {
+	case errors.As(err, &elsewhere):
+		return &Error{Status: http.StatusConflict, Code: codeWaitingElsewhere, Room: elsewhere.Room, Cause: err,
+			Message: "you are waiting in the line of room " + elsewhere.Room + `; join with {"switch": true} to move here`}
 	case errors.As(err, &dce):
 		return &Error{Status: http.StatusBadRequest, Code: codeInvalidConfig, Message: dce.Error(), Cause: err}
 	case errors.As(err, &already):
@@ -133,6 +140,7 @@ type errorBody struct {
 		Message    string       `json:"message"`
 		MinNextBid int64        `json:"min_next_bid,omitempty"`
 		Claims     []drop.Claim `json:"claims,omitempty"`
+		Room       string       `json:"room,omitempty"`
 	} `json:"error"`
 }
 
@@ -159,7 +167,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", "1")
 	}
 	var b errorBody
-	b.Error.Code, b.Error.Message, b.Error.MinNextBid, b.Error.Claims = e.Code, e.Message, e.MinNextBid, e.Claims
+	b.Error.Code, b.Error.Message, b.Error.MinNextBid, b.Error.Claims, b.Error.Room = e.Code, e.Message, e.MinNextBid, e.Claims, e.Room
 	writeJSON(w, e.Status, b)
 }
 

@@ -370,9 +370,20 @@ func TestLeaveAndOneRoom(t *testing.T) {
 	e.putRoom("x", `{"capacity": 1, "paused": true}`)
 	e.putRoom("y", `{"capacity": 1, "paused": true}`)
 	tok := e.join("x", "").str("visitor_token")
-	e.join("y", tok)
+	// Joining another room does not give up the place by itself: it names the room waited in...
+	r := e.do("POST", "/v1/rooms/y/join", tok, "")
+	e.want(r, 409, "waiting_elsewhere")
+	if room, _ := r.body["error"].(map[string]any)["room"].(string); room != "x" {
+		t.Fatalf("waiting_elsewhere names %q, want x", room)
+	}
+	if st := e.do("GET", "/v1/rooms/x/status", tok, ""); st.str("state") != "waiting" {
+		t.Fatalf("a refused join moved the visitor out of x: %v", st.body)
+	}
+	e.want(e.do("POST", "/v1/rooms/y/join", tok, `{"switch": "yes"}`), 400, "invalid_json")
+	// ...and moves only when asked to.
+	e.want(e.do("POST", "/v1/rooms/y/join", tok, `{"switch": true}`), 200, "")
 	if st := e.do("GET", "/v1/rooms/x/status", tok, ""); st.str("state") != "none" {
-		t.Fatalf("still in x after joining y: %v", st.body)
+		t.Fatalf("still in x after switching to y: %v", st.body)
 	}
 	e.want(e.do("POST", "/v1/rooms/y/leave", tok, ""), 200, "")
 	if st := e.do("GET", "/v1/rooms/y/status", tok, ""); st.str("state") != "none" {
@@ -404,12 +415,12 @@ func TestJoinNamesOrigin(t *testing.T) {
 	e.putRoom("y", `{"capacity": 1, "paused": true}`)
 	first := e.join("x", "")
 	tok := first.str("visitor_token")
-	e.join("y", tok)
-	e.join("x", tok)
+	e.want(e.do("POST", "/v1/rooms/y/join", tok, `{"switch": true}`), 200, "")
+	e.want(e.do("POST", "/v1/rooms/x/join", tok, `{"switch": true}`), 200, "")
 	subject := e.do("POST", "/v1/visitors", adminKey, `{"subject": "user-1"}`)
 	e.join("y", subject.str("visitor_token"))
 	id, sid := rec.seen[0].Visitor, subject.str("visitor_id")
-	want := []room.Entrant{{Visitor: id, Origin: "x", New: true}, {Visitor: id, Origin: "x"}, {Visitor: id, Origin: "x"}, {Visitor: sid}}
+	want := []room.Entrant{{Visitor: id, Origin: "x", New: true}, {Visitor: id, Origin: "x", Switch: true}, {Visitor: id, Origin: "x", Switch: true}, {Visitor: sid}}
 	if !slices.Equal(rec.seen, want) || id == "" {
 		t.Fatalf("joins told the store %+v, want %+v", rec.seen, want)
 	}

@@ -43,8 +43,19 @@ func (s *Server) body(id, visitorID string, v room.View) (statusBody, error) {
 	return b, nil
 }
 
+// joinRequest is the optional body of a join.
+type joinRequest struct {
+	// Switch moves a visitor that waits in another room's line; without it such a join is refused
+	// with 409 waiting_elsewhere, so that opening a room's page never gives up a place by itself.
+	Switch bool `json:"switch"`
+}
+
 func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	id, err := roomID(r)
+	var req joinRequest
+	if err == nil && r.ContentLength != 0 {
+		err = decode(r, &req, true)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -57,7 +68,7 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, err)
 			return
 		}
-		e = room.Entrant{Visitor: who.ID, Origin: who.Origin}
+		e = room.Entrant{Visitor: who.ID, Origin: who.Origin, Switch: req.Switch}
 	} else {
 		if !s.limiter.allow(s.clientAddr(r)) {
 			w.Header().Set("Retry-After", "60")

@@ -23,7 +23,7 @@ func filled(b *testing.B, n int) *memstore.Store {
 		b.Fatal(err)
 	}
 	for i := range n {
-		if _, err := s.Join(ctx, "r", room.Entrant{Visitor: "w" + strconv.Itoa(i)}); err != nil {
+		if _, err := s.Join(ctx, "r", room.Entrant{Visitor: "w" + strconv.Itoa(i), Switch: true}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -37,7 +37,7 @@ func BenchmarkJoin(b *testing.B) {
 			s, ctx, i := filled(b, n), context.Background(), 0
 			for b.Loop() {
 				i++
-				if _, err := s.Join(ctx, "r", room.Entrant{Visitor: "j" + strconv.Itoa(i)}); err != nil {
+				if _, err := s.Join(ctx, "r", room.Entrant{Visitor: "j" + strconv.Itoa(i), Switch: true}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -79,7 +79,7 @@ func BenchmarkAdmitTick(b *testing.B) {
 				b.StopTimer()
 				for _, a := range t.Admitted {
 					_ = s.Release(ctx, "r", a.Visitor, a.Admission.ID)
-					_, _ = s.Join(ctx, "r", room.Entrant{Visitor: a.Visitor})
+					_, _ = s.Join(ctx, "r", room.Entrant{Visitor: a.Visitor, Switch: true})
 				}
 				b.StartTimer()
 			}

@@ -35,13 +35,13 @@ func TestSaveLoad(t *testing.T) {
 	for i := range 10 {
 		for _, id := range []string{"sale", "early"} {
 			v := fmt.Sprintf("%s-%d", id, i)
-			if _, err := a.Join(ctx, id, room.Entrant{Visitor: v}); err != nil {
+			if _, err := a.Join(ctx, id, room.Entrant{Visitor: v, Switch: true}); err != nil {
 				t.Fatal(err)
 			}
 			visitors[id] = append(visitors[id], v)
 		}
 	}
-	if _, err := a.Join(ctx, "early", room.Entrant{Visitor: "sale-9"}); err != nil { // moves from sale to early
+	if _, err := a.Join(ctx, "early", room.Entrant{Visitor: "sale-9", Switch: true}); err != nil { // moves from sale to early
 		t.Fatal(err)
 	}
 	visitors["early"] = append(visitors["early"], "sale-9")
@@ -122,7 +122,7 @@ func TestLoadCountsAsPresence(t *testing.T) {
 	cfg := room.Config{Capacity: 1, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Minute), IdleTimeout: room.Duration(2 * time.Minute), Paused: true}
 	a := memstore.New(memstore.Options{Clock: c.Now})
 	_ = a.PutRoom(ctx, "r", cfg)
-	_, _ = a.Join(ctx, "r", room.Entrant{Visitor: "v"})
+	_, _ = a.Join(ctx, "r", room.Entrant{Visitor: "v", Switch: true})
 	c.Advance(110 * time.Second)
 	var buf bytes.Buffer
 	if err := a.Save(&buf); err != nil {
@@ -151,7 +151,7 @@ func FuzzLoad(f *testing.F) {
 	src := memstore.New(memstore.Options{})
 	_ = src.PutRoom(ctx, "r", cfg)
 	for _, v := range []string{"a", "b", "c", "d"} {
-		_, _ = src.Join(ctx, "r", room.Entrant{Visitor: v})
+		_, _ = src.Join(ctx, "r", room.Entrant{Visitor: v, Switch: true})
 	}
 	_, _ = src.Admit(ctx, "r", 1)
 	var buf bytes.Buffer
@@ -171,7 +171,7 @@ func FuzzLoad(f *testing.F) {
 				t.Fatalf("status after loading: %v", err)
 			}
 		}
-		if _, err := s.Join(ctx, "r", room.Entrant{Visitor: "new"}); err != nil {
+		if _, err := s.Join(ctx, "r", room.Entrant{Visitor: "new", Switch: true}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Admit(ctx, "r", 10); err != nil {

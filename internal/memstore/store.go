@@ -209,7 +209,8 @@ func (s *Store) with(id string, fn func(rs *roomState, now int64) error) error {
 }
 
 // Join implements [room.Store]. The store's one index of who waits where is authoritative, so it needs
-// neither the entrant's origin nor whether it is new.
+// neither the entrant's origin nor whether it is new; a join without Switch reads it, under the
+// visitor's join lock, to refuse moving a visitor that waits elsewhere.
 func (s *Store) Join(_ context.Context, id string, e room.Entrant) (room.Status, error) {
 	visitor := e.Visitor
 	jl := &s.joins[maphash.String(s.hasher, visitor)%uint64(len(s.joins))]
@@ -220,6 +221,13 @@ func (s *Store) Join(_ context.Context, id string, e room.Entrant) (room.Status,
 	var prev place
 	var moved bool
 	err := s.with(id, func(rs *roomState, now int64) error {
+		if !e.Switch && !e.New {
+			if p, ok := s.waiting.get(&k); ok && p.room != rs.serial {
+				if other := s.roomOf(p.room); other != "" {
+					return &room.ElsewhereError{Room: other}
+				}
+			}
+		}
 		st, prev, moved = rs.join(visitor, &k, now)
 		return nil
 	})
@@ -227,6 +235,16 @@ func (s *Store) Join(_ context.Context, id string, e room.Entrant) (room.Status,
 		s.leaveMoved(prev, &k)
 	}
 	return st, err
+}
+
+// roomOf returns the id of the room with the given serial, "" if it is gone.
+func (s *Store) roomOf(serial uint32) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rs := s.bySerial[serial]; rs != nil {
+		return rs.id
+	}
+	return ""
 }
 
 // leaveMoved takes a visitor who has just joined another room out of the line it was in. The index

@@ -58,7 +58,7 @@ func BenchmarkClients(b *testing.B) {
 	}))
 	// the store, whose concurrent joins share script calls
 	b.Run("rueidis-batched", each("s", func(v string) error {
-		_, err := s.Join(ctx, "r", room.Entrant{Visitor: v})
+		_, err := s.Join(ctx, "r", room.Entrant{Visitor: v, Switch: true})
 		return err
 	}))
 }

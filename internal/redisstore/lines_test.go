@@ -29,7 +29,7 @@ func TestLineLeftAfterCrash(t *testing.T) {
 				s = New(redistest.Client(t, redistest.Start(t).Addr), opts)
 			}
 			putLines(t, s)
-			crashMidMove(t, s, room.Entrant{Visitor: "v_pointed"})
+			crashMidMove(t, s, room.Entrant{Visitor: "v_pointed", Switch: true})
 			crashMidMove(t, s, room.Entrant{Visitor: "v_arrived", Origin: "a", New: true})
 		})
 	}
@@ -73,7 +73,7 @@ func crashMidMove(t *testing.T, s *Store, e room.Entrant) {
 	if _, err := s.Join(ctx, "a", e); err != nil {
 		t.Fatal(err)
 	}
-	later := room.Entrant{Visitor: v, Origin: e.Origin}
+	later := room.Entrant{Visitor: v, Origin: e.Origin, Switch: true}
 	// The move to b, cut short before the leaving: what Join does up to there.
 	mode, arg := "join", e.Origin
 	if s.cluster {
@@ -139,7 +139,7 @@ func TestJoinLockBacksOff(t *testing.T) {
 		return 0
 	}
 	before, start := calls(), time.Now()
-	_, err := s.Join(ctx, "r", room.Entrant{Visitor: v})
+	_, err := s.Join(ctx, "r", room.Entrant{Visitor: v, Switch: true})
 	if took := time.Since(start); !errors.Is(err, room.ErrUnavailable) || took > 2*s.timeout {
 		t.Fatalf("join under a held lock: %v after %v, want ErrUnavailable within about %v", err, took, s.timeout)
 	}
@@ -150,7 +150,7 @@ func TestJoinLockBacksOff(t *testing.T) {
 	if err := rdb.Do(ctx, rdb.B().Del().Key(lock).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := s.Join(ctx, "r", room.Entrant{Visitor: v}); err != nil || st.State != room.StateWaiting {
+	if st, err := s.Join(ctx, "r", room.Entrant{Visitor: v, Switch: true}); err != nil || st.State != room.StateWaiting {
 		t.Fatalf("join after the lock went: %+v, %v", st, err)
 	}
 	if n, _ := rdb.Do(ctx, rdb.B().Exists().Key(lock).Build()).AsInt64(); n != 0 {
@@ -171,7 +171,7 @@ func TestStaleJoinFenced(t *testing.T) {
 	// stall starts a move of v to id and stops it after the lock (and, if placed, the place in id); its
 	// lock then expires, as it would while the stalled rushgate slept.
 	stall := func(v, id string, placed bool) (others, fence string) {
-		others, fence, err := s.lockLine(ctx, id, room.Entrant{Visitor: v})
+		others, fence, err := s.lockLine(ctx, id, room.Entrant{Visitor: v, Switch: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,7 +186,7 @@ func TestStaleJoinFenced(t *testing.T) {
 		return others, fence
 	}
 	join := func(v, id string) {
-		if _, err := s.Join(ctx, id, room.Entrant{Visitor: v}); err != nil {
+		if _, err := s.Join(ctx, id, room.Entrant{Visitor: v, Switch: true}); err != nil {
 			t.Fatalf("%s: join %s: %v", v, id, err)
 		}
 	}

@@ -307,6 +307,15 @@ func (s *Store) Rooms(ctx context.Context) ([]string, error) {
 // by a visitor without one, which is what most of a crowd sends: Redis holds no key for a visitor that
 // never left its first line, and on Cluster its first join is a single round trip.
 func (s *Store) Join(ctx context.Context, id string, e room.Entrant) (room.Status, error) {
+	if !e.New && !e.Switch {
+		other, err := s.waitingIn(ctx, e)
+		if err != nil {
+			return room.Status{}, err
+		}
+		if other != "" && other != id {
+			return room.Status{}, &room.ElsewhereError{Room: other}
+		}
+	}
 	switch {
 	case e.New: // its origin is this room, and a new visitor's pointer is never written
 		st, _, err := s.visit(ctx, id, e.Visitor, "new", "")
@@ -319,6 +328,34 @@ func (s *Store) Join(ctx context.Context, id string, e room.Entrant) (room.Statu
 		return st, err
 	}
 	return st, s.settle(ctx, id, e.Visitor, others, "")
+}
+
+// waitingIn returns the room whose line the visitor waits in, "" for none: the first room its line
+// pointer names (its origin without one), if the visitor is still in that room's queue. The pointer
+// and the queue live in different slots, so this is a read before the join rather than part of it: a
+// join of the same visitor racing it elsewhere may still be moved by it, which only the visitor's own
+// concurrent requests can cause, never a page opened on its own.
+func (s *Store) waitingIn(ctx context.Context, e room.Entrant) (string, error) {
+	m, err := s.do(ctx, s.rdb.B().Get().Key(s.keys.line(e.Visitor)).Build())
+	if err != nil && !errors.Is(err, errNil) {
+		return "", err
+	}
+	pointer, _ := m.ToString()
+	other := e.Origin
+	if f := strings.Fields(pointer); len(f) > 0 {
+		other = f[0]
+	}
+	if other == "" {
+		return "", nil
+	}
+	_, err = s.do(ctx, s.rdb.B().Zscore().Key(s.keys.room(other)[1]).Member(e.Visitor).Build())
+	if errors.Is(err, errNil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return other, nil
 }
 
 // joinLocked is a join on Cluster: under the visitor's join lock, the pointer is swapped before the

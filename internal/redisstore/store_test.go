@@ -51,8 +51,8 @@ func TestServerClock(t *testing.T) {
 	if err := s.PutRoom(ctx, "r", cfg); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = s.Join(ctx, "r", room.Entrant{Visitor: "a"})
-	_, _ = s.Join(ctx, "r", room.Entrant{Visitor: "b"})
+	_, _ = s.Join(ctx, "r", room.Entrant{Visitor: "a", Switch: true})
+	_, _ = s.Join(ctx, "r", room.Entrant{Visitor: "b", Switch: true})
 	tk, err := s.Admit(ctx, "r", 10)
 	if err != nil || len(tk.Admitted) != 1 {
 		t.Fatalf("admit: %+v %v", tk, err)
@@ -82,7 +82,7 @@ func TestScriptFlush(t *testing.T) {
 	if err := rdb.Do(ctx, rdb.B().ScriptFlush().Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := s.Join(ctx, "r", room.Entrant{Visitor: "a"}); err != nil || st.State != room.StateWaiting {
+	if st, err := s.Join(ctx, "r", room.Entrant{Visitor: "a", Switch: true}); err != nil || st.State != room.StateWaiting {
 		t.Fatalf("join after SCRIPT FLUSH: %+v %v", st, err)
 	}
 }

@@ -93,14 +93,14 @@ func TestAbandonedVisitIsNotSent(t *testing.T) {
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	holdRunners(t, s, rdb, 2000, &wg, func(v string) {
-		if _, err := s.Join(ctx, "r", room.Entrant{Visitor: v}); err != nil {
+		if _, err := s.Join(ctx, "r", room.Entrant{Visitor: v, Switch: true}); err != nil {
 			t.Error(err)
 		}
 	})
 
 	quick, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if _, err := s.Join(quick, "r", room.Entrant{Visitor: "c"}); !errors.Is(err, room.ErrUnavailable) {
+	if _, err := s.Join(quick, "r", room.Entrant{Visitor: "c", Switch: true}); !errors.Is(err, room.ErrUnavailable) {
 		t.Fatalf("join given up: %v, want ErrUnavailable", err)
 	}
 	wg.Wait()
@@ -122,7 +122,7 @@ func TestVisitFailsFast(t *testing.T) {
 	ctx := context.Background()
 	join := func(v string) {
 		began := time.Now()
-		_, err := s.Join(ctx, "r", room.Entrant{Visitor: v})
+		_, err := s.Join(ctx, "r", room.Entrant{Visitor: v, Switch: true})
 		// The slack allows for a loaded machine; Redis stays paused ten times longer than the timeout.
 		if took := time.Since(began); !errors.Is(err, room.ErrUnavailable) || took > timeout+300*time.Millisecond {
 			t.Errorf("join of %s while Redis is paused: %v after %v, want ErrUnavailable within %v", v, err, took, timeout)

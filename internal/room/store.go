@@ -61,7 +61,17 @@ type Entrant struct {
 	// New reports that this join issued the visitor's token: the visitor is in no line and holds no
 	// admission anywhere yet, so there is nothing to look up or leave.
 	New bool
+	// Switch lets the join move a visitor out of another room's line. Without it a visitor waiting
+	// elsewhere is refused with an *ElsewhereError, so that nothing a page does on its own (a crafted
+	// link that opens another room's page) gives up a place: the person must ask to switch.
+	Switch bool
 }
+
+// ElsewhereError refuses a join of a visitor that waits in another room's line and did not ask to
+// switch; Room names that room.
+type ElsewhereError struct{ Room string }
+
+func (e *ElsewhereError) Error() string { return "room: the visitor waits in the line of room " + e.Room }
 
 // Admitted names one visitor let in by a [Tick].
 type Admitted struct {
@@ -108,8 +118,9 @@ type Store interface {
 	Rooms(ctx context.Context) ([]string, error)
 
 	// Join puts a visitor at the back of the line, or returns the place it already holds. A visitor waits
-	// in one room's line at a time: joining leaves the line of any other room. Joining while admitted
-	// collects the admission, as Status does. A New entrant's Origin must be id.
+	// in one room's line at a time: joining with Switch leaves the line of any other room, joining
+	// without it is refused with *ElsewhereError while the visitor waits in another. Joining while
+	// admitted collects the admission, as Status does. A New entrant's Origin must be id.
 	Join(ctx context.Context, id string, e Entrant) (Status, error)
 	// Status returns the visitor's standing. It counts as presence for a waiting visitor and collects an
 	// admission, turning its grace window into a full session.

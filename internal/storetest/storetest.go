@@ -51,6 +51,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Concurrency", testConcurrency},
 		{"JoinCrowd", testJoinCrowd},
 		{"Origins", testOrigins},
+		{"WaitingElsewhere", testWaitingElsewhere},
 		{"RacingGates", testRacingGates},
 	}
 	for _, tc := range tests {
@@ -91,13 +92,15 @@ func join(t *testing.T, h Harness, id string, visitors ...string) {
 }
 
 // someone is a visitor whose token names no origin.
-func someone(v string) room.Entrant { return room.Entrant{Visitor: v} }
+// someone is a join of a visitor whose token names no origin, which may move it from another line.
+func someone(v string) room.Entrant { return room.Entrant{Visitor: v, Switch: true} }
 
 // arrival is a visitor's first join, which issued its token, in the room id.
 func arrival(id, v string) room.Entrant { return room.Entrant{Visitor: v, Origin: id, New: true} }
 
-// from is a later join of a visitor whose token was issued by a join of the room origin.
-func from(origin, v string) room.Entrant { return room.Entrant{Visitor: v, Origin: origin} }
+// from is a later join of a visitor whose token was issued by a join of the room origin, which may move
+// it from another line.
+func from(origin, v string) room.Entrant { return room.Entrant{Visitor: v, Origin: origin, Switch: true} }
 
 func admit(t *testing.T, h Harness, id string) room.Tick {
 	t.Helper()
@@ -810,5 +813,62 @@ func testRacingGates(t *testing.T, h Harness) {
 	}
 	if len(admitted) == 0 || !slices.Equal(admitted, order[:len(admitted)]) {
 		t.Fatalf("admitted %v, want a prefix of the line in order", admitted)
+	}
+}
+
+// testWaitingElsewhere: a join without Switch never takes a visitor out of another room's line; it is
+// refused with *ElsewhereError naming that room, and changes nothing. With Switch the visitor moves.
+// An admission held elsewhere, or a line left, is no obstacle.
+func testWaitingElsewhere(t *testing.T, h Harness) {
+	for _, id := range []string{"a", "b", "c"} {
+		put(t, h, id, cfg(1))
+	}
+	join(t, h, "a", "first") // holds a's only slot once admitted, so the others wait
+	admit(t, h, "a")
+	refused := func(id string, e room.Entrant, in string) {
+		t.Helper()
+		_, err := h.Store.Join(ctx, id, e)
+		var ee *room.ElsewhereError
+		if !errors.As(err, &ee) || ee.Room != in {
+			t.Fatalf("Join(%s, %+v) = %v; want *ElsewhereError naming %s", id, e, err, in)
+		}
+		if st := status(t, h, in, e.Visitor); st.State != room.StateWaiting {
+			t.Fatalf("%s after a refused join: %+v in %s; want still waiting there", e.Visitor, st, in)
+		}
+		if st := status(t, h, id, e.Visitor); st.State != room.StateNone {
+			t.Fatalf("%s after a refused join: %+v in %s; want nothing there", e.Visitor, st, id)
+		}
+	}
+	// A visitor whose token was issued in a, and one whose token names no room.
+	if _, err := h.Store.Join(ctx, "a", arrival("a", "v")); err != nil {
+		t.Fatal(err)
+	}
+	join(t, h, "a", "w")
+	refused("b", room.Entrant{Visitor: "v", Origin: "a"}, "a")
+	refused("b", room.Entrant{Visitor: "w"}, "a")
+	// Joining the line one waits in needs no switch and keeps the place.
+	if st, err := h.Store.Join(ctx, "a", room.Entrant{Visitor: "v", Origin: "a"}); err != nil || st.Position != 1 {
+		t.Fatalf("joining its own line again: %+v %v", st, err)
+	}
+	// With Switch the visitor moves; then its old room is the one a join elsewhere would leave.
+	if st, err := h.Store.Join(ctx, "b", room.Entrant{Visitor: "v", Origin: "a", Switch: true}); err != nil || st.State != room.StateWaiting {
+		t.Fatalf("switching to b: %+v %v", st, err)
+	}
+	refused("a", room.Entrant{Visitor: "v", Origin: "a"}, "b")
+	refused("c", room.Entrant{Visitor: "v", Origin: "a"}, "b")
+	// An admission is not a place in a line: once admitted in b, v may join c without switching.
+	join(t, h, "b", "x")
+	if tk := admit(t, h, "b"); len(tk.Admitted) != 1 || tk.Admitted[0].Visitor != "v" {
+		t.Fatalf("admitting v in b: %+v", tk)
+	}
+	if st, err := h.Store.Join(ctx, "c", room.Entrant{Visitor: "v", Origin: "a"}); err != nil || st.State != room.StateWaiting {
+		t.Fatalf("joining c while admitted in b: %+v %v", st, err)
+	}
+	// A line left is no obstacle either.
+	if _, err := h.Store.Leave(ctx, "a", "w"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := h.Store.Join(ctx, "b", room.Entrant{Visitor: "w"}); err != nil || st.State != room.StateWaiting {
+		t.Fatalf("joining b after leaving a: %+v %v", st, err)
 	}
 }
