@@ -71,7 +71,9 @@ type Entrant struct {
 // switch; Room names that room.
 type ElsewhereError struct{ Room string }
 
-func (e *ElsewhereError) Error() string { return "room: the visitor waits in the line of room " + e.Room }
+func (e *ElsewhereError) Error() string {
+	return "room: the visitor waits in the line of room " + e.Room
+}
 
 // Admitted names one visitor let in by a [Tick].
 type Admitted struct {

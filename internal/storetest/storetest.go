@@ -100,7 +100,9 @@ func arrival(id, v string) room.Entrant { return room.Entrant{Visitor: v, Origin
 
 // from is a later join of a visitor whose token was issued by a join of the room origin, which may move
 // it from another line.
-func from(origin, v string) room.Entrant { return room.Entrant{Visitor: v, Origin: origin, Switch: true} }
+func from(origin, v string) room.Entrant {
+	return room.Entrant{Visitor: v, Origin: origin, Switch: true}
+}
 
 func admit(t *testing.T, h Harness, id string) room.Tick {
 	t.Helper()
