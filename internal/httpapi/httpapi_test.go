@@ -661,7 +661,7 @@ func TestWaitingRoomPage(t *testing.T) {
 		return res.StatusCode, string(b)
 	}
 	code, body := get("/r/sale?return_to=" + url.QueryEscape("https://shop.example.com/checkout"))
-	if code != 200 || !strings.Contains(body, `"target":"https://shop.example.com/checkout"`) || !strings.Contains(body, `"events":"/v1/rooms/sale/events"`) {
+	if code != 200 || !strings.Contains(body, `data-target="https://shop.example.com/checkout"`) || !strings.Contains(body, `data-events="/v1/rooms/sale/events"`) {
 		t.Fatalf("page: %d\n%s", code, body)
 	}
 	if _, body := get("/r/sale?return_to=" + url.QueryEscape("https://evil.example.com/")); strings.Contains(body, "evil") {

@@ -146,6 +146,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/rooms/{room}/leave", s.leave)
 	m.HandleFunc("POST /v1/rooms/{room}/release", s.release)
 	m.HandleFunc("GET /r/{room}", s.page)
+	m.Handle("GET /assets/", http.StripPrefix("/assets/", s.assetHandler()))
 	if s.auctions != nil {
 		m.HandleFunc("PUT /v1/auctions/{auction}", s.admin(s.putAuction))
 		m.HandleFunc("DELETE /v1/auctions/{auction}", s.admin(s.deleteAuction))

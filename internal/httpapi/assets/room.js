@@ -1,27 +1,11 @@
-<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Waiting room</title>
-<style>
-  body { font: 18px/1.5 system-ui, sans-serif; margin: 0; min-height: 100vh; display: grid; place-items: center; background: #f4f4f6; color: #222; }
-  main { background: #fff; padding: 2.5rem 3rem; border-radius: 12px; box-shadow: 0 2px 12px #0001; text-align: center; max-width: 28rem; }
-  #position { font-size: 3.5rem; font-weight: 700; margin: .5rem 0; }
-  .muted { color: #666; }
-  button { font: inherit; padding: .5rem 1.25rem; border-radius: 8px; border: 1px solid #888; background: #fff; cursor: pointer; }
-</style>
-</head>
-<body>
-<main>
-  <h1 id="title">You are in line</h1>
-  <div id="position" aria-live="polite"></div>
-  <p id="message" class="muted">Joining…</p>
-  <p class="muted">Keep this page open: your place is kept while it is.</p>
-  <p><button id="rejoin" hidden>Join again</button></p>
-</main>
-<script>
-const cfg = {{.}};
+// The waiting-room page: joins the room, shows the place and ETA from the event stream, and on admission
+// sends the visitor to the site with the admission token. Opening the page never gives up a place held
+// in another room: the join asks nothing of the kind, and when the server answers waiting_elsewhere the
+// page asks the visitor, and switches only on a click.
+"use strict";
+
+const root = document.getElementById("room");
+const cfg = { join: root.dataset.join, events: root.dataset.events, target: root.dataset.target };
 const $ = (id) => document.getElementById(id);
 let stream;
 
@@ -34,6 +18,8 @@ function minutes(s) {
 function show(s) {
   if (s.error) { $("message").textContent = s.error.message; return; }
   $("rejoin").hidden = true;
+  $("elsewhere").hidden = true;
+  $("keep").hidden = false;
   if (s.state === "waiting") {
     $("title").textContent = "You are in line";
     $("position").textContent = "#" + s.position;
@@ -59,24 +45,46 @@ function show(s) {
   }
 }
 
-async function join() {
+// elsewhere asks the visitor whether to give up the place it holds in another room.
+function elsewhere(other) {
+  const page = "/r/" + encodeURIComponent(other);
+  $("title").textContent = "You are already in a line";
+  $("position").textContent = "";
+  $("message").textContent = "";
+  $("keep").hidden = true;
+  $("other").textContent = other;
+  $("other").href = page;
+  $("stay").href = page;
+  $("elsewhere").hidden = false;
+  $("switch").focus();
+}
+
+async function join(switching) {
   $("message").textContent = "Joining…";
+  const init = { method: "POST", credentials: "same-origin" };
+  if (switching) {
+    init.headers = { "Content-Type": "application/json" };
+    init.body = JSON.stringify({ switch: true });
+  }
   try {
-    const r = await fetch(cfg.join, { method: "POST", credentials: "same-origin" });
+    const r = await fetch(cfg.join, init);
     const s = await r.json();
+    if (r.status === 409 && s.error && s.error.code === "waiting_elsewhere") {
+      elsewhere(s.error.room);
+      return;
+    }
     show(s);
     if (r.ok && s.state === "waiting") {
+      if (stream) stream.close();
       stream = new EventSource(cfg.events);
       stream.addEventListener("status", (e) => show(JSON.parse(e.data)));
     }
   } catch (e) {
     $("message").textContent = "Could not reach the waiting room; retrying…";
-    setTimeout(join, 3000);
+    setTimeout(() => join(switching), 3000);
   }
 }
 
-$("rejoin").addEventListener("click", join);
-join();
-</script>
-</body>
-</html>
+$("rejoin").addEventListener("click", () => join(false));
+$("switch").addEventListener("click", () => join(true));
+join(false);
