@@ -182,7 +182,8 @@ func keyLife(cacheControl string) time.Duration {
 	for _, d := range strings.Split(cacheControl, ",") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(strings.ToLower(d)), "max-age="); ok {
 			if n, err := strconv.Atoi(v); err == nil {
-				return min(max(time.Duration(n)*time.Second, time.Second), time.Hour)
+				n = min(max(n, 1), 3600) // bounded before it is multiplied
+				return time.Duration(n) * time.Second
 			}
 		}
 	}

@@ -188,7 +188,8 @@ func TestRemoteVerifierDropsRetiredKeys(t *testing.T) {
 func TestKeyLife(t *testing.T) {
 	for h, want := range map[string]time.Duration{
 		"": DefaultKeyLife, "public, max-age=60": time.Minute, "max-age=0": time.Second,
-		"no-store, Max-Age=7200": time.Hour, "max-age=x": DefaultKeyLife,
+		"no-store, Max-Age=7200": time.Hour, "max-age=x": DefaultKeyLife, "max-age=99999999999999": time.Hour,
+		"max-age=-5": time.Second,
 	} {
 		if got := keyLife(h); got != want {
 			t.Errorf("keyLife(%q) = %v, want %v", h, got, want)

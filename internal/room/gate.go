@@ -277,12 +277,14 @@ func (e *estimator) estimate(now time.Time, position int64, cfg Config) time.Dur
 			rate = min(rate, float64(cfg.Capacity)/time.Duration(cfg.SessionTTL).Seconds())
 		}
 	}
-	wait := time.Duration(float64(position) / rate * float64(time.Second))
+	// In float seconds, bounded before it becomes a Duration: a rate near zero must not turn into a
+	// conversion out of int64's range.
+	secs := float64(position) / rate
 	if cfg.OpensAt != nil && cfg.OpensAt.After(now) {
-		wait += cfg.OpensAt.Sub(now)
+		secs += cfg.OpensAt.Sub(now).Seconds()
 	}
-	if wait < 0 || wait > maxETA {
+	if !(secs >= 0 && secs < maxETA.Seconds()) {
 		return maxETA
 	}
-	return wait
+	return time.Duration(secs * float64(time.Second))
 }
