@@ -124,7 +124,7 @@ func TestServeGeneratesAdminKeyOnce(t *testing.T) {
 func TestServeDrainsStreams(t *testing.T) {
 	addr := freeAddr(t)
 	base := "http://" + addr
-	t.Setenv("RUSHGATE_ADMIN_KEY", "env-key") // every flag reads RUSHGATE_*
+	t.Setenv("RUSHGATE_ADMIN_KEY", "env-admin-key-0123") // every flag reads RUSHGATE_*
 	t.Setenv("RUSHGATE_ADDR", addr)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -133,7 +133,7 @@ func TestServeDrainsStreams(t *testing.T) {
 	go func() { done <- run(ctx, []string{"serve", "--data", t.TempDir()}, &out, &errb) }()
 	waitHealthy(t, base)
 	req, _ := http.NewRequest("PUT", base+"/v1/rooms/sale", strings.NewReader(`{"capacity": 1, "paused": true}`))
-	req.Header.Set("Authorization", "Bearer env-key")
+	req.Header.Set("Authorization", "Bearer env-admin-key-0123")
 	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 200 {
 		t.Fatalf("PUT with the key from the environment: %v %v", res, err)
 	}

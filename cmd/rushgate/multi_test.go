@@ -51,8 +51,9 @@ func startInstances(t *testing.T, bin, redisAddr string, n int, extra ...string)
 	var out []*instance
 	for range n {
 		addr := freeAddr(t)
+		// The whole crowd comes from 127.0.0.1, so one address may hold all of its streams.
 		args := append([]string{"serve", "--addr", addr, "--data", t.TempDir(), "--redis", url,
-			"--admin-key", testAdminKey, "--log-level", "warn"}, extra...)
+			"--admin-key", testAdminKey, "--log-level", "warn", "--streams-per-address", "100000"}, extra...)
 		cmd := exec.Command(bin, args...)
 		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 		if err := cmd.Start(); err != nil {
@@ -197,7 +198,7 @@ func (c *crowd) sample(stop <-chan struct{}) {
 		}
 		_, in := c.pick()
 		req, _ := http.NewRequest("GET", in.base+"/v1/rooms/multi", nil)
-		req.Header.Set("Authorization", "Bearer multi")
+		req.Header.Set("Authorization", "Bearer "+testAdminKey)
 		res, err := c.client.Do(req)
 		if err != nil {
 			continue
@@ -225,7 +226,7 @@ func runCrowd(t *testing.T, instances []*instance, visitors, capacity int, onHal
 		admission: map[string]string{}, sseFrom: map[int]int{}}
 	put, _ := http.NewRequest("PUT", instances[0].base+"/v1/rooms/multi", strings.NewReader(fmt.Sprintf(
 		`{"capacity": %d, "session_ttl": "5s", "grace": "30s", "idle_timeout": "2m"}`, capacity)))
-	put.Header.Set("Authorization", "Bearer multi")
+	put.Header.Set("Authorization", "Bearer "+testAdminKey)
 	if res, err := c.client.Do(put); err != nil || res.StatusCode != 200 {
 		t.Fatalf("PUT room: %v %v", res, err)
 	}

@@ -45,27 +45,34 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	out, ok := openStream(w)
+	es, ok := openStream(w)
+	out := &streamOut{es: es, slot: slot, done: make(chan struct{})}
 	if !ok {
-		s.leaveFeed(f)
+		es.close()
 		s.limits.release(slot)
+		s.leaveFeed(f)
 		return
 	}
-	if out.conn == nil {
-		s.pump(r.Context(), out, f, slot)
+	if !s.attach(f, out) || es.conn != nil {
+		// A taken-over connection is the feed's now: net/http drops the request, its response buffers
+		// and the handler's grown stack, and no goroutine waits on the idle stream.
 		return
 	}
-	// The connection is ours now: serve it from a fresh goroutine and let net/http drop the request,
-	// its response buffers and the handler's grown stack.
-	s.streams.Go(func() { s.pump(s.streamCtx, out, f, slot) })
+	select { // served through the ResponseWriter, which lives only as long as this handler
+	case <-out.done:
+	case <-r.Context().Done():
+		s.detach(f, out)
+	case <-slot.kick:
+		s.detach(f, out)
+	}
 }
 
 // joinFeed returns the running feed of the visitor in the room, starting one if there is none. The
-// caller must leaveFeed it.
+// caller must attach a stream to it or leaveFeed it.
 func (s *Server) joinFeed(ctx context.Context, id, vid string) (*feed, error) {
 	key := id + "\x00" + vid
 	s.feedsMu.Lock()
-	if f := s.feeds[key]; f != nil && !f.isEnded() {
+	if f := s.feeds[key]; f != nil && !f.ended.Load() {
 		f.refs++
 		s.feedsMu.Unlock()
 		return f, nil
@@ -77,7 +84,7 @@ func (s *Server) joinFeed(ctx context.Context, id, vid string) (*feed, error) {
 	}
 	s.feedsMu.Lock()
 	defer s.feedsMu.Unlock()
-	if f := s.feeds[key]; f != nil && !f.isEnded() { // another stream of the visitor started it meanwhile
+	if f := s.feeds[key]; f != nil && !f.ended.Load() { // another stream of the visitor started it meanwhile
 		sub.Close()
 		f.refs++
 		return f, nil
@@ -90,24 +97,28 @@ func (s *Server) joinFeed(ctx context.Context, id, vid string) (*feed, error) {
 	return f, nil
 }
 
-// leaveFeed ends a stream's use of its feed; the last stream to leave stops it.
+// leaveFeed gives back a stream's share of its feed; the last to leave stops it.
 func (s *Server) leaveFeed(f *feed) {
 	s.feedsMu.Lock()
 	defer s.feedsMu.Unlock()
 	if f.refs--; f.refs > 0 {
 		return
 	}
+	f.ended.Store(true)
 	if s.feeds[f.key] == f {
 		delete(s.feeds, f.key)
 	}
 	f.stop()
 }
 
-// runFeed reads the visitor's status whenever it may have changed and publishes it to the feed's
-// streams, until the last stream leaves, the room is deleted, the store fails or the server drains.
+// runFeed reads the visitor's status whenever it may have changed and writes it to the feed's
+// streams, until the last stream leaves, the room is deleted, the store fails or the server drains;
+// then it ends every stream still open.
 func (s *Server) runFeed(ctx context.Context, f *feed, sub *room.Subscription, id, vid string) {
-	defer f.end()
+	defer s.endFeed(f)
 	defer sub.Close()
+	keep := time.NewTicker(keepAlive / 2) // so no stream is silent for keepAlive
+	defer keep.Stop()
 	var last []byte
 	var lastRefresh time.Time
 	waiting, position := false, int64(0)
@@ -127,17 +138,18 @@ func (s *Server) runFeed(ctx context.Context, f *feed, sub *room.Subscription, i
 				return
 			}
 			if !bytes.Equal(p, last) {
-				f.publish(p)
+				s.broadcast(f, p, sendEvent)
 				last = p
 			}
 			waiting, position, lastRefresh = v.State == room.StateWaiting, v.Position, time.Now()
 		}
+		refresh = false
 		select {
 		case <-ctx.Done():
 			return
 		case <-sub.Done():
 			if p, err := s.event(id, vid, room.View{Status: room.Status{State: room.StateNone}}); err == nil && !bytes.Equal(p, last) {
-				f.publish(p) // the room went away: the visitor is no longer in it
+				s.broadcast(f, p, sendEvent) // the room went away: the visitor is no longer in it
 			}
 			return
 		case <-sub.Personal():
@@ -147,49 +159,10 @@ func (s *Server) runFeed(ctx context.Context, f *feed, sub *room.Subscription, i
 			// an admission is pushed personally. Re-reading an admitted visitor on every broadcast
 			// signed its token again each time, which with thousands admitted at once delayed them all.
 			refresh = waiting && position <= nearFront || time.Since(lastRefresh) >= farRefresh
-		}
-	}
-}
-
-// pump writes a feed to one stream until the client goes, the feed ends, a newer stream of the visitor
-// takes the slot over, or the server drains; then it gives the slot and the feed back.
-func (s *Server) pump(ctx context.Context, out *eventStream, f *feed, slot *streamSlot) {
-	defer s.limits.release(slot)
-	defer s.leaveFeed(f)
-	defer out.close()
-	if !out.send([]byte("retry: 2000\n\n")) {
-		return
-	}
-	keep := time.NewTimer(keepAlive)
-	defer keep.Stop()
-	var sent uint64
-	for {
-		p, version, changed, ended := f.latest()
-		if version != sent {
-			if !out.send(p) {
-				return
-			}
-			sent = version
-			keep.Reset(keepAlive)
-		}
-		select {
-		case <-changed:
-		case <-ended:
-			if p, version, _, _ := f.latest(); version != sent {
-				out.send(p) // the last word, e.g. that the room went away
-			}
-			return
 		case <-keep.C:
-			if !out.send([]byte(": keep-alive\n\n")) {
-				return
-			}
-			keep.Reset(keepAlive)
-		case <-slot.kick:
-			return
-		case <-ctx.Done():
-			return
-		case <-s.streamCtx.Done():
-			return
+			s.broadcast(f, []byte(": keep-alive\n\n"), sendKeepAlive)
+		case <-f.wake:
+			s.broadcast(f, nil, sendNothing) // finishes the kicked streams
 		}
 	}
 }

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"context"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // DefaultStreamsPerAddress is how many event streams and live feeds one client address may hold open
@@ -29,6 +31,40 @@ type streamLimits struct {
 type streamSlot struct {
 	addr, visitor string
 	kick          chan struct{}
+
+	mu     sync.Mutex
+	kickFn func() // tells whoever writes the stream that it was kicked; set once it is attached
+}
+
+// onKick sets what a kick does beyond closing kick; it runs at once if the kick came first.
+func (s *streamSlot) onKick(fn func()) {
+	s.mu.Lock()
+	s.kickFn = fn
+	s.mu.Unlock()
+	if s.kicked() {
+		fn()
+	}
+}
+
+// kicked reports whether a newer stream of the visitor has taken the slot over.
+func (s *streamSlot) kicked() bool {
+	select {
+	case <-s.kick:
+		return true
+	default:
+		return false
+	}
+}
+
+// doKick ends the slot's stream; called once, with the limits' lock held, so fn must not block.
+func (s *streamSlot) doKick() {
+	close(s.kick)
+	s.mu.Lock()
+	fn := s.kickFn
+	s.mu.Unlock()
+	if fn != nil {
+		fn()
+	}
 }
 
 func newStreamLimits(perAddr int) *streamLimits {
@@ -51,7 +87,7 @@ func (l *streamLimits) acquire(addr, visitor string) (*streamSlot, bool) {
 	if visitor != "" {
 		held := append(l.visitors[visitor], slot)
 		if len(held) > streamsPerVisitor {
-			close(held[0].kick)
+			held[0].doKick()
 			held = held[1:]
 		}
 		l.visitors[visitor] = held
@@ -83,52 +119,115 @@ func (l *streamLimits) release(slot *streamSlot) {
 	}
 }
 
-// feed is the status of one visitor in one room as its event streams send it. All of a visitor's
-// streams in a room read one feed, so a change is read from the store and signed once however many
-// tabs are open, and the room holds one subscription for the visitor.
+// feed is the status of one visitor in one room, written to every event stream the visitor holds in
+// it by one goroutine (runFeed): a change is read from the store and signed once however many tabs
+// are open, the room holds one subscription for the visitor, and an idle stream costs its connection
+// and no goroutine of its own. The streams of one visitor are written one after another, so a stalled
+// tab (bounded by writeWait) can delay only its own visitor's other tabs.
 type feed struct {
-	key  string
-	refs int // streams reading it, guarded by Server.feedsMu
+	key   string
+	refs  int           // streams attached or attaching, guarded by Server.feedsMu
+	ended atomic.Bool   // no stream attaches any more: the feed has stopped or is stopping
+	wake  chan struct{} // a stream of the feed was kicked (capacity 1)
+	stop  context.CancelFunc
 
-	mu      sync.Mutex
-	payload []byte        // the latest event, nil before the first
-	version uint64        // counts payloads
-	changed chan struct{} // closed and replaced at each payload
-	ended   chan struct{} // closed when the feed stops: the room went, the store failed or the server drains
+	mu   sync.Mutex // guards outs and last, and serialises the writes to the streams
+	outs []*streamOut
+	last []byte // the latest event, nil before the first
+}
 
-	stop context.CancelFunc
+// streamOut is one event stream attached to a feed.
+type streamOut struct {
+	es   *eventStream
+	slot *streamSlot
+	done chan struct{} // closed when the stream has ended, for a handler that serves it
 }
 
 func newFeed(key string, stop context.CancelFunc) *feed {
-	return &feed{key: key, changed: make(chan struct{}), ended: make(chan struct{}), stop: stop}
+	return &feed{key: key, wake: make(chan struct{}, 1), stop: stop}
 }
 
-// latest returns the latest payload with its version, and the channels that announce the next change
-// and the end.
-func (f *feed) latest() ([]byte, uint64, <-chan struct{}, <-chan struct{}) {
+// attach starts a stream on the feed with the retry hint and the latest event; false if the feed has
+// ended or the first write failed, and then the stream is already finished.
+func (s *Server) attach(f *feed, out *streamOut) bool {
+	out.slot.onKick(func() {
+		select {
+		case f.wake <- struct{}{}:
+		default:
+		}
+	})
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.payload, f.version, f.changed, f.ended
-}
-
-func (f *feed) publish(p []byte) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.payload = p
-	f.version++
-	close(f.changed)
-	f.changed = make(chan struct{})
-}
-
-// end is called once, by the feed's goroutine, when it stops.
-func (f *feed) end() { close(f.ended) }
-
-// isEnded reports whether the feed has stopped.
-func (f *feed) isEnded() bool {
-	select {
-	case <-f.ended:
-		return true
-	default:
+	ok := !f.ended.Load() && out.es.send([]byte("retry: 2000\n\n")) && (f.last == nil || out.es.send(f.last))
+	if !ok {
+		s.finish(f, out)
 		return false
 	}
+	f.outs = append(f.outs, out)
+	return true
+}
+
+// What broadcast writes.
+const (
+	sendEvent     = iota // an event, to every stream; new streams start with it
+	sendKeepAlive        // a keep-alive comment, to the streams silent for half of keepAlive
+	sendNothing          // nothing: only the kicked streams are finished
+)
+
+// broadcast writes p to the feed's streams as kind says, finishing those whose write fails and those
+// that were kicked.
+func (s *Server) broadcast(f *feed, p []byte, kind int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if kind == sendEvent {
+		f.last = p
+	}
+	kept := f.outs[:0]
+	for _, out := range f.outs {
+		switch {
+		case out.slot.kicked():
+		case kind == sendNothing || kind == sendKeepAlive && time.Since(out.es.lastWrite) < keepAlive/2:
+			kept = append(kept, out)
+			continue
+		case out.es.send(p):
+			kept = append(kept, out)
+			continue
+		}
+		s.finish(f, out)
+	}
+	clear(f.outs[len(kept):])
+	f.outs = kept
+}
+
+// detach finishes a stream its handler stopped serving, if the feed has not finished it already.
+func (s *Server) detach(f *feed, out *streamOut) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, o := range f.outs {
+		if o == out {
+			f.outs = append(f.outs[:i], f.outs[i+1:]...)
+			s.finish(f, out)
+			return
+		}
+	}
+}
+
+// endFeed stops taking streams and finishes every stream of the feed, after its last event.
+func (s *Server) endFeed(f *feed) {
+	f.ended.Store(true)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, out := range f.outs {
+		s.finish(f, out)
+	}
+	f.outs = nil
+}
+
+// finish ends one stream, with f.mu held: its connection closes, its slot and its share of the feed
+// are given back. It runs once per stream.
+func (s *Server) finish(f *feed, out *streamOut) {
+	out.es.close()
+	close(out.done)
+	s.limits.release(out.slot)
+	s.leaveFeed(f)
 }
