@@ -308,11 +308,11 @@ func (s *Store) Rooms(ctx context.Context) ([]string, error) {
 // never left its first line, and on Cluster its first join is a single round trip.
 func (s *Store) Join(ctx context.Context, id string, e room.Entrant) (room.Status, error) {
 	if !e.New && !e.Switch {
-		other, err := s.waitingIn(ctx, e)
+		other, err := s.waitingElsewhere(ctx, id, e)
 		if err != nil {
 			return room.Status{}, err
 		}
-		if other != "" && other != id {
+		if other != "" {
 			return room.Status{}, &room.ElsewhereError{Room: other}
 		}
 	}
@@ -330,12 +330,13 @@ func (s *Store) Join(ctx context.Context, id string, e room.Entrant) (room.Statu
 	return st, s.settle(ctx, id, e.Visitor, others, "")
 }
 
-// waitingIn returns the room whose line the visitor waits in, "" for none: the first room its line
-// pointer names (its origin without one), if the visitor is still in that room's queue. The pointer
-// and the queue live in different slots, so this is a read before the join rather than part of it: a
-// join of the same visitor racing it elsewhere may still be moved by it, which only the visitor's own
-// concurrent requests can cause, never a page opened on its own.
-func (s *Store) waitingIn(ctx context.Context, e room.Entrant) (string, error) {
+// waitingElsewhere returns the room other than id whose line the visitor waits in, "" for none: the
+// first room its line pointer names (its origin without one), if the visitor is still in that room's
+// queue. A visitor joining the line it last joined (a reload) costs one GET. The pointer and the queue
+// live in different slots, so this is a read before the join rather than part of it: a join of the same
+// visitor racing it elsewhere may still be moved by it, which only the visitor's own concurrent
+// requests can cause, never a page opened on its own.
+func (s *Store) waitingElsewhere(ctx context.Context, id string, e room.Entrant) (string, error) {
 	m, err := s.do(ctx, s.rdb.B().Get().Key(s.keys.line(e.Visitor)).Build())
 	if err != nil && !errors.Is(err, errNil) {
 		return "", err
@@ -345,7 +346,7 @@ func (s *Store) waitingIn(ctx context.Context, e room.Entrant) (string, error) {
 	if f := strings.Fields(pointer); len(f) > 0 {
 		other = f[0]
 	}
-	if other == "" {
+	if other == "" || other == id {
 		return "", nil
 	}
 	_, err = s.do(ctx, s.rdb.B().Zscore().Key(s.keys.room(other)[1]).Member(e.Visitor).Build())
