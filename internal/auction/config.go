@@ -14,7 +14,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/rushgate/rushgate/internal/room"
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/visitor"
 )
 
@@ -76,8 +76,8 @@ func (in *Increment) UnmarshalJSON(b []byte) error {
 // SoftClose moves the end of an auction when a bid arrives close to it, so sniping at the last second
 // only gives everybody else another chance.
 type SoftClose struct {
-	Window room.Duration `json:"window"`
-	Extend room.Duration `json:"extend"`
+	Window rushgate.Duration `json:"window"`
+	Extend rushgate.Duration `json:"extend"`
 }
 
 // Config is an auction as the operator describes it.
@@ -116,14 +116,9 @@ func (e *ConfigError) Error() string {
 // DecodeConfig reads and validates a config, refusing unknown fields and trailing data. Every refusal
 // is a *ConfigError.
 func DecodeConfig(r io.Reader) (Config, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
 	var c Config
-	if err := dec.Decode(&c); err != nil {
-		return Config{}, &ConfigError{Reason: "malformed JSON or a field of the wrong type: " + err.Error()}
-	}
-	if dec.More() {
-		return Config{}, &ConfigError{Reason: "unexpected data after the JSON object"}
+	if err := rushgate.DecodeConfig(r, &c); err != nil {
+		return Config{}, &ConfigError{Reason: err.Error()}
 	}
 	c.StartsAt, c.EndsAt = c.StartsAt.UTC().Truncate(time.Millisecond), c.EndsAt.UTC().Truncate(time.Millisecond)
 	if err := c.Validate(); err != nil {
@@ -161,20 +156,20 @@ func (c Config) Validate() error {
 	switch {
 	case c.StartsAt.IsZero() || c.EndsAt.IsZero():
 		return &ConfigError{"ends_at", "starts_at and ends_at are required"}
-	case !room.TimeInRange(c.StartsAt):
-		return &ConfigError{"starts_at", room.TimeRangeReason}
-	case !room.TimeInRange(c.EndsAt):
-		return &ConfigError{"ends_at", room.TimeRangeReason}
+	case !rushgate.TimeInRange(c.StartsAt):
+		return &ConfigError{"starts_at", rushgate.TimeRangeReason}
+	case !rushgate.TimeInRange(c.EndsAt):
+		return &ConfigError{"ends_at", rushgate.TimeRangeReason}
 	case !c.EndsAt.After(c.StartsAt):
 		return &ConfigError{"ends_at", "must be after starts_at"}
-	case c.EndsAt.Sub(c.StartsAt) > room.MaxDuration:
+	case c.EndsAt.Sub(c.StartsAt) > rushgate.MaxDuration:
 		return &ConfigError{"ends_at", "an auction lasts at most a year"}
 	}
 	if sc := c.SoftClose; sc != nil && (time.Duration(sc.Window) <= 0 || time.Duration(sc.Extend) <= 0 ||
-		time.Duration(sc.Window) > room.MaxDuration || time.Duration(sc.Extend) > room.MaxDuration) {
-		return &ConfigError{"soft_close", "window and extend must be positive durations of at most " + room.MaxDuration.String()}
+		time.Duration(sc.Window) > rushgate.MaxDuration || time.Duration(sc.Extend) > rushgate.MaxDuration) {
+		return &ConfigError{"soft_close", "window and extend must be positive durations of at most " + rushgate.MaxDuration.String()}
 	}
-	if c.Room != "" && !room.ValidID(c.Room) {
+	if c.Room != "" && !rushgate.ValidID(c.Room) {
 		return &ConfigError{"room", "not a valid room id"}
 	}
 	switch {

@@ -31,6 +31,8 @@ func TestDecodeConfig(t *testing.T) {
 		`{"title": "x", "currency": "EUR", "start_price": 5, "increment": 1, "buy_now_price": 5}`:                                                     "buy_now_price",
 		`{"title": "x", "currency": "EUR", "start_price": 5, "increment": 1, "starts_at": "2026-12-24T10:00:00Z", "ends_at": "2026-12-24T09:00:00Z"}`: "ends_at",
 		`{"title": "x", "bogus": 1}`: "",
+		good + `}`:                   "", // trailing data, once accepted
+		good + ` {}`:                 "",
 	} {
 		var ce *ConfigError
 		if _, err := DecodeConfigBytes([]byte(in)); !errors.As(err, &ce) || (field != "" && ce.Field != field) {

@@ -8,14 +8,13 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/base32"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"time"
 
-	"github.com/rushgate/rushgate/internal/room"
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/visitor"
 )
 
@@ -63,14 +62,9 @@ func (e *ConfigError) Error() string { return "drop config: " + e.Field + ": " +
 // DecodeConfig reads and validates a config; per_visitor defaults to 1 and, with codes, stock to their
 // number. Every refusal is a *ConfigError.
 func DecodeConfig(r io.Reader) (Config, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
 	var c Config
-	if err := dec.Decode(&c); err != nil {
-		return Config{}, &ConfigError{"body", "malformed JSON or a field of the wrong type: " + err.Error()}
-	}
-	if dec.More() {
-		return Config{}, &ConfigError{"body", "unexpected data after the JSON object"}
+	if err := rushgate.DecodeConfig(r, &c); err != nil {
+		return Config{}, &ConfigError{"body", err.Error()}
 	}
 	if c.PerVisitor == 0 {
 		c.PerVisitor = 1
@@ -98,13 +92,13 @@ func (c Config) Validate() error {
 		return &ConfigError{"per_visitor", "must be between 1 and the stock"}
 	case c.OpensAt.IsZero():
 		return &ConfigError{"opens_at", "is required"}
-	case !room.TimeInRange(c.OpensAt):
-		return &ConfigError{"opens_at", room.TimeRangeReason}
-	case c.ClosesAt != nil && !room.TimeInRange(*c.ClosesAt):
-		return &ConfigError{"closes_at", room.TimeRangeReason}
+	case !rushgate.TimeInRange(c.OpensAt):
+		return &ConfigError{"opens_at", rushgate.TimeRangeReason}
+	case c.ClosesAt != nil && !rushgate.TimeInRange(*c.ClosesAt):
+		return &ConfigError{"closes_at", rushgate.TimeRangeReason}
 	case c.ClosesAt != nil && !c.ClosesAt.After(c.OpensAt):
 		return &ConfigError{"closes_at", "must be after opens_at"}
-	case c.Room != "" && !room.ValidID(c.Room):
+	case c.Room != "" && !rushgate.ValidID(c.Room):
 		return &ConfigError{"room", "not a valid room id"}
 	case c.ReleaseOnClaim && c.Room == "":
 		return &ConfigError{"release_on_claim", "needs a room"}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
-	"github.com/rushgate/rushgate/internal/room"
 	"github.com/rushgate/rushgate/internal/visitor"
 )
 
@@ -63,7 +63,7 @@ func auctionID(r *http.Request) (string, error) { return pathID(r, "auction") }
 // pathID validates an id in the path: the same alphabet as room ids, safe in URLs and Redis keys.
 func pathID(r *http.Request, name string) (string, error) {
 	id := r.PathValue(name)
-	if !room.ValidID(id) {
+	if !rushgate.ValidID(id) {
 		return "", apiError(http.StatusBadRequest, codeInvalidRequest, name+" ids are 1-64 characters of A-Z, a-z, 0-9, _ and -")
 	}
 	return id, nil

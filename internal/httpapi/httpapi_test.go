@@ -18,6 +18,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/admission"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/httpapi"
@@ -463,9 +464,9 @@ func TestRateLimitedNewVisitors(t *testing.T) {
 // downStore fails every call as an unreachable backend would.
 type downStore struct{ room.Store }
 
-func (downStore) Ping(context.Context) error { return room.ErrUnavailable }
+func (downStore) Ping(context.Context) error { return rushgate.ErrUnavailable }
 func (downStore) Join(context.Context, string, room.Entrant) (room.Status, error) {
-	return room.Status{}, room.ErrUnavailable
+	return room.Status{}, rushgate.ErrUnavailable
 }
 
 func TestStoreUnavailable(t *testing.T) {

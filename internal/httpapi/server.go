@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/admission"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
@@ -323,7 +324,7 @@ func visitorCookie(tok string, secure bool) string {
 // roomID validates the {room} path value.
 func roomID(r *http.Request) (string, error) {
 	id := r.PathValue("room")
-	if !room.ValidID(id) {
+	if !rushgate.ValidID(id) {
 		return "", apiError(http.StatusBadRequest, codeInvalidRoomID, "room ids are 1-64 characters of A-Z, a-z, 0-9, _ and -")
 	}
 	return id, nil

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
-	"github.com/rushgate/rushgate/internal/room"
 )
 
 var _ auction.Store = (*Auctions)(nil)
@@ -59,7 +59,7 @@ func (a *Auctions) step(ctx context.Context, id string, fn func(s *auction.State
 	evs, err := fn(&next, a.clock())
 	if len(evs) > 0 && a.recorder != nil {
 		if rerr := a.recorder.Record(ctx, id, next, evs); rerr != nil {
-			return auction.Outcome{State: as.state}, fmt.Errorf("%w: recording auction %s: %w", room.ErrUnavailable, id, rerr)
+			return auction.Outcome{State: as.state}, fmt.Errorf("%w: recording auction %s: %w", rushgate.ErrUnavailable, id, rerr)
 		}
 	}
 	as.state = next
@@ -88,7 +88,7 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 	}
 	if a.recorder != nil {
 		if err := a.recorder.Record(ctx, id, st, nil); err != nil {
-			return fmt.Errorf("%w: recording auction %s: %w", room.ErrUnavailable, id, err)
+			return fmt.Errorf("%w: recording auction %s: %w", rushgate.ErrUnavailable, id, err)
 		}
 	}
 	a.auctions[id] = &auctionState{state: st, events: events}
@@ -110,7 +110,7 @@ func (a *Auctions) Delete(ctx context.Context, id string) error {
 	}
 	if a.recorder != nil {
 		if err := a.recorder.ForgetAuction(ctx, id); err != nil {
-			return fmt.Errorf("%w: forgetting auction %s: %w", room.ErrUnavailable, id, err)
+			return fmt.Errorf("%w: forgetting auction %s: %w", rushgate.ErrUnavailable, id, err)
 		}
 	}
 	delete(a.auctions, id)

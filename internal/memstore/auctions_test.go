@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/memstore"
-	"github.com/rushgate/rushgate/internal/room"
 	"github.com/rushgate/rushgate/internal/sqlstore"
 	"github.com/rushgate/rushgate/internal/storetest"
 )
@@ -106,7 +106,7 @@ func TestUnrecordedBidIsRefused(t *testing.T) {
 	_, _ = a.Bid(ctx, "lot", auction.Bid{Bidder: "x", Max: 500})
 	before, _ := a.Get(ctx, "lot")
 	f.fail = true
-	if _, err := a.Bid(ctx, "lot", auction.Bid{Bidder: "y", Max: 900}); !errors.Is(err, room.ErrUnavailable) {
+	if _, err := a.Bid(ctx, "lot", auction.Bid{Bidder: "y", Max: 900}); !errors.Is(err, rushgate.ErrUnavailable) {
 		t.Fatalf("bid with a failing record: %v", err)
 	}
 	f.fail = false

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/memstore"
 	"github.com/rushgate/rushgate/internal/room"
 )
@@ -17,7 +18,7 @@ var sizes = []int{1e3, 1e5, 1e6}
 func filled(b *testing.B, n int) *memstore.Store {
 	b.Helper()
 	s := memstore.New(memstore.Options{})
-	cfg := room.Config{Capacity: room.MaxCapacity, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Hour), IdleTimeout: room.Duration(time.Hour), Paused: true}
+	cfg := room.Config{Capacity: room.MaxCapacity, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Hour), IdleTimeout: rushgate.Duration(time.Hour), Paused: true}
 	ctx := context.Background()
 	if err := s.PutRoom(ctx, "r", cfg); err != nil {
 		b.Fatal(err)

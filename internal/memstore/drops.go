@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/drop"
-	"github.com/rushgate/rushgate/internal/room"
 )
 
 var _ drop.Store = (*Drops)(nil)
@@ -59,7 +59,7 @@ func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
 	}
 	if d.recorder != nil {
 		if err := d.recorder.RecordDrop(ctx, id, cfg); err != nil {
-			return fmt.Errorf("%w: recording drop %s: %w", room.ErrUnavailable, id, err)
+			return fmt.Errorf("%w: recording drop %s: %w", rushgate.ErrUnavailable, id, err)
 		}
 	}
 	s := drop.New(cfg)
@@ -80,7 +80,7 @@ func (d *Drops) Delete(ctx context.Context, id string) error {
 	}
 	if d.recorder != nil {
 		if err := d.recorder.ForgetDrop(ctx, id); err != nil {
-			return fmt.Errorf("%w: forgetting drop %s: %w", room.ErrUnavailable, id, err)
+			return fmt.Errorf("%w: forgetting drop %s: %w", rushgate.ErrUnavailable, id, err)
 		}
 	}
 	delete(d.drops, id)
@@ -114,7 +114,7 @@ func (d *Drops) Claim(ctx context.Context, id, visitor, key string) (drop.Claim,
 	}
 	if d.recorder != nil {
 		if err := d.recorder.RecordClaims(ctx, id, []drop.Claim{c}); err != nil {
-			return drop.Claim{}, false, fmt.Errorf("%w: recording claim on %s: %w", room.ErrUnavailable, id, err)
+			return drop.Claim{}, false, fmt.Errorf("%w: recording claim on %s: %w", rushgate.ErrUnavailable, id, err)
 		}
 	}
 	s.Take(c)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/memstore"
 	"github.com/rushgate/rushgate/internal/room"
 	"github.com/rushgate/rushgate/internal/storetest"
@@ -21,9 +22,9 @@ func TestSaveLoad(t *testing.T) {
 	c := storetest.NewClock(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
 	opens := c.Now().Add(time.Hour)
 	cfgs := map[string]room.Config{
-		"sale":  {Capacity: 3, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Minute), IdleTimeout: room.Duration(2 * time.Minute)},
-		"early": {Capacity: 3, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Minute), IdleTimeout: room.Duration(2 * time.Minute), OpensAt: &opens},
-		"empty": {Capacity: 1, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Minute), IdleTimeout: room.Duration(2 * time.Minute)},
+		"sale":  {Capacity: 3, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(2 * time.Minute)},
+		"early": {Capacity: 3, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(2 * time.Minute), OpensAt: &opens},
+		"empty": {Capacity: 1, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(2 * time.Minute)},
 	}
 	a := memstore.New(memstore.Options{Clock: c.Now})
 	for id, cfg := range cfgs {
@@ -119,7 +120,7 @@ func TestSaveLoad(t *testing.T) {
 func TestLoadCountsAsPresence(t *testing.T) {
 	ctx := context.Background()
 	c := storetest.NewClock(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
-	cfg := room.Config{Capacity: 1, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Minute), IdleTimeout: room.Duration(2 * time.Minute), Paused: true}
+	cfg := room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(2 * time.Minute), Paused: true}
 	a := memstore.New(memstore.Options{Clock: c.Now})
 	_ = a.PutRoom(ctx, "r", cfg)
 	_, _ = a.Join(ctx, "r", room.Entrant{Visitor: "v", Switch: true})
@@ -147,7 +148,7 @@ func TestLoadCountsAsPresence(t *testing.T) {
 // loaded one must still answer and admit.
 func FuzzLoad(f *testing.F) {
 	ctx := context.Background()
-	cfg := room.Config{Capacity: 2, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Minute), IdleTimeout: room.Duration(time.Minute)}
+	cfg := room.Config{Capacity: 2, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(time.Minute)}
 	src := memstore.New(memstore.Options{})
 	_ = src.PutRoom(ctx, "r", cfg)
 	for _, v := range []string{"a", "b", "c", "d"} {

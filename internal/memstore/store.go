@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/room"
 )
 
@@ -89,7 +90,7 @@ func (s *Store) PutRoom(ctx context.Context, id string, cfg room.Config) error {
 	defer s.admin.Unlock()
 	if s.recorder != nil {
 		if err := s.recorder.RecordRoom(ctx, id, cfg); err != nil {
-			return fmt.Errorf("%w: recording room %s: %w", room.ErrUnavailable, id, err)
+			return fmt.Errorf("%w: recording room %s: %w", rushgate.ErrUnavailable, id, err)
 		}
 	}
 	s.put(id, cfg)
@@ -151,7 +152,7 @@ func (s *Store) DeleteRoom(ctx context.Context, id string) error {
 	}
 	if s.recorder != nil {
 		if err := s.recorder.ForgetRoom(ctx, id); err != nil {
-			return fmt.Errorf("%w: forgetting room %s: %w", room.ErrUnavailable, id, err)
+			return fmt.Errorf("%w: forgetting room %s: %w", rushgate.ErrUnavailable, id, err)
 		}
 	}
 	s.mu.Lock()
@@ -356,7 +357,7 @@ func newEpoch() string {
 
 // unixNano is t in Unix nanoseconds, saturated rather than wrapped outside the years 1678-2262 that an
 // int64 holds: a far deadline stays far instead of turning into one long past. Configs refuse such
-// times (room.MaxTime); this keeps a record written before they did from misbehaving.
+// times (rushgate.MaxTime); this keeps a record written before they did from misbehaving.
 func unixNano(t time.Time) int64 {
 	switch {
 	case t.After(maxNano):

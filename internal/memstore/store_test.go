@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/memstore"
 	"github.com/rushgate/rushgate/internal/room"
 	"github.com/rushgate/rushgate/internal/storetest"
@@ -50,19 +51,19 @@ func TestRoomsRecorded(t *testing.T) {
 		t.Fatalf("put: %v, recorded %+v", err, rec.rooms)
 	}
 	rec.fail = true
-	if err := s.PutRoom(ctx, "b", room.Config{Capacity: 1}); !errors.Is(err, room.ErrUnavailable) {
+	if err := s.PutRoom(ctx, "b", room.Config{Capacity: 1}); !errors.Is(err, rushgate.ErrUnavailable) {
 		t.Fatalf("put with a failing record: %v", err)
 	}
 	if _, err := s.Room(ctx, "b"); !errors.Is(err, room.ErrNotFound) {
 		t.Fatalf("a room whose record failed exists: %v", err)
 	}
-	if err := s.PutRoom(ctx, "a", room.Config{Capacity: 5}); !errors.Is(err, room.ErrUnavailable) {
+	if err := s.PutRoom(ctx, "a", room.Config{Capacity: 5}); !errors.Is(err, rushgate.ErrUnavailable) {
 		t.Fatalf("change with a failing record: %v", err)
 	}
 	if cfg, _ := s.Room(ctx, "a"); cfg.Capacity != 1 {
 		t.Fatalf("a change whose record failed was applied: %+v", cfg)
 	}
-	if err := s.DeleteRoom(ctx, "a"); !errors.Is(err, room.ErrUnavailable) {
+	if err := s.DeleteRoom(ctx, "a"); !errors.Is(err, rushgate.ErrUnavailable) {
 		t.Fatalf("delete with a failing record: %v", err)
 	}
 	if _, err := s.Room(ctx, "a"); err != nil {

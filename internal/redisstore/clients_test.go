@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/redistest"
 	"github.com/rushgate/rushgate/internal/room"
 )
@@ -28,7 +29,7 @@ func BenchmarkClients(b *testing.B) {
 	}
 	defer ru.Close()
 	s := New(ru, Options{Prefix: "cb"})
-	if err := s.PutRoom(ctx, "r", room.Config{Capacity: 1, SessionTTL: room.Duration(3600e9), Grace: room.Duration(3600e9), IdleTimeout: room.Duration(3600e9), Paused: true}); err != nil {
+	if err := s.PutRoom(ctx, "r", room.Config{Capacity: 1, SessionTTL: rushgate.Duration(3600e9), Grace: rushgate.Duration(3600e9), IdleTimeout: rushgate.Duration(3600e9), Paused: true}); err != nil {
 		b.Fatal(err)
 	}
 	grScript := redis.NewScript(source("visit"))

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/redistest"
 	"github.com/rushgate/rushgate/internal/room"
 	"github.com/rushgate/rushgate/internal/storetest"
@@ -41,7 +42,7 @@ var lines = []string{"a", "b", "c"}
 // putLines creates the rooms of lines, paused so that visitors stay waiting.
 func putLines(t *testing.T, s *Store) {
 	t.Helper()
-	cfg := room.Config{Capacity: 10, Paused: true, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Hour), IdleTimeout: room.Duration(time.Hour)}
+	cfg := room.Config{Capacity: 10, Paused: true, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Hour), IdleTimeout: rushgate.Duration(time.Hour)}
 	for _, id := range lines {
 		if err := s.PutRoom(context.Background(), id, cfg); err != nil {
 			t.Fatal(err)
@@ -95,7 +96,7 @@ func crashMidMove(t *testing.T, s *Store, e room.Entrant) {
 		if err == nil {
 			break
 		}
-		if !s.cluster || !errors.Is(err, room.ErrUnavailable) || time.Now().After(deadline) {
+		if !s.cluster || !errors.Is(err, rushgate.ErrUnavailable) || time.Now().After(deadline) {
 			t.Fatalf("%s: join after the crash: %v", v, err)
 		}
 	}
@@ -116,7 +117,7 @@ func TestJoinLockBacksOff(t *testing.T) {
 	rdb := redistest.Client(t, redistest.Start(t).Addr)
 	// One node holds every slot, so the Cluster code path runs on standalone Redis.
 	s := New(rdb, Options{Prefix: "lock", Cluster: true, Timeout: 500 * time.Millisecond})
-	cfg := room.Config{Capacity: 10, Paused: true, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Hour), IdleTimeout: room.Duration(time.Hour)}
+	cfg := room.Config{Capacity: 10, Paused: true, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Hour), IdleTimeout: rushgate.Duration(time.Hour)}
 	if err := s.PutRoom(ctx, "r", cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestJoinLockBacksOff(t *testing.T) {
 	}
 	before, start := calls(), time.Now()
 	_, err := s.Join(ctx, "r", room.Entrant{Visitor: v, Switch: true})
-	if took := time.Since(start); !errors.Is(err, room.ErrUnavailable) || took > 2*s.timeout {
+	if took := time.Since(start); !errors.Is(err, rushgate.ErrUnavailable) || took > 2*s.timeout {
 		t.Fatalf("join under a held lock: %v after %v, want ErrUnavailable within about %v", err, took, s.timeout)
 	}
 	// Backing off from 1 ms to 64 ms makes about 16 tries in 500 ms; a fixed 2 ms would make 250.
@@ -208,7 +209,7 @@ func TestStaleJoinFenced(t *testing.T) {
 	join("v_place", "a")
 	_, fence = stall("v_place", "b", false)
 	join("v_place", "c")
-	if _, _, err := s.visit(ctx, "b", "v_place", "fenced", fence); !errors.Is(err, room.ErrUnavailable) {
+	if _, _, err := s.visit(ctx, "b", "v_place", "fenced", fence); !errors.Is(err, rushgate.ErrUnavailable) {
 		t.Fatalf("stale place: %v, want ErrUnavailable", err)
 	}
 	if in := waitingIn(t, s, "v_place"); len(in) != 1 || in[0] != "c" {

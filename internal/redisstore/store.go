@@ -28,6 +28,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/room"
 )
 
@@ -184,7 +185,7 @@ func mapError(err error) error {
 		msg := rerr.Error()
 		for _, transient := range []string{"LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "BUSY"} {
 			if strings.HasPrefix(msg, transient) {
-				return fmt.Errorf("%w: %w", room.ErrUnavailable, err)
+				return fmt.Errorf("%w: %w", rushgate.ErrUnavailable, err)
 			}
 		}
 		return fmt.Errorf("redisstore: %w", err)
@@ -192,7 +193,7 @@ func mapError(err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err // the caller went away; nothing is wrong with Redis
 	}
-	return fmt.Errorf("%w: %w", room.ErrUnavailable, err)
+	return fmt.Errorf("%w: %w", rushgate.ErrUnavailable, err)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -395,7 +396,7 @@ func (s *Store) lockLine(ctx context.Context, id string, e room.Entrant) (string
 			return others, fence, nil
 		}
 		if time.Now().After(deadline) {
-			return "", "", fmt.Errorf("%w: another join of this visitor is in progress", room.ErrUnavailable)
+			return "", "", fmt.Errorf("%w: another join of this visitor is in progress", rushgate.ErrUnavailable)
 		}
 		select {
 		case <-ctx.Done():

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/redisstore"
 	"github.com/rushgate/rushgate/internal/redistest"
 	"github.com/rushgate/rushgate/internal/room"
@@ -47,7 +48,7 @@ func TestServerClock(t *testing.T) {
 	srv := redistest.Start(t)
 	s := redisstore.New(redistest.Client(t, srv.Addr), redisstore.Options{Prefix: "clock"})
 	ctx := context.Background()
-	cfg := room.Config{Capacity: 1, SessionTTL: room.Duration(time.Minute), Grace: room.Duration(100 * time.Millisecond), IdleTimeout: room.Duration(time.Minute)}
+	cfg := room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Minute), Grace: rushgate.Duration(100 * time.Millisecond), IdleTimeout: rushgate.Duration(time.Minute)}
 	if err := s.PutRoom(ctx, "r", cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestScriptFlush(t *testing.T) {
 	rdb := redistest.Client(t, srv.Addr)
 	s := redisstore.New(rdb, redisstore.Options{Prefix: "flush"})
 	ctx := context.Background()
-	if err := s.PutRoom(ctx, "r", room.Config{Capacity: 1, SessionTTL: room.Duration(time.Minute), Grace: room.Duration(time.Minute), IdleTimeout: room.Duration(time.Minute)}); err != nil {
+	if err := s.PutRoom(ctx, "r", room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Minute), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := rdb.Do(ctx, rdb.B().ScriptFlush().Build()).Error(); err != nil {

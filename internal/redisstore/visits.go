@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/room"
 )
 
@@ -122,7 +123,7 @@ func (s *Store) takeVisits(id string, q *visitQueue) []*visitCall {
 		switch {
 		case c.abandoned.Load():
 		case c.queued.Before(stale):
-			c.err = fmt.Errorf("%w: queued for more than %v", room.ErrUnavailable, s.timeout)
+			c.err = fmt.Errorf("%w: queued for more than %v", rushgate.ErrUnavailable, s.timeout)
 			close(c.done)
 		default:
 			batch = append(batch, c)
@@ -180,7 +181,7 @@ func (s *Store) sendVisits(ctx context.Context, id string, batch []*visitCall) {
 
 // errSuperseded refuses a join on Cluster that a later join of the same visitor overtook while it
 // stalled (see lua/line.lua): the later join decides where the visitor waits.
-var errSuperseded = fmt.Errorf("%w: a later join of this visitor came first", room.ErrUnavailable)
+var errSuperseded = fmt.Errorf("%w: a later join of this visitor came first", rushgate.ErrUnavailable)
 
 // visitStatus reads one visitor's three fields of the visit script's answer.
 func visitStatus(f []rueidis.RedisMessage) (room.Status, string, error) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/redistest"
 	"github.com/rushgate/rushgate/internal/room"
 )
@@ -20,7 +21,7 @@ func visitTestStore(t *testing.T, timeout time.Duration, batched func(int)) (*St
 	t.Helper()
 	rdb := redistest.Client(t, redistest.Start(t).Addr)
 	s := New(rdb, Options{Prefix: "vt", Timeout: timeout, Batched: batched})
-	cfg := room.Config{Capacity: 1000, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Hour), IdleTimeout: room.Duration(time.Hour)}
+	cfg := room.Config{Capacity: 1000, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Hour), IdleTimeout: rushgate.Duration(time.Hour)}
 	if err := s.PutRoom(context.Background(), "r", cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestAbandonedVisitIsNotSent(t *testing.T) {
 
 	quick, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if _, err := s.Join(quick, "r", room.Entrant{Visitor: "c", Switch: true}); !errors.Is(err, room.ErrUnavailable) {
+	if _, err := s.Join(quick, "r", room.Entrant{Visitor: "c", Switch: true}); !errors.Is(err, rushgate.ErrUnavailable) {
 		t.Fatalf("join given up: %v, want ErrUnavailable", err)
 	}
 	wg.Wait()
@@ -124,7 +125,7 @@ func TestVisitFailsFast(t *testing.T) {
 		began := time.Now()
 		_, err := s.Join(ctx, "r", room.Entrant{Visitor: v, Switch: true})
 		// The slack allows for a loaded machine; Redis stays paused ten times longer than the timeout.
-		if took := time.Since(began); !errors.Is(err, room.ErrUnavailable) || took > timeout+300*time.Millisecond {
+		if took := time.Since(began); !errors.Is(err, rushgate.ErrUnavailable) || took > timeout+300*time.Millisecond {
 			t.Errorf("join of %s while Redis is paused: %v after %v, want ErrUnavailable within %v", v, err, took, timeout)
 		}
 	}
@@ -173,7 +174,7 @@ func TestVisitScriptTwins(t *testing.T) {
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	s := New(rdb, Options{Prefix: "twins", Clock: func() time.Time { return now }})
 	opens := now.Add(time.Hour)
-	cfg := room.Config{Capacity: 1, SessionTTL: room.Duration(time.Hour), Grace: room.Duration(time.Minute), IdleTimeout: room.Duration(2 * time.Hour), OpensAt: &opens}
+	cfg := room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(2 * time.Hour), OpensAt: &opens}
 	if err := s.PutRoom(ctx, "r", cfg); err != nil {
 		t.Fatal(err)
 	}

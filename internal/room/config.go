@@ -2,12 +2,12 @@ package room
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"time"
+
+	"github.com/rushgate/rushgate"
 )
 
 // Defaults applied by [DecodeConfig] to fields a room's config leaves out.
@@ -17,69 +17,15 @@ const (
 	DefaultIdleTimeout = 2 * time.Minute
 )
 
-// Bounds on a config, so that a typo cannot create a room that overflows a counter or a timer.
-const (
-	MaxCapacity = 1_000_000_000
-	MaxDuration = 366 * 24 * time.Hour
-	// MaxIDLen bounds a room id, which visitor tokens and Redis keys embed.
-	MaxIDLen = 64
-)
-
-// The window of instants a config may name, for rooms, drops and auctions alike. Anything outside is a
-// typo, and far beyond it lies 2262, where Unix nanoseconds wrap: with every time before MaxTime and
-// every duration at most MaxDuration, no sum the backends compute can wrap.
-var (
-	MinTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-	MaxTime = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
-)
-
-// TimeInRange reports whether t lies in [MinTime, MaxTime).
-func TimeInRange(t time.Time) bool { return !t.Before(MinTime) && t.Before(MaxTime) }
-
-// TimeRangeReason is what a config error says of a time outside [MinTime, MaxTime).
-const TimeRangeReason = "must be an RFC 3339 time from 2000 to 2199"
-
-// ValidID reports whether id may name a room: 1 to MaxIDLen of A-Z, a-z, 0-9, _ and -. The alphabet is
-// URL-, cookie- and Redis-key-safe, so ids embed in paths, tokens and hash tags without escaping.
-func ValidID(id string) bool {
-	if len(id) == 0 || len(id) > MaxIDLen {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-// Duration is a time.Duration that reads and writes itself as a Go duration string ("90s", "10m"), the
-// form people type in config files.
-type Duration time.Duration
-
-// MarshalJSON writes d as a Go duration string.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
-
-// UnmarshalJSON reads a Go duration string.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return errors.New("duration must be a string such as \"90s\" or \"10m\"")
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("invalid duration %q", s)
-	}
-	*d = Duration(v)
-	return nil
-}
+// MaxCapacity bounds a room's capacity and rate, so that a typo cannot create a room that overflows a
+// counter.
+const MaxCapacity = 1_000_000_000
 
 // Rate limits how many visitors a room admits in any window of length Per. It is enforced as a sliding
 // window, so no interval of that length ever sees more than Admits admissions, wherever it starts.
 type Rate struct {
-	Admits int      `json:"admits"`
-	Per    Duration `json:"per"`
+	Admits int               `json:"admits"`
+	Per    rushgate.Duration `json:"per"`
 }
 
 // Config is the operator's description of a room. Capacity and Rate may be combined; at least one of
@@ -90,12 +36,12 @@ type Config struct {
 	// Rate, when set, caps new admissions per interval.
 	Rate *Rate `json:"rate,omitempty"`
 	// SessionTTL is how long an admission lasts once collected.
-	SessionTTL Duration `json:"session_ttl"`
+	SessionTTL rushgate.Duration `json:"session_ttl"`
 	// Grace is how long an admitted visitor has to collect the admission before the slot goes to the
 	// next in line.
-	Grace Duration `json:"grace"`
+	Grace rushgate.Duration `json:"grace"`
 	// IdleTimeout is how long a waiting visitor may go without polling or streaming before leaving the line.
-	IdleTimeout Duration `json:"idle_timeout"`
+	IdleTimeout rushgate.Duration `json:"idle_timeout"`
 	// OpensAt, when set, holds admission until then; everyone who arrived before it is put in a random
 	// order, so that arriving early by a millisecond gives no advantage.
 	OpensAt *time.Time `json:"opens_at,omitempty"`
@@ -123,14 +69,9 @@ func (e *ConfigError) Error() string {
 // DecodeConfig reads a config from JSON, refusing unknown fields and trailing data, fills in defaults and
 // validates the result. Every refusal is a *ConfigError.
 func DecodeConfig(r io.Reader) (Config, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
 	var c Config
-	if err := dec.Decode(&c); err != nil {
-		return Config{}, &ConfigError{Reason: jsonReason(err)}
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return Config{}, &ConfigError{Reason: "unexpected data after the JSON object"}
+	if err := rushgate.DecodeConfig(r, &c); err != nil {
+		return Config{}, &ConfigError{Reason: err.Error()}
 	}
 	c.applyDefaults()
 	if err := c.Validate(); err != nil {
@@ -142,30 +83,15 @@ func DecodeConfig(r io.Reader) (Config, error) {
 // DecodeConfigBytes is [DecodeConfig] over a byte slice.
 func DecodeConfigBytes(b []byte) (Config, error) { return DecodeConfig(bytes.NewReader(b)) }
 
-func jsonReason(err error) string {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		return fmt.Sprintf("malformed JSON at offset %d", syn.Offset)
-	case errors.As(err, &typ):
-		return fmt.Sprintf("field %q must be of type %s", typ.Field, typ.Type)
-	case errors.Is(err, io.EOF):
-		return "empty body"
-	default:
-		return err.Error()
-	}
-}
-
 func (c *Config) applyDefaults() {
 	if c.SessionTTL == 0 {
-		c.SessionTTL = Duration(DefaultSessionTTL)
+		c.SessionTTL = rushgate.Duration(DefaultSessionTTL)
 	}
 	if c.Grace == 0 {
-		c.Grace = Duration(DefaultGrace)
+		c.Grace = rushgate.Duration(DefaultGrace)
 	}
 	if c.IdleTimeout == 0 {
-		c.IdleTimeout = Duration(DefaultIdleTimeout)
+		c.IdleTimeout = rushgate.Duration(DefaultIdleTimeout)
 	}
 	if c.OpensAt != nil {
 		t := c.OpensAt.UTC().Truncate(time.Millisecond)
@@ -191,14 +117,14 @@ func (c Config) Validate() error {
 	}
 	for _, f := range []struct {
 		name string
-		d    Duration
+		d    rushgate.Duration
 	}{{"session_ttl", c.SessionTTL}, {"grace", c.Grace}, {"idle_timeout", c.IdleTimeout}} {
 		if err := checkDuration(f.name, f.d); err != nil {
 			return err
 		}
 	}
-	if c.OpensAt != nil && !TimeInRange(*c.OpensAt) {
-		return &ConfigError{"opens_at", TimeRangeReason}
+	if c.OpensAt != nil && !rushgate.TimeInRange(*c.OpensAt) {
+		return &ConfigError{"opens_at", rushgate.TimeRangeReason}
 	}
 	if c.SiteURL != "" {
 		u, err := url.Parse(c.SiteURL)
@@ -222,9 +148,9 @@ func (c Config) Target(returnTo string) string {
 	return site.String()
 }
 
-func checkDuration(name string, d Duration) error {
-	if time.Duration(d) < time.Millisecond || time.Duration(d) > MaxDuration {
-		return &ConfigError{name, "must be between 1ms and " + MaxDuration.String()}
+func checkDuration(name string, d rushgate.Duration) error {
+	if time.Duration(d) < time.Millisecond || time.Duration(d) > rushgate.MaxDuration {
+		return &ConfigError{name, "must be between 1ms and " + rushgate.MaxDuration.String()}
 	}
 	return nil
 }

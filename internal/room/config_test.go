@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/rushgate/rushgate"
 )
 
 func TestDecodeConfig(t *testing.T) {
@@ -90,8 +92,8 @@ func TestValidID(t *testing.T) {
 		"sale": true, "A-b_9": true, "": false, "a b": false, "é": false, "a{b}": false, "a/b": false,
 		string(make([]byte, 65)): false, "0123456789012345678901234567890123456789012345678901234567890123": true,
 	} {
-		if got := ValidID(id); got != want {
-			t.Errorf("ValidID(%q) = %v", id, got)
+		if got := rushgate.ValidID(id); got != want {
+			t.Errorf("rushgate.ValidID(%q) = %v", id, got)
 		}
 	}
 }

@@ -260,7 +260,7 @@ type Watcher interface {
 
 // Pinger is implemented by stores that can be unreachable, so that health checks can ask them.
 type Pinger interface {
-	// Ping returns an error wrapping ErrUnavailable when the backend does not answer.
+	// Ping returns an error wrapping rushgate.ErrUnavailable when the backend does not answer.
 	Ping(ctx context.Context) error
 }
 

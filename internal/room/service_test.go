@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/memstore"
 	"github.com/rushgate/rushgate/internal/room"
 	"github.com/rushgate/rushgate/internal/storetest"
@@ -51,7 +52,7 @@ func (r *recorder) order() []string {
 }
 
 func config(capacity int) room.Config {
-	return room.Config{Capacity: capacity, SessionTTL: room.Duration(time.Minute), Grace: room.Duration(time.Minute), IdleTimeout: room.Duration(time.Minute)}
+	return room.Config{Capacity: capacity, SessionTTL: rushgate.Duration(time.Minute), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(time.Minute)}
 }
 
 // TestServiceConcurrency runs the real gate loop against 2,000 visitor goroutines that join, poll until
@@ -133,8 +134,8 @@ func TestETA(t *testing.T) {
 	svc, c := manual(t)
 	ctx := context.Background()
 	cfg := config(0)
-	cfg.Rate = &room.Rate{Admits: 10, Per: room.Duration(time.Minute)}
-	cfg.IdleTimeout = room.Duration(time.Hour)
+	cfg.Rate = &room.Rate{Admits: 10, Per: rushgate.Duration(time.Minute)}
+	cfg.IdleTimeout = rushgate.Duration(time.Hour)
 	_ = svc.Put(ctx, "r", cfg)
 	for i := range 40 {
 		_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: fmt.Sprintf("v%02d", i)})

@@ -13,8 +13,6 @@ var (
 	ErrNotFound = errors.New("room: not found")
 	// ErrNotAdmitted means the visitor holds no current admission matching the request.
 	ErrNotAdmitted = errors.New("room: not admitted")
-	// ErrUnavailable means the backend could not be reached in time; the request may be retried.
-	ErrUnavailable = errors.New("room: store unavailable")
 )
 
 // State is where a visitor stands with respect to one room.
@@ -108,7 +106,7 @@ type Stats struct {
 // Store holds rooms and their lines. Each method is one atomic step against the backend's state (one
 // critical section in memory, one Lua script in Redis): its checks and writes take effect together or not
 // at all, and every decision about time uses the backend's own clock. Methods return ErrNotFound for an
-// unknown room and wrap ErrUnavailable when the backend cannot answer.
+// unknown room and wrap rushgate.ErrUnavailable when the backend cannot answer.
 type Store interface {
 	// PutRoom creates a room or replaces its config, keeping its line and admissions.
 	PutRoom(ctx context.Context, id string, cfg Config) error

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/pgtest"
@@ -158,9 +159,9 @@ func TestRooms(t *testing.T) {
 			defer r.Close()
 			ctx := context.Background()
 			opens := time.Date(2026, 12, 24, 9, 0, 0, 0, time.UTC)
-			full := room.Config{Capacity: 50, Rate: &room.Rate{Admits: 10, Per: room.Duration(time.Minute)},
-				SessionTTL: room.Duration(10 * time.Minute), Grace: room.Duration(time.Minute),
-				IdleTimeout: room.Duration(2 * time.Minute), OpensAt: &opens, Paused: true, SiteURL: "https://shop.example"}
+			full := room.Config{Capacity: 50, Rate: &room.Rate{Admits: 10, Per: rushgate.Duration(time.Minute)},
+				SessionTTL: rushgate.Duration(10 * time.Minute), Grace: rushgate.Duration(time.Minute),
+				IdleTimeout: rushgate.Duration(2 * time.Minute), OpensAt: &opens, Paused: true, SiteURL: "https://shop.example"}
 			for id, cfg := range map[string]room.Config{"a": {Capacity: 1}, "b": full, "c": {Capacity: 3}} {
 				if err := r.RecordRoom(ctx, id, cfg); err != nil {
 					t.Fatal(err)

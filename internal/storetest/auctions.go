@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
-	"github.com/rushgate/rushgate/internal/room"
 )
 
 // AuctionHarness is one auction backend under test.
@@ -209,7 +209,7 @@ func testBuyNowWithReserve(t *testing.T, h AuctionHarness) {
 
 func testSoftClose(t *testing.T, h AuctionHarness) {
 	c := auctionCfg(h)
-	c.SoftClose = &auction.SoftClose{Window: room.Duration(2 * time.Minute), Extend: room.Duration(5 * time.Minute)}
+	c.SoftClose = &auction.SoftClose{Window: rushgate.Duration(2 * time.Minute), Extend: rushgate.Duration(5 * time.Minute)}
 	putAuction(t, h, "a", c)
 	bid(t, h, "a", "x", 1000)
 	h.Advance(56 * time.Minute) // four minutes before the end: outside the window, though inside extend

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/room"
 )
 
@@ -67,9 +68,9 @@ var ctx = context.Background()
 func cfg(capacity int) room.Config {
 	return room.Config{
 		Capacity:    capacity,
-		SessionTTL:  room.Duration(10 * time.Minute),
-		Grace:       room.Duration(time.Minute),
-		IdleTimeout: room.Duration(2 * time.Minute),
+		SessionTTL:  rushgate.Duration(10 * time.Minute),
+		Grace:       rushgate.Duration(time.Minute),
+		IdleTimeout: rushgate.Duration(2 * time.Minute),
 	}
 }
 
@@ -253,8 +254,8 @@ func testCapacity(t *testing.T, h Harness) {
 
 func testRate(t *testing.T, h Harness) {
 	c := cfg(0)
-	c.Rate = &room.Rate{Admits: 2, Per: room.Duration(time.Minute)}
-	c.IdleTimeout = room.Duration(time.Hour)
+	c.Rate = &room.Rate{Admits: 2, Per: rushgate.Duration(time.Minute)}
+	c.IdleTimeout = rushgate.Duration(time.Hour)
 	put(t, h, "r", c)
 	join(t, h, "r", "a", "b", "c", "d", "e")
 	tk := admit(t, h, "r")
@@ -275,7 +276,7 @@ func testRate(t *testing.T, h Harness) {
 
 func testCapacityAndRate(t *testing.T, h Harness) {
 	c := cfg(1)
-	c.Rate = &room.Rate{Admits: 5, Per: room.Duration(time.Minute)}
+	c.Rate = &room.Rate{Admits: 5, Per: rushgate.Duration(time.Minute)}
 	put(t, h, "r", c)
 	join(t, h, "r", names("v", 8)...)
 	for i := range 5 {
@@ -437,7 +438,7 @@ func testPreQueue(t *testing.T, h Harness) {
 	c.Capacity = 1000
 	opens := h.Now().Add(time.Hour).Truncate(time.Millisecond)
 	c.OpensAt = &opens
-	c.IdleTimeout = room.Duration(2 * time.Hour)
+	c.IdleTimeout = rushgate.Duration(2 * time.Hour)
 	put(t, h, "r", c)
 	early := names("early", 60)
 	join(t, h, "r", early...)
@@ -769,8 +770,8 @@ func testJoinCrowd(t *testing.T, h Harness) {
 func testRacingGates(t *testing.T, h Harness) {
 	const admits, capacity, steps = 5, 4, 60
 	c := cfg(capacity)
-	c.Rate = &room.Rate{Admits: admits, Per: room.Duration(time.Second)}
-	c.IdleTimeout = room.Duration(time.Hour)
+	c.Rate = &room.Rate{Admits: admits, Per: rushgate.Duration(time.Second)}
+	c.IdleTimeout = rushgate.Duration(time.Hour)
 	put(t, h, "r", c)
 	order := names("v", 100)
 	join(t, h, "r", order...)

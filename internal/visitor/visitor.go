@@ -15,7 +15,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/rushgate/rushgate/internal/room"
+	"github.com/rushgate/rushgate"
 )
 
 // ErrInvalid is returned for a token that is malformed or not signed by this issuer.
@@ -53,7 +53,7 @@ type macState struct {
 // id and origin room); sigLen the length of a token's encoded MAC.
 const (
 	maxIDLen     = 64
-	maxSignedLen = len(versionOrigin) + 1 + maxIDLen + 1 + room.MaxIDLen
+	maxSignedLen = len(versionOrigin) + 1 + maxIDLen + 1 + rushgate.MaxIDLen
 	sigLen       = 43 // unpadded base64 of a SHA-256 MAC
 )
 
@@ -195,7 +195,7 @@ func parseSigned(signed string) (Visitor, bool) {
 		v.ID = rest
 	case versionOrigin:
 		var ok bool
-		if v.ID, v.Origin, ok = strings.Cut(rest, "."); !ok || !room.ValidID(v.Origin) {
+		if v.ID, v.Origin, ok = strings.Cut(rest, "."); !ok || !rushgate.ValidID(v.Origin) {
 			return Visitor{}, false
 		}
 	default:

@@ -1,0 +1,34 @@
+// Package rushgate is the root of rushgate's domains: what the waiting room, drops and live auctions
+// all share, and nothing that belongs to one of them. It holds the id alphabet that paths, tokens and
+// Redis keys embed, durations written as people write them, the window of instants a config may name,
+// the error every backend reports when it cannot answer, and the one strict JSON decoder of configs.
+//
+// The domains live in internal/room, internal/drop and internal/auction; the backends (internal/memstore,
+// internal/redisstore) and transports (internal/httpapi) build on them. This package imports only the
+// standard library.
+package rushgate
+
+import "errors"
+
+// ErrUnavailable means a backend could not be reached or could not answer in time; the request may be
+// retried. Every backend wraps its own failures in it, whatever the domain, so callers test one error.
+var ErrUnavailable = errors.New("rushgate: store unavailable")
+
+// MaxIDLen bounds an id of a room, drop or auction, which visitor tokens and Redis keys embed.
+const MaxIDLen = 64
+
+// ValidID reports whether id may name a room, a drop or an auction: 1 to MaxIDLen of A-Z, a-z, 0-9, _
+// and -. The alphabet is URL-, cookie- and Redis-key-safe, so ids embed in paths, tokens and hash tags
+// without escaping.
+func ValidID(id string) bool {
+	if len(id) == 0 || len(id) > MaxIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
