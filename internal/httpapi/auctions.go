@@ -2,16 +2,9 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/coder/websocket"
-
-	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/visitor"
 )
@@ -59,15 +52,6 @@ func viewOf(id string, s auction.State, now time.Time) auctionView {
 }
 
 func auctionID(r *http.Request) (string, error) { return pathID(r, "auction") }
-
-// pathID validates an id in the path: the same alphabet as room ids, safe in URLs and Redis keys.
-func pathID(r *http.Request, name string) (string, error) {
-	id := r.PathValue(name)
-	if !rushgate.ValidID(id) {
-		return "", apiError(http.StatusBadRequest, codeInvalidRequest, name+" ids are 1-64 characters of A-Z, a-z, 0-9, _ and -")
-	}
-	return id, nil
-}
 
 // deleteAuction removes an auction that has no bids; 409 auction_started otherwise.
 func (s *Server) deleteAuction(w http.ResponseWriter, r *http.Request) {
@@ -154,41 +138,6 @@ func (s *Server) bidder(r *http.Request, id, admissionToken string) (auction.Sta
 	return st, vid, nil
 }
 
-// identityOf spells out the default identity.
-func identityOf(id visitor.Identity) visitor.Identity {
-	if id == "" {
-		return visitor.IdentityAny
-	}
-	return id
-}
-
-// identified checks that a visitor is of the identity a drop or an auction requires. "room" needs no
-// check of its own: a drop or auction with a room always asks for an admission of it (admitted).
-func identified(required visitor.Identity, vid string) error {
-	if required == visitor.IdentitySite && !visitor.Subject(vid) {
-		return apiError(http.StatusForbidden, codeIdentityRequired, "this needs a visitor the site minted for a signed-in account (POST /v1/visitors)")
-	}
-	return nil
-}
-
-// admitted checks that visitor holds a live admission for roomID, from the admission token in the
-// body or the Rushgate-Admission header, and returns the admission's id.
-func (s *Server) admitted(r *http.Request, roomID, visitor, admissionToken string) (string, error) {
-	if admissionToken == "" {
-		admissionToken = r.Header.Get("Rushgate-Admission")
-	}
-	refused := apiError(http.StatusForbidden, codeNotAdmitted, "this needs an admission from room "+roomID)
-	c, err := s.verifier.Verify(r.Context(), admissionToken, roomID)
-	if err != nil || c.Subject != visitor {
-		return "", refused
-	}
-	live, err := s.rooms.Active(r.Context(), roomID, visitor, c.ID)
-	if err != nil || !live {
-		return "", refused
-	}
-	return c.ID, nil
-}
-
 func (s *Server) postBid(w http.ResponseWriter, r *http.Request) {
 	id, err := auctionID(r)
 	if err != nil {
@@ -250,23 +199,6 @@ func (s *Server) buyNow(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, viewOf(id, o.State, s.now()))
 }
 
-// pageParams reads ?after=SEQ&limit=N.
-func pageParams(r *http.Request) (after int64, limit int, err error) {
-	q := r.URL.Query()
-	limit = 100
-	if v := q.Get("after"); v != "" {
-		if after, err = strconv.ParseInt(v, 10, 64); err != nil || after < 0 {
-			return 0, 0, apiError(http.StatusBadRequest, codeInvalidRequest, "after must be a sequence number")
-		}
-	}
-	if v := q.Get("limit"); v != "" {
-		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > 1000 {
-			return 0, 0, apiError(http.StatusBadRequest, codeInvalidRequest, "limit must be 1-1000")
-		}
-	}
-	return after, limit, nil
-}
-
 // bids pages through the accepted bids by sequence number; next_after continues the listing.
 func (s *Server) bids(w http.ResponseWriter, r *http.Request) {
 	id, err := auctionID(r)
@@ -293,125 +225,4 @@ func (s *Server) bids(w http.ResponseWriter, r *http.Request) {
 		next = ev.Seq
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"bids": out, "next_after": next})
-}
-
-// live streams an auction: a snapshot, then every event from after (the snapshot's sequence by
-// default), each once, in order, so that a client that reconnects with ?after=SEQ gets exactly what it
-// missed. WebSocket (coder/websocket) by default; Server-Sent Events with Accept: text/event-stream.
-func (s *Server) live(w http.ResponseWriter, r *http.Request) {
-	id, err := auctionID(r)
-	after := int64(-1)
-	if err == nil && r.URL.Query().Get("after") != "" {
-		after, _, err = pageParams(r)
-	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if _, err := s.auctions.Get(r.Context(), id); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	slot, ok := s.limits.acquire(s.clientAddr(r), "")
-	if !ok {
-		s.writeError(w, r, apiError(http.StatusTooManyRequests, codeTooManyStreams, "too many live feeds from this address; close some and retry"))
-		return
-	}
-	defer s.limits.release(slot)
-	s.streams.Add(1) // a stream outlives net/http's bookkeeping of its request: Wait waits for it
-	defer s.streams.Done()
-	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-		s.liveSSE(w, r, id, after)
-		return
-	}
-	s.liveWebSocket(w, r, id, after)
-}
-
-func (s *Server) liveSSE(w http.ResponseWriter, r *http.Request, id string, after int64) {
-	out, ok := openStream(w)
-	if !ok {
-		return
-	}
-	defer out.close()
-	if !out.send([]byte("retry: 2000\n\n")) {
-		return
-	}
-	s.feed(r.Context(), id, after, func(kind string, seq int64, data []byte) bool {
-		head := "event: " + kind + "\n"
-		if kind != "snapshot" && kind != "" {
-			head = "id: " + strconv.FormatInt(seq, 10) + "\n" + head
-		}
-		if kind == "" {
-			return out.send([]byte(": keep-alive\n\n"))
-		}
-		return out.send([]byte(head + "data: " + string(data) + "\n\n"))
-	})
-}
-
-func (s *Server) liveWebSocket(w http.ResponseWriter, r *http.Request, id string, after int64) {
-	// The feed is public and read-only, and a socket carries no cookie-authorised action, so any
-	// origin may watch.
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
-	if err != nil {
-		return // Accept has answered the client
-	}
-	defer c.CloseNow()
-	ctx := c.CloseRead(r.Context()) // ends when the client closes
-	s.feed(ctx, id, after, func(kind string, _ int64, data []byte) bool {
-		if kind == "" {
-			return c.Ping(ctx) == nil
-		}
-		wctx, cancel := context.WithTimeout(ctx, writeWait)
-		defer cancel()
-		return c.Write(wctx, websocket.MessageText, data) == nil
-	})
-	_ = c.Close(websocket.StatusGoingAway, "stream ended")
-}
-
-// feed sends the snapshot ("snapshot"), then each event under its kind, and a keep-alive (kind "")
-// when quiet, until send fails, ctx ends or the server drains.
-func (s *Server) feed(ctx context.Context, id string, after int64, send func(kind string, seq int64, data []byte) bool) {
-	changed := s.auctions.Changed(id)
-	st, err := s.auctions.Get(ctx, id)
-	if err != nil {
-		return
-	}
-	snap, _ := json.Marshal(struct {
-		Type string `json:"type"`
-		auctionView
-	}{"snapshot", viewOf(id, st, s.now())})
-	if !send("snapshot", st.Seq, snap) {
-		return
-	}
-	if after < 0 {
-		after = st.Seq
-	}
-	for {
-		evs, err := s.auctions.Events(ctx, id, after, 500)
-		if err != nil {
-			return
-		}
-		for _, ev := range evs {
-			data, _ := json.Marshal(ev)
-			if !send(ev.Kind, ev.Seq, data) {
-				return
-			}
-			after = ev.Seq
-		}
-		if len(evs) == 500 {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.streamCtx.Done():
-			return
-		case <-changed:
-			changed = s.auctions.Changed(id)
-		case <-time.After(keepAlive):
-			if !send("", 0, nil) {
-				return
-			}
-		}
-	}
 }

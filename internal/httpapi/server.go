@@ -7,9 +7,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
-	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -17,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/admission"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
@@ -226,30 +222,6 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-func (s *Server) keySet(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/jwk-set+json")
-	// Caches may keep the set for a minute: well inside keyring.PublishAhead, so a key published by
-	// a rotation reaches every verifier before any token carries it.
-	w.Header().Set("Cache-Control", "public, max-age=60")
-	_ = json.NewEncoder(w).Encode(s.keys.KeySet())
-}
-
-// rotateKeys publishes a new signing key, which signs from keyring.PublishAhead on, and answers
-// with its id, that time and the key set as it now stands.
-func (s *Server) rotateKeys(w http.ResponseWriter, r *http.Request) {
-	kid, signs, err := s.keys.Rotate(r.Context())
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.log.Info("signing keys rotated", "kid", kid, "signs_from", signs)
-	writeJSON(w, http.StatusOK, struct {
-		Kid       string           `json:"kid"`
-		SignsFrom time.Time        `json:"signs_from"`
-		Keys      admission.KeySet `json:"keys"`
-	}{kid, signs, s.keys.KeySet()})
-}
-
 // admin wraps an admin handler with the admin credential check.
 func (s *Server) admin(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -266,112 +238,6 @@ func (s *Server) admin(next http.HandlerFunc) http.HandlerFunc {
 func bearer(r *http.Request) (string, bool) {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	return strings.TrimSpace(tok), ok && tok != ""
-}
-
-// visitor returns the caller's visitor id and the token it came in, from the bearer header or the
-// cookie; an absent token is visitor_token_required, a bad one invalid_visitor_token.
-func (s *Server) visitor(r *http.Request) (id, token string, err error) {
-	tok, ok := presented(r)
-	if !ok {
-		return "", "", apiError(http.StatusUnauthorized, codeVisitorTokenRequired, "a visitor token is required: join the room first")
-	}
-	v, err := s.visitorFrom(tok)
-	return v.ID, tok, err
-}
-
-// visitorFrom verifies a presented visitor token; a bad one is invalid_visitor_token.
-func (s *Server) visitorFrom(tok string) (visitor.Visitor, error) {
-	v, err := s.visitors.Parse(tok)
-	if err != nil {
-		return v, apiError(http.StatusUnauthorized, codeInvalidVisitorToken, "the visitor token is invalid")
-	}
-	return v, nil
-}
-
-// presented returns the visitor token a request carries, from the bearer header or else the cookie.
-func presented(r *http.Request) (string, bool) {
-	if tok, ok := bearer(r); ok {
-		return tok, true
-	}
-	c, err := r.Cookie(VisitorCookie)
-	if err != nil || c.Value == "" {
-		return "", false
-	}
-	return c.Value, true
-}
-
-// setVisitorCookie sets the rg_visitor cookie. It is written out by hand because it is set on every
-// new visitor's first join, the request a crowd sends most; visitor tokens are cookie-safe by
-// construction ([a-z0-9._-A-Z]), which TestVisitorCookieMatchesNetHTTP checks against http.Cookie.
-func (s *Server) setVisitorCookie(w http.ResponseWriter, r *http.Request, tok string) {
-	w.Header()["Set-Cookie"] = []string{visitorCookie(tok, s.secure || r.TLS != nil)}
-}
-
-func visitorCookie(tok string, secure bool) string {
-	const attrs, secureAttr, sameSite = "; Path=/; Max-Age=604800; HttpOnly", "; Secure", "; SameSite=Lax"
-	var b strings.Builder
-	b.Grow(len(VisitorCookie) + 1 + len(tok) + len(attrs) + len(secureAttr) + len(sameSite))
-	b.WriteString(VisitorCookie + "=")
-	b.WriteString(tok)
-	b.WriteString(attrs)
-	if secure {
-		b.WriteString(secureAttr)
-	}
-	b.WriteString(sameSite)
-	return b.String()
-}
-
-// roomID validates the {room} path value.
-func roomID(r *http.Request) (string, error) {
-	id := r.PathValue("room")
-	if !rushgate.ValidID(id) {
-		return "", apiError(http.StatusBadRequest, codeInvalidRoomID, "room ids are 1-64 characters of A-Z, a-z, 0-9, _ and -")
-	}
-	return id, nil
-}
-
-// readBody reads a request body of at most maxBody bytes.
-func readBody(r *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || len(body) > maxBody {
-		return nil, apiError(http.StatusBadRequest, codeInvalidRequest, "could not read a body of at most 64 KiB")
-	}
-	return body, nil
-}
-
-// decode reads a JSON body into v; an empty body is allowed when optional.
-func decode(r *http.Request, v any, optional bool) error {
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	if optional && len(strings.TrimSpace(string(body))) == 0 {
-		return nil
-	}
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return apiError(http.StatusBadRequest, codeInvalidJSON, "the body is not the expected JSON object: "+jsonProblem(err))
-	}
-	if dec.More() {
-		return apiError(http.StatusBadRequest, codeInvalidJSON, "unexpected data after the JSON object")
-	}
-	return nil
-}
-
-func jsonProblem(err error) string {
-	var typ *json.UnmarshalTypeError
-	if errors.As(err, &typ) {
-		return "field " + typ.Field + " has the wrong type"
-	}
-	var syn *json.SyntaxError
-	if errors.As(err, &syn) {
-		return "malformed JSON"
-	}
-	if strings.HasPrefix(err.Error(), "json: unknown field") {
-		return strings.TrimPrefix(err.Error(), "json: ")
-	}
-	return "malformed JSON"
 }
 
 // statusWriter records the status for metrics and passes Flush and deadlines through to the

@@ -1,219 +1,11 @@
 package httpapi
 
 import (
-	"errors"
-	"math"
 	"net/http"
-	"time"
+	"strings"
 
-	"github.com/golang-jwt/jwt/v5"
-
-	"github.com/rushgate/rushgate/admission"
-	"github.com/rushgate/rushgate/internal/room"
+	"github.com/rushgate/rushgate/internal/visitor"
 )
-
-// statusBody is the visitor-facing view, shared by join, status and the event stream.
-type statusBody struct {
-	VisitorToken   string     `json:"visitor_token,omitempty"`
-	State          room.State `json:"state"`
-	Position       int64      `json:"position,omitempty"`
-	ETASeconds     *int64     `json:"eta_seconds,omitempty"`
-	AdmissionToken string     `json:"admission_token,omitempty"`
-	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
-}
-
-// body renders a view, signing the admission token when admitted. Ed25519 signatures are deterministic
-// and the claims carry no issue time, so polling returns the same token every time.
-func (s *Server) body(id, visitorID string, v room.View) (statusBody, error) {
-	b := statusBody{State: v.State}
-	switch v.State {
-	case room.StateWaiting:
-		eta := int64(math.Ceil(v.ETA.Seconds()))
-		b.Position, b.ETASeconds = v.Position, &eta
-	case room.StateAdmitted:
-		tok, err := s.keys.Sign(admission.Claims{Room: id, RegisteredClaims: jwt.RegisteredClaims{
-			Subject: visitorID, ID: v.Admission.ID, ExpiresAt: jwt.NewNumericDate(v.Admission.ExpiresAt),
-		}})
-		if err != nil {
-			return b, err
-		}
-		exp := v.Admission.ExpiresAt.UTC().Truncate(time.Second)
-		b.AdmissionToken, b.ExpiresAt = tok, &exp
-	}
-	return b, nil
-}
-
-// joinRequest is the optional body of a join.
-type joinRequest struct {
-	// Switch moves a visitor that waits in another room's line; without it such a join is refused
-	// with 409 waiting_elsewhere, so that opening a room's page never gives up a place by itself.
-	Switch bool `json:"switch"`
-}
-
-func (s *Server) join(w http.ResponseWriter, r *http.Request) {
-	id, err := roomID(r)
-	var req joinRequest
-	if err == nil && r.ContentLength != 0 {
-		err = decode(r, &req, true)
-	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	e := room.Entrant{New: true, Origin: id}
-	tok, carries := presented(r)
-	if carries {
-		who, err := s.visitorFrom(tok)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		e = room.Entrant{Visitor: who.ID, Origin: who.Origin, Switch: req.Switch}
-	} else {
-		if !s.limiter.allow(s.clientAddr(r)) {
-			w.Header().Set("Retry-After", "60")
-			s.writeError(w, r, apiError(http.StatusTooManyRequests, codeRateLimited, "too many new visitors from this address; retry later"))
-			return
-		}
-		tok, e.Visitor = s.visitors.New(id)
-	}
-	v, err := s.rooms.Join(r.Context(), id, e)
-	if err == nil && e.New {
-		s.setVisitorCookie(w, r, tok)
-	}
-	s.respond(w, r, id, e.Visitor, tok, v, err)
-}
-
-// respond writes a visitor's view (echoing its token when given), or the error that kept it from
-// being read.
-func (s *Server) respond(w http.ResponseWriter, r *http.Request, id, vid, tok string, v room.View, err error) {
-	var b statusBody
-	if err == nil {
-		b, err = s.body(id, vid, v)
-	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	b.VisitorToken = tok
-	writeStatus(w, http.StatusOK, b)
-}
-
-// visitorCall resolves the room and visitor of a visitor request, writing the error if it fails.
-func (s *Server) visitorCall(w http.ResponseWriter, r *http.Request) (id, vid string, ok bool) {
-	id, err := roomID(r)
-	if err == nil {
-		vid, _, err = s.visitor(r)
-	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return "", "", false
-	}
-	return id, vid, true
-}
-
-func (s *Server) status(w http.ResponseWriter, r *http.Request) {
-	id, vid, ok := s.visitorCall(w, r)
-	if !ok {
-		return
-	}
-	v, err := s.rooms.Status(r.Context(), id, vid)
-	s.respond(w, r, id, vid, "", v, err)
-}
-
-func (s *Server) leave(w http.ResponseWriter, r *http.Request) {
-	id, vid, ok := s.visitorCall(w, r)
-	if !ok {
-		return
-	}
-	if err := s.rooms.Leave(r.Context(), id, vid); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeStatus(w, http.StatusOK, statusBody{State: room.StateNone})
-}
-
-type releaseRequest struct {
-	AdmissionToken string `json:"admission_token"`
-}
-
-// release ends an admission, named either by the visitor's own token or, for the protected site's
-// backend, by the admission token it was shown.
-func (s *Server) release(w http.ResponseWriter, r *http.Request) {
-	id, err := roomID(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	var req releaseRequest
-	if err := decode(r, &req, true); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	var vid, admissionID string
-	if req.AdmissionToken != "" {
-		c, err := s.verifier.VerifySignature(r.Context(), req.AdmissionToken)
-		if err != nil || c.Room != id {
-			s.writeError(w, r, apiError(http.StatusUnauthorized, codeInvalidAdmissionToken, "the admission token is not valid for this room"))
-			return
-		}
-		vid, admissionID = c.Subject, c.ID
-	} else if vid, _, err = s.visitor(r); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if err := s.rooms.Release(r.Context(), id, vid, admissionID); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeStatus(w, http.StatusOK, statusBody{State: room.StateNone})
-}
-
-type verifyRequest struct {
-	Token string `json:"token"`
-	Room  string `json:"room,omitempty"`
-}
-
-type verifyResponse struct {
-	Valid     bool       `json:"valid"`
-	Reason    string     `json:"reason,omitempty"`
-	Room      string     `json:"room,omitempty"`
-	Visitor   string     `json:"visitor,omitempty"`
-	ExpiresAt *time.Time `json:"expires_at,omitempty"`
-}
-
-// verify is the online check: beyond what the offline verifier can see, it knows whether the admission
-// was released or replaced.
-func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
-	var req verifyRequest
-	if err := decode(r, &req, false); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if req.Token == "" {
-		s.writeError(w, r, apiError(http.StatusBadRequest, codeInvalidRequest, "token is required"))
-		return
-	}
-	c, err := s.verifier.Verify(r.Context(), req.Token, req.Room)
-	if err != nil {
-		writeJSON(w, http.StatusOK, verifyResponse{Reason: admission.Reason(err)})
-		return
-	}
-	live, err := s.rooms.Active(r.Context(), c.Room, c.Subject, c.ID)
-	switch {
-	case errors.Is(err, room.ErrNotFound):
-		writeJSON(w, http.StatusOK, verifyResponse{Reason: "room_not_found"})
-		return
-	case err != nil:
-		s.writeError(w, r, err)
-		return
-	case !live:
-		writeJSON(w, http.StatusOK, verifyResponse{Reason: "released"})
-		return
-	}
-	exp := c.ExpiresAt.UTC()
-	writeJSON(w, http.StatusOK, verifyResponse{Valid: true, Room: c.Room, Visitor: c.Subject, ExpiresAt: &exp})
-}
 
 type mintRequest struct {
 	Subject string `json:"subject"`
@@ -231,4 +23,57 @@ func (s *Server) mintVisitor(w http.ResponseWriter, r *http.Request) {
 	}
 	tok, id := s.visitors.ForSubject(req.Subject)
 	writeJSON(w, http.StatusCreated, map[string]string{"visitor_token": tok, "visitor_id": id, "subject": req.Subject})
+}
+
+// visitor returns the caller's visitor id and the token it came in, from the bearer header or the
+// cookie; an absent token is visitor_token_required, a bad one invalid_visitor_token.
+func (s *Server) visitor(r *http.Request) (id, token string, err error) {
+	tok, ok := presented(r)
+	if !ok {
+		return "", "", apiError(http.StatusUnauthorized, codeVisitorTokenRequired, "a visitor token is required: join the room first")
+	}
+	v, err := s.visitorFrom(tok)
+	return v.ID, tok, err
+}
+
+// visitorFrom verifies a presented visitor token; a bad one is invalid_visitor_token.
+func (s *Server) visitorFrom(tok string) (visitor.Visitor, error) {
+	v, err := s.visitors.Parse(tok)
+	if err != nil {
+		return v, apiError(http.StatusUnauthorized, codeInvalidVisitorToken, "the visitor token is invalid")
+	}
+	return v, nil
+}
+
+// presented returns the visitor token a request carries, from the bearer header or else the cookie.
+func presented(r *http.Request) (string, bool) {
+	if tok, ok := bearer(r); ok {
+		return tok, true
+	}
+	c, err := r.Cookie(VisitorCookie)
+	if err != nil || c.Value == "" {
+		return "", false
+	}
+	return c.Value, true
+}
+
+// setVisitorCookie sets the rg_visitor cookie. It is written out by hand because it is set on every
+// new visitor's first join, the request a crowd sends most; visitor tokens are cookie-safe by
+// construction ([a-z0-9._-A-Z]), which TestVisitorCookieMatchesNetHTTP checks against http.Cookie.
+func (s *Server) setVisitorCookie(w http.ResponseWriter, r *http.Request, tok string) {
+	w.Header()["Set-Cookie"] = []string{visitorCookie(tok, s.secure || r.TLS != nil)}
+}
+
+func visitorCookie(tok string, secure bool) string {
+	const attrs, secureAttr, sameSite = "; Path=/; Max-Age=604800; HttpOnly", "; Secure", "; SameSite=Lax"
+	var b strings.Builder
+	b.Grow(len(VisitorCookie) + 1 + len(tok) + len(attrs) + len(secureAttr) + len(sameSite))
+	b.WriteString(VisitorCookie + "=")
+	b.WriteString(tok)
+	b.WriteString(attrs)
+	if secure {
+		b.WriteString(secureAttr)
+	}
+	b.WriteString(sameSite)
+	return b.String()
 }

@@ -1,0 +1,133 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// live streams an auction: a snapshot, then every event from after (the snapshot's sequence by
+// default), each once, in order, so that a client that reconnects with ?after=SEQ gets exactly what it
+// missed. WebSocket (coder/websocket) by default; Server-Sent Events with Accept: text/event-stream.
+func (s *Server) live(w http.ResponseWriter, r *http.Request) {
+	id, err := auctionID(r)
+	after := int64(-1)
+	if err == nil && r.URL.Query().Get("after") != "" {
+		after, _, err = pageParams(r)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if _, err := s.auctions.Get(r.Context(), id); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	slot, ok := s.limits.acquire(s.clientAddr(r), "")
+	if !ok {
+		s.writeError(w, r, apiError(http.StatusTooManyRequests, codeTooManyStreams, "too many live feeds from this address; close some and retry"))
+		return
+	}
+	defer s.limits.release(slot)
+	s.streams.Add(1) // a stream outlives net/http's bookkeeping of its request: Wait waits for it
+	defer s.streams.Done()
+	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		s.liveSSE(w, r, id, after)
+		return
+	}
+	s.liveWebSocket(w, r, id, after)
+}
+
+func (s *Server) liveSSE(w http.ResponseWriter, r *http.Request, id string, after int64) {
+	out, ok := openStream(w)
+	if !ok {
+		return
+	}
+	defer out.close()
+	if !out.send([]byte("retry: 2000\n\n")) {
+		return
+	}
+	s.feed(r.Context(), id, after, func(kind string, seq int64, data []byte) bool {
+		head := "event: " + kind + "\n"
+		if kind != "snapshot" && kind != "" {
+			head = "id: " + strconv.FormatInt(seq, 10) + "\n" + head
+		}
+		if kind == "" {
+			return out.send([]byte(": keep-alive\n\n"))
+		}
+		return out.send([]byte(head + "data: " + string(data) + "\n\n"))
+	})
+}
+
+func (s *Server) liveWebSocket(w http.ResponseWriter, r *http.Request, id string, after int64) {
+	// The feed is public and read-only, and a socket carries no cookie-authorised action, so any
+	// origin may watch.
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	if err != nil {
+		return // Accept has answered the client
+	}
+	defer c.CloseNow()
+	ctx := c.CloseRead(r.Context()) // ends when the client closes
+	s.feed(ctx, id, after, func(kind string, _ int64, data []byte) bool {
+		if kind == "" {
+			return c.Ping(ctx) == nil
+		}
+		wctx, cancel := context.WithTimeout(ctx, writeWait)
+		defer cancel()
+		return c.Write(wctx, websocket.MessageText, data) == nil
+	})
+	_ = c.Close(websocket.StatusGoingAway, "stream ended")
+}
+
+// feed sends the snapshot ("snapshot"), then each event under its kind, and a keep-alive (kind "")
+// when quiet, until send fails, ctx ends or the server drains.
+func (s *Server) feed(ctx context.Context, id string, after int64, send func(kind string, seq int64, data []byte) bool) {
+	changed := s.auctions.Changed(id)
+	st, err := s.auctions.Get(ctx, id)
+	if err != nil {
+		return
+	}
+	snap, _ := json.Marshal(struct {
+		Type string `json:"type"`
+		auctionView
+	}{"snapshot", viewOf(id, st, s.now())})
+	if !send("snapshot", st.Seq, snap) {
+		return
+	}
+	if after < 0 {
+		after = st.Seq
+	}
+	for {
+		evs, err := s.auctions.Events(ctx, id, after, 500)
+		if err != nil {
+			return
+		}
+		for _, ev := range evs {
+			data, _ := json.Marshal(ev)
+			if !send(ev.Kind, ev.Seq, data) {
+				return
+			}
+			after = ev.Seq
+		}
+		if len(evs) == 500 {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.streamCtx.Done():
+			return
+		case <-changed:
+			changed = s.auctions.Changed(id)
+		case <-time.After(keepAlive):
+			if !send("", 0, nil) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/rushgate/rushgate"
+)
+
+// pathID validates an id in the path: the same alphabet as room ids, safe in URLs and Redis keys.
+func pathID(r *http.Request, name string) (string, error) {
+	id := r.PathValue(name)
+	if !rushgate.ValidID(id) {
+		return "", apiError(http.StatusBadRequest, codeInvalidRequest, name+" ids are 1-64 characters of A-Z, a-z, 0-9, _ and -")
+	}
+	return id, nil
+}
+
+// pageParams reads ?after=SEQ&limit=N.
+func pageParams(r *http.Request) (after int64, limit int, err error) {
+	q := r.URL.Query()
+	limit = 100
+	if v := q.Get("after"); v != "" {
+		if after, err = strconv.ParseInt(v, 10, 64); err != nil || after < 0 {
+			return 0, 0, apiError(http.StatusBadRequest, codeInvalidRequest, "after must be a sequence number")
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > 1000 {
+			return 0, 0, apiError(http.StatusBadRequest, codeInvalidRequest, "limit must be 1-1000")
+		}
+	}
+	return after, limit, nil
+}
+
+// roomID validates the {room} path value.
+func roomID(r *http.Request) (string, error) {
+	id := r.PathValue("room")
+	if !rushgate.ValidID(id) {
+		return "", apiError(http.StatusBadRequest, codeInvalidRoomID, "room ids are 1-64 characters of A-Z, a-z, 0-9, _ and -")
+	}
+	return id, nil
+}
+
+// readBody reads a request body of at most maxBody bytes.
+func readBody(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil || len(body) > maxBody {
+		return nil, apiError(http.StatusBadRequest, codeInvalidRequest, "could not read a body of at most 64 KiB")
+	}
+	return body, nil
+}
+
+// decode reads a JSON body into v; an empty body is allowed when optional.
+func decode(r *http.Request, v any, optional bool) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if optional && len(strings.TrimSpace(string(body))) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return apiError(http.StatusBadRequest, codeInvalidJSON, "the body is not the expected JSON object: "+jsonProblem(err))
+	}
+	if dec.More() {
+		return apiError(http.StatusBadRequest, codeInvalidJSON, "unexpected data after the JSON object")
+	}
+	return nil
+}
+
+func jsonProblem(err error) string {
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &typ) {
+		return "field " + typ.Field + " has the wrong type"
+	}
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		return "malformed JSON"
+	}
+	if strings.HasPrefix(err.Error(), "json: unknown field") {
+		return strings.TrimPrefix(err.Error(), "json: ")
+	}
+	return "malformed JSON"
+}
