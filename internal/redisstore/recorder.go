@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,14 +46,18 @@ func (s *Store) register(ctx context.Context, registry, id, stream string) error
 // and those another consumer left unacknowledged for ClaimIdle, writes them with rec, and acknowledges
 // them only after the write has committed. Every instance runs one, under its own name.
 func (a *Auctions) RunRecorder(ctx context.Context, consumer string, rec Recorder, log *slog.Logger) {
-	runConsumer(ctx, log, func(ctx context.Context) error { return a.RecordOnce(ctx, consumer, rec) })
+	runConsumer(ctx, log, func(ctx context.Context, retire bool) error { return a.recordPass(ctx, consumer, rec, retire) })
 }
 
-func runConsumer(ctx context.Context, log *slog.Logger, once func(context.Context) error) {
+// retireEvery is how many passes of a recorder go by between its checks for entities to retire, so
+// that an idle open entity costs its two stream reads a pass and its state read once a second.
+const retireEvery = 10
+
+func runConsumer(ctx context.Context, log *slog.Logger, pass func(ctx context.Context, retire bool) error) {
 	ticker := time.NewTicker(100 * time.Millisecond)
 	defer ticker.Stop()
-	for {
-		if err := once(ctx); err != nil && ctx.Err() == nil {
+	for n := 0; ; n++ {
+		if err := pass(ctx, n%retireEvery == 0); err != nil && ctx.Err() == nil {
 			log.Warn("recording to SQL failed; will retry", "err", err)
 		}
 		select {
@@ -63,10 +68,16 @@ func runConsumer(ctx context.Context, log *slog.Logger, once func(context.Contex
 	}
 }
 
-// RecordOnce makes one pass of the consumer over the registered auctions.
+// RecordOnce makes one pass of the consumer over the registered auctions, retiring those that are over
+// and fully recorded (see retire).
 func (a *Auctions) RecordOnce(ctx context.Context, consumer string, rec Recorder) error {
+	return a.recordPass(ctx, consumer, rec, true)
+}
+
+func (a *Auctions) recordPass(ctx context.Context, consumer string, rec Recorder, retire bool) error {
 	return a.eachRegistered(ctx, a.registry(), func(id string) error {
-		return a.consume(ctx, a.akeys(id)[1], consumer, a.ClaimIdle, func(entries []rueidis.XRangeEntry) error {
+		stream := a.akeys(id)[1]
+		n, err := a.consume(ctx, stream, consumer, a.ClaimIdle, func(entries []rueidis.XRangeEntry) error {
 			evs := make([]auction.Event, 0, len(entries))
 			for _, e := range entries {
 				seq, _, _ := strings.Cut(e.ID, "-")
@@ -79,8 +90,51 @@ func (a *Auctions) RecordOnce(ctx context.Context, consumer string, rec Recorder
 			}
 			return rec.Record(ctx, id, st, evs)
 		})
+		if err != nil || n > 0 || !retire {
+			return err
+		}
+		return a.retire(ctx, a.registry(), id, stream, a.over)
 	})
 }
+
+// over reports whether an auction can append no more events: closed, sold, or gone.
+func (a *Auctions) over(ctx context.Context, id string) (bool, error) {
+	m, err := a.do(ctx, a.rdb.B().Hmget().Key(a.akeys(id)[0]).Field("closed", "sold", "price").Build())
+	if err != nil {
+		return false, err
+	}
+	f, _ := m.AsStrSlice()
+	return len(f) < 3 || f[2] == "" || f[0] == "1" || f[1] == "1", nil
+}
+
+// retire takes an entity that is over (no event can come any more) out of the registry the recorders
+// poll, once every event of its stream is acknowledged, so that the recorders' work grows with the
+// live entities rather than with every entity ever created. A Put may start the entity afresh at any
+// time and registers it after its script; retire looks again after removing it and puts it back if it
+// is no longer over, so that whichever order the two run in, a live entity stays registered.
+func (s *Store) retire(ctx context.Context, registry, id, stream string, over func(context.Context, string) (bool, error)) error {
+	done, err := over(ctx, id)
+	if err != nil || !done {
+		return err
+	}
+	m, err := s.do(ctx, s.rdb.B().Xpending().Key(stream).Group(recordGroup).Build())
+	if err != nil && !isNoGroup(err) {
+		return err
+	}
+	if r, _ := m.ToArray(); len(r) > 0 && integer(r[0]) > 0 {
+		return nil // another consumer still holds events of it
+	}
+	if _, err := s.do(ctx, s.rdb.B().Srem().Key(registry).Member(id).Build()); err != nil {
+		return err
+	}
+	if done, err = over(ctx, id); err == nil && !done {
+		_, err = s.do(ctx, s.rdb.B().Sadd().Key(registry).Member(id).Build())
+	}
+	return err
+}
+
+// isNoGroup reports a stream, or its consumer group, that is not there (a deleted entity).
+func isNoGroup(err error) bool { return err != nil && strings.Contains(err.Error(), "NOGROUP") }
 
 func (s *Store) eachRegistered(ctx context.Context, registry string, fn func(id string) error) error {
 	m, err := s.do(ctx, s.rdb.B().Smembers().Key(registry).Build())
@@ -98,8 +152,9 @@ func (s *Store) eachRegistered(ctx context.Context, registry string, fn func(id 
 }
 
 // consume hands handle the stream's entries that another consumer left unacknowledged for idle, and
-// its new ones, then acknowledges them if handle succeeded; otherwise they are delivered again.
-func (s *Store) consume(ctx context.Context, stream, consumer string, idle time.Duration, handle func([]rueidis.XRangeEntry) error) error {
+// its new ones, then acknowledges them if handle succeeded; otherwise they are delivered again. It
+// returns how many entries it handed over.
+func (s *Store) consume(ctx context.Context, stream, consumer string, idle time.Duration, handle func([]rueidis.XRangeEntry) error) (int, error) {
 	var entries []rueidis.XRangeEntry
 	claimed, err := s.do(ctx, s.rdb.B().Xautoclaim().Key(stream).Group(recordGroup).Consumer(consumer).
 		MinIdleTime(itoa(idle.Milliseconds())).Start("0-0").Count(100).Build())
@@ -108,27 +163,27 @@ func (s *Store) consume(ctx context.Context, stream, consumer string, idle time.
 			entries, _ = parts[1].AsXRange()
 		}
 	} else if !errors.Is(err, errNil) {
-		return err
+		return 0, err
 	}
 	fresh, err := s.do(ctx, s.rdb.B().Xreadgroup().Group(recordGroup, consumer).Count(100).Streams().Key(stream).Id(">").Build())
 	if err == nil {
 		streams, _ := fresh.AsXRead()
 		entries = append(entries, streams[stream]...)
 	} else if !errors.Is(err, errNil) {
-		return err
+		return 0, err
 	}
 	if len(entries) == 0 {
-		return nil
+		return 0, nil
 	}
 	if err := handle(entries); err != nil {
-		return err // not acknowledged: delivered again
+		return 0, err // not acknowledged: delivered again
 	}
 	ids := make([]string, len(entries))
 	for i, e := range entries {
 		ids[i] = e.ID
 	}
 	_, err = s.do(ctx, s.rdb.B().Xack().Key(stream).Group(recordGroup).Id(ids...).Build())
-	return err
+	return len(entries), err
 }
 
 // ClaimRecorder makes drop claims durable; the SQL record store is one. It must be idempotent per
@@ -139,18 +194,45 @@ type ClaimRecorder interface {
 
 // RunRecorder copies every drop's claims stream into rec, as the auctions' recorder does.
 func (d *Drops) RunRecorder(ctx context.Context, consumer string, rec ClaimRecorder, log *slog.Logger) {
-	runConsumer(ctx, log, func(ctx context.Context) error { return d.RecordOnce(ctx, consumer, rec) })
+	runConsumer(ctx, log, func(ctx context.Context, retire bool) error { return d.recordPass(ctx, consumer, rec, retire) })
 }
 
-// RecordOnce makes one pass of the consumer over the registered drops.
+// RecordOnce makes one pass of the consumer over the registered drops, retiring those that are sold
+// out and fully recorded.
 func (d *Drops) RecordOnce(ctx context.Context, consumer string, rec ClaimRecorder) error {
+	return d.recordPass(ctx, consumer, rec, true)
+}
+
+func (d *Drops) recordPass(ctx context.Context, consumer string, rec ClaimRecorder, retire bool) error {
 	return d.eachRegistered(ctx, d.registry(), func(id string) error {
-		return d.consume(ctx, d.dkeys(id)[1], consumer, DefaultClaimIdle, func(entries []rueidis.XRangeEntry) error {
+		stream := d.dkeys(id)[1]
+		n, err := d.consume(ctx, stream, consumer, DefaultClaimIdle, func(entries []rueidis.XRangeEntry) error {
 			claims := make([]drop.Claim, len(entries))
 			for i, e := range entries {
 				claims[i] = claimOfEntry(e)
 			}
 			return rec.RecordClaims(ctx, id, claims)
 		})
+		if err != nil || n > 0 || !retire {
+			return err
+		}
+		return d.retire(ctx, d.registry(), id, stream, d.over)
 	})
+}
+
+// over reports whether a drop can take no more claims: sold out, or gone. A drop past its closing time
+// stays registered: whether it has closed is the script's to judge by Redis's clock, and a closed drop
+// with claims left is rare and costs only its polling.
+func (d *Drops) over(ctx context.Context, id string) (bool, error) {
+	m, err := d.do(ctx, d.rdb.B().Hmget().Key(d.dkeys(id)[0]).Field("stock", "claimed").Build())
+	if err != nil {
+		return false, err
+	}
+	f, _ := m.AsStrSlice()
+	if len(f) < 2 || f[0] == "" {
+		return true, nil
+	}
+	stock, _ := strconv.ParseInt(f[0], 10, 64)
+	claimed, _ := strconv.ParseInt(f[1], 10, 64)
+	return claimed >= stock, nil
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/redisstore"
 	"github.com/rushgate/rushgate/internal/redistest"
 	"github.com/rushgate/rushgate/internal/sqlstore"
@@ -81,3 +83,90 @@ func TestRecorderSurvivesAConsumerDeath(t *testing.T) {
 		t.Fatalf("result %+v %v, last event %+v", res, err, last)
 	}
 }
+
+// TestRecorderRetiresWhatIsOver: the recorders used to poll every auction and drop ever created, every
+// 100 ms. Once an auction is closed or sold, or a drop sold out, and all of its events are recorded, it
+// leaves the registry they poll; an auction replaced after a close without bids comes back, and its new
+// events are recorded; an open one stays.
+func TestRecorderRetiresWhatIsOver(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv.Addr)
+	st := redisstore.New(rdb, redisstore.Options{Prefix: "retire"})
+	a, d := redisstore.NewAuctions(st), redisstore.NewDrops(st)
+	rec, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	ctx := context.Background()
+	registered := func(registry string) []string {
+		t.Helper()
+		ids, err := rdb.Do(ctx, rdb.B().Smembers().Key("retire:"+registry).Build()).AsStrSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	pass := func() {
+		t.Helper()
+		if err := a.RecordOnce(ctx, "c", rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.RecordOnce(ctx, "c", rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now().Truncate(time.Millisecond)
+	lot := func(ends time.Time) auction.Config {
+		return auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10),
+			BuyNowPrice: ptr(900), StartsAt: now.Add(-time.Minute), EndsAt: ends}
+	}
+	for id, ends := range map[string]time.Time{"open": now.Add(time.Hour), "sold": now.Add(time.Hour), "ended": now.Add(-time.Second)} {
+		if err := a.Put(ctx, id, lot(ends)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.BuyNow(ctx, "sold", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Close(ctx, "ended"); err != nil {
+		t.Fatal(err)
+	}
+	for id, stock := range map[string]int{"gone": 1, "left": 5} {
+		if err := d.Put(ctx, id, drop.Config{Stock: stock, PerVisitor: 1, OpensAt: now.Add(-time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := d.Claim(ctx, id, "v", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pass() // records the sale, the close and the claims
+	pass() // nothing left to record: what is over retires
+	if got := registered("auctions"); !slices.Equal(got, []string{"open"}) {
+		t.Fatalf("auctions polled: %v, want only the open one", got)
+	}
+	if got := registered("drops"); !slices.Equal(got, []string{"left"}) {
+		t.Fatalf("drops polled: %v, want only the one with stock left", got)
+	}
+	if res, err := rec.Result(ctx, "sold"); err != nil || res.Winner != "x" {
+		t.Fatalf("the retired sale's record: %+v %v", res, err)
+	}
+	// The auction that ended without bids is corrected: it is polled again, and its bids are recorded.
+	if err := a.Put(ctx, "ended", lot(now.Add(time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Bid(ctx, "ended", auction.Bid{Bidder: "y", Max: 500}); err != nil {
+		t.Fatal(err)
+	}
+	pass()
+	if got := registered("auctions"); !slices.Equal(got, []string{"ended", "open"}) {
+		t.Fatalf("auctions polled after the correction: %v", got)
+	}
+	evs, err := rec.Events(ctx, "ended")
+	if err != nil || len(evs) != 2 || evs[1].Kind != auction.EventBid || evs[1].Bidder != "y" {
+		t.Fatalf("the corrected auction's record: %+v %v", evs, err)
+	}
+}
+
+func ptr(v int64) *int64 { return &v }
