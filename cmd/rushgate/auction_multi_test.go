@@ -24,7 +24,7 @@ func TestAuctionOnThreeInstances(t *testing.T) {
 		t.Skip("multi-instance test skipped in -short mode")
 	}
 	srv := redistest.Start(t)
-	dsn := pgtest.Start(t)
+	dsn := pgtest.Database(t)
 	in := startInstances(t, buildBinary(t), srv.Addr, 3, "--postgres", dsn)
 	pick := func() string { return in[rand.IntN(3)].base }
 	now := time.Now().UTC()

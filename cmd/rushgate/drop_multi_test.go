@@ -145,7 +145,7 @@ func TestDropOnThreeInstances(t *testing.T) {
 		t.Skip("multi-instance test skipped in -short mode")
 	}
 	srv := redistest.Start(t)
-	dsn := pgtest.Start(t)
+	dsn := pgtest.Database(t)
 	in := startInstances(t, buildBinary(t), srv.Addr, 3, "--postgres", dsn)
 	won := dropCrowd(t, in, nil)
 	checkDrop(t, in, dsn, won, true)
@@ -158,7 +158,7 @@ func TestDropSurvivesKillAndRedisRestart(t *testing.T) {
 		t.Skip("multi-instance test skipped in -short mode")
 	}
 	srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
-	dsn := pgtest.Start(t)
+	dsn := pgtest.Database(t)
 	in := startInstances(t, buildBinary(t), srv.Addr, 3, "--postgres", dsn)
 	won := dropCrowd(t, in, func() {
 		in[2].dead.Store(true)

@@ -34,13 +34,29 @@ type instance struct {
 // testAdminKey is the admin key every instance of the multi-instance tests shares.
 const testAdminKey = "multi-admin-key-0123"
 
+// binary is the rushgate binary the package's tests run, built once for all of them (TestMain removes
+// it): building it for each test cost the package over a dozen builds.
+var binary struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "rushgate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	binary.once.Do(func() {
+		if binary.dir, binary.err = os.MkdirTemp("", "rushgate-test-"); binary.err != nil {
+			return
+		}
+		binary.path = filepath.Join(binary.dir, "rushgate")
+		if out, err := exec.Command("go", "build", "-o", binary.path, ".").CombinedOutput(); err != nil {
+			binary.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binary.err != nil {
+		t.Fatal(binary.err)
 	}
-	return bin
+	return binary.path
 }
 
 // startInstances starts n instances on the Redis at redisAddr, or on the Cluster whose seeds it lists

@@ -4,7 +4,6 @@
 package pgtest
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -14,6 +13,9 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -45,15 +47,69 @@ func command(bin string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// Start runs a PostgreSQL server and returns a DSN for its "postgres" database.
+// Start runs a PostgreSQL server of the test's own, stopped when the test ends, and returns a DSN for
+// its "postgres" database. Tests that need no server of their own use Database.
 func Start(t testing.TB) string {
 	t.Helper()
 	bins := binDir(t)
-	dir, err := os.MkdirTemp("", "rushgate-pg-")
+	dsn, stop, err := start(bins)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(stop)
+	return dsn
+}
+
+// shared is the server that Database hands out databases of, started on first use.
+var shared struct {
+	once sync.Once
+	dsn  string
+	stop func()
+	err  error
+	n    atomic.Int64
+}
+
+// Database returns the DSN of a fresh, empty database on a server that the test binary's tests share,
+// started on first use: a server costs a second or two to start, a database a few milliseconds. The
+// package's TestMain calls Stop once its tests have run.
+func Database(t testing.TB) string {
+	t.Helper()
+	bins := binDir(t)
+	shared.once.Do(func() { shared.dsn, shared.stop, shared.err = start(bins) })
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	name := fmt.Sprintf("test_%d", shared.n.Add(1))
+	db, err := sql.Open("pgx", shared.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
+		t.Fatalf("creating database %s: %v", name, err)
+	}
+	return strings.Replace(shared.dsn, "/postgres?", "/"+name+"?", 1)
+}
+
+// Stop stops the shared server of Database, if a test started it; TestMain calls it after the tests.
+func Stop() {
+	if shared.stop != nil {
+		shared.stop()
+	}
+}
+
+// start runs a PostgreSQL server on a free loopback port and returns a DSN for its "postgres" database
+// and the function that stops it and removes its files.
+func start(bins string) (dsn string, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "rushgate-pg-")
+	if err != nil {
+		return "", nil, err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
 	if os.Geteuid() == 0 {
 		if u, err := user.Lookup("postgres"); err == nil {
 			uid, _ := strconv.Atoi(u.Uid)
@@ -63,26 +119,35 @@ func Start(t testing.TB) string {
 	}
 	data := filepath.Join(dir, "data")
 	if out, err := command(filepath.Join(bins, "initdb"), "-D", data, "-U", "rushgate", "--auth=trust", "-E", "UTF8").CombinedOutput(); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
+		return "", nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return "", nil, err
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	srv := command(filepath.Join(bins, "postgres"), "-D", data, "-p", strconv.Itoa(port), "-k", dir,
 		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=200")
-	var out bytes.Buffer
-	srv.Stdout, srv.Stderr = &out, &out
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
+	// The log goes to a file, not a buffer: a buffer takes a goroutine to fill for as long as the server
+	// runs, which would outlive the shared server's tests.
+	logPath := filepath.Join(dir, "postgres.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return "", nil, err
 	}
-	t.Cleanup(func() {
+	srv.Stdout, srv.Stderr = logf, logf
+	if err := srv.Start(); err != nil {
+		logf.Close()
+		return "", nil, err
+	}
+	stop = func() {
 		_ = srv.Process.Signal(syscall.SIGINT) // fast shutdown
 		_ = srv.Wait()
-	})
-	dsn := fmt.Sprintf("postgres://rushgate@127.0.0.1:%d/postgres?sslmode=disable", port)
+		logf.Close()
+		os.RemoveAll(dir)
+	}
+	dsn = fmt.Sprintf("postgres://rushgate@127.0.0.1:%d/postgres?sslmode=disable", port)
 	db, _ := sql.Open("pgx", dsn)
 	defer db.Close()
 	for range 200 {
@@ -90,10 +155,11 @@ func Start(t testing.TB) string {
 		err := db.PingContext(ctx)
 		cancel()
 		if err == nil {
-			return dsn
+			return dsn, stop, nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("postgres did not start: %s", out.String())
-	return ""
+	out, _ := os.ReadFile(logPath)
+	stop()
+	return "", nil, fmt.Errorf("postgres did not start: %s", out)
 }

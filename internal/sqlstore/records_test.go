@@ -28,7 +28,7 @@ func TestSQLite(t *testing.T) {
 }
 
 func TestPostgres(t *testing.T) {
-	r, err := sqlstore.OpenPostgres(context.Background(), pgtest.Start(t))
+	r, err := sqlstore.OpenPostgres(context.Background(), pgtest.Database(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func databases() map[string]func(t *testing.T) *sqlstore.Records {
 			return r
 		},
 		"postgres": func(t *testing.T) *sqlstore.Records {
-			r, err := sqlstore.OpenPostgres(context.Background(), pgtest.Start(t))
+			r, err := sqlstore.OpenPostgres(context.Background(), pgtest.Database(t))
 			if err != nil {
 				t.Fatal(err)
 			}
