@@ -52,13 +52,6 @@ type Auctions struct {
 // NewAuctions returns the auction store sharing s's client, key prefix and options.
 func NewAuctions(s *Store) *Auctions { return &Auctions{Store: s, ClaimIdle: DefaultClaimIdle} }
 
-func (a *Auctions) akeys(id string) []string {
-	p := a.keys.prefix + ":{auction:" + id + "}:"
-	return []string{p + "state", p + "events"}
-}
-
-func (a *Auctions) deadlines() string { return a.keys.prefix + ":auction-deadlines" }
-
 // Put implements [auction.Store]. The index entry is written first, so that a crash between the two
 // leaves at worst an entry for an auction that a closer finds missing and drops.
 func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error {
@@ -83,7 +76,7 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 	for i, t := range cfg.Increment.Tiers {
 		tiers[i] = itoa(t.From) + ":" + itoa(t.Step)
 	}
-	v, err := a.run(ctx, auctionPutScript, a.akeys(id), itoa(cfg.StartPrice), optional(cfg.ReservePrice),
+	v, err := a.run(ctx, auctionPutScript, a.keys.auction(id), itoa(cfg.StartPrice), optional(cfg.ReservePrice),
 		optional(cfg.BuyNowPrice), itoa(cfg.StartsAt.UnixMilli()), itoa(cfg.EndsAt.UnixMilli()), window, extend,
 		strings.Join(tiers, ","), string(js))
 	if err != nil {
@@ -92,13 +85,13 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 	if r := ints(v); r[0] == codeStarted {
 		return auction.ErrStarted
 	}
-	return a.register(ctx, a.registry(), id, a.akeys(id)[1])
+	return a.register(ctx, a.keys.auctions(), id, a.keys.auction(id)[1])
 }
 
 // Delete implements [auction.Store]. The script removes the auction; then it leaves the deadline index
 // and the recorders' registry (other slots), whose stale entries would cost only a no-op step.
 func (a *Auctions) Delete(ctx context.Context, id string) error {
-	v, err := a.run(ctx, auctionDeleteScript, a.akeys(id))
+	v, err := a.run(ctx, auctionDeleteScript, a.keys.auction(id))
 	if err != nil {
 		return err
 	}
@@ -108,15 +101,15 @@ func (a *Auctions) Delete(ctx context.Context, id string) error {
 	case codeStarted:
 		return auction.ErrStarted
 	}
-	if _, err := a.do(ctx, a.rdb.B().Zrem().Key(a.deadlines()).Member(id).Build()); err != nil {
+	if _, err := a.do(ctx, a.rdb.B().Zrem().Key(a.keys.auctionDeadlines()).Member(id).Build()); err != nil {
 		return err
 	}
-	_, err = a.do(ctx, a.rdb.B().Srem().Key(a.registry()).Member(id).Build())
+	_, err = a.do(ctx, a.rdb.B().Srem().Key(a.keys.auctions()).Member(id).Build())
 	return err
 }
 
 func (a *Auctions) index(ctx context.Context, id string, end time.Time) error {
-	_, err := a.do(ctx, a.rdb.B().Zadd().Key(a.deadlines()).ScoreMember().ScoreMember(float64(end.UnixMilli()), id).Build())
+	_, err := a.do(ctx, a.rdb.B().Zadd().Key(a.keys.auctionDeadlines()).ScoreMember().ScoreMember(float64(end.UnixMilli()), id).Build())
 	return err
 }
 
@@ -126,14 +119,14 @@ func (a *Auctions) step(ctx context.Context, id, op, bidder string, max int64, e
 	if exact {
 		ex = "1"
 	}
-	v, err := a.run(ctx, auctionStepScript, a.akeys(id), op, a.now(), bidder, itoa(max), ex)
+	v, err := a.run(ctx, auctionStepScript, a.keys.auction(id), op, a.now(), bidder, itoa(max), ex)
 	if err != nil {
 		return auction.Outcome{}, err
 	}
 	r, _ := v.ToArray()
 	code := integer(r[0])
 	if code == codeNotFound {
-		_, _ = a.do(ctx, a.rdb.B().Zrem().Key(a.deadlines()).Member(id).Build())
+		_, _ = a.do(ctx, a.rdb.B().Zrem().Key(a.keys.auctionDeadlines()).Member(id).Build())
 		return auction.Outcome{}, auction.ErrNotFound
 	}
 	o, err := outcome(r)
@@ -141,7 +134,7 @@ func (a *Auctions) step(ctx context.Context, id, op, bidder string, max int64, e
 		return o, err
 	}
 	if o.State.Closed || o.State.Sold {
-		_, err = a.do(ctx, a.rdb.B().Zrem().Key(a.deadlines()).Member(id).Build())
+		_, err = a.do(ctx, a.rdb.B().Zrem().Key(a.keys.auctionDeadlines()).Member(id).Build())
 	} else if len(o.Events) > 0 || op == "close" {
 		err = a.index(ctx, id, o.State.EndsAt)
 	}
@@ -216,7 +209,7 @@ func (a *Auctions) Close(ctx context.Context, id string) (auction.Outcome, error
 
 // Due implements [auction.Store].
 func (a *Auctions) Due(ctx context.Context, limit int) ([]string, time.Time, error) {
-	v, err := a.run(ctx, auctionDueScript, []string{a.deadlines()}, itoa(int64(limit)), a.now())
+	v, err := a.run(ctx, auctionDueScript, []string{a.keys.auctionDeadlines()}, itoa(int64(limit)), a.now())
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -232,7 +225,7 @@ func (a *Auctions) Due(ctx context.Context, limit int) ([]string, time.Time, err
 // Events implements [auction.Store]: the stream's ids are seq-1, so the events after a sequence number
 // are one XRANGE.
 func (a *Auctions) Events(ctx context.Context, id string, after int64, limit int) ([]auction.Event, error) {
-	k := a.akeys(id)
+	k := a.keys.auction(id)
 	if _, err := a.do(ctx, a.rdb.B().Hget().Key(k[0]).Field("seq").Build()); errors.Is(err, errNil) {
 		return nil, auction.ErrNotFound
 	} else if err != nil {

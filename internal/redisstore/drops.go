@@ -21,6 +21,16 @@ var (
 	dropDelScript   = rueidis.NewLuaScript(source("drop_delete"))
 )
 
+// Result codes of the drop scripts (lua/drop_*.lua), the auction scripts' where they mean the same.
+const (
+	dropOK        = codeOK
+	dropNotFound  = codeNotFound
+	dropNotOpen   = 2
+	dropSoldOut   = 3
+	dropAlready   = 4
+	dropHasClaims = codeStarted
+)
+
 // Drops is the Redis implementation of [drop.Store]: each claim is one script over the drop's
 // hash-tagged keys, and the script appends the claim to the drop's stream, which is both the claims'
 // log and the outbox that the record consumers copy into SQL.
@@ -28,14 +38,6 @@ type Drops struct{ *Store }
 
 // NewDrops returns the drop store sharing s's client, key prefix and options.
 func NewDrops(s *Store) *Drops { return &Drops{s} }
-
-// dkeys returns KEYS[1..5] of the drop scripts: meta, claims, mine, keys, codes.
-func (d *Drops) dkeys(id string) []string {
-	p := d.keys.prefix + ":{drop:" + id + "}:"
-	return []string{p + "meta", p + "claims", p + "mine", p + "keys", p + "codes"}
-}
-
-func (d *Drops) registry() string { return d.keys.prefix + ":drops" }
 
 // Put implements [drop.Store].
 func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
@@ -48,35 +50,35 @@ func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
 		closes = cfg.ClosesAt.UnixMilli()
 	}
 	args := append([]string{itoa(int64(cfg.Stock)), itoa(int64(cfg.PerVisitor)), itoa(cfg.OpensAt.UnixMilli()), itoa(closes), string(js)}, cfg.Codes...)
-	v, err := d.run(ctx, dropPutScript, d.dkeys(id), args...)
+	v, err := d.run(ctx, dropPutScript, d.keys.drop(id), args...)
 	if err != nil {
 		return err
 	}
-	if integer(v) == 6 {
+	if integer(v) == dropHasClaims {
 		return drop.ErrStarted
 	}
-	return d.register(ctx, d.registry(), id, d.dkeys(id)[1])
+	return d.register(ctx, d.keys.drops(), id, d.keys.drop(id)[1])
 }
 
 // Delete implements [drop.Store]: the script removes the drop, then it leaves the recorders' registry.
 func (d *Drops) Delete(ctx context.Context, id string) error {
-	v, err := d.run(ctx, dropDelScript, d.dkeys(id))
+	v, err := d.run(ctx, dropDelScript, d.keys.drop(id))
 	if err != nil {
 		return err
 	}
 	switch integer(v) {
-	case 1:
+	case dropNotFound:
 		return drop.ErrNotFound
-	case 6:
+	case dropHasClaims:
 		return drop.ErrStarted
 	}
-	_, err = d.do(ctx, d.rdb.B().Srem().Key(d.registry()).Member(id).Build())
+	_, err = d.do(ctx, d.rdb.B().Srem().Key(d.keys.drops()).Member(id).Build())
 	return err
 }
 
 // Get implements [drop.Store].
 func (d *Drops) Get(ctx context.Context, id string) (drop.Info, error) {
-	m, err := d.do(ctx, d.rdb.B().Hmget().Key(d.dkeys(id)[0]).Field("cfg", "claimed").Build())
+	m, err := d.do(ctx, d.rdb.B().Hmget().Key(d.keys.drop(id)[0]).Field("cfg", "claimed").Build())
 	if err != nil {
 		return drop.Info{}, err
 	}
@@ -96,7 +98,7 @@ func (d *Drops) Get(ctx context.Context, id string) (drop.Info, error) {
 
 // Claim implements [drop.Store].
 func (d *Drops) Claim(ctx context.Context, id, visitor, key string) (drop.Claim, bool, error) {
-	v, err := d.run(ctx, dropClaimScript, d.dkeys(id), visitor, key, drop.NewCode(), d.now(), id)
+	v, err := d.run(ctx, dropClaimScript, d.keys.drop(id), visitor, key, drop.NewCode(), d.now(), id)
 	if err != nil {
 		return drop.Claim{}, false, err
 	}
@@ -107,13 +109,13 @@ func (d *Drops) Claim(ctx context.Context, id, visitor, key string) (drop.Claim,
 		claims = append(claims, claimOf(f))
 	}
 	switch integer(r[0]) {
-	case 1:
+	case dropNotFound:
 		return drop.Claim{}, false, drop.ErrNotFound
-	case 2:
+	case dropNotOpen:
 		return drop.Claim{}, false, drop.ErrNotOpen
-	case 3:
+	case dropSoldOut:
 		return drop.Claim{}, false, drop.ErrSoldOut
-	case 4:
+	case dropAlready:
 		return drop.Claim{}, false, &drop.AlreadyClaimedError{Claims: claims}
 	}
 	return claims[0], integer(r[1]) == 1, nil
@@ -136,7 +138,7 @@ func (d *Drops) Claims(ctx context.Context, id string, after int64, limit int) (
 	if _, err := d.Get(ctx, id); err != nil {
 		return nil, err
 	}
-	m, err := d.do(ctx, d.rdb.B().Xrange().Key(d.dkeys(id)[1]).Start(itoa(after+1)+"-0").End("+").Count(int64(limit)).Build())
+	m, err := d.do(ctx, d.rdb.B().Xrange().Key(d.keys.drop(id)[1]).Start(itoa(after+1)+"-0").End("+").Count(int64(limit)).Build())
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +155,7 @@ func (d *Drops) Mine(ctx context.Context, id, visitor string) ([]drop.Claim, err
 	if _, err := d.Get(ctx, id); err != nil {
 		return nil, err
 	}
-	m, err := d.do(ctx, d.rdb.B().Hget().Key(d.dkeys(id)[2]).Field(visitor).Build())
+	m, err := d.do(ctx, d.rdb.B().Hget().Key(d.keys.drop(id)[2]).Field(visitor).Build())
 	if errors.Is(err, errNil) {
 		return nil, nil
 	}
@@ -163,7 +165,7 @@ func (d *Drops) Mine(ctx context.Context, id, visitor string) ([]drop.Claim, err
 	list, _ := m.ToString()
 	var out []drop.Claim
 	for _, seq := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' }) {
-		mm, err := d.do(ctx, d.rdb.B().Xrange().Key(d.dkeys(id)[1]).Start(seq+"-1").End(seq+"-1").Build())
+		mm, err := d.do(ctx, d.rdb.B().Xrange().Key(d.keys.drop(id)[1]).Start(seq+"-1").End(seq+"-1").Build())
 		if err != nil {
 			return nil, err
 		}

@@ -1,8 +1,9 @@
 package redisstore
 
 // keys names every Redis key rushgate uses; no key string is assembled anywhere else. All keys of one
-// room share the hash tag {room:ID}, so each room script touches one Cluster slot; the per-visitor key
-// has its own tag, which is why the one-line-per-visitor rule is kept by separate steps (see Join).
+// room, drop or auction share a hash tag ({room:ID}, {drop:ID}, {auction:ID}), so each of their
+// scripts touches one Cluster slot; the per-visitor keys have their own tag, which is why the
+// one-line-per-visitor rule is kept by separate steps (see Join).
 type keys struct{ prefix string }
 
 // room returns a room's keys in the order every room script declares them in its header:
@@ -47,3 +48,37 @@ func (k keys) moving(visitor string) []string {
 // secret is a STRING holding a shared secret (signing keys, the visitor-token secret, the admin key)
 // that every instance must agree on.
 func (k keys) secret(name string) string { return k.prefix + ":secret:" + name }
+
+// auction returns an auction's keys in the order the auction scripts declare them:
+//
+//	KEYS[1] state   HASH    price, leader, bids, ends_at, closed, sold, seq... and the config as JSON
+//	                        (a deleted auction leaves only seq, see lua/auction_delete.lua)
+//	KEYS[2] events  STREAM  the auction's events by sequence (ID seq-1): its feed, and the outbox the
+//	                        recorders copy into SQL
+func (k keys) auction(id string) []string {
+	p := k.prefix + ":{auction:" + id + "}:"
+	return []string{p + "state", p + "events"}
+}
+
+// auctionDeadlines is a ZSET of open auction id -> end (ms): the closers' deadline index.
+func (k keys) auctionDeadlines() string { return k.prefix + ":auction-deadlines" }
+
+// auctions is a SET of the auction ids the recorders poll: created ones, until they are over and
+// recorded (see retire in recorder.go).
+func (k keys) auctions() string { return k.prefix + ":auctions" }
+
+// drop returns a drop's keys in the order the drop scripts declare them:
+//
+//	KEYS[1] meta    HASH    stock, per_visitor, opens, closes, claimed, listed, the config as JSON
+//	KEYS[2] claims  STREAM  the claims by sequence (ID seq-1): the drop's log and its outbox to SQL
+//	KEYS[3] mine    HASH    visitor -> its claims' sequences, "seq,seq"
+//	KEYS[4] keys    HASH    visitor NUL idempotency key -> sequence
+//	KEYS[5] codes   LIST    the codes to hand out in order, when the config lists them
+func (k keys) drop(id string) []string {
+	p := k.prefix + ":{drop:" + id + "}:"
+	return []string{p + "meta", p + "claims", p + "mine", p + "keys", p + "codes"}
+}
+
+// drops is a SET of the drop ids the recorders poll: created ones, until they are sold out and
+// recorded.
+func (k keys) drops() string { return k.prefix + ":drops" }

@@ -27,8 +27,6 @@ const recordGroup = "recorders"
 // it: a consumer that died before acknowledging is replaced by the others after this.
 const DefaultClaimIdle = 5 * time.Second
 
-func (a *Auctions) registry() string { return a.keys.prefix + ":auctions" }
-
 // register lists an entity for the recorders and (re)creates the consumer group on its stream; Put
 // calls it after the script, which may have dropped an old stream with its group.
 func (s *Store) register(ctx context.Context, registry, id, stream string) error {
@@ -75,8 +73,8 @@ func (a *Auctions) RecordOnce(ctx context.Context, consumer string, rec Recorder
 }
 
 func (a *Auctions) recordPass(ctx context.Context, consumer string, rec Recorder, retire bool) error {
-	return a.eachRegistered(ctx, a.registry(), func(id string) error {
-		stream := a.akeys(id)[1]
+	return a.eachRegistered(ctx, a.keys.auctions(), func(id string) error {
+		stream := a.keys.auction(id)[1]
 		n, err := a.consume(ctx, stream, consumer, a.ClaimIdle, func(entries []rueidis.XRangeEntry) error {
 			evs := make([]auction.Event, 0, len(entries))
 			for _, e := range entries {
@@ -93,13 +91,13 @@ func (a *Auctions) recordPass(ctx context.Context, consumer string, rec Recorder
 		if err != nil || n > 0 || !retire {
 			return err
 		}
-		return a.retire(ctx, a.registry(), id, stream, a.over)
+		return a.retire(ctx, a.keys.auctions(), id, stream, a.over)
 	})
 }
 
 // over reports whether an auction can append no more events: closed, sold, or gone.
 func (a *Auctions) over(ctx context.Context, id string) (bool, error) {
-	m, err := a.do(ctx, a.rdb.B().Hmget().Key(a.akeys(id)[0]).Field("closed", "sold", "price").Build())
+	m, err := a.do(ctx, a.rdb.B().Hmget().Key(a.keys.auction(id)[0]).Field("closed", "sold", "price").Build())
 	if err != nil {
 		return false, err
 	}
@@ -204,8 +202,8 @@ func (d *Drops) RecordOnce(ctx context.Context, consumer string, rec ClaimRecord
 }
 
 func (d *Drops) recordPass(ctx context.Context, consumer string, rec ClaimRecorder, retire bool) error {
-	return d.eachRegistered(ctx, d.registry(), func(id string) error {
-		stream := d.dkeys(id)[1]
+	return d.eachRegistered(ctx, d.keys.drops(), func(id string) error {
+		stream := d.keys.drop(id)[1]
 		n, err := d.consume(ctx, stream, consumer, DefaultClaimIdle, func(entries []rueidis.XRangeEntry) error {
 			claims := make([]drop.Claim, len(entries))
 			for i, e := range entries {
@@ -216,7 +214,7 @@ func (d *Drops) recordPass(ctx context.Context, consumer string, rec ClaimRecord
 		if err != nil || n > 0 || !retire {
 			return err
 		}
-		return d.retire(ctx, d.registry(), id, stream, d.over)
+		return d.retire(ctx, d.keys.drops(), id, stream, d.over)
 	})
 }
 
@@ -224,7 +222,7 @@ func (d *Drops) recordPass(ctx context.Context, consumer string, rec ClaimRecord
 // stays registered: whether it has closed is the script's to judge by Redis's clock, and a closed drop
 // with claims left is rare and costs only its polling.
 func (d *Drops) over(ctx context.Context, id string) (bool, error) {
-	m, err := d.do(ctx, d.rdb.B().Hmget().Key(d.dkeys(id)[0]).Field("stock", "claimed").Build())
+	m, err := d.do(ctx, d.rdb.B().Hmget().Key(d.keys.drop(id)[0]).Field("stock", "claimed").Build())
 	if err != nil {
 		return false, err
 	}
