@@ -177,9 +177,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	watched := make(chan struct{})
 	go func() { defer close(watched); keys.Watch(kctx, f.rotateKeys, log) }()
 	defer func() { stopKeys(); <-watched }()
-	auctions := auction.NewService(be.auctions, auction.ServiceOptions{Logger: log})
+	auctions := auction.NewService(be.auctions, auction.ServiceOptions{Logger: log, Gate: svc})
 	auctions.Start(ctx)
 	defer auctions.Stop()
+	drops := drop.NewService(be.drops, svc, log)
+	defer drops.Stop() // after the HTTP server has drained: no claim starts a release after it
 	if be.record != nil {
 		rctx, stopRecord := context.WithCancel(context.Background())
 		recorded := make(chan struct{})
@@ -189,7 +191,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	trusted, _ := httpapi.ParseTrustedProxies(f.trusted) // checked above
 	cfg := httpapi.Config{
-		Rooms: svc, Auctions: auctions, Drops: be.drops, Keys: keys, Visitors: visitors, Metrics: m, Logger: log,
+		Rooms: svc, Auctions: auctions, Drops: drops, Keys: keys, Visitors: visitors, Metrics: m, Logger: log,
 		AdminKey: adminKey, NewVisitorsPerMinute: f.newVisitors, SecureCookies: f.secureCookies,
 		TrustedProxies: trusted, StreamsPerAddress: f.streamsPerIP,
 	}

@@ -5,10 +5,15 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/visitor"
 )
 
 // ServiceOptions configure a [Service].
 type ServiceOptions struct {
+	// Gate is the waiting room that auctions with a room sit behind; the room service is one.
+	Gate rushgate.Gatekeeper
 	// Logger receives errors from the closer; nil means slog.Default().
 	Logger *slog.Logger
 	// Poll is the longest the closer sleeps, which also picks up auctions created by other
@@ -21,6 +26,7 @@ type ServiceOptions struct {
 // instances may run closers at once; closing is idempotent.
 type Service struct {
 	store Store
+	gate  rushgate.Gatekeeper
 	log   *slog.Logger
 	poll  time.Duration
 	wakeC chan struct{}
@@ -40,7 +46,7 @@ func NewService(store Store, opts ServiceOptions) *Service {
 	if opts.Poll <= 0 {
 		opts.Poll = time.Second
 	}
-	return &Service{store: store, log: opts.Logger, poll: opts.Poll, wakeC: make(chan struct{}, 1),
+	return &Service{store: store, gate: opts.Gate, log: opts.Logger, poll: opts.Poll, wakeC: make(chan struct{}, 1),
 		changed: make(map[string]chan struct{}), cancel: func() {}, done: make(chan struct{})}
 }
 
@@ -166,14 +172,42 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 // Get returns the auction's state, closed first if overdue.
 func (s *Service) Get(ctx context.Context, id string) (State, error) { return s.store.Get(ctx, id) }
 
-// Bid applies a bid and pushes its events.
-func (s *Service) Bid(ctx context.Context, id string, b Bid) (Outcome, error) {
+// Bid applies a bid and pushes its events. A bidder the auction does not take is refused with
+// rushgate.ErrIdentityRequired or rushgate.ErrAdmissionRequired (a shows the admission it presented,
+// nil for none).
+func (s *Service) Bid(ctx context.Context, id string, b Bid, a *rushgate.Admission) (Outcome, error) {
+	if err := s.authorize(ctx, id, b.Bidder, a); err != nil {
+		return Outcome{}, err
+	}
 	return s.step(id)(s.store.Bid(ctx, id, b))
 }
 
-// BuyNow sells the auction to bidder and pushes the sale.
-func (s *Service) BuyNow(ctx context.Context, id, bidder string) (Outcome, error) {
+// BuyNow sells the auction to bidder and pushes the sale, refusing a bidder the auction does not take
+// as Bid does.
+func (s *Service) BuyNow(ctx context.Context, id, bidder string, a *rushgate.Admission) (Outcome, error) {
+	if err := s.authorize(ctx, id, bidder, a); err != nil {
+		return Outcome{}, err
+	}
 	return s.step(id)(s.store.BuyNow(ctx, id, bidder))
+}
+
+// authorize checks that bidder is of the identity the auction counts and, behind a room, holds a live
+// admission of it.
+func (s *Service) authorize(ctx context.Context, id, bidder string, a *rushgate.Admission) error {
+	st, err := s.store.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if st.Config.Identity == visitor.IdentitySite && !visitor.Subject(bidder) {
+		return rushgate.ErrIdentityRequired
+	}
+	if st.Config.Room == "" {
+		return nil
+	}
+	if s.gate == nil {
+		return rushgate.ErrAdmissionRequired
+	}
+	return rushgate.CheckAdmission(ctx, s.gate, st.Config.Room, bidder, a)
 }
 
 // step publishes a step's events, also those of a close that happened in a refused step.

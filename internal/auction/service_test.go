@@ -23,7 +23,7 @@ func TestCloserClosesAtDeadline(t *testing.T) {
 	if err := svc.Put(ctx, "a", cfg); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 500}); err != nil {
+	if _, err := svc.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 500}, nil); err != nil {
 		t.Fatal(err)
 	}
 	changed := svc.Changed("a")

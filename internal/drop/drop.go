@@ -144,6 +144,31 @@ func New(cfg Config) State {
 	return State{Config: cfg, ByKey: map[string]int64{}, Visitor: map[string][]int64{}}
 }
 
+// Status is where a drop stands, as anyone may see it.
+type Status string
+
+// The statuses of a drop.
+const (
+	StatusScheduled Status = "scheduled"
+	StatusOpen      Status = "open"
+	StatusClosed    Status = "closed"
+	StatusSoldOut   Status = "sold_out"
+)
+
+// Status is where the drop stands at now: sold out once the stock is gone, whatever the time.
+func (i Info) Status(now time.Time) Status {
+	c := i.Config
+	switch {
+	case i.Claimed >= c.Stock:
+		return StatusSoldOut
+	case now.Before(c.OpensAt):
+		return StatusScheduled
+	case c.ClosesAt != nil && !now.Before(*c.ClosesAt):
+		return StatusClosed
+	}
+	return StatusOpen
+}
+
 // Remaining is the stock not yet claimed.
 func (s *State) Remaining() int { return s.Config.Stock - len(s.Claims) }
 

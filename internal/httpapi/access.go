@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/visitor"
 )
 
@@ -14,29 +15,20 @@ func identityOf(id visitor.Identity) visitor.Identity {
 	return id
 }
 
-// identified checks that a visitor is of the identity a drop or an auction requires. "room" needs no
-// check of its own: a drop or auction with a room always asks for an admission of it (admitted).
-func identified(required visitor.Identity, vid string) error {
-	if required == visitor.IdentitySite && !visitor.Subject(vid) {
-		return apiError(http.StatusForbidden, codeIdentityRequired, "this needs a visitor the site minted for a signed-in account (POST /v1/visitors)")
+// admissionOf reads the admission a visitor shows to a drop or an auction behind a room, from the
+// admission token in the body or else the Rushgate-Admission header: nil when there is none or its
+// signature or expiry does not hold. Whether it is the right room's and still live is the domain's to
+// judge (rushgate.CheckAdmission).
+func (s *Server) admissionOf(r *http.Request, token string) *rushgate.Admission {
+	if token == "" {
+		token = r.Header.Get("Rushgate-Admission")
 	}
-	return nil
-}
-
-// admitted checks that visitor holds a live admission for roomID, from the admission token in the
-// body or the Rushgate-Admission header, and returns the admission's id.
-func (s *Server) admitted(r *http.Request, roomID, visitor, admissionToken string) (string, error) {
-	if admissionToken == "" {
-		admissionToken = r.Header.Get("Rushgate-Admission")
+	if token == "" {
+		return nil
 	}
-	refused := apiError(http.StatusForbidden, codeNotAdmitted, "this needs an admission from room "+roomID)
-	c, err := s.verifier.Verify(r.Context(), admissionToken, roomID)
-	if err != nil || c.Subject != visitor {
-		return "", refused
+	c, err := s.verifier.Verify(r.Context(), token, "")
+	if err != nil {
+		return nil
 	}
-	live, err := s.rooms.Active(r.Context(), roomID, visitor, c.ID)
-	if err != nil || !live {
-		return "", refused
-	}
-	return c.ID, nil
+	return &rushgate.Admission{Room: c.Room, Visitor: c.Subject, ID: c.ID}
 }

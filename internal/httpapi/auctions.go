@@ -118,26 +118,6 @@ type bidRequest struct {
 	AdmissionToken string `json:"admission_token"`
 }
 
-// bidder resolves the visitor behind an auction call and, for auctions behind a room, checks that it
-// holds a live admission for that room.
-func (s *Server) bidder(r *http.Request, id, admissionToken string) (auction.State, string, error) {
-	vid, _, err := s.visitor(r)
-	if err != nil {
-		return auction.State{}, "", err
-	}
-	st, err := s.auctions.Get(r.Context(), id)
-	if err == nil {
-		err = identified(st.Config.Identity, vid)
-	}
-	if err != nil || st.Config.Room == "" {
-		return st, vid, err
-	}
-	if _, err := s.admitted(r, st.Config.Room, vid, admissionToken); err != nil {
-		return st, "", err
-	}
-	return st, vid, nil
-}
-
 func (s *Server) postBid(w http.ResponseWriter, r *http.Request) {
 	id, err := auctionID(r)
 	if err != nil {
@@ -159,11 +139,11 @@ func (s *Server) postBid(w http.ResponseWriter, r *http.Request) {
 	} else {
 		b.Max = *req.MaxAmount
 	}
-	if _, b.Bidder, err = s.bidder(r, id, req.AdmissionToken); err != nil {
+	if b.Bidder, _, err = s.visitor(r); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	o, err := s.auctions.Bid(r.Context(), id, b)
+	o, err := s.auctions.Bid(r.Context(), id, b, s.admissionOf(r, req.AdmissionToken))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -186,12 +166,12 @@ func (s *Server) buyNow(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	_, vid, err := s.bidder(r, id, req.AdmissionToken)
+	vid, _, err := s.visitor(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	o, err := s.auctions.BuyNow(r.Context(), id, vid)
+	o, err := s.auctions.BuyNow(r.Context(), id, vid, s.admissionOf(r, req.AdmissionToken))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

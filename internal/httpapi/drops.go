@@ -25,17 +25,9 @@ type dropView struct {
 
 func dropViewOf(id string, info drop.Info, now time.Time) dropView {
 	c := info.Config
-	v := dropView{ID: id, Stock: c.Stock, Remaining: c.Stock - info.Claimed, Claimed: info.Claimed,
-		PerVisitor: c.PerVisitor, OpensAt: c.OpensAt, ClosesAt: c.ClosesAt, Room: c.Room, Status: "open", Identity: identityOf(c.Identity)}
-	switch {
-	case v.Remaining <= 0:
-		v.Status = "sold_out"
-	case now.Before(c.OpensAt):
-		v.Status = "scheduled"
-	case c.ClosesAt != nil && !now.Before(*c.ClosesAt):
-		v.Status = "closed"
-	}
-	return v
+	return dropView{ID: id, Stock: c.Stock, Remaining: c.Stock - info.Claimed, Claimed: info.Claimed,
+		PerVisitor: c.PerVisitor, OpensAt: c.OpensAt, ClosesAt: c.ClosesAt, Room: c.Room,
+		Status: string(info.Status(now)), Identity: identityOf(c.Identity)}
 }
 
 func dropID(r *http.Request) (string, error) {
@@ -105,34 +97,19 @@ func (s *Server) postClaim(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		vid, _, err = s.visitor(r)
 	}
-	var info drop.Info
-	if err == nil {
-		info, err = s.drops.Get(r.Context(), id)
-	}
-	if err == nil {
-		err = identified(info.Config.Identity, vid)
-	}
-	var admissionID string
-	if err == nil && info.Config.Room != "" {
-		admissionID, err = s.admitted(r, info.Config.Room, vid, req.AdmissionToken)
-	}
 	var c drop.Claim
 	if err == nil {
 		key := r.Header.Get("Idempotency-Key")
 		if len(key) > 200 {
 			err = apiError(http.StatusBadRequest, codeInvalidRequest, "Idempotency-Key is at most 200 bytes")
 		} else {
-			c, _, err = s.drops.Claim(r.Context(), id, vid, key)
+			c, _, err = s.drops.Claim(r.Context(), drop.ClaimRequest{Drop: id, Visitor: vid, Key: key,
+				Admission: s.admissionOf(r, req.AdmissionToken)})
 		}
 	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
-	}
-	if info.Config.ReleaseOnClaim && admissionID != "" {
-		if err := s.rooms.Release(r.Context(), info.Config.Room, vid, admissionID); err != nil {
-			s.log.WarnContext(r.Context(), "releasing the admission after a claim failed", "drop", id, "err", err)
-		}
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"claim_id": c.ID, "code": c.Code, "claimed_at": c.ClaimedAt})
 }

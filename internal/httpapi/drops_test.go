@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/httpapi"
 	"github.com/rushgate/rushgate/internal/memstore"
 	"github.com/rushgate/rushgate/internal/room"
@@ -100,7 +101,9 @@ func TestDropCrowdOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rec.Close()
-	e := setup(t, func(c *httpapi.Config, _ *room.Store) { c.Drops = memstore.NewDrops(nil, rec) })
+	e := setup(t, func(c *httpapi.Config, _ *room.Store) {
+		c.Drops = drop.NewService(memstore.NewDrops(nil, rec), nil, nil)
+	})
 	e.want(e.do("PUT", "/v1/drops/big", adminKey, fmt.Sprintf(`{"stock": 1000, "opens_at": %q}`, time.Now().Add(-time.Minute).Format(time.RFC3339))), 200, "")
 	tokens := make([]string, 5000)
 	for i := range tokens {

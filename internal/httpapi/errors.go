@@ -87,6 +87,12 @@ func fromDomain(err error) *Error {
 	var already *drop.AlreadyClaimedError
 	var elsewhere *room.ElsewhereError
 	switch {
+	case errors.Is(err, rushgate.ErrAdmissionRequired):
+		return &Error{Status: http.StatusForbidden, Code: codeNotAdmitted, Cause: err,
+			Message: "this needs a live admission from its room: admission_token in the body or a Rushgate-Admission header"}
+	case errors.Is(err, rushgate.ErrIdentityRequired):
+		return &Error{Status: http.StatusForbidden, Code: codeIdentityRequired, Cause: err,
+			Message: "this needs a visitor the site minted for a signed-in account (POST /v1/visitors)"}
 	case errors.As(err, &elsewhere):
 		return &Error{Status: http.StatusConflict, Code: codeWaitingElsewhere, Room: elsewhere.Room, Cause: err,
 			Message: "you are waiting in the line of room " + elsewhere.Room + `; join with {"switch": true} to move here`}

@@ -21,6 +21,7 @@ import (
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/admission"
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/httpapi"
 	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/memstore"
@@ -56,15 +57,15 @@ func setup(t *testing.T, opts ...option) *env {
 	for _, o := range opts {
 		o(&cfg, &store)
 	}
-	cfg.Auctions = auction.NewService(memstore.NewAuctions(c.Now, nil), auction.ServiceOptions{})
-	if cfg.Drops == nil {
-		cfg.Drops = memstore.NewDrops(c.Now, nil)
-	}
 	cfg.Metrics = metrics.New()
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	svc := room.NewService(store, room.Options{Clock: c.Now, Manual: true, Observer: cfg.Metrics, Logger: cfg.Logger})
 	cfg.Metrics.WatchRooms(svc)
 	cfg.Rooms = svc
+	cfg.Auctions = auction.NewService(memstore.NewAuctions(c.Now, nil), auction.ServiceOptions{Gate: svc})
+	if cfg.Drops == nil {
+		cfg.Drops = drop.NewService(memstore.NewDrops(c.Now, nil), svc, cfg.Logger)
+	}
 	api := httpapi.New(cfg)
 	srv := httptest.NewServer(api.Handler())
 	srv.Config.RegisterOnShutdown(api.Drain)
@@ -72,6 +73,7 @@ func setup(t *testing.T, opts ...option) *env {
 		api.Drain()
 		api.Wait()
 		srv.Close()
+		cfg.Drops.Stop()
 		svc.Stop()
 	})
 	return &env{t: t, srv: srv, svc: svc, clock: c, keys: keys}

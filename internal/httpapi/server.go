@@ -35,7 +35,7 @@ type Config struct {
 	// Auctions, when set, serves the auction API.
 	Auctions *auction.Service
 	// Drops, when set, serves the drop API.
-	Drops    drop.Store
+	Drops    *drop.Service
 	Keys     *keyring.Keyring
 	Visitors *visitor.Issuer
 	Metrics  *metrics.Metrics
@@ -70,7 +70,7 @@ type RecordChecker interface {
 type Server struct {
 	rooms    *room.Service
 	auctions *auction.Service
-	drops    drop.Store
+	drops    *drop.Service
 	now      func() time.Time
 	keys     *keyring.Keyring
 	verifier *admission.Verifier

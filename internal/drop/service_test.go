@@ -1,0 +1,146 @@
+package drop_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/drop"
+	"github.com/rushgate/rushgate/internal/memstore"
+)
+
+// gate is a waiting room as a drop sees it: which admissions are live, and releases that fail while
+// it is told the room's store is down.
+type gate struct {
+	mu       sync.Mutex
+	live     map[string]bool // admission id -> live
+	down     int             // how many more calls fail as unavailable
+	downRel  int             // how many more releases fail as unavailable
+	released []string
+}
+
+func (g *gate) Active(_ context.Context, room, visitor, id string) (bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.down > 0 {
+		g.down--
+		return false, fmt.Errorf("%w: down", rushgate.ErrUnavailable)
+	}
+	return g.live[id], nil
+}
+
+func (g *gate) Release(_ context.Context, room, visitor, id string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.downRel > 0 {
+		g.downRel--
+		return fmt.Errorf("%w: down", rushgate.ErrUnavailable)
+	}
+	g.released = append(g.released, id)
+	delete(g.live, id)
+	return nil
+}
+
+func (g *gate) set(f func()) { g.mu.Lock(); defer g.mu.Unlock(); f() }
+
+func (g *gate) releasedIDs() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.released...)
+}
+
+// TestServiceGuards: the drop service, not the transport, decides who may claim: a site identity, an
+// admission of the drop's room that is live, for that visitor; a room store that cannot tell answers
+// unavailable rather than a refusal.
+func TestServiceGuards(t *testing.T) {
+	g := &gate{live: map[string]bool{"adm-1": true}}
+	svc := drop.NewService(memstore.NewDrops(nil, nil), g, nil)
+	defer svc.Stop()
+	ctx := context.Background()
+	opens := time.Now().Add(-time.Minute)
+	for id, cfg := range map[string]drop.Config{
+		"site": {Stock: 5, PerVisitor: 1, OpensAt: opens, Identity: "site"},
+		"room": {Stock: 5, PerVisitor: 1, OpensAt: opens, Room: "line"},
+	} {
+		if err := svc.Put(ctx, id, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim := func(id, visitor string, a *rushgate.Admission) error {
+		_, _, err := svc.Claim(ctx, drop.ClaimRequest{Drop: id, Visitor: visitor, Admission: a})
+		return err
+	}
+	if err := claim("site", "v_anon", nil); !errors.Is(err, rushgate.ErrIdentityRequired) {
+		t.Fatalf("an anonymous visitor on a site drop: %v", err)
+	}
+	if err := claim("site", "s_alice", nil); err != nil {
+		t.Fatalf("a subject on a site drop: %v", err)
+	}
+	good := &rushgate.Admission{Room: "line", Visitor: "v_a", ID: "adm-1"}
+	for name, a := range map[string]*rushgate.Admission{
+		"no admission":      nil,
+		"another room's":    {Room: "other", Visitor: "v_a", ID: "adm-1"},
+		"another visitor's": {Room: "line", Visitor: "v_b", ID: "adm-1"},
+		"not live":          {Room: "line", Visitor: "v_a", ID: "adm-2"},
+	} {
+		if err := claim("room", "v_a", a); !errors.Is(err, rushgate.ErrAdmissionRequired) {
+			t.Errorf("%s: %v, want ErrAdmissionRequired", name, err)
+		}
+	}
+	g.set(func() { g.down = 1 })
+	if err := claim("room", "v_a", good); !errors.Is(err, rushgate.ErrUnavailable) {
+		t.Fatalf("with the room's store down: %v, want ErrUnavailable", err)
+	}
+	if err := claim("room", "v_a", good); err != nil {
+		t.Fatalf("a live admission: %v", err)
+	}
+}
+
+// TestReleaseOnClaimRetried: with release_on_claim, a claim made while the room's store cannot be
+// reached still hands its admission back, once the store answers again; it was once only logged. Stop
+// ends the retries still going.
+func TestReleaseOnClaimRetried(t *testing.T) {
+	g := &gate{live: map[string]bool{"adm-1": true, "adm-2": true, "adm-3": true}}
+	svc := drop.NewService(memstore.NewDrops(nil, nil), g, nil)
+	ctx := context.Background()
+	cfg := drop.Config{Stock: 5, PerVisitor: 1, OpensAt: time.Now().Add(-time.Minute), Room: "line", ReleaseOnClaim: true}
+	if err := svc.Put(ctx, "d", cfg); err != nil {
+		t.Fatal(err)
+	}
+	claim := func(v, adm string) {
+		t.Helper()
+		a := &rushgate.Admission{Room: "line", Visitor: v, ID: adm}
+		if _, _, err := svc.Claim(ctx, drop.ClaimRequest{Drop: "d", Visitor: v, Admission: a}); err != nil {
+			t.Fatalf("claim with %s: %v", adm, err)
+		}
+	}
+	claim("v_a", "adm-1")
+	if got := g.releasedIDs(); len(got) != 1 || got[0] != "adm-1" {
+		t.Fatalf("released %v after a claim, want adm-1", got)
+	}
+	g.set(func() { g.downRel = 2 }) // the room's store is away for the release and its first retry
+	claim("v_b", "adm-2")
+	deadline := time.Now().Add(5 * time.Second)
+	for len(g.releasedIDs()) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("released %v: the release after the claim was not retried", g.releasedIDs())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	g.set(func() { g.downRel = 1 << 30 }) // away for good: Stop ends the retries
+	claim("v_c", "adm-3")
+	stopped := make(chan struct{})
+	go func() { svc.Stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Stop did not end the retries")
+	}
+	if got := g.releasedIDs(); len(got) != 2 {
+		t.Fatalf("released %v", got)
+	}
+}
