@@ -59,12 +59,7 @@ func (s *Server) deleteAuction(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = s.auctions.Delete(r.Context(), id)
 	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.log.InfoContext(r.Context(), "auction deleted", "auction", id)
-	writeJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": true})
+	s.deleted(w, r, "auction", id, err)
 }
 
 func (s *Server) putAuction(w http.ResponseWriter, r *http.Request) {

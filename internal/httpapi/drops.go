@@ -40,12 +40,7 @@ func (s *Server) deleteDrop(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = s.drops.Delete(r.Context(), id)
 	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.log.InfoContext(r.Context(), "drop deleted", "drop", id)
-	writeJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": true})
+	s.deleted(w, r, "drop", id, err)
 }
 
 func (s *Server) putDrop(w http.ResponseWriter, r *http.Request) {

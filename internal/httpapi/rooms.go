@@ -53,14 +53,19 @@ func (s *Server) getRoom(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) deleteRoom(w http.ResponseWriter, r *http.Request) {
 	id, err := roomID(r)
+	if err == nil {
+		err = s.rooms.Delete(r.Context(), id)
+	}
+	s.deleted(w, r, "room", id, err)
+}
+
+// deleted answers the DELETE of a room, drop or auction (kind): 200 {"id", "deleted": true}, logged,
+// or the error that kept it.
+func (s *Server) deleted(w http.ResponseWriter, r *http.Request, kind, id string, err error) {
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.rooms.Delete(r.Context(), id); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.log.InfoContext(r.Context(), "room deleted", "room", id)
+	s.log.InfoContext(r.Context(), kind+" deleted", kind, id)
 	writeJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": true})
 }
