@@ -17,13 +17,6 @@ import (
 	"github.com/rushgate/rushgate/internal/storetest"
 )
 
-func TestAuctionConformance(t *testing.T) {
-	storetest.RunAuctions(t, func(t *testing.T) storetest.AuctionHarness {
-		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
-		return storetest.AuctionHarness{Store: memstore.NewAuctions(c.Now, nil), Advance: c.Advance, Now: c.Now}
-	})
-}
-
 func sqlite(t *testing.T) *sqlstore.Records {
 	r, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "records.db"))
 	if err != nil {
@@ -31,14 +24,6 @@ func sqlite(t *testing.T) *sqlstore.Records {
 	}
 	t.Cleanup(func() { r.Close() })
 	return r
-}
-
-// TestAuctionConformanceRecorded runs the suite with every step recorded in SQLite before it is kept.
-func TestAuctionConformanceRecorded(t *testing.T) {
-	storetest.RunAuctions(t, func(t *testing.T) storetest.AuctionHarness {
-		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
-		return storetest.AuctionHarness{Store: memstore.NewAuctions(c.Now, sqlite(t)), Advance: c.Advance, Now: c.Now}
-	})
 }
 
 // TestRecordMatchesStore races 300 bidders and checks that the SQL record holds exactly the events

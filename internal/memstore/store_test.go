@@ -10,12 +10,26 @@ import (
 	"github.com/rushgate/rushgate/internal/memstore"
 	"github.com/rushgate/rushgate/internal/room"
 	"github.com/rushgate/rushgate/internal/storetest"
+	"github.com/rushgate/rushgate/internal/vault"
 )
 
+// TestConformance runs the suite on the embedded backend as it runs without a record.
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
-		return storetest.Harness{Store: memstore.New(memstore.Options{Clock: c.Now}), Advance: c.Advance, Now: c.Now}
+		return storetest.Harness{Rooms: memstore.New(memstore.Options{Clock: c.Now}), Auctions: memstore.NewAuctions(c.Now, nil),
+			Drops: memstore.NewDrops(c.Now, nil), Vault: vault.Dir(t.TempDir()), Advance: c.Advance, Now: c.Now}
+	})
+}
+
+// TestConformanceRecorded runs the suite on the embedded backend as serve opens it: every room
+// change, claim and auction step recorded in SQLite before it is kept.
+func TestConformanceRecorded(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Harness {
+		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+		rec := sqlite(t)
+		return storetest.Harness{Rooms: memstore.New(memstore.Options{Clock: c.Now, Recorder: rec}), Auctions: memstore.NewAuctions(c.Now, rec),
+			Drops: memstore.NewDrops(c.Now, rec), Vault: vault.Dir(t.TempDir()), Advance: c.Advance, Now: c.Now}
 	})
 }
 

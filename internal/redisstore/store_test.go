@@ -18,32 +18,30 @@ import (
 
 var prefixes atomic.Int64
 
-// harnesses returns a factory of stores on one client, each with its own key prefix and fake clock.
+// harnesses returns a factory of stores on one client, each with its own key prefix and fake clock:
+// the room, auction and drop stores and the vault of one backend value.
 func harnesses(rdb rueidis.Client, cluster bool) func(t *testing.T) storetest.Harness {
 	return func(t *testing.T) storetest.Harness {
 		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
 		s := redisstore.New(rdb, redisstore.Options{Prefix: fmt.Sprintf("t%d", prefixes.Add(1)), Clock: c.Now, Timeout: 5 * time.Second, Cluster: cluster})
-		return storetest.Harness{Store: s, Advance: c.Advance, Now: c.Now}
+		return storetest.Harness{Rooms: s, Auctions: redisstore.NewAuctions(s), Drops: redisstore.NewDrops(s), Vault: s,
+			Advance: c.Advance, Now: c.Now}
 	}
 }
 
+// TestConformanceStandalone runs the whole suite on one standalone redis-server.
 func TestConformanceStandalone(t *testing.T) {
 	srv := redistest.Start(t)
 	storetest.Run(t, harnesses(redistest.Client(t, srv.Addr), false))
 }
 
+// TestConformanceCluster runs the whole suite on one real 3-master Cluster.
 func TestConformanceCluster(t *testing.T) {
 	addrs := redistest.Cluster(t)
 	storetest.Run(t, harnesses(redistest.Client(t, addrs...), true))
 }
 
 // TestServerClock runs a flow on the server's own TIME, without the test clock override.
-// TestVault runs the secrets' checks on Redis, where instances share the signing keys.
-func TestVault(t *testing.T) {
-	srv := redistest.Start(t)
-	storetest.RunVault(t, redisstore.New(redistest.Client(t, srv.Addr), redisstore.Options{Prefix: "vault"}))
-}
-
 func TestServerClock(t *testing.T) {
 	srv := redistest.Start(t)
 	s := redisstore.New(redistest.Client(t, srv.Addr), redisstore.Options{Prefix: "clock"})
@@ -86,38 +84,4 @@ func TestScriptFlush(t *testing.T) {
 	if st, err := s.Join(ctx, "r", room.Entrant{Visitor: "a", Switch: true}); err != nil || st.State != room.StateWaiting {
 		t.Fatalf("join after SCRIPT FLUSH: %+v %v", st, err)
 	}
-}
-
-func auctionHarnesses(rdb rueidis.Client, cluster bool) func(t *testing.T) storetest.AuctionHarness {
-	return func(t *testing.T) storetest.AuctionHarness {
-		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
-		s := redisstore.New(rdb, redisstore.Options{Prefix: fmt.Sprintf("a%d", prefixes.Add(1)), Clock: c.Now, Timeout: 5 * time.Second, Cluster: cluster})
-		return storetest.AuctionHarness{Store: redisstore.NewAuctions(s), Advance: c.Advance, Now: c.Now}
-	}
-}
-
-func TestAuctionConformanceStandalone(t *testing.T) {
-	srv := redistest.Start(t)
-	storetest.RunAuctions(t, auctionHarnesses(redistest.Client(t, srv.Addr), false))
-}
-
-func TestAuctionConformanceCluster(t *testing.T) {
-	storetest.RunAuctions(t, auctionHarnesses(redistest.Client(t, redistest.Cluster(t)...), true))
-}
-
-func dropHarnesses(rdb rueidis.Client, cluster bool) func(t *testing.T) storetest.DropHarness {
-	return func(t *testing.T) storetest.DropHarness {
-		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
-		s := redisstore.New(rdb, redisstore.Options{Prefix: fmt.Sprintf("d%d", prefixes.Add(1)), Clock: c.Now, Timeout: 5 * time.Second, Cluster: cluster})
-		return storetest.DropHarness{Store: redisstore.NewDrops(s), Advance: c.Advance, Now: c.Now}
-	}
-}
-
-func TestDropConformanceStandalone(t *testing.T) {
-	srv := redistest.Start(t)
-	storetest.RunDrops(t, dropHarnesses(redistest.Client(t, srv.Addr), false))
-}
-
-func TestDropConformanceCluster(t *testing.T) {
-	storetest.RunDrops(t, dropHarnesses(redistest.Client(t, redistest.Cluster(t)...), true))
 }

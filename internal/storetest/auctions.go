@@ -14,46 +14,31 @@ import (
 	"github.com/rushgate/rushgate/internal/auction"
 )
 
-// AuctionHarness is one auction backend under test.
-type AuctionHarness struct {
-	Store   auction.Store
-	Advance func(time.Duration)
-	Now     func() time.Time
-}
-
-// RunAuctions runs the auction conformance suite.
-func RunAuctions(t *testing.T, newHarness func(t *testing.T) AuctionHarness) {
-	tests := []struct {
-		name string
-		fn   func(*testing.T, AuctionHarness)
-	}{
-		{"IncrementTable", testIncrementTable},
-		{"ProxyBidding", testProxyBidding},
-		{"ExactBids", testExactBids},
-		{"SelfRaise", testSelfRaise},
-		{"Reserve", testReserve},
-		{"BuyNow", testBuyNow},
-		{"BuyNowWithReserve", testBuyNowWithReserve},
-		{"SoftClose", testSoftClose},
-		{"CloseAtEnd", testCloseAtEnd},
-		{"Refusals", testRefusals},
-		{"Events", testEvents},
-		{"ConcurrentBids", testConcurrentBids},
-		{"ConcurrentBuyNow", testConcurrentBuyNow},
-		{"ReplaceAndDelete", testReplaceAndDelete},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			tc.fn(t, newHarness(t))
-		})
-	}
+// auctionTests are the auction checks of the suite.
+var auctionTests = []struct {
+	name string
+	fn   func(*testing.T, Harness)
+}{
+	{"Auction/IncrementTable", testIncrementTable},
+	{"Auction/ProxyBidding", testProxyBidding},
+	{"Auction/ExactBids", testExactBids},
+	{"Auction/SelfRaise", testSelfRaise},
+	{"Auction/Reserve", testReserve},
+	{"Auction/BuyNow", testBuyNow},
+	{"Auction/BuyNowWithReserve", testBuyNowWithReserve},
+	{"Auction/SoftClose", testSoftClose},
+	{"Auction/CloseAtEnd", testCloseAtEnd},
+	{"Auction/Refusals", testRefusals},
+	{"Auction/Events", testEvents},
+	{"Auction/ConcurrentBids", testConcurrentBids},
+	{"Auction/ConcurrentBuyNow", testConcurrentBuyNow},
+	{"Auction/ReplaceAndDelete", testReplaceAndDelete},
 }
 
 func ptr(v int64) *int64 { return &v }
 
 // auctionCfg opens at the harness's now and ends an hour later: start 1000, increment 100.
-func auctionCfg(h AuctionHarness) auction.Config {
+func auctionCfg(h Harness) auction.Config {
 	now := h.Now().Truncate(time.Millisecond)
 	return auction.Config{
 		Title: "Lot", Currency: "EUR", StartPrice: 1000, Increment: auction.Fixed(100),
@@ -61,16 +46,16 @@ func auctionCfg(h AuctionHarness) auction.Config {
 	}
 }
 
-func putAuction(t *testing.T, h AuctionHarness, id string, c auction.Config) {
+func putAuction(t *testing.T, h Harness, id string, c auction.Config) {
 	t.Helper()
-	if err := h.Store.Put(ctx, id, c); err != nil {
+	if err := h.Auctions.Put(ctx, id, c); err != nil {
 		t.Fatalf("Put(%s): %v", id, err)
 	}
 }
 
-func bid(t *testing.T, h AuctionHarness, id, bidder string, max int64) auction.Outcome {
+func bid(t *testing.T, h Harness, id, bidder string, max int64) auction.Outcome {
 	t.Helper()
-	o, err := h.Store.Bid(ctx, id, auction.Bid{Bidder: bidder, Max: max})
+	o, err := h.Auctions.Bid(ctx, id, auction.Bid{Bidder: bidder, Max: max})
 	if err != nil {
 		t.Fatalf("Bid(%s, %d): %v", bidder, max, err)
 	}
@@ -84,25 +69,25 @@ func wantLead(t *testing.T, o auction.Outcome, leader string, price int64) {
 	}
 }
 
-func testIncrementTable(t *testing.T, h AuctionHarness) {
+func testIncrementTable(t *testing.T, h Harness) {
 	c := auctionCfg(h)
 	c.StartPrice = 50
 	c.Increment = auction.Increment{Tiers: []auction.Tier{{From: 0, Step: 5}, {From: 100, Step: 25}, {From: 1000, Step: 100}}}
 	putAuction(t, h, "a", c)
 	wantLead(t, bid(t, h, "a", "x", 50), "x", 50)
-	_, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "y", Max: 54})
+	_, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "y", Max: 54})
 	var low *auction.TooLowError
 	if !errors.As(err, &low) || low.Min != 55 {
 		t.Fatalf("below the 5-step: %v", err)
 	}
 	wantLead(t, bid(t, h, "a", "y", 100), "y", 55)   // one step of 5 above x's 50
 	wantLead(t, bid(t, h, "a", "x", 1000), "x", 125) // y's 100 plus the 25-step that applies from 100
-	if _, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "y", Max: 149}); !errors.As(err, &low) || low.Min != 150 {
+	if _, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "y", Max: 149}); !errors.As(err, &low) || low.Min != 150 {
 		t.Fatalf("below the 25-step: %v", err)
 	}
 }
 
-func testProxyBidding(t *testing.T, h AuctionHarness) {
+func testProxyBidding(t *testing.T, h Harness) {
 	putAuction(t, h, "a", auctionCfg(h))
 	wantLead(t, bid(t, h, "a", "alice", 5000), "alice", 1000) // a maximum bids only what it must
 	o := bid(t, h, "a", "bob", 3000)
@@ -112,23 +97,23 @@ func testProxyBidding(t *testing.T, h AuctionHarness) {
 	}
 	wantLead(t, bid(t, h, "a", "bob", 5000), "alice", 5000) // a tie: the earlier maximum wins
 	wantLead(t, bid(t, h, "a", "carol", 7000), "carol", 5100)
-	if s, _ := h.Store.Get(ctx, "a"); s.Bids != 4 || s.LeaderMax != 7000 {
+	if s, _ := h.Auctions.Get(ctx, "a"); s.Bids != 4 || s.LeaderMax != 7000 {
 		t.Fatalf("state %+v", s)
 	}
 }
 
-func testExactBids(t *testing.T, h AuctionHarness) {
+func testExactBids(t *testing.T, h Harness) {
 	putAuction(t, h, "a", auctionCfg(h))
-	o, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 2500, Exact: true})
+	o, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 2500, Exact: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantLead(t, o, "x", 2500)
-	o, _ = h.Store.Bid(ctx, "a", auction.Bid{Bidder: "y", Max: 4000, Exact: true})
+	o, _ = h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "y", Max: 4000, Exact: true})
 	wantLead(t, o, "y", 4000)
 }
 
-func testSelfRaise(t *testing.T, h AuctionHarness) {
+func testSelfRaise(t *testing.T, h Harness) {
 	putAuction(t, h, "a", auctionCfg(h))
 	bid(t, h, "a", "x", 2000)
 	o := bid(t, h, "a", "x", 9000) // raising one's own maximum is not a bid against oneself
@@ -136,7 +121,7 @@ func testSelfRaise(t *testing.T, h AuctionHarness) {
 	if len(o.Events) != 0 || o.State.Bids != 1 {
 		t.Fatalf("self-raise made events %v, bids %d", o.Events, o.State.Bids)
 	}
-	_, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 9000})
+	_, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 9000})
 	var low *auction.TooLowError
 	if !errors.As(err, &low) || low.Min != 9001 {
 		t.Fatalf("lowering or repeating one's own maximum: %v", err)
@@ -144,7 +129,7 @@ func testSelfRaise(t *testing.T, h AuctionHarness) {
 	wantLead(t, bid(t, h, "a", "y", 8000), "x", 8100)
 }
 
-func testReserve(t *testing.T, h AuctionHarness) {
+func testReserve(t *testing.T, h Harness) {
 	c := auctionCfg(h)
 	c.ReservePrice = ptr(5000)
 	putAuction(t, h, "a", c)
@@ -160,54 +145,54 @@ func testReserve(t *testing.T, h AuctionHarness) {
 	bid(t, h, "b", "x", 2000)
 	bid(t, h, "b", "y", 4000)
 	h.Advance(time.Hour)
-	s, _ := h.Store.Get(ctx, "b")
+	s, _ := h.Auctions.Get(ctx, "b")
 	if s.Status(h.Now()) != auction.StatusClosed || s.Winner != "" || s.Final != 0 {
 		t.Fatalf("closed below the reserve, yet %+v", s)
 	}
 }
 
-func testBuyNow(t *testing.T, h AuctionHarness) {
+func testBuyNow(t *testing.T, h Harness) {
 	c := auctionCfg(h)
 	c.BuyNowPrice = ptr(20000)
 	putAuction(t, h, "a", c)
-	o, err := h.Store.BuyNow(ctx, "a", "x")
+	o, err := h.Auctions.BuyNow(ctx, "a", "x")
 	if err != nil || !o.State.Sold || o.State.Winner != "x" || o.State.Final != 20000 {
 		t.Fatalf("buy now: %+v %v", o.State, err)
 	}
-	if _, err := h.Store.BuyNow(ctx, "a", "y"); !errors.Is(err, auction.ErrClosed) {
+	if _, err := h.Auctions.BuyNow(ctx, "a", "y"); !errors.Is(err, auction.ErrClosed) {
 		t.Fatalf("second buy now: %v", err)
 	}
-	if _, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "y", Max: 30000}); !errors.Is(err, auction.ErrClosed) {
+	if _, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "y", Max: 30000}); !errors.Is(err, auction.ErrClosed) {
 		t.Fatalf("bid after sale: %v", err)
 	}
 	putAuction(t, h, "b", c)
 	bid(t, h, "b", "x", 1000)
-	if _, err := h.Store.BuyNow(ctx, "b", "y"); !errors.Is(err, auction.ErrBuyNowGone) {
+	if _, err := h.Auctions.BuyNow(ctx, "b", "y"); !errors.Is(err, auction.ErrBuyNowGone) {
 		t.Fatalf("buy now after the first bid: %v", err)
 	}
 	c.BuyNowPrice = nil
 	putAuction(t, h, "c", c)
-	if _, err := h.Store.BuyNow(ctx, "c", "y"); !errors.Is(err, auction.ErrBuyNowGone) {
+	if _, err := h.Auctions.BuyNow(ctx, "c", "y"); !errors.Is(err, auction.ErrBuyNowGone) {
 		t.Fatalf("buy now without a price: %v", err)
 	}
 }
 
-func testBuyNowWithReserve(t *testing.T, h AuctionHarness) {
+func testBuyNowWithReserve(t *testing.T, h Harness) {
 	c := auctionCfg(h)
 	c.ReservePrice, c.BuyNowPrice = ptr(5000), ptr(9000)
 	putAuction(t, h, "a", c)
 	bid(t, h, "a", "x", 3000)
-	if _, err := h.Store.BuyNow(ctx, "a", "y"); err != nil { // bids below the reserve keep buy now
+	if _, err := h.Auctions.BuyNow(ctx, "a", "y"); err != nil { // bids below the reserve keep buy now
 		t.Fatalf("buy now below the reserve: %v", err)
 	}
 	putAuction(t, h, "b", c)
 	bid(t, h, "b", "x", 6000)
-	if _, err := h.Store.BuyNow(ctx, "b", "y"); !errors.Is(err, auction.ErrBuyNowGone) {
+	if _, err := h.Auctions.BuyNow(ctx, "b", "y"); !errors.Is(err, auction.ErrBuyNowGone) {
 		t.Fatalf("buy now once the reserve is met: %v", err)
 	}
 }
 
-func testSoftClose(t *testing.T, h AuctionHarness) {
+func testSoftClose(t *testing.T, h Harness) {
 	c := auctionCfg(h)
 	c.SoftClose = &auction.SoftClose{Window: rushgate.Duration(2 * time.Minute), Extend: rushgate.Duration(5 * time.Minute)}
 	putAuction(t, h, "a", c)
@@ -230,79 +215,79 @@ func testSoftClose(t *testing.T, h AuctionHarness) {
 		t.Fatalf("second extension: ends at %v, want %v", o.State.EndsAt, want)
 	}
 	h.Advance(5 * time.Minute)
-	if _, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 9000}); !errors.Is(err, auction.ErrClosed) {
+	if _, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 9000}); !errors.Is(err, auction.ErrClosed) {
 		t.Fatalf("bid at the extended end: %v", err)
 	}
 }
 
-func testCloseAtEnd(t *testing.T, h AuctionHarness) {
+func testCloseAtEnd(t *testing.T, h Harness) {
 	c := auctionCfg(h)
 	putAuction(t, h, "a", c)
 	bid(t, h, "a", "x", 3000)
 	bid(t, h, "a", "y", 2000)
-	ids, next, err := h.Store.Due(ctx, 10)
+	ids, next, err := h.Auctions.Due(ctx, 10)
 	if err != nil || slices.Contains(ids, "a") || next.IsZero() || next.After(c.EndsAt) {
 		t.Fatalf("Due before the end: %v %v %v", ids, next, err)
 	}
 	h.Advance(time.Hour)
-	ids, _, _ = h.Store.Due(ctx, 10)
+	ids, _, _ = h.Auctions.Due(ctx, 10)
 	if !slices.Contains(ids, "a") {
 		t.Fatalf("Due at the end: %v", ids)
 	}
 	// A bid whose step runs after the end is refused, and that step closes the auction.
-	if _, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "z", Max: 9000}); !errors.Is(err, auction.ErrClosed) {
+	if _, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "z", Max: 9000}); !errors.Is(err, auction.ErrClosed) {
 		t.Fatalf("bid after the end: %v", err)
 	}
-	o, err := h.Store.Close(ctx, "a")
+	o, err := h.Auctions.Close(ctx, "a")
 	if err != nil || len(o.Events) != 0 {
 		t.Fatalf("close after the refusing bid closed it: %+v %v", o.Events, err)
 	}
 	if s := o.State; !s.Closed || s.Winner != "x" || s.Final != 2100 {
 		t.Fatalf("closed state %+v", s)
 	}
-	if ids, _, _ := h.Store.Due(ctx, 10); slices.Contains(ids, "a") {
+	if ids, _, _ := h.Auctions.Due(ctx, 10); slices.Contains(ids, "a") {
 		t.Fatal("closed auction still due")
 	}
 	putAuction(t, h, "b", auctionCfg(h))
 	h.Advance(time.Hour)
-	o, _ = h.Store.Close(ctx, "b")
+	o, _ = h.Auctions.Close(ctx, "b")
 	if len(o.Events) != 1 || o.Events[0].Kind != auction.EventClosed || o.State.Winner != "" {
 		t.Fatalf("closing an auction without bids: %+v", o)
 	}
 }
 
-func testRefusals(t *testing.T, h AuctionHarness) {
+func testRefusals(t *testing.T, h Harness) {
 	c := auctionCfg(h)
 	c.StartsAt = h.Now().Add(time.Minute).Truncate(time.Millisecond)
 	putAuction(t, h, "a", c)
-	if _, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 5000}); !errors.Is(err, auction.ErrNotStarted) {
+	if _, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 5000}); !errors.Is(err, auction.ErrNotStarted) {
 		t.Fatalf("before the start: %v", err)
 	}
-	if s, _ := h.Store.Get(ctx, "a"); s.Status(h.Now()) != auction.StatusScheduled {
+	if s, _ := h.Auctions.Get(ctx, "a"); s.Status(h.Now()) != auction.StatusScheduled {
 		t.Fatalf("status before the start: %s", s.Status(h.Now()))
 	}
 	h.Advance(time.Minute)
-	if _, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 999}); !errors.Is(err, auction.ErrTooLow) {
+	if _, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 999}); !errors.Is(err, auction.ErrTooLow) {
 		t.Fatalf("below the start price: %v", err)
 	}
-	if _, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 0}); !errors.Is(err, auction.ErrInvalidAmount) {
+	if _, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 0}); !errors.Is(err, auction.ErrInvalidAmount) {
 		t.Fatalf("zero: %v", err)
 	}
-	if _, err := h.Store.Bid(ctx, "nope", auction.Bid{Bidder: "x", Max: 5000}); !errors.Is(err, auction.ErrNotFound) {
+	if _, err := h.Auctions.Bid(ctx, "nope", auction.Bid{Bidder: "x", Max: 5000}); !errors.Is(err, auction.ErrNotFound) {
 		t.Fatalf("unknown auction: %v", err)
 	}
 	bid(t, h, "a", "x", 5000)
-	if err := h.Store.Put(ctx, "a", c); !errors.Is(err, auction.ErrStarted) {
+	if err := h.Auctions.Put(ctx, "a", c); !errors.Is(err, auction.ErrStarted) {
 		t.Fatalf("replacing an auction with bids: %v", err)
 	}
 }
 
-func testEvents(t *testing.T, h AuctionHarness) {
+func testEvents(t *testing.T, h Harness) {
 	putAuction(t, h, "a", auctionCfg(h))
 	for i, who := range []string{"x", "y", "x", "y"} {
 		bid(t, h, "a", who, int64(2000+1000*i))
 	}
-	all, err := h.Store.Events(ctx, "a", 0, 100)
+	all, err := h.Auctions.Events(ctx, "a", 0, 100)
 	if err != nil || len(all) < 4 {
 		t.Fatalf("events %v %v", all, err)
 	}
@@ -314,18 +299,18 @@ func testEvents(t *testing.T, h AuctionHarness) {
 			t.Fatalf("bid prices do not strictly increase: %+v", all)
 		}
 	}
-	rest, _ := h.Store.Events(ctx, "a", 2, 100)
+	rest, _ := h.Auctions.Events(ctx, "a", 2, 100)
 	if !slices.Equal(rest, all[2:]) {
 		t.Fatalf("resume after 2: %v, want %v", rest, all[2:])
 	}
-	if page, _ := h.Store.Events(ctx, "a", 1, 2); len(page) != 2 || page[0].Seq != 2 {
+	if page, _ := h.Auctions.Events(ctx, "a", 1, 2); len(page) != 2 || page[0].Seq != 2 {
 		t.Fatalf("page: %v", page)
 	}
 }
 
 // testConcurrentBids races 300 bidders: every accepted bid raises the price strictly, and the winner is
 // the holder of the highest accepted bid.
-func testConcurrentBids(t *testing.T, h AuctionHarness) {
+func testConcurrentBids(t *testing.T, h Harness) {
 	putAuction(t, h, "a", auctionCfg(h))
 	var wg sync.WaitGroup
 	var accepted atomic.Int64
@@ -333,7 +318,7 @@ func testConcurrentBids(t *testing.T, h AuctionHarness) {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(i), 1))
 			for range 5 {
-				_, err := h.Store.Bid(ctx, "a", auction.Bid{Bidder: fmt.Sprintf("b%03d", i), Max: 1000 + rng.Int64N(100000)})
+				_, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: fmt.Sprintf("b%03d", i), Max: 1000 + rng.Int64N(100000)})
 				if err == nil {
 					accepted.Add(1)
 				} else if !errors.Is(err, auction.ErrTooLow) {
@@ -343,7 +328,7 @@ func testConcurrentBids(t *testing.T, h AuctionHarness) {
 		})
 	}
 	wg.Wait()
-	evs, _ := h.Store.Events(ctx, "a", 0, 10000)
+	evs, _ := h.Auctions.Events(ctx, "a", 0, 10000)
 	last := int64(0)
 	for _, ev := range evs {
 		if ev.Kind != auction.EventBid {
@@ -355,13 +340,13 @@ func testConcurrentBids(t *testing.T, h AuctionHarness) {
 		last = ev.Price
 	}
 	h.Advance(time.Hour)
-	o, _ := h.Store.Close(ctx, "a")
+	o, _ := h.Auctions.Close(ctx, "a")
 	if o.State.Final != last || o.State.Winner != evs[len(evs)-1].Bidder || accepted.Load() == 0 {
 		t.Fatalf("winner %s at %d; the last accepted bid was %d by %s", o.State.Winner, o.State.Final, last, evs[len(evs)-1].Bidder)
 	}
 }
 
-func testConcurrentBuyNow(t *testing.T, h AuctionHarness) {
+func testConcurrentBuyNow(t *testing.T, h Harness) {
 	c := auctionCfg(h)
 	c.BuyNowPrice = ptr(50000)
 	putAuction(t, h, "a", c)
@@ -369,7 +354,7 @@ func testConcurrentBuyNow(t *testing.T, h AuctionHarness) {
 	var sold atomic.Int64
 	for i := range 300 {
 		wg.Go(func() {
-			if _, err := h.Store.BuyNow(ctx, "a", fmt.Sprintf("b%03d", i)); err == nil {
+			if _, err := h.Auctions.BuyNow(ctx, "a", fmt.Sprintf("b%03d", i)); err == nil {
 				sold.Add(1)
 			}
 		})
@@ -383,18 +368,18 @@ func testConcurrentBuyNow(t *testing.T, h AuctionHarness) {
 // testReplaceAndDelete: an auction that closed without bids (a wrong end) can be corrected, and its
 // events go on in sequence; one with bids, or sold, can be neither replaced nor deleted; one without
 // bids can be deleted, and created again.
-func testReplaceAndDelete(t *testing.T, h AuctionHarness) {
+func testReplaceAndDelete(t *testing.T, h Harness) {
 	c := auctionCfg(h)
 	c.EndsAt = h.Now().Add(time.Second).Truncate(time.Millisecond)
 	putAuction(t, h, "a", c)
 	h.Advance(2 * time.Second)
-	o, err := h.Store.Close(ctx, "a")
+	o, err := h.Auctions.Close(ctx, "a")
 	if err != nil || !o.State.Closed || len(o.Events) != 1 {
 		t.Fatalf("closing the mistaken auction: %+v %v", o, err)
 	}
 	closedSeq := o.Events[0].Seq
 	putAuction(t, h, "a", auctionCfg(h)) // corrected: ends in an hour
-	st, err := h.Store.Get(ctx, "a")
+	st, err := h.Auctions.Get(ctx, "a")
 	if err != nil || st.Closed || st.Status(h.Now()) != auction.StatusOpen {
 		t.Fatalf("the corrected auction: %+v %v", st, err)
 	}
@@ -402,47 +387,47 @@ func testReplaceAndDelete(t *testing.T, h AuctionHarness) {
 	if len(first.Events) != 1 || first.Events[0].Seq <= closedSeq {
 		t.Fatalf("the corrected auction's first event %+v, want a sequence after the close's %d", first.Events, closedSeq)
 	}
-	evs, err := h.Store.Events(ctx, "a", closedSeq, 10)
+	evs, err := h.Auctions.Events(ctx, "a", closedSeq, 10)
 	if err != nil || len(evs) != 1 || evs[0].Seq != first.Events[0].Seq {
 		t.Fatalf("events after the close: %+v %v", evs, err)
 	}
-	if err := h.Store.Put(ctx, "a", auctionCfg(h)); !errors.Is(err, auction.ErrStarted) {
+	if err := h.Auctions.Put(ctx, "a", auctionCfg(h)); !errors.Is(err, auction.ErrStarted) {
 		t.Fatalf("replacing an auction with bids: %v", err)
 	}
-	if err := h.Store.Delete(ctx, "a"); !errors.Is(err, auction.ErrStarted) {
+	if err := h.Auctions.Delete(ctx, "a"); !errors.Is(err, auction.ErrStarted) {
 		t.Fatalf("deleting an auction with bids: %v", err)
 	}
-	if _, err := h.Store.Get(ctx, "a"); err != nil {
+	if _, err := h.Auctions.Get(ctx, "a"); err != nil {
 		t.Fatalf("a refused delete changed the auction: %v", err)
 	}
 
 	b := auctionCfg(h)
 	b.BuyNowPrice = ptr(5000)
 	putAuction(t, h, "sold", b)
-	if _, err := h.Store.BuyNow(ctx, "sold", "y"); err != nil {
+	if _, err := h.Auctions.BuyNow(ctx, "sold", "y"); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Store.Delete(ctx, "sold"); !errors.Is(err, auction.ErrStarted) {
+	if err := h.Auctions.Delete(ctx, "sold"); !errors.Is(err, auction.ErrStarted) {
 		t.Fatalf("deleting a sold auction: %v", err)
 	}
-	if err := h.Store.Put(ctx, "sold", auctionCfg(h)); !errors.Is(err, auction.ErrStarted) {
+	if err := h.Auctions.Put(ctx, "sold", auctionCfg(h)); !errors.Is(err, auction.ErrStarted) {
 		t.Fatalf("replacing a sold auction: %v", err)
 	}
 
 	putAuction(t, h, "gone", auctionCfg(h))
-	if err := h.Store.Delete(ctx, "gone"); err != nil {
+	if err := h.Auctions.Delete(ctx, "gone"); err != nil {
 		t.Fatalf("deleting an auction without bids: %v", err)
 	}
-	if _, err := h.Store.Get(ctx, "gone"); !errors.Is(err, auction.ErrNotFound) {
+	if _, err := h.Auctions.Get(ctx, "gone"); !errors.Is(err, auction.ErrNotFound) {
 		t.Fatalf("Get after Delete: %v", err)
 	}
-	if _, err := h.Store.Bid(ctx, "gone", auction.Bid{Bidder: "x", Max: 5000}); !errors.Is(err, auction.ErrNotFound) {
+	if _, err := h.Auctions.Bid(ctx, "gone", auction.Bid{Bidder: "x", Max: 5000}); !errors.Is(err, auction.ErrNotFound) {
 		t.Fatalf("Bid after Delete: %v", err)
 	}
-	if ids, _, _ := h.Store.Due(ctx, 10); slices.Contains(ids, "gone") {
+	if ids, _, _ := h.Auctions.Due(ctx, 10); slices.Contains(ids, "gone") {
 		t.Fatal("a deleted auction is due")
 	}
-	if err := h.Store.Delete(ctx, "gone"); !errors.Is(err, auction.ErrNotFound) {
+	if err := h.Auctions.Delete(ctx, "gone"); !errors.Is(err, auction.ErrNotFound) {
 		t.Fatalf("deleting twice: %v", err)
 	}
 	putAuction(t, h, "gone", auctionCfg(h))

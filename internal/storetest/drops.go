@@ -11,71 +11,56 @@ import (
 	"github.com/rushgate/rushgate/internal/drop"
 )
 
-// DropHarness is one drop backend under test.
-type DropHarness struct {
-	Store   drop.Store
-	Advance func(time.Duration)
-	Now     func() time.Time
+// dropTests are the drop checks of the suite.
+var dropTests = []struct {
+	name string
+	fn   func(*testing.T, Harness)
+}{
+	{"Drop/StockAndPerVisitor", testStock},
+	{"Drop/OpenWindow", testOpenWindow},
+	{"Drop/Codes", testCodes},
+	{"Drop/Idempotency", testIdempotency},
+	{"Drop/Listing", testListing},
+	{"Drop/Replace", testReplace},
+	{"Drop/Crowd", testCrowd},
 }
 
-// RunDrops runs the drop conformance suite.
-func RunDrops(t *testing.T, newHarness func(t *testing.T) DropHarness) {
-	tests := []struct {
-		name string
-		fn   func(*testing.T, DropHarness)
-	}{
-		{"StockAndPerVisitor", testStock},
-		{"OpenWindow", testOpenWindow},
-		{"Codes", testCodes},
-		{"Idempotency", testIdempotency},
-		{"Listing", testListing},
-		{"Replace", testReplace},
-		{"Crowd", testCrowd},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			tc.fn(t, newHarness(t))
-		})
-	}
-}
-
-func dropCfg(h DropHarness, stock int) drop.Config {
+func dropCfg(h Harness, stock int) drop.Config {
 	return drop.Config{Stock: stock, PerVisitor: 1, OpensAt: h.Now().Truncate(time.Millisecond)}
 }
 
-func putDrop(t *testing.T, h DropHarness, id string, c drop.Config) {
+func putDrop(t *testing.T, h Harness, id string, c drop.Config) {
 	t.Helper()
-	if err := h.Store.Put(ctx, id, c); err != nil {
+	if err := h.Drops.Put(ctx, id, c); err != nil {
 		t.Fatalf("Put(%s): %v", id, err)
 	}
 }
 
-func claim(t *testing.T, h DropHarness, id, visitor string) drop.Claim {
+func claim(t *testing.T, h Harness, id, visitor string) drop.Claim {
 	t.Helper()
-	c, created, err := h.Store.Claim(ctx, id, visitor, "")
+	c, created, err := h.Drops.Claim(ctx, id, visitor, "")
 	if err != nil || !created {
 		t.Fatalf("Claim(%s): %+v %v %v", visitor, c, created, err)
 	}
 	return c
 }
 
-func testStock(t *testing.T, h DropHarness) {
+func testStock(t *testing.T, h Harness) {
 	putDrop(t, h, "d", dropCfg(h, 2))
 	a := claim(t, h, "d", "a")
 	if a.Seq != 1 || a.Code == "" || a.ID == "" || a.Visitor != "a" {
 		t.Fatalf("claim %+v", a)
 	}
-	_, _, err := h.Store.Claim(ctx, "d", "a", "")
+	_, _, err := h.Drops.Claim(ctx, "d", "a", "")
 	var already *drop.AlreadyClaimedError
 	if !errors.As(err, &already) || len(already.Claims) != 1 || already.Claims[0] != a {
 		t.Fatalf("second claim by a: %v", err)
 	}
 	claim(t, h, "d", "b")
-	if _, _, err := h.Store.Claim(ctx, "d", "c", ""); !errors.Is(err, drop.ErrSoldOut) {
+	if _, _, err := h.Drops.Claim(ctx, "d", "c", ""); !errors.Is(err, drop.ErrSoldOut) {
 		t.Fatalf("past the stock: %v", err)
 	}
-	if info, _ := h.Store.Get(ctx, "d"); info.Claimed != 2 || info.Config.Stock != 2 {
+	if info, _ := h.Drops.Get(ctx, "d"); info.Claimed != 2 || info.Config.Stock != 2 {
 		t.Fatalf("info %+v", info)
 	}
 	c := dropCfg(h, 5)
@@ -83,32 +68,32 @@ func testStock(t *testing.T, h DropHarness) {
 	putDrop(t, h, "two", c)
 	claim(t, h, "two", "a")
 	claim(t, h, "two", "a")
-	if _, _, err := h.Store.Claim(ctx, "two", "a", ""); !errors.As(err, &already) || len(already.Claims) != 2 {
+	if _, _, err := h.Drops.Claim(ctx, "two", "a", ""); !errors.As(err, &already) || len(already.Claims) != 2 {
 		t.Fatalf("third claim with per_visitor 2: %v", err)
 	}
-	if _, _, err := h.Store.Claim(ctx, "nope", "a", ""); !errors.Is(err, drop.ErrNotFound) {
+	if _, _, err := h.Drops.Claim(ctx, "nope", "a", ""); !errors.Is(err, drop.ErrNotFound) {
 		t.Fatalf("unknown drop: %v", err)
 	}
 }
 
-func testOpenWindow(t *testing.T, h DropHarness) {
+func testOpenWindow(t *testing.T, h Harness) {
 	c := dropCfg(h, 10)
 	c.OpensAt = h.Now().Add(time.Minute).Truncate(time.Millisecond)
 	closes := c.OpensAt.Add(time.Minute)
 	c.ClosesAt = &closes
 	putDrop(t, h, "d", c)
-	if _, _, err := h.Store.Claim(ctx, "d", "a", ""); !errors.Is(err, drop.ErrNotOpen) {
+	if _, _, err := h.Drops.Claim(ctx, "d", "a", ""); !errors.Is(err, drop.ErrNotOpen) {
 		t.Fatalf("before opening: %v", err)
 	}
 	h.Advance(time.Minute)
 	claim(t, h, "d", "a")
 	h.Advance(time.Minute)
-	if _, _, err := h.Store.Claim(ctx, "d", "b", ""); !errors.Is(err, drop.ErrNotOpen) {
+	if _, _, err := h.Drops.Claim(ctx, "d", "b", ""); !errors.Is(err, drop.ErrNotOpen) {
 		t.Fatalf("after closing: %v", err)
 	}
 }
 
-func testCodes(t *testing.T, h DropHarness) {
+func testCodes(t *testing.T, h Harness) {
 	c := dropCfg(h, 3)
 	c.Codes = []string{"FIRST", "SECOND", "THIRD"}
 	putDrop(t, h, "listed", c)
@@ -128,63 +113,63 @@ func testCodes(t *testing.T, h DropHarness) {
 	}
 }
 
-func testIdempotency(t *testing.T, h DropHarness) {
+func testIdempotency(t *testing.T, h Harness) {
 	putDrop(t, h, "d", dropCfg(h, 1))
-	first, created, err := h.Store.Claim(ctx, "d", "a", "key-1")
+	first, created, err := h.Drops.Claim(ctx, "d", "a", "key-1")
 	if err != nil || !created {
 		t.Fatal(err)
 	}
-	again, created, err := h.Store.Claim(ctx, "d", "a", "key-1")
+	again, created, err := h.Drops.Claim(ctx, "d", "a", "key-1")
 	if err != nil || created || again != first {
 		t.Fatalf("repeat with the same key: %+v %v %v", again, created, err)
 	}
-	if _, _, err := h.Store.Claim(ctx, "d", "b", "key-1"); !errors.Is(err, drop.ErrSoldOut) {
+	if _, _, err := h.Drops.Claim(ctx, "d", "b", "key-1"); !errors.Is(err, drop.ErrSoldOut) {
 		t.Fatalf("another visitor's key is not a's: %v", err)
 	}
 }
 
-func testListing(t *testing.T, h DropHarness) {
+func testListing(t *testing.T, h Harness) {
 	putDrop(t, h, "d", dropCfg(h, 10))
 	for i := range 5 {
 		claim(t, h, "d", fmt.Sprint("v", i))
 	}
-	page, err := h.Store.Claims(ctx, "d", 2, 2)
+	page, err := h.Drops.Claims(ctx, "d", 2, 2)
 	if err != nil || len(page) != 2 || page[0].Seq != 3 || page[1].Visitor != "v3" {
 		t.Fatalf("page %+v %v", page, err)
 	}
-	mine, _ := h.Store.Mine(ctx, "d", "v4")
+	mine, _ := h.Drops.Mine(ctx, "d", "v4")
 	if len(mine) != 1 || mine[0].Seq != 5 {
 		t.Fatalf("mine %+v", mine)
 	}
-	if none, _ := h.Store.Mine(ctx, "d", "stranger"); len(none) != 0 {
+	if none, _ := h.Drops.Mine(ctx, "d", "stranger"); len(none) != 0 {
 		t.Fatalf("a stranger's claims %+v", none)
 	}
 }
 
-func testReplace(t *testing.T, h DropHarness) {
+func testReplace(t *testing.T, h Harness) {
 	putDrop(t, h, "d", dropCfg(h, 10))
 	putDrop(t, h, "d", dropCfg(h, 20)) // nothing claimed: may be replaced
 	claim(t, h, "d", "a")
-	if err := h.Store.Put(ctx, "d", dropCfg(h, 30)); !errors.Is(err, drop.ErrStarted) {
+	if err := h.Drops.Put(ctx, "d", dropCfg(h, 30)); !errors.Is(err, drop.ErrStarted) {
 		t.Fatalf("replacing after a claim: %v", err)
 	}
-	if err := h.Store.Delete(ctx, "d"); !errors.Is(err, drop.ErrStarted) {
+	if err := h.Drops.Delete(ctx, "d"); !errors.Is(err, drop.ErrStarted) {
 		t.Fatalf("deleting after a claim: %v", err)
 	}
-	if info, err := h.Store.Get(ctx, "d"); err != nil || info.Claimed != 1 {
+	if info, err := h.Drops.Get(ctx, "d"); err != nil || info.Claimed != 1 {
 		t.Fatalf("a refused delete changed the drop: %+v %v", info, err)
 	}
 	putDrop(t, h, "e", dropCfg(h, 5))
-	if err := h.Store.Delete(ctx, "e"); err != nil {
+	if err := h.Drops.Delete(ctx, "e"); err != nil {
 		t.Fatalf("deleting a drop without claims: %v", err)
 	}
-	if _, err := h.Store.Get(ctx, "e"); !errors.Is(err, drop.ErrNotFound) {
+	if _, err := h.Drops.Get(ctx, "e"); !errors.Is(err, drop.ErrNotFound) {
 		t.Fatalf("Get after Delete: %v", err)
 	}
-	if _, _, err := h.Store.Claim(ctx, "e", "a", ""); !errors.Is(err, drop.ErrNotFound) {
+	if _, _, err := h.Drops.Claim(ctx, "e", "a", ""); !errors.Is(err, drop.ErrNotFound) {
 		t.Fatalf("Claim after Delete: %v", err)
 	}
-	if err := h.Store.Delete(ctx, "e"); !errors.Is(err, drop.ErrNotFound) {
+	if err := h.Drops.Delete(ctx, "e"); !errors.Is(err, drop.ErrNotFound) {
 		t.Fatalf("deleting twice: %v", err)
 	}
 	putDrop(t, h, "e", dropCfg(h, 5))
@@ -193,7 +178,7 @@ func testReplace(t *testing.T, h DropHarness) {
 
 // testCrowd has 5,000 visitors press the button 4 times each, 200 at a time, for a stock of 1,000:
 // exactly 1,000 claims succeed, for 1,000 distinct visitors, with no code twice.
-func testCrowd(t *testing.T, h DropHarness) {
+func testCrowd(t *testing.T, h Harness) {
 	const stock, visitors, presses = 1000, 5000, 4
 	putDrop(t, h, "d", dropCfg(h, stock))
 	var mu sync.Mutex
@@ -205,7 +190,7 @@ func testCrowd(t *testing.T, h DropHarness) {
 		wg.Go(func() {
 			defer func() { <-sem }()
 			v := fmt.Sprint("v", i%visitors)
-			c, created, err := h.Store.Claim(ctx, "d", v, "")
+			c, created, err := h.Drops.Claim(ctx, "d", v, "")
 			var already *drop.AlreadyClaimedError
 			switch {
 			case err == nil && created:

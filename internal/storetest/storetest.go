@@ -14,12 +14,20 @@ import (
 	"time"
 
 	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/drop"
+	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/room"
 )
 
-// Harness is one backend under test.
+// Harness is one backend under test: its stores of rooms, auctions and drops and its vault, sharing one
+// clock.
 type Harness struct {
-	Store room.Store
+	Rooms    room.Store
+	Auctions auction.Store
+	Drops    drop.Store
+	// Vault, when set, keeps the backend's secrets (signing keys, the visitor secret).
+	Vault keyring.Vault
 	// Advance moves the backend's clock forward. Backends whose clock is a server's (Redis TIME) apply
 	// it as an offset the store adds to that clock, so no test sleeps for time to pass.
 	Advance func(time.Duration)
@@ -27,8 +35,9 @@ type Harness struct {
 	Now func() time.Time
 }
 
-// Run runs the whole suite. newHarness must return an independent store (or one shared with a unique key
-// prefix) per call.
+// Run runs the whole conformance suite against a backend: rooms, auctions, drops and the vault, each
+// check as a parallel subtest on a harness of its own. newHarness must return independent stores (or
+// ones shared with a unique key prefix) per call. A backend that passes it is correct by definition.
 func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	tests := []struct {
 		name string
@@ -55,12 +64,20 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"WaitingElsewhere", testWaitingElsewhere},
 		{"RacingGates", testRacingGates},
 	}
+	tests = append(tests, auctionTests...)
+	tests = append(tests, dropTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.fn(t, newHarness(t))
 		})
 	}
+	t.Run("Vault", func(t *testing.T) {
+		t.Parallel()
+		if v := newHarness(t).Vault; v != nil {
+			runVault(t, v)
+		}
+	})
 }
 
 var ctx = context.Background()
@@ -76,7 +93,7 @@ func cfg(capacity int) room.Config {
 
 func put(t *testing.T, h Harness, id string, c room.Config) {
 	t.Helper()
-	if err := h.Store.PutRoom(ctx, id, c); err != nil {
+	if err := h.Rooms.PutRoom(ctx, id, c); err != nil {
 		t.Fatalf("PutRoom(%s): %v", id, err)
 	}
 }
@@ -86,7 +103,7 @@ func put(t *testing.T, h Harness, id string, c room.Config) {
 func join(t *testing.T, h Harness, id string, visitors ...string) {
 	t.Helper()
 	for _, v := range visitors {
-		if _, err := h.Store.Join(ctx, id, someone(v)); err != nil {
+		if _, err := h.Rooms.Join(ctx, id, someone(v)); err != nil {
 			t.Fatalf("Join(%s, %s): %v", id, v, err)
 		}
 	}
@@ -107,7 +124,7 @@ func from(origin, v string) room.Entrant {
 
 func admit(t *testing.T, h Harness, id string) room.Tick {
 	t.Helper()
-	tk, err := h.Store.Admit(ctx, id, 1000)
+	tk, err := h.Rooms.Admit(ctx, id, 1000)
 	if err != nil {
 		t.Fatalf("Admit(%s): %v", id, err)
 	}
@@ -131,7 +148,7 @@ func wantAdmitted(t *testing.T, tk room.Tick, want ...string) {
 
 func status(t *testing.T, h Harness, id, v string) room.Status {
 	t.Helper()
-	st, err := h.Store.Status(ctx, id, v)
+	st, err := h.Rooms.Status(ctx, id, v)
 	if err != nil {
 		t.Fatalf("Status(%s, %s): %v", id, v, err)
 	}
@@ -140,7 +157,7 @@ func status(t *testing.T, h Harness, id, v string) room.Status {
 
 func wantStats(t *testing.T, h Harness, id string, waiting, active int64) {
 	t.Helper()
-	st, err := h.Store.Stats(ctx, id)
+	st, err := h.Rooms.Stats(ctx, id)
 	if err != nil {
 		t.Fatalf("Stats: %v", err)
 	}
@@ -161,7 +178,7 @@ func testRooms(t *testing.T, h Harness) {
 	c := cfg(3)
 	put(t, h, "r1", c)
 	put(t, h, "r2", c)
-	got, err := h.Store.Room(ctx, "r1")
+	got, err := h.Rooms.Room(ctx, "r1")
 	if err != nil || got.Capacity != 3 {
 		t.Fatalf("Room = %+v, %v", got, err)
 	}
@@ -171,17 +188,17 @@ func testRooms(t *testing.T, h Harness) {
 	if st := status(t, h, "r1", "a"); st.State != room.StateWaiting {
 		t.Fatalf("after replace: %+v", st)
 	}
-	if got, _ := h.Store.Room(ctx, "r1"); got.Capacity != 7 {
+	if got, _ := h.Rooms.Room(ctx, "r1"); got.Capacity != 7 {
 		t.Fatalf("replaced capacity = %d", got.Capacity)
 	}
-	ids, err := h.Store.Rooms(ctx)
+	ids, err := h.Rooms.Rooms(ctx)
 	if err != nil || !slices.Contains(ids, "r1") || !slices.Contains(ids, "r2") {
 		t.Fatalf("Rooms = %v, %v", ids, err)
 	}
-	if err := h.Store.DeleteRoom(ctx, "r1"); err != nil {
+	if err := h.Rooms.DeleteRoom(ctx, "r1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Store.Room(ctx, "r1"); !errors.Is(err, room.ErrNotFound) {
+	if _, err := h.Rooms.Room(ctx, "r1"); !errors.Is(err, room.ErrNotFound) {
 		t.Fatalf("deleted room: %v", err)
 	}
 	put(t, h, "r1", c) // created again: empty
@@ -191,7 +208,7 @@ func testRooms(t *testing.T, h Harness) {
 }
 
 func testUnknownRoom(t *testing.T, h Harness) {
-	s := h.Store
+	s := h.Rooms
 	checks := map[string]error{}
 	_, checks["Room"] = s.Room(ctx, "nope")
 	checks["DeleteRoom"] = s.DeleteRoom(ctx, "nope")
@@ -213,12 +230,12 @@ func testUnknownRoom(t *testing.T, h Harness) {
 func testJoinFIFO(t *testing.T, h Harness) {
 	put(t, h, "r", cfg(1))
 	for i, v := range []string{"a", "b", "c"} {
-		st, err := h.Store.Join(ctx, "r", someone(v))
+		st, err := h.Rooms.Join(ctx, "r", someone(v))
 		if err != nil || st.State != room.StateWaiting || st.Position != int64(i+1) {
 			t.Fatalf("Join(%s) = %+v, %v; want waiting at %d", v, st, err, i+1)
 		}
 	}
-	if st, _ := h.Store.Join(ctx, "r", someone("b")); st.Position != 2 {
+	if st, _ := h.Rooms.Join(ctx, "r", someone("b")); st.Position != 2 {
 		t.Fatalf("rejoin moved b to %d", st.Position)
 	}
 	wantStats(t, h, "r", 3, 0)
@@ -245,7 +262,7 @@ func testCapacity(t *testing.T, h Harness) {
 	if st.State != room.StateAdmitted || st.Admission.ID == "" || !st.Admission.Collected {
 		t.Fatalf("a: %+v", st)
 	}
-	if err := h.Store.Release(ctx, "r", "a", ""); err != nil {
+	if err := h.Rooms.Release(ctx, "r", "a", ""); err != nil {
 		t.Fatal(err)
 	}
 	wantAdmitted(t, admit(t, h, "r"), "c")
@@ -282,7 +299,7 @@ func testCapacityAndRate(t *testing.T, h Harness) {
 	for i := range 5 {
 		tk := admit(t, h, "r")
 		wantAdmitted(t, tk, fmt.Sprintf("v%04d", i))
-		if err := h.Store.Release(ctx, "r", tk.Admitted[0].Visitor, tk.Admitted[0].Admission.ID); err != nil {
+		if err := h.Rooms.Release(ctx, "r", tk.Admitted[0].Visitor, tk.Admitted[0].Admission.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -345,7 +362,7 @@ func testSession(t *testing.T, h Harness) {
 		t.Fatalf("Expired = %v", tk.Expired)
 	}
 	wantAdmitted(t, tk, "b")
-	if ok, _ := h.Store.Active(ctx, "r", "a", first.ID); ok {
+	if ok, _ := h.Rooms.Active(ctx, "r", "a", first.ID); ok {
 		t.Fatal("expired admission still active")
 	}
 }
@@ -357,7 +374,7 @@ func testIdle(t *testing.T, h Harness) {
 	join(t, h, "r", "a", "b", "c")
 	h.Advance(90 * time.Second)
 	status(t, h, "r", "b")
-	if err := h.Store.Touch(ctx, "r", []string{"c", "stranger"}); err != nil {
+	if err := h.Rooms.Touch(ctx, "r", []string{"c", "stranger"}); err != nil {
 		t.Fatal(err)
 	}
 	tk := admit(t, h, "r")
@@ -378,7 +395,7 @@ func testIdle(t *testing.T, h Harness) {
 	if st := status(t, h, "r", "c"); st.Position != 2 {
 		t.Fatalf("c at %d, want 2", st.Position)
 	}
-	if st, _ := h.Store.Join(ctx, "r", someone("stranger")); st.Position != 3 {
+	if st, _ := h.Rooms.Join(ctx, "r", someone("stranger")); st.Position != 3 {
 		t.Fatalf("touch must not add a visitor to the line: %+v", st)
 	}
 
@@ -389,7 +406,7 @@ func testIdle(t *testing.T, h Harness) {
 	var wg sync.WaitGroup
 	for _, v := range crowd {
 		wg.Go(func() {
-			if _, err := h.Store.Join(ctx, "crowd", arrival("crowd", v)); err != nil {
+			if _, err := h.Rooms.Join(ctx, "crowd", arrival("crowd", v)); err != nil {
 				t.Error(err)
 			}
 		})
@@ -410,7 +427,7 @@ func testIdle(t *testing.T, h Harness) {
 		t.Helper()
 		var all []string
 		for range 100 {
-			tk, err := h.Store.Admit(ctx, "crowd", 7)
+			tk, err := h.Rooms.Admit(ctx, "crowd", 7)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -505,14 +522,14 @@ func testOneRoom(t *testing.T, h Harness) {
 		v := fmt.Sprintf("racer%d", round)
 		who := someone(v)
 		if round%2 == 1 {
-			if _, err := h.Store.Join(ctx, "p0", arrival("p0", v)); err != nil {
+			if _, err := h.Rooms.Join(ctx, "p0", arrival("p0", v)); err != nil {
 				t.Fatal(err)
 			}
 			who = from("p0", v)
 		}
 		var wg sync.WaitGroup
 		for _, id := range ids {
-			wg.Go(func() { _, _ = h.Store.Join(ctx, id, who) })
+			wg.Go(func() { _, _ = h.Rooms.Join(ctx, id, who) })
 		}
 		wg.Wait()
 		in := 0
@@ -544,7 +561,7 @@ func testOrigins(t *testing.T, h Harness) {
 	}
 	enter := func(id string, e room.Entrant, position int64) {
 		t.Helper()
-		st, err := h.Store.Join(ctx, id, e)
+		st, err := h.Rooms.Join(ctx, id, e)
 		if err != nil || st.State != room.StateWaiting || st.Position != position {
 			t.Fatalf("Join(%s, %+v) = %+v, %v; want waiting at %d", id, e, st, err, position)
 		}
@@ -576,17 +593,17 @@ func testOrigins(t *testing.T, h Harness) {
 func testLeave(t *testing.T, h Harness) {
 	put(t, h, "r", cfg(1))
 	join(t, h, "r", "a", "b", "c")
-	if left, err := h.Store.Leave(ctx, "r", "b"); err != nil || !left {
+	if left, err := h.Rooms.Leave(ctx, "r", "b"); err != nil || !left {
 		t.Fatalf("Leave(b) = %v, %v", left, err)
 	}
-	if left, _ := h.Store.Leave(ctx, "r", "b"); left {
+	if left, _ := h.Rooms.Leave(ctx, "r", "b"); left {
 		t.Fatal("second Leave(b) reported leaving")
 	}
 	if st := status(t, h, "r", "c"); st.Position != 2 {
 		t.Fatalf("c at %d", st.Position)
 	}
 	wantAdmitted(t, admit(t, h, "r"), "a")
-	if left, _ := h.Store.Leave(ctx, "r", "a"); !left {
+	if left, _ := h.Rooms.Leave(ctx, "r", "a"); !left {
 		t.Fatal("admitted visitor could not leave")
 	}
 	wantAdmitted(t, admit(t, h, "r"), "c")
@@ -595,24 +612,24 @@ func testLeave(t *testing.T, h Harness) {
 func testRelease(t *testing.T, h Harness) {
 	put(t, h, "r", cfg(1))
 	join(t, h, "r", "a", "b")
-	if err := h.Store.Release(ctx, "r", "b", ""); !errors.Is(err, room.ErrNotAdmitted) {
+	if err := h.Rooms.Release(ctx, "r", "b", ""); !errors.Is(err, room.ErrNotAdmitted) {
 		t.Fatalf("releasing a waiter: %v", err)
 	}
 	tk := admit(t, h, "r")
 	id := tk.Admitted[0].Admission.ID
-	if ok, _ := h.Store.Active(ctx, "r", "a", id); !ok {
+	if ok, _ := h.Rooms.Active(ctx, "r", "a", id); !ok {
 		t.Fatal("fresh admission not active")
 	}
-	if err := h.Store.Release(ctx, "r", "a", "someone-else"); !errors.Is(err, room.ErrNotAdmitted) {
+	if err := h.Rooms.Release(ctx, "r", "a", "someone-else"); !errors.Is(err, room.ErrNotAdmitted) {
 		t.Fatalf("release with a wrong admission id: %v", err)
 	}
-	if err := h.Store.Release(ctx, "r", "a", id); err != nil {
+	if err := h.Rooms.Release(ctx, "r", "a", id); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := h.Store.Active(ctx, "r", "a", id); ok {
+	if ok, _ := h.Rooms.Active(ctx, "r", "a", id); ok {
 		t.Fatal("released admission still active")
 	}
-	if err := h.Store.Release(ctx, "r", "a", id); !errors.Is(err, room.ErrNotAdmitted) {
+	if err := h.Rooms.Release(ctx, "r", "a", id); !errors.Is(err, room.ErrNotAdmitted) {
 		t.Fatalf("double release: %v", err)
 	}
 	tk = admit(t, h, "r")
@@ -625,11 +642,11 @@ func testRelease(t *testing.T, h Harness) {
 func testBatch(t *testing.T, h Harness) {
 	put(t, h, "r", cfg(100))
 	join(t, h, "r", names("v", 25)...)
-	tk, err := h.Store.Admit(ctx, "r", 10)
+	tk, err := h.Rooms.Admit(ctx, "r", 10)
 	if err != nil || len(tk.Admitted) != 10 || !tk.More {
 		t.Fatalf("Admit(max 10) = %d admitted, more %v, %v", len(tk.Admitted), tk.More, err)
 	}
-	tk, _ = h.Store.Admit(ctx, "r", 15)
+	tk, _ = h.Rooms.Admit(ctx, "r", 15)
 	if len(tk.Admitted) != 15 || tk.More {
 		t.Fatalf("second batch = %d admitted, more %v", len(tk.Admitted), tk.More)
 	}
@@ -653,14 +670,14 @@ func testConcurrency(t *testing.T, h Harness) {
 		}
 		wg.Go(func() {
 			joinMu.Lock() // defines the join order the admissions must follow
-			_, err := h.Store.Join(ctx, "r", who)
+			_, err := h.Rooms.Join(ctx, "r", who)
 			joinOrder = append(joinOrder, v)
 			joinMu.Unlock()
 			if err != nil {
 				t.Error(err)
 			}
 			joined.Add(1)
-			_, _ = h.Store.Status(ctx, "r", v)
+			_, _ = h.Rooms.Status(ctx, "r", v)
 		})
 	}
 	var admitted []string
@@ -669,11 +686,11 @@ func testConcurrency(t *testing.T, h Harness) {
 		// Read before the step: once every join has returned, an empty line in this step's stats is
 		// final. Read after, a join landing between the stats and the count would be missed.
 		allJoined := joined.Load() == visitors
-		tk, err := h.Store.Admit(ctx, "r", 20)
+		tk, err := h.Rooms.Admit(ctx, "r", 20)
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, _ := h.Store.Stats(ctx, "r")
+		st, _ := h.Rooms.Stats(ctx, "r")
 		if st.Active > capacity {
 			t.Fatalf("%d active, capacity %d", st.Active, capacity)
 		}
@@ -684,7 +701,7 @@ func testConcurrency(t *testing.T, h Harness) {
 			seen[a.Visitor] = true
 			admitted = append(admitted, a.Visitor)
 			wg.Go(func() { // releases race the next admission step
-				if err := h.Store.Release(ctx, "r", a.Visitor, a.Admission.ID); err != nil {
+				if err := h.Rooms.Release(ctx, "r", a.Visitor, a.Admission.ID); err != nil {
 					t.Error(err)
 				}
 			})
@@ -713,7 +730,7 @@ func testJoinCrowd(t *testing.T, h Harness) {
 	var wg sync.WaitGroup
 	joinAt := func(e room.Entrant, at *int64) {
 		<-start
-		st, err := h.Store.Join(ctx, "r", e)
+		st, err := h.Rooms.Join(ctx, "r", e)
 		if err != nil || st.State != room.StateWaiting {
 			t.Errorf("Join(%+v) = %+v, %v", e, st, err)
 			return
@@ -737,9 +754,9 @@ func testJoinCrowd(t *testing.T, h Harness) {
 			}
 			switch i % 4 { // nobody leaves or is admitted meanwhile, so a place can only stay
 			case 0:
-				again(h.Store.Join(ctx, "r", from("r", v)))
+				again(h.Rooms.Join(ctx, "r", from("r", v)))
 			case 1:
-				again(h.Store.Status(ctx, "r", v))
+				again(h.Rooms.Status(ctx, "r", v))
 			}
 		})
 	}
@@ -784,7 +801,7 @@ func testRacingGates(t *testing.T, h Harness) {
 		var got []room.Admitted
 		for range 3 {
 			wg.Go(func() {
-				tk, err := h.Store.Admit(ctx, "r", 100)
+				tk, err := h.Rooms.Admit(ctx, "r", 100)
 				if err != nil {
 					t.Error(err)
 					return
@@ -795,14 +812,14 @@ func testRacingGates(t *testing.T, h Harness) {
 			})
 		}
 		wg.Wait()
-		if st, _ := h.Store.Stats(ctx, "r"); st.Active > capacity {
+		if st, _ := h.Rooms.Stats(ctx, "r"); st.Active > capacity {
 			t.Fatalf("step %d: %d active, capacity %d", step, st.Active, capacity)
 		}
 		slices.SortFunc(got, func(a, b room.Admitted) int { return strings.Compare(a.Visitor, b.Visitor) })
 		for _, a := range got {
 			admitted = append(admitted, a.Visitor)
 			if step%3 == 0 { // release some, so capacity frees and rate becomes the binding limit
-				_ = h.Store.Release(ctx, "r", a.Visitor, a.Admission.ID)
+				_ = h.Rooms.Release(ctx, "r", a.Visitor, a.Admission.ID)
 			}
 		}
 		perStep[step] = len(got)
@@ -830,7 +847,7 @@ func testWaitingElsewhere(t *testing.T, h Harness) {
 	admit(t, h, "a")
 	refused := func(id string, e room.Entrant, in string) {
 		t.Helper()
-		_, err := h.Store.Join(ctx, id, e)
+		_, err := h.Rooms.Join(ctx, id, e)
 		var ee *room.ElsewhereError
 		if !errors.As(err, &ee) || ee.Room != in {
 			t.Fatalf("Join(%s, %+v) = %v; want *ElsewhereError naming %s", id, e, err, in)
@@ -843,18 +860,18 @@ func testWaitingElsewhere(t *testing.T, h Harness) {
 		}
 	}
 	// A visitor whose token was issued in a, and one whose token names no room.
-	if _, err := h.Store.Join(ctx, "a", arrival("a", "v")); err != nil {
+	if _, err := h.Rooms.Join(ctx, "a", arrival("a", "v")); err != nil {
 		t.Fatal(err)
 	}
 	join(t, h, "a", "w")
 	refused("b", room.Entrant{Visitor: "v", Origin: "a"}, "a")
 	refused("b", room.Entrant{Visitor: "w"}, "a")
 	// Joining the line one waits in needs no switch and keeps the place.
-	if st, err := h.Store.Join(ctx, "a", room.Entrant{Visitor: "v", Origin: "a"}); err != nil || st.Position != 1 {
+	if st, err := h.Rooms.Join(ctx, "a", room.Entrant{Visitor: "v", Origin: "a"}); err != nil || st.Position != 1 {
 		t.Fatalf("joining its own line again: %+v %v", st, err)
 	}
 	// With Switch the visitor moves; then its old room is the one a join elsewhere would leave.
-	if st, err := h.Store.Join(ctx, "b", room.Entrant{Visitor: "v", Origin: "a", Switch: true}); err != nil || st.State != room.StateWaiting {
+	if st, err := h.Rooms.Join(ctx, "b", room.Entrant{Visitor: "v", Origin: "a", Switch: true}); err != nil || st.State != room.StateWaiting {
 		t.Fatalf("switching to b: %+v %v", st, err)
 	}
 	refused("a", room.Entrant{Visitor: "v", Origin: "a"}, "b")
@@ -864,14 +881,14 @@ func testWaitingElsewhere(t *testing.T, h Harness) {
 	if tk := admit(t, h, "b"); len(tk.Admitted) != 1 || tk.Admitted[0].Visitor != "v" {
 		t.Fatalf("admitting v in b: %+v", tk)
 	}
-	if st, err := h.Store.Join(ctx, "c", room.Entrant{Visitor: "v", Origin: "a"}); err != nil || st.State != room.StateWaiting {
+	if st, err := h.Rooms.Join(ctx, "c", room.Entrant{Visitor: "v", Origin: "a"}); err != nil || st.State != room.StateWaiting {
 		t.Fatalf("joining c while admitted in b: %+v %v", st, err)
 	}
 	// A line left is no obstacle either.
-	if _, err := h.Store.Leave(ctx, "a", "w"); err != nil {
+	if _, err := h.Rooms.Leave(ctx, "a", "w"); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := h.Store.Join(ctx, "b", room.Entrant{Visitor: "w"}); err != nil || st.State != room.StateWaiting {
+	if st, err := h.Rooms.Join(ctx, "b", room.Entrant{Visitor: "w"}); err != nil || st.State != room.StateWaiting {
 		t.Fatalf("joining b after leaving a: %+v %v", st, err)
 	}
 }

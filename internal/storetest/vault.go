@@ -8,10 +8,10 @@ import (
 	"github.com/rushgate/rushgate/internal/keyring"
 )
 
-// RunVault checks a keeper of secrets ([keyring.Vault]): a secret is created once and then read back,
+// runVault checks a keeper of secrets ([keyring.Vault]): a secret is created once and then read back,
 // a swap replaces it only if it still holds what the caller read, and keyrings rotating through the
 // vault at once, as instances do, lose no key.
-func RunVault(t *testing.T, v keyring.Vault) {
+func runVault(t *testing.T, v keyring.Vault) {
 	t.Run("LoadOrCreate", func(t *testing.T) {
 		calls := 0
 		create := func() ([]byte, error) { calls++; return []byte("s3cret"), nil }
