@@ -123,9 +123,13 @@ func (s *Server) runFeed(ctx context.Context, f *feed, sub *room.Subscription, i
 	var lastRefresh time.Time
 	waiting, position := false, int64(0)
 	refresh := true
+	var changed <-chan struct{}
 	for {
-		changed := sub.Changed() // taken before reading, so no change slips between read and wait
 		if refresh {
+			// Taken before reading, so that no change slips between the read and the wait; and only
+			// then, so that one made while the loop sends a keep-alive or finishes a kicked stream
+			// still wakes it.
+			changed = sub.Changed()
 			v, err := s.rooms.Status(ctx, id, vid)
 			if errors.Is(err, room.ErrNotFound) {
 				v, err = room.View{Status: room.Status{State: room.StateNone}}, nil
@@ -159,6 +163,9 @@ func (s *Server) runFeed(ctx context.Context, f *feed, sub *room.Subscription, i
 			// an admission is pushed personally. Re-reading an admitted visitor on every broadcast
 			// signed its token again each time, which with thousands admitted at once delayed them all.
 			refresh = waiting && position <= nearFront || time.Since(lastRefresh) >= farRefresh
+			if !refresh {
+				changed = sub.Changed()
+			}
 		case <-keep.C:
 			s.broadcast(f, []byte(": keep-alive\n\n"), sendKeepAlive)
 		case <-f.wake:
