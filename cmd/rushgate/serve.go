@@ -147,23 +147,61 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := checkDataDir(f.data); err != nil {
 		return err
 	}
-	records, err := openRecords(ctx, f)
+	a, err := openApp(ctx, f, log, stdout)
 	if err != nil {
 		return err
 	}
-	defer records.Close()
+	defer a.close()
+	return listenAndServe(ctx, log, f, a.backend, a.api)
+}
+
+// app is rushgate with everything serve opens, in the order it opens it: the record, the backend and
+// its secrets, the domain services and their loops, the HTTP API. close stops them in reverse order,
+// so that producers of work stop before what they feed: the gates after the HTTP server has drained,
+// the recorders before the record closes, the lines saved once nothing changes them.
+type app struct {
+	backend string
+	api     *httpapi.Server
+	closers []func()
+}
+
+// onClose adds a step to close, which runs the steps last first.
+func (a *app) onClose(step func()) { a.closers = append(a.closers, step) }
+
+// close stops everything openApp started, in reverse order.
+func (a *app) close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+	a.closers = nil
+}
+
+// openApp opens what serve runs; on failure, what it had opened is closed again.
+func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writer) (_ *app, err error) {
+	a := &app{}
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
+	records, err := openRecords(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	a.onClose(func() { records.Close() })
 	m := metrics.New()
 	be, err := openBackend(ctx, f, records, m, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer be.close()
+	a.backend = be.name
+	a.onClose(be.close)
 	if be.save != nil {
-		defer be.save() // after the gates have stopped (deferred below, so run before this)
+		a.onClose(be.save) // once the gates have stopped (closed after this)
 	}
 	adminKey, visitors, keys, err := loadSecrets(ctx, f, be.vault, stdout)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	svc := room.NewService(be.store, room.Options{Observer: m, Logger: log})
@@ -171,25 +209,25 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := svc.Start(ctx); err != nil {
 		log.Warn("rooms not loaded at start; their gates start on first use", "err", err)
 	}
-	defer svc.Stop() // after the HTTP server has drained: producers of requests stop before the gates
+	a.onClose(svc.Stop) // after the HTTP server has drained: producers of requests stop before the gates
 	// Keys rotated by another instance, or on schedule, are taken up while serving.
 	kctx, stopKeys := context.WithCancel(ctx)
 	watched := make(chan struct{})
 	go func() { defer close(watched); keys.Watch(kctx, f.rotateKeys, log) }()
-	defer func() { stopKeys(); <-watched }()
+	a.onClose(func() { stopKeys(); <-watched })
 	auctions := auction.NewService(be.auctions, auction.ServiceOptions{Logger: log, Gate: svc})
 	auctions.Start(ctx)
-	defer auctions.Stop()
+	a.onClose(auctions.Stop)
 	drops := drop.NewService(be.drops, svc, log)
-	defer drops.Stop() // after the HTTP server has drained: no claim starts a release after it
+	a.onClose(drops.Stop) // after the HTTP server has drained: no claim starts a release after it
 	if be.record != nil {
 		rctx, stopRecord := context.WithCancel(context.Background())
 		recorded := make(chan struct{})
 		go func() { defer close(recorded); be.record(rctx, log) }()
-		defer func() { stopRecord(); <-recorded }() // before the record store closes
+		a.onClose(func() { stopRecord(); <-recorded }) // before the record store closes
 	}
 
-	trusted, _ := httpapi.ParseTrustedProxies(f.trusted) // checked above
+	trusted, _ := httpapi.ParseTrustedProxies(f.trusted) // checked by serveFlags.check
 	cfg := httpapi.Config{
 		Rooms: svc, Auctions: auctions, Drops: drops, Keys: keys, Visitors: visitors, Metrics: m, Logger: log,
 		AdminKey: adminKey, NewVisitorsPerMinute: f.newVisitors, SecureCookies: f.secureCookies,
@@ -198,15 +236,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if f.redisURL == "" {
 		cfg.Record = records // the embedded backend answers claims and bids once they are recorded
 	}
-	api := httpapi.New(cfg)
+	a.api = httpapi.New(cfg)
 	if f.metricsAddr != "" {
 		msrv, err := sideServer("--metrics-addr", f.metricsAddr, map[string]http.Handler{"/metrics": m.Handler()}, log)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer msrv.Close()
+		a.onClose(func() { msrv.Close() })
 	}
-	return listenAndServe(ctx, log, f, be.name, api)
+	return a, nil
 }
 
 // checkDataDir creates the data directory if needed and makes sure files can be written in it, so that a
