@@ -70,7 +70,8 @@ func (s *Service) Claim(ctx context.Context, req ClaimRequest) (Claim, bool, err
 	}
 	c, created, err := s.store.Claim(ctx, req.Drop, req.Visitor, req.Key)
 	if err == nil && cfg.ReleaseOnClaim {
-		s.release(ctx, cfg.Room, req.Visitor, req.Admission.ID)
+		// The claim is made: its release must not end with a client that has stopped waiting.
+		s.release(context.WithoutCancel(ctx), cfg.Room, req.Visitor, req.Admission.ID)
 	}
 	return c, created, err
 }

@@ -33,7 +33,10 @@ func (g *gate) Active(_ context.Context, room, visitor, id string) (bool, error)
 	return g.live[id], nil
 }
 
-func (g *gate) Release(_ context.Context, room, visitor, id string) error {
+func (g *gate) Release(ctx context.Context, room, visitor, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.downRel > 0 {
@@ -142,5 +145,26 @@ func TestReleaseOnClaimRetried(t *testing.T) {
 	}
 	if got := g.releasedIDs(); len(got) != 2 {
 		t.Fatalf("released %v", got)
+	}
+}
+
+// TestReleaseOutlivesTheRequest: the claim is made, so its release goes through even when the client
+// stopped waiting (the request's context ended) just as the claim was answered.
+func TestReleaseOutlivesTheRequest(t *testing.T) {
+	g := &gate{live: map[string]bool{"adm-1": true}}
+	svc := drop.NewService(memstore.NewDrops(nil, nil), g, nil)
+	defer svc.Stop()
+	cfg := drop.Config{Stock: 5, PerVisitor: 1, OpensAt: time.Now().Add(-time.Minute), Room: "line", ReleaseOnClaim: true}
+	if err := svc.Put(context.Background(), "d", cfg); err != nil {
+		t.Fatal(err)
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	a := &rushgate.Admission{Room: "line", Visitor: "v_a", ID: "adm-1"}
+	if _, _, err := svc.Claim(gone, drop.ClaimRequest{Drop: "d", Visitor: "v_a", Admission: a}); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.releasedIDs(); len(got) != 1 {
+		t.Fatalf("released %v: the release ended with the request", got)
 	}
 }
