@@ -118,6 +118,10 @@ type Verifier struct {
 	fetch   func(ctx context.Context) (map[string]ed25519.PublicKey, time.Duration, error)
 	fetched time.Time // when the last fetch was tried
 	expires time.Time // when the keys fetched last must be fetched again
+	// refreshing is set while a background fetch of an outlived key set runs; refreshed, when set (by
+	// tests), is called as it ends.
+	refreshing bool
+	refreshed  func()
 	source  func() map[string]ed25519.PublicKey
 	now     func() time.Time
 }
@@ -144,11 +148,12 @@ const refetchEvery = 30 * time.Second
 // verifying within a minute. Lifetimes a server states are kept between a second and an hour.
 const DefaultKeyLife = 60 * time.Second
 
-// NewRemoteVerifier returns a verifier that loads keys from a rushgate's GET /v1/keys URL on first use,
-// again once the set's cache lifetime (its Cache-Control max-age) has passed, and, at most every 30
-// seconds, when a token names a key it does not know (after a rotation). A refetched set replaces the
-// old one whole; if a refetch fails, the keys last fetched stay in use and the next verification tries
-// again. A nil client means a client with a 5-second timeout.
+// NewRemoteVerifier returns a verifier that loads keys from a rushgate's GET /v1/keys URL on first use
+// and, at most every 30 seconds, when a token names a key it does not know (after a rotation); and, in
+// the background, once the set's cache lifetime (its Cache-Control max-age) has passed. A refetched set
+// replaces the old one whole, so keys no longer published stop verifying; if a refetch fails, the keys
+// last fetched stay in use and a later verification tries again. A nil client means a client with a
+// 5-second timeout.
 func NewRemoteVerifier(keysURL string, client *http.Client) *Verifier {
 	if client == nil {
 		client = &http.Client{Timeout: 5 * time.Second}
@@ -205,47 +210,65 @@ func (v *Verifier) key(ctx context.Context, kid string) (ed25519.PublicKey, erro
 	}
 	v.mu.RLock()
 	k, ok := v.keys[kid]
-	refetch := v.refetch(ok)
+	stale := ok && v.stale()
 	v.mu.RUnlock()
-	if refetch {
-		v.mu.Lock()
-		defer v.mu.Unlock()
-		k, ok = v.keys[kid]
-		if v.refetch(ok) {
-			v.fetched = v.now()
-			keys, life, err := v.fetch(ctx)
-			if err != nil && v.keys == nil {
-				return nil, fmt.Errorf("%w: %w", ErrUnknownKey, err)
-			}
-			if err == nil {
-				v.keys, v.expires = keys, v.fetched.Add(life)
-			}
-			k, ok = v.keys[kid]
+	if ok {
+		if stale {
+			v.refresh()
 		}
+		return k, nil
 	}
-	if !ok {
-		return nil, ErrUnknownKey
+	// A key not in the set: on first use, or after a rotation, fetch now, at most every refetchEvery.
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if k, ok := v.keys[kid]; ok {
+		return k, nil
 	}
-	return k, nil
+	if v.fetch != nil && (v.fetched.IsZero() || v.now().Sub(v.fetched) >= refetchEvery) {
+		v.fetched = v.now()
+		keys, life, err := v.fetch(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrUnknownKey, err)
+		}
+		v.keys, v.expires = keys, v.fetched.Add(life)
+	}
+	if k, ok := v.keys[kid]; ok {
+		return k, nil
+	}
+	return nil, ErrUnknownKey
 }
 
-// refetch reports, with v.mu held, whether a remote verifier should fetch the key set now: on first
-// use; once the set it holds has outlived its cache lifetime (at most one try a second while rushgate
-// does not answer); or when it lacks the key asked for (known false) and the last try is older than
-// refetchEvery.
-func (v *Verifier) refetch(known bool) bool {
-	if v.fetch == nil {
-		return false
-	}
+// stale reports, with v.mu held, whether the key set has outlived its cache lifetime and the last try
+// to fetch it is a second old or more, so that a rushgate that does not answer costs one try a second.
+func (v *Verifier) stale() bool {
 	now := v.now()
-	since := now.Sub(v.fetched)
-	switch {
-	case v.fetched.IsZero():
-		return true
-	case v.keys != nil && now.After(v.expires) && since >= time.Second:
-		return true
+	return v.fetch != nil && !v.refreshing && now.After(v.expires) && now.Sub(v.fetched) >= time.Second
+}
+
+// refresh fetches the key set again in the background, once at a time: verifications go on with the
+// keys they have meanwhile, so a slow or absent rushgate never holds up the protected site. If the
+// fetch fails the keys stay as they are; keys no longer published are dropped by one that succeeds.
+// The fetch ends within the client's timeout.
+func (v *Verifier) refresh() {
+	v.mu.Lock()
+	if !v.stale() {
+		v.mu.Unlock()
+		return
 	}
-	return !known && since >= refetchEvery
+	v.refreshing, v.fetched = true, v.now()
+	v.mu.Unlock()
+	go func() {
+		keys, life, err := v.fetch(context.Background())
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		if err == nil {
+			v.keys, v.expires = keys, v.fetched.Add(life)
+		}
+		v.refreshing = false
+		if v.refreshed != nil {
+			v.refreshed()
+		}
+	}()
 }
 
 // compact reports whether token uses only the base64url alphabet and dots, as a compact JWT does.

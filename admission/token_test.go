@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -129,59 +130,82 @@ func FuzzVerify(f *testing.F) {
 }
 
 // TestRemoteVerifierDropsRetiredKeys: a key that rotation retired (or an operator pulled) stops
-// verifying once the fetched set's cache lifetime has passed, in a verifier that has run all along.
+// verifying once the fetched set's cache lifetime has passed, in a verifier that has run all along. The
+// set is fetched again in the background, so a rushgate that does not answer never holds a
+// verification up, and is tried once a second.
 func TestRemoteVerifierDropsRetiredKeys(t *testing.T) {
 	var published atomic.Value
 	published.Store(KeySet{Keys: []JWK{PublicJWK("k1", seed1.Public().(ed25519.PublicKey))}})
 	var fetches atomic.Int32
+	var down atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fetches.Add(1)
+		if down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
 		w.Header().Set("Cache-Control", "public, max-age=60")
 		_ = json.NewEncoder(w).Encode(published.Load())
 	}))
 	defer srv.Close()
+	var mu sync.Mutex
 	now := t0
-	v := NewRemoteVerifier(srv.URL, srv.Client()).WithClock(func() time.Time { return now })
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	v := NewRemoteVerifier(srv.URL, srv.Client()).WithClock(clock)
+	refreshed := make(chan struct{}, 10)
+	v.refreshed = func() { refreshed <- struct{}{} }
 	ctx := context.Background()
 	old := mustSign(t, "k1", seed1, claims("sale", t0.Add(24*time.Hour)))
 	if _, err := v.Verify(ctx, old, "sale"); err != nil {
 		t.Fatal(err)
 	}
-	// Rotation: k2 is published beside k1, and signs a little later.
+	// Rotation: k2 is published beside k1; a token of it is fetched for at once.
 	published.Store(KeySet{Keys: []JWK{PublicJWK("k2", seed2.Public().(ed25519.PublicKey)), PublicJWK("k1", seed1.Public().(ed25519.PublicKey))}})
-	now = now.Add(40 * time.Second)
+	advance(40 * time.Second)
 	fresh := mustSign(t, "k2", seed2, claims("sale", t0.Add(24*time.Hour)))
 	if _, err := v.Verify(ctx, fresh, "sale"); err != nil {
 		t.Fatalf("token of the new key: %v", err)
 	}
 	// k1 is retired (or pulled): no longer published. Within the set's lifetime it still verifies...
 	published.Store(KeySet{Keys: []JWK{PublicJWK("k2", seed2.Public().(ed25519.PublicKey))}})
-	now = now.Add(30 * time.Second)
+	advance(30 * time.Second)
 	if _, err := v.Verify(ctx, old, "sale"); err != nil {
 		t.Fatalf("within the cache lifetime: %v", err)
 	}
-	// ...and once the lifetime has passed, the refetched set no longer holds it.
-	now = now.Add(61 * time.Second)
+	// ...and once the lifetime has passed, the set is fetched again and no longer holds it.
+	advance(61 * time.Second)
+	_, _ = v.Verify(ctx, old, "sale") // answered from the set it has; the refetch starts
+	<-refreshed
 	if _, err := v.Verify(ctx, old, "sale"); !errors.Is(err, ErrUnknownKey) {
 		t.Fatalf("retired key after the cache lifetime: %v, want ErrUnknownKey", err)
 	}
 	if _, err := v.Verify(ctx, fresh, "sale"); err != nil {
 		t.Fatalf("the current key after the refetch: %v", err)
 	}
-	// While rushgate does not answer, the last set stays in use and tries are spaced a second apart.
-	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fetches.Add(1)
-		http.Error(w, "down", http.StatusServiceUnavailable)
-	})
-	now = now.Add(2 * time.Minute)
+	// While rushgate does not answer, the last set stays in use, and it is tried once a second.
+	down.Store(true)
+	advance(2 * time.Minute)
 	before := fetches.Load()
 	for range 20 {
 		if _, err := v.Verify(ctx, fresh, "sale"); err != nil {
 			t.Fatalf("with rushgate down: %v", err)
 		}
 	}
+	<-refreshed
+	for range 20 {
+		if _, err := v.Verify(ctx, fresh, "sale"); err != nil {
+			t.Fatalf("with rushgate down, after a failed refetch: %v", err)
+		}
+	}
 	if n := fetches.Load() - before; n != 1 {
 		t.Fatalf("%d fetches within a second while rushgate is down, want 1", n)
+	}
+	advance(time.Second)
+	_, _ = v.Verify(ctx, fresh, "sale")
+	<-refreshed
+	if n := fetches.Load() - before; n != 2 {
+		t.Fatalf("%d fetches a second later, want 2", n)
 	}
 }
 
