@@ -122,8 +122,8 @@ type Verifier struct {
 	// tests), is called as it ends.
 	refreshing bool
 	refreshed  func()
-	source  func() map[string]ed25519.PublicKey
-	now     func() time.Time
+	source     func() map[string]ed25519.PublicKey
+	now        func() time.Time
 }
 
 // NewVerifier returns a verifier for a fixed set of keys.
