@@ -10,13 +10,14 @@ run: ## run rushgate on the embedded backend
 test: ## run the tests as CI does
 	go test -race ./...
 
-fuzz: ## fuzz the parsers, token verification and the embedded lines file for a minute each
+fuzz: ## fuzz the parsers, token verification, forwarding headers and the embedded lines file for a minute each
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 1m ./internal/visitor
 	go test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime 1m ./admission
 	go test -run '^$$' -fuzz '^FuzzDecodeConfig$$' -fuzztime 1m ./internal/room
 	go test -run '^$$' -fuzz '^FuzzDecodeConfig$$' -fuzztime 1m ./internal/auction
 	go test -run '^$$' -fuzz '^FuzzDecodeConfig$$' -fuzztime 1m ./internal/drop
 	go test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 1m ./internal/memstore
+	go test -run '^$$' -fuzz '^FuzzClientAddr$$' -fuzztime 1m ./internal/httpapi
 
 bench: ## Go benchmarks of the store and the join handler
 	go test -run '^$$' -bench . -benchtime 20000x ./internal/memstore ./internal/httpapi
