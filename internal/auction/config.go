@@ -1,8 +1,10 @@
 // Package auction is the live-auction domain: configs with increment tables, a reserve and buy-now,
 // and the bidding rules of the big marketplaces (proxy bidding, earlier of two equal maximums wins, no
-// bidding against oneself, soft close). Money is always integer minor units. The rules live in
-// [State]'s methods, pure functions of the state and an instant, so that every backend applies exactly
-// the same ones inside its own atomic step.
+// bidding against oneself, soft close). Money is always integer minor units. The rules are written
+// twice: in Go, as [State]'s methods, pure functions of the state and an instant that the embedded
+// backend applies inside its critical section; and in Lua (internal/redisstore/lua/auction_lib.lua),
+// which the Redis backend runs as one step inside Redis. The conformance suite (internal/storetest)
+// holds the two to one behaviour. Who may bid is the [Service]'s.
 package auction
 
 import (

@@ -1,7 +1,10 @@
 // Package drop is the first-come-first-served claim of a limited stock: coupons, tickets. Its rules —
 // never past the stock, at most per_visitor claims each, only while open, the same answer for a
-// repeated Idempotency-Key — are applied by [State.Claim], a pure function of the state and an
-// instant, so that every backend applies exactly the same ones inside its own atomic step.
+// repeated Idempotency-Key — are written twice: in Go, as [State.Decide] and [State.Take], pure
+// functions of the state and an instant that the embedded backend applies inside its critical section;
+// and in Lua, as the Redis backend's claim script, which must run as one step inside Redis. The
+// conformance suite (internal/storetest) holds the two to one behaviour. Who may claim, and what a
+// claim does to the room a drop sits behind, is the [Service]'s.
 package drop
 
 import (
@@ -184,15 +187,6 @@ func (s *State) Mine(visitor string) []Claim {
 		out = append(out, s.Claims[seq-1])
 	}
 	return out
-}
-
-// Claim hands the next unit to visitor at now: [State.Decide], then [State.Take].
-func (s *State) Claim(dropID, visitor, key, generated string, now time.Time) (Claim, bool, error) {
-	c, created, err := s.Decide(dropID, visitor, key, generated, now)
-	if err == nil && created {
-		s.Take(c)
-	}
-	return c, created, err
 }
 
 // Decide works out, without changing the state, what a claim by visitor at now gets. A repeated

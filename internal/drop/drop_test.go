@@ -55,11 +55,13 @@ func FuzzDecodeConfig(f *testing.F) {
 		}
 		s := New(c) // a valid config hands out exactly its stock to distinct visitors, then refuses
 		for i := range c.Stock {
-			if _, created, err := s.Claim("d", fmt.Sprint("v", i), "", fmt.Sprint("G", i), c.OpensAt); err != nil || !created {
+			claim, created, err := s.Decide("d", fmt.Sprint("v", i), "", fmt.Sprint("G", i), c.OpensAt)
+			if err != nil || !created {
 				t.Fatalf("claim %d of %d refused: %v", i+1, c.Stock, err)
 			}
+			s.Take(claim)
 		}
-		if _, _, err := s.Claim("d", "late", "", "G", c.OpensAt); !errors.Is(err, ErrSoldOut) || s.Remaining() != 0 {
+		if _, _, err := s.Decide("d", "late", "", "G", c.OpensAt); !errors.Is(err, ErrSoldOut) || s.Remaining() != 0 {
 			t.Fatalf("past the stock of %s: %v, %d remaining", out, err, s.Remaining())
 		}
 	})
