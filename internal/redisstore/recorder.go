@@ -75,6 +75,13 @@ func (a *Auctions) RecordOnce(ctx context.Context, consumer string, rec Recorder
 func (a *Auctions) recordPass(ctx context.Context, consumer string, rec Recorder, retire bool) error {
 	return a.eachRegistered(ctx, a.keys.auctions(), func(id string) error {
 		stream := a.keys.auction(id)[1]
+		wasOver := false
+		if retire { // read before the stream: see retire
+			var err error
+			if wasOver, err = a.over(ctx, id); err != nil {
+				return err
+			}
+		}
 		n, err := a.consume(ctx, stream, consumer, a.ClaimIdle, func(entries []rueidis.XRangeEntry) error {
 			evs := make([]auction.Event, 0, len(entries))
 			for _, e := range entries {
@@ -88,7 +95,7 @@ func (a *Auctions) recordPass(ctx context.Context, consumer string, rec Recorder
 			}
 			return rec.Record(ctx, id, st, evs)
 		})
-		if err != nil || n > 0 || !retire {
+		if err != nil || n > 0 || !wasOver {
 			return err
 		}
 		return a.retire(ctx, a.keys.auctions(), id, stream, a.over)
@@ -110,11 +117,11 @@ func (a *Auctions) over(ctx context.Context, id string) (bool, error) {
 // live entities rather than with every entity ever created. A Put may start the entity afresh at any
 // time and registers it after its script; retire looks again after removing it and puts it back if it
 // is no longer over, so that whichever order the two run in, a live entity stays registered.
+//
+// The caller reads whether the entity is over before its pass reads the stream, and calls retire only
+// if it was and the pass found nothing: the step that makes an entity over appends its last event in
+// the same script, so that event was in the stream before the pass read it.
 func (s *Store) retire(ctx context.Context, registry, id, stream string, over func(context.Context, string) (bool, error)) error {
-	done, err := over(ctx, id)
-	if err != nil || !done {
-		return err
-	}
 	m, err := s.do(ctx, s.rdb.B().Xpending().Key(stream).Group(recordGroup).Build())
 	if err != nil && !isNoGroup(err) {
 		return err
@@ -125,10 +132,11 @@ func (s *Store) retire(ctx context.Context, registry, id, stream string, over fu
 	if _, err := s.do(ctx, s.rdb.B().Srem().Key(registry).Member(id).Build()); err != nil {
 		return err
 	}
-	if done, err = over(ctx, id); err == nil && !done {
-		_, err = s.do(ctx, s.rdb.B().Sadd().Key(registry).Member(id).Build())
+	if done, err := over(ctx, id); err != nil || !done {
+		_, serr := s.do(ctx, s.rdb.B().Sadd().Key(registry).Member(id).Build())
+		return errors.Join(err, serr)
 	}
-	return err
+	return nil
 }
 
 // isNoGroup reports a stream, or its consumer group, that is not there (a deleted entity).
@@ -204,6 +212,13 @@ func (d *Drops) RecordOnce(ctx context.Context, consumer string, rec ClaimRecord
 func (d *Drops) recordPass(ctx context.Context, consumer string, rec ClaimRecorder, retire bool) error {
 	return d.eachRegistered(ctx, d.keys.drops(), func(id string) error {
 		stream := d.keys.drop(id)[1]
+		wasOver := false
+		if retire { // read before the stream: see retire
+			var err error
+			if wasOver, err = d.over(ctx, id); err != nil {
+				return err
+			}
+		}
 		n, err := d.consume(ctx, stream, consumer, DefaultClaimIdle, func(entries []rueidis.XRangeEntry) error {
 			claims := make([]drop.Claim, len(entries))
 			for i, e := range entries {
@@ -211,7 +226,7 @@ func (d *Drops) recordPass(ctx context.Context, consumer string, rec ClaimRecord
 			}
 			return rec.RecordClaims(ctx, id, claims)
 		})
-		if err != nil || n > 0 || !retire {
+		if err != nil || n > 0 || !wasOver {
 			return err
 		}
 		return d.retire(ctx, d.keys.drops(), id, stream, d.over)
