@@ -74,15 +74,7 @@ func (a *Auctions) RecordOnce(ctx context.Context, consumer string, rec Recorder
 
 func (a *Auctions) recordPass(ctx context.Context, consumer string, rec Recorder, retire bool) error {
 	return a.eachRegistered(ctx, a.keys.auctions(), func(id string) error {
-		stream := a.keys.auction(id)[1]
-		wasOver := false
-		if retire { // read before the stream: see retire
-			var err error
-			if wasOver, err = a.over(ctx, id); err != nil {
-				return err
-			}
-		}
-		n, err := a.consume(ctx, stream, consumer, a.ClaimIdle, func(entries []rueidis.XRangeEntry) error {
+		return a.recordOne(ctx, a.keys.auctions(), id, a.keys.auction(id)[1], consumer, a.ClaimIdle, retire, a.over, func(entries []rueidis.XRangeEntry) error {
 			evs := make([]auction.Event, 0, len(entries))
 			for _, e := range entries {
 				seq, _, _ := strings.Cut(e.ID, "-")
@@ -95,11 +87,26 @@ func (a *Auctions) recordPass(ctx context.Context, consumer string, rec Recorder
 			}
 			return rec.Record(ctx, id, st, evs)
 		})
-		if err != nil || n > 0 || !wasOver {
+	})
+}
+
+// recordOne is one entity's share of a recorder pass: it hands handle the entries of the entity's
+// stream (see consume) and, on a pass that retires, takes the entity out of registry if it was over
+// before the stream was read and the pass found nothing left to record (see retire).
+func (s *Store) recordOne(ctx context.Context, registry, id, stream, consumer string, idle time.Duration, retire bool,
+	over func(context.Context, string) (bool, error), handle func([]rueidis.XRangeEntry) error) error {
+	wasOver := false
+	if retire { // read before the stream: see retire
+		var err error
+		if wasOver, err = over(ctx, id); err != nil {
 			return err
 		}
-		return a.retire(ctx, a.keys.auctions(), id, stream, a.over)
-	})
+	}
+	n, err := s.consume(ctx, stream, consumer, idle, handle)
+	if err != nil || n > 0 || !wasOver {
+		return err
+	}
+	return s.retire(ctx, registry, id, stream, over)
 }
 
 // over reports whether an auction can append no more events: closed, sold, or gone.
@@ -118,7 +125,7 @@ func (a *Auctions) over(ctx context.Context, id string) (bool, error) {
 // time and registers it after its script; retire looks again after removing it and puts it back if it
 // is no longer over, so that whichever order the two run in, a live entity stays registered.
 //
-// The caller reads whether the entity is over before its pass reads the stream, and calls retire only
+// recordOne reads whether the entity is over before its pass reads the stream, and calls retire only
 // if it was and the pass found nothing: the step that makes an entity over appends its last event in
 // the same script, so that event was in the stream before the pass read it.
 func (s *Store) retire(ctx context.Context, registry, id, stream string, over func(context.Context, string) (bool, error)) error {
@@ -211,25 +218,13 @@ func (d *Drops) RecordOnce(ctx context.Context, consumer string, rec ClaimRecord
 
 func (d *Drops) recordPass(ctx context.Context, consumer string, rec ClaimRecorder, retire bool) error {
 	return d.eachRegistered(ctx, d.keys.drops(), func(id string) error {
-		stream := d.keys.drop(id)[1]
-		wasOver := false
-		if retire { // read before the stream: see retire
-			var err error
-			if wasOver, err = d.over(ctx, id); err != nil {
-				return err
-			}
-		}
-		n, err := d.consume(ctx, stream, consumer, DefaultClaimIdle, func(entries []rueidis.XRangeEntry) error {
+		return d.recordOne(ctx, d.keys.drops(), id, d.keys.drop(id)[1], consumer, DefaultClaimIdle, retire, d.over, func(entries []rueidis.XRangeEntry) error {
 			claims := make([]drop.Claim, len(entries))
 			for i, e := range entries {
 				claims[i] = claimOfEntry(e)
 			}
 			return rec.RecordClaims(ctx, id, claims)
 		})
-		if err != nil || n > 0 || !wasOver {
-			return err
-		}
-		return d.retire(ctx, d.keys.drops(), id, stream, d.over)
 	})
 }
 
