@@ -15,10 +15,7 @@ import (
 )
 
 // auctionTests are the auction checks of the suite.
-var auctionTests = []struct {
-	name string
-	fn   func(*testing.T, Harness)
-}{
+var auctionTests = []check{
 	{"Auction/IncrementTable", testIncrementTable},
 	{"Auction/ProxyBidding", testProxyBidding},
 	{"Auction/ExactBids", testExactBids},

@@ -12,10 +12,7 @@ import (
 )
 
 // dropTests are the drop checks of the suite.
-var dropTests = []struct {
-	name string
-	fn   func(*testing.T, Harness)
-}{
+var dropTests = []check{
 	{"Drop/StockAndPerVisitor", testStock},
 	{"Drop/OpenWindow", testOpenWindow},
 	{"Drop/Codes", testCodes},

@@ -35,14 +35,17 @@ type Harness struct {
 	Now func() time.Time
 }
 
+// check is one check of the suite, run as a subtest on a harness of its own.
+type check struct {
+	name string
+	fn   func(*testing.T, Harness)
+}
+
 // Run runs the whole conformance suite against a backend: rooms, auctions, drops and the vault, each
 // check as a parallel subtest on a harness of its own. newHarness must return independent stores (or
 // ones shared with a unique key prefix) per call. A backend that passes it is correct by definition.
 func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
-	tests := []struct {
-		name string
-		fn   func(*testing.T, Harness)
-	}{
+	tests := []check{
 		{"Rooms", testRooms},
 		{"UnknownRoom", testUnknownRoom},
 		{"JoinFIFO", testJoinFIFO},
