@@ -1,6 +1,9 @@
 package rushgate_test
 
 import (
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,5 +45,46 @@ func TestValidID(t *testing.T) {
 		if got := rushgate.ValidID(id); got != want {
 			t.Errorf("ValidID(%q) = %v", id, got)
 		}
+	}
+}
+
+// TestConfigsRun: a cached config is used without a read; a stale one is read again; a store that keeps
+// finding it stale ends in ErrUnavailable after a bounded number of reads, not a loop.
+func TestConfigsRun(t *testing.T) {
+	var c rushgate.Configs[string]
+	reads := 0
+	read := func() (string, string, error) { reads++; return "cfg", fmt.Sprint("r", reads), nil }
+	ok := func(string, string) error { return nil }
+	for range 3 {
+		if err := c.Run("x", read, ok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if reads != 1 {
+		t.Fatalf("%d reads for three steps, want 1", reads)
+	}
+	var revs []string
+	err := c.Run("x", read, func(_, rev string) error {
+		revs = append(revs, rev)
+		if rev == "r3" {
+			return nil
+		}
+		return rushgate.ErrStale
+	})
+	if err != nil || !slices.Equal(revs, []string{"r1", "r2", "r3"}) {
+		t.Fatalf("stale twice: %v, revisions tried %v", err, revs)
+	}
+	err = c.Run("x", read, func(string, string) error { return rushgate.ErrStale })
+	if !errors.Is(err, rushgate.ErrUnavailable) || reads != 5 { // the cached r3, then r4 and r5
+		t.Fatalf("always stale: %v after %d reads", err, reads)
+	}
+	if err := c.Run("y", func() (string, string, error) { return "", "", rushgate.ErrUnavailable }, ok); !errors.Is(err, rushgate.ErrUnavailable) {
+		t.Fatalf("failed read: %v", err)
+	}
+	for i := range 5000 {
+		c.Put(fmt.Sprint(i), "r", "cfg")
+	}
+	if _, _, ok := c.Get("4999"); !ok {
+		t.Fatal("the newest entry was not kept")
 	}
 }

@@ -84,6 +84,9 @@ type State struct {
 	Winner    string    `json:"winner,omitempty"`
 	Final     int64     `json:"final,omitempty"`
 	Seq       int64     `json:"seq"`
+	// Rev is the revision of Config, new at each Put: what a bid checked against a cached config
+	// names, so that the store refuses it if the config has changed since.
+	Rev string `json:"-"`
 }
 
 // New returns the state of a fresh auction.

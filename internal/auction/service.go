@@ -34,6 +34,8 @@ type Service struct {
 	mu      sync.Mutex
 	changed map[string]chan struct{} // closed when the auction has new events
 
+	configs rushgate.Configs[Config] // what bids are checked against, by revision
+
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -155,6 +157,7 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 	if err := s.store.Put(ctx, id, cfg); err != nil {
 		return err
 	}
+	s.configs.Forget(id)
 	s.wake()
 	s.publish(id)
 	return nil
@@ -165,6 +168,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 	if err := s.store.Delete(ctx, id); err != nil {
 		return err
 	}
+	s.configs.Forget(id)
 	s.publish(id)
 	return nil
 }
@@ -176,48 +180,50 @@ func (s *Service) Get(ctx context.Context, id string) (State, error) { return s.
 // rushgate.ErrIdentityRequired or rushgate.ErrAdmissionRequired (a shows the admission it presented,
 // nil for none).
 func (s *Service) Bid(ctx context.Context, id string, b Bid, a *rushgate.Admission) (Outcome, error) {
-	if err := s.authorize(ctx, id, b.Bidder, a); err != nil {
-		return Outcome{}, err
-	}
-	return s.step(id)(s.store.Bid(ctx, id, b))
+	return s.guarded(ctx, id, b.Bidder, a, func(rev string) (Outcome, error) { return s.store.Bid(ctx, id, rev, b) })
 }
 
 // BuyNow sells the auction to bidder and pushes the sale, refusing a bidder the auction does not take
 // as Bid does.
 func (s *Service) BuyNow(ctx context.Context, id, bidder string, a *rushgate.Admission) (Outcome, error) {
-	if err := s.authorize(ctx, id, bidder, a); err != nil {
-		return Outcome{}, err
-	}
-	return s.step(id)(s.store.BuyNow(ctx, id, bidder))
+	return s.guarded(ctx, id, bidder, a, func(rev string) (Outcome, error) { return s.store.BuyNow(ctx, id, rev, bidder) })
+}
+
+// guarded runs a bidder's step after checking the bidder against the auction's config. The config
+// comes from the service's cache and the step names its revision, so a bid costs no read of the
+// auction, and one checked against a config replaced since is refused by the store and checked again.
+func (s *Service) guarded(ctx context.Context, id, bidder string, a *rushgate.Admission, step func(rev string) (Outcome, error)) (Outcome, error) {
+	var o Outcome
+	err := s.configs.Run(id, func() (Config, string, error) {
+		st, err := s.store.Get(ctx, id)
+		return st.Config, st.Rev, err
+	}, func(cfg Config, rev string) error {
+		if err := s.authorize(ctx, cfg, bidder, a); err != nil {
+			return err
+		}
+		var err error
+		o, err = step(rev)
+		if len(o.Events) > 0 {
+			s.publish(id) // also the events of a close that happened in a refused step
+		}
+		return err
+	})
+	return o, err
 }
 
 // authorize checks that bidder is of the identity the auction counts and, behind a room, holds a live
 // admission of it.
-func (s *Service) authorize(ctx context.Context, id, bidder string, a *rushgate.Admission) error {
-	st, err := s.store.Get(ctx, id)
-	if err != nil {
-		return err
-	}
-	if st.Config.Identity == visitor.IdentitySite && !visitor.Subject(bidder) {
+func (s *Service) authorize(ctx context.Context, cfg Config, bidder string, a *rushgate.Admission) error {
+	if cfg.Identity == visitor.IdentitySite && !visitor.Subject(bidder) {
 		return rushgate.ErrIdentityRequired
 	}
-	if st.Config.Room == "" {
+	if cfg.Room == "" {
 		return nil
 	}
 	if s.gate == nil {
 		return rushgate.ErrAdmissionRequired
 	}
-	return rushgate.CheckAdmission(ctx, s.gate, st.Config.Room, bidder, a)
-}
-
-// step publishes a step's events, also those of a close that happened in a refused step.
-func (s *Service) step(id string) func(Outcome, error) (Outcome, error) {
-	return func(o Outcome, err error) (Outcome, error) {
-		if len(o.Events) > 0 {
-			s.publish(id)
-		}
-		return o, err
-	}
+	return rushgate.CheckAdmission(ctx, s.gate, cfg.Room, bidder, a)
 }
 
 // Events returns the auction's events after a sequence number.

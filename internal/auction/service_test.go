@@ -2,9 +2,12 @@ package auction_test
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/memstore"
 )
@@ -55,5 +58,57 @@ func TestStartClosesOverdue(t *testing.T) {
 	defer svc.Stop()
 	if ids, _, _ := store.Due(ctx, 10); len(ids) != 0 {
 		t.Fatalf("still due after start: %v", ids)
+	}
+}
+
+// countingAuctions counts the reads of an auction store, which a bid must not need once its config is
+// cached.
+type countingAuctions struct {
+	auction.Store
+	gets atomic.Int64
+}
+
+func (c *countingAuctions) Get(ctx context.Context, id string) (auction.State, error) {
+	c.gets.Add(1)
+	return c.Store.Get(ctx, id)
+}
+
+// refuseAll is a waiting room that holds no live admission.
+type refuseAll struct{}
+
+func (refuseAll) Active(context.Context, string, string, string) (bool, error) { return false, nil }
+func (refuseAll) Release(context.Context, string, string, string) error        { return nil }
+
+// TestCachedConfigFollowsAnotherInstance runs two services over one store, as two instances share
+// Redis: A bids with the config it cached, without reading the auction again; after B puts the auction
+// behind a room, A's next bid is checked against the new config, not let through on the old one.
+func TestCachedConfigFollowsAnotherInstance(t *testing.T) {
+	store := &countingAuctions{Store: memstore.NewAuctions(nil, nil)}
+	opts := auction.ServiceOptions{Gate: refuseAll{}}
+	a, b := auction.NewService(store, opts), auction.NewService(store, opts)
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Millisecond)
+	cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10),
+		StartsAt: now.Add(time.Hour), EndsAt: now.Add(2 * time.Hour)}
+	if err := b.Put(ctx, "a", cfg); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := a.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 500}, nil); !errors.Is(err, auction.ErrNotStarted) {
+			t.Fatalf("bid before the start: %v", err)
+		}
+	}
+	if n := store.gets.Load(); n != 1 {
+		t.Fatalf("three bids read the auction %d times, want once", n)
+	}
+	cfg.StartsAt, cfg.Room = now.Add(-time.Minute), "line"
+	if err := b.Put(ctx, "a", cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 500}, nil); !errors.Is(err, rushgate.ErrAdmissionRequired) {
+		t.Fatalf("bid without an admission after the auction moved behind a room: %v", err)
+	}
+	if st, _ := store.Get(ctx, "a"); st.Bids != 0 {
+		t.Fatalf("%d bids taken on an outdated config", st.Bids)
 	}
 }

@@ -24,10 +24,13 @@ type Store interface {
 	Delete(ctx context.Context, id string) error
 	// Get returns the state, closing the auction first if it is overdue.
 	Get(ctx context.Context, id string) (State, error)
-	// Bid applies a bid. Refusals: ErrNotStarted, ErrClosed, *TooLowError, ErrInvalidAmount.
-	Bid(ctx context.Context, id string, b Bid) (Outcome, error)
-	// BuyNow sells to bidder at the buy-now price; ErrBuyNowGone or ErrClosed when it cannot.
-	BuyNow(ctx context.Context, id, bidder string) (Outcome, error)
+	// Bid applies a bid. Refusals: ErrNotStarted, ErrClosed, *TooLowError, ErrInvalidAmount, and
+	// rushgate.ErrStale when rev is not empty and no longer the revision of the auction's config (see
+	// [State.Rev]): the bidder was checked against a config since replaced.
+	Bid(ctx context.Context, id, rev string, b Bid) (Outcome, error)
+	// BuyNow sells to bidder at the buy-now price; ErrBuyNowGone or ErrClosed when it cannot, and
+	// rushgate.ErrStale as Bid.
+	BuyNow(ctx context.Context, id, rev, bidder string) (Outcome, error)
 	// Close closes the auction if its end has passed; calling it again is harmless.
 	Close(ctx context.Context, id string) (Outcome, error)
 	// Due returns up to limit auctions whose end has passed but that are not closed yet, and the next

@@ -15,9 +15,10 @@ import (
 // identity a drop counts, the admission of the room it sits behind) and handing the admission back
 // when a claim succeeds (release_on_claim), so that the next visitor in line gets in.
 type Service struct {
-	store Store
-	gate  rushgate.Gatekeeper
-	log   *slog.Logger
+	store   Store
+	gate    rushgate.Gatekeeper
+	log     *slog.Logger
+	configs rushgate.Configs[Config] // what claims are checked against, by revision
 
 	ctx     context.Context // ends at Stop; releases being retried stop with it
 	cancel  context.CancelFunc
@@ -52,27 +53,31 @@ type ClaimRequest struct {
 
 // Claim takes one unit for the visitor, refusing with rushgate.ErrIdentityRequired or
 // rushgate.ErrAdmissionRequired a visitor the drop does not take, and otherwise as [Store.Claim] does.
+// The visitor is checked against the drop's cached config and the claim names its revision, so a claim
+// costs no read of the drop, and one checked against a config replaced since is checked again.
 // With release_on_claim a successful claim ends the admission it was made with; if the room's store
 // cannot be reached, the release is retried in the background until it is done or the service stops.
-func (s *Service) Claim(ctx context.Context, req ClaimRequest) (Claim, bool, error) {
-	info, err := s.store.Get(ctx, req.Drop)
-	if err != nil {
-		return Claim{}, false, err
-	}
-	cfg := info.Config
-	if cfg.Identity == visitor.IdentitySite && !visitor.Subject(req.Visitor) {
-		return Claim{}, false, rushgate.ErrIdentityRequired
-	}
-	if cfg.Room != "" {
-		if err := rushgate.CheckAdmission(ctx, s.gate, cfg.Room, req.Visitor, req.Admission); err != nil {
-			return Claim{}, false, err
+func (s *Service) Claim(ctx context.Context, req ClaimRequest) (c Claim, created bool, err error) {
+	err = s.configs.Run(req.Drop, func() (Config, string, error) {
+		info, err := s.store.Get(ctx, req.Drop)
+		return info.Config, info.Rev, err
+	}, func(cfg Config, rev string) error {
+		if cfg.Identity == visitor.IdentitySite && !visitor.Subject(req.Visitor) {
+			return rushgate.ErrIdentityRequired
 		}
-	}
-	c, created, err := s.store.Claim(ctx, req.Drop, req.Visitor, req.Key)
-	if err == nil && cfg.ReleaseOnClaim {
-		// The claim is made: its release must not end with a client that has stopped waiting.
-		s.release(context.WithoutCancel(ctx), cfg.Room, req.Visitor, req.Admission.ID)
-	}
+		if cfg.Room != "" {
+			if err := rushgate.CheckAdmission(ctx, s.gate, cfg.Room, req.Visitor, req.Admission); err != nil {
+				return err
+			}
+		}
+		var err error
+		c, created, err = s.store.Claim(ctx, req.Drop, rev, req.Visitor, req.Key)
+		if err == nil && cfg.ReleaseOnClaim {
+			// The claim is made: its release must not end with a client that has stopped waiting.
+			s.release(context.WithoutCancel(ctx), cfg.Room, req.Visitor, req.Admission.ID)
+		}
+		return err
+	})
 	return c, created, err
 }
 
@@ -110,6 +115,7 @@ func (s *Service) release(ctx context.Context, room, vid, admissionID string) {
 
 // Put creates a drop or replaces it while nothing is claimed.
 func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
+	defer s.configs.Forget(id)
 	return s.store.Put(ctx, id, cfg)
 }
 
@@ -117,7 +123,10 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 func (s *Service) Get(ctx context.Context, id string) (Info, error) { return s.store.Get(ctx, id) }
 
 // Delete removes a drop while nothing is claimed.
-func (s *Service) Delete(ctx context.Context, id string) error { return s.store.Delete(ctx, id) }
+func (s *Service) Delete(ctx context.Context, id string) error {
+	defer s.configs.Forget(id)
+	return s.store.Delete(ctx, id)
+}
 
 // Claims pages through a drop's claims by sequence.
 func (s *Service) Claims(ctx context.Context, id string, after int64, limit int) ([]Claim, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -166,5 +167,50 @@ func TestReleaseOutlivesTheRequest(t *testing.T) {
 	}
 	if got := g.releasedIDs(); len(got) != 1 {
 		t.Fatalf("released %v: the release ended with the request", got)
+	}
+}
+
+// countingDrops counts the reads of a drop store, which a claim must not need once its config is cached.
+type countingDrops struct {
+	drop.Store
+	gets atomic.Int64
+}
+
+func (c *countingDrops) Get(ctx context.Context, id string) (drop.Info, error) {
+	c.gets.Add(1)
+	return c.Store.Get(ctx, id)
+}
+
+// TestCachedConfigFollowsAnotherInstance runs two services over one store, as two instances share
+// Redis. A claims with the config it cached, without reading the drop again; B puts the drop behind a
+// room; A's next claim is not let through on its outdated config but checked against the new one.
+func TestCachedConfigFollowsAnotherInstance(t *testing.T) {
+	store := &countingDrops{Store: memstore.NewDrops(nil, nil)}
+	g := &gate{live: map[string]bool{"adm-1": true}}
+	a, b := drop.NewService(store, g, nil), drop.NewService(store, g, nil)
+	defer a.Stop()
+	defer b.Stop()
+	ctx := context.Background()
+	later := time.Now().Add(time.Hour)
+	if err := b.Put(ctx, "d", drop.Config{Stock: 5, PerVisitor: 1, OpensAt: later}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, _, err := a.Claim(ctx, drop.ClaimRequest{Drop: "d", Visitor: "v_a"}); !errors.Is(err, drop.ErrNotOpen) {
+			t.Fatalf("claim before the opening: %v", err)
+		}
+	}
+	if n := store.gets.Load(); n != 1 {
+		t.Fatalf("three claims read the drop %d times, want once", n)
+	}
+	if err := b.Put(ctx, "d", drop.Config{Stock: 5, PerVisitor: 1, OpensAt: time.Now().Add(-time.Minute), Room: "line"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Claim(ctx, drop.ClaimRequest{Drop: "d", Visitor: "v_a"}); !errors.Is(err, rushgate.ErrAdmissionRequired) {
+		t.Fatalf("claim without an admission after the drop moved behind a room: %v", err)
+	}
+	adm := &rushgate.Admission{Room: "line", Visitor: "v_a", ID: "adm-1"}
+	if c, created, err := a.Claim(ctx, drop.ClaimRequest{Drop: "d", Visitor: "v_a", Admission: adm}); err != nil || !created || c.Seq != 1 {
+		t.Fatalf("claim with the admission: %+v %v %v", c, created, err)
 	}
 }

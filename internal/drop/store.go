@@ -6,6 +6,9 @@ import "context"
 type Info struct {
 	Config  Config
 	Claimed int
+	// Rev is the revision of Config, new at each Put: what a claim checked against a cached config
+	// names, so that the store refuses it if the config has changed since.
+	Rev string
 }
 
 // Store holds drops. Claim is one atomic step (a critical section in memory, one script in Redis):
@@ -20,8 +23,10 @@ type Store interface {
 	// Get returns the drop's config and how much is claimed.
 	Get(ctx context.Context, id string) (Info, error)
 	// Claim takes one unit for visitor. With a non-empty key, a repeat returns the first answer and
-	// reports created false. Refusals: ErrNotOpen, ErrSoldOut, *AlreadyClaimedError, ErrNotFound.
-	Claim(ctx context.Context, id, visitor, key string) (c Claim, created bool, err error)
+	// reports created false. Refusals: ErrNotOpen, ErrSoldOut, *AlreadyClaimedError, ErrNotFound, and
+	// rushgate.ErrStale when rev is not empty and no longer the revision of the drop's config (see
+	// [Info.Rev]): the visitor was checked against a config since replaced.
+	Claim(ctx context.Context, id, rev, visitor, key string) (c Claim, created bool, err error)
 	// Claims pages through all claims by sequence number.
 	Claims(ctx context.Context, id string, after int64, limit int) ([]Claim, error)
 	// Mine returns a visitor's claims.

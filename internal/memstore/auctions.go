@@ -47,13 +47,17 @@ func NewAuctions(clock func() time.Time, recorder Recorder) *Auctions {
 }
 
 // step runs fn on a copy of the auction's state under the lock, records its events, and only then keeps
-// the new state, its events and its deadline. A failed record leaves the auction as it was.
-func (a *Auctions) step(ctx context.Context, id string, fn func(s *auction.State, now time.Time) ([]auction.Event, error)) (auction.Outcome, error) {
+// the new state, its events and its deadline. A failed record leaves the auction as it was, and so
+// does a rev other than the config's (an empty rev checks none).
+func (a *Auctions) step(ctx context.Context, id, rev string, fn func(s *auction.State, now time.Time) ([]auction.Event, error)) (auction.Outcome, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	as, ok := a.auctions[id]
-	if !ok {
+	switch {
+	case !ok:
 		return auction.Outcome{}, auction.ErrNotFound
+	case rev != "" && rev != as.state.Rev:
+		return auction.Outcome{}, rushgate.ErrStale
 	}
 	next := as.state
 	evs, err := fn(&next, a.clock())
@@ -79,6 +83,7 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st := auction.New(cfg)
+	st.Rev = rushgate.NewRevision()
 	var events []auction.Event
 	if as, ok := a.auctions[id]; ok {
 		if as.state.Bids > 0 || as.state.Sold {
@@ -123,6 +128,7 @@ func (a *Auctions) Delete(ctx context.Context, id string) error {
 func (a *Auctions) Restore(id string, st auction.State, evs []auction.Event) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	st.Rev = rushgate.NewRevision()
 	a.auctions[id] = &auctionState{state: st, events: append([]auction.Event(nil), evs...)}
 	if !st.Closed && !st.Sold {
 		a.deadlines.Add(id, unixNano(st.EndsAt))
@@ -131,23 +137,23 @@ func (a *Auctions) Restore(id string, st auction.State, evs []auction.Event) {
 
 // Get implements [auction.Store].
 func (a *Auctions) Get(ctx context.Context, id string) (auction.State, error) {
-	o, err := a.step(ctx, id, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.CloseIfDue(now), nil })
+	o, err := a.step(ctx, id, "", func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.CloseIfDue(now), nil })
 	return o.State, err
 }
 
 // Bid implements [auction.Store].
-func (a *Auctions) Bid(ctx context.Context, id string, b auction.Bid) (auction.Outcome, error) {
-	return a.step(ctx, id, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.Bid(b, now) })
+func (a *Auctions) Bid(ctx context.Context, id, rev string, b auction.Bid) (auction.Outcome, error) {
+	return a.step(ctx, id, rev, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.Bid(b, now) })
 }
 
 // BuyNow implements [auction.Store].
-func (a *Auctions) BuyNow(ctx context.Context, id, bidder string) (auction.Outcome, error) {
-	return a.step(ctx, id, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.BuyNow(bidder, now) })
+func (a *Auctions) BuyNow(ctx context.Context, id, rev, bidder string) (auction.Outcome, error) {
+	return a.step(ctx, id, rev, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.BuyNow(bidder, now) })
 }
 
 // Close implements [auction.Store].
 func (a *Auctions) Close(ctx context.Context, id string) (auction.Outcome, error) {
-	return a.step(ctx, id, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.CloseIfDue(now), nil })
+	return a.step(ctx, id, "", func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.CloseIfDue(now), nil })
 }
 
 // Due implements [auction.Store].

@@ -40,7 +40,7 @@ func TestRecordMatchesStore(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 300 {
 		wg.Go(func() {
-			_, _ = a.Bid(ctx, "lot", auction.Bid{Bidder: fmt.Sprintf("b%d", i), Max: int64(100 + (i*7919)%5000)})
+			_, _ = a.Bid(ctx, "lot", "", auction.Bid{Bidder: fmt.Sprintf("b%d", i), Max: int64(100 + (i*7919)%5000)})
 		})
 	}
 	wg.Wait()
@@ -88,10 +88,10 @@ func TestUnrecordedBidIsRefused(t *testing.T) {
 	ctx := context.Background()
 	cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10), StartsAt: c.Now(), EndsAt: c.Now().Add(time.Hour)}
 	_ = a.Put(ctx, "lot", cfg)
-	_, _ = a.Bid(ctx, "lot", auction.Bid{Bidder: "x", Max: 500})
+	_, _ = a.Bid(ctx, "lot", "", auction.Bid{Bidder: "x", Max: 500})
 	before, _ := a.Get(ctx, "lot")
 	f.fail = true
-	if _, err := a.Bid(ctx, "lot", auction.Bid{Bidder: "y", Max: 900}); !errors.Is(err, rushgate.ErrUnavailable) {
+	if _, err := a.Bid(ctx, "lot", "", auction.Bid{Bidder: "y", Max: 900}); !errors.Is(err, rushgate.ErrUnavailable) {
 		t.Fatalf("bid with a failing record: %v", err)
 	}
 	f.fail = false

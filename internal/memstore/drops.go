@@ -26,7 +26,13 @@ type Drops struct {
 	clock    func() time.Time
 	recorder ClaimRecorder
 	mu       sync.Mutex
-	drops    map[string]*drop.State
+	drops    map[string]*dropState
+}
+
+// dropState is a drop with the revision of its config.
+type dropState struct {
+	drop.State
+	rev string
 }
 
 // NewDrops returns an empty drop store; a nil clock means time.Now, a nil recorder keeps no record.
@@ -34,7 +40,7 @@ func NewDrops(clock func() time.Time, recorder ClaimRecorder) *Drops {
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Drops{clock: clock, recorder: recorder, drops: make(map[string]*drop.State)}
+	return &Drops{clock: clock, recorder: recorder, drops: make(map[string]*dropState)}
 }
 
 // Restore loads a drop saved by an earlier run with its claims and their idempotency keys, so that a
@@ -43,11 +49,11 @@ func NewDrops(clock func() time.Time, recorder ClaimRecorder) *Drops {
 func (d *Drops) Restore(id string, cfg drop.Config, claims []drop.Claim) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	s := drop.New(cfg)
+	s := &dropState{State: drop.New(cfg), rev: rushgate.NewRevision()}
 	for _, c := range claims {
 		s.Take(c)
 	}
-	d.drops[id] = &s
+	d.drops[id] = s
 }
 
 // Put implements [drop.Store].
@@ -62,8 +68,7 @@ func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
 			return fmt.Errorf("%w: recording drop %s: %w", rushgate.ErrUnavailable, id, err)
 		}
 	}
-	s := drop.New(cfg)
-	d.drops[id] = &s
+	d.drops[id] = &dropState{State: drop.New(cfg), rev: rushgate.NewRevision()}
 	return nil
 }
 
@@ -95,18 +100,21 @@ func (d *Drops) Get(_ context.Context, id string) (drop.Info, error) {
 	if !ok {
 		return drop.Info{}, drop.ErrNotFound
 	}
-	return drop.Info{Config: s.Config, Claimed: len(s.Claims)}, nil
+	return drop.Info{Config: s.Config, Claimed: len(s.Claims), Rev: s.rev}, nil
 }
 
 // Claim implements [drop.Store]. The new claim is recorded under the lock before it is kept, so a
 // failed record leaves the unit unclaimed.
-func (d *Drops) Claim(ctx context.Context, id, visitor, key string) (drop.Claim, bool, error) {
+func (d *Drops) Claim(ctx context.Context, id, rev, visitor, key string) (drop.Claim, bool, error) {
 	code := drop.NewCode()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s, ok := d.drops[id]
-	if !ok {
+	switch {
+	case !ok:
 		return drop.Claim{}, false, drop.ErrNotFound
+	case rev != "" && rev != s.rev:
+		return drop.Claim{}, false, rushgate.ErrStale
 	}
 	c, created, err := s.Decide(id, visitor, key, code, d.clock())
 	if err != nil || !created {

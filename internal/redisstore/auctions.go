@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
 )
 
@@ -36,6 +37,7 @@ const (
 	codeTooLow
 	codeBuyNowGone
 	codeStarted
+	codeStale
 )
 
 // Auctions is the Redis implementation of [auction.Store]. Each step is one script over the auction's
@@ -47,10 +49,30 @@ type Auctions struct {
 	*Store
 	// ClaimIdle is how long before a consumer takes over events another left unacknowledged.
 	ClaimIdle time.Duration
+
+	steps   *batcher[revision, stepReq, stepped] // by auction and config revision
+	configs rushgate.Configs[auction.Config]     // parsed configs, so that a step's answer carries no JSON
 }
 
+// stepReq is one action in a batch of steps, stepped its answer.
+type (
+	stepReq struct {
+		op, bidder string
+		max        int64
+		exact      bool
+	}
+	stepped struct {
+		outcome auction.Outcome
+		err     error
+	}
+)
+
 // NewAuctions returns the auction store sharing s's client, key prefix and options.
-func NewAuctions(s *Store) *Auctions { return &Auctions{Store: s, ClaimIdle: DefaultClaimIdle} }
+func NewAuctions(s *Store) *Auctions {
+	a := &Auctions{Store: s, ClaimIdle: DefaultClaimIdle}
+	a.steps = newBatcher(s.timeout, a.sendSteps)
+	return a
+}
 
 // Put implements [auction.Store]. The index entry is written first, so that a crash between the two
 // leaves at worst an entry for an auction that a closer finds missing and drops.
@@ -78,7 +100,7 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 	}
 	v, err := a.run(ctx, auctionPutScript, a.keys.auction(id), itoa(cfg.StartPrice), optional(cfg.ReservePrice),
 		optional(cfg.BuyNowPrice), itoa(cfg.StartsAt.UnixMilli()), itoa(cfg.EndsAt.UnixMilli()), window, extend,
-		strings.Join(tiers, ","), string(js))
+		strings.Join(tiers, ","), string(js), rushgate.NewRevision())
 	if err != nil {
 		return err
 	}
@@ -113,67 +135,106 @@ func (a *Auctions) index(ctx context.Context, id string, end time.Time) error {
 	return err
 }
 
-// step runs one auction step and keeps the deadline index in line with its outcome.
-func (a *Auctions) step(ctx context.Context, id, op, bidder string, max int64, exact bool) (auction.Outcome, error) {
-	ex := "0"
-	if exact {
-		ex = "1"
-	}
-	v, err := a.run(ctx, auctionStepScript, a.keys.auction(id), op, a.now(), bidder, itoa(max), ex)
+// step runs one action in the auction's next batch (see batch.go); rev is the config revision it was
+// checked against, "" for none.
+func (a *Auctions) step(ctx context.Context, id, rev, op, bidder string, max int64, exact bool) (auction.Outcome, error) {
+	r, err := a.steps.do(ctx, revision{id, rev}, stepReq{op: op, bidder: bidder, max: max, exact: exact})
 	if err != nil {
 		return auction.Outcome{}, err
 	}
-	r, _ := v.ToArray()
-	code := integer(r[0])
-	if code == codeNotFound {
-		_, _ = a.do(ctx, a.rdb.B().Zrem().Key(a.keys.auctionDeadlines()).Member(id).Build())
-		return auction.Outcome{}, auction.ErrNotFound
-	}
-	o, err := outcome(r)
-	if err != nil {
-		return o, err
-	}
-	if o.State.Closed || o.State.Sold {
-		_, err = a.do(ctx, a.rdb.B().Zrem().Key(a.keys.auctionDeadlines()).Member(id).Build())
-	} else if len(o.Events) > 0 || op == "close" {
-		err = a.index(ctx, id, o.State.EndsAt)
-	}
-	if err != nil {
-		return o, err
-	}
-	switch code {
-	case codeNotStarted:
-		return o, auction.ErrNotStarted
-	case codeClosed:
-		return o, auction.ErrClosed
-	case codeTooLow:
-		return o, &auction.TooLowError{Min: integer(r[1])}
-	case codeBuyNowGone:
-		return o, auction.ErrBuyNowGone
-	}
-	return o, nil
+	return r.outcome, r.err
 }
 
-// outcome rebuilds the state and events a step script returned.
-func outcome(r []rueidis.RedisMessage) (auction.Outcome, error) {
-	f, _ := r[2].ToArray()
-	str := func(i int) string { s, _ := f[i].ToString(); return s }
-	num := func(i int) int64 { n, _ := strconv.ParseInt(str(i), 10, 64); return n }
-	var o auction.Outcome
-	js, _ := r[4].ToString()
-	if err := json.Unmarshal([]byte(js), &o.State.Config); err != nil {
-		return o, err
+// sendSteps runs one batch of actions through the step script, then keeps the deadline index in line
+// with where the batch left the auction. The index only wakes closers, and the close script checks the
+// end itself, so a write to it that fails costs at most an early no-op close, which writes it again;
+// only a close reports such a failure, to the closer.
+func (a *Auctions) sendSteps(ctx context.Context, r revision, batch []stepReq) ([]stepped, error) {
+	held, heldRev, _ := a.configs.Get(r.id)
+	args := make([]string, 3, 3+4*len(batch))
+	args[0], args[1], args[2] = a.now(), r.rev, heldRev
+	for _, q := range batch {
+		ex := "0"
+		if q.exact {
+			ex = "1"
+		}
+		args = append(args, q.op, q.bidder, itoa(q.max), ex)
 	}
+	v, err := a.run(ctx, auctionStepScript, a.keys.auction(r.id), args...)
+	if err != nil {
+		return nil, err
+	}
+	res, _ := v.ToArray()
+	if len(res) == 1 {
+		switch integer(res[0]) {
+		case codeNotFound:
+			_, _ = a.do(ctx, a.rdb.B().Zrem().Key(a.keys.auctionDeadlines()).Member(r.id).Build())
+			return nil, auction.ErrNotFound
+		case codeStale:
+			return nil, rushgate.ErrStale
+		}
+	}
+	rev, _ := res[0].ToString()
+	cfg := held
+	if js, err := res[1].ToString(); err == nil {
+		if err := json.Unmarshal([]byte(js), &cfg); err != nil {
+			return nil, err
+		}
+		a.configs.Put(r.id, rev, cfg)
+	}
+	out := make([]stepped, len(res)-2)
+	var over, moved bool // the batch closed or sold the auction; it moved the end or was a close
+	for i, m := range res[2:] {
+		o := &out[i].outcome
+		out[i].err = outcome(m, o)
+		o.State.Config, o.State.Rev = cfg, rev
+		for _, e := range o.Events {
+			over = over || e.Kind == auction.EventClosed || e.Kind == auction.EventSold
+			moved = moved || e.Kind == auction.EventExtended
+		}
+		moved = moved || batch[i].op == "close"
+	}
+	var ierr error
+	if last := out[len(out)-1].outcome.State; over || last.Closed || last.Sold {
+		if over || moved {
+			_, ierr = a.do(ctx, a.rdb.B().Zrem().Key(a.keys.auctionDeadlines()).Member(r.id).Build())
+		}
+	} else if moved {
+		ierr = a.index(ctx, r.id, last.EndsAt)
+	}
+	for i := range out {
+		if ierr != nil && batch[i].op == "close" && out[i].err == nil {
+			out[i].err = ierr
+		}
+	}
+	return out, nil
+}
+
+// outcome rebuilds one answer of the step script into o, returning the refusal it reports.
+func outcome(m rueidis.RedisMessage, o *auction.Outcome) error {
+	r, _ := m.ToArray()
+	f, _ := r[2].AsStrSlice()
+	num := func(i int) int64 { n, _ := strconv.ParseInt(f[i], 10, 64); return n }
 	s := &o.State
-	s.Price, s.Leader, s.LeaderMax, s.Bids = num(0), str(1), num(2), num(3)
+	s.Price, s.Leader, s.LeaderMax, s.Bids = num(0), f[1], num(2), num(3)
 	s.EndsAt = time.UnixMilli(num(4)).UTC()
-	s.Closed, s.Sold, s.Winner, s.Final, s.Seq = str(5) == "1", str(6) == "1", str(7), num(8), num(9)
+	s.Closed, s.Sold, s.Winner, s.Final, s.Seq = f[5] == "1", f[6] == "1", f[7], num(8), num(9)
 	evs, _ := r[3].ToArray()
 	for _, e := range evs {
 		fields, _ := e.AsStrSlice()
 		o.Events = append(o.Events, event(fields))
 	}
-	return o, nil
+	switch integer(r[0]) {
+	case codeNotStarted:
+		return auction.ErrNotStarted
+	case codeClosed:
+		return auction.ErrClosed
+	case codeTooLow:
+		return &auction.TooLowError{Min: integer(r[1])}
+	case codeBuyNowGone:
+		return auction.ErrBuyNowGone
+	}
+	return nil
 }
 
 // event rebuilds an event from {seq, kind, at, bidder, price, proxy, ends_at}.
@@ -185,26 +246,26 @@ func event(f []string) auction.Event {
 
 // Get implements [auction.Store].
 func (a *Auctions) Get(ctx context.Context, id string) (auction.State, error) {
-	o, err := a.step(ctx, id, "get", "", 0, false)
+	o, err := a.step(ctx, id, "", "get", "", 0, false)
 	return o.State, err
 }
 
 // Bid implements [auction.Store].
-func (a *Auctions) Bid(ctx context.Context, id string, b auction.Bid) (auction.Outcome, error) {
+func (a *Auctions) Bid(ctx context.Context, id, rev string, b auction.Bid) (auction.Outcome, error) {
 	if b.Max < 1 || b.Max > auction.MaxAmount || b.Bidder == "" {
 		return auction.Outcome{}, auction.ErrInvalidAmount
 	}
-	return a.step(ctx, id, "bid", b.Bidder, b.Max, b.Exact)
+	return a.step(ctx, id, rev, "bid", b.Bidder, b.Max, b.Exact)
 }
 
 // BuyNow implements [auction.Store].
-func (a *Auctions) BuyNow(ctx context.Context, id, bidder string) (auction.Outcome, error) {
-	return a.step(ctx, id, "buynow", bidder, 0, false)
+func (a *Auctions) BuyNow(ctx context.Context, id, rev, bidder string) (auction.Outcome, error) {
+	return a.step(ctx, id, rev, "buynow", bidder, 0, false)
 }
 
 // Close implements [auction.Store].
 func (a *Auctions) Close(ctx context.Context, id string) (auction.Outcome, error) {
-	return a.step(ctx, id, "close", "", 0, false)
+	return a.step(ctx, id, "", "close", "", 0, false)
 }
 
 // Due implements [auction.Store].

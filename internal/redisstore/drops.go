@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/drop"
 )
 
@@ -29,15 +30,37 @@ const (
 	dropSoldOut   = 3
 	dropAlready   = 4
 	dropHasClaims = codeStarted
+	dropStale     = codeStale
 )
 
 // Drops is the Redis implementation of [drop.Store]: each claim is one script over the drop's
 // hash-tagged keys, and the script appends the claim to the drop's stream, which is both the claims'
 // log and the outbox that the record consumers copy into SQL.
-type Drops struct{ *Store }
+type Drops struct {
+	*Store
+	claims *batcher[revision, claimReq, claimed] // by drop and config revision
+}
+
+// revision names an entity's config at one revision: requests checked against different revisions
+// never share a batch, whose script checks one.
+type revision struct{ id, rev string }
+
+// claimReq is one claim in a batch, claimed its answer.
+type (
+	claimReq struct{ visitor, key, code string }
+	claimed  struct {
+		claim   drop.Claim
+		created bool
+		err     error
+	}
+)
 
 // NewDrops returns the drop store sharing s's client, key prefix and options.
-func NewDrops(s *Store) *Drops { return &Drops{s} }
+func NewDrops(s *Store) *Drops {
+	d := &Drops{Store: s}
+	d.claims = newBatcher(s.timeout, d.sendClaims)
+	return d
+}
 
 // Put implements [drop.Store].
 func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
@@ -49,7 +72,8 @@ func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
 	if cfg.ClosesAt != nil {
 		closes = cfg.ClosesAt.UnixMilli()
 	}
-	args := append([]string{itoa(int64(cfg.Stock)), itoa(int64(cfg.PerVisitor)), itoa(cfg.OpensAt.UnixMilli()), itoa(closes), string(js)}, cfg.Codes...)
+	args := append([]string{itoa(int64(cfg.Stock)), itoa(int64(cfg.PerVisitor)), itoa(cfg.OpensAt.UnixMilli()), itoa(closes),
+		string(js), rushgate.NewRevision()}, cfg.Codes...)
 	v, err := d.run(ctx, dropPutScript, d.keys.drop(id), args...)
 	if err != nil {
 		return err
@@ -78,7 +102,7 @@ func (d *Drops) Delete(ctx context.Context, id string) error {
 
 // Get implements [drop.Store].
 func (d *Drops) Get(ctx context.Context, id string) (drop.Info, error) {
-	m, err := d.do(ctx, d.rdb.B().Hmget().Key(d.keys.drop(id)[0]).Field("cfg", "claimed").Build())
+	m, err := d.do(ctx, d.rdb.B().Hmget().Key(d.keys.drop(id)[0]).Field("cfg", "claimed", "rev").Build())
 	if err != nil {
 		return drop.Info{}, err
 	}
@@ -93,32 +117,59 @@ func (d *Drops) Get(ctx context.Context, id string) (drop.Info, error) {
 	}
 	n, _ := f[1].ToString()
 	info.Claimed, _ = strconv.Atoi(n)
+	info.Rev, _ = f[2].ToString()
 	return info, nil
 }
 
-// Claim implements [drop.Store].
-func (d *Drops) Claim(ctx context.Context, id, visitor, key string) (drop.Claim, bool, error) {
-	v, err := d.run(ctx, dropClaimScript, d.keys.drop(id), visitor, key, drop.NewCode(), d.now(), id)
+// Claim implements [drop.Store]. Concurrent claims on one drop share a script call (see batch.go).
+func (d *Drops) Claim(ctx context.Context, id, rev, visitor, key string) (drop.Claim, bool, error) {
+	r, err := d.claims.do(ctx, revision{id, rev}, claimReq{visitor: visitor, key: key, code: drop.NewCode()})
 	if err != nil {
 		return drop.Claim{}, false, err
 	}
-	r, _ := v.ToArray()
-	var claims []drop.Claim
-	for _, c := range r[2:] {
-		f, _ := c.AsStrSlice()
-		claims = append(claims, claimOf(f))
+	return r.claim, r.created, r.err
+}
+
+// sendClaims runs one batch of claims through the claim script.
+func (d *Drops) sendClaims(ctx context.Context, r revision, batch []claimReq) ([]claimed, error) {
+	args := make([]string, 3, 3+3*len(batch))
+	args[0], args[1], args[2] = d.now(), r.id, r.rev
+	for _, c := range batch {
+		args = append(args, c.visitor, c.key, c.code)
 	}
-	switch integer(r[0]) {
-	case dropNotFound:
-		return drop.Claim{}, false, drop.ErrNotFound
-	case dropNotOpen:
-		return drop.Claim{}, false, drop.ErrNotOpen
-	case dropSoldOut:
-		return drop.Claim{}, false, drop.ErrSoldOut
-	case dropAlready:
-		return drop.Claim{}, false, &drop.AlreadyClaimedError{Claims: claims}
+	v, err := d.run(ctx, dropClaimScript, d.keys.drop(r.id), args...)
+	if err != nil {
+		return nil, err
 	}
-	return claims[0], integer(r[1]) == 1, nil
+	answers, _ := v.ToArray()
+	if len(answers) == 1 {
+		switch integer(answers[0]) {
+		case dropNotFound:
+			return nil, drop.ErrNotFound
+		case dropStale:
+			return nil, rushgate.ErrStale
+		}
+	}
+	out := make([]claimed, len(answers))
+	for i, a := range answers {
+		f, _ := a.ToArray()
+		var claims []drop.Claim
+		for _, c := range f[2:] {
+			fields, _ := c.AsStrSlice()
+			claims = append(claims, claimOf(fields))
+		}
+		switch integer(f[0]) {
+		case dropNotOpen:
+			out[i].err = drop.ErrNotOpen
+		case dropSoldOut:
+			out[i].err = drop.ErrSoldOut
+		case dropAlready:
+			out[i].err = &drop.AlreadyClaimedError{Claims: claims}
+		default:
+			out[i].claim, out[i].created = claims[0], integer(f[1]) == 1
+		}
+	}
+	return out, nil
 }
 
 // claimOf rebuilds a claim from {seq, id, code, visitor, at ms}.

@@ -47,7 +47,7 @@ func TestRecorderSurvivesAConsumerDeath(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 10 {
-		if _, err := a.Bid(ctx, "lot", auction.Bid{Bidder: fmt.Sprintf("b%d", i%3), Max: int64(200 + 50*i)}); err != nil && !errors.Is(err, auction.ErrTooLow) {
+		if _, err := a.Bid(ctx, "lot", "", auction.Bid{Bidder: fmt.Sprintf("b%d", i%3), Max: int64(200 + 50*i)}); err != nil && !errors.Is(err, auction.ErrTooLow) {
 			t.Fatal(err)
 		}
 	}
@@ -127,7 +127,7 @@ func TestRecorderRetiresWhatIsOver(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := a.BuyNow(ctx, "sold", "x"); err != nil {
+	if _, err := a.BuyNow(ctx, "sold", "", "x"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Close(ctx, "ended"); err != nil {
@@ -137,7 +137,7 @@ func TestRecorderRetiresWhatIsOver(t *testing.T) {
 		if err := d.Put(ctx, id, drop.Config{Stock: stock, PerVisitor: 1, OpensAt: now.Add(-time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := d.Claim(ctx, id, "v", ""); err != nil {
+		if _, _, err := d.Claim(ctx, id, "", "v", ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -156,7 +156,7 @@ func TestRecorderRetiresWhatIsOver(t *testing.T) {
 	if err := a.Put(ctx, "ended", lot(now.Add(time.Hour))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Bid(ctx, "ended", auction.Bid{Bidder: "y", Max: 500}); err != nil {
+	if _, err := a.Bid(ctx, "ended", "", auction.Bid{Bidder: "y", Max: 500}); err != nil {
 		t.Fatal(err)
 	}
 	pass()

@@ -23,7 +23,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -127,8 +126,7 @@ type Store struct {
 	lockLife            time.Duration
 	lockMS, fenceKeepMS string
 
-	visitMu sync.Mutex             // guards visits
-	visits  map[string]*visitQueue // room id -> visits waiting for a batch (see visits.go)
+	visits *batcher[string, visit, visited] // by room id (see visits.go)
 }
 
 // New returns a store over rdb, a standalone or cluster client. The caller closes rdb.
@@ -140,9 +138,11 @@ func New(rdb rueidis.Client, opts Options) *Store {
 		opts.Timeout = 500 * time.Millisecond
 	}
 	lockLife := joinLockTimeouts * opts.Timeout
-	return &Store{rdb: rdb, keys: keys{prefix: opts.Prefix}, timeout: opts.Timeout, lockLife: lockLife,
+	s := &Store{rdb: rdb, keys: keys{prefix: opts.Prefix}, timeout: opts.Timeout, lockLife: lockLife,
 		lockMS: itoa(lockLife.Milliseconds()), fenceKeepMS: itoa((fenceKeepLocks * lockLife).Milliseconds()),
-		clock: opts.Clock, cluster: opts.Cluster, batched: opts.Batched, visits: map[string]*visitQueue{}}
+		clock: opts.Clock, cluster: opts.Cluster, batched: opts.Batched}
+	s.visits = newBatcher(opts.Timeout, s.sendVisits)
+	return s
 }
 
 // now is the ARGV time override: empty in production, where scripts read TIME.

@@ -111,7 +111,7 @@ func TestAbandonedVisitIsNotSent(t *testing.T) {
 	if st, _ := s.Stats(ctx, "r"); st.Waiting != 2 {
 		t.Fatalf("%d waiting, want a and b", st.Waiting)
 	}
-	waitFor(t, s, func(q *visitQueue) bool { return q == nil }) // the runners retired
+	waitFor(t, s, func(_, _ int, ok bool) bool { return !ok }) // the runners retired
 }
 
 // TestVisitFailsFast checks that, as without batching, a visit fails with ErrUnavailable within the
@@ -146,18 +146,15 @@ func holdRunners(t *testing.T, s *Store, rdb rueidis.Client, ms int64, wg *sync.
 	}
 	for i, v := range []string{"a", "b"} {
 		wg.Go(func() { join(v) })
-		waitFor(t, s, func(q *visitQueue) bool { return q != nil && q.runners == i+1 && len(q.pending) == 0 })
+		waitFor(t, s, func(pending, runners int, ok bool) bool { return ok && runners == i+1 && pending == 0 })
 	}
 }
 
-// waitFor polls the room's visit queue until ok holds, failing after a few seconds.
-func waitFor(t *testing.T, s *Store, ok func(*visitQueue) bool) {
+// waitFor polls room r's visit queue until ok holds, failing after a few seconds.
+func waitFor(t *testing.T, s *Store, ok func(pending, runners int, exists bool) bool) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		s.visitMu.Lock()
-		done := ok(s.visits["r"])
-		s.visitMu.Unlock()
-		if done {
+		if ok(s.visits.queue("r")) {
 			return
 		}
 		if time.Now().After(deadline) {

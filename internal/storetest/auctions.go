@@ -30,6 +30,7 @@ var auctionTests = []check{
 	{"Auction/ConcurrentBids", testConcurrentBids},
 	{"Auction/ConcurrentBuyNow", testConcurrentBuyNow},
 	{"Auction/ReplaceAndDelete", testReplaceAndDelete},
+	{"Auction/Revision", testAuctionRevision},
 }
 
 func ptr(v int64) *int64 { return &v }
@@ -52,7 +53,7 @@ func putAuction(t *testing.T, h Harness, id string, c auction.Config) {
 
 func bid(t *testing.T, h Harness, id, bidder string, max int64) auction.Outcome {
 	t.Helper()
-	o, err := h.Auctions.Bid(ctx, id, auction.Bid{Bidder: bidder, Max: max})
+	o, err := h.Auctions.Bid(ctx, id, "", auction.Bid{Bidder: bidder, Max: max})
 	if err != nil {
 		t.Fatalf("Bid(%s, %d): %v", bidder, max, err)
 	}
@@ -72,14 +73,14 @@ func testIncrementTable(t *testing.T, h Harness) {
 	c.Increment = auction.Increment{Tiers: []auction.Tier{{From: 0, Step: 5}, {From: 100, Step: 25}, {From: 1000, Step: 100}}}
 	putAuction(t, h, "a", c)
 	wantLead(t, bid(t, h, "a", "x", 50), "x", 50)
-	_, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "y", Max: 54})
+	_, err := h.Auctions.Bid(ctx, "a", "", auction.Bid{Bidder: "y", Max: 54})
 	var low *auction.TooLowError
 	if !errors.As(err, &low) || low.Min != 55 {
 		t.Fatalf("below the 5-step: %v", err)
 	}
 	wantLead(t, bid(t, h, "a", "y", 100), "y", 55)   // one step of 5 above x's 50
 	wantLead(t, bid(t, h, "a", "x", 1000), "x", 125) // y's 100 plus the 25-step that applies from 100
-	if _, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "y", Max: 149}); !errors.As(err, &low) || low.Min != 150 {
+	if _, err := h.Auctions.Bid(ctx, "a", "", auction.Bid{Bidder: "y", Max: 149}); !errors.As(err, &low) || low.Min != 150 {
 		t.Fatalf("below the 25-step: %v", err)
 	}
 }
@@ -101,12 +102,12 @@ func testProxyBidding(t *testing.T, h Harness) {
 
 func testExactBids(t *testing.T, h Harness) {
 	putAuction(t, h, "a", auctionCfg(h))
-	o, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 2500, Exact: true})
+	o, err := h.Auctions.Bid(ctx, "a", "", auction.Bid{Bidder: "x", Max: 2500, Exact: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantLead(t, o, "x", 2500)
-	o, _ = h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "y", Max: 4000, Exact: true})
+	o, _ = h.Auctions.Bid(ctx, "a", "", auction.Bid{Bidder: "y", Max: 4000, Exact: true})
 	wantLead(t, o, "y", 4000)
 }
 
@@ -118,7 +119,7 @@ func testSelfRaise(t *testing.T, h Harness) {
 	if len(o.Events) != 0 || o.State.Bids != 1 {
 		t.Fatalf("self-raise made events %v, bids %d", o.Events, o.State.Bids)
 	}
-	_, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 9000})
+	_, err := h.Auctions.Bid(ctx, "a", "", auction.Bid{Bidder: "x", Max: 9000})
 	var low *auction.TooLowError
 	if !errors.As(err, &low) || low.Min != 9001 {
 		t.Fatalf("lowering or repeating one's own maximum: %v", err)
@@ -152,24 +153,24 @@ func testBuyNow(t *testing.T, h Harness) {
 	c := auctionCfg(h)
 	c.BuyNowPrice = ptr(20000)
 	putAuction(t, h, "a", c)
-	o, err := h.Auctions.BuyNow(ctx, "a", "x")
+	o, err := h.Auctions.BuyNow(ctx, "a", "", "x")
 	if err != nil || !o.State.Sold || o.State.Winner != "x" || o.State.Final != 20000 {
 		t.Fatalf("buy now: %+v %v", o.State, err)
 	}
-	if _, err := h.Auctions.BuyNow(ctx, "a", "y"); !errors.Is(err, auction.ErrClosed) {
+	if _, err := h.Auctions.BuyNow(ctx, "a", "", "y"); !errors.Is(err, auction.ErrClosed) {
 		t.Fatalf("second buy now: %v", err)
 	}
-	if _, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "y", Max: 30000}); !errors.Is(err, auction.ErrClosed) {
+	if _, err := h.Auctions.Bid(ctx, "a", "", auction.Bid{Bidder: "y", Max: 30000}); !errors.Is(err, auction.ErrClosed) {
 		t.Fatalf("bid after sale: %v", err)
 	}
 	putAuction(t, h, "b", c)
 	bid(t, h, "b", "x", 1000)
-	if _, err := h.Auctions.BuyNow(ctx, "b", "y"); !errors.Is(err, auction.ErrBuyNowGone) {
+	if _, err := h.Auctions.BuyNow(ctx, "b", "", "y"); !errors.Is(err, auction.ErrBuyNowGone) {
 		t.Fatalf("buy now after the first bid: %v", err)
 	}
 	c.BuyNowPrice = nil
 	putAuction(t, h, "c", c)
-	if _, err := h.Auctions.BuyNow(ctx, "c", "y"); !errors.Is(err, auction.ErrBuyNowGone) {
+	if _, err := h.Auctions.BuyNow(ctx, "c", "", "y"); !errors.Is(err, auction.ErrBuyNowGone) {
 		t.Fatalf("buy now without a price: %v", err)
 	}
 }
@@ -179,12 +180,12 @@ func testBuyNowWithReserve(t *testing.T, h Harness) {
 	c.ReservePrice, c.BuyNowPrice = ptr(5000), ptr(9000)
 	putAuction(t, h, "a", c)
 	bid(t, h, "a", "x", 3000)
-	if _, err := h.Auctions.BuyNow(ctx, "a", "y"); err != nil { // bids below the reserve keep buy now
+	if _, err := h.Auctions.BuyNow(ctx, "a", "", "y"); err != nil { // bids below the reserve keep buy now
 		t.Fatalf("buy now below the reserve: %v", err)
 	}
 	putAuction(t, h, "b", c)
 	bid(t, h, "b", "x", 6000)
-	if _, err := h.Auctions.BuyNow(ctx, "b", "y"); !errors.Is(err, auction.ErrBuyNowGone) {
+	if _, err := h.Auctions.BuyNow(ctx, "b", "", "y"); !errors.Is(err, auction.ErrBuyNowGone) {
 		t.Fatalf("buy now once the reserve is met: %v", err)
 	}
 }
@@ -212,7 +213,7 @@ func testSoftClose(t *testing.T, h Harness) {
 		t.Fatalf("second extension: ends at %v, want %v", o.State.EndsAt, want)
 	}
 	h.Advance(5 * time.Minute)
-	if _, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 9000}); !errors.Is(err, auction.ErrClosed) {
+	if _, err := h.Auctions.Bid(ctx, "a", "", auction.Bid{Bidder: "x", Max: 9000}); !errors.Is(err, auction.ErrClosed) {
 		t.Fatalf("bid at the extended end: %v", err)
 	}
 }
@@ -232,7 +233,7 @@ func testCloseAtEnd(t *testing.T, h Harness) {
 		t.Fatalf("Due at the end: %v", ids)
 	}
 	// A bid whose step runs after the end is refused, and that step closes the auction.
-	if _, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "z", Max: 9000}); !errors.Is(err, auction.ErrClosed) {
+	if _, err := h.Auctions.Bid(ctx, "a", "", auction.Bid{Bidder: "z", Max: 9000}); !errors.Is(err, auction.ErrClosed) {
 		t.Fatalf("bid after the end: %v", err)
 	}
 	o, err := h.Auctions.Close(ctx, "a")
@@ -257,20 +258,20 @@ func testRefusals(t *testing.T, h Harness) {
 	c := auctionCfg(h)
 	c.StartsAt = h.Now().Add(time.Minute).Truncate(time.Millisecond)
 	putAuction(t, h, "a", c)
-	if _, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 5000}); !errors.Is(err, auction.ErrNotStarted) {
+	if _, err := h.Auctions.Bid(ctx, "a", "", auction.Bid{Bidder: "x", Max: 5000}); !errors.Is(err, auction.ErrNotStarted) {
 		t.Fatalf("before the start: %v", err)
 	}
 	if s, _ := h.Auctions.Get(ctx, "a"); s.Status(h.Now()) != auction.StatusScheduled {
 		t.Fatalf("status before the start: %s", s.Status(h.Now()))
 	}
 	h.Advance(time.Minute)
-	if _, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 999}); !errors.Is(err, auction.ErrTooLow) {
+	if _, err := h.Auctions.Bid(ctx, "a", "", auction.Bid{Bidder: "x", Max: 999}); !errors.Is(err, auction.ErrTooLow) {
 		t.Fatalf("below the start price: %v", err)
 	}
-	if _, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 0}); !errors.Is(err, auction.ErrInvalidAmount) {
+	if _, err := h.Auctions.Bid(ctx, "a", "", auction.Bid{Bidder: "x", Max: 0}); !errors.Is(err, auction.ErrInvalidAmount) {
 		t.Fatalf("zero: %v", err)
 	}
-	if _, err := h.Auctions.Bid(ctx, "nope", auction.Bid{Bidder: "x", Max: 5000}); !errors.Is(err, auction.ErrNotFound) {
+	if _, err := h.Auctions.Bid(ctx, "nope", "", auction.Bid{Bidder: "x", Max: 5000}); !errors.Is(err, auction.ErrNotFound) {
 		t.Fatalf("unknown auction: %v", err)
 	}
 	bid(t, h, "a", "x", 5000)
@@ -309,13 +310,14 @@ func testEvents(t *testing.T, h Harness) {
 // the holder of the highest accepted bid.
 func testConcurrentBids(t *testing.T, h Harness) {
 	putAuction(t, h, "a", auctionCfg(h))
+	st, _ := h.Auctions.Get(ctx, "a")
 	var wg sync.WaitGroup
 	var accepted atomic.Int64
 	for i := range 300 {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(i), 1))
 			for range 5 {
-				_, err := h.Auctions.Bid(ctx, "a", auction.Bid{Bidder: fmt.Sprintf("b%03d", i), Max: 1000 + rng.Int64N(100000)})
+				_, err := h.Auctions.Bid(ctx, "a", st.Rev, auction.Bid{Bidder: fmt.Sprintf("b%03d", i), Max: 1000 + rng.Int64N(100000)})
 				if err == nil {
 					accepted.Add(1)
 				} else if !errors.Is(err, auction.ErrTooLow) {
@@ -351,7 +353,7 @@ func testConcurrentBuyNow(t *testing.T, h Harness) {
 	var sold atomic.Int64
 	for i := range 300 {
 		wg.Go(func() {
-			if _, err := h.Auctions.BuyNow(ctx, "a", fmt.Sprintf("b%03d", i)); err == nil {
+			if _, err := h.Auctions.BuyNow(ctx, "a", "", fmt.Sprintf("b%03d", i)); err == nil {
 				sold.Add(1)
 			}
 		})
@@ -401,7 +403,7 @@ func testReplaceAndDelete(t *testing.T, h Harness) {
 	b := auctionCfg(h)
 	b.BuyNowPrice = ptr(5000)
 	putAuction(t, h, "sold", b)
-	if _, err := h.Auctions.BuyNow(ctx, "sold", "y"); err != nil {
+	if _, err := h.Auctions.BuyNow(ctx, "sold", "", "y"); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Auctions.Delete(ctx, "sold"); !errors.Is(err, auction.ErrStarted) {
@@ -418,7 +420,7 @@ func testReplaceAndDelete(t *testing.T, h Harness) {
 	if _, err := h.Auctions.Get(ctx, "gone"); !errors.Is(err, auction.ErrNotFound) {
 		t.Fatalf("Get after Delete: %v", err)
 	}
-	if _, err := h.Auctions.Bid(ctx, "gone", auction.Bid{Bidder: "x", Max: 5000}); !errors.Is(err, auction.ErrNotFound) {
+	if _, err := h.Auctions.Bid(ctx, "gone", "", auction.Bid{Bidder: "x", Max: 5000}); !errors.Is(err, auction.ErrNotFound) {
 		t.Fatalf("Bid after Delete: %v", err)
 	}
 	if ids, _, _ := h.Auctions.Due(ctx, 10); slices.Contains(ids, "gone") {
@@ -430,5 +432,34 @@ func testReplaceAndDelete(t *testing.T, h Harness) {
 	putAuction(t, h, "gone", auctionCfg(h))
 	if o := bid(t, h, "gone", "z", 2000); o.State.Leader != "z" || o.State.Bids != 1 {
 		t.Fatalf("the auction created again: %+v", o.State)
+	}
+}
+
+// testAuctionRevision: a bid or buy-now that names a revision other than the auction's config's is
+// refused with ErrStale and changes nothing; at the current revision it goes through, and the state it
+// answers carries the config of that revision.
+func testAuctionRevision(t *testing.T, h Harness) {
+	c := auctionCfg(h)
+	c.Title, c.BuyNowPrice = "first", ptr(9000)
+	putAuction(t, h, "a", c)
+	first, err := h.Auctions.Get(ctx, "a")
+	if err != nil || first.Rev == "" || first.Config.Title != "first" {
+		t.Fatalf("Get: %+v %v, want a revision and the first config", first, err)
+	}
+	c.Title = "second"
+	putAuction(t, h, "a", c)
+	if _, err := h.Auctions.Bid(ctx, "a", first.Rev, auction.Bid{Bidder: "x", Max: 5000}); !errors.Is(err, rushgate.ErrStale) {
+		t.Fatalf("bid at the replaced revision: %v, want ErrStale", err)
+	}
+	if _, err := h.Auctions.BuyNow(ctx, "a", first.Rev, "x"); !errors.Is(err, rushgate.ErrStale) {
+		t.Fatalf("buy-now at the replaced revision: %v, want ErrStale", err)
+	}
+	st, err := h.Auctions.Get(ctx, "a")
+	if err != nil || st.Bids != 0 || st.Sold || st.Seq != first.Seq || st.Rev == first.Rev || st.Config.Title != "second" {
+		t.Fatalf("after stale steps: %+v %v, want no bids, no sale, the second config at a new revision", st, err)
+	}
+	o, err := h.Auctions.Bid(ctx, "a", st.Rev, auction.Bid{Bidder: "x", Max: 5000})
+	if err != nil || o.State.Bids != 1 || o.State.Rev != st.Rev || o.State.Config.Title != "second" {
+		t.Fatalf("bid at the current revision: %+v %v", o.State, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/drop"
 )
 
@@ -19,6 +20,7 @@ var dropTests = []check{
 	{"Drop/Idempotency", testIdempotency},
 	{"Drop/Listing", testListing},
 	{"Drop/Replace", testReplace},
+	{"Drop/Revision", testDropRevision},
 	{"Drop/Crowd", testCrowd},
 }
 
@@ -35,7 +37,7 @@ func putDrop(t *testing.T, h Harness, id string, c drop.Config) {
 
 func claim(t *testing.T, h Harness, id, visitor string) drop.Claim {
 	t.Helper()
-	c, created, err := h.Drops.Claim(ctx, id, visitor, "")
+	c, created, err := h.Drops.Claim(ctx, id, "", visitor, "")
 	if err != nil || !created {
 		t.Fatalf("Claim(%s): %+v %v %v", visitor, c, created, err)
 	}
@@ -48,13 +50,13 @@ func testStock(t *testing.T, h Harness) {
 	if a.Seq != 1 || a.Code == "" || a.ID == "" || a.Visitor != "a" {
 		t.Fatalf("claim %+v", a)
 	}
-	_, _, err := h.Drops.Claim(ctx, "d", "a", "")
+	_, _, err := h.Drops.Claim(ctx, "d", "", "a", "")
 	var already *drop.AlreadyClaimedError
 	if !errors.As(err, &already) || len(already.Claims) != 1 || already.Claims[0] != a {
 		t.Fatalf("second claim by a: %v", err)
 	}
 	claim(t, h, "d", "b")
-	if _, _, err := h.Drops.Claim(ctx, "d", "c", ""); !errors.Is(err, drop.ErrSoldOut) {
+	if _, _, err := h.Drops.Claim(ctx, "d", "", "c", ""); !errors.Is(err, drop.ErrSoldOut) {
 		t.Fatalf("past the stock: %v", err)
 	}
 	if info, _ := h.Drops.Get(ctx, "d"); info.Claimed != 2 || info.Config.Stock != 2 {
@@ -65,10 +67,10 @@ func testStock(t *testing.T, h Harness) {
 	putDrop(t, h, "two", c)
 	claim(t, h, "two", "a")
 	claim(t, h, "two", "a")
-	if _, _, err := h.Drops.Claim(ctx, "two", "a", ""); !errors.As(err, &already) || len(already.Claims) != 2 {
+	if _, _, err := h.Drops.Claim(ctx, "two", "", "a", ""); !errors.As(err, &already) || len(already.Claims) != 2 {
 		t.Fatalf("third claim with per_visitor 2: %v", err)
 	}
-	if _, _, err := h.Drops.Claim(ctx, "nope", "a", ""); !errors.Is(err, drop.ErrNotFound) {
+	if _, _, err := h.Drops.Claim(ctx, "nope", "", "a", ""); !errors.Is(err, drop.ErrNotFound) {
 		t.Fatalf("unknown drop: %v", err)
 	}
 }
@@ -79,13 +81,13 @@ func testOpenWindow(t *testing.T, h Harness) {
 	closes := c.OpensAt.Add(time.Minute)
 	c.ClosesAt = &closes
 	putDrop(t, h, "d", c)
-	if _, _, err := h.Drops.Claim(ctx, "d", "a", ""); !errors.Is(err, drop.ErrNotOpen) {
+	if _, _, err := h.Drops.Claim(ctx, "d", "", "a", ""); !errors.Is(err, drop.ErrNotOpen) {
 		t.Fatalf("before opening: %v", err)
 	}
 	h.Advance(time.Minute)
 	claim(t, h, "d", "a")
 	h.Advance(time.Minute)
-	if _, _, err := h.Drops.Claim(ctx, "d", "b", ""); !errors.Is(err, drop.ErrNotOpen) {
+	if _, _, err := h.Drops.Claim(ctx, "d", "", "b", ""); !errors.Is(err, drop.ErrNotOpen) {
 		t.Fatalf("after closing: %v", err)
 	}
 }
@@ -112,15 +114,15 @@ func testCodes(t *testing.T, h Harness) {
 
 func testIdempotency(t *testing.T, h Harness) {
 	putDrop(t, h, "d", dropCfg(h, 1))
-	first, created, err := h.Drops.Claim(ctx, "d", "a", "key-1")
+	first, created, err := h.Drops.Claim(ctx, "d", "", "a", "key-1")
 	if err != nil || !created {
 		t.Fatal(err)
 	}
-	again, created, err := h.Drops.Claim(ctx, "d", "a", "key-1")
+	again, created, err := h.Drops.Claim(ctx, "d", "", "a", "key-1")
 	if err != nil || created || again != first {
 		t.Fatalf("repeat with the same key: %+v %v %v", again, created, err)
 	}
-	if _, _, err := h.Drops.Claim(ctx, "d", "b", "key-1"); !errors.Is(err, drop.ErrSoldOut) {
+	if _, _, err := h.Drops.Claim(ctx, "d", "", "b", "key-1"); !errors.Is(err, drop.ErrSoldOut) {
 		t.Fatalf("another visitor's key is not a's: %v", err)
 	}
 }
@@ -163,7 +165,7 @@ func testReplace(t *testing.T, h Harness) {
 	if _, err := h.Drops.Get(ctx, "e"); !errors.Is(err, drop.ErrNotFound) {
 		t.Fatalf("Get after Delete: %v", err)
 	}
-	if _, _, err := h.Drops.Claim(ctx, "e", "a", ""); !errors.Is(err, drop.ErrNotFound) {
+	if _, _, err := h.Drops.Claim(ctx, "e", "", "a", ""); !errors.Is(err, drop.ErrNotFound) {
 		t.Fatalf("Claim after Delete: %v", err)
 	}
 	if err := h.Drops.Delete(ctx, "e"); !errors.Is(err, drop.ErrNotFound) {
@@ -173,11 +175,50 @@ func testReplace(t *testing.T, h Harness) {
 	claim(t, h, "e", "a")
 }
 
+// testDropRevision: a claim that names a revision other than the drop's config's is refused with
+// ErrStale and takes nothing, whether the drop was replaced or deleted and created again.
+func testDropRevision(t *testing.T, h Harness) {
+	rev := func(id string) string {
+		t.Helper()
+		info, err := h.Drops.Get(ctx, id)
+		if err != nil || info.Rev == "" {
+			t.Fatalf("Get(%s): %+v %v, want a revision", id, info, err)
+		}
+		return info.Rev
+	}
+	putDrop(t, h, "d", dropCfg(h, 5))
+	old := rev("d")
+	putDrop(t, h, "d", dropCfg(h, 5))
+	cur := rev("d")
+	if cur == old {
+		t.Fatal("a replaced drop kept its revision")
+	}
+	if _, _, err := h.Drops.Claim(ctx, "d", old, "a", "k"); !errors.Is(err, rushgate.ErrStale) {
+		t.Fatalf("claim at the replaced revision: %v, want ErrStale", err)
+	}
+	if info, _ := h.Drops.Get(ctx, "d"); info.Claimed != 0 {
+		t.Fatalf("a stale claim took %d units", info.Claimed)
+	}
+	if c, created, err := h.Drops.Claim(ctx, "d", cur, "a", "k"); err != nil || !created || c.Seq != 1 {
+		t.Fatalf("claim at the current revision: %+v %v %v", c, created, err)
+	}
+	putDrop(t, h, "e", dropCfg(h, 5))
+	old = rev("e")
+	if err := h.Drops.Delete(ctx, "e"); err != nil {
+		t.Fatal(err)
+	}
+	putDrop(t, h, "e", dropCfg(h, 5))
+	if _, _, err := h.Drops.Claim(ctx, "e", old, "a", ""); !errors.Is(err, rushgate.ErrStale) {
+		t.Fatalf("claim at the revision of a drop deleted and created again: %v, want ErrStale", err)
+	}
+}
+
 // testCrowd has 5,000 visitors press the button 4 times each, 200 at a time, for a stock of 1,000:
 // exactly 1,000 claims succeed, for 1,000 distinct visitors, with no code twice.
 func testCrowd(t *testing.T, h Harness) {
 	const stock, visitors, presses = 1000, 5000, 4
 	putDrop(t, h, "d", dropCfg(h, stock))
+	info, _ := h.Drops.Get(ctx, "d")
 	var mu sync.Mutex
 	won := map[string]drop.Claim{}
 	sem := make(chan struct{}, 200)
@@ -187,7 +228,7 @@ func testCrowd(t *testing.T, h Harness) {
 		wg.Go(func() {
 			defer func() { <-sem }()
 			v := fmt.Sprint("v", i%visitors)
-			c, created, err := h.Drops.Claim(ctx, "d", v, "")
+			c, created, err := h.Drops.Claim(ctx, "d", info.Rev, v, "")
 			var already *drop.AlreadyClaimedError
 			switch {
 			case err == nil && created:

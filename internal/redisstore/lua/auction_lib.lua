@@ -3,7 +3,7 @@
 -- behaviour. Amounts and times (ms) are integers below 2^53, formatted with %d, never through cjson,
 -- whose encoder rounds to 14 digits.
 local F = {'price', 'leader', 'leader_max', 'bids', 'ends_at', 'closed', 'sold', 'winner', 'final', 'seq',
-  'starts_at', 'start_price', 'reserve', 'buy_now', 'window', 'extend', 'inc'}
+  'starts_at', 'start_price', 'reserve', 'buy_now', 'window', 'extend', 'inc', 'rev'}
 
 local function fmt(n) return string.format('%d', n) end
 local function opt(x) if x == nil or x == false or x == '' then return nil end return tonumber(x) end
@@ -18,6 +18,7 @@ local function load(key)
   end
   s.reserve, s.buy_now, s.window, s.extend = opt(s.reserve), opt(s.buy_now), opt(s.window), opt(s.extend)
   s.closed, s.sold = s.closed == '1', s.sold == '1'
+  s.rev = s.rev or '' -- written before revisions existed: any revision goes
   s.tiers = {}
   for from, step in string.gmatch(s.inc, '(%d+):(%d+)') do
     s.tiers[#s.tiers + 1] = {tonumber(from), tonumber(step)}
@@ -31,9 +32,10 @@ local function save(key, s)
     'winner', s.winner, 'final', fmt(s.final), 'seq', fmt(s.seq))
 end
 
--- flat returns the state as strings in the order of F, for the client to rebuild it.
-local function flat(key)
-  return redis.call('HMGET', key, unpack(F))
+-- flat returns the state as strings in the order of F's first ten, for the client to rebuild it.
+local function flat(s)
+  return {fmt(s.price), s.leader, fmt(s.leader_max), fmt(s.bids), fmt(s.ends_at), s.closed and '1' or '0',
+    s.sold and '1' or '0', s.winner, fmt(s.final), fmt(s.seq)}
 end
 
 local function step_at(s, price)
@@ -86,7 +88,7 @@ local function extend(s, stream, evs, now)
 end
 
 -- Result codes, mapped to the domain's errors in Go.
-local OK, NOT_FOUND, NOT_STARTED, CLOSED, TOO_LOW, BUY_NOW_GONE, STARTED = 0, 1, 2, 3, 4, 5, 6
+local OK, NOT_FOUND, NOT_STARTED, CLOSED, TOO_LOW, BUY_NOW_GONE, STARTED, STALE = 0, 1, 2, 3, 4, 5, 6, 7
 
 -- opening checks an action's time, closing first if due: {code} or nil when open.
 local function opening(s, stream, evs, now)
@@ -95,4 +97,63 @@ local function opening(s, stream, evs, now)
   if st == 'scheduled' then return NOT_STARTED end
   if st ~= 'open' then return CLOSED end
   return nil
+end
+
+-- step applies one action to s: 'get' or 'close' (closing if due), 'bid' or 'buynow'. It appends the
+-- events to the stream and to evs and returns {code, min next bid (for TOO_LOW)} and whether s changed,
+-- which a raised maximum does without an event.
+local function step(s, stream, evs, now, op, bidder, max, exact)
+  if op == 'get' or op == 'close' then
+    close_if_due(s, stream, evs, now)
+    return OK, 0, false
+  end
+  local code = opening(s, stream, evs, now) or OK
+  if code ~= OK then
+    return code, 0, false
+  end
+  if op == 'buynow' then
+    if not s.buy_now or not (s.bids == 0 or (s.reserve and not reserve_met(s))) then
+      return BUY_NOW_GONE, 0, false
+    end
+    s.sold, s.winner, s.final, s.price = true, bidder, s.buy_now, s.buy_now
+    emit(s, stream, evs, now, 'sold', bidder, s.final, false)
+    return OK, 0, false
+  end
+  if bidder == s.leader then
+    if max <= s.leader_max then
+      return TOO_LOW, s.leader_max + 1, false
+    end
+    s.leader_max = max
+    if s.reserve and s.price < s.reserve then
+      local p = math.min(max, s.reserve)
+      if p > s.price then
+        s.price = p
+        emit(s, stream, evs, now, 'bid', bidder, p, true)
+      end
+    end
+    extend(s, stream, evs, now)
+    return OK, 0, true
+  end
+  local mn = s.start_price
+  if s.leader ~= '' then mn = s.price + step_at(s, s.price) end
+  if max < mn then
+    return TOO_LOW, mn, false
+  end
+  s.bids = s.bids + 1
+  if s.leader == '' then
+    local price = s.start_price
+    if exact then price = max end
+    s.leader, s.leader_max, s.price = bidder, max, raise_to_reserve(s, price, max)
+    emit(s, stream, evs, now, 'bid', bidder, s.price, false)
+  elseif max > s.leader_max then
+    local price = math.min(max, s.leader_max + step_at(s, s.leader_max))
+    if exact then price = max end
+    s.leader, s.leader_max, s.price = bidder, max, raise_to_reserve(s, price, max)
+    emit(s, stream, evs, now, 'bid', bidder, s.price, false)
+  else
+    s.price = raise_to_reserve(s, math.min(s.leader_max, max + step_at(s, max)), s.leader_max)
+    emit(s, stream, evs, now, 'bid', s.leader, s.price, true)
+  end
+  extend(s, stream, evs, now)
+  return OK, 0, true
 end

@@ -1,59 +1,75 @@
--- drop_claim.lua: one claim, checked and taken in one step, and appended to the claims stream (the
--- drop's log and its outbox to SQL) in the same step.
+-- drop_claim.lua: a batch of claims on one drop, each checked and taken in turn as if in a step of its
+-- own, and appended to the claims stream (the drop's log and its outbox to SQL) in the same step.
 -- KEYS[1] meta HASH  KEYS[2] claims STREAM (id seq-1)  KEYS[3] mine HASH (visitor -> "seq,seq")
 -- KEYS[4] keys HASH (visitor NUL idempotency key -> seq)  KEYS[5] codes LIST
--- ARGV[1] visitor  ARGV[2] idempotency key ('' none)  ARGV[3] generated code  ARGV[4] now override (ms)
--- ARGV[5] drop id
--- Returns {code, created (1/0), {claim as seq, id, code, visitor, at ms}...}: code 0 ok, 1 not found,
--- 2 not open, 3 sold out, 4 already claimed (with the visitor's claims).
-local m = redis.call('HMGET', KEYS[1], 'stock', 'per_visitor', 'opens', 'closes', 'claimed', 'listed')
+-- ARGV[1] now override (ms)  ARGV[2] drop id  ARGV[3] the config revision the claims were checked
+-- against ('' any), then per claim: visitor, idempotency key ('' none), generated code
+-- Returns {1} not found, {7} stale (another revision), or one answer per claim, each {code, created
+-- (1/0), {claim as seq, id, code, visitor, at ms}...}: code 0 ok, 2 not open, 3 sold out, 4 already
+-- claimed (with the visitor's claims).
+local m = redis.call('HMGET', KEYS[1], 'stock', 'per_visitor', 'opens', 'closes', 'claimed', 'listed', 'rev')
 if not m[1] then
-  return {1, 0}
+  return {1}
 end
-local now = now_ms(ARGV[4])
-local v, key = ARGV[1], ARGV[2]
+if ARGV[3] ~= '' and ARGV[3] ~= m[7] then
+  return {7}
+end
+local now = now_ms(ARGV[1])
+local stock, per, opens, closes, listed = tonumber(m[1]), tonumber(m[2]), tonumber(m[3]), tonumber(m[4]), m[6] == '1'
+local claimed = tonumber(m[5])
+local open = now >= opens and (closes == 0 or now < closes)
+local at = string.format('%d', now)
+
 local function claim_of(seq)
   local e = redis.call('XRANGE', KEYS[2], seq .. '-1', seq .. '-1')[1]
   local f = {}
   for i = 1, #e[2], 2 do f[e[2][i]] = e[2][i + 1] end
   return {seq, f.claim_id, f.code, f.visitor, f.at}
 end
-if key ~= '' then
-  local seq = redis.call('HGET', KEYS[4], v .. '\0' .. key)
-  if seq then
-    return {0, 0, claim_of(seq)}
+
+local function claim(v, key, code)
+  if key ~= '' then
+    local seq = redis.call('HGET', KEYS[4], v .. '\0' .. key)
+    if seq then
+      return {0, 0, claim_of(seq)}
+    end
   end
+  if not open then
+    return {2, 0}
+  end
+  local mine = redis.call('HGET', KEYS[3], v) or ''
+  local count = 0
+  if mine ~= '' then
+    count = select(2, string.gsub(mine, ',', ',')) + 1
+  end
+  if count >= per then
+    local out = {4, 0}
+    for seq in string.gmatch(mine, '%d+') do out[#out + 1] = claim_of(seq) end
+    return out
+  end
+  if claimed >= stock then
+    return {3, 0}
+  end
+  claimed = claimed + 1
+  local seq = string.format('%d', claimed)
+  if listed then
+    code = redis.call('LINDEX', KEYS[5], claimed - 1)
+  end
+  local id = ARGV[2] .. '.' .. seq
+  redis.call('XADD', KEYS[2], seq .. '-1', 'claim_id', id, 'code', code, 'visitor', v, 'at', at)
+  if mine == '' then mine = seq else mine = mine .. ',' .. seq end
+  redis.call('HSET', KEYS[3], v, mine)
+  if key ~= '' then
+    redis.call('HSET', KEYS[4], v .. '\0' .. key, seq)
+  end
+  return {0, 1, {seq, id, code, v, at}}
 end
-local opens, closes = tonumber(m[3]), tonumber(m[4])
-if now < opens or (closes > 0 and now >= closes) then
-  return {2, 0}
+
+local out = {}
+for i = 4, #ARGV, 3 do
+  out[#out + 1] = claim(ARGV[i], ARGV[i + 1], ARGV[i + 2])
 end
-local mine = redis.call('HGET', KEYS[3], v) or ''
-local count = 0
-if mine ~= '' then
-  count = select(2, string.gsub(mine, ',', ',')) + 1
+if claimed ~= tonumber(m[5]) then
+  redis.call('HSET', KEYS[1], 'claimed', string.format('%d', claimed))
 end
-if count >= tonumber(m[2]) then
-  local out = {4, 0}
-  for seq in string.gmatch(mine, '%d+') do out[#out + 1] = claim_of(seq) end
-  return out
-end
-local claimed = tonumber(m[5])
-if claimed >= tonumber(m[1]) then
-  return {3, 0}
-end
-local seq = string.format('%d', claimed + 1)
-local code = ARGV[3]
-if m[6] == '1' then
-  code = redis.call('LINDEX', KEYS[5], claimed)
-end
-local id = ARGV[5] .. '.' .. seq
-local at = string.format('%d', now)
-redis.call('XADD', KEYS[2], seq .. '-1', 'claim_id', id, 'code', code, 'visitor', v, 'at', at)
-redis.call('HSET', KEYS[1], 'claimed', seq)
-if mine == '' then mine = seq else mine = mine .. ',' .. seq end
-redis.call('HSET', KEYS[3], v, mine)
-if key ~= '' then
-  redis.call('HSET', KEYS[4], v .. '\0' .. key, seq)
-end
-return {0, 1, {seq, id, code, v, at}}
+return out

@@ -1,7 +1,8 @@
 -- drop_put.lua: create a drop, or replace it while nothing is claimed.
 -- KEYS[1] meta HASH  KEYS[2] claims STREAM  KEYS[3] mine HASH  KEYS[4] keys HASH  KEYS[5] codes LIST
 -- ARGV[1] stock  ARGV[2] per visitor  ARGV[3] opens_at ms  ARGV[4] closes_at ms (0: never)
--- ARGV[5] config JSON  ARGV[6..] the codes to hand out in order (none: generated per claim)
+-- ARGV[5] config JSON  ARGV[6] the config's revision  ARGV[7..] the codes to hand out in order (none:
+-- generated per claim)
 -- Returns 0, or 6 (STARTED) when the drop already has claims.
 local claimed = redis.call('HGET', KEYS[1], 'claimed')
 if claimed and tonumber(claimed) > 0 then
@@ -9,12 +10,12 @@ if claimed and tonumber(claimed) > 0 then
 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 local listed = '0'
-if #ARGV > 5 then
+if #ARGV > 6 then
   listed = '1'
-  for i = 6, #ARGV, 1000 do
+  for i = 7, #ARGV, 1000 do
     redis.call('RPUSH', KEYS[5], unpack(ARGV, i, math.min(i + 999, #ARGV)))
   end
 end
 redis.call('HSET', KEYS[1], 'stock', ARGV[1], 'per_visitor', ARGV[2], 'opens', ARGV[3], 'closes', ARGV[4],
-  'claimed', '0', 'listed', listed, 'cfg', ARGV[5])
+  'claimed', '0', 'listed', listed, 'cfg', ARGV[5], 'rev', ARGV[6])
 return 0
