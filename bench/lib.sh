@@ -29,3 +29,11 @@ stop_servers() {
   kill "$null_pid" "$rushgate_pid" "$redis_pid" 2>/dev/null || true
   wait "$null_pid" "$rushgate_pid" "$redis_pid" 2>/dev/null || true
 }
+
+# commands_per OPS KIND: Redis's calls of each command since the last CONFIG RESETSTAT, per KIND (OPS of
+# them were made), from INFO commandstats: how many client commands one claim or bid costs.
+commands_per() {
+  echo "Redis commands per $2 ($1 ${2}s; INFO commandstats since the first round):"
+  redis-cli -p "$port" INFO commandstats | tr -d '\r' | awk -F'[:=,]' -v n="$1" -v k="$2" '/^cmdstat_/ {
+    sub("cmdstat_", "", $1); printf "  %-14s %10d calls  %6.3f per %s  %7.2f us each\n", $1, $3, $3 / n, k, $7 }'
+}

@@ -9,17 +9,17 @@ import (
 	"time"
 )
 
-// runClaim measures successful claims/s on one drop through HTTP: as in a real crowd every claim is
-// a different visitor's first (tokens are minted beforehand), so every request takes a unit, next to
-// the null handler's requests/s in the same run.
+// runClaim measures successful claims/s through HTTP, in rounds that alternate with the null handler's:
+// as in a real crowd every claim is a different visitor's first (tokens are minted beforehand, and each
+// round claims on a drop of its own), so every request takes a unit.
 func runClaim(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("claim", flag.ContinueOnError)
 	base := fs.String("target", "http://127.0.0.1:8080", "rushgate base URL")
 	null := fs.String("null", "http://127.0.0.1:9090/", "null handler URL")
 	key := fs.String("admin-key", "", "rushgate admin key")
-	conc := fs.Int("c", 64, "concurrent visitors")
-	dur := fs.Duration("d", 5*time.Second, "length of each round")
 	visitors := fs.Int("visitors", 60000, "visitors minted beforehand: the most claims a round can make")
+	var c comparison
+	c.flags(fs, 2*time.Second)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -29,37 +29,32 @@ func runClaim(ctx context.Context, args []string) error {
 		}
 	}
 	cfg := fmt.Sprintf(`{"stock": 10000000, "opens_at": %q}`, time.Now().UTC().Add(-time.Minute).Format(time.RFC3339))
-	if err := adminDo(ctx, "PUT", *base+"/v1/drops/benchdrop", *key, cfg); err != nil {
-		return err
+	for i := range c.rounds {
+		if err := adminDo(ctx, "PUT", fmt.Sprintf("%s/v1/drops/bench%d", *base, i), *key, cfg); err != nil {
+			return err
+		}
 	}
-	tokens, err := mintVisitors(ctx, *base, *key, *visitors, *conc)
+	tokens, err := mintVisitors(ctx, *base, *key, *visitors, c.conc)
 	if err != nil {
 		return err
 	}
-	var next, ok atomic.Int64
-	n := load(ctx, *null, *conc, 1<<30, *dur)
-	round := timedRequests(ctx, *conc, *dur, func(ctx context.Context, _ int) (*http.Request, bool) {
-		i := next.Add(1) - 1
-		if i >= int64(len(tokens)) {
-			return nil, false
-		}
-		req, _ := http.NewRequestWithContext(ctx, "POST", *base+"/v1/drops/benchdrop/claims", nil)
-		req.Header.Set("Authorization", "Bearer "+tokens[i])
-		return req, true
-	}, func(_ int, res *http.Response) bool {
-		if res.StatusCode != http.StatusCreated {
-			return false
-		}
-		ok.Add(1)
-		return true
+	var short atomic.Bool
+	err = c.compare(ctx, "claim", *null, func(i int) round {
+		var next atomic.Int64
+		u := fmt.Sprintf("%s/v1/drops/bench%d/claims", *base, i)
+		return timed(ctx, c.conc, c.dur, func(ctx context.Context, _ int) (*http.Request, bool) {
+			n := next.Add(1) - 1
+			if n >= int64(len(tokens)) {
+				short.Store(true)
+				return nil, false
+			}
+			req, _ := http.NewRequestWithContext(ctx, "POST", u, nil)
+			req.Header.Set("Authorization", "Bearer "+tokens[n])
+			return req, true
+		}, func(_ int, res *http.Response) bool { return res.StatusCode == http.StatusCreated })
 	})
-	if round.failed > 0 {
-		return fmt.Errorf("%d claim requests failed", round.failed)
+	if short.Load() {
+		fmt.Println("note: a round ran out of visitors before its end; raise -visitors")
 	}
-	_, p50, p99 := percentiles(round.latencies)
-	rate := float64(ok.Load()) / round.elapsed.Seconds()
-	fmt.Printf("null handler: %.0f req/s\n", n.perSec())
-	fmt.Printf("successful claims: %.0f/s (%.2f of null); latency p50 %v, p99 %v (concurrency %d)\n",
-		rate, rate/n.perSec(), p50, p99, *conc)
-	return nil
+	return err
 }

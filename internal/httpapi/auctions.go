@@ -143,9 +143,14 @@ func (s *Server) postBid(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{
-		"accepted": true, "leading": o.State.Leader == b.Bidder, "auction": viewOf(id, o.State, s.now()),
-	})
+	writeJSON(w, http.StatusCreated, bidView{Accepted: true, Leading: o.State.Leader == b.Bidder, Auction: viewOf(id, o.State, s.now())})
+}
+
+// bidView answers an accepted bid; a struct, not a map, since a crowd's every bid encodes one.
+type bidView struct {
+	Accepted bool        `json:"accepted"`
+	Leading  bool        `json:"leading"`
+	Auction  auctionView `json:"auction"`
 }
 
 func (s *Server) buyNow(w http.ResponseWriter, r *http.Request) {

@@ -106,7 +106,14 @@ func (s *Server) postClaim(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"claim_id": c.ID, "code": c.Code, "claimed_at": c.ClaimedAt})
+	writeJSON(w, http.StatusCreated, claimView{ID: c.ID, Code: c.Code, ClaimedAt: c.ClaimedAt})
+}
+
+// claimView answers a claim; a struct, not a map, since a crowd's every claim encodes one.
+type claimView struct {
+	ID        string    `json:"claim_id"`
+	Code      string    `json:"code"`
+	ClaimedAt time.Time `json:"claimed_at"`
 }
 
 func (s *Server) listClaims(w http.ResponseWriter, r *http.Request) {

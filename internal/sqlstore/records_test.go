@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -110,6 +111,25 @@ func TestClaimsIdempotent(t *testing.T) {
 			got, err := r.Claims(ctx, "d")
 			if err != nil || len(got) != 2 || got[1].Code != "B" || got[0].Key != "order-1" || got[1].Key != "" {
 				t.Fatalf("claims %+v %v", got, err)
+			}
+			// A crowd's worth in one call spans several statements; a redelivery that overlaps it adds
+			// only what is new.
+			many := func(from, to int) []drop.Claim {
+				var out []drop.Claim
+				for i := from; i <= to; i++ {
+					out = append(out, drop.Claim{ID: fmt.Sprintf("e.%d", i), Seq: int64(i), Code: fmt.Sprint("C", i), Visitor: fmt.Sprint("v", i), ClaimedAt: time.Now()})
+				}
+				return out
+			}
+			if err := r.RecordClaims(ctx, "e", many(1, 450)); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.RecordClaims(ctx, "e", many(401, 520)); err != nil {
+				t.Fatal(err)
+			}
+			got, err = r.Claims(ctx, "e")
+			if err != nil || len(got) != 520 || got[519].Code != "C520" || got[449].Visitor != "v450" {
+				t.Fatalf("%d claims recorded of 520: %v", len(got), err)
 			}
 		})
 	}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// comparison is how rounds against the null handler and a target alternate; its flags are shared by
+// the join, bid and claim commands.
+type comparison struct {
+	conc   int
+	dur    time.Duration
+	rounds int
+	want   float64
+	cpu    string
+}
+
+func (c *comparison) flags(fs *flag.FlagSet, dur time.Duration) {
+	fs.IntVar(&c.conc, "c", 64, "concurrent connections")
+	fs.DurationVar(&c.dur, "d", dur, "length of each round")
+	fs.IntVar(&c.rounds, "rounds", 9, "rounds against each server")
+	fs.Float64Var(&c.want, "want", 0, "fail unless the median ratio reaches this")
+	fs.StringVar(&c.cpu, "cpu", "", "also report the CPU time per request of these processes: name=pid,name=pid")
+}
+
+// round is what one round measured: successes (the figure compared), all answers, and their latencies.
+type round struct {
+	loadResult
+	answered  int
+	latencies [][]time.Duration
+}
+
+// compare alternates rounds of the null handler and of the target (null first, then target first, and
+// so on), so that both see the same machine, and prints each round's ratio of target successes/s to
+// null requests/s, their median, the target's p50 and p99 latency over all its rounds, and, with
+// -cpu, the CPU each process spent per request. target gets the round's index, from 0.
+func (c *comparison) compare(ctx context.Context, kind, null string, target func(i int) round) error {
+	procs, err := parseProcesses(c.cpu)
+	if err != nil {
+		return err
+	}
+	meter := newCPUMeter(procs)
+	nullRound := func() round {
+		return timed(ctx, c.conc, c.dur, func(ctx context.Context, _ int) (*http.Request, bool) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, null, nil)
+			return req, true
+		}, func(_ int, res *http.Response) bool { return res.StatusCode == http.StatusOK })
+	}
+	var ratios []float64
+	var lat [][]time.Duration
+	var total int64
+	fmt.Printf("%-6s %14s %16s %8s\n", "round", "null req/s", kind+"/s", "ratio")
+	for i := range c.rounds {
+		var n, t round
+		var nerr, terr error
+		measure := func(k string, f func() round) (round, error) {
+			var r round
+			_, err := meter.measure(k, func() loadResult { r = f(); return r.loadResult })
+			return r, err
+		}
+		if i%2 == 0 {
+			n, nerr = measure("null", nullRound)
+			t, terr = measure(kind, func() round { return target(i) })
+		} else {
+			t, terr = measure(kind, func() round { return target(i) })
+			n, nerr = measure("null", nullRound)
+		}
+		if err := errors.Join(nerr, terr); err != nil {
+			return err
+		}
+		if t.failed > 0 || n.failed > 0 {
+			return fmt.Errorf("round %d: %d %s and %d null requests failed", i+1, t.failed, kind, n.failed)
+		}
+		r := t.perSec() / n.perSec()
+		ratios = append(ratios, r)
+		lat = append(lat, t.latencies...)
+		total += t.ok
+		fmt.Printf("%-6d %14.0f %16.0f %8.2f\n", i+1, n.perSec(), t.perSec(), r)
+	}
+	slices.Sort(ratios)
+	med := ratios[len(ratios)/2]
+	meter.report("null", kind)
+	_, p50, p99 := percentiles(lat)
+	fmt.Printf("%s/null median ratio: %.2f; %s latency p50 %v, p99 %v (concurrency %d)\n", kind, med, kind, p50, p99, c.conc)
+	fmt.Printf("%ss in all rounds: %d\n", kind, total)
+	if med < c.want {
+		return fmt.Errorf("ratio %.2f is below the target %.2f", med, c.want)
+	}
+	return nil
+}
+
+// timed runs timedRequests and counts its successes as a round.
+func timed(ctx context.Context, conc int, d time.Duration, next func(ctx context.Context, w int) (*http.Request, bool),
+	check func(w int, res *http.Response) bool) round {
+	var ok int64
+	oks := make([]int64, conc)
+	r := timedRequests(ctx, conc, d, next, func(w int, res *http.Response) bool {
+		good := check(w, res)
+		if good {
+			oks[w]++
+		}
+		return good
+	})
+	n := 0
+	for w := range oks {
+		ok += oks[w]
+		n += len(r.latencies[w])
+	}
+	return round{loadResult: loadResult{ok: ok, failed: r.failed, elapsed: r.elapsed}, answered: n, latencies: r.latencies}
+}
