@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -30,7 +29,6 @@ import (
 	"github.com/rushgate/rushgate/internal/redisstore"
 	"github.com/rushgate/rushgate/internal/room"
 	"github.com/rushgate/rushgate/internal/sqlstore"
-	"github.com/rushgate/rushgate/internal/vault"
 	"github.com/rushgate/rushgate/internal/visitor"
 )
 
@@ -195,16 +193,13 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		return nil, err
 	}
 	a.backend = be.name
-	a.onClose(be.close)
-	if be.save != nil {
-		a.onClose(be.save) // once the gates have stopped (closed after this)
-	}
+	a.onClose(be.close) // once the services have stopped (closed after this)
 	adminKey, visitors, keys, err := loadSecrets(ctx, f, be.vault, stdout)
 	if err != nil {
 		return nil, err
 	}
 
-	svc := room.NewService(be.store, room.Options{Observer: m, Logger: log})
+	svc := room.NewService(be.rooms, room.Options{Observer: m, Logger: log})
 	m.WatchRooms(svc)
 	if err := svc.Start(ctx); err != nil {
 		log.Warn("rooms not loaded at start; their gates start on first use", "err", err)
@@ -265,17 +260,18 @@ func checkDataDir(dir string) error {
 	return errors.Join(probe.Close(), os.Remove(name))
 }
 
-// backend is the state store chosen by the flags, with the vault that goes with it.
+// backend is what serve takes of the backend the flags choose: its stores and vault, and what it
+// runs and closes.
 type backend struct {
 	name     string
-	store    room.Store
+	rooms    room.Store
 	auctions auction.Store
 	drops    drop.Store
+	vault    keyring.Vault
 	// record, when set, copies the backend's outbox into the SQL record until ctx ends.
 	record func(ctx context.Context, log *slog.Logger)
-	// save, when set, keeps the embedded lines for the next start; it runs once nothing uses them.
-	save  func()
-	vault keyring.Vault
+	// close closes the backend; for the embedded one it saves the lines, so it runs once nothing
+	// uses them.
 	close func()
 }
 
@@ -288,118 +284,28 @@ func openRecords(ctx context.Context, f serveFlags) (*sqlstore.Records, error) {
 	return sqlstore.OpenSQLite(ctx, filepath.Join(f.data, "records.db"))
 }
 
-// openBackend opens the state store the flags choose: Redis with --redis, else the embedded backend.
+// openBackend opens the backend the flags choose: Redis with --redis, else the embedded backend with
+// what the record and the data directory kept of it.
 func openBackend(ctx context.Context, f serveFlags, records *sqlstore.Records, m *metrics.Metrics, log *slog.Logger) (backend, error) {
 	if f.redisURL == "" {
-		return openEmbedded(ctx, f, records, log)
+		b, err := memstore.Open(ctx, records, f.data, log)
+		if err != nil {
+			return backend{}, err
+		}
+		return backend{name: "memory", rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(), close: b.Close}, nil
 	}
 	rdb, cluster, err := redisClient(f.redisURL, f.redisCluster, f.redisFlush)
 	if err != nil {
 		return backend{}, err
 	}
-	st := redisstore.New(rdb, redisstore.Options{Prefix: f.redisPrefix, Cluster: cluster, Batched: m.VisitBatch})
+	b := redisstore.New(rdb, redisstore.Options{Prefix: f.redisPrefix, Cluster: cluster, Batched: m.VisitBatch})
 	name := "redis"
 	if cluster {
 		name = "redis-cluster"
 	}
-	auctions, drops := redisstore.NewAuctions(st), redisstore.NewDrops(st)
 	consumer := consumerName()
-	record := func(ctx context.Context, log *slog.Logger) {
-		done := make(chan struct{})
-		go func() { defer close(done); drops.RunRecorder(ctx, consumer, records, log) }()
-		auctions.RunRecorder(ctx, consumer, records, log)
-		<-done
-	}
-	return backend{name: name, store: st, auctions: auctions, drops: drops, record: record, vault: st, close: rdb.Close}, nil
-}
-
-// openEmbedded opens the embedded backend with what the record and the data directory kept of it:
-// auctions, drops and rooms from the SQL record, and the lines a graceful stop saved.
-func openEmbedded(ctx context.Context, f serveFlags, records *sqlstore.Records, log *slog.Logger) (backend, error) {
-	auctions := memstore.NewAuctions(nil, records)
-	saved, err := records.Load(ctx)
-	if err != nil {
-		return backend{}, fmt.Errorf("loading recorded auctions: %w", err)
-	}
-	for id, sv := range saved {
-		auctions.Restore(id, sv.State, sv.Events)
-	}
-	drops := memstore.NewDrops(nil, records)
-	savedDrops, err := records.LoadDrops(ctx)
-	if err != nil {
-		return backend{}, fmt.Errorf("loading recorded drops: %w", err)
-	}
-	for id, sd := range savedDrops {
-		drops.Restore(id, sd.Config, sd.Claims)
-	}
-	rooms := memstore.New(memstore.Options{Recorder: records})
-	savedRooms, err := records.LoadRooms(ctx)
-	if err != nil {
-		return backend{}, fmt.Errorf("loading recorded rooms: %w", err)
-	}
-	for id, cfg := range savedRooms {
-		rooms.Restore(id, cfg)
-	}
-	lines := filepath.Join(f.data, "lines.snapshot")
-	loadLines(rooms, lines, log)
-	return backend{name: "memory", store: rooms, auctions: auctions,
-		drops: drops, vault: vault.Dir(f.data), close: func() {}, save: func() { saveLines(rooms, lines, log) }}, nil
-}
-
-// loadLines puts back the lines a graceful shutdown saved, then removes the file: a later crash must
-// not bring back lines that have moved on since. A file that cannot be read is set aside, with a
-// warning, rather than keeping the instance from starting.
-func loadLines(rooms *memstore.Store, path string, log *slog.Logger) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return
-	}
-	if err == nil {
-		err = rooms.Load(bufio.NewReader(f))
-		f.Close()
-	}
-	if err != nil {
-		log.Warn("saved lines not loaded; the rooms start with empty lines", "file", path, "err", err)
-		_ = os.Rename(path, path+".bad")
-		return
-	}
-	if err := os.Remove(path); err != nil {
-		log.Warn("removing loaded lines", "file", path, "err", err)
-	}
-	log.Info("lines restored", "file", path)
-}
-
-// saveLines writes the lines to path for the next start, through a temporary file renamed over it, so
-// that a crash while saving leaves no half-written lines to load.
-func saveLines(rooms *memstore.Store, path string, log *slog.Logger) {
-	tmp := path + ".tmp"
-	err := writeFile(tmp, rooms.Save)
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		log.Error("saving lines; the next start begins with empty lines", "file", path, "err", err)
-		_ = os.Remove(tmp)
-		return
-	}
-	log.Info("lines saved", "file", path)
-}
-
-// writeFile creates path and has write fill it, synced to disk before it returns.
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	err = write(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	return errors.Join(err, f.Close())
+	return backend{name: name, rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),
+		record: func(ctx context.Context, log *slog.Logger) { b.Record(ctx, consumer, records, log) }, close: b.Close}, nil
 }
 
 // consumerName names this instance in the record consumer group: unique across hosts and restarts.

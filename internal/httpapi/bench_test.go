@@ -24,7 +24,7 @@ func BenchmarkJoinHandler(b *testing.B) {
 	issuer, _ := visitor.NewIssuer(bytes.Repeat([]byte("s"), 32))
 	m := metrics.New()
 	log := slog.New(slog.DiscardHandler)
-	svc := room.NewService(memstore.New(memstore.Options{}), room.Options{Observer: m, Logger: log})
+	svc := room.NewService(memstore.NewRooms(memstore.Options{}), room.Options{Observer: m, Logger: log})
 	defer svc.Stop()
 	m.WatchRooms(svc)
 	api := httpapi.New(httpapi.Config{Rooms: svc, Keys: keys, Visitors: issuer, Metrics: m, Logger: log, AdminKey: "k"})

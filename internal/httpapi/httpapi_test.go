@@ -47,7 +47,7 @@ type option func(*httpapi.Config, *room.Store)
 func setup(t *testing.T, opts ...option) *env {
 	t.Helper()
 	c := storetest.NewClock(time.Now().UTC().Truncate(time.Second))
-	var store room.Store = memstore.New(memstore.Options{Clock: c.Now})
+	var store room.Store = memstore.NewRooms(memstore.Options{Clock: c.Now})
 	keys, err := keyring.Open(context.Background(), vault.Dir(t.TempDir()), keyring.Options{Now: c.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -12,20 +12,13 @@ import (
 
 var _ auction.Store = (*Auctions)(nil)
 
-// Recorder makes events durable; the SQL record store is one.
-type Recorder interface {
-	Record(ctx context.Context, id string, st auction.State, evs []auction.Event) error
-	// ForgetAuction removes the record of a deleted auction, which had no bids.
-	ForgetAuction(ctx context.Context, id string) error
-}
-
 // Auctions is the in-memory implementation of [auction.Store]: each auction's steps run under its own
-// lock with the injected clock, and a sorted set of end times is the deadline index. With a Recorder,
+// lock with the injected clock, and a sorted set of end times is the deadline index. With a record,
 // a step's events are recorded before its new state is kept, so nothing is ever answered as accepted
 // that the record does not hold.
 type Auctions struct {
 	clock    func() time.Time
-	recorder Recorder
+	recorder Records
 
 	mu        sync.Mutex // guards auctions and deadlines; held for a whole step, which is short
 	auctions  map[string]*auctionState
@@ -39,7 +32,7 @@ type auctionState struct {
 
 // NewAuctions returns an empty auction store; a nil clock means time.Now, a nil recorder keeps no
 // durable record.
-func NewAuctions(clock func() time.Time, recorder Recorder) *Auctions {
+func NewAuctions(clock func() time.Time, recorder Records) *Auctions {
 	if clock == nil {
 		clock = time.Now
 	}

@@ -63,7 +63,11 @@ func TestRecordMatchesStore(t *testing.T) {
 	}
 }
 
-type failing struct{ fail bool }
+// failing records auctions, failing while told to; it records nothing else.
+type failing struct {
+	memstore.Records
+	fail bool
+}
 
 func (f *failing) Record(context.Context, string, auction.State, []auction.Event) error {
 	if f.fail {

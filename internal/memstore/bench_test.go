@@ -15,9 +15,9 @@ import (
 var sizes = []int{1e3, 1e5, 1e6}
 
 // filled returns a store whose room "r" has n visitors waiting.
-func filled(b *testing.B, n int) *memstore.Store {
+func filled(b *testing.B, n int) *memstore.Rooms {
 	b.Helper()
-	s := memstore.New(memstore.Options{})
+	s := memstore.NewRooms(memstore.Options{})
 	cfg := room.Config{Capacity: room.MaxCapacity, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Hour), IdleTimeout: rushgate.Duration(time.Hour), Paused: true}
 	ctx := context.Background()
 	if err := s.PutRoom(ctx, "r", cfg); err != nil {

@@ -12,19 +12,11 @@ import (
 
 var _ drop.Store = (*Drops)(nil)
 
-// ClaimRecorder makes drops and their claims durable; the SQL record store is one.
-type ClaimRecorder interface {
-	RecordDrop(ctx context.Context, id string, cfg drop.Config) error
-	RecordClaims(ctx context.Context, id string, claims []drop.Claim) error
-	// ForgetDrop removes the record of a deleted drop, which had no claims.
-	ForgetDrop(ctx context.Context, id string) error
-}
-
 // Drops is the in-memory implementation of [drop.Store]. With a recorder, a claim is recorded before
 // it is kept and answered, so no claim is ever answered "yours" that the record does not hold.
 type Drops struct {
 	clock    func() time.Time
-	recorder ClaimRecorder
+	recorder Records
 	mu       sync.Mutex
 	drops    map[string]*dropState
 }
@@ -36,7 +28,7 @@ type dropState struct {
 }
 
 // NewDrops returns an empty drop store; a nil clock means time.Now, a nil recorder keeps no record.
-func NewDrops(clock func() time.Time, recorder ClaimRecorder) *Drops {
+func NewDrops(clock func() time.Time, recorder Records) *Drops {
 	if clock == nil {
 		clock = time.Now
 	}

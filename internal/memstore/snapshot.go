@@ -46,7 +46,7 @@ type waiterSnapshot struct {
 
 // Save writes every room's line and admissions to w. Call it once nothing else uses the store, after
 // the HTTP server has drained and the gates have stopped, so that no answer given is missing from it.
-func (s *Store) Save(w io.Writer) error {
+func (s *Rooms) Save(w io.Writer) error {
 	s.mu.Lock()
 	rooms := make([]*roomState, 0, len(s.rooms))
 	for _, rs := range s.rooms {
@@ -104,7 +104,7 @@ func (rs *roomState) snapshot() roomSnapshot {
 // already exist (restored from the record) and be empty; saved rooms that no longer exist are skipped.
 // Every restored waiter counts as present now: the downtime was not the visitors' doing, and each has
 // a whole idle timeout to come back.
-func (s *Store) Load(r io.Reader) error {
+func (s *Rooms) Load(r io.Reader) error {
 	var snap snapshot
 	if err := gob.NewDecoder(r).Decode(&snap); err != nil {
 		return fmt.Errorf("memstore: loading lines: %w", err)

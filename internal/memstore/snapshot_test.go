@@ -26,7 +26,7 @@ func TestSaveLoad(t *testing.T) {
 		"early": {Capacity: 3, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(2 * time.Minute), OpensAt: &opens},
 		"empty": {Capacity: 1, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(2 * time.Minute)},
 	}
-	a := memstore.New(memstore.Options{Clock: c.Now})
+	a := memstore.NewRooms(memstore.Options{Clock: c.Now})
 	for id, cfg := range cfgs {
 		if err := a.PutRoom(ctx, id, cfg); err != nil {
 			t.Fatal(err)
@@ -54,7 +54,7 @@ func TestSaveLoad(t *testing.T) {
 	}
 	c.Advance(30 * time.Second)
 
-	all := func(s *memstore.Store) map[string]room.Status {
+	all := func(s *memstore.Rooms) map[string]room.Status {
 		out := map[string]room.Status{}
 		for id, vs := range visitors {
 			for _, v := range vs {
@@ -73,7 +73,7 @@ func TestSaveLoad(t *testing.T) {
 	}
 	before := all(a) // after saving: sale-1's admission is collected here, and below after loading
 
-	b := memstore.New(memstore.Options{Clock: c.Now})
+	b := memstore.NewRooms(memstore.Options{Clock: c.Now})
 	for id, cfg := range cfgs {
 		b.Restore(id, cfg)
 	}
@@ -121,7 +121,7 @@ func TestLoadCountsAsPresence(t *testing.T) {
 	ctx := context.Background()
 	c := storetest.NewClock(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
 	cfg := room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(2 * time.Minute), Paused: true}
-	a := memstore.New(memstore.Options{Clock: c.Now})
+	a := memstore.NewRooms(memstore.Options{Clock: c.Now})
 	_ = a.PutRoom(ctx, "r", cfg)
 	_, _ = a.Join(ctx, "r", room.Entrant{Visitor: "v", Switch: true})
 	c.Advance(110 * time.Second)
@@ -129,7 +129,7 @@ func TestLoadCountsAsPresence(t *testing.T) {
 	if err := a.Save(&buf); err != nil {
 		t.Fatal(err)
 	}
-	b := memstore.New(memstore.Options{Clock: c.Now})
+	b := memstore.NewRooms(memstore.Options{Clock: c.Now})
 	b.Restore("r", cfg)
 	if err := b.Load(&buf); err != nil {
 		t.Fatal(err)
@@ -149,7 +149,7 @@ func TestLoadCountsAsPresence(t *testing.T) {
 func FuzzLoad(f *testing.F) {
 	ctx := context.Background()
 	cfg := room.Config{Capacity: 2, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(time.Minute)}
-	src := memstore.New(memstore.Options{})
+	src := memstore.NewRooms(memstore.Options{})
 	_ = src.PutRoom(ctx, "r", cfg)
 	for _, v := range []string{"a", "b", "c", "d"} {
 		_, _ = src.Join(ctx, "r", room.Entrant{Visitor: v, Switch: true})
@@ -162,7 +162,7 @@ func FuzzLoad(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := memstore.New(memstore.Options{})
+		s := memstore.NewRooms(memstore.Options{})
 		s.Restore("r", cfg)
 		if err := s.Load(bytes.NewReader(data)); err != nil {
 			return

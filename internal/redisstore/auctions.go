@@ -46,7 +46,7 @@ const (
 // each step: it only wakes closers, and the close script checks the end itself, so an index entry that
 // is early or stale costs a no-op step and is then corrected.
 type Auctions struct {
-	*Store
+	*conn
 	// ClaimIdle is how long before a consumer takes over events another left unacknowledged.
 	ClaimIdle time.Duration
 
@@ -67,10 +67,9 @@ type (
 	}
 )
 
-// NewAuctions returns the auction store sharing s's client, key prefix and options.
-func NewAuctions(s *Store) *Auctions {
-	a := &Auctions{Store: s, ClaimIdle: DefaultClaimIdle}
-	a.steps = newBatcher(s.timeout, a.sendSteps)
+func newAuctions(c *conn) *Auctions {
+	a := &Auctions{conn: c, ClaimIdle: DefaultClaimIdle}
+	a.steps = newBatcher(c.timeout, a.sendSteps)
 	return a
 }
 

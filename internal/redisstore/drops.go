@@ -37,7 +37,7 @@ const (
 // hash-tagged keys, and the script appends the claim to the drop's stream, which is both the claims'
 // log and the outbox that the record consumers copy into SQL.
 type Drops struct {
-	*Store
+	*conn
 	claims *batcher[revision, claimReq, claimed] // by drop and config revision
 }
 
@@ -55,10 +55,9 @@ type (
 	}
 )
 
-// NewDrops returns the drop store sharing s's client, key prefix and options.
-func NewDrops(s *Store) *Drops {
-	d := &Drops{Store: s}
-	d.claims = newBatcher(s.timeout, d.sendClaims)
+func newDrops(c *conn) *Drops {
+	d := &Drops{conn: c}
+	d.claims = newBatcher(c.timeout, d.sendClaims)
 	return d
 }
 

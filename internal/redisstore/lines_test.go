@@ -23,11 +23,11 @@ func TestLineLeftAfterCrash(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// A short timeout keeps the lock of the dead join (ten timeouts) short.
 			opts := Options{Prefix: "crash", Cluster: cluster, Timeout: 100 * time.Millisecond}
-			var s *Store
+			var s *Rooms
 			if cluster {
-				s = New(redistest.Client(t, redistest.Cluster(t)...), opts)
+				s = New(redistest.Client(t, redistest.Cluster(t)...), opts).Rooms()
 			} else {
-				s = New(redistest.Client(t, redistest.Start(t).Addr), opts)
+				s = New(redistest.Client(t, redistest.Start(t).Addr), opts).Rooms()
 			}
 			putLines(t, s)
 			crashMidMove(t, s, room.Entrant{Visitor: "v_pointed", Switch: true})
@@ -40,7 +40,7 @@ func TestLineLeftAfterCrash(t *testing.T) {
 var lines = []string{"a", "b", "c"}
 
 // putLines creates the rooms of lines, paused so that visitors stay waiting.
-func putLines(t *testing.T, s *Store) {
+func putLines(t *testing.T, s *Rooms) {
 	t.Helper()
 	cfg := room.Config{Capacity: 10, Paused: true, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Hour), IdleTimeout: rushgate.Duration(time.Hour)}
 	for _, id := range lines {
@@ -51,7 +51,7 @@ func putLines(t *testing.T, s *Store) {
 }
 
 // waitingIn returns the rooms of lines in which v waits.
-func waitingIn(t *testing.T, s *Store, v string) []string {
+func waitingIn(t *testing.T, s *Rooms, v string) []string {
 	t.Helper()
 	var in []string
 	for _, id := range lines {
@@ -67,7 +67,7 @@ func waitingIn(t *testing.T, s *Store, v string) []string {
 }
 
 // crashMidMove joins e to a, cuts its move to b short, and checks that its next join, to c, leaves both.
-func crashMidMove(t *testing.T, s *Store, e room.Entrant) {
+func crashMidMove(t *testing.T, s *Rooms, e room.Entrant) {
 	t.Helper()
 	ctx := context.Background()
 	v := e.Visitor
@@ -116,7 +116,7 @@ func TestJoinLockBacksOff(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Client(t, redistest.Start(t).Addr)
 	// One node holds every slot, so the Cluster code path runs on standalone Redis.
-	s := New(rdb, Options{Prefix: "lock", Cluster: true, Timeout: 500 * time.Millisecond})
+	s := New(rdb, Options{Prefix: "lock", Cluster: true, Timeout: 500 * time.Millisecond}).Rooms()
 	cfg := room.Config{Capacity: 10, Paused: true, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Hour), IdleTimeout: rushgate.Duration(time.Hour)}
 	if err := s.PutRoom(ctx, "r", cfg); err != nil {
 		t.Fatal(err)
@@ -167,7 +167,7 @@ func TestJoinLockBacksOff(t *testing.T) {
 func TestStaleJoinFenced(t *testing.T) {
 	ctx := context.Background()
 	clock := storetest.NewClock(time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
-	s := New(redistest.Client(t, redistest.Cluster(t)...), Options{Prefix: "fence", Cluster: true, Timeout: 100 * time.Millisecond, Clock: clock.Now})
+	s := New(redistest.Client(t, redistest.Cluster(t)...), Options{Prefix: "fence", Cluster: true, Timeout: 100 * time.Millisecond, Clock: clock.Now}).Rooms()
 	putLines(t, s)
 	// stall starts a move of v to id and stops it after the lock (and, if placed, the place in id); its
 	// lock then expires, as it would while the stalled rushgate slept.

@@ -14,10 +14,11 @@ import (
 	"github.com/rushgate/rushgate/internal/drop"
 )
 
-// Recorder makes auction events durable; the SQL record store is one. It must be idempotent per
-// (auction, seq): the outbox delivers at least once.
-type Recorder interface {
+// Records is where the recorders copy the outbox: the SQL record. It must be idempotent per (auction,
+// seq) and per (drop, seq), since the outbox delivers at least once.
+type Records interface {
 	Record(ctx context.Context, id string, st auction.State, evs []auction.Event) error
+	RecordClaims(ctx context.Context, id string, claims []drop.Claim) error
 }
 
 // recordGroup is the consumer group that copies auction streams into the SQL record.
@@ -29,7 +30,7 @@ const DefaultClaimIdle = 5 * time.Second
 
 // register lists an entity for the recorders and (re)creates the consumer group on its stream; Put
 // calls it after the script, which may have dropped an old stream with its group.
-func (s *Store) register(ctx context.Context, registry, id, stream string) error {
+func (s *conn) register(ctx context.Context, registry, id, stream string) error {
 	if _, err := s.do(ctx, s.rdb.B().Sadd().Key(registry).Member(id).Build()); err != nil {
 		return err
 	}
@@ -43,7 +44,7 @@ func (s *Store) register(ctx context.Context, registry, id, stream string) error
 // RunRecorder runs a consumer of the record group until ctx ends: it reads each auction's new events
 // and those another consumer left unacknowledged for ClaimIdle, writes them with rec, and acknowledges
 // them only after the write has committed. Every instance runs one, under its own name.
-func (a *Auctions) RunRecorder(ctx context.Context, consumer string, rec Recorder, log *slog.Logger) {
+func (a *Auctions) RunRecorder(ctx context.Context, consumer string, rec Records, log *slog.Logger) {
 	runConsumer(ctx, log, func(ctx context.Context, retire bool) error { return a.recordPass(ctx, consumer, rec, retire) })
 }
 
@@ -68,11 +69,11 @@ func runConsumer(ctx context.Context, log *slog.Logger, pass func(ctx context.Co
 
 // RecordOnce makes one pass of the consumer over the registered auctions, retiring those that are over
 // and fully recorded (see retire).
-func (a *Auctions) RecordOnce(ctx context.Context, consumer string, rec Recorder) error {
+func (a *Auctions) RecordOnce(ctx context.Context, consumer string, rec Records) error {
 	return a.recordPass(ctx, consumer, rec, true)
 }
 
-func (a *Auctions) recordPass(ctx context.Context, consumer string, rec Recorder, retire bool) error {
+func (a *Auctions) recordPass(ctx context.Context, consumer string, rec Records, retire bool) error {
 	return a.eachRegistered(ctx, a.keys.auctions(), func(id string) error {
 		return a.recordOne(ctx, a.keys.auctions(), id, a.keys.auction(id)[1], consumer, a.ClaimIdle, retire, a.over, func(entries []rueidis.XRangeEntry) error {
 			evs := make([]auction.Event, 0, len(entries))
@@ -93,7 +94,7 @@ func (a *Auctions) recordPass(ctx context.Context, consumer string, rec Recorder
 // recordOne is one entity's share of a recorder pass: it hands handle the entries of the entity's
 // stream (see consume) and, on a pass that retires, takes the entity out of registry if it was over
 // before the stream was read and the pass found nothing left to record (see retire).
-func (s *Store) recordOne(ctx context.Context, registry, id, stream, consumer string, idle time.Duration, retire bool,
+func (s *conn) recordOne(ctx context.Context, registry, id, stream, consumer string, idle time.Duration, retire bool,
 	over func(context.Context, string) (bool, error), handle func([]rueidis.XRangeEntry) error) error {
 	wasOver := false
 	if retire { // read before the stream: see retire
@@ -128,7 +129,7 @@ func (a *Auctions) over(ctx context.Context, id string) (bool, error) {
 // recordOne reads whether the entity is over before its pass reads the stream, and calls retire only
 // if it was and the pass found nothing: the step that makes an entity over appends its last event in
 // the same script, so that event was in the stream before the pass read it.
-func (s *Store) retire(ctx context.Context, registry, id, stream string, over func(context.Context, string) (bool, error)) error {
+func (s *conn) retire(ctx context.Context, registry, id, stream string, over func(context.Context, string) (bool, error)) error {
 	m, err := s.do(ctx, s.rdb.B().Xpending().Key(stream).Group(recordGroup).Build())
 	if err != nil && !isNoGroup(err) {
 		return err
@@ -149,7 +150,7 @@ func (s *Store) retire(ctx context.Context, registry, id, stream string, over fu
 // isNoGroup reports a stream, or its consumer group, that is not there (a deleted entity).
 func isNoGroup(err error) bool { return err != nil && strings.Contains(err.Error(), "NOGROUP") }
 
-func (s *Store) eachRegistered(ctx context.Context, registry string, fn func(id string) error) error {
+func (s *conn) eachRegistered(ctx context.Context, registry string, fn func(id string) error) error {
 	m, err := s.do(ctx, s.rdb.B().Smembers().Key(registry).Build())
 	if err != nil {
 		return err
@@ -167,7 +168,7 @@ func (s *Store) eachRegistered(ctx context.Context, registry string, fn func(id 
 // consume hands handle the stream's entries that another consumer left unacknowledged for idle, and
 // its new ones, then acknowledges them if handle succeeded; otherwise they are delivered again. It
 // returns how many entries it handed over.
-func (s *Store) consume(ctx context.Context, stream, consumer string, idle time.Duration, handle func([]rueidis.XRangeEntry) error) (int, error) {
+func (s *conn) consume(ctx context.Context, stream, consumer string, idle time.Duration, handle func([]rueidis.XRangeEntry) error) (int, error) {
 	var entries []rueidis.XRangeEntry
 	claimed, err := s.do(ctx, s.rdb.B().Xautoclaim().Key(stream).Group(recordGroup).Consumer(consumer).
 		MinIdleTime(itoa(idle.Milliseconds())).Start("0-0").Count(100).Build())
@@ -199,24 +200,18 @@ func (s *Store) consume(ctx context.Context, stream, consumer string, idle time.
 	return len(entries), err
 }
 
-// ClaimRecorder makes drop claims durable; the SQL record store is one. It must be idempotent per
-// (drop, seq).
-type ClaimRecorder interface {
-	RecordClaims(ctx context.Context, id string, claims []drop.Claim) error
-}
-
 // RunRecorder copies every drop's claims stream into rec, as the auctions' recorder does.
-func (d *Drops) RunRecorder(ctx context.Context, consumer string, rec ClaimRecorder, log *slog.Logger) {
+func (d *Drops) RunRecorder(ctx context.Context, consumer string, rec Records, log *slog.Logger) {
 	runConsumer(ctx, log, func(ctx context.Context, retire bool) error { return d.recordPass(ctx, consumer, rec, retire) })
 }
 
 // RecordOnce makes one pass of the consumer over the registered drops, retiring those that are sold
 // out and fully recorded.
-func (d *Drops) RecordOnce(ctx context.Context, consumer string, rec ClaimRecorder) error {
+func (d *Drops) RecordOnce(ctx context.Context, consumer string, rec Records) error {
 	return d.recordPass(ctx, consumer, rec, true)
 }
 
-func (d *Drops) recordPass(ctx context.Context, consumer string, rec ClaimRecorder, retire bool) error {
+func (d *Drops) recordPass(ctx context.Context, consumer string, rec Records, retire bool) error {
 	return d.eachRegistered(ctx, d.keys.drops(), func(id string) error {
 		return d.recordOne(ctx, d.keys.drops(), id, d.keys.drop(id)[1], consumer, DefaultClaimIdle, retire, d.over, func(entries []rueidis.XRangeEntry) error {
 			claims := make([]drop.Claim, len(entries))

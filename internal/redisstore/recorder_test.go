@@ -32,7 +32,7 @@ func (d dying) Record(ctx context.Context, id string, st auction.State, evs []au
 func TestRecorderSurvivesAConsumerDeath(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := redistest.Client(t, srv.Addr)
-	a := redisstore.NewAuctions(redisstore.New(rdb, redisstore.Options{Prefix: "rec"}))
+	a := redisstore.New(rdb, redisstore.Options{Prefix: "rec"}).Auctions()
 	a.ClaimIdle = 200 * time.Millisecond
 	rec, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
 	if err != nil {
@@ -91,8 +91,8 @@ func TestRecorderSurvivesAConsumerDeath(t *testing.T) {
 func TestRecorderRetiresWhatIsOver(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := redistest.Client(t, srv.Addr)
-	st := redisstore.New(rdb, redisstore.Options{Prefix: "retire"})
-	a, d := redisstore.NewAuctions(st), redisstore.NewDrops(st)
+	b := redisstore.New(rdb, redisstore.Options{Prefix: "retire"})
+	a, d := b.Auctions(), b.Drops()
 	rec, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
 	if err != nil {
 		t.Fatal(err)

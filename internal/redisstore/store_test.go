@@ -23,8 +23,8 @@ var prefixes atomic.Int64
 func harnesses(rdb rueidis.Client, cluster bool) func(t *testing.T) storetest.Harness {
 	return func(t *testing.T) storetest.Harness {
 		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
-		s := redisstore.New(rdb, redisstore.Options{Prefix: fmt.Sprintf("t%d", prefixes.Add(1)), Clock: c.Now, Timeout: 5 * time.Second, Cluster: cluster})
-		return storetest.Harness{Rooms: s, Auctions: redisstore.NewAuctions(s), Drops: redisstore.NewDrops(s), Vault: s,
+		b := redisstore.New(rdb, redisstore.Options{Prefix: fmt.Sprintf("t%d", prefixes.Add(1)), Clock: c.Now, Timeout: 5 * time.Second, Cluster: cluster})
+		return storetest.Harness{Rooms: b.Rooms(), Auctions: b.Auctions(), Drops: b.Drops(), Vault: b.Vault(),
 			Advance: c.Advance, Now: c.Now}
 	}
 }
@@ -44,7 +44,7 @@ func TestConformanceCluster(t *testing.T) {
 // TestServerClock runs a flow on the server's own TIME, without the test clock override.
 func TestServerClock(t *testing.T) {
 	srv := redistest.Start(t)
-	s := redisstore.New(redistest.Client(t, srv.Addr), redisstore.Options{Prefix: "clock"})
+	s := redisstore.New(redistest.Client(t, srv.Addr), redisstore.Options{Prefix: "clock"}).Rooms()
 	ctx := context.Background()
 	cfg := room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Minute), Grace: rushgate.Duration(100 * time.Millisecond), IdleTimeout: rushgate.Duration(time.Minute)}
 	if err := s.PutRoom(ctx, "r", cfg); err != nil {
@@ -73,7 +73,7 @@ func TestServerClock(t *testing.T) {
 func TestScriptFlush(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := redistest.Client(t, srv.Addr)
-	s := redisstore.New(rdb, redisstore.Options{Prefix: "flush"})
+	s := redisstore.New(rdb, redisstore.Options{Prefix: "flush"}).Rooms()
 	ctx := context.Background()
 	if err := s.PutRoom(ctx, "r", room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Minute), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(time.Minute)}); err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ type visited struct {
 // visit runs a join or status read in the room's next batch; for a join (mode "join") on standalone
 // Redis it also returns the other lines the visitor may still be in, space-separated (see point_line in
 // lib.lua).
-func (s *Store) visit(ctx context.Context, id, visitor, mode, arg string) (room.Status, string, error) {
+func (s *Rooms) visit(ctx context.Context, id, visitor, mode, arg string) (room.Status, string, error) {
 	r, err := s.visits.do(ctx, id, visit{visitor: visitor, mode: mode, arg: arg})
 	if err != nil {
 		return room.Status{}, "", err
@@ -38,7 +38,7 @@ func (s *Store) visit(ctx context.Context, id, visitor, mode, arg string) (room.
 }
 
 // sendVisits runs one batch of a room's visits through the visit script.
-func (s *Store) sendVisits(ctx context.Context, id string, batch []visit) ([]visited, error) {
+func (s *Rooms) sendVisits(ctx context.Context, id string, batch []visit) ([]visited, error) {
 	keys := s.keys.room(id)
 	args := make([]string, 3, 3+4*len(batch))
 	args[0], args[1], args[2] = s.now(), id, lineTTLArg

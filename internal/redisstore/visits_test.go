@@ -17,10 +17,10 @@ import (
 	"github.com/rushgate/rushgate/internal/room"
 )
 
-func visitTestStore(t *testing.T, timeout time.Duration, batched func(int)) (*Store, rueidis.Client) {
+func visitTestStore(t *testing.T, timeout time.Duration, batched func(int)) (*Rooms, rueidis.Client) {
 	t.Helper()
 	rdb := redistest.Client(t, redistest.Start(t).Addr)
-	s := New(rdb, Options{Prefix: "vt", Timeout: timeout, Batched: batched})
+	s := New(rdb, Options{Prefix: "vt", Timeout: timeout, Batched: batched}).Rooms()
 	cfg := room.Config{Capacity: 1000, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Hour), IdleTimeout: rushgate.Duration(time.Hour)}
 	if err := s.PutRoom(context.Background(), "r", cfg); err != nil {
 		t.Fatal(err)
@@ -139,7 +139,7 @@ func TestVisitFailsFast(t *testing.T) {
 
 // holdRunners pauses Redis for ms milliseconds, then starts the joins of visitors a and b with join in
 // wg, one at a time, so that each is a batch of its own and both of the room's runners are held by Redis.
-func holdRunners(t *testing.T, s *Store, rdb rueidis.Client, ms int64, wg *sync.WaitGroup, join func(v string)) {
+func holdRunners(t *testing.T, s *Rooms, rdb rueidis.Client, ms int64, wg *sync.WaitGroup, join func(v string)) {
 	t.Helper()
 	if err := rdb.Do(context.Background(), rdb.B().ClientPause().Timeout(ms).Build()).Error(); err != nil {
 		t.Fatal(err)
@@ -151,7 +151,7 @@ func holdRunners(t *testing.T, s *Store, rdb rueidis.Client, ms int64, wg *sync.
 }
 
 // waitFor polls room r's visit queue until ok holds, failing after a few seconds.
-func waitFor(t *testing.T, s *Store, ok func(pending, runners int, exists bool) bool) {
+func waitFor(t *testing.T, s *Rooms, ok func(pending, runners int, exists bool) bool) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
 		if ok(s.visits.queue("r")) {
@@ -169,7 +169,7 @@ func TestVisitScriptTwins(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Client(t, redistest.Start(t).Addr)
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
-	s := New(rdb, Options{Prefix: "twins", Clock: func() time.Time { return now }})
+	s := New(rdb, Options{Prefix: "twins", Clock: func() time.Time { return now }}).Rooms()
 	opens := now.Add(time.Hour)
 	cfg := room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(2 * time.Hour), OpensAt: &opens}
 	if err := s.PutRoom(ctx, "r", cfg); err != nil {

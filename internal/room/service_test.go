@@ -59,7 +59,7 @@ func config(capacity int) room.Config {
 // admitted and release: active never exceeds capacity, admission follows join order, nobody twice.
 func TestServiceConcurrency(t *testing.T) {
 	const visitors, capacity = 2000, 50
-	rec := &recorder{Store: memstore.New(memstore.Options{})}
+	rec := &recorder{Store: memstore.NewRooms(memstore.Options{})}
 	svc := room.NewService(rec, room.Options{Poll: 10 * time.Millisecond})
 	defer svc.Stop()
 	ctx := context.Background()
@@ -125,7 +125,7 @@ func TestServiceConcurrency(t *testing.T) {
 
 func manual(t *testing.T) (*room.Service, *storetest.Clock) {
 	c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
-	svc := room.NewService(memstore.New(memstore.Options{Clock: c.Now}), room.Options{Clock: c.Now, Manual: true})
+	svc := room.NewService(memstore.NewRooms(memstore.Options{Clock: c.Now}), room.Options{Clock: c.Now, Manual: true})
 	t.Cleanup(svc.Stop)
 	return svc, c
 }

@@ -17,7 +17,7 @@ import (
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
-		return storetest.Harness{Rooms: memstore.New(memstore.Options{Clock: c.Now}), Auctions: memstore.NewAuctions(c.Now, nil),
+		return storetest.Harness{Rooms: memstore.NewRooms(memstore.Options{Clock: c.Now}), Auctions: memstore.NewAuctions(c.Now, nil),
 			Drops: memstore.NewDrops(c.Now, nil), Vault: vault.Dir(t.TempDir()), Advance: c.Advance, Now: c.Now}
 	})
 }
@@ -28,15 +28,16 @@ func TestConformanceRecorded(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
 		rec := sqlite(t)
-		return storetest.Harness{Rooms: memstore.New(memstore.Options{Clock: c.Now, Recorder: rec}), Auctions: memstore.NewAuctions(c.Now, rec),
+		return storetest.Harness{Rooms: memstore.NewRooms(memstore.Options{Clock: c.Now, Recorder: rec}), Auctions: memstore.NewAuctions(c.Now, rec),
 			Drops: memstore.NewDrops(c.Now, rec), Vault: vault.Dir(t.TempDir()), Advance: c.Advance, Now: c.Now}
 	})
 }
 
 // failingRecorder records rooms in a map, or fails when told to.
 type failingRecorder struct {
-	fail  bool
-	rooms map[string]room.Config
+	memstore.Records // records rooms only
+	fail             bool
+	rooms            map[string]room.Config
 }
 
 func (r *failingRecorder) RecordRoom(_ context.Context, id string, cfg room.Config) error {
@@ -60,7 +61,7 @@ func (r *failingRecorder) ForgetRoom(_ context.Context, id string) error {
 func TestRoomsRecorded(t *testing.T) {
 	ctx := context.Background()
 	rec := &failingRecorder{rooms: map[string]room.Config{}}
-	s := memstore.New(memstore.Options{Recorder: rec})
+	s := memstore.NewRooms(memstore.Options{Recorder: rec})
 	if err := s.PutRoom(ctx, "a", room.Config{Capacity: 1}); err != nil || rec.rooms["a"].Capacity != 1 {
 		t.Fatalf("put: %v, recorded %+v", err, rec.rooms)
 	}
@@ -91,7 +92,7 @@ func TestRoomsRecorded(t *testing.T) {
 		t.Fatalf("second delete: %v", err)
 	}
 
-	restarted := memstore.New(memstore.Options{Recorder: rec})
+	restarted := memstore.NewRooms(memstore.Options{Recorder: rec})
 	restarted.Restore("c", room.Config{Capacity: 7})
 	if cfg, err := restarted.Room(ctx, "c"); err != nil || cfg.Capacity != 7 {
 		t.Fatalf("restored room: %+v %v", cfg, err)

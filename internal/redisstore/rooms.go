@@ -1,27 +1,14 @@
-// Package redisstore is the Redis backend of [room.Store], for many rushgate instances sharing one
-// line. Every room operation is one Lua script (embedded from lua/), run with EVALSHA and re-sent with
-// EVAL when Redis has lost it (SCRIPT FLUSH, restart, failover). Scripts take time from the server's
-// TIME, so instances with skewed clocks still agree; all keys of a room share one hash tag, so the same
-// code serves standalone Redis and Redis Cluster. Joins and status reads, the requests a crowd sends,
-// are batched: concurrent ones share one call of the visit script (see visits.go).
-//
-// The client is rueidis, chosen on measurement over go-redis v9: its automatic pipelining merges the
-// script calls of concurrent HTTP handlers into shared writes, and a join is mostly its round trips to
-// Redis (write syscalls were a third of a join's CPU with go-redis). BenchmarkClients measures the
-// two on the join script; docs/benchmarks.md has the figures.
 package redisstore
 
 import (
 	"context"
 	"crypto/rand"
-	"embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -32,42 +19,9 @@ import (
 )
 
 var (
-	_ room.Store   = (*Store)(nil)
-	_ room.Pinger  = (*Store)(nil)
-	_ room.Watcher = (*Store)(nil)
-)
-
-//go:embed lua/*.lua
-var luaFS embed.FS
-
-// source returns a room script's text: the shared helpers of lib.lua, then the script itself.
-func source(name string) string { return mustSource("lib") + "\n" + mustSource(name) }
-
-// mustSource returns an embedded script; they are compiled in, so a missing one is a build error.
-func mustSource(name string) string {
-	src, err := luaFS.ReadFile("lua/" + name + ".lua")
-	if err != nil {
-		panic(err)
-	}
-	return string(src)
-}
-
-func script(name string) *rueidis.Lua { return rueidis.NewLuaScript(source(name)) }
-
-var (
-	putScript     = script("put")
-	deleteScript  = script("delete")
-	visitScript   = script("visit")
-	touchScript   = script("touch")
-	leaveScript   = script("leave")
-	releaseScript = script("release")
-	activeScript  = script("active")
-	statsScript   = script("stats")
-	admitScript   = script("admit")
-	lineScript    = script("line")
-	settleScript  = rueidis.NewLuaScript(mustSource("line_settle"))
-	// swapScript stands alone: it is not a room script and needs none of lib.lua's helpers.
-	swapScript = rueidis.NewLuaScript(mustSource("secret_swap"))
+	_ room.Store   = (*Rooms)(nil)
+	_ room.Pinger  = (*Rooms)(nil)
+	_ room.Watcher = (*Rooms)(nil)
 )
 
 // preQueueSpan must equal SPAN in lua/lib.lua.
@@ -77,7 +31,7 @@ const preQueueSpan = int64(1) << 50
 // scripts take it, in seconds.
 const lineTTL = 24 * time.Hour
 
-// A visitor's join lock on Cluster (see Store.Join) lives joinLockTimeouts times the store's timeout,
+// A visitor's join lock on Cluster (see Rooms.Join) lives joinLockTimeouts times the store's timeout,
 // longer than the few steps of a join each bounded by it, so that only a rushgate that died holding it
 // leaves it to expire; a join sends no step after that long. A join that finds it taken tries again
 // after joinLockRetry, doubling the wait each time up to joinLockMaxRetry, so that a client sending many
@@ -93,32 +47,9 @@ const (
 
 var lineTTLArg = itoa(int64(lineTTL / time.Second))
 
-// Options tune a Store.
-type Options struct {
-	// Prefix starts every key; tests give each store its own so they can share one Redis.
-	Prefix string
-	// Timeout bounds each operation, so that a slow or absent Redis fails requests fast with
-	// ErrUnavailable instead of piling up goroutines; 0 means 500ms.
-	Timeout time.Duration
-	// Clock, for tests only, fixes the instant scripts use instead of the server's TIME, so that the
-	// conformance suite can drive expiry without sleeping. Production leaves it nil.
-	Clock func() time.Time
-	// Cluster says the keys live in different slots, so no script may touch a room and a visitor's
-	// line pointer at once; on standalone Redis the join script moves the pointer itself.
-	Cluster bool
-	// Batched, when set, is told how many joins and status reads went to Redis in each call of the
-	// visit script, for metrics: batches near 1 mean Redis keeps up with the crowd, batches near the
-	// limit (64) that it is the bottleneck.
-	Batched func(visits int)
-}
-
-// Store is the Redis implementation of [room.Store].
-type Store struct {
-	rdb     rueidis.Client
-	keys    keys
-	timeout time.Duration
-	clock   func() time.Time
-	cluster bool
+// Rooms is the Redis implementation of [room.Store].
+type Rooms struct {
+	*conn
 	batched func(visits int)
 
 	// A visitor's join lock lives lockLife (joinLockTimeouts), lockMS as line.lua takes it; rooms
@@ -129,91 +60,16 @@ type Store struct {
 	visits *batcher[string, visit, visited] // by room id (see visits.go)
 }
 
-// New returns a store over rdb, a standalone or cluster client. The caller closes rdb.
-func New(rdb rueidis.Client, opts Options) *Store {
-	if opts.Prefix == "" {
-		opts.Prefix = "rg"
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = 500 * time.Millisecond
-	}
-	lockLife := joinLockTimeouts * opts.Timeout
-	s := &Store{rdb: rdb, keys: keys{prefix: opts.Prefix}, timeout: opts.Timeout, lockLife: lockLife,
-		lockMS: itoa(lockLife.Milliseconds()), fenceKeepMS: itoa((fenceKeepLocks * lockLife).Milliseconds()),
-		clock: opts.Clock, cluster: opts.Cluster, batched: opts.Batched}
-	s.visits = newBatcher(opts.Timeout, s.sendVisits)
+func newRooms(c *conn, batched func(visits int)) *Rooms {
+	lockLife := joinLockTimeouts * c.timeout
+	s := &Rooms{conn: c, batched: batched, lockLife: lockLife,
+		lockMS: itoa(lockLife.Milliseconds()), fenceKeepMS: itoa((fenceKeepLocks * lockLife).Milliseconds())}
+	s.visits = newBatcher(c.timeout, s.sendVisits)
 	return s
 }
 
-// now is the ARGV time override: empty in production, where scripts read TIME.
-func (s *Store) now() string {
-	if s.clock == nil {
-		return ""
-	}
-	return strconv.FormatInt(s.clock().UnixMilli(), 10)
-}
-
-// run executes a script within the operation timeout.
-func (s *Store) run(ctx context.Context, sc *rueidis.Lua, keys []string, args ...string) (rueidis.RedisMessage, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	m, err := sc.Exec(ctx, s.rdb, keys, args).ToMessage()
-	return m, mapError(err)
-}
-
-// do executes one command within the operation timeout.
-func (s *Store) do(ctx context.Context, cmd rueidis.Completed) (rueidis.RedisMessage, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	m, err := s.rdb.Do(ctx, cmd).ToMessage()
-	return m, mapError(err)
-}
-
-// errNil marks a nil reply, which callers turn into their own outcome.
-var errNil = errors.New("redisstore: nil reply")
-
-// mapError turns Redis failures into the domain's: anything that means "Redis did not answer in time
-// or cannot serve now" wraps ErrUnavailable; a script error is a bug and stays as it is.
-func mapError(err error) error {
-	if err == nil {
-		return nil
-	}
-	if rueidis.IsRedisNil(err) {
-		return errNil
-	}
-	if rerr, ok := rueidis.IsRedisErr(err); ok {
-		msg := rerr.Error()
-		for _, transient := range []string{"LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "BUSY"} {
-			if strings.HasPrefix(msg, transient) {
-				return fmt.Errorf("%w: %w", rushgate.ErrUnavailable, err)
-			}
-		}
-		return fmt.Errorf("redisstore: %w", err)
-	}
-	if errors.Is(err, context.Canceled) {
-		return err // the caller went away; nothing is wrong with Redis
-	}
-	return fmt.Errorf("%w: %w", rushgate.ErrUnavailable, err)
-}
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
-func ints(m rueidis.RedisMessage) []int64 {
-	arr, _ := m.ToArray()
-	out := make([]int64, len(arr))
-	for i := range arr {
-		out[i], _ = arr[i].AsInt64()
-	}
-	return out
-}
-
-func integer(m rueidis.RedisMessage) int64 {
-	n, _ := m.AsInt64()
-	return n
-}
-
 // Ping implements [room.Pinger].
-func (s *Store) Ping(ctx context.Context) error {
+func (s *Rooms) Ping(ctx context.Context) error {
 	_, err := s.do(ctx, s.rdb.B().Ping().Build())
 	return err
 }
@@ -221,7 +77,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // PutRoom implements [room.Store]. The room is written by one script in its own slot, then added to
 // the room set, which lives in another; a crash between the two leaves a room that a later PutRoom
 // lists, never a half-written room.
-func (s *Store) PutRoom(ctx context.Context, id string, cfg room.Config) error {
+func (s *Rooms) PutRoom(ctx context.Context, id string, cfg room.Config) error {
 	js, err := json.Marshal(cfg)
 	if err != nil {
 		return err
@@ -247,7 +103,7 @@ func (s *Store) PutRoom(ctx context.Context, id string, cfg room.Config) error {
 }
 
 // Room implements [room.Store].
-func (s *Store) Room(ctx context.Context, id string) (room.Config, error) {
+func (s *Rooms) Room(ctx context.Context, id string) (room.Config, error) {
 	m, err := s.do(ctx, s.rdb.B().Hget().Key(s.keys.room(id)[0]).Field("cfg").Build())
 	if errors.Is(err, errNil) {
 		return room.Config{}, room.ErrNotFound
@@ -264,7 +120,7 @@ func (s *Store) Room(ctx context.Context, id string) (room.Config, error) {
 }
 
 // DeleteRoom implements [room.Store].
-func (s *Store) DeleteRoom(ctx context.Context, id string) error {
+func (s *Rooms) DeleteRoom(ctx context.Context, id string) error {
 	v, err := s.run(ctx, deleteScript, s.keys.room(id))
 	if err != nil {
 		return err
@@ -279,7 +135,7 @@ func (s *Store) DeleteRoom(ctx context.Context, id string) error {
 }
 
 // Rooms implements [room.Store].
-func (s *Store) Rooms(ctx context.Context) ([]string, error) {
+func (s *Rooms) Rooms(ctx context.Context) ([]string, error) {
 	m, err := s.do(ctx, s.rdb.B().Smembers().Key(s.keys.rooms()).Build())
 	if err != nil {
 		return nil, err
@@ -307,7 +163,7 @@ func (s *Store) Rooms(ctx context.Context) ([]string, error) {
 // origin as what it pointed to. That first join writes no pointer, and neither does a join of the origin
 // by a visitor without one, which is what most of a crowd sends: Redis holds no key for a visitor that
 // never left its first line, and on Cluster its first join is a single round trip.
-func (s *Store) Join(ctx context.Context, id string, e room.Entrant) (room.Status, error) {
+func (s *Rooms) Join(ctx context.Context, id string, e room.Entrant) (room.Status, error) {
 	if !e.New && !e.Switch {
 		other, err := s.waitingElsewhere(ctx, id, e)
 		if err != nil {
@@ -337,7 +193,7 @@ func (s *Store) Join(ctx context.Context, id string, e room.Entrant) (room.Statu
 // live in different slots, so this is a read before the join rather than part of it: a join of the same
 // visitor racing it elsewhere may still be moved by it, which only the visitor's own concurrent
 // requests can cause, never a page opened on its own.
-func (s *Store) waitingElsewhere(ctx context.Context, id string, e room.Entrant) (string, error) {
+func (s *Rooms) waitingElsewhere(ctx context.Context, id string, e room.Entrant) (string, error) {
 	m, err := s.do(ctx, s.rdb.B().Get().Key(s.keys.line(e.Visitor)).Build())
 	if err != nil && !errors.Is(err, errNil) {
 		return "", err
@@ -363,7 +219,7 @@ func (s *Store) waitingElsewhere(ctx context.Context, id string, e room.Entrant)
 // joinLocked is a join on Cluster: under the visitor's join lock, the pointer is swapped before the
 // place is taken, and every step in a room carries the lock's fence. No step is sent once the lock may
 // have expired.
-func (s *Store) joinLocked(ctx context.Context, id string, e room.Entrant) (room.Status, error) {
+func (s *Rooms) joinLocked(ctx context.Context, id string, e room.Entrant) (room.Status, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.lockLife)
 	defer cancel()
 	others, fence, err := s.lockLine(ctx, id, e)
@@ -382,7 +238,7 @@ func (s *Store) joinLocked(ctx context.Context, id string, e room.Entrant) (room
 // lockLine takes the visitor's join lock and swaps its pointer to the room, returning the other lines it
 // may still be in and the join's fence. While another join of the visitor holds the lock it retries, for
 // at most the store's timeout.
-func (s *Store) lockLine(ctx context.Context, id string, e room.Entrant) (string, string, error) {
+func (s *Rooms) lockLine(ctx context.Context, id string, e room.Entrant) (string, string, error) {
 	keys := s.keys.moving(e.Visitor)
 	deadline := time.Now().Add(s.timeout)
 	for wait := joinLockRetry; ; wait = min(2*wait, joinLockMaxRetry) {
@@ -409,7 +265,7 @@ func (s *Store) lockLine(ctx context.Context, id string, e room.Entrant) (string
 // settle leaves the other lines a join's swap found (space-separated; none when empty), then settles the
 // pointer on the room and, on Cluster, releases the join lock that fence names (empty on standalone). A
 // line that cannot be left stays listed, so the visitor's next join leaves it.
-func (s *Store) settle(ctx context.Context, id, visitor, others, fence string) error {
+func (s *Rooms) settle(ctx context.Context, id, visitor, others, fence string) error {
 	var err error
 	for _, other := range strings.Fields(others) {
 		if _, err = s.leave(ctx, other, visitor, "line", fence); err != nil && !errors.Is(err, room.ErrNotFound) {
@@ -429,13 +285,13 @@ func (s *Store) settle(ctx context.Context, id, visitor, others, fence string) e
 }
 
 // Status implements [room.Store].
-func (s *Store) Status(ctx context.Context, id, visitor string) (room.Status, error) {
+func (s *Rooms) Status(ctx context.Context, id, visitor string) (room.Status, error) {
 	st, _, err := s.visit(ctx, id, visitor, "status", "")
 	return st, err
 }
 
 // Touch implements [room.Store].
-func (s *Store) Touch(ctx context.Context, id string, visitors []string) error {
+func (s *Rooms) Touch(ctx context.Context, id string, visitors []string) error {
 	v, err := s.run(ctx, touchScript, s.keys.room(id), append([]string{s.now()}, visitors...)...)
 	if err != nil {
 		return err
@@ -448,13 +304,13 @@ func (s *Store) Touch(ctx context.Context, id string, visitors []string) error {
 
 // Leave implements [room.Store]. A visitor's line pointer is left as it is: it expires, and a stale
 // one only makes a later join leave a line the visitor is no longer in, which is a no-op.
-func (s *Store) Leave(ctx context.Context, id, visitor string) (bool, error) {
+func (s *Rooms) Leave(ctx context.Context, id, visitor string) (bool, error) {
 	return s.leave(ctx, id, visitor, "all", "")
 }
 
 // leave takes the visitor out of the room's line ("line") or out of the room ("all"); fence is the
 // Cluster join's doing it ("line" only, see lua/line.lua), or empty.
-func (s *Store) leave(ctx context.Context, id, visitor, what, fence string) (bool, error) {
+func (s *Rooms) leave(ctx context.Context, id, visitor, what, fence string) (bool, error) {
 	keys, args := s.keys.room(id), []string{visitor, s.keys.changes(id), what, fence}
 	if what == "line" && !s.cluster {
 		keys, args = append(keys, s.keys.line(visitor)), append(args, id)
@@ -474,7 +330,7 @@ func (s *Store) leave(ctx context.Context, id, visitor, what, fence string) (boo
 }
 
 // Release implements [room.Store].
-func (s *Store) Release(ctx context.Context, id, visitor, admissionID string) error {
+func (s *Rooms) Release(ctx context.Context, id, visitor, admissionID string) error {
 	v, err := s.run(ctx, releaseScript, s.keys.room(id), visitor, admissionID, s.now(), s.keys.changes(id))
 	if err != nil {
 		return err
@@ -490,7 +346,7 @@ func (s *Store) Release(ctx context.Context, id, visitor, admissionID string) er
 }
 
 // Active implements [room.Store].
-func (s *Store) Active(ctx context.Context, id, visitor, admissionID string) (bool, error) {
+func (s *Rooms) Active(ctx context.Context, id, visitor, admissionID string) (bool, error) {
 	v, err := s.run(ctx, activeScript, s.keys.room(id), visitor, admissionID, s.now())
 	if err != nil {
 		return false, err
@@ -502,7 +358,7 @@ func (s *Store) Active(ctx context.Context, id, visitor, admissionID string) (bo
 }
 
 // Stats implements [room.Store].
-func (s *Store) Stats(ctx context.Context, id string) (room.Stats, error) {
+func (s *Rooms) Stats(ctx context.Context, id string) (room.Stats, error) {
 	v, err := s.run(ctx, statsScript, s.keys.room(id), s.now())
 	if err != nil {
 		return room.Stats{}, err
@@ -516,7 +372,7 @@ func (s *Store) Stats(ctx context.Context, id string) (room.Stats, error) {
 
 // Admit implements [room.Store]. Every instance runs it; the script is the only writer of admissions,
 // so gates racing on several instances admit nobody twice and never exceed capacity or rate.
-func (s *Store) Admit(ctx context.Context, id string, max int) (room.Tick, error) {
+func (s *Rooms) Admit(ctx context.Context, id string, max int) (room.Tick, error) {
 	v, err := s.run(ctx, admitScript, s.keys.room(id), itoa(int64(max)), s.now(), s.keys.changes(id), s.fenceKeepMS)
 	if err != nil {
 		return room.Tick{}, err
@@ -551,7 +407,7 @@ func strs(m rueidis.RedisMessage) []string {
 // Watch implements [room.Watcher]: one subscription per room per instance, on which every script that
 // changes a visitor's state publishes the visitor's id. Pub/sub may drop messages while disconnected;
 // that only delays a push until the next paced refresh, since streams re-read their status then.
-func (s *Store) Watch(ctx context.Context, id string) <-chan []string {
+func (s *Rooms) Watch(ctx context.Context, id string) <-chan []string {
 	out := make(chan []string, 64)
 	go func() {
 		defer close(out)
@@ -569,43 +425,4 @@ func newEpoch() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// LoadOrCreate returns the shared secret called name, storing create's result first if there is none.
-// Instances starting at once race with SET NX: all of them end up with the one value stored first. It
-// reports whether this call stored it.
-func (s *Store) LoadOrCreate(ctx context.Context, name string, create func() ([]byte, error)) ([]byte, bool, error) {
-	key := s.keys.secret(name)
-	m, err := s.do(ctx, s.rdb.B().Get().Key(key).Build())
-	if err == nil {
-		data, err := m.AsBytes()
-		return data, false, err
-	}
-	if !errors.Is(err, errNil) {
-		return nil, false, err
-	}
-	fresh, err := create()
-	if err != nil {
-		return nil, false, err
-	}
-	_, err = s.do(ctx, s.rdb.B().Set().Key(key).Value(string(fresh)).Nx().Build())
-	switch {
-	case err == nil:
-		return fresh, true, nil
-	case errors.Is(err, errNil): // another instance stored one first
-		data, _, err := s.LoadOrCreate(ctx, name, create)
-		return data, false, err
-	default:
-		return nil, false, err
-	}
-}
-
-// Swap replaces the shared secret called name with data only if it still holds old, and reports
-// whether it did.
-func (s *Store) Swap(ctx context.Context, name string, old, data []byte) (bool, error) {
-	v, err := s.run(ctx, swapScript, []string{s.keys.secret(name)}, string(old), string(data))
-	if err != nil {
-		return false, err
-	}
-	return integer(v) == 1, nil
 }

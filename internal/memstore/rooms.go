@@ -2,7 +2,8 @@
 // nothing else. Each operation of [room.Store] is one critical section under its room's lock, with time
 // taken from an injected clock, which makes the backend the reference that the Redis backend is
 // checked against by the shared conformance suite. What must outlive the process goes to disk: room
-// configs through a [RoomRecorder] as they change, lines through [Store.Save] at a graceful stop.
+// configs through [Records] as they change, lines through [Rooms.Save] at a graceful stop. [Open] opens
+// the whole backend as one value from what an earlier run kept.
 package memstore
 
 import (
@@ -21,9 +22,9 @@ import (
 	"github.com/rushgate/rushgate/internal/room"
 )
 
-var _ room.Store = (*Store)(nil)
+var _ room.Store = (*Rooms)(nil)
 
-// Options tune a Store; the zero value is ready for production use.
+// Options tune a Rooms; the zero value is ready for production use.
 type Options struct {
 	// Clock returns the current time; nil means time.Now. Tests inject a fake so that sessions, rates
 	// and idle timeouts can be driven without sleeping.
@@ -33,20 +34,14 @@ type Options struct {
 	// Recorder, when set, makes room configs durable: a room is recorded before it is created or
 	// changed and forgotten before it is deleted, so a restarted instance can Restore every room it
 	// acknowledged.
-	Recorder RoomRecorder
+	Recorder Records
 }
 
-// RoomRecorder makes room configs durable; the SQL record store is one.
-type RoomRecorder interface {
-	RecordRoom(ctx context.Context, id string, cfg room.Config) error
-	ForgetRoom(ctx context.Context, id string) error
-}
-
-// Store is the in-memory implementation of [room.Store].
-type Store struct {
+// Rooms is the in-memory implementation of [room.Store].
+type Rooms struct {
 	clock    func() time.Time
 	seed     uint64
-	recorder RoomRecorder
+	recorder Records
 
 	// admin serialises room creation, changes and deletion with their records, so that the record
 	// holds the config last applied.
@@ -67,13 +62,13 @@ type Store struct {
 	hasher maphash.Seed
 }
 
-// New returns an empty store.
-func New(opts Options) *Store {
+// NewRooms returns an empty room store.
+func NewRooms(opts Options) *Rooms {
 	clock := opts.Clock
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Store{
+	return &Rooms{
 		clock:    clock,
 		seed:     opts.Seed,
 		recorder: opts.Recorder,
@@ -85,7 +80,7 @@ func New(opts Options) *Store {
 }
 
 // PutRoom implements [room.Store].
-func (s *Store) PutRoom(ctx context.Context, id string, cfg room.Config) error {
+func (s *Rooms) PutRoom(ctx context.Context, id string, cfg room.Config) error {
 	s.admin.Lock()
 	defer s.admin.Unlock()
 	if s.recorder != nil {
@@ -99,14 +94,14 @@ func (s *Store) PutRoom(ctx context.Context, id string, cfg room.Config) error {
 
 // Restore creates a room saved by an earlier run, without recording it again. Its line starts empty;
 // Load puts back the line a graceful shutdown saved.
-func (s *Store) Restore(id string, cfg room.Config) {
+func (s *Rooms) Restore(id string, cfg room.Config) {
 	s.admin.Lock()
 	defer s.admin.Unlock()
 	s.put(id, cfg)
 }
 
 // put creates the room or changes its config.
-func (s *Store) put(id string, cfg room.Config) {
+func (s *Rooms) put(id string, cfg room.Config) {
 	s.mu.Lock()
 	rs, ok := s.rooms[id]
 	if !ok {
@@ -123,7 +118,7 @@ func (s *Store) put(id string, cfg room.Config) {
 	rs.mu.Unlock()
 }
 
-func (s *Store) rng(id string) *mrand.Rand {
+func (s *Rooms) rng(id string) *mrand.Rand {
 	if s.seed != 0 {
 		return mrand.New(mrand.NewPCG(s.seed, uint64(len(id))))
 	}
@@ -133,7 +128,7 @@ func (s *Store) rng(id string) *mrand.Rand {
 }
 
 // Room implements [room.Store].
-func (s *Store) Room(_ context.Context, id string) (room.Config, error) {
+func (s *Rooms) Room(_ context.Context, id string) (room.Config, error) {
 	rs, err := s.lookup(id)
 	if err != nil {
 		return room.Config{}, err
@@ -144,7 +139,7 @@ func (s *Store) Room(_ context.Context, id string) (room.Config, error) {
 }
 
 // DeleteRoom implements [room.Store].
-func (s *Store) DeleteRoom(ctx context.Context, id string) error {
+func (s *Rooms) DeleteRoom(ctx context.Context, id string) error {
 	s.admin.Lock()
 	defer s.admin.Unlock()
 	if _, err := s.lookup(id); err != nil {
@@ -173,7 +168,7 @@ func (s *Store) DeleteRoom(ctx context.Context, id string) error {
 }
 
 // Rooms implements [room.Store].
-func (s *Store) Rooms(context.Context) ([]string, error) {
+func (s *Rooms) Rooms(context.Context) ([]string, error) {
 	s.mu.Lock()
 	ids := make([]string, 0, len(s.rooms))
 	for id := range s.rooms {
@@ -185,7 +180,7 @@ func (s *Store) Rooms(context.Context) ([]string, error) {
 }
 
 // lookup returns the room locked-free; callers lock it and must check deleted.
-func (s *Store) lookup(id string) (*roomState, error) {
+func (s *Rooms) lookup(id string) (*roomState, error) {
 	s.mu.Lock()
 	rs, ok := s.rooms[id]
 	s.mu.Unlock()
@@ -196,7 +191,7 @@ func (s *Store) lookup(id string) (*roomState, error) {
 }
 
 // with runs fn under the room's lock with the store's time, refusing rooms deleted meanwhile.
-func (s *Store) with(id string, fn func(rs *roomState, now int64) error) error {
+func (s *Rooms) with(id string, fn func(rs *roomState, now int64) error) error {
 	rs, err := s.lookup(id)
 	if err != nil {
 		return err
@@ -212,7 +207,7 @@ func (s *Store) with(id string, fn func(rs *roomState, now int64) error) error {
 // Join implements [room.Store]. The store's one index of who waits where is authoritative, so it needs
 // neither the entrant's origin nor whether it is new; a join without Switch reads it, under the
 // visitor's join lock, to refuse moving a visitor that waits elsewhere.
-func (s *Store) Join(_ context.Context, id string, e room.Entrant) (room.Status, error) {
+func (s *Rooms) Join(_ context.Context, id string, e room.Entrant) (room.Status, error) {
 	visitor := e.Visitor
 	jl := &s.joins[maphash.String(s.hasher, visitor)%uint64(len(s.joins))]
 	jl.Lock()
@@ -239,7 +234,7 @@ func (s *Store) Join(_ context.Context, id string, e room.Entrant) (room.Status,
 }
 
 // roomOf returns the id of the room with the given serial, "" if it is gone.
-func (s *Store) roomOf(serial uint32) string {
+func (s *Rooms) roomOf(serial uint32) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if rs := s.bySerial[serial]; rs != nil {
@@ -251,7 +246,7 @@ func (s *Store) roomOf(serial uint32) string {
 // leaveMoved takes a visitor who has just joined another room out of the line it was in. The index
 // already records the new place, so until this runs the old waiter is merely stale: no other room
 // counts it as waiting, and its own room skips it.
-func (s *Store) leaveMoved(p place, k *vkey) {
+func (s *Rooms) leaveMoved(p place, k *vkey) {
 	s.mu.Lock()
 	rs := s.bySerial[p.room]
 	s.mu.Unlock()
@@ -264,7 +259,7 @@ func (s *Store) leaveMoved(p place, k *vkey) {
 }
 
 // Status implements [room.Store].
-func (s *Store) Status(_ context.Context, id, visitor string) (room.Status, error) {
+func (s *Rooms) Status(_ context.Context, id, visitor string) (room.Status, error) {
 	var st room.Status
 	err := s.with(id, func(rs *roomState, now int64) error {
 		k := keyOf(visitor)
@@ -275,7 +270,7 @@ func (s *Store) Status(_ context.Context, id, visitor string) (room.Status, erro
 }
 
 // Touch implements [room.Store].
-func (s *Store) Touch(_ context.Context, id string, visitors []string) error {
+func (s *Rooms) Touch(_ context.Context, id string, visitors []string) error {
 	return s.with(id, func(rs *roomState, now int64) error {
 		for _, v := range visitors {
 			k := keyOf(v)
@@ -286,7 +281,7 @@ func (s *Store) Touch(_ context.Context, id string, visitors []string) error {
 }
 
 // Leave implements [room.Store].
-func (s *Store) Leave(_ context.Context, id, visitor string) (bool, error) {
+func (s *Rooms) Leave(_ context.Context, id, visitor string) (bool, error) {
 	left := false
 	err := s.with(id, func(rs *roomState, _ int64) error {
 		if rs.leaveLine(visitor) {
@@ -302,7 +297,7 @@ func (s *Store) Leave(_ context.Context, id, visitor string) (bool, error) {
 }
 
 // Release implements [room.Store].
-func (s *Store) Release(_ context.Context, id, visitor, admissionID string) error {
+func (s *Rooms) Release(_ context.Context, id, visitor, admissionID string) error {
 	return s.with(id, func(rs *roomState, now int64) error {
 		a, ok := rs.live(visitor, now)
 		if !ok || (admissionID != "" && a.ID != admissionID) {
@@ -315,7 +310,7 @@ func (s *Store) Release(_ context.Context, id, visitor, admissionID string) erro
 }
 
 // Active implements [room.Store].
-func (s *Store) Active(_ context.Context, id, visitor, admissionID string) (bool, error) {
+func (s *Rooms) Active(_ context.Context, id, visitor, admissionID string) (bool, error) {
 	ok := false
 	err := s.with(id, func(rs *roomState, now int64) error {
 		a, live := rs.live(visitor, now)
@@ -326,7 +321,7 @@ func (s *Store) Active(_ context.Context, id, visitor, admissionID string) (bool
 }
 
 // Stats implements [room.Store].
-func (s *Store) Stats(_ context.Context, id string) (room.Stats, error) {
+func (s *Rooms) Stats(_ context.Context, id string) (room.Stats, error) {
 	var st room.Stats
 	err := s.with(id, func(rs *roomState, now int64) error {
 		st = room.Stats{
@@ -340,7 +335,7 @@ func (s *Store) Stats(_ context.Context, id string) (room.Stats, error) {
 }
 
 // Admit implements [room.Store].
-func (s *Store) Admit(_ context.Context, id string, max int) (room.Tick, error) {
+func (s *Rooms) Admit(_ context.Context, id string, max int) (room.Tick, error) {
 	var t room.Tick
 	err := s.with(id, func(rs *roomState, now int64) error {
 		t = rs.admit(now, max)

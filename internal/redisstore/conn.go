@@ -1,0 +1,125 @@
+package redisstore
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/rushgate/rushgate"
+)
+
+//go:embed lua/*.lua
+var luaFS embed.FS
+
+// source returns a room script's text: the shared helpers of lib.lua, then the script itself.
+func source(name string) string { return mustSource("lib") + "\n" + mustSource(name) }
+
+// mustSource returns an embedded script; they are compiled in, so a missing one is a build error.
+func mustSource(name string) string {
+	src, err := luaFS.ReadFile("lua/" + name + ".lua")
+	if err != nil {
+		panic(err)
+	}
+	return string(src)
+}
+
+func script(name string) *rueidis.Lua { return rueidis.NewLuaScript(source(name)) }
+
+var (
+	putScript     = script("put")
+	deleteScript  = script("delete")
+	visitScript   = script("visit")
+	touchScript   = script("touch")
+	leaveScript   = script("leave")
+	releaseScript = script("release")
+	activeScript  = script("active")
+	statsScript   = script("stats")
+	admitScript   = script("admit")
+	lineScript    = script("line")
+	settleScript  = rueidis.NewLuaScript(mustSource("line_settle"))
+	// swapScript stands alone: it is not a room script and needs none of lib.lua's helpers.
+	swapScript = rueidis.NewLuaScript(mustSource("secret_swap"))
+)
+
+// conn is what the backend's stores share: the client, the key names, the operation timeout, and in
+// tests the clock. It is not a store itself.
+type conn struct {
+	rdb     rueidis.Client
+	keys    keys
+	timeout time.Duration
+	clock   func() time.Time
+	cluster bool
+}
+
+// now is the ARGV time override: empty in production, where scripts read TIME.
+func (c *conn) now() string {
+	if c.clock == nil {
+		return ""
+	}
+	return strconv.FormatInt(c.clock().UnixMilli(), 10)
+}
+
+// run executes a script within the operation timeout.
+func (c *conn) run(ctx context.Context, sc *rueidis.Lua, keys []string, args ...string) (rueidis.RedisMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	m, err := sc.Exec(ctx, c.rdb, keys, args).ToMessage()
+	return m, mapError(err)
+}
+
+// do executes one command within the operation timeout.
+func (c *conn) do(ctx context.Context, cmd rueidis.Completed) (rueidis.RedisMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	m, err := c.rdb.Do(ctx, cmd).ToMessage()
+	return m, mapError(err)
+}
+
+// errNil marks a nil reply, which callers turn into their own outcome.
+var errNil = errors.New("redisstore: nil reply")
+
+// mapError turns Redis failures into the domain's: anything that means "Redis did not answer in time
+// or cannot serve now" wraps ErrUnavailable; a script error is a bug and stays as it is.
+func mapError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if rueidis.IsRedisNil(err) {
+		return errNil
+	}
+	if rerr, ok := rueidis.IsRedisErr(err); ok {
+		msg := rerr.Error()
+		for _, transient := range []string{"LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "BUSY"} {
+			if strings.HasPrefix(msg, transient) {
+				return fmt.Errorf("%w: %w", rushgate.ErrUnavailable, err)
+			}
+		}
+		return fmt.Errorf("redisstore: %w", err)
+	}
+	if errors.Is(err, context.Canceled) {
+		return err // the caller went away; nothing is wrong with Redis
+	}
+	return fmt.Errorf("%w: %w", rushgate.ErrUnavailable, err)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func ints(m rueidis.RedisMessage) []int64 {
+	arr, _ := m.ToArray()
+	out := make([]int64, len(arr))
+	for i := range arr {
+		out[i], _ = arr[i].AsInt64()
+	}
+	return out
+}
+
+func integer(m rueidis.RedisMessage) int64 {
+	n, _ := m.AsInt64()
+	return n
+}
