@@ -104,11 +104,24 @@ func (s *conn) recordOne(ctx context.Context, registry, id, stream, consumer str
 		}
 	}
 	n, err := s.consume(ctx, stream, consumer, idle, handle)
+	// A full page means more may be waiting: a crowd appends thousands a second to one stream, more
+	// than a page per tick, so the pass reads on (up to a bound, for the other entities' sake).
+	for pages := 1; err == nil && n >= recordPage && pages < maxPagesPerPass; pages++ {
+		n, err = s.consume(ctx, stream, consumer, idle, handle)
+	}
 	if err != nil || n > 0 || !wasOver {
 		return err
 	}
 	return s.retire(ctx, registry, id, stream, over)
 }
+
+// recordPage is how many new entries a recorder reads from a stream at a time, and maxPagesPerPass
+// how many pages one entity may take in one pass: 20,000 entries a tick, far above what one drop or
+// auction takes.
+const (
+	recordPage      = 1000
+	maxPagesPerPass = 20
+)
 
 // over reports whether an auction can append no more events: closed, sold, or gone.
 func (a *Auctions) over(ctx context.Context, id string) (bool, error) {
@@ -166,8 +179,8 @@ func (s *conn) eachRegistered(ctx context.Context, registry string, fn func(id s
 }
 
 // consume hands handle the stream's entries that another consumer left unacknowledged for idle, and
-// its new ones, then acknowledges them if handle succeeded; otherwise they are delivered again. It
-// returns how many entries it handed over.
+// up to recordPage new ones, then acknowledges them if handle succeeded; otherwise they are delivered
+// again. It returns how many entries it handed over.
 func (s *conn) consume(ctx context.Context, stream, consumer string, idle time.Duration, handle func([]rueidis.XRangeEntry) error) (int, error) {
 	var entries []rueidis.XRangeEntry
 	claimed, err := s.do(ctx, s.rdb.B().Xautoclaim().Key(stream).Group(recordGroup).Consumer(consumer).
@@ -179,7 +192,7 @@ func (s *conn) consume(ctx context.Context, stream, consumer string, idle time.D
 	} else if !errors.Is(err, errNil) {
 		return 0, err
 	}
-	fresh, err := s.do(ctx, s.rdb.B().Xreadgroup().Group(recordGroup, consumer).Count(100).Streams().Key(stream).Id(">").Build())
+	fresh, err := s.do(ctx, s.rdb.B().Xreadgroup().Group(recordGroup, consumer).Count(recordPage).Streams().Key(stream).Id(">").Build())
 	if err == nil {
 		streams, _ := fresh.AsXRead()
 		entries = append(entries, streams[stream]...)

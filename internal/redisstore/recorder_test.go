@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -170,3 +171,36 @@ func TestRecorderRetiresWhatIsOver(t *testing.T) {
 }
 
 func ptr(v int64) *int64 { return &v }
+
+// TestRecorderKeepsUpWithACrowd: one pass records every claim a crowd made on one drop since the last
+// pass, not one page of them; a recorder that read a page per tick fell ever further behind a drop
+// taking more claims a second than that.
+func TestRecorderKeepsUpWithACrowd(t *testing.T) {
+	rdb := redistest.Client(t, redistest.Start(t).Addr)
+	d := redisstore.New(rdb, redisstore.Options{Prefix: "crowd"}).Drops()
+	rec, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	ctx := context.Background()
+	const crowd = 4500
+	if err := d.Put(ctx, "d", drop.Config{Stock: crowd, PerVisitor: 1, OpensAt: time.Now().Add(-time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range crowd {
+		wg.Go(func() {
+			if _, _, err := d.Claim(ctx, "d", "", fmt.Sprint("v", i), ""); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := d.RecordOnce(ctx, "c", rec); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := rec.Claims(ctx, "d"); err != nil || len(got) != crowd {
+		t.Fatalf("one pass recorded %d of %d claims: %v", len(got), crowd, err)
+	}
+}
