@@ -23,9 +23,9 @@ func TestAuctionOnThreeInstances(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-instance test skipped in -short mode")
 	}
-	srv := redistest.Start(t)
+	addr := redistest.Shared(t)
 	dsn := pgtest.Database(t)
-	in := startInstances(t, buildBinary(t), srv.Addr, 3, "--postgres", dsn)
+	in := startInstances(t, buildBinary(t), addr, 3, "--postgres", dsn)
 	pick := func() string { return in[rand.IntN(3)].base }
 	now := time.Now().UTC()
 	end := now.Add(3 * time.Second)
@@ -133,9 +133,9 @@ func TestAuctionOnThreeInstances(t *testing.T) {
 // TestAuctionClosesAfterAllInstancesDown stops every instance (kill -9) across an auction's end on
 // Redis: within a second of the first one starting again the auction is closed, with its winner.
 func TestAuctionClosesAfterAllInstancesDown(t *testing.T) {
-	srv := redistest.Start(t)
+	addr := redistest.Shared(t)
 	bin := buildBinary(t)
-	in := startInstances(t, bin, srv.Addr, 2)
+	in := startInstances(t, bin, addr, 2)
 	now := time.Now().UTC()
 	end := now.Add(1500 * time.Millisecond)
 	cfg := fmt.Sprintf(`{"title": "Lot", "currency": "EUR", "start_price": 100, "increment": 10, "starts_at": %q, "ends_at": %q}`,
@@ -152,13 +152,13 @@ func TestAuctionClosesAfterAllInstancesDown(t *testing.T) {
 		_ = i.cmd.Wait()
 	}
 	time.Sleep(time.Until(end) + 500*time.Millisecond)
-	if state, _ := exec.Command("redis-cli", "-p", srv.Addr[len("127.0.0.1:"):], "HGET", "rg:{auction:lot}:state", "closed").Output(); string(state) != "0\n" {
+	if state, _ := exec.Command("redis-cli", "-p", addr[len("127.0.0.1:"):], "HGET", t.Name()+":{auction:lot}:state", "closed").Output(); string(state) != "0\n" {
 		t.Fatalf("closed while every instance was down? %q", state)
 	}
-	again := startInstances(t, bin, srv.Addr, 1)[0]
+	again := startInstances(t, bin, addr, 1)[0]
 	started := time.Now()
 	for {
-		out, _ := exec.Command("redis-cli", "-p", srv.Addr[len("127.0.0.1:"):], "HGET", "rg:{auction:lot}:state", "winner").Output()
+		out, _ := exec.Command("redis-cli", "-p", addr[len("127.0.0.1:"):], "HGET", t.Name()+":{auction:lot}:state", "winner").Output()
 		if string(out) == v["visitor_id"].(string)+"\n" {
 			break
 		}

@@ -144,9 +144,9 @@ func TestDropOnThreeInstances(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-instance test skipped in -short mode")
 	}
-	srv := redistest.Start(t)
+	addr := redistest.Shared(t)
 	dsn := pgtest.Database(t)
-	in := startInstances(t, buildBinary(t), srv.Addr, 3, "--postgres", dsn)
+	in := startInstances(t, buildBinary(t), addr, 3, "--postgres", dsn)
 	won := dropCrowd(t, in, nil)
 	checkDrop(t, in, dsn, won, true)
 }

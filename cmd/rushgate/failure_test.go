@@ -98,7 +98,7 @@ func jsonBody(res *http.Response, v any) error {
 // every request into a 503 store_unavailable within about the store's 500ms timeout, lone requests and a
 // burst alike, and that service resumes by itself when Redis answers again.
 func TestRedisStall(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := redistest.Start(t) // its own: the test pauses it
 	in := startInstances(t, buildBinary(t), srv.Addr, 1)[0]
 	if code, _, _ := do(t, "PUT", in.base+"/v1/rooms/r", testAdminKey, `{"capacity": 1, "paused": true}`); code != 200 {
 		t.Fatalf("PUT room: %d", code)

@@ -7,12 +7,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/rushgate/rushgate/internal/pgtest"
+	"github.com/rushgate/rushgate/internal/redistest"
 )
 
 // TestMain fails the package if a test leaves a goroutine running: serve, run in-process by some
 // tests, must stop every goroutine it started when its context ends. The idle keep-alive connections
 // of the tests' own HTTP clients are not serve's (rushgate opens no outgoing HTTP connection), so their
-// loops are ignored. The binary the tests built and the PostgreSQL server they share go at the end.
+// loops are ignored. The binary the tests built and the PostgreSQL and Redis servers they share go at the end.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		goleak.Cleanup(func(code int) {
@@ -20,6 +21,7 @@ func TestMain(m *testing.M) {
 				_ = os.RemoveAll(binary.dir)
 			}
 			pgtest.Stop()
+			redistest.Stop()
 			os.Exit(code)
 		}),
 		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),

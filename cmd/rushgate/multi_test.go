@@ -68,7 +68,8 @@ func startInstances(t *testing.T, bin, redisAddr string, n int, extra ...string)
 	for range n {
 		addr := freeAddr(t)
 		// The whole crowd comes from 127.0.0.1, so one address may hold all of its streams.
-		args := append([]string{"serve", "--addr", addr, "--data", t.TempDir(), "--redis", url,
+		// Tests share a Redis server (redistest.Shared): each keeps to a key prefix of its own.
+		args := append([]string{"serve", "--addr", addr, "--data", t.TempDir(), "--redis", url, "--redis-prefix", t.Name(),
 			"--admin-key", testAdminKey, "--log-level", "warn", "--streams-per-address", "100000"}, extra...)
 		cmd := exec.Command(bin, args...)
 		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
@@ -353,8 +354,8 @@ func TestMultiInstance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-instance test skipped in -short mode")
 	}
-	srv := redistest.Start(t)
-	instances := startInstances(t, buildBinary(t), srv.Addr, 3)
+	addr := redistest.Shared(t)
+	instances := startInstances(t, buildBinary(t), addr, 3)
 	c := runCrowd(t, instances, 3000, 50, nil)
 	c.check(3000, 50, []int{0, 1, 2})
 }
@@ -363,8 +364,8 @@ func TestMultiInstanceKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-instance test skipped in -short mode")
 	}
-	srv := redistest.Start(t)
-	instances := startInstances(t, buildBinary(t), srv.Addr, 3)
+	addr := redistest.Shared(t)
+	instances := startInstances(t, buildBinary(t), addr, 3)
 	c := runCrowd(t, instances, 3000, 50, func() {
 		instances[2].dead.Store(true)
 		_ = instances[2].cmd.Process.Kill() // kill -9, midway
@@ -386,8 +387,8 @@ func TestMultiInstanceCluster(t *testing.T) {
 // TestCrossInstancePush admits visitors through instance A while they stream from instance B: each
 // admission event must reach B's stream within a second.
 func TestCrossInstancePush(t *testing.T) {
-	srv := redistest.Start(t)
-	in := startInstances(t, buildBinary(t), srv.Addr, 2)
+	addr := redistest.Shared(t)
+	in := startInstances(t, buildBinary(t), addr, 2)
 	a, b := in[0], in[1]
 	for round := range 5 {
 		roomURL := fmt.Sprintf("/v1/rooms/push%d", round)
@@ -432,8 +433,8 @@ func TestCrossInstancePush(t *testing.T) {
 // the new key within keyring.ReloadEvery, long before it signs, and a token signed before the rotation
 // still verifies everywhere.
 func TestKeyRotationReachesEveryInstance(t *testing.T) {
-	srv := redistest.Start(t)
-	in := startInstances(t, buildBinary(t), srv.Addr, 2)
+	addr := redistest.Shared(t)
+	in := startInstances(t, buildBinary(t), addr, 2)
 	a, b := in[0], in[1]
 	if code, _, _ := do(t, "PUT", a.base+"/v1/rooms/keys", testAdminKey, `{"capacity": 1}`); code != 200 {
 		t.Fatal(code)

@@ -22,12 +22,12 @@ func TestLineLeftAfterCrash(t *testing.T) {
 	for name, cluster := range map[string]bool{"standalone": false, "cluster": true} {
 		t.Run(name, func(t *testing.T) {
 			// A short timeout keeps the lock of the dead join (ten timeouts) short.
-			opts := Options{Prefix: "crash", Cluster: cluster, Timeout: 100 * time.Millisecond}
+			opts := Options{Prefix: "crash-" + name, Cluster: cluster, Timeout: 100 * time.Millisecond}
 			var s *Rooms
 			if cluster {
-				s = New(redistest.Client(t, redistest.Cluster(t)...), opts).Rooms()
+				s = New(redistest.Client(t, redistest.SharedCluster(t)...), opts).Rooms()
 			} else {
-				s = New(redistest.Client(t, redistest.Start(t).Addr), opts).Rooms()
+				s = New(redistest.Client(t, redistest.Shared(t)), opts).Rooms()
 			}
 			putLines(t, s)
 			crashMidMove(t, s, room.Entrant{Visitor: "v_pointed", Switch: true})
@@ -114,7 +114,7 @@ func crashMidMove(t *testing.T, s *Rooms, e room.Entrant) {
 // succeeds once the lock is gone.
 func TestJoinLockBacksOff(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.Client(t, redistest.Start(t).Addr)
+	rdb := redistest.Client(t, redistest.Shared(t))
 	// One node holds every slot, so the Cluster code path runs on standalone Redis.
 	s := New(rdb, Options{Prefix: "lock", Cluster: true, Timeout: 500 * time.Millisecond}).Rooms()
 	cfg := room.Config{Capacity: 10, Paused: true, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Hour), IdleTimeout: rushgate.Duration(time.Hour)}
@@ -167,7 +167,7 @@ func TestJoinLockBacksOff(t *testing.T) {
 func TestStaleJoinFenced(t *testing.T) {
 	ctx := context.Background()
 	clock := storetest.NewClock(time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
-	s := New(redistest.Client(t, redistest.Cluster(t)...), Options{Prefix: "fence", Cluster: true, Timeout: 100 * time.Millisecond, Clock: clock.Now}).Rooms()
+	s := New(redistest.Client(t, redistest.SharedCluster(t)...), Options{Prefix: "fence", Cluster: true, Timeout: 100 * time.Millisecond, Clock: clock.Now}).Rooms()
 	putLines(t, s)
 	// stall starts a move of v to id and stops it after the lock (and, if placed, the place in id); its
 	// lock then expires, as it would while the stalled rushgate slept.

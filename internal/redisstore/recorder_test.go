@@ -31,8 +31,8 @@ func (d dying) Record(ctx context.Context, id string, st auction.State, evs []au
 // acknowledging; another consumer takes the unacknowledged events over, and the SQL record ends with
 // every event exactly once and the one settlement.
 func TestRecorderSurvivesAConsumerDeath(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := redistest.Client(t, srv.Addr)
+	addr := redistest.Shared(t)
+	rdb := redistest.Client(t, addr)
 	a := redisstore.New(rdb, redisstore.Options{Prefix: "rec"}).Auctions()
 	a.ClaimIdle = 200 * time.Millisecond
 	rec, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
@@ -90,8 +90,8 @@ func TestRecorderSurvivesAConsumerDeath(t *testing.T) {
 // leaves the registry they poll; an auction replaced after a close without bids comes back, and its new
 // events are recorded; an open one stays.
 func TestRecorderRetiresWhatIsOver(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := redistest.Client(t, srv.Addr)
+	addr := redistest.Shared(t)
+	rdb := redistest.Client(t, addr)
 	b := redisstore.New(rdb, redisstore.Options{Prefix: "retire"})
 	a, d := b.Auctions(), b.Drops()
 	rec, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
@@ -176,7 +176,7 @@ func ptr(v int64) *int64 { return &v }
 // pass, not one page of them; a recorder that read a page per tick fell ever further behind a drop
 // taking more claims a second than that.
 func TestRecorderKeepsUpWithACrowd(t *testing.T) {
-	rdb := redistest.Client(t, redistest.Start(t).Addr)
+	rdb := redistest.Client(t, redistest.Shared(t))
 	d := redisstore.New(rdb, redisstore.Options{Prefix: "crowd"}).Drops()
 	rec, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
 	if err != nil {

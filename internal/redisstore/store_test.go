@@ -31,20 +31,20 @@ func harnesses(rdb rueidis.Client, cluster bool) func(t *testing.T) storetest.Ha
 
 // TestConformanceStandalone runs the whole suite on one standalone redis-server.
 func TestConformanceStandalone(t *testing.T) {
-	srv := redistest.Start(t)
-	storetest.Run(t, harnesses(redistest.Client(t, srv.Addr), false))
+	addr := redistest.Shared(t)
+	storetest.Run(t, harnesses(redistest.Client(t, addr), false))
 }
 
 // TestConformanceCluster runs the whole suite on one real 3-master Cluster.
 func TestConformanceCluster(t *testing.T) {
-	addrs := redistest.Cluster(t)
+	addrs := redistest.SharedCluster(t)
 	storetest.Run(t, harnesses(redistest.Client(t, addrs...), true))
 }
 
 // TestServerClock runs a flow on the server's own TIME, without the test clock override.
 func TestServerClock(t *testing.T) {
-	srv := redistest.Start(t)
-	s := redisstore.New(redistest.Client(t, srv.Addr), redisstore.Options{Prefix: "clock"}).Rooms()
+	addr := redistest.Shared(t)
+	s := redisstore.New(redistest.Client(t, addr), redisstore.Options{Prefix: "clock"}).Rooms()
 	ctx := context.Background()
 	cfg := room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Minute), Grace: rushgate.Duration(100 * time.Millisecond), IdleTimeout: rushgate.Duration(time.Minute)}
 	if err := s.PutRoom(ctx, "r", cfg); err != nil {
@@ -71,8 +71,8 @@ func TestServerClock(t *testing.T) {
 
 // TestScriptFlush checks that scripts survive SCRIPT FLUSH (as after a restart or failover).
 func TestScriptFlush(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := redistest.Client(t, srv.Addr)
+	addr := redistest.Shared(t)
+	rdb := redistest.Client(t, addr)
 	s := redisstore.New(rdb, redisstore.Options{Prefix: "flush"}).Rooms()
 	ctx := context.Background()
 	if err := s.PutRoom(ctx, "r", room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Minute), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(time.Minute)}); err != nil {

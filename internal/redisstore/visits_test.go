@@ -19,8 +19,8 @@ import (
 
 func visitTestStore(t *testing.T, timeout time.Duration, batched func(int)) (*Rooms, rueidis.Client) {
 	t.Helper()
-	rdb := redistest.Client(t, redistest.Start(t).Addr)
-	s := New(rdb, Options{Prefix: "vt", Timeout: timeout, Batched: batched}).Rooms()
+	rdb := redistest.Client(t, redistest.Shared(t))
+	s := New(rdb, Options{Prefix: t.Name(), Timeout: timeout, Batched: batched}).Rooms()
 	cfg := room.Config{Capacity: 1000, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Hour), IdleTimeout: rushgate.Duration(time.Hour)}
 	if err := s.PutRoom(context.Background(), "r", cfg); err != nil {
 		t.Fatal(err)
@@ -167,7 +167,7 @@ func waitFor(t *testing.T, s *Rooms, ok func(pending, runners int, exists bool) 
 // retries produces: the second visit sees what the first did, as if each had a step of its own.
 func TestVisitScriptTwins(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.Client(t, redistest.Start(t).Addr)
+	rdb := redistest.Client(t, redistest.Shared(t))
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	s := New(rdb, Options{Prefix: "twins", Clock: func() time.Time { return now }}).Rooms()
 	opens := now.Add(time.Hour)

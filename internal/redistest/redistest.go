@@ -1,10 +1,10 @@
 // Package redistest starts real redis-server processes for tests: a standalone server or a three-master
-// Cluster on free loopback ports, stopped when the test ends. Without redis-server installed the tests
+// Cluster on free loopback ports, stopped when the test ends, or shared by a package's tests (Shared,
+// SharedCluster) and stopped by its TestMain. Without redis-server installed the tests
 // skip with a hint locally, and fail when CI is set, so that CI can never go green without Redis.
 package redistest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,8 +83,15 @@ func Start(t testing.TB, extra ...string) *Server {
 func (s *Server) start(t testing.TB) {
 	t.Helper()
 	s.cmd = exec.Command("redis-server", s.args...)
-	var out bytes.Buffer
-	s.cmd.Stdout, s.cmd.Stderr = &out, &out
+	// The output goes to a file, not a buffer, so that no goroutine copies it: a server that outlives
+	// its test (Shared) leaves none behind for goleak to find.
+	logPath := filepath.Join(s.Dir, "redis.log")
+	out, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close() // the child keeps its own descriptor
+	s.cmd.Stdout, s.cmd.Stderr = out, out
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +101,8 @@ func (s *Server) start(t testing.TB) {
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	t.Fatalf("redis-server on %s did not start: %s", s.Addr, out.String())
+	log, _ := os.ReadFile(logPath)
+	t.Fatalf("redis-server on %s did not start: %s", s.Addr, log)
 }
 
 // Kill stops the server at once (SIGKILL).
@@ -118,9 +127,21 @@ func Cluster(t testing.TB) []string {
 	t.Helper()
 	need(t, "redis-server", "redis-cli")
 	var addrs []string
+	for _, s := range startCluster(t) {
+		addrs = append(addrs, s.Addr)
+	}
+	return addrs
+}
+
+// startCluster starts and joins the three masters of a Cluster.
+func startCluster(t testing.TB) []*Server {
+	t.Helper()
+	var servers []*Server
+	var addrs []string
 	for i := range 3 {
 		s := Start(t, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(t.TempDir(), fmt.Sprintf("nodes-%d.conf", i)),
 			"--cluster-node-timeout", "2000")
+		servers = append(servers, s)
 		addrs = append(addrs, s.Addr)
 	}
 	args := append([]string{"--cluster", "create"}, addrs...)
@@ -141,7 +162,7 @@ func Cluster(t testing.TB) []string {
 			t.Fatalf("cluster node %s never reported ok", a)
 		}
 	}
-	return addrs
+	return servers
 }
 
 // ping sends one command on a fresh single-node connection and returns the reply as a string, or "" on
@@ -170,4 +191,75 @@ func Client(t testing.TB, addrs ...string) rueidis.Client {
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// The servers a test package shares (see Shared), started at first use and stopped by Stop.
+var shared struct {
+	sync.Mutex
+	server  *Server
+	cluster []*Server
+	dirs    []string
+}
+
+// sharedT starts shared servers: a test's helpers, but its failures are the test's and its temporary
+// directories and cleanups belong to the package, not to the test that happened to start them.
+type sharedT struct {
+	testing.TB
+}
+
+func (s sharedT) TempDir() string {
+	dir, err := os.MkdirTemp("", "redistest-*")
+	if err != nil {
+		s.Fatal(err)
+	}
+	shared.dirs = append(shared.dirs, dir)
+	return dir
+}
+
+func (sharedT) Cleanup(func()) {} // Stop kills the shared servers
+
+// Shared returns the address of a standalone redis-server that every test of the package shares,
+// started at the first call; TestMain calls Stop after the tests. Tests sharing it keep to key
+// prefixes of their own and must not stop or reconfigure it.
+func Shared(t testing.TB) string {
+	t.Helper()
+	need(t, "redis-server")
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.server == nil {
+		shared.server = Start(sharedT{t})
+	}
+	return shared.server.Addr
+}
+
+// SharedCluster returns the addresses of a three-master Cluster that every test of the package
+// shares, as Shared does for a standalone server.
+func SharedCluster(t testing.TB) []string {
+	t.Helper()
+	need(t, "redis-server", "redis-cli")
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.cluster == nil {
+		shared.cluster = startCluster(sharedT{t})
+	}
+	addrs := make([]string, len(shared.cluster))
+	for i, s := range shared.cluster {
+		addrs[i] = s.Addr
+	}
+	return addrs
+}
+
+// Stop kills the servers the package's tests shared; TestMain calls it after m.Run.
+func Stop() {
+	shared.Lock()
+	defer shared.Unlock()
+	for _, s := range append(shared.cluster, shared.server) {
+		if s != nil {
+			s.Kill()
+		}
+	}
+	for _, d := range shared.dirs {
+		_ = os.RemoveAll(d)
+	}
+	shared.server, shared.cluster, shared.dirs = nil, nil, nil
 }
