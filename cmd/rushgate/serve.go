@@ -26,9 +26,9 @@ import (
 	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/memstore"
 	"github.com/rushgate/rushgate/internal/metrics"
+	"github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/internal/redisstore"
 	"github.com/rushgate/rushgate/internal/room"
-	"github.com/rushgate/rushgate/internal/sqlstore"
 	"github.com/rushgate/rushgate/internal/visitor"
 )
 
@@ -277,16 +277,16 @@ type backend struct {
 
 // openRecords opens the durable record of auctions: PostgreSQL when --postgres is set, else a SQLite
 // file under --data.
-func openRecords(ctx context.Context, f serveFlags) (*sqlstore.Records, error) {
+func openRecords(ctx context.Context, f serveFlags) (*record.DB, error) {
 	if f.postgres != "" {
-		return sqlstore.OpenPostgres(ctx, f.postgres)
+		return record.OpenPostgres(ctx, f.postgres)
 	}
-	return sqlstore.OpenSQLite(ctx, filepath.Join(f.data, "records.db"))
+	return record.OpenSQLite(ctx, filepath.Join(f.data, "records.db"))
 }
 
 // openBackend opens the backend the flags choose: Redis with --redis, else the embedded backend with
 // what the record and the data directory kept of it.
-func openBackend(ctx context.Context, f serveFlags, records *sqlstore.Records, m *metrics.Metrics, log *slog.Logger) (backend, error) {
+func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metrics.Metrics, log *slog.Logger) (backend, error) {
 	if f.redisURL == "" {
 		b, err := memstore.Open(ctx, records, f.data, log)
 		if err != nil {

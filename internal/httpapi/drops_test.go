@@ -12,8 +12,8 @@ import (
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/httpapi"
 	"github.com/rushgate/rushgate/internal/memstore"
+	"github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/internal/room"
-	"github.com/rushgate/rushgate/internal/sqlstore"
 )
 
 func (e *env) dropCfg(extra string) string {
@@ -96,7 +96,7 @@ func TestDropBehindRoomReleasesOnClaim(t *testing.T) {
 // TestDropCrowdOverHTTP: stock 1,000; 5,000 visitors press 4 times each, 200 at a time. Exactly 1,000
 // answers are 201, to 1,000 distinct visitors, no code twice, and the SQL record has those 1,000 rows.
 func TestDropCrowdOverHTTP(t *testing.T) {
-	rec, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

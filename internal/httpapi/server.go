@@ -61,7 +61,7 @@ type Config struct {
 	Record RecordChecker
 }
 
-// RecordChecker reports whether a durable record takes writes; sqlstore.Records is one.
+// RecordChecker reports whether a durable record takes writes; record.DB is one.
 type RecordChecker interface {
 	Check(ctx context.Context) error
 }

@@ -13,12 +13,12 @@ import (
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/memstore"
-	"github.com/rushgate/rushgate/internal/sqlstore"
+	"github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/internal/storetest"
 )
 
-func sqlite(t *testing.T) *sqlstore.Records {
-	r, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "records.db"))
+func sqlite(t *testing.T) *record.DB {
+	r, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "records.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
+	"github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/internal/room"
-	"github.com/rushgate/rushgate/internal/sqlstore"
 	"github.com/rushgate/rushgate/internal/vault"
 )
 
@@ -45,7 +45,7 @@ type Backend struct {
 
 // Open opens the embedded backend from what an earlier run kept: auctions, drops and rooms from
 // records, and the lines that a graceful stop saved under dir. dir also holds the vault's secrets.
-func Open(ctx context.Context, records *sqlstore.Records, dir string, log *slog.Logger) (*Backend, error) {
+func Open(ctx context.Context, records *record.DB, dir string, log *slog.Logger) (*Backend, error) {
 	b := &Backend{auctions: NewAuctions(nil, records), drops: NewDrops(nil, records),
 		rooms: NewRooms(Options{Recorder: records}), vault: vault.Dir(dir), lines: filepath.Join(dir, "lines.snapshot"), log: log}
 	saved, err := records.Load(ctx)

@@ -12,16 +12,16 @@ import (
 
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
+	"github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/internal/redisstore"
 	"github.com/rushgate/rushgate/internal/redistest"
-	"github.com/rushgate/rushgate/internal/sqlstore"
 )
 
 // dying writes to SQL, then dies before it can acknowledge: the write committed, the ack never came.
-type dying struct{ *sqlstore.Records }
+type dying struct{ *record.DB }
 
 func (d dying) Record(ctx context.Context, id string, st auction.State, evs []auction.Event) error {
-	if err := d.Records.Record(ctx, id, st, evs[:len(evs)/2]); err != nil {
+	if err := d.DB.Record(ctx, id, st, evs[:len(evs)/2]); err != nil {
 		return err
 	}
 	return errors.New("killed before acknowledging")
@@ -35,7 +35,7 @@ func TestRecorderSurvivesAConsumerDeath(t *testing.T) {
 	rdb := redistest.Client(t, addr)
 	a := redisstore.New(rdb, redisstore.Options{Prefix: "rec"}).Auctions()
 	a.ClaimIdle = 200 * time.Millisecond
-	rec, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestRecorderRetiresWhatIsOver(t *testing.T) {
 	rdb := redistest.Client(t, addr)
 	b := redisstore.New(rdb, redisstore.Options{Prefix: "retire"})
 	a, d := b.Auctions(), b.Drops()
-	rec, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func ptr(v int64) *int64 { return &v }
 func TestRecorderKeepsUpWithACrowd(t *testing.T) {
 	rdb := redistest.Client(t, redistest.Shared(t))
 	d := redisstore.New(rdb, redisstore.Options{Prefix: "crowd"}).Drops()
-	rec, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

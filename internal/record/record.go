@@ -1,10 +1,10 @@
-// Package sqlstore keeps the durable record in SQL: every accepted bid and auction result, every drop
+// Package record keeps the durable record in SQL: every accepted bid and auction result, every drop
 // claim, and, for the embedded backend, the config of every room, drop and auction.
 // SQLite (modernc.org/sqlite, a file under the data directory) is the default, PostgreSQL (pgx) the
 // production choice. Writes are idempotent, one row per event keyed by (auction, seq), so that a
 // record replayed after a crash is neither lost nor doubled; the winner is settled by a conditional
 // update that succeeds once.
-package sqlstore
+package record
 
 import (
 	"context"
@@ -25,8 +25,8 @@ import (
 	"github.com/rushgate/rushgate/internal/room"
 )
 
-// Records is the SQL record store.
-type Records struct {
+// DB is the durable record: one SQL database, SQLite or PostgreSQL, that every backend writes to.
+type DB struct {
 	db       *sql.DB
 	postgres bool
 
@@ -36,10 +36,10 @@ type Records struct {
 }
 
 // OpenSQLite opens (creating) the SQLite database at path and migrates it.
-func OpenSQLite(ctx context.Context, path string) (*Records, error) {
+func OpenSQLite(ctx context.Context, path string) (*DB, error) {
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(5000)")
 	if err != nil {
-		return nil, fmt.Errorf("sqlstore: %w", err)
+		return nil, fmt.Errorf("record: %w", err)
 	}
 	db.SetMaxOpenConns(1) // SQLite has one writer; one connection serialises without busy errors
 	r, err := open(ctx, db, false)
@@ -50,16 +50,16 @@ func OpenSQLite(ctx context.Context, path string) (*Records, error) {
 }
 
 // OpenPostgres connects to PostgreSQL (a postgres:// URL or key=value DSN) and migrates it.
-func OpenPostgres(ctx context.Context, dsn string) (*Records, error) {
+func OpenPostgres(ctx context.Context, dsn string) (*DB, error) {
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("sqlstore: %w", err)
+		return nil, fmt.Errorf("record: %w", err)
 	}
 	return open(ctx, db, true)
 }
 
-func open(ctx context.Context, db *sql.DB, postgres bool) (*Records, error) {
-	r := &Records{db: db, postgres: postgres}
+func open(ctx context.Context, db *sql.DB, postgres bool) (*DB, error) {
+	r := &DB{db: db, postgres: postgres}
 	if err := r.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -68,15 +68,15 @@ func open(ctx context.Context, db *sql.DB, postgres bool) (*Records, error) {
 }
 
 // Close closes the database.
-func (r *Records) Close() error { return r.db.Close() }
+func (r *DB) Close() error { return r.db.Close() }
 
 // ErrWrites reports that the record store fails writes; claims and bids on the embedded backend are
 // refused meanwhile, so /healthz says so.
-var ErrWrites = errors.New("sqlstore: the record store fails writes")
+var ErrWrites = errors.New("record: the record store fails writes")
 
 // wrote notes the outcome of a write for Check and returns err. A write cut short by its request's
 // end says nothing about the store.
-func (r *Records) wrote(ctx context.Context, err error) error {
+func (r *DB) wrote(ctx context.Context, err error) error {
 	if err != nil && ctx.Err() != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (r *Records) wrote(ctx context.Context, err error) error {
 // Check reports whether the store takes writes: nil, unless the last write failed and a probe write,
 // tried at most once a second, fails too. It wraps ErrWrites and the cause, for health checks, and
 // clears once writes succeed again (the disk has room again, the database is back).
-func (r *Records) Check(ctx context.Context) error {
+func (r *DB) Check(ctx context.Context) error {
 	r.mu.Lock()
 	failed, recent := r.failed, time.Since(r.probed) < time.Second
 	if failed != nil && !recent {
@@ -160,16 +160,16 @@ CREATE TABLE IF NOT EXISTS auction_results (
 	seq         BIGINT NOT NULL DEFAULT 0
 );`
 
-func (r *Records) migrate(ctx context.Context) error {
+func (r *DB) migrate(ctx context.Context) error {
 	for _, stmt := range strings.Split(schema, ";") {
 		if strings.TrimSpace(stmt) == "" {
 			continue
 		}
 		if _, err := r.db.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("sqlstore: migrate: %w", err)
+			return fmt.Errorf("record: migrate: %w", err)
 		}
 	}
-	// Records made by earlier versions lack these columns.
+	// DB made by earlier versions lack these columns.
 	for _, c := range []struct{ table, column, def string }{
 		{"drop_claims", "idem_key", "TEXT NOT NULL DEFAULT ''"},
 		{"auction_results", "seq", "BIGINT NOT NULL DEFAULT 0"},
@@ -180,14 +180,14 @@ func (r *Records) migrate(ctx context.Context) error {
 			continue
 		}
 		if _, err := r.db.ExecContext(ctx, `ALTER TABLE `+c.table+` ADD COLUMN `+c.column+` `+c.def); err != nil {
-			return fmt.Errorf("sqlstore: migrate: adding %s.%s: %w", c.table, c.column, err)
+			return fmt.Errorf("record: migrate: adding %s.%s: %w", c.table, c.column, err)
 		}
 	}
 	return nil
 }
 
 // q rewrites ? placeholders as $1, $2... for PostgreSQL.
-func (r *Records) q(query string) string {
+func (r *DB) q(query string) string {
 	if !r.postgres {
 		return query
 	}
@@ -209,31 +209,31 @@ func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 // Record writes an auction's state and new events in one transaction. Events already recorded are
 // skipped, and the first result recorded settles the auction (see record). The state (with the
 // leader's secret maximum) lets an embedded instance resume after a restart.
-func (r *Records) Record(ctx context.Context, id string, st auction.State, evs []auction.Event) error {
+func (r *DB) Record(ctx context.Context, id string, st auction.State, evs []auction.Event) error {
 	return r.wrote(ctx, r.record(ctx, id, st, evs))
 }
 
 // record is Record without the bookkeeping of write failures: events already recorded are skipped,
 // and the result row is inserted once.
-func (r *Records) record(ctx context.Context, id string, st auction.State, evs []auction.Event) error {
+func (r *DB) record(ctx context.Context, id string, st auction.State, evs []auction.Event) error {
 	js, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlstore: %w", err)
+		return fmt.Errorf("record: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	if _, err := tx.ExecContext(ctx, r.q(`INSERT INTO auctions (id, state, updated_at) VALUES (?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`), id, string(js), ts(time.Now())); err != nil {
-		return fmt.Errorf("sqlstore: %w", err)
+		return fmt.Errorf("record: %w", err)
 	}
 	for _, ev := range evs {
 		if _, err := tx.ExecContext(ctx, r.q(`INSERT INTO auction_events (auction_id, seq, kind, bidder, price, proxy, at, ends_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (auction_id, seq) DO NOTHING`),
 			id, ev.Seq, ev.Kind, ev.Bidder, ev.Price, ev.Proxy, ts(ev.At), ts(ev.EndsAt)); err != nil {
-			return fmt.Errorf("sqlstore: %w", err)
+			return fmt.Errorf("record: %w", err)
 		}
 		if ev.Kind == auction.EventClosed || ev.Kind == auction.EventSold {
 			status := string(auction.StatusClosed)
@@ -247,44 +247,44 @@ func (r *Records) record(ctx context.Context, id string, st auction.State, evs [
 				VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (auction_id) DO UPDATE SET status = excluded.status, winner = excluded.winner,
 				final_price = excluded.final_price, decided_at = excluded.decided_at, seq = excluded.seq
 				WHERE auction_results.winner = '' AND auction_results.seq < excluded.seq`), id, status, ev.Bidder, ev.Price, ts(ev.At), ev.Seq); err != nil {
-				return fmt.Errorf("sqlstore: %w", err)
+				return fmt.Errorf("record: %w", err)
 			}
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlstore: %w", err)
+		return fmt.Errorf("record: %w", err)
 	}
 	return nil
 }
 
 // ForgetAuction removes an auction's record: its state, events and result. An embedded store calls it
 // when an auction without bids is deleted or replaced, so that the next one of that id starts afresh.
-func (r *Records) ForgetAuction(ctx context.Context, id string) error {
+func (r *DB) ForgetAuction(ctx context.Context, id string) error {
 	return r.forget(ctx, id, `DELETE FROM auction_events WHERE auction_id = ?`,
 		`DELETE FROM auction_results WHERE auction_id = ?`, `DELETE FROM auctions WHERE id = ?`)
 }
 
 // ForgetDrop removes a drop's record, its config and claims; an embedded store calls it when a drop
 // without claims is deleted.
-func (r *Records) ForgetDrop(ctx context.Context, id string) error {
+func (r *DB) ForgetDrop(ctx context.Context, id string) error {
 	return r.forget(ctx, id, `DELETE FROM drop_claims WHERE drop_id = ?`, `DELETE FROM drops WHERE id = ?`)
 }
 
 // forget runs deletes, each taking the id, in one transaction.
-func (r *Records) forget(ctx context.Context, id string, stmts ...string) (err error) {
+func (r *DB) forget(ctx context.Context, id string, stmts ...string) (err error) {
 	defer func() { err = r.wrote(ctx, err) }()
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlstore: %w", err)
+		return fmt.Errorf("record: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	for _, q := range stmts {
 		if _, err := tx.ExecContext(ctx, r.q(q), id); err != nil {
-			return fmt.Errorf("sqlstore: %w", err)
+			return fmt.Errorf("record: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlstore: %w", err)
+		return fmt.Errorf("record: %w", err)
 	}
 	return nil
 }
@@ -297,10 +297,10 @@ type Result struct {
 }
 
 // ErrNoResult means the auction has not been settled.
-var ErrNoResult = errors.New("sqlstore: no result recorded")
+var ErrNoResult = errors.New("record: no result recorded")
 
 // Result returns the settled outcome of an auction.
-func (r *Records) Result(ctx context.Context, id string) (Result, error) {
+func (r *DB) Result(ctx context.Context, id string) (Result, error) {
 	var res Result
 	err := r.db.QueryRowContext(ctx, r.q(`SELECT status, winner, final_price FROM auction_results WHERE auction_id = ?`), id).
 		Scan(&res.Status, &res.Winner, &res.FinalPrice)
@@ -311,7 +311,7 @@ func (r *Records) Result(ctx context.Context, id string) (Result, error) {
 }
 
 // Events returns the recorded events of an auction, in order.
-func (r *Records) Events(ctx context.Context, id string) ([]auction.Event, error) {
+func (r *DB) Events(ctx context.Context, id string) ([]auction.Event, error) {
 	rows, err := r.db.QueryContext(ctx, r.q(`SELECT seq, kind, bidder, price, proxy, at, ends_at FROM auction_events WHERE auction_id = ? ORDER BY seq`), id)
 	if err != nil {
 		return nil, err
@@ -338,34 +338,34 @@ type Saved struct {
 }
 
 // Load returns every recorded auction, for an embedded instance to resume from.
-func (r *Records) Load(ctx context.Context) (map[string]Saved, error) {
+func (r *DB) Load(ctx context.Context) (map[string]Saved, error) {
 	rows, err := r.db.QueryContext(ctx, `SELECT id, state FROM auctions`)
 	if err != nil {
-		return nil, fmt.Errorf("sqlstore: %w", err)
+		return nil, fmt.Errorf("record: %w", err)
 	}
 	states := map[string]auction.State{}
 	for rows.Next() {
 		var id, js string
 		if err := rows.Scan(&id, &js); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("sqlstore: %w", err)
+			return nil, fmt.Errorf("record: %w", err)
 		}
 		var st auction.State
 		if err := json.Unmarshal([]byte(js), &st); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("sqlstore: auction %s: %w", id, err)
+			return nil, fmt.Errorf("record: auction %s: %w", id, err)
 		}
 		states[id] = st
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlstore: %w", err)
+		return nil, fmt.Errorf("record: %w", err)
 	}
 	out := make(map[string]Saved, len(states))
 	for id, st := range states {
 		evs, err := r.Events(ctx, id)
 		if err != nil {
-			return nil, fmt.Errorf("sqlstore: %w", err)
+			return nil, fmt.Errorf("record: %w", err)
 		}
 		out[id] = Saved{State: st, Events: evs}
 	}
@@ -375,15 +375,15 @@ func (r *Records) Load(ctx context.Context) (map[string]Saved, error) {
 // RecordClaims writes drop claims idempotently: a claim already recorded (same drop and seq) is
 // skipped, so an outbox delivering twice leaves one row. Each claim's idempotency key is written in the
 // same row, so it lives exactly as long as the claim.
-func (r *Records) RecordClaims(ctx context.Context, id string, claims []drop.Claim) error {
+func (r *DB) RecordClaims(ctx context.Context, id string, claims []drop.Claim) error {
 	return r.wrote(ctx, r.recordClaims(ctx, id, claims))
 }
 
 // recordClaims is RecordClaims without the bookkeeping of write failures.
-func (r *Records) recordClaims(ctx context.Context, id string, claims []drop.Claim) error {
+func (r *DB) recordClaims(ctx context.Context, id string, claims []drop.Claim) error {
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlstore: %w", err)
+		return fmt.Errorf("record: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	// Many rows per statement: a crowd's claims arrive by the hundred, and one statement per row cost
@@ -396,11 +396,11 @@ func (r *Records) recordClaims(ctx context.Context, id string, claims []drop.Cla
 			args = append(args, id, c.Seq, c.ID, c.Visitor, c.Code, ts(c.ClaimedAt), c.Key)
 		}
 		if _, err := tx.ExecContext(ctx, r.claimsInsert(len(chunk)), args...); err != nil {
-			return fmt.Errorf("sqlstore: %w", err)
+			return fmt.Errorf("record: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlstore: %w", err)
+		return fmt.Errorf("record: %w", err)
 	}
 	return nil
 }
@@ -411,7 +411,7 @@ const claimsPerInsert = 200
 
 // claimsInsert returns the INSERT of n claims, each as (drop_id, seq, claim_id, visitor, code,
 // claimed_at, idem_key).
-func (r *Records) claimsInsert(n int) string {
+func (r *DB) claimsInsert(n int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO drop_claims (drop_id, seq, claim_id, visitor, code, claimed_at, idem_key) VALUES `)
 	for i := range n {
@@ -425,7 +425,7 @@ func (r *Records) claimsInsert(n int) string {
 }
 
 // Claims returns the recorded claims of a drop, in order, with their idempotency keys.
-func (r *Records) Claims(ctx context.Context, id string) ([]drop.Claim, error) {
+func (r *DB) Claims(ctx context.Context, id string) ([]drop.Claim, error) {
 	rows, err := r.db.QueryContext(ctx, r.q(`SELECT seq, claim_id, visitor, code, claimed_at, idem_key FROM drop_claims WHERE drop_id = ? ORDER BY seq`), id)
 	if err != nil {
 		return nil, err
@@ -445,13 +445,13 @@ func (r *Records) Claims(ctx context.Context, id string) ([]drop.Claim, error) {
 }
 
 // RecordDrop writes a drop's config, so that an embedded instance resumes the drop after a restart.
-func (r *Records) RecordDrop(ctx context.Context, id string, cfg drop.Config) error {
+func (r *DB) RecordDrop(ctx context.Context, id string, cfg drop.Config) error {
 	return r.putConfig(ctx, "drops", id, cfg)
 }
 
 // putConfig writes cfg as JSON to the (id, config, updated_at) table, replacing what id had. table is
 // one of this file's constants, never input.
-func (r *Records) putConfig(ctx context.Context, table, id string, cfg any) error {
+func (r *DB) putConfig(ctx context.Context, table, id string, cfg any) error {
 	js, err := json.Marshal(cfg)
 	if err != nil {
 		return err
@@ -459,16 +459,16 @@ func (r *Records) putConfig(ctx context.Context, table, id string, cfg any) erro
 	_, err = r.db.ExecContext(ctx, r.q(`INSERT INTO `+table+` (id, config, updated_at) VALUES (?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at`), id, string(js), ts(time.Now()))
 	if err != nil {
-		err = fmt.Errorf("sqlstore: %w", err)
+		err = fmt.Errorf("record: %w", err)
 	}
 	return r.wrote(ctx, err)
 }
 
 // loadConfigs reads every config of an (id, config, updated_at) table, by id.
-func loadConfigs[T any](ctx context.Context, r *Records, table string) (map[string]T, error) {
+func loadConfigs[T any](ctx context.Context, r *DB, table string) (map[string]T, error) {
 	rows, err := r.db.QueryContext(ctx, `SELECT id, config FROM `+table)
 	if err != nil {
-		return nil, fmt.Errorf("sqlstore: %w", err)
+		return nil, fmt.Errorf("record: %w", err)
 	}
 	defer rows.Close()
 	out := map[string]T{}
@@ -479,12 +479,12 @@ func loadConfigs[T any](ctx context.Context, r *Records, table string) (map[stri
 			err = json.Unmarshal([]byte(js), &cfg)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("sqlstore: %s %s: %w", table, id, err)
+			return nil, fmt.Errorf("record: %s %s: %w", table, id, err)
 		}
 		out[id] = cfg
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlstore: %w", err)
+		return nil, fmt.Errorf("record: %w", err)
 	}
 	return out, nil
 }
@@ -496,7 +496,7 @@ type SavedDrop struct {
 }
 
 // LoadDrops returns every recorded drop, for an embedded instance to resume from.
-func (r *Records) LoadDrops(ctx context.Context) (map[string]SavedDrop, error) {
+func (r *DB) LoadDrops(ctx context.Context) (map[string]SavedDrop, error) {
 	cfgs, err := loadConfigs[drop.Config](ctx, r, "drops")
 	if err != nil {
 		return nil, err
@@ -505,7 +505,7 @@ func (r *Records) LoadDrops(ctx context.Context) (map[string]SavedDrop, error) {
 	for id, cfg := range cfgs {
 		claims, err := r.Claims(ctx, id)
 		if err != nil {
-			return nil, fmt.Errorf("sqlstore: %w", err)
+			return nil, fmt.Errorf("record: %w", err)
 		}
 		out[id] = SavedDrop{Config: cfg, Claims: claims}
 	}
@@ -513,19 +513,19 @@ func (r *Records) LoadDrops(ctx context.Context) (map[string]SavedDrop, error) {
 }
 
 // RecordRoom writes a room's config, so that an embedded instance keeps its rooms across a restart.
-func (r *Records) RecordRoom(ctx context.Context, id string, cfg room.Config) error {
+func (r *DB) RecordRoom(ctx context.Context, id string, cfg room.Config) error {
 	return r.putConfig(ctx, "rooms", id, cfg)
 }
 
 // ForgetRoom removes a deleted room's config.
-func (r *Records) ForgetRoom(ctx context.Context, id string) error {
+func (r *DB) ForgetRoom(ctx context.Context, id string) error {
 	if _, err := r.db.ExecContext(ctx, r.q(`DELETE FROM rooms WHERE id = ?`), id); err != nil {
-		return r.wrote(ctx, fmt.Errorf("sqlstore: %w", err))
+		return r.wrote(ctx, fmt.Errorf("record: %w", err))
 	}
 	return r.wrote(ctx, nil)
 }
 
 // LoadRooms returns the config of every recorded room, for an embedded instance to resume from.
-func (r *Records) LoadRooms(ctx context.Context) (map[string]room.Config, error) {
+func (r *DB) LoadRooms(ctx context.Context) (map[string]room.Config, error) {
 	return loadConfigs[room.Config](ctx, r, "rooms")
 }

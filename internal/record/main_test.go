@@ -1,4 +1,4 @@
-package sqlstore_test
+package record_test
 
 import (
 	"os"

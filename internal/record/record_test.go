@@ -1,4 +1,4 @@
-package sqlstore_test
+package record_test
 
 import (
 	"context"
@@ -15,12 +15,12 @@ import (
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/pgtest"
+	"github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/internal/room"
-	"github.com/rushgate/rushgate/internal/sqlstore"
 )
 
 func TestSQLite(t *testing.T) {
-	r, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "records.db"))
+	r, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "records.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestSQLite(t *testing.T) {
 }
 
 func TestPostgres(t *testing.T) {
-	r, err := sqlstore.OpenPostgres(context.Background(), pgtest.Database(t))
+	r, err := record.OpenPostgres(context.Background(), pgtest.Database(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestPostgres(t *testing.T) {
 
 // testRecords replays events as a crashed writer would (twice, and concurrently) and races two
 // different closes: the record holds each event once and the first settlement only.
-func testRecords(t *testing.T, r *sqlstore.Records) {
+func testRecords(t *testing.T, r *record.DB) {
 	ctx := context.Background()
 	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10), StartsAt: now, EndsAt: now.Add(time.Hour)}
@@ -52,7 +52,7 @@ func testRecords(t *testing.T, r *sqlstore.Records) {
 		}
 		all = append(all, evs...)
 	}
-	if _, err := r.Result(ctx, "lot"); !errors.Is(err, sqlstore.ErrNoResult) {
+	if _, err := r.Result(ctx, "lot"); !errors.Is(err, record.ErrNoResult) {
 		t.Fatalf("result before the end: %v", err)
 	}
 	var wg sync.WaitGroup
@@ -155,7 +155,7 @@ func TestMigrateClaimKeys(t *testing.T) {
 	db.Close()
 	ctx := context.Background()
 	for range 2 { // the second open finds the column there
-		r, err := sqlstore.OpenSQLite(ctx, path)
+		r, err := record.OpenSQLite(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,17 +205,17 @@ func TestRooms(t *testing.T) {
 }
 
 // databases opens a fresh record store on each database rushgate supports.
-func databases() map[string]func(t *testing.T) *sqlstore.Records {
-	return map[string]func(t *testing.T) *sqlstore.Records{
-		"sqlite": func(t *testing.T) *sqlstore.Records {
-			r, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+func databases() map[string]func(t *testing.T) *record.DB {
+	return map[string]func(t *testing.T) *record.DB{
+		"sqlite": func(t *testing.T) *record.DB {
+			r, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			return r
 		},
-		"postgres": func(t *testing.T) *sqlstore.Records {
-			r, err := sqlstore.OpenPostgres(context.Background(), pgtest.Database(t))
+		"postgres": func(t *testing.T) *record.DB {
+			r, err := record.OpenPostgres(context.Background(), pgtest.Database(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -233,22 +233,22 @@ func TestNoWinnerCloseGivesWay(t *testing.T) {
 			defer r.Close()
 			ctx := context.Background()
 			at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
-			record := func(ev auction.Event) {
+			recordEvent := func(ev auction.Event) {
 				t.Helper()
 				if err := r.Record(ctx, "lot", auction.State{}, []auction.Event{ev}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			record(auction.Event{Seq: 1, Kind: auction.EventClosed, At: at})
-			record(auction.Event{Seq: 1, Kind: auction.EventClosed, Bidder: "replay", Price: 9, At: at})
+			recordEvent(auction.Event{Seq: 1, Kind: auction.EventClosed, At: at})
+			recordEvent(auction.Event{Seq: 1, Kind: auction.EventClosed, Bidder: "replay", Price: 9, At: at})
 			if res, _ := r.Result(ctx, "lot"); res.Winner != "" {
 				t.Fatalf("a replay of the same close rewrote the result: %+v", res)
 			}
-			record(auction.Event{Seq: 3, Kind: auction.EventClosed, Bidder: "alice", Price: 500, At: at.Add(time.Hour)})
+			recordEvent(auction.Event{Seq: 3, Kind: auction.EventClosed, Bidder: "alice", Price: 500, At: at.Add(time.Hour)})
 			if res, err := r.Result(ctx, "lot"); err != nil || res.Winner != "alice" || res.FinalPrice != 500 {
 				t.Fatalf("the corrected auction's result: %+v %v", res, err)
 			}
-			record(auction.Event{Seq: 4, Kind: auction.EventSold, Bidder: "mallory", Price: 1, At: at.Add(2 * time.Hour)})
+			recordEvent(auction.Event{Seq: 4, Kind: auction.EventSold, Bidder: "mallory", Price: 1, At: at.Add(2 * time.Hour)})
 			if res, _ := r.Result(ctx, "lot"); res.Winner != "alice" {
 				t.Fatalf("a settled result was rewritten: %+v", res)
 			}

@@ -1,4 +1,4 @@
-package sqlstore_test
+package record_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/rushgate/rushgate/internal/drop"
-	"github.com/rushgate/rushgate/internal/sqlstore"
+	"github.com/rushgate/rushgate/internal/record"
 )
 
 // BenchmarkRecordClaims measures what the outbox costs per claim on the default SQLite record, in
@@ -16,7 +16,7 @@ import (
 func BenchmarkRecordClaims(b *testing.B) {
 	for _, page := range []int{1, 100, 500} {
 		b.Run(fmt.Sprint("page=", page), func(b *testing.B) {
-			r, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "r.db"))
+			r, err := record.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "r.db"))
 			if err != nil {
 				b.Fatal(err)
 			}
