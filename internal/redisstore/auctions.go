@@ -28,18 +28,6 @@ var (
 	auctionDueScript    = auctionScript("auction_due")
 )
 
-// Result codes of the auction scripts (see lua/auction_lib.lua).
-const (
-	codeOK = iota
-	codeNotFound
-	codeNotStarted
-	codeClosed
-	codeTooLow
-	codeBuyNowGone
-	codeStarted
-	codeStale
-)
-
 // Auctions is the Redis implementation of [auction.Store]. Each step is one script over the auction's
 // hash-tagged state and event stream, applying the same rules as the memory backend with Redis's
 // clock. The deadline index is one sorted set of its own (another Cluster slot), updated right after
@@ -103,8 +91,8 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 	if err != nil {
 		return err
 	}
-	if r := ints(v); r[0] == codeStarted {
-		return auction.ErrStarted
+	if err := auctionErrors.err(ints(v)[0]); err != nil {
+		return err
 	}
 	return a.register(ctx, a.keys.auctions(), id, a.keys.auction(id)[1])
 }
@@ -116,11 +104,8 @@ func (a *Auctions) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	switch ints(v)[0] {
-	case codeNotFound:
-		return auction.ErrNotFound
-	case codeStarted:
-		return auction.ErrStarted
+	if err := auctionErrors.err(ints(v)[0]); err != nil {
+		return err
 	}
 	if _, err := a.do(ctx, a.rdb.B().Zrem().Key(a.keys.auctionDeadlines()).Member(id).Build()); err != nil {
 		return err
@@ -164,14 +149,12 @@ func (a *Auctions) sendSteps(ctx context.Context, r revision, batch []stepReq) (
 		return nil, err
 	}
 	res, _ := v.ToArray()
-	if len(res) == 1 {
-		switch integer(res[0]) {
-		case codeNotFound:
+	if len(res) == 1 { // the batch was refused as a whole
+		err := auctionErrors.err(integer(res[0]))
+		if errors.Is(err, auction.ErrNotFound) {
 			_, _ = a.do(ctx, a.rdb.B().Zrem().Key(a.keys.auctionDeadlines()).Member(r.id).Build())
-			return nil, auction.ErrNotFound
-		case codeStale:
-			return nil, rushgate.ErrStale
 		}
+		return nil, err
 	}
 	rev, _ := res[0].ToString()
 	cfg := held
@@ -223,17 +206,11 @@ func outcome(m rueidis.RedisMessage, o *auction.Outcome) error {
 		fields, _ := e.AsStrSlice()
 		o.Events = append(o.Events, event(fields))
 	}
-	switch integer(r[0]) {
-	case codeNotStarted:
-		return auction.ErrNotStarted
-	case codeClosed:
-		return auction.ErrClosed
-	case codeTooLow:
+	err := auctionErrors.err(integer(r[0]))
+	if errors.Is(err, auction.ErrTooLow) {
 		return &auction.TooLowError{Min: integer(r[1])}
-	case codeBuyNowGone:
-		return auction.ErrBuyNowGone
 	}
-	return nil
+	return err
 }
 
 // event rebuilds an event from {seq, kind, at, bidder, price, proxy, ends_at}.

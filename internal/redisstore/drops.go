@@ -22,17 +22,6 @@ var (
 	dropDelScript   = rueidis.NewLuaScript(source("drop_delete"))
 )
 
-// Result codes of the drop scripts (lua/drop_*.lua), the auction scripts' where they mean the same.
-const (
-	dropOK        = codeOK
-	dropNotFound  = codeNotFound
-	dropNotOpen   = 2
-	dropSoldOut   = 3
-	dropAlready   = 4
-	dropHasClaims = codeStarted
-	dropStale     = codeStale
-)
-
 // Drops is the Redis implementation of [drop.Store]: each claim is one script over the drop's
 // hash-tagged keys, and the script appends the claim to the drop's stream, which is both the claims'
 // log and the outbox that the record consumers copy into SQL.
@@ -77,8 +66,8 @@ func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
 	if err != nil {
 		return err
 	}
-	if integer(v) == dropHasClaims {
-		return drop.ErrStarted
+	if err := dropErrors.err(integer(v)); err != nil {
+		return err
 	}
 	return d.register(ctx, d.keys.drops(), id, d.keys.drop(id)[1])
 }
@@ -89,11 +78,8 @@ func (d *Drops) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	switch integer(v) {
-	case dropNotFound:
-		return drop.ErrNotFound
-	case dropHasClaims:
-		return drop.ErrStarted
+	if err := dropErrors.err(integer(v)); err != nil {
+		return err
 	}
 	_, err = d.do(ctx, d.rdb.B().Srem().Key(d.keys.drops()).Member(id).Build())
 	return err
@@ -141,13 +127,8 @@ func (d *Drops) sendClaims(ctx context.Context, r revision, batch []claimReq) ([
 		return nil, err
 	}
 	answers, _ := v.ToArray()
-	if len(answers) == 1 {
-		switch integer(answers[0]) {
-		case dropNotFound:
-			return nil, drop.ErrNotFound
-		case dropStale:
-			return nil, rushgate.ErrStale
-		}
+	if len(answers) == 1 && answers[0].IsInt64() { // the batch was refused as a whole
+		return nil, dropErrors.err(integer(answers[0]))
 	}
 	out := make([]claimed, len(answers))
 	for i, a := range answers {
@@ -157,13 +138,11 @@ func (d *Drops) sendClaims(ctx context.Context, r revision, batch []claimReq) ([
 			fields, _ := c.AsStrSlice()
 			claims = append(claims, claimOf(fields))
 		}
-		switch integer(f[0]) {
-		case dropNotOpen:
-			out[i].err = drop.ErrNotOpen
-		case dropSoldOut:
-			out[i].err = drop.ErrSoldOut
-		case dropAlready:
+		switch err := dropErrors.err(integer(f[0])); {
+		case errors.Is(err, errAlreadyClaimed):
 			out[i].err = &drop.AlreadyClaimedError{Claims: claims}
+		case err != nil:
+			out[i].err = err
 		default:
 			out[i].claim, out[i].created = claims[0], integer(f[1]) == 1
 		}

@@ -177,7 +177,7 @@ func ptr(v int64) *int64 { return &v }
 // taking more claims a second than that.
 func TestRecorderKeepsUpWithACrowd(t *testing.T) {
 	rdb := redistest.Client(t, redistest.Shared(t))
-	d := redisstore.New(rdb, redisstore.Options{Prefix: "crowd"}).Drops()
+	d := redisstore.New(rdb, redisstore.Options{Prefix: "crowd", Timeout: 10 * time.Second}).Drops()
 	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -189,8 +189,11 @@ func TestRecorderKeepsUpWithACrowd(t *testing.T) {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
+	sem := make(chan struct{}, 256)
 	for i := range crowd {
+		sem <- struct{}{}
 		wg.Go(func() {
+			defer func() { <-sem }()
 			if _, _, err := d.Claim(ctx, "d", "", fmt.Sprint("v", i), ""); err != nil {
 				t.Error(err)
 			}

@@ -1,0 +1,51 @@
+package redisstore
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/drop"
+)
+
+// Result codes of the auction and drop scripts. lua/auction_lib.lua names them; the drop scripts use
+// the same numbers, with meanings of their own for 2 to 4.
+const (
+	codeOK int64 = iota
+	codeNotFound
+	codeNotStarted // an auction not started yet; a drop not open
+	codeClosed     // an auction closed; a drop sold out
+	codeTooLow     // a bid too low (the minimum follows); a drop already claimed by the visitor (the claims follow)
+	codeBuyNowGone
+	codeStarted // a replace or delete refused: there are bids, a sale or claims
+	codeStale   // the config changed since the caller read it
+)
+
+// scriptErrors is a domain's error for each result code. Its err method is the one place where a
+// script's result code becomes an error.
+type scriptErrors [codeStale + 1]error
+
+var (
+	auctionErrors = scriptErrors{codeNotFound: auction.ErrNotFound, codeNotStarted: auction.ErrNotStarted,
+		codeClosed: auction.ErrClosed, codeTooLow: auction.ErrTooLow, codeBuyNowGone: auction.ErrBuyNowGone,
+		codeStarted: auction.ErrStarted, codeStale: rushgate.ErrStale}
+	dropErrors = scriptErrors{codeNotFound: drop.ErrNotFound, codeNotStarted: drop.ErrNotOpen,
+		codeClosed: drop.ErrSoldOut, codeTooLow: errAlreadyClaimed, codeStarted: drop.ErrStarted, codeStale: rushgate.ErrStale}
+)
+
+// errAlreadyClaimed stands for the claim script's code 4 until the claim path turns it into a
+// *drop.AlreadyClaimedError carrying the visitor's claims.
+var errAlreadyClaimed = errors.New("redisstore: already claimed")
+
+// err returns the error for code: nil for codeOK, and an error naming the code for one that no script
+// of the domain returns.
+func (e *scriptErrors) err(code int64) error {
+	if code == codeOK {
+		return nil
+	}
+	if code < 0 || code >= int64(len(e)) || e[code] == nil {
+		return fmt.Errorf("redisstore: unknown script result %d", code)
+	}
+	return e[code]
+}
