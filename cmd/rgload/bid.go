@@ -18,27 +18,19 @@ import (
 // both are a full step of the auction.
 func runBid(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("bid", flag.ContinueOnError)
-	base := fs.String("target", "http://127.0.0.1:8080", "rushgate base URL")
-	null := fs.String("null", "http://127.0.0.1:9090/", "null handler URL")
-	key := fs.String("admin-key", "", "rushgate admin key")
 	margin := fs.Int64("margin", 200, "bidders offer the minimum next bid plus up to this much")
 	var c comparison
-	c.flags(fs, 2*time.Second)
-	if err := fs.Parse(args); err != nil {
+	c.flags(fs, "http://127.0.0.1:8080", "rushgate base URL", true)
+	if err := c.parse(fs, args); err != nil {
 		return err
-	}
-	for _, u := range []string{*base, *null} {
-		if err := loopback(u); err != nil {
-			return err
-		}
 	}
 	now := time.Now().UTC()
 	cfg := fmt.Sprintf(`{"title": "bench", "currency": "EUR", "start_price": 1, "increment": 1, "starts_at": %q, "ends_at": %q}`,
 		now.Add(-time.Minute).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))
-	if err := adminDo(ctx, "PUT", *base+"/v1/auctions/benchhot", *key, cfg); err != nil {
+	if err := adminDo(ctx, "PUT", c.target+"/v1/auctions/benchhot", c.key, cfg); err != nil {
 		return err
 	}
-	tokens, err := mintVisitors(ctx, *base, *key, c.conc, c.conc)
+	tokens, err := mintVisitors(ctx, c.target, c.key, c.conc, c.conc)
 	if err != nil {
 		return err
 	}
@@ -48,10 +40,10 @@ func runBid(ctx context.Context, args []string) error {
 	for w := range rngs {
 		next[w], rngs[w] = 1, rand.New(rand.NewPCG(uint64(w), 1))
 	}
-	err = c.compare(ctx, "bid", *null, func(int) round {
+	err = c.compare(ctx, "bid", func(int) round {
 		return timed(ctx, c.conc, c.dur, func(ctx context.Context, w int) (*http.Request, bool) {
 			offer := fmt.Sprintf(`{"max_amount": %d}`, next[w]+rngs[w].Int64N(*margin+1))
-			req, _ := http.NewRequestWithContext(ctx, "POST", *base+"/v1/auctions/benchhot/bids", strings.NewReader(offer))
+			req, _ := http.NewRequestWithContext(ctx, "POST", c.target+"/v1/auctions/benchhot/bids", strings.NewReader(offer))
 			req.Header.Set("Authorization", "Bearer "+tokens[w])
 			return req, true
 		}, func(w int, res *http.Response) bool {

@@ -14,34 +14,26 @@ import (
 // round claims on a drop of its own), so every request takes a unit.
 func runClaim(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("claim", flag.ContinueOnError)
-	base := fs.String("target", "http://127.0.0.1:8080", "rushgate base URL")
-	null := fs.String("null", "http://127.0.0.1:9090/", "null handler URL")
-	key := fs.String("admin-key", "", "rushgate admin key")
 	visitors := fs.Int("visitors", 60000, "visitors minted beforehand: the most claims a round can make")
 	var c comparison
-	c.flags(fs, 2*time.Second)
-	if err := fs.Parse(args); err != nil {
+	c.flags(fs, "http://127.0.0.1:8080", "rushgate base URL", true)
+	if err := c.parse(fs, args); err != nil {
 		return err
-	}
-	for _, u := range []string{*base, *null} {
-		if err := loopback(u); err != nil {
-			return err
-		}
 	}
 	cfg := fmt.Sprintf(`{"stock": 10000000, "opens_at": %q}`, time.Now().UTC().Add(-time.Minute).Format(time.RFC3339))
 	for i := range c.rounds {
-		if err := adminDo(ctx, "PUT", fmt.Sprintf("%s/v1/drops/bench%d", *base, i), *key, cfg); err != nil {
+		if err := adminDo(ctx, "PUT", fmt.Sprintf("%s/v1/drops/bench%d", c.target, i), c.key, cfg); err != nil {
 			return err
 		}
 	}
-	tokens, err := mintVisitors(ctx, *base, *key, *visitors, c.conc)
+	tokens, err := mintVisitors(ctx, c.target, c.key, *visitors, c.conc)
 	if err != nil {
 		return err
 	}
 	var short atomic.Bool
-	err = c.compare(ctx, "claim", *null, func(i int) round {
+	err = c.compare(ctx, "claim", func(i int) round {
 		var next atomic.Int64
-		u := fmt.Sprintf("%s/v1/drops/bench%d/claims", *base, i)
+		u := fmt.Sprintf("%s/v1/drops/bench%d/claims", c.target, i)
 		return timed(ctx, c.conc, c.dur, func(ctx context.Context, _ int) (*http.Request, bool) {
 			n := next.Add(1) - 1
 			if n >= int64(len(tokens)) {

@@ -13,19 +13,40 @@ import (
 // comparison is how rounds against the null handler and a target alternate; its flags are shared by
 // the join, bid and claim commands.
 type comparison struct {
-	conc   int
-	dur    time.Duration
-	rounds int
-	want   float64
-	cpu    string
+	target, null, key string
+	conc              int
+	dur               time.Duration
+	rounds            int
+	want              float64
+	cpu               string
 }
 
-func (c *comparison) flags(fs *flag.FlagSet, dur time.Duration) {
+// flags registers the shared flags on fs: -target (defaulting to target, described as what), -null,
+// -admin-key when the command needs one, and those of the rounds.
+func (c *comparison) flags(fs *flag.FlagSet, target, what string, key bool) {
+	fs.StringVar(&c.target, "target", target, what)
+	fs.StringVar(&c.null, "null", "http://127.0.0.1:9090/", "null handler URL")
+	if key {
+		fs.StringVar(&c.key, "admin-key", "", "rushgate admin key")
+	}
 	fs.IntVar(&c.conc, "c", 64, "concurrent connections")
-	fs.DurationVar(&c.dur, "d", dur, "length of each round")
+	fs.DurationVar(&c.dur, "d", 2*time.Second, "length of each round")
 	fs.IntVar(&c.rounds, "rounds", 9, "rounds against each server")
 	fs.Float64Var(&c.want, "want", 0, "fail unless the median ratio reaches this")
 	fs.StringVar(&c.cpu, "cpu", "", "also report the CPU time per request of these processes: name=pid,name=pid")
+}
+
+// parse parses args into fs and refuses targets off loopback.
+func (c *comparison) parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	for _, u := range []string{c.target, c.null} {
+		if err := loopback(u); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // round is what one round measured: successes (the figure compared), all answers, and their latencies.
@@ -39,7 +60,7 @@ type round struct {
 // so on), so that both see the same machine, and prints each round's ratio of target successes/s to
 // null requests/s, their median, the target's p50 and p99 latency over all its rounds, and, with
 // -cpu, the CPU each process spent per request. target gets the round's index, from 0.
-func (c *comparison) compare(ctx context.Context, kind, null string, target func(i int) round) error {
+func (c *comparison) compare(ctx context.Context, kind string, target func(i int) round) error {
 	procs, err := parseProcesses(c.cpu)
 	if err != nil {
 		return err
@@ -47,7 +68,7 @@ func (c *comparison) compare(ctx context.Context, kind, null string, target func
 	meter := newCPUMeter(procs)
 	nullRound := func() round {
 		return timed(ctx, c.conc, c.dur, func(ctx context.Context, _ int) (*http.Request, bool) {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, null, nil)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.null, nil)
 			return req, true
 		}, func(_ int, res *http.Response) bool { return res.StatusCode == http.StatusOK })
 	}

@@ -58,23 +58,16 @@ func load(ctx context.Context, target string, conc, count int, d time.Duration) 
 // machine load, and reports the median ratio.
 func runJoin(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("join", flag.ContinueOnError)
-	target := fs.String("target", "http://127.0.0.1:8080/v1/rooms/bench/join", "rushgate join URL")
-	null := fs.String("null", "http://127.0.0.1:9090/", "null handler URL")
 	var c comparison
-	c.flags(fs, 2*time.Second)
-	if err := fs.Parse(args); err != nil {
+	c.flags(fs, "http://127.0.0.1:8080/v1/rooms/bench/join", "rushgate join URL", false)
+	if err := c.parse(fs, args); err != nil {
 		return err
 	}
-	for _, u := range []string{*target, *null} {
-		if err := loopback(u); err != nil {
-			return err
-		}
-	}
-	load(ctx, *null, c.conc, 2000, time.Second) // warm up both
-	load(ctx, *target, c.conc, 2000, time.Second)
-	return c.compare(ctx, "join", *null, func(int) round {
+	load(ctx, c.null, c.conc, 2000, time.Second) // warm up both
+	load(ctx, c.target, c.conc, 2000, time.Second)
+	return c.compare(ctx, "join", func(int) round {
 		return timed(ctx, c.conc, c.dur, func(ctx context.Context, _ int) (*http.Request, bool) {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, *target, nil)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.target, nil)
 			return req, true
 		}, func(_ int, res *http.Response) bool { return res.StatusCode == http.StatusOK })
 	})

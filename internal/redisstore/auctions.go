@@ -85,13 +85,9 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 	for i, t := range cfg.Increment.Tiers {
 		tiers[i] = itoa(t.From) + ":" + itoa(t.Step)
 	}
-	v, err := a.run(ctx, auctionPutScript, a.keys.auction(id), itoa(cfg.StartPrice), optional(cfg.ReservePrice),
+	if err := a.runCode(ctx, auctionPutScript, a.keys.auction(id), &auctionErrors, itoa(cfg.StartPrice), optional(cfg.ReservePrice),
 		optional(cfg.BuyNowPrice), itoa(cfg.StartsAt.UnixMilli()), itoa(cfg.EndsAt.UnixMilli()), window, extend,
-		strings.Join(tiers, ","), string(js), rushgate.NewRevision())
-	if err != nil {
-		return err
-	}
-	if err := auctionErrors.err(ints(v)[0]); err != nil {
+		strings.Join(tiers, ","), string(js), rushgate.NewRevision()); err != nil {
 		return err
 	}
 	return a.register(ctx, a.keys.auctions(), id, a.keys.auction(id)[1])
@@ -100,17 +96,13 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 // Delete implements [auction.Store]. The script removes the auction; then it leaves the deadline index
 // and the recorders' registry (other slots), whose stale entries would cost only a no-op step.
 func (a *Auctions) Delete(ctx context.Context, id string) error {
-	v, err := a.run(ctx, auctionDeleteScript, a.keys.auction(id))
-	if err != nil {
-		return err
-	}
-	if err := auctionErrors.err(ints(v)[0]); err != nil {
+	if err := a.runCode(ctx, auctionDeleteScript, a.keys.auction(id), &auctionErrors); err != nil {
 		return err
 	}
 	if _, err := a.do(ctx, a.rdb.B().Zrem().Key(a.keys.auctionDeadlines()).Member(id).Build()); err != nil {
 		return err
 	}
-	_, err = a.do(ctx, a.rdb.B().Srem().Key(a.keys.auctions()).Member(id).Build())
+	_, err := a.do(ctx, a.rdb.B().Srem().Key(a.keys.auctions()).Member(id).Build())
 	return err
 }
 

@@ -1,8 +1,11 @@
 package redisstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
+
+	"github.com/redis/rueidis"
 
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
@@ -48,4 +51,17 @@ func (e *scriptErrors) err(code int64) error {
 		return fmt.Errorf("redisstore: unknown script result %d", code)
 	}
 	return e[code]
+}
+
+// runCode runs a script that answers with a result code, alone or first in an array, and returns the
+// domain's error for it.
+func (c *conn) runCode(ctx context.Context, sc *rueidis.Lua, keys []string, errs *scriptErrors, args ...string) error {
+	v, err := c.run(ctx, sc, keys, args...)
+	if err != nil {
+		return err
+	}
+	if arr, aerr := v.ToArray(); aerr == nil && len(arr) > 0 {
+		v = arr[0]
+	}
+	return errs.err(integer(v))
 }

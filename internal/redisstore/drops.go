@@ -62,11 +62,7 @@ func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
 	}
 	args := append([]string{itoa(int64(cfg.Stock)), itoa(int64(cfg.PerVisitor)), itoa(cfg.OpensAt.UnixMilli()), itoa(closes),
 		string(js), rushgate.NewRevision()}, cfg.Codes...)
-	v, err := d.run(ctx, dropPutScript, d.keys.drop(id), args...)
-	if err != nil {
-		return err
-	}
-	if err := dropErrors.err(integer(v)); err != nil {
+	if err := d.runCode(ctx, dropPutScript, d.keys.drop(id), &dropErrors, args...); err != nil {
 		return err
 	}
 	return d.register(ctx, d.keys.drops(), id, d.keys.drop(id)[1])
@@ -74,14 +70,10 @@ func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
 
 // Delete implements [drop.Store]: the script removes the drop, then it leaves the recorders' registry.
 func (d *Drops) Delete(ctx context.Context, id string) error {
-	v, err := d.run(ctx, dropDelScript, d.keys.drop(id))
-	if err != nil {
+	if err := d.runCode(ctx, dropDelScript, d.keys.drop(id), &dropErrors); err != nil {
 		return err
 	}
-	if err := dropErrors.err(integer(v)); err != nil {
-		return err
-	}
-	_, err = d.do(ctx, d.rdb.B().Srem().Key(d.keys.drops()).Member(id).Build())
+	_, err := d.do(ctx, d.rdb.B().Srem().Key(d.keys.drops()).Member(id).Build())
 	return err
 }
 
