@@ -10,18 +10,29 @@ go build -o "$bin/rushgate" ./cmd/rushgate
 go build -o "$bin/rgload" ./cmd/rgload
 
 # start_redis_and_rushgate NULL_PORT RUSHGATE_PORT: sets $port (Redis), $redis_pid, $null_pid and
-# $rushgate_pid, and waits until all answer.
+# $rushgate_pid, and waits until all answer. With BACKEND=memory rushgate runs on its embedded backend
+# (its record a SQLite file under $bin) and no Redis is started: $redis_pid and $port stay empty.
 start_redis_and_rushgate() {
-  port=$(( 20000 + RANDOM % 10000 ))
-  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$bin" >/dev/null &
-  redis_pid=$!
-  for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  local redis_flags=()
+  port=""; redis_pid=""
+  if [ "${BACKEND:-redis}" = redis ]; then
+    port=$(( 20000 + RANDOM % 10000 ))
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$bin" >/dev/null &
+    redis_pid=$!
+    for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    redis_flags=(--redis "redis://127.0.0.1:$port/0")
+  fi
   GOMAXPROCS=1 "$bin/rgload" null --addr "127.0.0.1:$1" &
   null_pid=$!
   env GOMAXPROCS=1 ${RUSHGATE_ENV:-} "$bin/rushgate" serve --addr "127.0.0.1:$2" --data "$bin/data" --admin-key bench-admin-key-0123 \
-    --redis "redis://127.0.0.1:$port/0" --log-level warn ${RUSHGATE_FLAGS:-} >/dev/null &
+    "${redis_flags[@]}" --log-level warn ${RUSHGATE_FLAGS:-} >/dev/null &
   rushgate_pid=$!
   for _ in $(seq 50); do curl -fs "127.0.0.1:$2/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+}
+
+# processes: the -cpu list of what runs: the null handler, rushgate, and Redis when there is one.
+processes() {
+  echo "null=$null_pid,rushgate=$rushgate_pid${redis_pid:+,redis=$redis_pid}"
 }
 
 # stop_servers stops what start_redis_and_rushgate started, so that it can start afresh.
@@ -33,6 +44,7 @@ stop_servers() {
 # commands_per OPS KIND: Redis's calls of each command since the last CONFIG RESETSTAT, per KIND (OPS of
 # them were made), from INFO commandstats: how many client commands one claim or bid costs.
 commands_per() {
+  [ -n "$port" ] || return 0
   echo "Redis commands per $2 ($1 ${2}s; INFO commandstats since the first round):"
   redis-cli -p "$port" INFO commandstats | tr -d '\r' | awk -F'[:=,]' -v n="$1" -v k="$2" '/^cmdstat_/ {
     sub("cmdstat_", "", $1); printf "  %-14s %10d calls  %6.3f per %s  %7.2f us each\n", $1, $3, $3 / n, k, $7 }'

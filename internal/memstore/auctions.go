@@ -8,7 +8,11 @@ import (
 
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/record"
 )
+
+// errRecording refuses to replace or delete an auction while steps of it wait for their commit.
+var errRecording = fmt.Errorf("%w: the auction's last steps are being recorded; try again", rushgate.ErrUnavailable)
 
 var _ auction.Store = (*Auctions)(nil)
 
@@ -19,16 +23,24 @@ var _ auction.Store = (*Auctions)(nil)
 type Auctions struct {
 	clock    func() time.Time
 	recorder Records
+	commit   *committer // steps' events are group-committed (see commit.go)
 
 	mu        sync.Mutex // guards auctions and deadlines; held for a whole step, which is short
 	auctions  map[string]*auctionState
 	deadlines *zset // open auction id -> end (unix ns)
 }
 
+// auctionState is an auction with its events. Events past the first durable ones are decided but not
+// yet committed to the record (see commit.go); durable is the state after the last committed step.
 type auctionState struct {
-	state  auction.State
-	events []auction.Event
+	state   auction.State
+	events  []auction.Event
+	durable auction.State
+	kept    int // how many of events are durable
 }
+
+// pending reports whether the auction has events not yet durable.
+func (as *auctionState) pending() bool { return len(as.events) > as.kept }
 
 // NewAuctions returns an empty auction store; a nil clock means time.Now, a nil recorder keeps no
 // durable record.
@@ -36,37 +48,83 @@ func NewAuctions(clock func() time.Time, recorder Records) *Auctions {
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Auctions{clock: clock, recorder: recorder, auctions: make(map[string]*auctionState), deadlines: newZset()}
+	a := &Auctions{clock: clock, recorder: recorder, auctions: make(map[string]*auctionState), deadlines: newZset()}
+	if recorder != nil {
+		a.commit = &committer{db: recorder}
+	}
+	return a
 }
 
-// step runs fn on a copy of the auction's state under the lock, records its events, and only then keeps
-// the new state, its events and its deadline. A failed record leaves the auction as it was, and so
-// does a rev other than the config's (an empty rev checks none).
+// step runs fn on a copy of the auction's state under the lock and keeps the new state, its events and
+// its deadline at once; with a record, the step is answered once its events are committed with those
+// of other steps (see commit.go), and a failed commit undoes it. A rev other than the config's (an
+// empty rev checks none) leaves the auction as it was.
 func (a *Auctions) step(ctx context.Context, id, rev string, fn func(s *auction.State, now time.Time) ([]auction.Event, error)) (auction.Outcome, error) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	as, ok := a.auctions[id]
 	switch {
 	case !ok:
+		a.mu.Unlock()
 		return auction.Outcome{}, auction.ErrNotFound
 	case rev != "" && rev != as.state.Rev:
+		a.mu.Unlock()
 		return auction.Outcome{}, rushgate.ErrStale
 	}
 	next := as.state
 	evs, err := fn(&next, a.clock())
-	if len(evs) > 0 && a.recorder != nil {
-		if rerr := a.recorder.Record(ctx, id, next, evs); rerr != nil {
-			return auction.Outcome{State: as.state}, fmt.Errorf("%w: recording auction %s: %w", rushgate.ErrUnavailable, id, rerr)
+	raised := next.LeaderMax != as.state.LeaderMax // a leader's raised maximum is state without an event
+	a.keep(id, as, next, evs)
+	var ch *change
+	switch {
+	case a.commit == nil: // no record: every step is as durable as it gets
+		as.durable, as.kept = next, len(as.events)
+	case len(evs) > 0 || raised:
+		ch = newChange(func(b *record.Batch) { b.AddAuction(id, next, evs) }, func(err error) { a.settle(id, as, next, err) })
+	case as.pending():
+		ch = barrier() // the answer shows events not yet durable
+	}
+	if ch != nil {
+		if qerr := a.commit.enqueue(ch); qerr != nil {
+			a.rollback(id, as)
+			a.mu.Unlock()
+			return auction.Outcome{}, qerr
 		}
 	}
-	as.state = next
+	a.mu.Unlock()
+	if ch != nil {
+		if werr := ch.wait(); werr != nil {
+			return auction.Outcome{}, fmt.Errorf("recording auction %s: %w", id, werr)
+		}
+	}
+	return auction.Outcome{State: next, Events: evs}, err
+}
+
+// keep makes st and evs the auction's state and newest events, and its deadline follow.
+func (a *Auctions) keep(id string, as *auctionState, st auction.State, evs []auction.Event) {
+	as.state = st
 	as.events = append(as.events, evs...)
-	if as.state.Closed || as.state.Sold {
+	if st.Closed || st.Sold {
 		a.deadlines.Remove(id)
 	} else {
-		a.deadlines.Add(id, unixNano(as.state.EndsAt))
+		a.deadlines.Add(id, unixNano(st.EndsAt))
 	}
-	return auction.Outcome{State: as.state, Events: evs}, err
+}
+
+// settle makes the step that led to st durable, or rolls back every step not yet durable.
+func (a *Auctions) settle(id string, as *auctionState, st auction.State, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err != nil {
+		a.rollback(id, as)
+		return
+	}
+	as.durable, as.kept = st, int(st.Seq) // event seq k is events[k-1]
+}
+
+// rollback forgets the steps not yet durable: the auction is as its last committed step left it.
+func (a *Auctions) rollback(id string, as *auctionState) {
+	as.events = as.events[:as.kept]
+	a.keep(id, as, as.durable, nil)
 }
 
 // Put implements [auction.Store]. An auction that closed without bids may be replaced; its events (the
@@ -79,17 +137,22 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 	st.Rev = rushgate.NewRevision()
 	var events []auction.Event
 	if as, ok := a.auctions[id]; ok {
-		if as.state.Bids > 0 || as.state.Sold {
+		switch {
+		case as.state.Bids > 0 || as.state.Sold:
 			return auction.ErrStarted
+		case as.pending():
+			return errRecording
 		}
 		st.Seq, events = as.state.Seq, as.events
 	}
 	if a.recorder != nil {
-		if err := a.recorder.Record(ctx, id, st, nil); err != nil {
+		var b record.Batch
+		b.AddAuction(id, st, nil)
+		if err := a.recorder.Commit(ctx, &b); err != nil {
 			return fmt.Errorf("%w: recording auction %s: %w", rushgate.ErrUnavailable, id, err)
 		}
 	}
-	a.auctions[id] = &auctionState{state: st, events: events}
+	a.auctions[id] = &auctionState{state: st, events: events, durable: st, kept: len(events)}
 	a.deadlines.Add(id, unixNano(cfg.EndsAt))
 	return nil
 }
@@ -105,6 +168,8 @@ func (a *Auctions) Delete(ctx context.Context, id string) error {
 		return auction.ErrNotFound
 	case as.state.Bids > 0 || as.state.Sold:
 		return auction.ErrStarted
+	case as.pending():
+		return errRecording
 	}
 	if a.recorder != nil {
 		if err := a.recorder.ForgetAuction(ctx, id); err != nil {
@@ -122,7 +187,7 @@ func (a *Auctions) Restore(id string, st auction.State, evs []auction.Event) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st.Rev = rushgate.NewRevision()
-	a.auctions[id] = &auctionState{state: st, events: append([]auction.Event(nil), evs...)}
+	a.auctions[id] = &auctionState{state: st, events: append([]auction.Event(nil), evs...), durable: st, kept: len(evs)}
 	if !st.Closed && !st.Sold {
 		a.deadlines.Add(id, unixNano(st.EndsAt))
 	}

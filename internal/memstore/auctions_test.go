@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,21 +64,23 @@ func TestRecordMatchesStore(t *testing.T) {
 	}
 }
 
-// failing records auctions, failing while told to; it records nothing else.
+// failing commits batches, failing while told to, and counts the commits; it records nothing else.
 type failing struct {
 	memstore.Records
-	fail bool
+	fail    atomic.Bool
+	commits atomic.Int64
 }
 
-func (f *failing) Record(context.Context, string, auction.State, []auction.Event) error {
-	if f.fail {
+func (f *failing) Commit(context.Context, *record.Batch) error {
+	f.commits.Add(1)
+	if f.fail.Load() {
 		return errors.New("disk full")
 	}
 	return nil
 }
 
 func (f *failing) ForgetAuction(context.Context, string) error {
-	if f.fail {
+	if f.fail.Load() {
 		return errors.New("disk full")
 	}
 	return nil
@@ -94,11 +97,11 @@ func TestUnrecordedBidIsRefused(t *testing.T) {
 	_ = a.Put(ctx, "lot", cfg)
 	_, _ = a.Bid(ctx, "lot", "", auction.Bid{Bidder: "x", Max: 500})
 	before, _ := a.Get(ctx, "lot")
-	f.fail = true
+	f.fail.Store(true)
 	if _, err := a.Bid(ctx, "lot", "", auction.Bid{Bidder: "y", Max: 900}); !errors.Is(err, rushgate.ErrUnavailable) {
 		t.Fatalf("bid with a failing record: %v", err)
 	}
-	f.fail = false
+	f.fail.Store(false)
 	after, _ := a.Get(ctx, "lot")
 	evs, _ := a.Events(ctx, "lot", 0, 100)
 	if !reflect.DeepEqual(after, before) || len(evs) != 1 {

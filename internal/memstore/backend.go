@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/internal/room"
@@ -23,11 +22,11 @@ import (
 type Records interface {
 	RecordRoom(ctx context.Context, id string, cfg room.Config) error
 	ForgetRoom(ctx context.Context, id string) error
-	Record(ctx context.Context, id string, st auction.State, evs []auction.Event) error
+	// Commit writes the claims and auction steps of a batch in one transaction (see commit.go).
+	Commit(ctx context.Context, b *record.Batch) error
 	// ForgetAuction removes the record of a deleted auction, which had no bids.
 	ForgetAuction(ctx context.Context, id string) error
 	RecordDrop(ctx context.Context, id string, cfg drop.Config) error
-	RecordClaims(ctx context.Context, id string, claims []drop.Claim) error
 	// ForgetDrop removes the record of a deleted drop, which had no claims.
 	ForgetDrop(ctx context.Context, id string) error
 }
@@ -48,6 +47,9 @@ type Backend struct {
 func Open(ctx context.Context, records *record.DB, dir string, log *slog.Logger) (*Backend, error) {
 	b := &Backend{auctions: NewAuctions(nil, records), drops: NewDrops(nil, records),
 		rooms: NewRooms(Options{Recorder: records}), vault: vault.Dir(dir), lines: filepath.Join(dir, "lines.snapshot"), log: log}
+	// One writer for claims and bids alike: a batch of both costs one fsync.
+	commit := &committer{db: records}
+	b.auctions.commit, b.drops.commit = commit, commit
 	saved, err := records.Load(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("loading recorded auctions: %w", err)

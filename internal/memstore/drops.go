@@ -2,12 +2,14 @@ package memstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/drop"
+	"github.com/rushgate/rushgate/internal/record"
 )
 
 var _ drop.Store = (*Drops)(nil)
@@ -17,14 +19,29 @@ var _ drop.Store = (*Drops)(nil)
 type Drops struct {
 	clock    func() time.Time
 	recorder Records
+	commit   *committer // claims are group-committed (see commit.go)
 	mu       sync.Mutex
 	drops    map[string]*dropState
 }
 
-// dropState is a drop with the revision of its config.
+// dropState is a drop with the revision of its config. Its claims past the first durable are decided
+// but not yet committed to the record (see commit.go).
 type dropState struct {
 	drop.State
-	rev string
+	rev     string
+	durable int
+}
+
+// rollback forgets the claims not yet durable.
+func (s *dropState) rollback() {
+	if len(s.Claims) == s.durable {
+		return
+	}
+	kept := s.Claims[:s.durable]
+	s.State = drop.New(s.Config)
+	for _, c := range kept {
+		s.Take(c)
+	}
 }
 
 // NewDrops returns an empty drop store; a nil clock means time.Now, a nil recorder keeps no record.
@@ -32,7 +49,11 @@ func NewDrops(clock func() time.Time, recorder Records) *Drops {
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Drops{clock: clock, recorder: recorder, drops: make(map[string]*dropState)}
+	d := &Drops{clock: clock, recorder: recorder, drops: make(map[string]*dropState)}
+	if recorder != nil {
+		d.commit = &committer{db: recorder}
+	}
+	return d
 }
 
 // Restore loads a drop saved by an earlier run with its claims and their idempotency keys, so that a
@@ -41,7 +62,7 @@ func NewDrops(clock func() time.Time, recorder Records) *Drops {
 func (d *Drops) Restore(id string, cfg drop.Config, claims []drop.Claim) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	s := &dropState{State: drop.New(cfg), rev: rushgate.NewRevision()}
+	s := &dropState{State: drop.New(cfg), rev: rushgate.NewRevision(), durable: len(claims)}
 	for _, c := range claims {
 		s.Take(c)
 	}
@@ -53,7 +74,7 @@ func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if s, ok := d.drops[id]; ok && len(s.Claims) > 0 {
-		return drop.ErrStarted
+		return drop.ErrStarted // claims not yet durable count: they may become so
 	}
 	if d.recorder != nil {
 		if err := d.recorder.RecordDrop(ctx, id, cfg); err != nil {
@@ -95,30 +116,76 @@ func (d *Drops) Get(_ context.Context, id string) (drop.Info, error) {
 	return drop.Info{Config: s.Config, Claimed: len(s.Claims), Rev: s.rev}, nil
 }
 
-// Claim implements [drop.Store]. The new claim is recorded under the lock before it is kept, so a
-// failed record leaves the unit unclaimed.
+// Claim implements [drop.Store]. A new claim is taken in memory at once and answered once its record
+// is committed, with the claims of other requests, in one transaction (see commit.go); a failed
+// commit undoes it. A repeat answered with a claim not yet committed waits for that claim's commit too.
 func (d *Drops) Claim(ctx context.Context, id, rev, visitor, key string) (drop.Claim, bool, error) {
 	code := drop.NewCode()
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	s, ok := d.drops[id]
 	switch {
 	case !ok:
+		d.mu.Unlock()
 		return drop.Claim{}, false, drop.ErrNotFound
 	case rev != "" && rev != s.rev:
+		d.mu.Unlock()
 		return drop.Claim{}, false, rushgate.ErrStale
 	}
 	c, created, err := s.Decide(id, visitor, key, code, d.clock())
-	if err != nil || !created {
-		return c, created, err
+	var ch *change
+	switch {
+	case d.commit == nil:
+		if created {
+			s.Take(c)
+		}
+	case created:
+		s.Take(c)
+		ch = newChange(func(b *record.Batch) { b.AddClaims(id, c) }, func(err error) { d.settle(s, c.Seq, err) })
+	case d.speculative(s, c, err):
+		ch = barrier()
 	}
-	if d.recorder != nil {
-		if err := d.recorder.RecordClaims(ctx, id, []drop.Claim{c}); err != nil {
-			return drop.Claim{}, false, fmt.Errorf("%w: recording claim on %s: %w", rushgate.ErrUnavailable, id, err)
+	if ch != nil {
+		if qerr := d.commit.enqueue(ch); qerr != nil {
+			s.rollback()
+			d.mu.Unlock()
+			return drop.Claim{}, false, qerr
 		}
 	}
-	s.Take(c)
-	return c, true, nil
+	d.mu.Unlock()
+	if ch != nil {
+		if werr := ch.wait(); werr != nil {
+			return drop.Claim{}, false, werr
+		}
+	}
+	return c, created, err
+}
+
+// speculative reports whether an answer names a claim of s that is not durable yet: the repeat c, or
+// one of the visitor's claims in an AlreadyClaimedError.
+func (d *Drops) speculative(s *dropState, c drop.Claim, err error) bool {
+	if err == nil {
+		return c.Seq > int64(s.durable)
+	}
+	var already *drop.AlreadyClaimedError
+	if errors.As(err, &already) {
+		for _, mine := range already.Claims {
+			if mine.Seq > int64(s.durable) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// settle makes the claim seq of s durable, or rolls back every claim not yet durable.
+func (d *Drops) settle(s *dropState, seq int64, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err != nil {
+		s.rollback()
+		return
+	}
+	s.durable = max(s.durable, int(seq))
 }
 
 // Claims implements [drop.Store].

@@ -207,24 +207,97 @@ func (r *DB) q(query string) string {
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // Record writes an auction's state and new events in one transaction. Events already recorded are
-// skipped, and the first result recorded settles the auction (see record). The state (with the
+// skipped, and the first result recorded settles the auction (see writeAuction). The state (with the
 // leader's secret maximum) lets an embedded instance resume after a restart.
 func (r *DB) Record(ctx context.Context, id string, st auction.State, evs []auction.Event) error {
-	return r.wrote(ctx, r.record(ctx, id, st, evs))
+	var b Batch
+	b.AddAuction(id, st, evs)
+	return r.Commit(ctx, &b)
 }
 
-// record is Record without the bookkeeping of write failures: events already recorded are skipped,
-// and the result row is inserted once.
-func (r *DB) record(ctx context.Context, id string, st auction.State, evs []auction.Event) error {
-	js, err := json.Marshal(st)
-	if err != nil {
-		return err
+// Batch is writes that commit together, in one transaction with one fsync: the embedded backend's
+// group commit answers every claim and bid of a batch after one Commit. The zero value is empty.
+type Batch struct {
+	claims   []claimWrite
+	auctions []auctionWrite
+	index    map[string]int // "d"+drop or "a"+auction -> its write's index
+}
+
+type claimWrite struct {
+	drop   string
+	claims []drop.Claim
+}
+
+type auctionWrite struct {
+	id  string
+	st  auction.State
+	evs []auction.Event
+}
+
+// AddClaims adds claims of a drop; claims of one drop in a batch are written in one statement.
+func (b *Batch) AddClaims(id string, claims ...drop.Claim) {
+	if i, ok := b.at("d" + id); ok {
+		b.claims[i].claims = append(b.claims[i].claims, claims...)
+		return
 	}
+	b.index["d"+id] = len(b.claims)
+	b.claims = append(b.claims, claimWrite{drop: id, claims: append([]drop.Claim(nil), claims...)})
+}
+
+// AddAuction adds an auction's state after a step and the step's events; the last state added for an
+// auction is the one written.
+func (b *Batch) AddAuction(id string, st auction.State, evs []auction.Event) {
+	if i, ok := b.at("a" + id); ok {
+		b.auctions[i].st = st
+		b.auctions[i].evs = append(b.auctions[i].evs, evs...)
+		return
+	}
+	b.index["a"+id] = len(b.auctions)
+	b.auctions = append(b.auctions, auctionWrite{id: id, st: st, evs: append([]auction.Event(nil), evs...)})
+}
+
+func (b *Batch) at(key string) (int, bool) {
+	if b.index == nil {
+		b.index = make(map[string]int)
+	}
+	i, ok := b.index[key]
+	return i, ok
+}
+
+// Commit writes the batch in one transaction: all of it or, on an error, none of it.
+func (r *DB) Commit(ctx context.Context, b *Batch) error {
+	return r.wrote(ctx, r.commit(ctx, b))
+}
+
+func (r *DB) commit(ctx context.Context, b *Batch) error {
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	for _, w := range b.claims {
+		if err := r.writeClaims(ctx, tx, w.drop, w.claims); err != nil {
+			return err
+		}
+	}
+	for _, w := range b.auctions {
+		if err := r.writeAuction(ctx, tx, w.id, w.st, w.evs); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	return nil
+}
+
+// writeAuction writes an auction's state and events in tx: events already recorded are skipped, and
+// the result row is inserted once.
+func (r *DB) writeAuction(ctx context.Context, tx *sql.Tx, id string, st auction.State, evs []auction.Event) error {
+	js, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, r.q(`INSERT INTO auctions (id, state, updated_at) VALUES (?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`), id, string(js), ts(time.Now())); err != nil {
 		return fmt.Errorf("record: %w", err)
@@ -250,9 +323,6 @@ func (r *DB) record(ctx context.Context, id string, st auction.State, evs []auct
 				return fmt.Errorf("record: %w", err)
 			}
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("record: %w", err)
 	}
 	return nil
 }
@@ -372,22 +442,16 @@ func (r *DB) Load(ctx context.Context) (map[string]Saved, error) {
 	return out, nil
 }
 
-// RecordClaims writes drop claims idempotently: a claim already recorded (same drop and seq) is
-// skipped, so an outbox delivering twice leaves one row. Each claim's idempotency key is written in the
-// same row, so it lives exactly as long as the claim.
+// RecordClaims writes claims of a drop in one transaction; a claim already recorded is skipped.
 func (r *DB) RecordClaims(ctx context.Context, id string, claims []drop.Claim) error {
-	return r.wrote(ctx, r.recordClaims(ctx, id, claims))
+	var b Batch
+	b.AddClaims(id, claims...)
+	return r.Commit(ctx, &b)
 }
 
-// recordClaims is RecordClaims without the bookkeeping of write failures.
-func (r *DB) recordClaims(ctx context.Context, id string, claims []drop.Claim) error {
-	tx, err := r.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("record: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	// Many rows per statement: a crowd's claims arrive by the hundred, and one statement per row cost
-	// the embedded instance a tenth of its CPU under load.
+// writeClaims writes claims of a drop in tx, many rows per statement: a crowd's claims arrive by the
+// hundred, and one statement per row cost the embedded instance a tenth of its CPU under load.
+func (r *DB) writeClaims(ctx context.Context, tx *sql.Tx, id string, claims []drop.Claim) error {
 	for len(claims) > 0 {
 		chunk := claims[:min(len(claims), claimsPerInsert)]
 		claims = claims[len(chunk):]
@@ -398,9 +462,6 @@ func (r *DB) recordClaims(ctx context.Context, id string, claims []drop.Claim) e
 		if _, err := tx.ExecContext(ctx, r.claimsInsert(len(chunk)), args...); err != nil {
 			return fmt.Errorf("record: %w", err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("record: %w", err)
 	}
 	return nil
 }
