@@ -14,7 +14,7 @@ import (
 // BenchmarkRecordClaims measures what the outbox costs per claim on the default SQLite record, in
 // pages as the Redis recorder hands them over: ns/op is per claim.
 func BenchmarkRecordClaims(b *testing.B) {
-	for _, page := range []int{1, 100, 500} {
+	for _, page := range []int{1, 25, 100, 500} {
 		b.Run(fmt.Sprint("page=", page), func(b *testing.B) {
 			r, err := record.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "r.db"))
 			if err != nil {
@@ -30,7 +30,7 @@ func BenchmarkRecordClaims(b *testing.B) {
 				claims = claims[:0]
 				for range min(page, b.N-i) {
 					seq++
-					claims = append(claims, drop.Claim{Seq: seq, ID: fmt.Sprint("d.", seq), Code: fmt.Sprintf("CODE%08d", seq),
+					claims = append(claims, drop.Claim{Seq: seq, ID: fmt.Sprint("d.", seq), Code: drop.NewCode(),
 						Visitor: fmt.Sprintf("v_%026d", seq), ClaimedAt: at})
 				}
 				if err := r.RecordClaims(ctx, "d", claims); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -167,6 +168,54 @@ func TestMigrateClaimKeys(t *testing.T) {
 		if err != nil || len(got) != 2 || got[0].Key != "" || got[1].Key != "k" {
 			t.Fatalf("claims after migration: %+v %v", got, err)
 		}
+	}
+	db, err = sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var table string
+	var indexes int
+	if err := db.QueryRow(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'drop_claims'`).Scan(&table); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'drop_claims'`).Scan(&indexes); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(table, "UNIQUE") || indexes != 1 {
+		t.Fatalf("after migration drop_claims has %d indexes and is %s; want the primary key's alone", indexes, table)
+	}
+}
+
+// TestMigrateCodeIndexPostgres: a PostgreSQL record made before loses the unique index of claim codes,
+// keeping its claims.
+func TestMigrateCodeIndexPostgres(t *testing.T) {
+	dsn := pgtest.Database(t)
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, stmt := range []string{
+		`CREATE TABLE drop_claims (drop_id TEXT NOT NULL, seq BIGINT NOT NULL, claim_id TEXT NOT NULL, visitor TEXT NOT NULL,
+			code TEXT NOT NULL, claimed_at TEXT NOT NULL, PRIMARY KEY (drop_id, seq), UNIQUE (drop_id, code))`,
+		`INSERT INTO drop_claims VALUES ('d', 1, 'd.1', 'x', 'A', '2026-12-01T00:00:00Z')`,
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := record.OpenPostgres(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var unique int
+	if err := db.QueryRow(`SELECT count(*) FROM pg_constraint WHERE conrelid = 'drop_claims'::regclass AND contype = 'u'`).Scan(&unique); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.Claims(context.Background(), "d"); unique != 0 || err != nil || len(got) != 1 {
+		t.Fatalf("after migration: %d unique constraints, claims %+v %v", unique, got, err)
 	}
 }
 
