@@ -175,3 +175,71 @@ func post(url, tok, key, body string) (int, map[string]any) {
 
 // crashClient keeps a connection per worker of the crowd.
 var crashClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+
+// TestPlacesSurviveKill has a crowd join a paused room on the embedded backend, kills the server
+// (kill -9) at a random moment, and starts it again on the same data: every visitor whose join was
+// answered more than a second before the kill is still waiting, at the place it was told. Three
+// rounds, three kill moments.
+func TestPlacesSurviveKill(t *testing.T) {
+	bin := buildBinary(t)
+	for round := range 3 {
+		t.Run(fmt.Sprint("kill", round), func(t *testing.T) {
+			data := t.TempDir()
+			cmd, base := startEmbedded(t, bin, data)
+			if code, b, _ := do(t, "PUT", base+"/v1/rooms/line", restartKey, `{"capacity": 10, "paused": true, "idle_timeout": "1h"}`); code != 200 {
+				t.Fatalf("PUT room: %d %v", code, b)
+			}
+			type joined struct {
+				token    string
+				position float64
+				at       time.Time
+			}
+			var mu sync.Mutex
+			var crowd []joined
+			var wg sync.WaitGroup
+			for range 16 {
+				wg.Go(func() {
+					for {
+						code, v := post(base+"/v1/rooms/line/join", "", "", "")
+						if code != 200 {
+							return // killed
+						}
+						mu.Lock()
+						crowd = append(crowd, joined{v["visitor_token"].(string), v["position"].(float64), time.Now()})
+						mu.Unlock()
+					}
+				})
+			}
+			time.Sleep(time.Duration(1500+rand.IntN(1000)) * time.Millisecond)
+			killed := time.Now()
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			wg.Wait()
+
+			_, base = startEmbedded(t, bin, data)
+			checked := 0
+			for _, j := range crowd {
+				if killed.Sub(j.at) <= time.Second {
+					continue
+				}
+				checked++
+				req, _ := http.NewRequest("GET", base+"/v1/rooms/line/status", nil)
+				req.Header.Set("Authorization", "Bearer "+j.token)
+				res, err := crashClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var st map[string]any
+				_ = json.NewDecoder(res.Body).Decode(&st)
+				res.Body.Close()
+				if st["state"] != "waiting" || st["position"] != j.position {
+					t.Fatalf("a visitor told place %v %v before the kill: %v after the restart", j.position, killed.Sub(j.at), st)
+				}
+			}
+			if checked == 0 {
+				t.Fatal("no join was answered more than a second before the kill")
+			}
+			t.Logf("%d joins answered; the %d answered more than a second before the kill kept their places", len(crowd), checked)
+		})
+	}
+}

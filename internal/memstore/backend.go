@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/record"
@@ -38,15 +39,24 @@ type Backend struct {
 	auctions *Auctions
 	drops    *Drops
 	vault    vault.Dir
-	lines    string // the file a graceful stop saves the lines to
+	lines    string // the snapshot of the lines (see journal.go)
+	journal  string // the journal of line changes since that snapshot
 	log      *slog.Logger
+
+	j    *journal
+	stop chan struct{} // closed by Close: the journal's writer flushes and ends
+	done chan struct{} // closed when it has
 }
 
 // Open opens the embedded backend from what an earlier run kept: auctions, drops and rooms from
-// records, and the lines that a graceful stop saved under dir. dir also holds the vault's secrets.
+// records, and the lines from the snapshot and journal under dir (see journal.go), which it then
+// compacts. dir also holds the vault's secrets. Close stops it.
 func Open(ctx context.Context, records *record.DB, dir string, log *slog.Logger) (*Backend, error) {
 	b := &Backend{auctions: NewAuctions(nil, records), drops: NewDrops(nil, records),
-		rooms: NewRooms(Options{Recorder: records}), vault: vault.Dir(dir), lines: filepath.Join(dir, "lines.snapshot"), log: log}
+		rooms: NewRooms(Options{Recorder: records}), vault: vault.Dir(dir), log: log,
+		lines: filepath.Join(dir, "lines.snapshot"), journal: filepath.Join(dir, "lines.journal"),
+		j: &journal{paused: true}, stop: make(chan struct{}), done: make(chan struct{})}
+	b.rooms.journal = b.j
 	// One writer for claims and bids alike: a batch of both costs one fsync.
 	commit := &committer{db: records}
 	b.auctions.commit, b.drops.commit = commit, commit
@@ -72,7 +82,79 @@ func Open(ctx context.Context, records *record.DB, dir string, log *slog.Logger)
 		b.rooms.Restore(id, cfg)
 	}
 	loadLines(b.rooms, b.lines, log)
+	b.replay()
+	if err := b.compact(); err != nil {
+		return nil, err
+	}
+	b.j.mu.Lock()
+	b.j.paused = false
+	b.j.mu.Unlock()
+	go func() {
+		defer close(b.done)
+		b.j.run(b.stop, journalEvery, func(err error) { log.Error("line changes not journaled; a crash now loses them", "err", err) })
+	}()
 	return b, nil
+}
+
+// journalEvery is how often the journal is written and fsync'd: a crash loses at most this much of
+// line changes.
+const journalEvery = time.Second
+
+// replay applies the journal to the lines loaded from the snapshot. A torn or damaged tail is cut
+// with a warning: the lines are as the last good record left them.
+func (b *Backend) replay() {
+	f, err := os.Open(b.journal)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		b.log.Warn("line journal not read; the lines are as the snapshot left them", "file", b.journal, "err", err)
+		return
+	}
+	defer f.Close()
+	good, err := b.rooms.replay(f)
+	if err != nil {
+		b.log.Warn("line journal cut after its last good record", "file", b.journal, "bytes", good, "err", err)
+		return
+	}
+	if good > 0 {
+		b.log.Info("line journal replayed", "file", b.journal, "bytes", good)
+	}
+}
+
+// compact saves the lines as the snapshot of the next generation, then starts an empty journal for it.
+// A crash between the two leaves a journal of the old generation, which the next start ignores.
+func (b *Backend) compact() error {
+	b.rooms.gen++
+	if err := saveLines(b.rooms, b.lines); err != nil {
+		b.rooms.gen--
+		return fmt.Errorf("saving the lines to %s: %w", b.lines, err)
+	}
+	var head journal
+	head.record(recHeader, b.rooms.gen)
+	tmp := b.journal + ".tmp"
+	err := writeFile(tmp, func(w io.Writer) error { _, err := w.Write(head.buf); return err })
+	if err == nil {
+		err = os.Rename(tmp, b.journal)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(b.journal))
+	}
+	var f *os.File
+	if err == nil {
+		f, err = os.OpenFile(b.journal, os.O_WRONLY|os.O_APPEND, 0o600)
+	}
+	if err != nil {
+		return fmt.Errorf("starting the line journal %s: %w", b.journal, err)
+	}
+	b.j.fmu.Lock()
+	old := b.j.f
+	b.j.f = f
+	b.j.fmu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	return nil
 }
 
 // Rooms returns the room store.
@@ -87,11 +169,25 @@ func (b *Backend) Drops() *Drops { return b.drops }
 // Vault returns the secrets kept in the data directory.
 func (b *Backend) Vault() vault.Dir { return b.vault }
 
-// Close saves the lines for the next start. Call it once nothing uses the rooms any more.
-func (b *Backend) Close() { saveLines(b.rooms, b.lines, b.log) }
+// Close stops the journal's writer and compacts, so that the next start has a snapshot and nothing to
+// replay. Call it once nothing uses the rooms any more.
+func (b *Backend) Close() {
+	close(b.stop)
+	<-b.done
+	if err := b.compact(); err != nil {
+		b.log.Error("compacting the lines at the stop; the next start replays the journal", "err", err)
+	} else {
+		b.log.Info("lines saved", "file", b.lines)
+	}
+	b.j.fmu.Lock()
+	if b.j.f != nil {
+		b.j.f.Close()
+		b.j.f = nil
+	}
+	b.j.fmu.Unlock()
+}
 
-// loadLines puts back the lines a graceful shutdown saved, then removes the file: a later crash must
-// not bring back lines that have moved on since. A file that cannot be read is set aside, with a
+// loadLines puts back the lines of the last snapshot. A file that cannot be read is set aside, with a
 // warning, rather than keeping the instance from starting.
 func loadLines(rooms *Rooms, path string, log *slog.Logger) {
 	f, err := os.Open(path)
@@ -107,26 +203,33 @@ func loadLines(rooms *Rooms, path string, log *slog.Logger) {
 		_ = os.Rename(path, path+".bad")
 		return
 	}
-	if err := os.Remove(path); err != nil {
-		log.Warn("removing loaded lines", "file", path, "err", err)
-	}
 	log.Info("lines restored", "file", path)
 }
 
-// saveLines writes the lines to path for the next start, through a temporary file renamed over it, so
-// that a crash while saving leaves no half-written lines to load.
-func saveLines(rooms *Rooms, path string, log *slog.Logger) {
+// saveLines writes the lines to path through a temporary file renamed over it, so that a crash while
+// saving leaves no half-written lines to load.
+func saveLines(rooms *Rooms, path string) error {
 	tmp := path + ".tmp"
 	err := writeFile(tmp, rooms.Save)
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}
-	if err != nil {
-		log.Error("saving lines; the next start begins with empty lines", "file", path, "err", err)
-		_ = os.Remove(tmp)
-		return
+	if err == nil {
+		err = syncDir(filepath.Dir(path))
 	}
-	log.Info("lines saved", "file", path)
+	if err != nil {
+		_ = os.Remove(tmp)
+	}
+	return err
+}
+
+// syncDir makes the renames in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
 }
 
 // writeFile creates path and has write fill it, synced to disk before it returns.

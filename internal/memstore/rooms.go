@@ -42,6 +42,8 @@ type Rooms struct {
 	clock    func() time.Time
 	seed     uint64
 	recorder Records
+	journal  *journal // where line changes go, nil for none (see journal.go)
+	gen      int64    // the generation of the last snapshot saved or loaded
 
 	// admin serialises room creation, changes and deletion with their records, so that the record
 	// holds the config last applied.
@@ -107,6 +109,7 @@ func (s *Rooms) put(id string, cfg room.Config) {
 	if !ok {
 		s.serial++
 		rs = newRoomState(id, s.waiting, s.serial, cfg, s.rng(id))
+		rs.j = s.journal
 		s.rooms[id] = rs
 		s.bySerial[rs.serial] = rs
 		s.mu.Unlock()
@@ -287,8 +290,7 @@ func (s *Rooms) Leave(_ context.Context, id, visitor string) (bool, error) {
 		if rs.leaveLine(visitor) {
 			left = true
 		}
-		if rs.active.Remove(visitor) {
-			delete(rs.admissions, visitor)
+		if rs.endAdmission(visitor) {
 			left = true
 		}
 		return nil
@@ -303,8 +305,7 @@ func (s *Rooms) Release(_ context.Context, id, visitor, admissionID string) erro
 		if !ok || (admissionID != "" && a.ID != admissionID) {
 			return room.ErrNotAdmitted
 		}
-		rs.active.Remove(visitor)
-		delete(rs.admissions, visitor)
+		rs.endAdmission(visitor)
 		return nil
 	})
 }

@@ -28,6 +28,8 @@ type roomState struct {
 
 	admissionSeq  int64
 	admittedTotal int64
+
+	j *journal // where line changes go, nil for none (see journal.go)
 }
 
 func newRoomState(id string, idx *index, serial uint32, cfg room.Config, rng *mrand.Rand) *roomState {
@@ -54,11 +56,14 @@ func (rs *roomState) join(visitor string, k *vkey, now int64) (room.Status, plac
 		return st, place{}, false
 	}
 	if o := rs.cfg.OpensAt; o != nil && now < unixNano(*o) {
-		i, prev, moved := rs.waiting.add(visitor, k, now, true, rs.rng.Int64())
+		draw := rs.rng.Int64()
+		i, prev, moved := rs.waiting.add(visitor, k, now, true, draw)
+		rs.j.record(recJoin, rs.id, visitor, true, draw)
 		return room.Status{State: room.StateWaiting, Position: rs.waiting.position(i)}, prev, moved
 	}
 	// An arrival after the opening always joins at the back.
 	_, prev, moved := rs.waiting.add(visitor, k, now, false, 0)
+	rs.j.record(recJoin, rs.id, visitor, false, int64(0))
 	return room.Status{State: room.StateWaiting, Position: int64(rs.waiting.Len())}, prev, moved
 }
 
@@ -69,6 +74,7 @@ func (rs *roomState) status(visitor string, k *vkey, now int64) room.Status {
 			a.Collected = true
 			a.ExpiresAt = time.Unix(0, now+int64(rs.cfg.SessionTTL)).UTC()
 			rs.active.Add(visitor, unixNano(a.ExpiresAt))
+			rs.j.record(recCollect, rs.id, visitor, unixNano(a.ExpiresAt))
 		}
 		return room.Status{State: room.StateAdmitted, Admission: *a}
 	}
@@ -93,8 +99,19 @@ func (rs *roomState) leaveLine(visitor string) bool {
 	i, ok := rs.waiting.find(&k)
 	if ok {
 		rs.waiting.remove(i)
+		rs.j.record(recGone, rs.id, visitor)
 	}
 	return ok
+}
+
+// endAdmission ends the visitor's admission, reporting whether it had one.
+func (rs *roomState) endAdmission(visitor string) bool {
+	if !rs.active.Remove(visitor) {
+		return false
+	}
+	delete(rs.admissions, visitor)
+	rs.j.record(recEnd, rs.id, visitor)
+	return true
 }
 
 func (rs *roomState) admit(now int64, max int) room.Tick {
@@ -104,8 +121,7 @@ func (rs *roomState) admit(now int64, max int) room.Tick {
 		if !ok || exp > now {
 			break
 		}
-		rs.active.Remove(v)
-		delete(rs.admissions, v)
+		rs.endAdmission(v)
 		t.Expired = append(t.Expired, v)
 	}
 	idleCut := now - int64(rs.cfg.IdleTimeout)
@@ -114,8 +130,10 @@ func (rs *roomState) admit(now int64, max int) room.Tick {
 		if !ok || seen > idleCut {
 			break
 		}
-		t.Idle = append(t.Idle, rs.waiting.id(i))
+		v := rs.waiting.id(i)
+		t.Idle = append(t.Idle, v)
 		rs.waiting.remove(i)
+		rs.j.record(recGone, rs.id, v)
 	}
 	budget := rs.budget(now, max)
 	for ; budget > 0; budget-- {
@@ -167,6 +185,7 @@ func (rs *roomState) grant(visitor string, now int64) *room.Admission {
 	if rs.cfg.Rate != nil {
 		rs.window = append(rs.window, now)
 	}
+	rs.j.record(recAdmit, rs.id, visitor, a.ID, unixNano(a.ExpiresAt), now)
 	return a
 }
 

@@ -17,9 +17,11 @@ import (
 // that name the next admissions. A crash still loses them; the room configs themselves are recorded as
 // they change (Options.Recorder) and survive either way.
 
-// snapshot is what Save writes: every room's line and admissions.
+// snapshot is what Save writes: every room's line and admissions, and the generation that a journal
+// of later changes names (see journal.go; 0 in snapshots older than journals).
 type snapshot struct {
-	Rooms []roomSnapshot
+	Rooms      []roomSnapshot
+	Generation int64
 }
 
 type roomSnapshot struct {
@@ -53,7 +55,7 @@ func (s *Rooms) Save(w io.Writer) error {
 		rooms = append(rooms, rs)
 	}
 	s.mu.Unlock()
-	var snap snapshot
+	snap := snapshot{Generation: s.gen}
 	for _, rs := range rooms {
 		rs.mu.Lock()
 		snap.Rooms = append(snap.Rooms, rs.snapshot())
@@ -109,6 +111,7 @@ func (s *Rooms) Load(r io.Reader) error {
 	if err := gob.NewDecoder(r).Decode(&snap); err != nil {
 		return fmt.Errorf("memstore: loading lines: %w", err)
 	}
+	s.gen = snap.Generation
 	now := unixNano(s.clock())
 	for _, saved := range snap.Rooms {
 		rs, err := s.lookup(saved.ID)
