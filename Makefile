@@ -17,6 +17,7 @@ fuzz: ## fuzz the parsers, token verification, forwarding headers and the embedd
 	go test -run '^$$' -fuzz '^FuzzDecodeConfig$$' -fuzztime 1m ./internal/auction
 	go test -run '^$$' -fuzz '^FuzzDecodeConfig$$' -fuzztime 1m ./internal/drop
 	go test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 1m ./internal/memstore
+	go test -run '^$$' -fuzz '^FuzzJournal$$' -fuzztime 1m ./internal/memstore
 	go test -run '^$$' -fuzz '^FuzzClientAddr$$' -fuzztime 1m ./internal/httpapi
 
 bench: ## Go benchmarks of the store and the join handler

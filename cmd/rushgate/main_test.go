@@ -70,7 +70,7 @@ func TestCommands(t *testing.T) {
 		t.Fatal("bad --log-format accepted")
 	}
 	for _, bad := range [][]string{{"--rotate-keys-every", "1m"}, {"--rotate-keys-every", "-1h"}, {"--key-retention", "0s"},
-		{"--admin-key", "a"}, {"--admin-key", " "}, {"--admin-key", "fifteen-chars-x"}} {
+		{"--admin-key", "a"}, {"--admin-key", " "}, {"--admin-key", "fifteen-chars-x"}, {"--fsync", "sometimes"}} {
 		err := run(context.Background(), append([]string{"serve", "--data", t.TempDir()}, bad...), &out, &errb)
 		if err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Fatalf("serve %v: %v, want an error naming the flag", bad, err)

@@ -120,11 +120,12 @@ func claimWithKey(t *testing.T, base, tok, key string) (int, map[string]any) {
 	return res.StatusCode, m
 }
 
-// startEmbedded runs rushgate serve on the embedded backend over data, killed when the test ends.
-func startEmbedded(t *testing.T, bin, data string) (*exec.Cmd, string) {
+// startEmbedded runs rushgate serve on the embedded backend over data, with extra flags, killed when
+// the test ends.
+func startEmbedded(t *testing.T, bin, data string, extra ...string) (*exec.Cmd, string) {
 	t.Helper()
 	addr := freeAddr(t)
-	cmd := exec.Command(bin, "serve", "--addr", addr, "--data", data, "--admin-key", restartKey, "--log-level", "warn")
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr, "--data", data, "--admin-key", restartKey, "--log-level", "warn"}, extra...)...)
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -50,6 +50,7 @@ type serveFlags struct {
 	redisPrefix   string
 	redisFlush    time.Duration
 	postgres      string
+	fsync         string
 	rotateKeys    time.Duration
 	keyRetention  time.Duration
 }
@@ -73,6 +74,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.redisFlush, "redis-flush-delay", 100*time.Microsecond, "how long a write to Redis may wait for others to share it: fewer system calls on both sides for at most this much latency (0: write at once)")
 	fs.DurationVar(&f.rotateKeys, "rotate-keys-every", 0, "rotate the admission-token signing key on this schedule, e.g. 720h (0: only on POST /v1/keys/rotate)")
 	fs.DurationVar(&f.keyRetention, "key-retention", keyring.DefaultRetain, "how long a signing key stays published after a newer key took over")
+	fs.StringVar(&f.fsync, "fsync", "always", "embedded backend: always (claims and bids on disk before the answer, line changes within a second), everysec (all within a second) or no (when the OS writes)")
 	fs.StringVar(&f.postgres, "postgres", "", "keep the durable record of auctions in PostgreSQL (postgres:// URL); default SQLite under --data")
 }
 
@@ -278,17 +280,22 @@ type backend struct {
 // openRecords opens the durable record of auctions: PostgreSQL when --postgres is set, else a SQLite
 // file under --data.
 func openRecords(ctx context.Context, f serveFlags) (*record.DB, error) {
+	fsync, err := record.ParseFsync(f.fsync)
+	if err != nil {
+		return nil, fmt.Errorf("--fsync: %w", err)
+	}
 	if f.postgres != "" {
 		return record.OpenPostgres(ctx, f.postgres)
 	}
-	return record.OpenSQLite(ctx, filepath.Join(f.data, "records.db"))
+	return record.OpenSQLite(ctx, filepath.Join(f.data, "records.db"), fsync)
 }
 
 // openBackend opens the backend the flags choose: Redis with --redis, else the embedded backend with
 // what the record and the data directory kept of it.
 func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metrics.Metrics, log *slog.Logger) (backend, error) {
 	if f.redisURL == "" {
-		b, err := memstore.Open(ctx, records, f.data, log)
+		fsync, _ := record.ParseFsync(f.fsync) // checked by openRecords
+		b, err := memstore.Open(ctx, records, f.data, fsync, log)
 		if err != nil {
 			return backend{}, err
 		}

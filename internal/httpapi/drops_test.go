@@ -96,7 +96,7 @@ func TestDropBehindRoomReleasesOnClaim(t *testing.T) {
 // TestDropCrowdOverHTTP: stock 1,000; 5,000 visitors press 4 times each, 200 at a time. Exactly 1,000
 // answers are 201, to 1,000 distinct visitors, no code twice, and the SQL record has those 1,000 rows.
 func TestDropCrowdOverHTTP(t *testing.T) {
-	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"), record.FsyncAlways)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 )
 
 func sqlite(t *testing.T) *record.DB {
-	r, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "records.db"))
+	r, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "records.db"), record.FsyncAlways)
 	if err != nil {
 		t.Fatal(err)
 	}

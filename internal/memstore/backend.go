@@ -50,12 +50,14 @@ type Backend struct {
 
 // Open opens the embedded backend from what an earlier run kept: auctions, drops and rooms from
 // records, and the lines from the snapshot and journal under dir (see journal.go), which it then
-// compacts. dir also holds the vault's secrets. Close stops it.
-func Open(ctx context.Context, records *record.DB, dir string, log *slog.Logger) (*Backend, error) {
+// compacts. dir also holds the vault's secrets. fsync is the policy records was opened with: line
+// changes are fsync'd every second unless it is FsyncNo, and with FsyncEverySec the record is
+// checkpointed every second too. Close stops it.
+func Open(ctx context.Context, records *record.DB, dir string, fsync record.Fsync, log *slog.Logger) (*Backend, error) {
 	b := &Backend{auctions: NewAuctions(nil, records), drops: NewDrops(nil, records),
 		rooms: NewRooms(Options{Recorder: records}), vault: vault.Dir(dir), log: log,
 		lines: filepath.Join(dir, "lines.snapshot"), journal: filepath.Join(dir, "lines.journal"),
-		j: &journal{paused: true}, stop: make(chan struct{}), done: make(chan struct{})}
+		j: &journal{paused: true, nosync: fsync == record.FsyncNo}, stop: make(chan struct{}), done: make(chan struct{})}
 	b.rooms.journal = b.j
 	// One writer for claims and bids alike: a batch of both costs one fsync.
 	commit := &committer{db: records}
@@ -91,7 +93,13 @@ func Open(ctx context.Context, records *record.DB, dir string, log *slog.Logger)
 	b.j.mu.Unlock()
 	go func() {
 		defer close(b.done)
-		b.j.run(b.stop, journalEvery, func(err error) { log.Error("line changes not journaled; a crash now loses them", "err", err) })
+		checkpoint := func() error { return nil }
+		if fsync == record.FsyncEverySec {
+			checkpoint = func() error { return records.Checkpoint(context.Background()) }
+		}
+		b.j.run(b.stop, journalEvery, checkpoint, func(err error) {
+			log.Error("line changes or the record not synced; a crash now loses them", "err", err)
+		})
 	}()
 	return b, nil
 }

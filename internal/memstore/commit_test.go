@@ -37,7 +37,7 @@ func (s *slowDB) Commit(ctx context.Context, b *record.Batch) error {
 
 func openSlow(t *testing.T, delay time.Duration) *slowDB {
 	t.Helper()
-	db, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+	db, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"), record.FsyncAlways)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,6 +47,7 @@ type journal struct {
 	mu     sync.Mutex
 	buf    []byte
 	paused bool // while the journal is replayed, its changes are not journaled again
+	nosync bool // --fsync no: written, not fsync'd
 
 	fmu sync.Mutex // serialises flushes and compaction's swap of the file
 	f   *os.File
@@ -99,27 +100,31 @@ func (j *journal) flush() error {
 	if _, err := j.f.Write(buf); err != nil {
 		return fmt.Errorf("memstore: writing the line journal: %w", err)
 	}
+	if j.nosync {
+		return nil
+	}
 	if err := j.f.Sync(); err != nil {
 		return fmt.Errorf("memstore: syncing the line journal: %w", err)
 	}
 	return nil
 }
 
-// run flushes the journal every interval until stop is closed, then once more.
-func (j *journal) run(stop <-chan struct{}, every time.Duration, warn func(error)) {
+// run flushes the journal, then runs also, every interval until stop is closed, then once more.
+func (j *journal) run(stop <-chan struct{}, every time.Duration, also func() error, warn func(error)) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
+		var stopping bool
 		select {
 		case <-stop:
-			if err := j.flush(); err != nil {
-				warn(err)
-			}
-			return
+			stopping = true
 		case <-t.C:
-			if err := j.flush(); err != nil {
-				warn(err)
-			}
+		}
+		if err := errors.Join(j.flush(), also()); err != nil {
+			warn(err)
+		}
+		if stopping {
+			return
 		}
 	}
 }

@@ -30,12 +30,12 @@ func crash(b *Backend) {
 func journalFixture(t *testing.T) (string, *record.DB, *Backend) {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := record.OpenSQLite(context.Background(), filepath.Join(dir, "records.db"))
+	db, err := record.OpenSQLite(context.Background(), filepath.Join(dir, "records.db"), record.FsyncAlways)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	b, err := Open(context.Background(), db, dir, slog.New(slog.DiscardHandler))
+	b, err := Open(context.Background(), db, dir, record.FsyncAlways, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestJournalKeepsLinesAcrossACrash(t *testing.T) {
 	crash(b)
 
 	for range 2 {
-		b2, err := Open(ctx, db, dir, slog.New(slog.DiscardHandler))
+		b2, err := Open(ctx, db, dir, record.FsyncAlways, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +131,7 @@ func TestJournalTornTail(t *testing.T) {
 	if err := os.WriteFile(path, torn, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	b2, err := Open(ctx, db, dir, slog.New(slog.DiscardHandler))
+	b2, err := Open(ctx, db, dir, record.FsyncAlways, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

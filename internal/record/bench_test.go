@@ -16,7 +16,7 @@ import (
 func BenchmarkRecordClaims(b *testing.B) {
 	for _, page := range []int{1, 25, 100, 500} {
 		b.Run(fmt.Sprint("page=", page), func(b *testing.B) {
-			r, err := record.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "r.db"))
+			r, err := record.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "r.db"), record.FsyncAlways)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -35,9 +35,50 @@ type DB struct {
 	probed time.Time // when Check last tried a write
 }
 
-// OpenSQLite opens (creating) the SQLite database at path and migrates it.
-func OpenSQLite(ctx context.Context, path string) (*DB, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(5000)")
+// Fsync says when writes to the SQLite record reach the disk (rushgate serve --fsync).
+type Fsync int
+
+const (
+	// FsyncAlways commits each batch with an fsync before its claims and bids are answered.
+	FsyncAlways Fsync = iota
+	// FsyncEverySec answers once a batch is with the operating system and makes it durable at the
+	// next checkpoint, which the embedded backend runs every second (Checkpoint): a power loss may
+	// lose the last second; a crash of the process alone loses nothing answered.
+	FsyncEverySec
+	// FsyncNo leaves it to the operating system: a power loss may lose more than a second.
+	FsyncNo
+)
+
+// ParseFsync reads always, everysec or no.
+func ParseFsync(s string) (Fsync, error) {
+	switch s {
+	case "always":
+		return FsyncAlways, nil
+	case "everysec":
+		return FsyncEverySec, nil
+	case "no":
+		return FsyncNo, nil
+	}
+	return 0, fmt.Errorf("record: fsync %q: want always, everysec or no", s)
+}
+
+// synchronous is SQLite's synchronous setting for each Fsync, in WAL mode.
+var synchronous = [...]string{FsyncAlways: "FULL", FsyncEverySec: "NORMAL", FsyncNo: "OFF"}
+
+// Checkpoint copies the WAL into the database file, syncing both: with FsyncEverySec, what makes the
+// last second's commits durable.
+func (r *DB) Checkpoint(ctx context.Context) error {
+	if r.postgres {
+		return nil // PostgreSQL keeps its own durability
+	}
+	_, err := r.db.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
+	return err
+}
+
+// OpenSQLite opens (creating) the SQLite database at path and migrates it; fsync says when its writes
+// reach the disk.
+func OpenSQLite(ctx context.Context, path string, fsync Fsync) (*DB, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous("+synchronous[fsync]+")&_pragma=busy_timeout(5000)")
 	if err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}

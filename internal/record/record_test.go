@@ -21,7 +21,7 @@ import (
 )
 
 func TestSQLite(t *testing.T) {
-	r, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "records.db"))
+	r, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "records.db"), record.FsyncAlways)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestMigrateClaimKeys(t *testing.T) {
 	db.Close()
 	ctx := context.Background()
 	for range 2 { // the second open finds the column there
-		r, err := record.OpenSQLite(ctx, path)
+		r, err := record.OpenSQLite(ctx, path, record.FsyncAlways)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +257,7 @@ func TestRooms(t *testing.T) {
 func databases() map[string]func(t *testing.T) *record.DB {
 	return map[string]func(t *testing.T) *record.DB{
 		"sqlite": func(t *testing.T) *record.DB {
-			r, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+			r, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"), record.FsyncAlways)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -302,5 +302,19 @@ func TestNoWinnerCloseGivesWay(t *testing.T) {
 				t.Fatalf("a settled result was rewritten: %+v", res)
 			}
 		})
+	}
+}
+
+// TestParseFsync reads the three policies and refuses anything else.
+func TestParseFsync(t *testing.T) {
+	for s, want := range map[string]record.Fsync{"always": record.FsyncAlways, "everysec": record.FsyncEverySec, "no": record.FsyncNo} {
+		if got, err := record.ParseFsync(s); err != nil || got != want {
+			t.Fatalf("ParseFsync(%q) = %v, %v", s, got, err)
+		}
+	}
+	for _, bad := range []string{"", "Always", "1s"} {
+		if _, err := record.ParseFsync(bad); err == nil {
+			t.Fatalf("ParseFsync(%q) accepted", bad)
+		}
 	}
 }

@@ -35,7 +35,7 @@ func TestRecorderSurvivesAConsumerDeath(t *testing.T) {
 	rdb := redistest.Client(t, addr)
 	a := redisstore.New(rdb, redisstore.Options{Prefix: "rec"}).Auctions()
 	a.ClaimIdle = 200 * time.Millisecond
-	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"), record.FsyncAlways)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestRecorderRetiresWhatIsOver(t *testing.T) {
 	rdb := redistest.Client(t, addr)
 	b := redisstore.New(rdb, redisstore.Options{Prefix: "retire"})
 	a, d := b.Auctions(), b.Drops()
-	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"), record.FsyncAlways)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func ptr(v int64) *int64 { return &v }
 func TestRecorderKeepsUpWithACrowd(t *testing.T) {
 	rdb := redistest.Client(t, redistest.Shared(t))
 	d := redisstore.New(rdb, redisstore.Options{Prefix: "crowd", Timeout: 10 * time.Second}).Drops()
-	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"), record.FsyncAlways)
 	if err != nil {
 		t.Fatal(err)
 	}
