@@ -36,6 +36,7 @@ const (
 	recAdmit   = 'A' // room, visitor, admission id, expires (ns), at (ns)
 	recCollect = 'C' // room, visitor, expires (ns)
 	recEnd     = 'X' // room, visitor: the admission ended (released, left, expired)
+	recDelete  = 'D' // room, "": the room was deleted, with its line and admissions
 )
 
 // maxRecord bounds one record: ids are short, so anything longer is damage.
@@ -272,6 +273,10 @@ func (s *Rooms) apply(e jrecord, now int64) {
 		}
 	case recEnd:
 		rs.endAdmission(visitor)
+	case recDelete:
+		rs.waiting.forget()
+		rs.waiting = newLine(s.waiting, rs.serial)
+		rs.active, rs.admissions, rs.window = newZset(), make(map[string]*room.Admission), nil
 	}
 	rs.mu.Unlock()
 	if moved {

@@ -110,6 +110,41 @@ func TestJournalKeepsLinesAcrossACrash(t *testing.T) {
 	}
 }
 
+// TestJournalRoomDeleted: a room deleted and created again under its id before a crash comes back
+// with the line it had after it was created again, not with the deleted room's.
+func TestJournalRoomDeleted(t *testing.T) {
+	dir, db, b := journalFixture(t)
+	ctx := context.Background()
+	cfg, _ := b.Rooms().Room(ctx, "r")
+	for _, v := range []string{"old1", "old2"} {
+		if _, err := b.Rooms().Join(ctx, "r", room.Entrant{Visitor: v, New: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.Rooms().Admit(ctx, "r", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Rooms().DeleteRoom(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Rooms().PutRoom(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Rooms().Join(ctx, "r", room.Entrant{Visitor: "new", New: true}); err != nil {
+		t.Fatal(err)
+	}
+	crash(b)
+	b2, err := Open(ctx, db, dir, record.FsyncAlways, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer crash(b2)
+	got := lineOf(t, b2.Rooms(), []string{"old1", "old2", "new"})
+	if got[0].State != room.StateNone || got[1].State != room.StateNone || got[2].Position != 1 {
+		t.Fatalf("after a crash: %+v, want only the visitor of the room created again", got)
+	}
+}
+
 // TestJournalTornTail: a journal cut in the middle of a record, or ending in garbage, loses only that
 // record; the start warns and goes on.
 func TestJournalTornTail(t *testing.T) {
@@ -152,6 +187,7 @@ func FuzzJournal(f *testing.F) {
 	j.record(recCollect, "r", "v", int64(9))
 	j.record(recEnd, "r", "v")
 	j.record(recGone, "r", "w")
+	j.record(recDelete, "r", "")
 	f.Add(j.buf)
 	f.Add(j.buf[:len(j.buf)-2])
 	f.Fuzz(func(t *testing.T, data []byte) {
