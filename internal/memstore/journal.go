@@ -50,8 +50,9 @@ type journal struct {
 	paused bool // while the journal is replayed, its changes are not journaled again
 	nosync bool // --fsync no: written, not fsync'd
 
-	fmu sync.Mutex // serialises flushes and compaction's swap of the file
-	f   *os.File
+	fmu  sync.Mutex // serialises flushes and compaction's swap of the file
+	f    *os.File
+	size int64 // bytes written to f
 }
 
 // record appends one record: a kind, then fields, each a string or an int64.
@@ -87,20 +88,29 @@ func (j *journal) record(kind byte, fields ...any) {
 	j.mu.Unlock()
 }
 
-// flush writes what is buffered and fsyncs it.
-func (j *journal) flush() error {
-	j.fmu.Lock()
-	defer j.fmu.Unlock()
+// take returns what is buffered and empties the buffer.
+func (j *journal) take() []byte {
 	j.mu.Lock()
+	defer j.mu.Unlock()
 	buf := j.buf
 	j.buf = nil
-	j.mu.Unlock()
+	return buf
+}
+
+// flush writes what is buffered and fsyncs it.
+func (j *journal) flush() error { return j.write(j.take()) }
+
+// write writes buf to the journal's file and fsyncs it.
+func (j *journal) write(buf []byte) error {
+	j.fmu.Lock()
+	defer j.fmu.Unlock()
 	if len(buf) == 0 || j.f == nil {
 		return nil
 	}
 	if _, err := j.f.Write(buf); err != nil {
 		return fmt.Errorf("memstore: writing the line journal: %w", err)
 	}
+	j.size += int64(len(buf))
 	if j.nosync {
 		return nil
 	}
@@ -111,6 +121,7 @@ func (j *journal) flush() error {
 }
 
 // run flushes the journal, then runs also, every interval until stop is closed, then once more.
+// also is where the owner compacts, so that no flush runs meanwhile.
 func (j *journal) run(stop <-chan struct{}, every time.Duration, also func() error, warn func(error)) {
 	t := time.NewTicker(every)
 	defer t.Stop()

@@ -200,3 +200,70 @@ func FuzzJournal(f *testing.F) {
 		}
 	})
 }
+
+// TestJournalCompactsWhileServing: past its size limit the journal is compacted by its writer while
+// visitors keep joining; a crash afterwards brings back every place, from the new snapshot and the
+// new, small journal.
+func TestJournalCompactsWhileServing(t *testing.T) {
+	dir, db, b := journalFixture(t)
+	ctx := context.Background()
+	close(b.stop) // this test is the writer: it ticks faster, and compacts sooner
+	<-b.done
+	b.compactAt = 2 << 10 // a few dozen records
+	var visitors []string
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // the writer's work, a tick at a time, while the crowd joins
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			if err := b.j.flush(); err != nil {
+				t.Error(err)
+			}
+			if b.j.size >= b.compactAt {
+				if err := b.compactLive(); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	}()
+	gen := b.rooms.gen
+	for i := range 600 {
+		v := fmt.Sprintf("v%03d", i)
+		visitors = append(visitors, v)
+		if _, err := b.Rooms().Join(ctx, "r", room.Entrant{Visitor: v, New: true}); err != nil {
+			t.Fatal(err)
+		}
+		if i%100 == 99 {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	close(stop)
+	<-done
+	if b.rooms.gen-gen < 2 {
+		t.Fatalf("the journal was compacted %d times, want several", b.rooms.gen-gen)
+	}
+	want := lineOf(t, b.Rooms(), visitors)
+	if err := b.j.flush(); err != nil { // as the writer's next tick would
+		t.Fatal(err)
+	}
+	b.j.f.Close() // the crash: no compaction at a stop
+	if fi, err := os.Stat(filepath.Join(dir, "lines.journal")); err != nil || fi.Size() > 8<<10 {
+		t.Fatalf("journal after compactions: %v %v", fi, err)
+	}
+	b2, err := Open(ctx, db, dir, record.FsyncAlways, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer crash(b2)
+	got := lineOf(t, b2.Rooms(), visitors)
+	for i := range want {
+		if got[i].Position != want[i].Position || got[i].State != want[i].State {
+			t.Fatalf("%s after the crash: %+v, before: %+v", visitors[i], got[i], want[i])
+		}
+	}
+}

@@ -49,22 +49,55 @@ type waiterSnapshot struct {
 // Save writes every room's line and admissions to w. Call it once nothing else uses the store, after
 // the HTTP server has drained and the gates have stopped, so that no answer given is missing from it.
 func (s *Rooms) Save(w io.Writer) error {
-	s.mu.Lock()
-	rooms := make([]*roomState, 0, len(s.rooms))
-	for _, rs := range s.rooms {
-		rooms = append(rooms, rs)
-	}
-	s.mu.Unlock()
 	snap := snapshot{Generation: s.gen}
-	for _, rs := range rooms {
+	for _, rs := range s.list() {
 		rs.mu.Lock()
 		snap.Rooms = append(snap.Rooms, rs.snapshot())
 		rs.mu.Unlock()
 	}
+	return snap.write(w)
+}
+
+func (snap *snapshot) write(w io.Writer) error {
 	if err := gob.NewEncoder(w).Encode(snap); err != nil {
 		return fmt.Errorf("memstore: saving lines: %w", err)
 	}
 	return nil
+}
+
+// list returns the rooms.
+func (s *Rooms) list() []*roomState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rooms := make([]*roomState, 0, len(s.rooms))
+	for _, rs := range s.rooms {
+		rooms = append(rooms, rs)
+	}
+	return rooms
+}
+
+// freeze returns the lines as one instant, as the snapshot of generation gen, and runs cut at that
+// instant: every room is locked and no room is created or deleted meanwhile, so no change falls
+// between the snapshot and what cut does with the journal. Requests wait for it, O(everyone waiting).
+// No path locks a second room while holding one, so locking them all in turn cannot deadlock.
+func (s *Rooms) freeze(gen int64, cut func()) snapshot {
+	s.admin.Lock()
+	defer s.admin.Unlock()
+	rooms := s.list()
+	for _, rs := range rooms {
+		rs.mu.Lock()
+	}
+	defer func() {
+		for _, rs := range rooms {
+			rs.mu.Unlock()
+		}
+	}()
+	snap := snapshot{Generation: gen}
+	for _, rs := range rooms {
+		snap.Rooms = append(snap.Rooms, rs.snapshot())
+	}
+	cut()
+	return snap
 }
 
 func (rs *roomState) snapshot() roomSnapshot {
