@@ -144,15 +144,7 @@ func TestMigrateClaimKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, stmt := range []string{
-		`CREATE TABLE drop_claims (drop_id TEXT NOT NULL, seq BIGINT NOT NULL, claim_id TEXT NOT NULL, visitor TEXT NOT NULL,
-			code TEXT NOT NULL, claimed_at TEXT NOT NULL, PRIMARY KEY (drop_id, seq), UNIQUE (drop_id, code))`,
-		`INSERT INTO drop_claims VALUES ('d', 1, 'd.1', 'x', 'A', '2026-12-01T00:00:00Z')`,
-	} {
-		if _, err := db.Exec(stmt); err != nil {
-			t.Fatal(err)
-		}
-	}
+	makeOldClaims(t, db)
 	db.Close()
 	ctx := context.Background()
 	for range 2 { // the second open finds the column there
@@ -196,15 +188,7 @@ func TestMigrateCodeIndexPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for _, stmt := range []string{
-		`CREATE TABLE drop_claims (drop_id TEXT NOT NULL, seq BIGINT NOT NULL, claim_id TEXT NOT NULL, visitor TEXT NOT NULL,
-			code TEXT NOT NULL, claimed_at TEXT NOT NULL, PRIMARY KEY (drop_id, seq), UNIQUE (drop_id, code))`,
-		`INSERT INTO drop_claims VALUES ('d', 1, 'd.1', 'x', 'A', '2026-12-01T00:00:00Z')`,
-	} {
-		if _, err := db.Exec(stmt); err != nil {
-			t.Fatal(err)
-		}
-	}
+	makeOldClaims(t, db)
 	r, err := record.OpenPostgres(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -315,6 +299,21 @@ func TestParseFsync(t *testing.T) {
 	for _, bad := range []string{"", "Always", "1s"} {
 		if _, err := record.ParseFsync(bad); err == nil {
 			t.Fatalf("ParseFsync(%q) accepted", bad)
+		}
+	}
+}
+
+// makeOldClaims makes the drop_claims table as the first versions did (no idempotency keys, a unique
+// index of codes) in db, with one claim.
+func makeOldClaims(t *testing.T, db *sql.DB) {
+	t.Helper()
+	for _, stmt := range []string{
+		`CREATE TABLE drop_claims (drop_id TEXT NOT NULL, seq BIGINT NOT NULL, claim_id TEXT NOT NULL, visitor TEXT NOT NULL,
+			code TEXT NOT NULL, claimed_at TEXT NOT NULL, PRIMARY KEY (drop_id, seq), UNIQUE (drop_id, code))`,
+		`INSERT INTO drop_claims VALUES ('d', 1, 'd.1', 'x', 'A', '2026-12-01T00:00:00Z')`,
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
