@@ -184,8 +184,8 @@ var crashClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Trans
 
 // TestPlacesSurviveKill has a crowd join a paused room on the embedded backend, kills the server
 // (kill -9) at a random moment, and starts it again on the same data: every visitor whose join was
-// answered more than a second before the kill is still waiting, at the place it was told. Three
-// rounds, three kill moments.
+// answered more than a second before the kill is still waiting, at the place it was told, and a room
+// that admitted meanwhile holds no more than its capacity. Three rounds, three kill moments.
 func TestPlacesSurviveKill(t *testing.T) {
 	bin := buildBinary(t)
 	for round := range 3 {
@@ -193,6 +193,11 @@ func TestPlacesSurviveKill(t *testing.T) {
 			data := t.TempDir()
 			cmd, base := startEmbedded(t, bin, data)
 			if code, b, _ := do(t, "PUT", base+"/v1/rooms/line", restartKey, `{"capacity": 10, "paused": true, "idle_timeout": "1h"}`); code != 200 {
+				t.Fatalf("PUT room: %d %v", code, b)
+			}
+			// A second room admits as the crowd joins it: after the restart it holds no more than its
+			// capacity, admissions from before the kill included.
+			if code, b, _ := do(t, "PUT", base+"/v1/rooms/open", restartKey, `{"capacity": 5, "session_ttl": "1h", "grace": "1h", "idle_timeout": "1h"}`); code != 200 {
 				t.Fatalf("PUT room: %d %v", code, b)
 			}
 			type joined struct {
@@ -206,6 +211,9 @@ func TestPlacesSurviveKill(t *testing.T) {
 			for range 16 {
 				wg.Go(func() {
 					for {
+						if code, _ := post(base+"/v1/rooms/open/join", "", "", ""); code != 200 {
+							return // killed
+						}
 						code, v := post(base+"/v1/rooms/line/join", "", "", "")
 						if code != 200 {
 							return // killed
@@ -244,6 +252,11 @@ func TestPlacesSurviveKill(t *testing.T) {
 			}
 			if checked == 0 {
 				t.Fatal("no join was answered more than a second before the kill")
+			}
+			time.Sleep(300 * time.Millisecond) // the restarted gate's first ticks
+			_, open, _ := do(t, "GET", base+"/v1/rooms/open", restartKey, "")
+			if stats := open["stats"].(map[string]any); stats["active"].(float64) > 5 || stats["active"].(float64) < 1 {
+				t.Fatalf("room of capacity 5 after the restart: %v", stats)
 			}
 			t.Logf("%d joins answered; the %d answered more than a second before the kill kept their places", len(crowd), checked)
 		})
