@@ -105,8 +105,12 @@ func Open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 			}
 			return err
 		}
+		var logged time.Time // a full disk fails every tick: say so every ten seconds, not four times a second
 		b.j.run(b.stop, journalEvery, every, func(err error) {
-			log.Error("line changes or the record not synced; a crash now loses them", "err", err)
+			if time.Since(logged) >= 10*time.Second {
+				logged = time.Now()
+				log.Error("line changes or the record not synced; a crash now loses them", "err", err)
+			}
 		})
 	}()
 	return b, nil
