@@ -100,7 +100,9 @@ func (j *journal) take() []byte {
 // flush writes what is buffered and fsyncs it.
 func (j *journal) flush() error { return j.write(j.take()) }
 
-// write writes buf to the journal's file and fsyncs it.
+// write writes buf to the journal's file and fsyncs it. A write that fails (a full disk) is undone,
+// so that no torn record hides the ones after it, and buf goes back in front of the buffer, to be
+// written at the next flush.
 func (j *journal) write(buf []byte) error {
 	j.fmu.Lock()
 	defer j.fmu.Unlock()
@@ -108,7 +110,11 @@ func (j *journal) write(buf []byte) error {
 		return nil
 	}
 	if _, err := j.f.Write(buf); err != nil {
-		return fmt.Errorf("memstore: writing the line journal: %w", err)
+		terr := j.f.Truncate(j.size)
+		j.mu.Lock()
+		j.buf = append(buf, j.buf...)
+		j.mu.Unlock()
+		return fmt.Errorf("memstore: writing the line journal: %w", errors.Join(err, terr))
 	}
 	j.size += int64(len(buf))
 	if j.nosync {

@@ -267,3 +267,47 @@ func TestJournalCompactsWhileServing(t *testing.T) {
 		}
 	}
 }
+
+// TestJournalWriteFailureRetried: a write that fails leaves no torn record behind and is retried
+// whole at the next flush, so the records after it are not lost.
+func TestJournalWriteFailureRetried(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	var j journal
+	j.record(recHeader, int64(1))
+	j.record(recJoin, "r", "a", false, int64(0))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.f = f
+	if err := j.flush(); err != nil {
+		t.Fatal(err)
+	}
+	j.record(recJoin, "r", "b", false, int64(0))
+	ro, err := os.Open(path) // writes to a read-only descriptor fail, as on a full disk
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.f = ro
+	if err := j.flush(); err == nil {
+		t.Fatal("a write to a read-only file succeeded")
+	}
+	ro.Close()
+	j.f = f
+	j.record(recJoin, "r", "c", false, int64(0))
+	if err := j.flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	rooms := NewRooms(Options{})
+	rooms.gen = 1
+	rooms.Restore("r", room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Hour), IdleTimeout: rushgate.Duration(time.Hour)})
+	data, _ := os.ReadFile(path)
+	if _, err := rooms.replay(bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	got := lineOf(t, rooms, []string{"a", "b", "c"})
+	if got[0].Position != 1 || got[1].Position != 2 || got[2].Position != 3 {
+		t.Fatalf("after a failed write and its retry: %+v, want a, b, c in order", got)
+	}
+}
