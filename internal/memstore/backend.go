@@ -52,8 +52,8 @@ type Backend struct {
 // Open opens the embedded backend from what an earlier run kept: auctions, drops and rooms from
 // records, and the lines from the snapshot and journal under dir (see journal.go), which it then
 // compacts. dir also holds the vault's secrets. fsync is the policy records was opened with: line
-// changes are fsync'd every second unless it is FsyncNo, and with FsyncEverySec the record is
-// checkpointed every second too. Close stops it.
+// changes are fsync'd every journalEvery unless it is FsyncNo, and with FsyncEverySec the record is
+// checkpointed as often. Close stops it.
 func Open(ctx context.Context, records *record.DB, dir string, fsync record.Fsync, log *slog.Logger) (*Backend, error) {
 	b := &Backend{auctions: NewAuctions(nil, records), drops: NewDrops(nil, records),
 		rooms: NewRooms(Options{Recorder: records}), vault: vault.Dir(dir), log: log,
@@ -101,7 +101,7 @@ func Open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 				err = records.Checkpoint(context.Background())
 			}
 			if b.j.size >= b.compactAt {
-				err = errors.Join(err, b.compactLive())
+				err = errors.Join(err, b.compact())
 			}
 			return err
 		}
@@ -148,45 +148,25 @@ func (b *Backend) replay() {
 	}
 }
 
-// compact saves the lines as the snapshot of the next generation, then starts an empty journal for it.
-// A crash between the two leaves a journal of the old generation, which the next start ignores. It
-// runs while nothing changes the lines: at the start and at the stop.
+// compact saves the lines as the snapshot of the next generation and starts an empty journal for it.
+// It runs at the start, at the stop, and from the journal's writer while the lines change: the lines
+// are frozen for the time it takes to copy them (no I/O), then what the old journal still lacks is
+// written to it, the copy saved as the next snapshot and a new journal started, while changes buffer
+// for the new one. A crash before the snapshot is saved finds the old snapshot and its complete
+// journal; one between the snapshot and the new journal finds the new snapshot and ignores the old
+// journal, which is of an older generation: either way it loses only what a crash loses anyway, the
+// changes not yet written.
 func (b *Backend) compact() error {
-	b.rooms.gen++
-	if err := saveLines(b.rooms, b.lines); err != nil {
-		b.rooms.gen--
-		return fmt.Errorf("saving the lines to %s: %w", b.lines, err)
-	}
-	return b.newJournal()
-}
-
-// compactLive compacts while the lines change, from the journal's writer: the lines are frozen for
-// the time it takes to copy them (no I/O), then what the old journal still lacks is written to it, the
-// copy saved as the next snapshot and a new journal started for it, while changes buffer for the new
-// one.
-// A crash before the snapshot is saved finds the old snapshot and its complete journal; one between
-// the snapshot and the new journal finds the new snapshot and ignores the old journal: either way it
-// loses only what a crash loses anyway, the changes not yet written.
-func (b *Backend) compactLive() error {
 	var rest []byte
 	snap := b.rooms.freeze(b.rooms.gen+1, func() { rest = b.j.take() })
 	if err := b.j.write(rest); err != nil {
 		return err
 	}
-	tmp := b.lines + ".tmp"
-	err := writeFile(tmp, snap.write)
-	if err == nil {
-		err = os.Rename(tmp, b.lines)
-	}
-	if err == nil {
-		err = syncDir(filepath.Dir(b.lines))
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("compacting the lines into %s: %w", b.lines, err)
+	if err := replaceFile(b.lines, snap.write); err != nil {
+		return fmt.Errorf("saving the lines to %s: %w", b.lines, err)
 	}
 	b.rooms.gen = snap.Generation
-	b.log.Info("line journal compacted", "file", b.lines, "generation", snap.Generation)
+	b.log.Info("lines saved", "file", b.lines, "generation", snap.Generation)
 	return b.newJournal()
 }
 
@@ -194,14 +174,7 @@ func (b *Backend) compactLive() error {
 func (b *Backend) newJournal() error {
 	var head journal
 	head.record(recHeader, b.rooms.gen)
-	tmp := b.journal + ".tmp"
-	err := writeFile(tmp, func(w io.Writer) error { _, err := w.Write(head.buf); return err })
-	if err == nil {
-		err = os.Rename(tmp, b.journal)
-	}
-	if err == nil {
-		err = syncDir(filepath.Dir(b.journal))
-	}
+	err := replaceFile(b.journal, func(w io.Writer) error { _, err := w.Write(head.buf); return err })
 	var f *os.File
 	if err == nil {
 		f, err = os.OpenFile(b.journal, os.O_WRONLY|os.O_APPEND, 0o600)
@@ -238,8 +211,6 @@ func (b *Backend) Close() {
 	<-b.done
 	if err := b.compact(); err != nil {
 		b.log.Error("compacting the lines at the stop; the next start replays the journal", "err", err)
-	} else {
-		b.log.Info("lines saved", "file", b.lines)
 	}
 	b.j.fmu.Lock()
 	if b.j.f != nil {
@@ -268,11 +239,11 @@ func loadLines(rooms *Rooms, path string, log *slog.Logger) {
 	log.Info("lines restored", "file", path)
 }
 
-// saveLines writes the lines to path through a temporary file renamed over it, so that a crash while
-// saving leaves no half-written lines to load.
-func saveLines(rooms *Rooms, path string) error {
+// replaceFile has write fill path through a temporary file, synced and renamed over it, so that a
+// crash while writing leaves the old file whole, never a half-written one.
+func replaceFile(path string, write func(io.Writer) error) error {
 	tmp := path + ".tmp"
-	err := writeFile(tmp, rooms.Save)
+	err := writeFile(tmp, write)
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}

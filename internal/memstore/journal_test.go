@@ -225,7 +225,7 @@ func TestJournalCompactsWhileServing(t *testing.T) {
 				t.Error(err)
 			}
 			if b.j.size >= b.compactAt {
-				if err := b.compactLive(); err != nil {
+				if err := b.compact(); err != nil {
 					t.Error(err)
 				}
 			}

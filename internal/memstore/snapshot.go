@@ -12,10 +12,10 @@ import (
 )
 
 // The embedded backend keeps its lines in memory, so a restart would send every waiting visitor to the
-// back of a new line. A graceful shutdown saves them instead (Save), and the next start puts them back
-// (Load): the places, the admissions with their ids (which admission tokens carry), and the counters
-// that name the next admissions. A crash still loses them; the room configs themselves are recorded as
-// they change (Options.Recorder) and survive either way.
+// back of a new line. A snapshot keeps them instead (Save, Load): the places, the admissions with their
+// ids (which admission tokens carry), and the counters that name the next admissions. The journal of
+// later changes (journal.go) is replayed onto it, so that a crash loses no more than its last
+// moments; the room configs themselves are recorded as they change (Options.Recorder).
 
 // snapshot is what Save writes: every room's line and admissions, and the generation that a journal
 // of later changes names (see journal.go; 0 in snapshots older than journals).
@@ -46,15 +46,9 @@ type waiterSnapshot struct {
 	Draw    int64 // the pre-queue order, for a waiter in the pre-queue
 }
 
-// Save writes every room's line and admissions to w. Call it once nothing else uses the store, after
-// the HTTP server has drained and the gates have stopped, so that no answer given is missing from it.
+// Save writes every room's line and admissions, as of one instant, to w.
 func (s *Rooms) Save(w io.Writer) error {
-	snap := snapshot{Generation: s.gen}
-	for _, rs := range s.list() {
-		rs.mu.Lock()
-		snap.Rooms = append(snap.Rooms, rs.snapshot())
-		rs.mu.Unlock()
-	}
+	snap := s.freeze(s.gen, func() {})
 	return snap.write(w)
 }
 

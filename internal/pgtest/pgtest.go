@@ -47,19 +47,6 @@ func command(bin string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// Start runs a PostgreSQL server of the test's own, stopped when the test ends, and returns a DSN for
-// its "postgres" database. Tests that need no server of their own use Database.
-func Start(t testing.TB) string {
-	t.Helper()
-	bins := binDir(t)
-	dsn, stop, err := start(bins)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	return dsn
-}
-
 // shared is the server that Database hands out databases of, started on first use.
 var shared struct {
 	once sync.Once
