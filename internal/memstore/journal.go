@@ -60,32 +60,33 @@ func (j *journal) record(kind byte, fields ...any) {
 	if j == nil {
 		return
 	}
-	var p []byte
-	p = append(p, kind)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.paused {
+		return
+	}
+	// Encoded in place behind room for its length and checksum, which follow once it is whole.
+	start := len(j.buf)
+	j.buf = append(j.buf, make([]byte, 8)...)
+	j.buf = append(j.buf, kind)
 	for _, f := range fields {
 		switch v := f.(type) {
 		case string:
-			p = binary.AppendUvarint(p, uint64(len(v)))
-			p = append(p, v...)
+			j.buf = binary.AppendUvarint(j.buf, uint64(len(v)))
+			j.buf = append(j.buf, v...)
 		case int64:
-			p = binary.AppendVarint(p, v)
+			j.buf = binary.AppendVarint(j.buf, v)
 		case bool:
 			b := byte(0)
 			if v {
 				b = 1
 			}
-			p = append(p, b)
+			j.buf = append(j.buf, b)
 		}
 	}
-	j.mu.Lock()
-	if j.paused {
-		j.mu.Unlock()
-		return
-	}
-	j.buf = binary.LittleEndian.AppendUint32(j.buf, uint32(len(p)))
-	j.buf = binary.LittleEndian.AppendUint32(j.buf, crc32.ChecksumIEEE(p))
-	j.buf = append(j.buf, p...)
-	j.mu.Unlock()
+	p := j.buf[start+8:]
+	binary.LittleEndian.PutUint32(j.buf[start:], uint32(len(p)))
+	binary.LittleEndian.PutUint32(j.buf[start+4:], crc32.ChecksumIEEE(p))
 }
 
 // take returns what is buffered and empties the buffer.
