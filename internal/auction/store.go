@@ -37,6 +37,8 @@ type Store interface {
 	// deadline after them (already past when more are due; zero when none), from a deadline index:
 	// the closers' timer.
 	Due(ctx context.Context, limit int) (ids []string, next time.Time, err error)
+	// List returns up to limit auction ids after the id after, in id order: the admin's list.
+	List(ctx context.Context, after string, limit int) ([]string, error)
 	// Events returns up to limit events with a sequence number above after, in order.
 	Events(ctx context.Context, id string, after int64, limit int) ([]Event, error)
 }

@@ -29,6 +29,8 @@ type Store interface {
 	Claim(ctx context.Context, id, rev, visitor, key string) (c Claim, created bool, err error)
 	// Claims pages through all claims by sequence number.
 	Claims(ctx context.Context, id string, after int64, limit int) ([]Claim, error)
+	// List returns up to limit drop ids after the id after, in id order: the admin's list.
+	List(ctx context.Context, after string, limit int) ([]string, error)
 	// Mine returns a visitor's claims.
 	Mine(ctx context.Context, id, visitor string) ([]Claim, error)
 }

@@ -3,6 +3,9 @@ package memstore
 import (
 	"context"
 	"fmt"
+	"iter"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -244,4 +247,24 @@ func (a *Auctions) Events(_ context.Context, id string, after int64, limit int) 
 	start := min(max(after, 0), int64(len(as.events)))
 	end := min(start+int64(limit), int64(len(as.events)))
 	return append([]auction.Event(nil), as.events[start:end]...), nil
+}
+
+// List implements [auction.Store].
+func (a *Auctions) List(_ context.Context, after string, limit int) ([]string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return page(maps.Keys(a.auctions), after, limit), nil
+}
+
+// page returns up to limit of ids after the id after, in order. Sorting on each call is O(n log n) in
+// the entities, which only an admin's list pays.
+func page(ids iter.Seq[string], after string, limit int) []string {
+	out := []string{}
+	for id := range ids {
+		if id > after {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out[:min(limit, len(out))]
 }

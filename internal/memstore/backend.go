@@ -39,6 +39,8 @@ type Backend struct {
 	auctions *Auctions
 	drops    *Drops
 	vault    vault.Dir
+	history  *History
+	audit    *record.DB
 	lines    string // the snapshot of the lines (see journal.go)
 	journal  string // the journal of line changes since that snapshot
 	log      *slog.Logger
@@ -57,6 +59,7 @@ type Backend struct {
 func Open(ctx context.Context, records *record.DB, dir string, fsync record.Fsync, log *slog.Logger) (*Backend, error) {
 	b := &Backend{auctions: NewAuctions(nil, records), drops: NewDrops(nil, records),
 		rooms: NewRooms(Options{Recorder: records}), vault: vault.Dir(dir), log: log,
+		history: NewHistory(nil), audit: records,
 		lines: filepath.Join(dir, "lines.snapshot"), journal: filepath.Join(dir, "lines.journal"),
 		j: &journal{paused: true, nosync: fsync == record.FsyncNo}, compactAt: compactAt,
 		stop: make(chan struct{}), done: make(chan struct{})}
@@ -203,6 +206,12 @@ func (b *Backend) Drops() *Drops { return b.drops }
 
 // Vault returns the secrets kept in the data directory.
 func (b *Backend) Vault() vault.Dir { return b.vault }
+
+// History returns the per-second samples of rooms, drops and auctions, kept in memory.
+func (b *Backend) History() *History { return b.history }
+
+// Audit returns the log of operators' changes, kept in the record.
+func (b *Backend) Audit() *record.DB { return b.audit }
 
 // Close stops the journal's writer and compacts, so that the next start has a snapshot and nothing to
 // replay. Call it once nothing uses the rooms any more.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -210,4 +211,11 @@ func (d *Drops) Mine(_ context.Context, id, visitor string) ([]drop.Claim, error
 		return nil, drop.ErrNotFound
 	}
 	return s.Mine(visitor), nil
+}
+
+// List implements [drop.Store].
+func (d *Drops) List(_ context.Context, after string, limit int) ([]string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return page(maps.Keys(d.drops), after, limit), nil
 }

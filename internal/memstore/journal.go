@@ -266,6 +266,7 @@ func (s *Rooms) apply(e jrecord, now int64) {
 		pre, ok := e.flag()
 		draw, ok2 := e.num()
 		if _, in := rs.waiting.find(&k); ok && ok2 && !in {
+			rs.joinedTotal++
 			_, prev, moved = rs.waiting.add(visitor, &k, now, pre, draw)
 		}
 	case recGone:

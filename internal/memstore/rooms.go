@@ -330,6 +330,9 @@ func (s *Rooms) Stats(_ context.Context, id string) (room.Stats, error) {
 			Waiting:       int64(rs.waiting.Len()),
 			Active:        int64(rs.active.Len() - rs.active.CountAtMost(now)),
 			AdmittedTotal: rs.admittedTotal,
+			JoinedTotal:   rs.joinedTotal,
+			IdleTotal:     rs.idleTotal,
+			GraceTotal:    rs.graceTotal,
 		}
 		return nil
 	})

@@ -28,6 +28,9 @@ type roomState struct {
 
 	admissionSeq  int64
 	admittedTotal int64
+	// joinedTotal, idleTotal and graceTotal count places taken, waiters gone idle and admissions never
+	// collected, for the room's history.
+	joinedTotal, idleTotal, graceTotal int64
 
 	j *journal // where line changes go, nil for none (see journal.go)
 }
@@ -57,11 +60,13 @@ func (rs *roomState) join(visitor string, k *vkey, now int64) (room.Status, plac
 	}
 	if o := rs.cfg.OpensAt; o != nil && now < unixNano(*o) {
 		draw := rs.rng.Int64()
+		rs.joinedTotal++
 		i, prev, moved := rs.waiting.add(visitor, k, now, true, draw)
 		rs.j.record(recJoin, rs.id, visitor, true, draw)
 		return room.Status{State: room.StateWaiting, Position: rs.waiting.position(i)}, prev, moved
 	}
 	// An arrival after the opening always joins at the back.
+	rs.joinedTotal++
 	_, prev, moved := rs.waiting.add(visitor, k, now, false, 0)
 	rs.j.record(recJoin, rs.id, visitor, false, int64(0))
 	return room.Status{State: room.StateWaiting, Position: int64(rs.waiting.Len())}, prev, moved
@@ -121,6 +126,9 @@ func (rs *roomState) admit(now int64, max int) room.Tick {
 		if !ok || exp > now {
 			break
 		}
+		if a := rs.admissions[v]; a != nil && !a.Collected {
+			rs.graceTotal++
+		}
 		rs.endAdmission(v)
 		t.Expired = append(t.Expired, v)
 	}
@@ -132,6 +140,7 @@ func (rs *roomState) admit(now int64, max int) room.Tick {
 		}
 		v := rs.waiting.id(i)
 		t.Idle = append(t.Idle, v)
+		rs.idleTotal++
 		rs.waiting.remove(i)
 		rs.j.record(recGone, rs.id, v)
 	}

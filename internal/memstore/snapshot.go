@@ -29,6 +29,9 @@ type roomSnapshot struct {
 	Epoch         string
 	AdmissionSeq  int64
 	AdmittedTotal int64
+	JoinedTotal   int64
+	IdleTotal     int64
+	GraceTotal    int64
 	Window        []int64 // admission times inside the rate window, oldest first
 	Admissions    []admissionSnapshot
 	Waiting       []waiterSnapshot // in line order: the pre-queue by draw, then arrivals
@@ -97,6 +100,7 @@ func (s *Rooms) freeze(gen int64, cut func()) snapshot {
 func (rs *roomState) snapshot() roomSnapshot {
 	out := roomSnapshot{
 		ID: rs.id, Epoch: rs.epoch, AdmissionSeq: rs.admissionSeq, AdmittedTotal: rs.admittedTotal,
+		JoinedTotal: rs.joinedTotal, IdleTotal: rs.idleTotal, GraceTotal: rs.graceTotal,
 		Window: slices.Clone(rs.window),
 	}
 	for v, a := range rs.admissions {
@@ -160,6 +164,7 @@ func (rs *roomState) restore(saved roomSnapshot, now int64) error {
 		return fmt.Errorf("memstore: loading lines: room %s is not empty", rs.id)
 	}
 	rs.epoch, rs.admissionSeq, rs.admittedTotal = saved.Epoch, saved.AdmissionSeq, saved.AdmittedTotal
+	rs.joinedTotal, rs.idleTotal, rs.graceTotal = saved.JoinedTotal, saved.IdleTotal, saved.GraceTotal
 	rs.window = slices.Clone(saved.Window)
 	for _, a := range saved.Admissions {
 		exp := time.Unix(0, a.ExpiresAt).UTC()

@@ -182,6 +182,14 @@ CREATE TABLE IF NOT EXISTS record_health (
 	id         INTEGER PRIMARY KEY,
 	checked_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS audit (
+	seq     BIGINT PRIMARY KEY,
+	at      TEXT NOT NULL,
+	kind    TEXT NOT NULL,
+	entity  TEXT NOT NULL,
+	action  TEXT NOT NULL,
+	changes TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS auction_results (
 	auction_id  TEXT PRIMARY KEY,
 	status      TEXT   NOT NULL,

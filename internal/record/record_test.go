@@ -27,6 +27,7 @@ func TestSQLite(t *testing.T) {
 	}
 	defer r.Close()
 	testRecords(t, r)
+	testAudit(t, r)
 }
 
 func TestPostgres(t *testing.T) {
@@ -36,6 +37,33 @@ func TestPostgres(t *testing.T) {
 	}
 	defer r.Close()
 	testRecords(t, r)
+	testAudit(t, r)
+}
+
+// testAudit appends from many goroutines at once: each entry is kept once, under its own cursor.
+func testAudit(t *testing.T, r *record.DB) {
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 5 {
+				e := rushgate.Entry{At: time.Now(), Kind: "room", ID: fmt.Sprint("r", g), Action: "update",
+					Changes: []rushgate.Change{{Field: "capacity", Old: []byte(fmt.Sprint(i)), New: []byte(fmt.Sprint(i + 1))}}}
+				if err := r.Append(ctx, e); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	all, err := r.Entries(ctx, "", "", "", 100)
+	if err != nil || len(all) != 40 {
+		t.Fatalf("entries = %d, %v", len(all), err)
+	}
+	mine, err := r.Entries(ctx, "room", "r3", "", 100)
+	if err != nil || len(mine) != 5 || string(mine[0].Changes[0].New) != "5" {
+		t.Fatalf("entries of r3 = %+v, %v", mine, err)
+	}
 }
 
 // testRecords replays events as a crashed writer would (twice, and concurrently) and races two

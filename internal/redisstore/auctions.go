@@ -90,7 +90,10 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 		strings.Join(tiers, ","), string(js), rushgate.NewRevision()); err != nil {
 		return err
 	}
-	return a.register(ctx, a.keys.auctions(), id, a.keys.auction(id)[1])
+	if err := a.register(ctx, a.keys.auctions(), id, a.keys.auction(id)[1]); err != nil {
+		return err
+	}
+	return a.catalogue(ctx, "auctions", id, true)
 }
 
 // Delete implements [auction.Store]. The script removes the auction; then it leaves the deadline index
@@ -102,8 +105,10 @@ func (a *Auctions) Delete(ctx context.Context, id string) error {
 	if _, err := a.do(ctx, a.rdb.B().Zrem().Key(a.keys.auctionDeadlines()).Member(id).Build()); err != nil {
 		return err
 	}
-	_, err := a.do(ctx, a.rdb.B().Srem().Key(a.keys.auctions()).Member(id).Build())
-	return err
+	if _, err := a.do(ctx, a.rdb.B().Srem().Key(a.keys.auctions()).Member(id).Build()); err != nil {
+		return err
+	}
+	return a.catalogue(ctx, "auctions", id, false)
 }
 
 func (a *Auctions) index(ctx context.Context, id string, end time.Time) error {

@@ -61,6 +61,12 @@ func (b *Backend) Drops() *Drops { return b.drops }
 // Vault returns the store of shared secrets.
 func (b *Backend) Vault() *Vault { return b.vault }
 
+// History returns the per-second samples of rooms, drops and auctions, shared by every instance.
+func (b *Backend) History() History { return History{b.conn} }
+
+// Audit returns the log of operators' changes, shared by every instance.
+func (b *Backend) Audit() Audit { return Audit{b.conn} }
+
 // Record copies the auctions' and drops' outboxes into rec until ctx ends, as consumer: every
 // instance runs it under its own name (see RunRecorder of Auctions and Drops).
 func (b *Backend) Record(ctx context.Context, consumer string, rec Records, log *slog.Logger) {

@@ -42,6 +42,7 @@ var (
 	statsScript   = script("stats")
 	admitScript   = script("admit")
 	lineScript    = script("line")
+	historyScript = script("history")
 	settleScript  = rueidis.NewLuaScript(mustSource("line_settle"))
 	// swapScript stands alone: it is not a room script and needs none of lib.lua's helpers.
 	swapScript = rueidis.NewLuaScript(mustSource("secret_swap"))

@@ -65,7 +65,10 @@ func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
 	if err := d.runCode(ctx, dropPutScript, d.keys.drop(id), &dropErrors, args...); err != nil {
 		return err
 	}
-	return d.register(ctx, d.keys.drops(), id, d.keys.drop(id)[1])
+	if err := d.register(ctx, d.keys.drops(), id, d.keys.drop(id)[1]); err != nil {
+		return err
+	}
+	return d.catalogue(ctx, "drops", id, true)
 }
 
 // Delete implements [drop.Store]: the script removes the drop, then it leaves the recorders' registry.
@@ -73,8 +76,10 @@ func (d *Drops) Delete(ctx context.Context, id string) error {
 	if err := d.runCode(ctx, dropDelScript, d.keys.drop(id), &dropErrors); err != nil {
 		return err
 	}
-	_, err := d.do(ctx, d.rdb.B().Srem().Key(d.keys.drops()).Member(id).Build())
-	return err
+	if _, err := d.do(ctx, d.rdb.B().Srem().Key(d.keys.drops()).Member(id).Build()); err != nil {
+		return err
+	}
+	return d.catalogue(ctx, "drops", id, false)
 }
 
 // Get implements [drop.Store].

@@ -45,6 +45,17 @@ func (k keys) moving(visitor string) []string {
 	return []string{k.line(visitor), k.joining(visitor), k.fence(visitor)}
 }
 
+// history is a LIST of an entity's per-second samples, "unix second,figure,figure,...", oldest first.
+// entity is "room:ID", "drop:ID" or "auction:ID", so the list shares its entity's hash tag.
+func (k keys) history(entity string) string { return k.prefix + ":{" + entity + "}:history" }
+
+// audit is a STREAM of operators' changes, one JSON entry in field "e" each, capped near auditKeep.
+func (k keys) audit() string { return k.prefix + ":audit" }
+
+// catalog is a ZSET of the ids of one kind ("rooms", "drops", "auctions"), all scored 0, so that the
+// admin lists page through them in id order (ZRANGE BYLEX) without scanning the keyspace.
+func (k keys) catalog(kind string) string { return k.prefix + ":catalog:" + kind }
+
 // secret is a STRING holding a shared secret (signing keys, the visitor-token secret, the admin key)
 // that every instance must agree on.
 func (k keys) secret(name string) string { return k.prefix + ":secret:" + name }

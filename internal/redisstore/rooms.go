@@ -367,7 +367,7 @@ func (s *Rooms) Stats(ctx context.Context, id string) (room.Stats, error) {
 	if r[0] < 0 {
 		return room.Stats{}, room.ErrNotFound
 	}
-	return room.Stats{Waiting: r[0], Active: r[1], AdmittedTotal: r[2]}, nil
+	return room.Stats{Waiting: r[0], Active: r[1], AdmittedTotal: r[2], JoinedTotal: r[3], IdleTotal: r[4], GraceTotal: r[5]}, nil
 }
 
 // Admit implements [room.Store]. Every instance runs it; the script is the only writer of admissions,

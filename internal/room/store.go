@@ -96,11 +96,17 @@ type Tick struct {
 	AdmittedTotal int64
 }
 
-// Stats counts a room's visitors.
+// Stats counts a room's visitors: how many wait and are in now, and totals since the room was created,
+// from which its history derives rates.
 type Stats struct {
 	Waiting       int64 `json:"waiting"`
 	Active        int64 `json:"active"`
 	AdmittedTotal int64 `json:"admitted_total"`
+	// JoinedTotal counts places taken in the line (a repeated join takes none).
+	JoinedTotal int64 `json:"joined_total"`
+	// IdleTotal counts waiters who left the line by going idle; GraceTotal, admissions never collected.
+	IdleTotal  int64 `json:"idle_total"`
+	GraceTotal int64 `json:"grace_total"`
 }
 
 // Store holds rooms and their lines. Each method is one atomic step against the backend's state (one

@@ -28,6 +28,9 @@ type Harness struct {
 	Drops    drop.Store
 	// Vault, when set, keeps the backend's secrets (signing keys, the visitor secret).
 	Vault keyring.Vault
+	// History and Audit, when set, are the backend's per-second samples and audit log.
+	History rushgate.History
+	Audit   rushgate.Audit
 	// Advance moves the backend's clock forward. Backends whose clock is a server's (Redis TIME) apply
 	// it as an offset the store adds to that clock, so no test sleeps for time to pass.
 	Advance func(time.Duration)
@@ -69,6 +72,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	}
 	tests = append(tests, auctionTests...)
 	tests = append(tests, dropTests...)
+	tests = append(tests, consoleTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

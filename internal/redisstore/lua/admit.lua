@@ -2,7 +2,8 @@
 -- the line within capacity (active admissions, counted after the sweep) and the sliding rate window.
 -- Cost: O((expired + idle + admitted + fences forgotten) * log N); nothing here walks the line (an
 -- arrivals entry of the presence set covers one step's arrivals, at most a visit batch).
--- KEYS[1..7] meta, queue, seen, active, adm, window, fences (see keys.go)
+-- KEYS[1..7] meta, queue, seen, active, adm, window, fences (see keys.go); meta counts the admissions
+--   never collected (graced) and the waiters gone idle (idled) for the room's history
 -- ARGV[1] most visitors to admit, and to expire of each kind  ARGV[2] now override (ms)
 -- ARGV[3] pub/sub channel for changes  ARGV[4] how long a fence is kept (ms; see line.lua)
 -- Returns {-1} for an unknown room, else
@@ -19,10 +20,18 @@ local changed = {}
 redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - tonumber(ARGV[4]))
 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, max)
+local graced = 0
 for _, v in ipairs(expired) do
+  local a = redis.call('HGET', KEYS[5], v)
+  if a and string.sub(a, -2) == '|0' then
+    graced = graced + 1
+  end
   redis.call('ZREM', KEYS[4], v)
   redis.call('HDEL', KEYS[5], v)
   changed[#changed + 1] = v
+end
+if graced > 0 then
+  redis.call('HINCRBY', KEYS[1], 'graced', graced)
 end
 
 -- Idle waiters: visitors whose last presence is older than the idle timeout, and arrivals whose step's
@@ -57,6 +66,9 @@ for _, v in ipairs(stale) do
 end
 for _, v in ipairs(idle) do
   changed[#changed + 1] = v
+end
+if #idle > 0 then
+  redis.call('HINCRBY', KEYS[1], 'idled', #idle)
 end
 
 local budget = 0

@@ -74,8 +74,10 @@ local function present(v)
 end
 
 -- arrive takes a place for a visitor in no line and returns its position.
+local prejoined = 0 -- arrivals before the opening, which take no sequence number, for the joined total
 local function arrive(v, draw)
   if preopen then
+    prejoined = prejoined + 1
     present(v)
     redis.call('ZADD', KEYS[2], tonumber(draw), v)
     placed[v] = true
@@ -148,6 +150,9 @@ if seq then
   seen[#seen + 1] = now
   seen[#seen + 1] = ARRIVALS .. first .. ':' .. seq
   redis.call('HSET', KEYS[1], 'seq', seq)
+end
+if prejoined > 0 then
+  redis.call('HINCRBY', KEYS[1], 'prejoined', prejoined)
 end
 zadd(KEYS[3], seen)
 return out

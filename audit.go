@@ -1,0 +1,91 @@
+package rushgate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+)
+
+// Change is one field of a config an operator changed, with its JSON before and after (null when the
+// field was absent).
+type Change struct {
+	Field string          `json:"field"`
+	Old   json.RawMessage `json:"old"`
+	New   json.RawMessage `json:"new"`
+}
+
+// Entry is one operator action in the audit log: what changed on which room, drop or auction, and when.
+type Entry struct {
+	// Cursor orders entries in their log; pass it as before to read older ones.
+	Cursor string    `json:"cursor"`
+	At     time.Time `json:"at"`
+	// Kind is "room", "drop" or "auction".
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
+	// Action is "create", "update" or "delete", or a control such as "end" or "extend".
+	Action  string   `json:"action"`
+	Changes []Change `json:"changes"`
+}
+
+// Audit keeps operators' changes so that, after an on-sale, anyone can tell who paused what when. On a
+// shared backend it is shared by every instance.
+type Audit interface {
+	// Append adds an entry; the store sets its Cursor.
+	Append(ctx context.Context, e Entry) error
+	// Entries returns up to limit entries older than the cursor before ("" for the newest), newest
+	// first, of one entity when kind and id are set, else of all.
+	Entries(ctx context.Context, kind, id, before string, limit int) ([]Entry, error)
+}
+
+// Diff lists the top-level fields whose JSON differs between two configs, in field order; old or new
+// may be nil (a creation, a deletion).
+func Diff(old, new any) []Change {
+	a, b := fields(old), fields(new)
+	var names []string
+	for k := range a {
+		names = append(names, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	changes := []Change{}
+	for _, k := range names {
+		o, n := a[k], b[k]
+		if bytes.Equal(o, n) {
+			continue
+		}
+		if o == nil {
+			o = json.RawMessage("null")
+		}
+		if n == nil {
+			n = json.RawMessage("null")
+		}
+		changes = append(changes, Change{Field: k, Old: o, New: n})
+	}
+	return changes
+}
+
+// fields returns v's JSON object fields, compacted so that spacing is no change.
+func fields(v any) map[string]json.RawMessage {
+	m := map[string]json.RawMessage{}
+	if v == nil {
+		return m
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return m
+	}
+	_ = json.Unmarshal(b, &m)
+	for k, raw := range m {
+		var buf bytes.Buffer
+		if json.Compact(&buf, raw) == nil {
+			m[k] = buf.Bytes()
+		}
+	}
+	return m
+}

@@ -1,0 +1,61 @@
+package rushgate
+
+import (
+	"context"
+	"time"
+)
+
+// HistoryKeep is how far back a [History] keeps samples: an operator looks at the last hour of an event.
+const HistoryKeep = time.Hour
+
+// HistoryLen is how many samples a [History] keeps per entity: one a second for HistoryKeep, and a
+// little more so that a reader asking for exactly the last hour finds it all.
+const HistoryLen = int(HistoryKeep/time.Second) + 60
+
+// Sample is one second's figures of a room, drop or auction. The domain that took it orders and
+// names the figures; counters are kept as totals, so rates come from two samples however far apart
+// they are.
+type Sample struct {
+	At      time.Time
+	Figures []int64
+}
+
+// History keeps per-second samples of every room, drop and auction for at least [HistoryKeep]. On a
+// shared backend it is shared: each instance offers a sample every second and the store keeps the first
+// of each second by its own clock, so any number of instances keep one sample a second between them.
+// An entity is named "room:ID", "drop:ID" or "auction:ID".
+type History interface {
+	// Sample keeps figures as the entity's sample of the current second, unless that second has one.
+	Sample(ctx context.Context, entity string, figures []int64) error
+	// Since returns the entity's samples taken after since, oldest first.
+	Since(ctx context.Context, entity string, since time.Time) ([]Sample, error)
+	// Forget drops an entity's samples, when it is deleted.
+	Forget(ctx context.Context, entity string) error
+}
+
+// PerSecond is the rate of change of counter figure i between two samples, 0 when the counter did not
+// grow (a restarted backend may count from zero again).
+func PerSecond(prev, cur Sample, i int) float64 {
+	dt := cur.At.Sub(prev.At).Seconds()
+	d := cur.Figures[i] - prev.Figures[i]
+	if dt <= 0 || d <= 0 {
+		return 0
+	}
+	return float64(d) / dt
+}
+
+// Sampled calls sample at the start of every second until ctx ends: how each domain service feeds its
+// history. Sampling costs each service one read per entity a second, never a read per visitor.
+func Sampled(ctx context.Context, sample func(ctx context.Context)) {
+	for {
+		now := time.Now()
+		t := time.NewTimer(now.Truncate(time.Second).Add(time.Second).Sub(now))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+			sample(ctx)
+		}
+	}
+}

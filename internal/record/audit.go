@@ -1,0 +1,73 @@
+package record
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/rushgate/rushgate"
+)
+
+// Append implements [rushgate.Audit]: the embedded backend keeps its audit log with its records. The
+// next sequence is taken in the insert itself; two racing appends on PostgreSQL collide on the key and
+// the loser tries again.
+func (r *DB) Append(ctx context.Context, e rushgate.Entry) error {
+	changes, err := json.Marshal(e.Changes)
+	if err != nil {
+		return err
+	}
+	for try := 0; ; try++ {
+		_, err = r.db.ExecContext(ctx, r.q(`INSERT INTO audit (seq, at, kind, entity, action, changes)
+			SELECT COALESCE(MAX(seq), 0) + 1, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT) FROM audit`), ts(e.At), e.Kind, e.ID, e.Action, string(changes))
+		if err == nil || try == 20 || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// Entries implements [rushgate.Audit]; a cursor is the entry's sequence.
+func (r *DB) Entries(ctx context.Context, kind, id, before string, limit int) ([]rushgate.Entry, error) {
+	q := `SELECT seq, at, kind, entity, action, changes FROM audit WHERE seq < ?`
+	top := int64(1) << 62
+	if before != "" {
+		n, err := strconv.ParseInt(before, 10, 64)
+		if err != nil {
+			return []rushgate.Entry{}, nil // no entry has such a cursor
+		}
+		top = n
+	}
+	args := []any{top}
+	if kind != "" {
+		q += ` AND kind = ?`
+		args = append(args, kind)
+	}
+	if id != "" {
+		q += ` AND entity = ?`
+		args = append(args, id)
+	}
+	q += ` ORDER BY seq DESC LIMIT ?`
+	args = append(args, limit)
+	rows, err := r.db.QueryContext(ctx, r.q(q), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []rushgate.Entry{}
+	for rows.Next() {
+		var e rushgate.Entry
+		var seq int64
+		var at, changes string
+		if err := rows.Scan(&seq, &at, &e.Kind, &e.ID, &e.Action, &changes); err != nil {
+			return nil, err
+		}
+		e.Cursor = strconv.FormatInt(seq, 10)
+		e.At, _ = time.Parse(time.RFC3339Nano, at)
+		_ = json.Unmarshal([]byte(changes), &e.Changes)
+		if e.Changes == nil {
+			e.Changes = []rushgate.Change{}
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,60 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/rushgate/rushgate"
+)
+
+// auditKeep is about how many entries the audit stream keeps: years of an operator's changes.
+const auditKeep = 100_000
+
+// Audit keeps operators' changes in one stream shared by every instance; an entry's cursor is its
+// stream ID.
+type Audit struct{ *conn }
+
+// Append implements [rushgate.Audit].
+func (a Audit) Append(ctx context.Context, e rushgate.Entry) error {
+	e.Cursor = ""
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	_, err = a.do(ctx, a.rdb.B().Xadd().Key(a.keys.audit()).Maxlen().Almost().Threshold(itoa(auditKeep)).Id("*").
+		FieldValue().FieldValue("e", string(b)).Build())
+	return err
+}
+
+// Entries implements [rushgate.Audit]. Entries of one entity are found by reading the stream back a
+// page at a time, at most auditScan entries, which an admin page can afford.
+func (a Audit) Entries(ctx context.Context, kind, id, before string, limit int) ([]rushgate.Entry, error) {
+	const page, auditScan = 500, 20_000
+	out := []rushgate.Entry{}
+	end := "+"
+	if before != "" {
+		end = "(" + before
+	}
+	for scanned := 0; len(out) < limit && scanned < auditScan; scanned += page {
+		m, err := a.do(ctx, a.rdb.B().Xrevrange().Key(a.keys.audit()).End(end).Start("-").Count(page).Build())
+		if err != nil {
+			return nil, err
+		}
+		rows, _ := m.AsXRange()
+		for _, row := range rows {
+			var e rushgate.Entry
+			if json.Unmarshal([]byte(row.FieldValues["e"]), &e) != nil {
+				continue
+			}
+			e.Cursor = row.ID
+			if (kind == "" || e.Kind == kind) && (id == "" || e.ID == id) && len(out) < limit {
+				out = append(out, e)
+			}
+		}
+		if len(rows) < page {
+			break
+		}
+		end = "(" + rows[len(rows)-1].ID
+	}
+	return out, nil
+}

@@ -1,0 +1,202 @@
+package storetest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+// consoleTests specify what the operator's console reads: rooms' running totals, the lists of drops and
+// auctions, the per-second history and the audit log.
+var consoleTests = []check{
+	{"Console/Totals", testTotals},
+	{"Console/PreOpenTotals", testPreOpenTotals},
+	{"Console/Lists", testLists},
+	{"Console/History", testHistory},
+	{"Console/HistoryKeep", testHistoryKeep},
+	{"Console/Audit", testAudit},
+}
+
+func testTotals(t *testing.T, h Harness) {
+	c := cfg(1)
+	put(t, h, "tot", c)
+	join(t, h, "tot", "a", "b", "c")
+	join(t, h, "tot", "a") // a repeat takes no place
+	wantAdmitted(t, admit(t, h, "tot"), "a")
+	status(t, h, "tot", "b")
+	status(t, h, "tot", "c")
+	h.Advance(time.Duration(c.Grace) + time.Second) // a never collects
+	wantAdmitted(t, admit(t, h, "tot"), "b")
+	status(t, h, "tot", "b") // b collects: its session will not count as a lapsed grace
+	h.Advance(time.Duration(c.IdleTimeout) + time.Second)
+	tk := admit(t, h, "tot")
+	if !slices.Equal(tk.Idle, []string{"c"}) {
+		t.Fatalf("idle = %v, want [c]", tk.Idle)
+	}
+	st, err := h.Rooms.Stats(ctx, "tot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := room.Stats{Waiting: 0, Active: 1, AdmittedTotal: 2, JoinedTotal: 3, IdleTotal: 1, GraceTotal: 0 + 1}
+	if st != want {
+		t.Fatalf("stats = %+v, want %+v", st, want)
+	}
+}
+
+func testPreOpenTotals(t *testing.T, h Harness) {
+	c := cfg(5)
+	opens := h.Now().Add(time.Minute).Truncate(time.Millisecond)
+	c.OpensAt = &opens
+	put(t, h, "pre", c)
+	join(t, h, "pre", "a", "b")
+	h.Advance(2 * time.Minute)
+	join(t, h, "pre", "c")
+	if st, err := h.Rooms.Stats(ctx, "pre"); err != nil || st.JoinedTotal != 3 {
+		t.Fatalf("stats = %+v, %v; want 3 joined", st, err)
+	}
+}
+
+func testLists(t *testing.T, h Harness) {
+	for _, id := range []string{"d3", "d1", "d2"} {
+		putDrop(t, h, id, dropCfg(h, 5))
+		putAuction(t, h, "a"+id[1:], auctionCfg(h))
+	}
+	lists := map[string]func(after string, limit int) ([]string, error){
+		"drops":    func(after string, limit int) ([]string, error) { return h.Drops.List(ctx, after, limit) },
+		"auctions": func(after string, limit int) ([]string, error) { return h.Auctions.List(ctx, after, limit) },
+	}
+	for kind, list := range lists {
+		p := kind[:1]
+		first, err := list("", 2)
+		if err != nil || !slices.Equal(first, []string{p + "1", p + "2"}) {
+			t.Fatalf("%s first page = %v, %v", kind, first, err)
+		}
+		rest, err := list(first[1], 2)
+		if err != nil || !slices.Equal(rest, []string{p + "3"}) {
+			t.Fatalf("%s second page = %v, %v", kind, rest, err)
+		}
+	}
+	if err := h.Drops.Delete(ctx, "d2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Auctions.Delete(ctx, "a1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := h.Drops.List(ctx, "", 10); err != nil || !slices.Equal(got, []string{"d1", "d3"}) {
+		t.Fatalf("drops after a delete = %v, %v", got, err)
+	}
+	if got, err := h.Auctions.List(ctx, "", 10); err != nil || !slices.Equal(got, []string{"a2", "a3"}) {
+		t.Fatalf("auctions after a delete = %v, %v", got, err)
+	}
+}
+
+func testHistory(t *testing.T, h Harness) {
+	if h.History == nil {
+		t.Skip("no history")
+	}
+	hist := h.History
+	start := h.Now()
+	sample := func(f ...int64) {
+		t.Helper()
+		if err := hist.Sample(ctx, "room:h", f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sample(1, 2)
+	sample(9, 9) // the same second: another instance's offer, not kept
+	h.Advance(time.Second)
+	sample(3, 4)
+	h.Advance(3 * time.Second) // seconds without a sample are simply absent
+	sample(5, 6)
+	if err := hist.Sample(ctx, "drop:h", []int64{7}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := hist.Since(ctx, "room:h", start.Add(-time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("samples = %+v, want 3", got)
+	}
+	for i, want := range [][]int64{{1, 2}, {3, 4}, {5, 6}} {
+		if !slices.Equal(got[i].Figures, want) {
+			t.Fatalf("sample %d = %v, want %v", i, got[i].Figures, want)
+		}
+	}
+	if got[0].At != start.Truncate(time.Second) || got[2].At.Sub(got[1].At) != 3*time.Second {
+		t.Fatalf("sample times %v %v %v, started %v", got[0].At, got[1].At, got[2].At, start)
+	}
+	if rushgate.PerSecond(got[1], got[2], 0) != 2.0/3 {
+		t.Fatalf("rate = %v", rushgate.PerSecond(got[1], got[2], 0))
+	}
+	later, err := hist.Since(ctx, "room:h", got[1].At)
+	if err != nil || len(later) != 1 || later[0].Figures[0] != 5 {
+		t.Fatalf("since the second sample: %+v, %v", later, err)
+	}
+	if err := hist.Forget(ctx, "room:h"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := hist.Since(ctx, "room:h", start.Add(-time.Minute)); err != nil || len(got) != 0 {
+		t.Fatalf("forgotten: %+v, %v", got, err)
+	}
+	if got, err := hist.Since(ctx, "drop:h", start.Add(-time.Minute)); err != nil || len(got) != 1 {
+		t.Fatalf("another entity: %+v, %v", got, err)
+	}
+}
+
+// testHistoryKeep samples for longer than a history keeps: the last hour stays, whole.
+func testHistoryKeep(t *testing.T, h Harness) {
+	if h.History == nil {
+		t.Skip("no history")
+	}
+	n := rushgate.HistoryLen + 30
+	for i := range n {
+		if err := h.History.Sample(ctx, "auction:k", []int64{int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+		h.Advance(time.Second)
+	}
+	got, err := h.History.Since(ctx, "auction:k", h.Now().Add(-rushgate.HistoryKeep-time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != int(rushgate.HistoryKeep/time.Second) || got[len(got)-1].Figures[0] != int64(n-1) {
+		t.Fatalf("kept %d samples, last %v", len(got), got[len(got)-1].Figures)
+	}
+}
+
+func testAudit(t *testing.T, h Harness) {
+	if h.Audit == nil {
+		t.Skip("no audit log")
+	}
+	at := h.Now().Truncate(time.Second).UTC()
+	entries := []rushgate.Entry{
+		{At: at, Kind: "room", ID: "x", Action: "create", Changes: rushgate.Diff(nil, cfg(2))},
+		{At: at.Add(time.Second), Kind: "drop", ID: "x", Action: "delete", Changes: []rushgate.Change{}},
+		{At: at.Add(2 * time.Second), Kind: "room", ID: "x", Action: "update", Changes: rushgate.Diff(cfg(2), cfg(3))},
+		{At: at.Add(3 * time.Second), Kind: "room", ID: "y", Action: "update", Changes: rushgate.Diff(cfg(2), cfg(4))},
+	}
+	for _, e := range entries {
+		if err := h.Audit.Append(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := h.Audit.Entries(ctx, "", "", "", 10)
+	if err != nil || len(all) != 4 || all[0].ID != "y" || all[3].Action != "create" {
+		t.Fatalf("all = %+v, %v", all, err)
+	}
+	x, err := h.Audit.Entries(ctx, "room", "x", "", 1)
+	if err != nil || len(x) != 1 || x[0].Action != "update" || !x[0].At.Equal(entries[2].At) {
+		t.Fatalf("newest of room x = %+v, %v", x, err)
+	}
+	if ch := x[0].Changes; len(ch) != 1 || ch[0].Field != "capacity" || string(ch[0].Old) != "2" || string(ch[0].New) != "3" {
+		t.Fatalf("changes = %+v", ch)
+	}
+	older, err := h.Audit.Entries(ctx, "room", "x", x[0].Cursor, 10)
+	if err != nil || len(older) != 1 || older[0].Action != "create" || len(older[0].Changes) < 4 {
+		t.Fatalf("older of room x = %+v, %v", older, err)
+	}
+}
