@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"time"
 )
@@ -88,4 +89,18 @@ func fields(v any) map[string]json.RawMessage {
 		}
 	}
 	return m
+}
+
+// Audited appends the entry of a change that has happened to a, when there is an audit log. A failure
+// is logged, not returned: the change stands, and its caller must not be told it failed.
+func Audited(ctx context.Context, a Audit, log *slog.Logger, e Entry) {
+	if a == nil {
+		return
+	}
+	if e.Changes == nil {
+		e.Changes = []Change{}
+	}
+	if err := a.Append(context.WithoutCancel(ctx), e); err != nil {
+		log.Error("audit: cannot record a change", "kind", e.Kind, "id", e.ID, "action", e.Action, "err", err)
+	}
 }

@@ -215,7 +215,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	auctions := auction.NewService(be.auctions, auction.ServiceOptions{Logger: log, Gate: svc})
 	auctions.Start(ctx)
 	a.onClose(auctions.Stop)
-	drops := drop.NewService(be.drops, svc, log)
+	drops := drop.NewService(be.drops, drop.Options{Gate: svc, Logger: log})
 	a.onClose(drops.Stop) // after the HTTP server has drained: no claim starts a release after it
 	if be.record != nil {
 		rctx, stopRecord := context.WithCancel(context.Background())

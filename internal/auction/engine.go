@@ -234,6 +234,21 @@ func (s *State) extend(now time.Time) []Event {
 	return nil
 }
 
+// Reschedule moves the end to end, or to now when end has passed, and closes the auction if that end
+// is due: an operator's extension or end. ErrClosed once the auction is over.
+func (s *State) Reschedule(end, now time.Time) ([]Event, error) {
+	evs := s.CloseIfDue(now)
+	if s.Closed || s.Sold {
+		return evs, ErrClosed
+	}
+	if end.Before(now) {
+		end = now
+	}
+	s.EndsAt = end.UTC()
+	evs = append(evs, s.event(EventExtended, now, "", s.Price, false))
+	return append(evs, s.CloseIfDue(now)...), nil
+}
+
 // BuyNow sells the auction to bidder at the buy-now price, once.
 func (s *State) BuyNow(bidder string, now time.Time) ([]Event, error) {
 	evs, err := s.open(now)

@@ -2,6 +2,7 @@ package auction
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -19,6 +20,13 @@ type ServiceOptions struct {
 	// Poll is the longest the closer sleeps, which also picks up auctions created by other
 	// instances; 0 means one second.
 	Poll time.Duration
+	// History, when set, receives every auction's figures each second once Start runs, and serves
+	// [Service.History].
+	History rushgate.History
+	// Audit, when set, records every operator's change of an auction.
+	Audit rushgate.Audit
+	// Clock dates the operator's controls and audit entries; nil means time.Now.
+	Clock func() time.Time
 }
 
 // Service runs auctions on a [Store]: a closer that wakes at the nearest deadline of the index and
@@ -36,6 +44,10 @@ type Service struct {
 
 	configs rushgate.Configs[Config] // what bids are checked against, by revision
 
+	history rushgate.History
+	audit   rushgate.Audit
+	clock   func() time.Time
+
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -48,7 +60,11 @@ func NewService(store Store, opts ServiceOptions) *Service {
 	if opts.Poll <= 0 {
 		opts.Poll = time.Second
 	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
 	return &Service{store: store, gate: opts.Gate, log: opts.Logger, poll: opts.Poll, wakeC: make(chan struct{}, 1),
+		history: opts.History, audit: opts.Audit, clock: opts.Clock,
 		changed: make(map[string]chan struct{}), cancel: func() {}, done: make(chan struct{})}
 }
 
@@ -58,7 +74,14 @@ func (s *Service) Start(ctx context.Context) {
 	ctx, s.cancel = context.WithCancel(context.Background())
 	go func() {
 		defer close(s.done)
+		if s.history == nil {
+			s.closer(ctx)
+			return
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() { rushgate.Sampled(ctx, s.sample) })
 		s.closer(ctx)
+		wg.Wait()
 	}()
 }
 
@@ -153,23 +176,41 @@ func (s *Service) Changed(id string) <-chan struct{} {
 }
 
 // Put creates or replaces an auction, waking the closer in case its deadline is the nearest.
+// The change is audited.
 func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
+	old, err := s.store.Get(ctx, id)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
 	if err := s.store.Put(ctx, id, cfg); err != nil {
 		return err
 	}
 	s.configs.Forget(id)
 	s.wake()
 	s.publish(id)
+	e := rushgate.Entry{At: s.clock().UTC(), Kind: "auction", ID: id, Action: "update", Changes: rushgate.Diff(old.Config, cfg)}
+	if err != nil {
+		e.Action, e.Changes = "create", rushgate.Diff(nil, cfg)
+	}
+	rushgate.Audited(ctx, s.audit, s.log, e)
 	return nil
 }
 
 // Delete removes an auction that has no bids, ending its live feeds.
 func (s *Service) Delete(ctx context.Context, id string) error {
+	old, err := s.store.Get(ctx, id)
+	if err != nil {
+		return err
+	}
 	if err := s.store.Delete(ctx, id); err != nil {
 		return err
 	}
 	s.configs.Forget(id)
 	s.publish(id)
+	if s.history != nil {
+		_ = s.history.Forget(context.WithoutCancel(ctx), entity(id))
+	}
+	rushgate.Audited(ctx, s.audit, s.log, rushgate.Entry{At: s.clock().UTC(), Kind: "auction", ID: id, Action: "delete", Changes: rushgate.Diff(old.Config, nil)})
 	return nil
 }
 

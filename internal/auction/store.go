@@ -31,6 +31,12 @@ type Store interface {
 	// BuyNow sells to bidder at the buy-now price; ErrBuyNowGone or ErrClosed when it cannot, and
 	// rushgate.ErrStale as Bid.
 	BuyNow(ctx context.Context, id, rev, bidder string) (Outcome, error)
+	// Bidders counts the bidders whose bid or buy-now was taken, for the operator's history.
+	Bidders(ctx context.Context, id string) (int64, error)
+	// Reschedule moves the end of an auction that is not over to end, or to now when end has passed,
+	// closing it then: an operator's "extend" and "end now". The feed shows it as an extension.
+	// ErrClosed when the auction is over.
+	Reschedule(ctx context.Context, id string, end time.Time) (Outcome, error)
 	// Close closes the auction if its end has passed; calling it again is harmless.
 	Close(ctx context.Context, id string) (Outcome, error)
 	// Due returns up to limit auctions whose end has passed but that are not closed yet, and the next

@@ -20,22 +20,51 @@ type Service struct {
 	log     *slog.Logger
 	configs rushgate.Configs[Config] // what claims are checked against, by revision
 
-	ctx     context.Context // ends at Stop; releases being retried stop with it
+	history rushgate.History
+	audit   rushgate.Audit
+	clock   func() time.Time
+
+	ctx     context.Context // ends at Stop; releases being retried and the sampler stop with it
 	cancel  context.CancelFunc
 	retries sync.WaitGroup
 }
 
-// NewService returns a service over store; gate is the waiting room that drops with a room sit behind.
-// A nil log means slog.Default().
-func NewService(store Store, gate rushgate.Gatekeeper, log *slog.Logger) *Service {
-	if log == nil {
-		log = slog.Default()
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	return &Service{store: store, gate: gate, log: log, ctx: ctx, cancel: cancel}
+// Options configure a [Service].
+type Options struct {
+	// Gate is the waiting room that drops with a room sit behind; the room service is one.
+	Gate rushgate.Gatekeeper
+	// Logger receives errors from background work; nil means slog.Default().
+	Logger *slog.Logger
+	// History, when set, receives every drop's figures each second once Start runs, and serves
+	// [Service.History].
+	History rushgate.History
+	// Audit, when set, records every operator's change of a drop.
+	Audit rushgate.Audit
+	// Clock dates the operator's controls and audit entries; nil means time.Now.
+	Clock func() time.Time
 }
 
-// Stop ends the releases still being retried and waits for them.
+// NewService returns a service over store.
+func NewService(store Store, opts Options) *Service {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Service{store: store, gate: opts.Gate, log: opts.Logger, history: opts.History, audit: opts.Audit,
+		clock: opts.Clock, ctx: ctx, cancel: cancel}
+}
+
+// Start samples every drop's figures into the history each second until Stop.
+func (s *Service) Start() {
+	if s.history != nil {
+		s.retries.Go(func() { rushgate.Sampled(s.ctx, s.sample) })
+	}
+}
+
+// Stop ends the releases still being retried and the sampler, and waits for them.
 func (s *Service) Stop() {
 	s.cancel()
 	s.retries.Wait()
@@ -113,10 +142,22 @@ func (s *Service) release(ctx context.Context, room, vid, admissionID string) {
 	})
 }
 
-// Put creates a drop or replaces it while nothing is claimed.
+// Put creates a drop or replaces it while nothing is claimed, and audits the change.
 func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 	defer s.configs.Forget(id)
-	return s.store.Put(ctx, id, cfg)
+	old, err := s.store.Get(ctx, id)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	if err := s.store.Put(ctx, id, cfg); err != nil {
+		return err
+	}
+	e := rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: "update", Changes: rushgate.Diff(old.Config, cfg)}
+	if err != nil {
+		e.Action, e.Changes = "create", rushgate.Diff(nil, cfg)
+	}
+	rushgate.Audited(ctx, s.audit, s.log, e)
+	return nil
 }
 
 // Get returns a drop and how much of it is claimed.
@@ -125,7 +166,18 @@ func (s *Service) Get(ctx context.Context, id string) (Info, error) { return s.s
 // Delete removes a drop while nothing is claimed.
 func (s *Service) Delete(ctx context.Context, id string) error {
 	defer s.configs.Forget(id)
-	return s.store.Delete(ctx, id)
+	old, err := s.store.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := s.store.Delete(ctx, id); err != nil {
+		return err
+	}
+	if s.history != nil {
+		_ = s.history.Forget(context.WithoutCancel(ctx), entity(id))
+	}
+	rushgate.Audited(ctx, s.audit, s.log, rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: "delete", Changes: rushgate.Diff(old.Config, nil)})
+	return nil
 }
 
 // Claims pages through a drop's claims by sequence.

@@ -20,6 +20,10 @@ type Store interface {
 	// Delete removes a drop while nothing is claimed; ErrStarted afterwards, ErrNotFound when there is
 	// none.
 	Delete(ctx context.Context, id string) error
+	// Schedule moves the drop's window to cfg's opens_at and closes_at, keeping its claims, if its config
+	// is still of revision rev (rushgate.ErrStale otherwise): an operator opening or closing it now.
+	// Nothing but the window changes, whatever else cfg says.
+	Schedule(ctx context.Context, id, rev string, cfg Config) error
 	// Get returns the drop's config and how much is claimed.
 	Get(ctx context.Context, id string) (Info, error)
 	// Claim takes one unit for visitor. With a non-empty key, a repeat returns the first answer and

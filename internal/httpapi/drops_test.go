@@ -102,7 +102,7 @@ func TestDropCrowdOverHTTP(t *testing.T) {
 	}
 	defer rec.Close()
 	e := setup(t, func(c *httpapi.Config, _ *room.Store) {
-		c.Drops = drop.NewService(memstore.NewDrops(nil, rec), nil, nil)
+		c.Drops = drop.NewService(memstore.NewDrops(nil, rec), drop.Options{})
 	})
 	e.want(e.do("PUT", "/v1/drops/big", adminKey, fmt.Sprintf(`{"stock": 1000, "opens_at": %q}`, time.Now().Add(-time.Minute).Format(time.RFC3339))), 200, "")
 	tokens := make([]string, 5000)

@@ -64,7 +64,7 @@ func setup(t *testing.T, opts ...option) *env {
 	cfg.Rooms = svc
 	cfg.Auctions = auction.NewService(memstore.NewAuctions(c.Now, nil), auction.ServiceOptions{Gate: svc})
 	if cfg.Drops == nil {
-		cfg.Drops = drop.NewService(memstore.NewDrops(c.Now, nil), svc, cfg.Logger)
+		cfg.Drops = drop.NewService(memstore.NewDrops(c.Now, nil), drop.Options{Gate: svc, Logger: cfg.Logger})
 	}
 	api := httpapi.New(cfg)
 	srv := httptest.NewServer(api.Handler())

@@ -30,7 +30,8 @@ type Auctions struct {
 
 	mu        sync.Mutex // guards auctions and deadlines; held for a whole step, which is short
 	auctions  map[string]*auctionState
-	deadlines *zset // open auction id -> end (unix ns)
+	deadlines *zset                          // open auction id -> end (unix ns)
+	bidders   map[string]map[string]struct{} // auction id -> bidders whose bid or buy-now was taken
 }
 
 // auctionState is an auction with its events. Events past the first durable ones are decided but not
@@ -51,7 +52,8 @@ func NewAuctions(clock func() time.Time, recorder Records) *Auctions {
 	if clock == nil {
 		clock = time.Now
 	}
-	a := &Auctions{clock: clock, recorder: recorder, auctions: make(map[string]*auctionState), deadlines: newZset()}
+	a := &Auctions{clock: clock, recorder: recorder, auctions: make(map[string]*auctionState), deadlines: newZset(),
+		bidders: make(map[string]map[string]struct{})}
 	if recorder != nil {
 		a.commit = &committer{db: recorder}
 	}
@@ -180,6 +182,7 @@ func (a *Auctions) Delete(ctx context.Context, id string) error {
 		}
 	}
 	delete(a.auctions, id)
+	delete(a.bidders, id)
 	a.deadlines.Remove(id)
 	return nil
 }
@@ -191,6 +194,11 @@ func (a *Auctions) Restore(id string, st auction.State, evs []auction.Event) {
 	defer a.mu.Unlock()
 	st.Rev = rushgate.NewRevision()
 	a.auctions[id] = &auctionState{state: st, events: append([]auction.Event(nil), evs...), durable: st, kept: len(evs)}
+	for _, e := range evs {
+		if e.Kind == auction.EventBid || e.Kind == auction.EventSold {
+			a.counted(id, e.Bidder, nil)
+		}
+	}
 	if !st.Closed && !st.Sold {
 		a.deadlines.Add(id, unixNano(st.EndsAt))
 	}
@@ -204,12 +212,49 @@ func (a *Auctions) Get(ctx context.Context, id string) (auction.State, error) {
 
 // Bid implements [auction.Store].
 func (a *Auctions) Bid(ctx context.Context, id, rev string, b auction.Bid) (auction.Outcome, error) {
-	return a.step(ctx, id, rev, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.Bid(b, now) })
+	return a.step(ctx, id, rev, func(s *auction.State, now time.Time) ([]auction.Event, error) {
+		evs, err := s.Bid(b, now)
+		a.counted(id, b.Bidder, err)
+		return evs, err
+	})
 }
 
 // BuyNow implements [auction.Store].
 func (a *Auctions) BuyNow(ctx context.Context, id, rev, bidder string) (auction.Outcome, error) {
-	return a.step(ctx, id, rev, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.BuyNow(bidder, now) })
+	return a.step(ctx, id, rev, func(s *auction.State, now time.Time) ([]auction.Event, error) {
+		evs, err := s.BuyNow(bidder, now)
+		a.counted(id, bidder, err)
+		return evs, err
+	})
+}
+
+// counted adds a bidder whose action was taken to the auction's bidders; a.mu is held.
+func (a *Auctions) counted(id, bidder string, err error) {
+	if err != nil {
+		return
+	}
+	set := a.bidders[id]
+	if set == nil {
+		set = make(map[string]struct{})
+		a.bidders[id] = set
+	}
+	set[bidder] = struct{}{}
+}
+
+// Bidders implements [auction.Store]. After a restart it counts the bidders the restored events name.
+func (a *Auctions) Bidders(_ context.Context, id string) (int64, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.auctions[id]; !ok {
+		return 0, auction.ErrNotFound
+	}
+	return int64(len(a.bidders[id])), nil
+}
+
+// Reschedule implements [auction.Store].
+func (a *Auctions) Reschedule(ctx context.Context, id string, end time.Time) (auction.Outcome, error) {
+	end = end.Truncate(time.Millisecond)
+	return a.step(ctx, id, "", func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.Reschedule(end, now) })
 }
 
 // Close implements [auction.Store].

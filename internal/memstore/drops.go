@@ -106,6 +106,28 @@ func (d *Drops) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
+// Schedule implements [drop.Store].
+func (d *Drops) Schedule(ctx context.Context, id, rev string, cfg drop.Config) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s, ok := d.drops[id]
+	switch {
+	case !ok:
+		return drop.ErrNotFound
+	case s.rev != rev:
+		return rushgate.ErrStale
+	}
+	c := s.Config
+	c.OpensAt, c.ClosesAt = cfg.OpensAt, cfg.ClosesAt
+	if d.recorder != nil {
+		if err := d.recorder.RecordDrop(ctx, id, c); err != nil {
+			return fmt.Errorf("%w: recording drop %s: %w", rushgate.ErrUnavailable, id, err)
+		}
+	}
+	s.Config, s.rev = c, rushgate.NewRevision()
+	return nil
+}
+
 // Get implements [drop.Store].
 func (d *Drops) Get(_ context.Context, id string) (drop.Info, error) {
 	d.mu.Lock()

@@ -236,6 +236,20 @@ func (a *Auctions) BuyNow(ctx context.Context, id, rev, bidder string) (auction.
 	return a.step(ctx, id, rev, "buynow", bidder, 0, false)
 }
 
+// Bidders implements [auction.Store].
+func (a *Auctions) Bidders(ctx context.Context, id string) (int64, error) {
+	m, err := a.do(ctx, a.rdb.B().Hlen().Key(a.keys.auction(id)[2]).Build())
+	if err != nil {
+		return 0, err
+	}
+	return m.AsInt64()
+}
+
+// Reschedule implements [auction.Store].
+func (a *Auctions) Reschedule(ctx context.Context, id string, end time.Time) (auction.Outcome, error) {
+	return a.step(ctx, id, "", "reschedule", "", end.UnixMilli(), false)
+}
+
 // Close implements [auction.Store].
 func (a *Auctions) Close(ctx context.Context, id string) (auction.Outcome, error) {
 	return a.step(ctx, id, "", "close", "", 0, false)

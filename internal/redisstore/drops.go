@@ -20,6 +20,7 @@ var (
 	dropPutScript   = rueidis.NewLuaScript(source("drop_put"))
 	dropClaimScript = rueidis.NewLuaScript(source("drop_claim"))
 	dropDelScript   = rueidis.NewLuaScript(source("drop_delete"))
+	dropSchedScript = rueidis.NewLuaScript(source("drop_schedule"))
 )
 
 // Drops is the Redis implementation of [drop.Store]: each claim is one script over the drop's
@@ -80,6 +81,31 @@ func (d *Drops) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	return d.catalogue(ctx, "drops", id, false)
+}
+
+// Schedule implements [drop.Store].
+// The config is read first and its window replaced; the script keeps the result only if the config is
+// still of that revision, so that nothing but the window changes.
+func (d *Drops) Schedule(ctx context.Context, id, rev string, cfg drop.Config) error {
+	info, err := d.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if info.Rev != rev {
+		return rushgate.ErrStale
+	}
+	info.Config.OpensAt, info.Config.ClosesAt = cfg.OpensAt, cfg.ClosesAt
+	cfg = info.Config
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	var closes int64
+	if cfg.ClosesAt != nil {
+		closes = cfg.ClosesAt.UnixMilli()
+	}
+	return d.runCode(ctx, dropSchedScript, d.keys.drop(id)[:1], &dropErrors, rev, itoa(cfg.OpensAt.UnixMilli()), itoa(closes),
+		string(js), rushgate.NewRevision())
 }
 
 // Get implements [drop.Store].

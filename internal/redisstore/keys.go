@@ -66,9 +66,11 @@ func (k keys) secret(name string) string { return k.prefix + ":secret:" + name }
 //	                        (a deleted auction leaves only seq, see lua/auction_delete.lua)
 //	KEYS[2] events  STREAM  the auction's events by sequence (ID seq-1): its feed, and the outbox the
 //	                        recorders copy into SQL
+//	KEYS[3] bidders HASH    bidder -> 1, each bidder whose bid or buy-now was taken, counted for the
+//	                        operator's history
 func (k keys) auction(id string) []string {
 	p := k.prefix + ":{auction:" + id + "}:"
-	return []string{p + "state", p + "events"}
+	return []string{p + "state", p + "events", p + "bidders"}
 }
 
 // auctionDeadlines is a ZSET of open auction id -> end (ms): the closers' deadline index.

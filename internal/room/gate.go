@@ -267,7 +267,12 @@ func (e *estimator) observed() float64 {
 // estimate is the wait for the visitor at position: observed rate when there is one, else the rate the
 // config promises at best, plus the time until the room opens.
 func (e *estimator) estimate(now time.Time, position int64, cfg Config) time.Duration {
-	rate := e.observed()
+	return wait(e.observed(), position, cfg, now)
+}
+
+// wait is the wait at position for a line that moves at rate admissions a second, or at the rate the
+// config promises at best when rate is 0, plus the time until the room opens.
+func wait(rate float64, position int64, cfg Config, now time.Time) time.Duration {
 	if rate == 0 {
 		rate = math.Inf(1)
 		if cfg.Rate != nil {

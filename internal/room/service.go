@@ -2,10 +2,13 @@ package room
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/rushgate/rushgate"
 )
 
 // Observer is told about admission events, so that metrics live outside the domain.
@@ -39,6 +42,11 @@ type Options struct {
 	// Poll is how often a gate runs when nothing wakes it, which catches changes made by other
 	// instances; 0 means one second.
 	Poll time.Duration
+	// History, when set, receives every room's counts each second (unless Manual) and serves
+	// [Service.History].
+	History rushgate.History
+	// Audit, when set, records every change of a room's config.
+	Audit rushgate.Audit
 }
 
 // View is what a visitor is shown: its status plus an estimate of the wait.
@@ -94,6 +102,9 @@ func (s *Service) Start(ctx context.Context) error {
 	for _, id := range ids {
 		s.gate(id)
 	}
+	if s.opts.History != nil && !s.opts.Manual {
+		s.wg.Go(func() { rushgate.Sampled(s.ctx, s.sample) })
+	}
 	return nil
 }
 
@@ -136,11 +147,21 @@ func (s *Service) dropGate(id string) {
 }
 
 // Put creates or replaces a room and wakes its gate so that a raised capacity takes effect at once.
+// The change goes to the audit log with the fields it changed.
 func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
+	old, err := s.store.Room(ctx, id)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
 	if err := s.store.PutRoom(ctx, id, cfg); err != nil {
 		return err
 	}
 	s.gate(id).wake()
+	e := rushgate.Entry{At: s.opts.Clock().UTC(), Kind: "room", ID: id, Action: "update", Changes: rushgate.Diff(old, cfg)}
+	if err != nil {
+		e.Action, e.Changes = "create", rushgate.Diff(nil, cfg)
+	}
+	rushgate.Audited(ctx, s.opts.Audit, s.log, e)
 	return nil
 }
 
@@ -156,10 +177,18 @@ func (s *Service) Get(ctx context.Context, id string) (Config, Stats, error) {
 
 // Delete removes a room, stops its gate and tells its subscribers they are no longer in it.
 func (s *Service) Delete(ctx context.Context, id string) error {
+	old, err := s.store.Room(ctx, id)
+	if err != nil {
+		return err
+	}
 	if err := s.store.DeleteRoom(ctx, id); err != nil {
 		return err
 	}
 	s.dropGate(id)
+	if s.opts.History != nil {
+		_ = s.opts.History.Forget(context.WithoutCancel(ctx), entity(id))
+	}
+	rushgate.Audited(ctx, s.opts.Audit, s.log, rushgate.Entry{At: s.opts.Clock().UTC(), Kind: "room", ID: id, Action: "delete", Changes: rushgate.Diff(old, nil)})
 	return nil
 }
 

@@ -1,11 +1,14 @@
 package storetest
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/room"
 )
 
@@ -18,6 +21,8 @@ var consoleTests = []check{
 	{"Console/History", testHistory},
 	{"Console/HistoryKeep", testHistoryKeep},
 	{"Console/Audit", testAudit},
+	{"Console/Reschedule", testReschedule},
+	{"Console/Schedule", testSchedule},
 }
 
 func testTotals(t *testing.T, h Harness) {
@@ -198,5 +203,67 @@ func testAudit(t *testing.T, h Harness) {
 	older, err := h.Audit.Entries(ctx, "room", "x", x[0].Cursor, 10)
 	if err != nil || len(older) != 1 || older[0].Action != "create" || len(older[0].Changes) < 4 {
 		t.Fatalf("older of room x = %+v, %v", older, err)
+	}
+}
+
+func testReschedule(t *testing.T, h Harness) {
+	putAuction(t, h, "rs", auctionCfg(h))
+	bid(t, h, "rs", "a", 1500)
+	bid(t, h, "rs", "b", 1200)
+	bid(t, h, "rs", "a", 1800) // a raises: still two bidders
+	if n, err := h.Auctions.Bidders(ctx, "rs"); err != nil || n != 2 {
+		t.Fatalf("bidders = %d, %v", n, err)
+	}
+	later := h.Now().Add(2 * time.Hour).Truncate(time.Millisecond)
+	o, err := h.Auctions.Reschedule(ctx, "rs", later)
+	if err != nil || !o.State.EndsAt.Equal(later) || len(o.Events) != 1 || o.Events[0].Kind != auction.EventExtended {
+		t.Fatalf("extend: %+v, %v", o, err)
+	}
+	o, err = h.Auctions.Reschedule(ctx, "rs", h.Now().Add(-time.Minute))
+	if err != nil || !o.State.Closed || o.State.Winner != "a" || len(o.Events) != 2 || o.Events[1].Kind != auction.EventClosed {
+		t.Fatalf("end now: %+v, %v", o, err)
+	}
+	if _, err := h.Auctions.Bid(ctx, "rs", "", auction.Bid{Bidder: "c", Max: 5000}); !errors.Is(err, auction.ErrClosed) {
+		t.Fatalf("bid after the end: %v", err)
+	}
+	if _, err := h.Auctions.Reschedule(ctx, "rs", later); !errors.Is(err, auction.ErrClosed) {
+		t.Fatalf("reschedule after the end: %v", err)
+	}
+	if _, err := h.Auctions.Reschedule(ctx, "nope", later); !errors.Is(err, auction.ErrNotFound) {
+		t.Fatalf("unknown auction: %v", err)
+	}
+}
+
+func testSchedule(t *testing.T, h Harness) {
+	putDrop(t, h, "sc", dropCfg(h, 5))
+	claim(t, h, "sc", "a")
+	info, err := h.Drops.Get(ctx, "sc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := info.Config
+	now := h.Now().Truncate(time.Millisecond)
+	c.ClosesAt = &now
+	c.Stock = 1 // ignored: only the window moves
+	if err := h.Drops.Schedule(ctx, "sc", info.Rev, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Drops.Schedule(ctx, "sc", info.Rev, c); !errors.Is(err, rushgate.ErrStale) {
+		t.Fatalf("schedule from an old revision: %v", err)
+	}
+	if _, _, err := h.Drops.Claim(ctx, "sc", "", "b", ""); !errors.Is(err, drop.ErrNotOpen) {
+		t.Fatalf("claim after closing: %v", err)
+	}
+	after, err := h.Drops.Get(ctx, "sc")
+	if err != nil || after.Claimed != 1 || after.Config.Stock != 5 || after.Config.ClosesAt == nil || after.Rev == info.Rev {
+		t.Fatalf("closed drop = %+v, %v", after, err)
+	}
+	c.ClosesAt = nil
+	if err := h.Drops.Schedule(ctx, "sc", after.Rev, c); err != nil {
+		t.Fatal(err)
+	}
+	claim(t, h, "sc", "b")
+	if err := h.Drops.Schedule(ctx, "none", "x", c); !errors.Is(err, drop.ErrNotFound) {
+		t.Fatalf("unknown drop: %v", err)
 	}
 }

@@ -2,7 +2,7 @@
 -- number stays behind as the state's only field, which every other script reads as no auction, so that
 -- an auction created again under the id goes on numbering (see auction_put.lua). The caller then drops
 -- the auction from the deadline index and the recorders' registry, which live in other slots.
--- KEYS[1] state HASH  KEYS[2] events STREAM
+-- KEYS[1] state HASH  KEYS[2] events STREAM  KEYS[3] bidders HASH
 -- Returns {OK}, {NOT_FOUND} or {STARTED}.
 local s = load(KEYS[1])
 if not s then
@@ -11,6 +11,6 @@ end
 if s.bids > 0 or s.sold then
   return {STARTED}
 end
-redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('HSET', KEYS[1], 'seq', fmt(s.seq))
 return {OK}

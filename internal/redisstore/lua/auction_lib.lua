@@ -99,11 +99,19 @@ local function opening(s, stream, evs, now)
   return nil
 end
 
--- step applies one action to s: 'get' or 'close' (closing if due), 'bid' or 'buynow'. It appends the
+-- step applies one action to s: 'get' or 'close' (closing if due), 'bid', 'buynow' or 'reschedule'. It appends the
 -- events to the stream and to evs and returns {code, min next bid (for TOO_LOW)} and whether s changed,
 -- which a raised maximum does without an event.
 local function step(s, stream, evs, now, op, bidder, max, exact)
   if op == 'get' or op == 'close' then
+    close_if_due(s, stream, evs, now)
+    return OK, 0, false
+  end
+  if op == 'reschedule' then -- an operator's new end (max, ms): extend, or end now when it has passed
+    close_if_due(s, stream, evs, now)
+    if s.closed or s.sold then return CLOSED, 0, false end
+    s.ends_at = math.max(max, now)
+    emit(s, stream, evs, now, 'extended', '', s.price, false)
     close_if_due(s, stream, evs, now)
     return OK, 0, false
   end

@@ -1,9 +1,10 @@
 -- auction_step.lua: a batch of actions on one auction, each applied in turn as if in an atomic step of
--- its own: a read (closing if due), a close, a bid or a buy-now.
--- KEYS[1] state HASH  KEYS[2] events STREAM
+-- its own: a read (closing if due), a close, a bid, a buy-now or an operator's new end.
+-- KEYS[1] state HASH  KEYS[2] events STREAM  KEYS[3] bidders HASH
 -- ARGV[1] now override (ms, '' in production)  ARGV[2] the config revision the actions were checked
 -- against ('' any)  ARGV[3] the revision whose config JSON the client holds, then per action:
--- 'get' | 'close' | 'bid' | 'buynow', bidder, maximum, '1' for an exact bid
+-- 'get' | 'close' | 'bid' | 'buynow' | 'reschedule', bidder, maximum (for 'reschedule', the new end in
+-- ms), '1' for an exact bid
 -- Returns {NOT_FOUND}, {STALE}, or {revision, config JSON (false when the client holds it), answers...},
 -- each answer {code, min next bid (for TOO_LOW), state fields (F's first ten), {events as {seq, kind,
 -- at, bidder, price, proxy, ends_at}...}}. Events of a close are kept even when the action is refused.
@@ -22,6 +23,9 @@ end
 for i = 4, #ARGV, 4 do
   local evs = {}
   local code, minimum, raised = step(s, KEYS[2], evs, now, ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3] == '1')
+  if code == OK and (ARGV[i] == 'bid' or ARGV[i] == 'buynow') then
+    redis.call('HSETNX', KEYS[3], ARGV[i + 1], '1')
+  end
   changed = changed or raised or #evs > 0
   out[#out + 1] = {code, minimum, flat(s), evs}
 end

@@ -1,0 +1,136 @@
+package auction
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/rushgate/rushgate"
+)
+
+// Summary is an auction as the operator's list shows it.
+type Summary struct {
+	ID     string    `json:"id"`
+	Config Config    `json:"config"`
+	Status Status    `json:"status"`
+	Price  int64     `json:"price"`
+	Bids   int64     `json:"bids"`
+	EndsAt time.Time `json:"ends_at"`
+	Winner string    `json:"winner,omitempty"`
+}
+
+// List returns up to limit auctions after the id after, in id order.
+func (s *Service) List(ctx context.Context, after string, limit int) ([]Summary, error) {
+	ids, err := s.store.List(ctx, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := []Summary{}
+	for _, id := range ids {
+		st, err := s.store.Get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			continue // deleted since, or a catalog entry its Put left behind
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Summary{ID: id, Config: st.Config, Status: st.Status(s.clock()), Price: st.Price, Bids: st.Bids,
+			EndsAt: st.EndsAt, Winner: st.Winner})
+	}
+	return out, nil
+}
+
+// EndNow ends the auction at once: the leader wins if the reserve is met, as at a normal end.
+func (s *Service) EndNow(ctx context.Context, id string) (State, error) {
+	return s.reschedule(ctx, id, "end", func(State) time.Time { return s.clock() })
+}
+
+// Extend moves the end of an auction that is not over by d.
+func (s *Service) Extend(ctx context.Context, id string, d time.Duration) (State, error) {
+	return s.reschedule(ctx, id, "extend", func(st State) time.Time { return st.EndsAt.Add(d) })
+}
+
+func (s *Service) reschedule(ctx context.Context, id, action string, end func(State) time.Time) (State, error) {
+	before, err := s.store.Get(ctx, id)
+	if err != nil {
+		return State{}, err
+	}
+	o, err := s.store.Reschedule(ctx, id, end(before))
+	if len(o.Events) > 0 {
+		s.wake()
+		s.publish(id)
+	}
+	if err != nil {
+		return State{}, err
+	}
+	old, _ := json.Marshal(before.EndsAt)
+	now, _ := json.Marshal(o.State.EndsAt)
+	rushgate.Audited(ctx, s.audit, s.log, rushgate.Entry{At: s.clock().UTC(), Kind: "auction", ID: id, Action: action,
+		Changes: []rushgate.Change{{Field: "ends_at", Old: old, New: now}}})
+	return o.State, nil
+}
+
+// Point is one second of an auction's history.
+type Point struct {
+	At      time.Time `json:"t"`
+	Bids    float64   `json:"bids"` // per second
+	Price   int64     `json:"price"`
+	Bidders int64     `json:"bidders"`
+}
+
+const (
+	figBids = iota
+	figPrice
+	figBidders
+)
+
+func entity(id string) string { return "auction:" + id }
+
+// sample offers every auction's figures to the history: two reads per auction.
+func (s *Service) sample(ctx context.Context) {
+	for after := ""; ; {
+		ids, err := s.store.List(ctx, after, 500)
+		if err != nil || len(ids) == 0 {
+			return
+		}
+		for _, id := range ids {
+			st, err := s.store.Get(ctx, id)
+			if err != nil {
+				continue
+			}
+			n, err := s.store.Bidders(ctx, id)
+			if err != nil {
+				continue
+			}
+			if err := s.history.Sample(ctx, entity(id), []int64{st.Bids, st.Price, n}); err != nil && ctx.Err() == nil {
+				s.log.Warn("auction: history sample", "auction", id, "err", err)
+			}
+		}
+		after = ids[len(ids)-1]
+	}
+}
+
+// History returns the auction's points after since; ErrNotFound for an unknown auction.
+func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Point, error) {
+	if _, err := s.store.Get(ctx, id); err != nil {
+		return nil, err
+	}
+	out := []Point{}
+	if s.history == nil {
+		return out, nil
+	}
+	samples, err := s.history.Since(ctx, entity(id), since.Add(-time.Minute))
+	if err != nil {
+		return nil, err
+	}
+	for i := 1; i < len(samples); i++ {
+		cur, prev := samples[i], samples[i-1]
+		if !cur.At.After(since) || len(cur.Figures) <= figBidders || len(prev.Figures) <= figBidders {
+			continue
+		}
+		out = append(out, Point{At: cur.At, Bids: rushgate.PerSecond(prev, cur, figBids), Price: cur.Figures[figPrice],
+			Bidders: cur.Figures[figBidders]})
+	}
+	return out, nil
+}

@@ -1,0 +1,148 @@
+package drop
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/rushgate/rushgate"
+)
+
+// Summary is a drop as the operator's list shows it.
+type Summary struct {
+	ID        string `json:"id"`
+	Config    Config `json:"config"`
+	Claimed   int    `json:"claimed"`
+	Remaining int    `json:"remaining"`
+	Status    Status `json:"status"`
+}
+
+// Summarize is what the operator's list and the drop's own page show of info at now.
+func Summarize(id string, info Info, now time.Time) Summary {
+	return Summary{ID: id, Config: info.Config, Claimed: info.Claimed, Remaining: max(0, info.Config.Stock-info.Claimed), Status: info.Status(now)}
+}
+
+// List returns up to limit drops after the id after, in id order.
+func (s *Service) List(ctx context.Context, after string, limit int) ([]Summary, error) {
+	ids, err := s.store.List(ctx, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := []Summary{}
+	for _, id := range ids {
+		info, err := s.store.Get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			continue // deleted since, or a catalog entry its Put left behind
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Summarize(id, info, s.clock()))
+	}
+	return out, nil
+}
+
+// OpenNow opens the drop at once, also one closed before: claims are taken from now on.
+func (s *Service) OpenNow(ctx context.Context, id string) error {
+	return s.schedule(ctx, id, "open", func(c *Config, now time.Time) {
+		c.OpensAt = now
+		if c.ClosesAt != nil && !c.ClosesAt.After(now) {
+			c.ClosesAt = nil
+		}
+	})
+}
+
+// CloseNow closes the drop at once, keeping its claims: no claim is taken from now on.
+func (s *Service) CloseNow(ctx context.Context, id string) error {
+	return s.schedule(ctx, id, "close", func(c *Config, now time.Time) {
+		c.ClosesAt = &now
+		if !c.OpensAt.Before(now) {
+			c.OpensAt = now.Add(-time.Millisecond)
+		}
+	})
+}
+
+// schedule moves the drop's window as move says, against the config it read (again, if another
+// change came first), and audits it.
+func (s *Service) schedule(ctx context.Context, id, action string, move func(c *Config, now time.Time)) error {
+	defer s.configs.Forget(id)
+	for range 3 {
+		info, err := s.store.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		c := info.Config
+		move(&c, s.clock().UTC().Truncate(time.Millisecond))
+		err = s.store.Schedule(ctx, id, info.Rev, c)
+		if errors.Is(err, rushgate.ErrStale) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		rushgate.Audited(ctx, s.audit, s.log, rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: action,
+			Changes: rushgate.Diff(info.Config, c)})
+		return nil
+	}
+	return rushgate.ErrUnavailable
+}
+
+// Point is one second of a drop's history.
+type Point struct {
+	At        time.Time `json:"t"`
+	Claims    float64   `json:"claims"` // per second
+	Claimed   int64     `json:"claimed"`
+	Remaining int64     `json:"remaining"`
+}
+
+const (
+	figClaimed = iota
+	figRemaining
+)
+
+func entity(id string) string { return "drop:" + id }
+
+// sample offers every drop's figures to the history, one read per drop.
+func (s *Service) sample(ctx context.Context) {
+	for after := ""; ; {
+		ids, err := s.store.List(ctx, after, 500)
+		if err != nil || len(ids) == 0 {
+			return
+		}
+		for _, id := range ids {
+			info, err := s.store.Get(ctx, id)
+			if err != nil {
+				continue
+			}
+			figs := []int64{int64(info.Claimed), int64(max(0, info.Config.Stock-info.Claimed))}
+			if err := s.history.Sample(ctx, entity(id), figs); err != nil && ctx.Err() == nil {
+				s.log.Warn("drop: history sample", "drop", id, "err", err)
+			}
+		}
+		after = ids[len(ids)-1]
+	}
+}
+
+// History returns the drop's points after since; ErrNotFound for an unknown drop.
+func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Point, error) {
+	if _, err := s.store.Get(ctx, id); err != nil {
+		return nil, err
+	}
+	out := []Point{}
+	if s.history == nil {
+		return out, nil
+	}
+	samples, err := s.history.Since(ctx, entity(id), since.Add(-time.Minute))
+	if err != nil {
+		return nil, err
+	}
+	for i := 1; i < len(samples); i++ {
+		cur, prev := samples[i], samples[i-1]
+		if !cur.At.After(since) || len(cur.Figures) <= figRemaining || len(prev.Figures) <= figRemaining {
+			continue
+		}
+		out = append(out, Point{At: cur.At, Claims: rushgate.PerSecond(prev, cur, figClaimed),
+			Claimed: cur.Figures[figClaimed], Remaining: cur.Figures[figRemaining]})
+	}
+	return out, nil
+}

@@ -1,0 +1,131 @@
+package room
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/rushgate/rushgate"
+)
+
+// Summary is a room as the operator's list shows it: its config and live counts.
+type Summary struct {
+	ID     string `json:"id"`
+	Config Config `json:"config"`
+	Stats  Stats  `json:"stats"`
+}
+
+// List returns up to limit rooms after the id after, in id order. A room deleted while the list is
+// read is left out.
+func (s *Service) List(ctx context.Context, after string, limit int) ([]Summary, error) {
+	ids, err := s.store.Rooms(ctx)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(ids)
+	i, _ := slices.BinarySearch(ids, after)
+	if i < len(ids) && ids[i] == after {
+		i++
+	}
+	out := []Summary{}
+	for _, id := range ids[i:] {
+		if len(out) == limit {
+			break
+		}
+		cfg, st, err := s.Get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Summary{ID: id, Config: cfg, Stats: st})
+	}
+	return out, nil
+}
+
+// Point is one second of a room's history: its counts, its rates per second, and the wait a visitor
+// joining at the back would be told.
+type Point struct {
+	At            time.Time `json:"t"`
+	Waiting       int64     `json:"waiting"`
+	Active        int64     `json:"active"`
+	Joins         float64   `json:"joins"`
+	Admissions    float64   `json:"admissions"`
+	IdleExpiries  float64   `json:"idle_expiries"`
+	GraceExpiries float64   `json:"grace_expiries"`
+	// ETABack is the wait at the back of the line in seconds: the line's length over the admission
+	// rate of the minute before (or the rate the config promises, before there is one).
+	ETABack float64 `json:"eta_back"`
+}
+
+// The figures of a room's samples, in order.
+const (
+	figWaiting = iota
+	figActive
+	figJoined
+	figAdmitted
+	figIdle
+	figGrace
+)
+
+func entity(id string) string { return "room:" + id }
+
+// sample offers every room's counts to the history: one read per room a second.
+func (s *Service) sample(ctx context.Context) {
+	ids, err := s.store.Rooms(ctx)
+	if err != nil {
+		return
+	}
+	for _, id := range ids {
+		st, err := s.store.Stats(ctx, id)
+		if err != nil {
+			continue
+		}
+		figs := []int64{st.Waiting, st.Active, st.JoinedTotal, st.AdmittedTotal, st.IdleTotal, st.GraceTotal}
+		if err := s.opts.History.Sample(ctx, entity(id), figs); err != nil && ctx.Err() == nil {
+			s.log.Warn("room: history sample", "room", id, "err", err)
+		}
+	}
+}
+
+// History returns the room's points after since; ErrNotFound for an unknown room.
+func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Point, error) {
+	cfg, err := s.store.Room(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := []Point{}
+	if s.opts.History == nil {
+		return out, nil
+	}
+	// A minute more than asked, for the rates and the ETA of the first points.
+	samples, err := s.opts.History.Since(ctx, entity(id), since.Add(-etaWindow-time.Second))
+	if err != nil {
+		return nil, err
+	}
+	from := 0 // the first sample inside the ETA window of the current one
+	for i := 1; i < len(samples); i++ {
+		cur, prev := samples[i], samples[i-1]
+		if !cur.At.After(since) || len(cur.Figures) <= figGrace || len(prev.Figures) <= figGrace {
+			continue
+		}
+		for from < i-1 && cur.At.Sub(samples[from].At) > etaWindow {
+			from++
+		}
+		p := Point{
+			At: cur.At, Waiting: cur.Figures[figWaiting], Active: cur.Figures[figActive],
+			Joins:         rushgate.PerSecond(prev, cur, figJoined),
+			Admissions:    rushgate.PerSecond(prev, cur, figAdmitted),
+			IdleExpiries:  rushgate.PerSecond(prev, cur, figIdle),
+			GraceExpiries: rushgate.PerSecond(prev, cur, figGrace),
+		}
+		if p.Waiting > 0 {
+			rate := rushgate.PerSecond(samples[from], cur, figAdmitted)
+			p.ETABack = wait(rate, p.Waiting, cfg, cur.At).Seconds()
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
