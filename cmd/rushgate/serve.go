@@ -20,6 +20,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/httpapi"
@@ -201,7 +202,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		return nil, err
 	}
 
-	svc := room.NewService(be.rooms, room.Options{Observer: m, Logger: log})
+	svc := room.NewService(be.rooms, room.Options{Observer: m, Logger: log, History: be.history, Audit: be.audit})
 	m.WatchRooms(svc)
 	if err := svc.Start(ctx); err != nil {
 		log.Warn("rooms not loaded at start; their gates start on first use", "err", err)
@@ -212,10 +213,11 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	watched := make(chan struct{})
 	go func() { defer close(watched); keys.Watch(kctx, f.rotateKeys, log) }()
 	a.onClose(func() { stopKeys(); <-watched })
-	auctions := auction.NewService(be.auctions, auction.ServiceOptions{Logger: log, Gate: svc})
+	auctions := auction.NewService(be.auctions, auction.ServiceOptions{Logger: log, Gate: svc, History: be.history, Audit: be.audit})
 	auctions.Start(ctx)
 	a.onClose(auctions.Stop)
-	drops := drop.NewService(be.drops, drop.Options{Gate: svc, Logger: log})
+	drops := drop.NewService(be.drops, drop.Options{Gate: svc, Logger: log, History: be.history, Audit: be.audit})
+	drops.Start()
 	a.onClose(drops.Stop) // after the HTTP server has drained: no claim starts a release after it
 	if be.record != nil {
 		rctx, stopRecord := context.WithCancel(context.Background())
@@ -228,7 +230,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	cfg := httpapi.Config{
 		Rooms: svc, Auctions: auctions, Drops: drops, Keys: keys, Visitors: visitors, Metrics: m, Logger: log,
 		AdminKey: adminKey, NewVisitorsPerMinute: f.newVisitors, SecureCookies: f.secureCookies,
-		TrustedProxies: trusted, StreamsPerAddress: f.streamsPerIP,
+		TrustedProxies: trusted, StreamsPerAddress: f.streamsPerIP, Audit: be.audit,
 	}
 	if f.redisURL == "" {
 		cfg.Record = records // the embedded backend answers claims and bids once they are recorded
@@ -270,6 +272,8 @@ type backend struct {
 	auctions auction.Store
 	drops    drop.Store
 	vault    keyring.Vault
+	history  rushgate.History
+	audit    rushgate.Audit
 	// record, when set, copies the backend's outbox into the SQL record until ctx ends.
 	record func(ctx context.Context, log *slog.Logger)
 	// close closes the backend; for the embedded one it saves the lines, so it runs once nothing
@@ -299,7 +303,8 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 		if err != nil {
 			return backend{}, err
 		}
-		return backend{name: "memory", rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(), close: b.Close}, nil
+		return backend{name: "memory", rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),
+			history: b.History(), audit: b.Audit(), close: b.Close}, nil
 	}
 	rdb, cluster, err := redisClient(f.redisURL, f.redisCluster, f.redisFlush)
 	if err != nil {
@@ -312,7 +317,7 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 	}
 	consumer := consumerName()
 	return backend{name: name, rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),
-		record: func(ctx context.Context, log *slog.Logger) { b.Record(ctx, consumer, records, log) }, close: b.Close}, nil
+		history: b.History(), audit: b.Audit(), record: func(ctx context.Context, log *slog.Logger) { b.Record(ctx, consumer, records, log) }, close: b.Close}, nil
 }
 
 // consumerName names this instance in the record consumer group: unique across hosts and restarts.

@@ -120,7 +120,7 @@ func (e *ConfigError) Error() string {
 func DecodeConfig(r io.Reader) (Config, error) {
 	var c Config
 	if err := rushgate.DecodeConfig(r, &c); err != nil {
-		return Config{}, &ConfigError{Reason: err.Error()}
+		return Config{}, &ConfigError{Field: rushgate.DecodeField(err), Reason: err.Error()}
 	}
 	c.StartsAt, c.EndsAt = c.StartsAt.UTC().Truncate(time.Millisecond), c.EndsAt.UTC().Truncate(time.Millisecond)
 	if err := c.Validate(); err != nil {

@@ -60,14 +60,19 @@ type Config struct {
 // ConfigError explains why a config was refused, naming the field.
 type ConfigError struct{ Field, Reason string }
 
-func (e *ConfigError) Error() string { return "drop config: " + e.Field + ": " + e.Reason }
+func (e *ConfigError) Error() string {
+	if e.Field == "" {
+		return "drop config: " + e.Reason
+	}
+	return "drop config: " + e.Field + ": " + e.Reason
+}
 
 // DecodeConfig reads and validates a config; per_visitor defaults to 1 and, with codes, stock to their
 // number. Every refusal is a *ConfigError.
 func DecodeConfig(r io.Reader) (Config, error) {
 	var c Config
 	if err := rushgate.DecodeConfig(r, &c); err != nil {
-		return Config{}, &ConfigError{"body", err.Error()}
+		return Config{}, &ConfigError{rushgate.DecodeField(err), err.Error()}
 	}
 	if c.PerVisitor == 0 {
 		c.PerVisitor = 1

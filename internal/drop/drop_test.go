@@ -22,9 +22,9 @@ func TestDecodeConfig(t *testing.T) {
 		`{"stock": 3, "opens_at": "2026-12-24T10:00:00Z", "codes": ["A", "A", "B"]}`:            "codes",
 		`{"stock": 3, "opens_at": "2026-12-24T10:00:00Z", "codes": ["A"]}`:                      "codes",
 		`{"stock": 3, "opens_at": "2026-12-24T10:00:00Z", "room": "no spaces"}`:                 "room",
-		`{"stock": 3, "bogus": true}`:                         "body",
-		`{"stock": 3, "opens_at": "2026-12-24T10:00:00Z"}}`:   "body", // trailing data, once accepted
-		`{"stock": 3, "opens_at": "2026-12-24T10:00:00Z"} {}`: "body",
+		`{"stock": 3, "bogus": true}`:                         "bogus",
+		`{"stock": 3, "opens_at": "2026-12-24T10:00:00Z"}}`:   "", // trailing data, once accepted
+		`{"stock": 3, "opens_at": "2026-12-24T10:00:00Z"} {}`: "",
 	} {
 		var ce *ConfigError
 		if _, err := DecodeConfigBytes([]byte(in)); !errors.As(err, &ce) || ce.Field != field {

@@ -61,6 +61,9 @@ type Error struct {
 	Claims []drop.Claim
 	// Room, for waiting_elsewhere, is the room whose line the visitor waits in.
 	Room string
+	// Field, for invalid_config, is the config field refused, so that a form can show the message
+	// next to it.
+	Field string
 }
 
 func (e *Error) Error() string {
@@ -97,7 +100,7 @@ func fromDomain(err error) *Error {
 		return &Error{Status: http.StatusConflict, Code: codeWaitingElsewhere, Room: elsewhere.Room, Cause: err,
 			Message: "you are waiting in the line of room " + elsewhere.Room + `; join with {"switch": true} to move here`}
 	case errors.As(err, &dce):
-		return &Error{Status: http.StatusBadRequest, Code: codeInvalidConfig, Message: dce.Error(), Cause: err}
+		return &Error{Status: http.StatusBadRequest, Code: codeInvalidConfig, Message: dce.Error(), Field: dce.Field, Cause: err}
 	case errors.As(err, &already):
 		return &Error{Status: http.StatusConflict, Code: codeAlreadyClaimed, Message: "you already hold all you may claim", Cause: err, Claims: already.Claims}
 	case errors.Is(err, drop.ErrNotFound):
@@ -111,9 +114,9 @@ func fromDomain(err error) *Error {
 	case errors.As(err, &e):
 		return e
 	case errors.As(err, &ce):
-		return &Error{Status: http.StatusBadRequest, Code: codeInvalidConfig, Message: ce.Error(), Cause: err}
+		return &Error{Status: http.StatusBadRequest, Code: codeInvalidConfig, Message: ce.Error(), Field: ce.Field, Cause: err}
 	case errors.As(err, &ace):
-		return &Error{Status: http.StatusBadRequest, Code: codeInvalidConfig, Message: ace.Error(), Cause: err}
+		return &Error{Status: http.StatusBadRequest, Code: codeInvalidConfig, Message: ace.Error(), Field: ace.Field, Cause: err}
 	case errors.As(err, &low):
 		return &Error{Status: http.StatusConflict, Code: codeBidTooLow, Message: low.Error(), Cause: err, MinNextBid: low.Min}
 	case errors.Is(err, auction.ErrNotFound):
@@ -148,6 +151,7 @@ type errorBody struct {
 		MinNextBid int64        `json:"min_next_bid,omitempty"`
 		Claims     []drop.Claim `json:"claims,omitempty"`
 		Room       string       `json:"room,omitempty"`
+		Field      string       `json:"field,omitempty"`
 	} `json:"error"`
 }
 
@@ -175,6 +179,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	var b errorBody
 	b.Error.Code, b.Error.Message, b.Error.MinNextBid, b.Error.Claims, b.Error.Room = e.Code, e.Message, e.MinNextBid, e.Claims, e.Room
+	b.Error.Field = e.Field
 	writeJSON(w, e.Status, b)
 }
 

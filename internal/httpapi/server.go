@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/admission"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
@@ -56,6 +57,9 @@ type Config struct {
 	StreamsPerAddress int
 	// Clock judges token expiry; nil means time.Now. It must agree with the store's clock.
 	Clock func() time.Time
+	// Audit, when set, is the log of operators' changes that GET /v1/audit reads; the domain services
+	// write it.
+	Audit rushgate.Audit
 	// Record, when set, is the durable record that claims and bids wait for before they are answered
 	// (the embedded backend's); /healthz reports it unavailable while it fails writes.
 	Record RecordChecker
@@ -80,6 +84,7 @@ type Server struct {
 	adminSum [32]byte
 	limiter  *limiter
 	record   RecordChecker
+	auditLog rushgate.Audit
 	trusted  []netip.Prefix
 	secure   bool
 	mux      *http.ServeMux
@@ -106,7 +111,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		rooms: cfg.Rooms, auctions: cfg.Auctions, drops: cfg.Drops, now: cfg.Clock, keys: cfg.Keys, verifier: admission.NewVerifierFunc(cfg.Keys.PublicKeys).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
 		adminSum: sha256.Sum256([]byte(cfg.AdminKey)), secure: cfg.SecureCookies,
-		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record,
+		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, auditLog: cfg.Audit,
 		limits: newStreamLimits(cfg.StreamsPerAddress), feeds: make(map[string]*feed),
 	}
 	s.streamCtx, s.drain = context.WithCancel(context.Background())
@@ -134,7 +139,11 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/keys/rotate", s.admin(s.rotateKeys))
 	m.HandleFunc("POST /v1/verify", s.verify)
 	m.HandleFunc("POST /v1/visitors", s.admin(s.mintVisitor))
+	m.HandleFunc("GET /v1/rooms", s.admin(s.listRooms))
+	m.HandleFunc("GET /v1/audit", s.admin(s.audit))
 	m.HandleFunc("PUT /v1/rooms/{room}", s.admin(s.putRoom))
+	m.HandleFunc("PATCH /v1/rooms/{room}", s.admin(s.patchRoom))
+	m.HandleFunc("GET /v1/rooms/{room}/history", s.admin(history(s, "room", s.rooms.History)))
 	m.HandleFunc("GET /v1/rooms/{room}", s.admin(s.getRoom))
 	m.HandleFunc("DELETE /v1/rooms/{room}", s.admin(s.deleteRoom))
 	m.HandleFunc("POST /v1/rooms/{room}/join", s.join)
@@ -145,6 +154,10 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /r/{room}", s.page)
 	m.Handle("GET /assets/", http.StripPrefix("/assets/", s.assetHandler()))
 	if s.auctions != nil {
+		m.HandleFunc("GET /v1/auctions", s.admin(s.listAuctions))
+		m.HandleFunc("GET /v1/auctions/{auction}/history", s.admin(history(s, "auction", s.auctions.History)))
+		m.HandleFunc("POST /v1/auctions/{auction}/end", s.admin(s.endAuction))
+		m.HandleFunc("POST /v1/auctions/{auction}/extend", s.admin(s.extendAuction))
 		m.HandleFunc("PUT /v1/auctions/{auction}", s.admin(s.putAuction))
 		m.HandleFunc("DELETE /v1/auctions/{auction}", s.admin(s.deleteAuction))
 		m.HandleFunc("GET /v1/auctions/{auction}", s.getAuction)
@@ -154,6 +167,10 @@ func (s *Server) routes() {
 		m.HandleFunc("GET /v1/auctions/{auction}/live", s.live)
 	}
 	if s.drops != nil {
+		m.HandleFunc("GET /v1/drops", s.admin(s.listDrops))
+		m.HandleFunc("GET /v1/drops/{drop}/history", s.admin(history(s, "drop", s.drops.History)))
+		m.HandleFunc("POST /v1/drops/{drop}/open", s.admin(s.dropControl(true)))
+		m.HandleFunc("POST /v1/drops/{drop}/close", s.admin(s.dropControl(false)))
 		m.HandleFunc("PUT /v1/drops/{drop}", s.admin(s.putDrop))
 		m.HandleFunc("DELETE /v1/drops/{drop}", s.admin(s.deleteDrop))
 		m.HandleFunc("GET /v1/drops/{drop}", s.getDrop)
@@ -191,7 +208,7 @@ func (s *Server) Handler() http.Handler {
 // unmatched answers paths no route serves, telling a wrong method from a wrong path.
 func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
 	var allowed []string
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
 		if _, pat := s.mux.Handler(probe); pat != "/" && pat != "" {

@@ -1,7 +1,9 @@
 package room
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"time"
@@ -128,4 +130,42 @@ func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Po
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// Patch changes the fields of a room's config that patch names, as a JSON merge patch (a null removes a
+// field, so that a room can drop its rate), keeping the rest: an operator's pause, or a new capacity,
+// without restating the whole config. The result is validated as a whole config is.
+func (s *Service) Patch(ctx context.Context, id string, patch []byte) (Config, error) {
+	old, err := s.store.Room(ctx, id)
+	if err != nil {
+		return Config{}, err
+	}
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(patch, &p); err != nil || p == nil {
+		return Config{}, &ConfigError{Reason: "a patch is one JSON object of the fields to change"}
+	}
+	base, err := json.Marshal(old)
+	if err != nil {
+		return Config{}, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(base, &m); err != nil {
+		return Config{}, err
+	}
+	for k, v := range p {
+		if string(v) == "null" {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+	}
+	merged, err := json.Marshal(m)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg, err := DecodeConfig(bytes.NewReader(merged))
+	if err != nil {
+		return Config{}, err
+	}
+	return cfg, s.Put(ctx, id, cfg)
 }
