@@ -87,8 +87,9 @@ const (
 
 func entity(id string) string { return "auction:" + id }
 
-// sample offers every auction's figures to the history: two reads per auction.
-func (s *Service) sample(ctx context.Context) {
+// Sample offers every auction's figures to the history: two reads per auction. Start runs it every second;
+// tests call it to take a sample when they choose.
+func (s *Service) Sample(ctx context.Context) {
 	for after := ""; ; {
 		ids, err := s.store.List(ctx, after, 500)
 		if err != nil || len(ids) == 0 {

@@ -79,7 +79,7 @@ func (s *Service) Start(ctx context.Context) {
 			return
 		}
 		var wg sync.WaitGroup
-		wg.Go(func() { rushgate.Sampled(ctx, s.sample) })
+		wg.Go(func() { rushgate.Sampled(ctx, s.Sample) })
 		s.closer(ctx)
 		wg.Wait()
 	}()

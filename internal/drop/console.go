@@ -102,8 +102,9 @@ const (
 
 func entity(id string) string { return "drop:" + id }
 
-// sample offers every drop's figures to the history, one read per drop.
-func (s *Service) sample(ctx context.Context) {
+// Sample offers every drop's figures to the history, one read per drop. Start runs it every second;
+// tests call it to take a sample when they choose.
+func (s *Service) Sample(ctx context.Context) {
 	for after := ""; ; {
 		ids, err := s.store.List(ctx, after, 500)
 		if err != nil || len(ids) == 0 {

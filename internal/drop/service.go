@@ -60,7 +60,7 @@ func NewService(store Store, opts Options) *Service {
 // Start samples every drop's figures into the history each second until Stop.
 func (s *Service) Start() {
 	if s.history != nil {
-		s.retries.Go(func() { rushgate.Sampled(s.ctx, s.sample) })
+		s.retries.Go(func() { rushgate.Sampled(s.ctx, s.Sample) })
 	}
 }
 

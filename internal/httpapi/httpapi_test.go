@@ -40,6 +40,9 @@ type env struct {
 	svc   *room.Service
 	clock *storetest.Clock
 	keys  *keyring.Keyring
+
+	auctions *auction.Service
+	drops    *drop.Service
 }
 
 type option func(*httpapi.Config, *room.Store)
@@ -59,12 +62,19 @@ func setup(t *testing.T, opts ...option) *env {
 	}
 	cfg.Metrics = metrics.New()
 	cfg.Logger = slog.New(slog.DiscardHandler)
-	svc := room.NewService(store, room.Options{Clock: c.Now, Manual: true, Observer: cfg.Metrics, Logger: cfg.Logger})
+	hist := memstore.NewHistory(c.Now)
+	if cfg.Audit == nil {
+		cfg.Audit = newAudit(t)
+	}
+	svc := room.NewService(store, room.Options{Clock: c.Now, Manual: true, Observer: cfg.Metrics, Logger: cfg.Logger,
+		History: hist, Audit: cfg.Audit})
 	cfg.Metrics.WatchRooms(svc)
 	cfg.Rooms = svc
-	cfg.Auctions = auction.NewService(memstore.NewAuctions(c.Now, nil), auction.ServiceOptions{Gate: svc})
+	cfg.Auctions = auction.NewService(memstore.NewAuctions(c.Now, nil), auction.ServiceOptions{Gate: svc, History: hist,
+		Audit: cfg.Audit, Clock: c.Now})
 	if cfg.Drops == nil {
-		cfg.Drops = drop.NewService(memstore.NewDrops(c.Now, nil), drop.Options{Gate: svc, Logger: cfg.Logger})
+		cfg.Drops = drop.NewService(memstore.NewDrops(c.Now, nil), drop.Options{Gate: svc, Logger: cfg.Logger, History: hist,
+			Audit: cfg.Audit, Clock: c.Now})
 	}
 	api := httpapi.New(cfg)
 	srv := httptest.NewServer(api.Handler())
@@ -76,7 +86,7 @@ func setup(t *testing.T, opts ...option) *env {
 		cfg.Drops.Stop()
 		svc.Stop()
 	})
-	return &env{t: t, srv: srv, svc: svc, clock: c, keys: keys}
+	return &env{t: t, srv: srv, svc: svc, clock: c, keys: keys, auctions: cfg.Auctions, drops: cfg.Drops}
 }
 
 type resp struct {

@@ -74,8 +74,9 @@ const (
 
 func entity(id string) string { return "room:" + id }
 
-// sample offers every room's counts to the history: one read per room a second.
-func (s *Service) sample(ctx context.Context) {
+// Sample offers every room's counts to the history: one read per room a second. Start runs it every second;
+// tests call it to take a sample when they choose.
+func (s *Service) Sample(ctx context.Context) {
 	ids, err := s.store.Rooms(ctx)
 	if err != nil {
 		return

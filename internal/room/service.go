@@ -103,7 +103,7 @@ func (s *Service) Start(ctx context.Context) error {
 		s.gate(id)
 	}
 	if s.opts.History != nil && !s.opts.Manual {
-		s.wg.Go(func() { rushgate.Sampled(s.ctx, s.sample) })
+		s.wg.Go(func() { rushgate.Sampled(s.ctx, s.Sample) })
 	}
 	return nil
 }

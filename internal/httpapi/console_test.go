@@ -1,0 +1,148 @@
+package httpapi_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/record"
+)
+
+// newAudit is an audit log as the embedded backend keeps it, in a SQLite record of the test's own.
+func newAudit(t *testing.T) rushgate.Audit {
+	t.Helper()
+	db, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "records.db"), record.FsyncNo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func list(r resp, key string) []map[string]any {
+	items, _ := r.body[key].([]any)
+	out := make([]map[string]any, len(items))
+	for i, x := range items {
+		out[i], _ = x.(map[string]any)
+	}
+	return out
+}
+
+func TestRoomListHistoryAndAudit(t *testing.T) {
+	e := setup(t)
+	for _, id := range []string{"b", "a", "c"} {
+		e.want(e.do("PUT", "/v1/rooms/"+id, adminKey, `{"capacity": 1}`), 200, "")
+	}
+	e.want(e.do("GET", "/v1/rooms", "", ""), 401, "unauthorized")
+	e.want(e.do("GET", "/v1/rooms?limit=0", adminKey, ""), 400, "invalid_request")
+	e.want(e.do("GET", "/v1/rooms?after=../x", adminKey, ""), 400, "invalid_request")
+	page := e.do("GET", "/v1/rooms?limit=2", adminKey, "")
+	if rooms := list(page, "rooms"); len(rooms) != 2 || rooms[0]["id"] != "a" || rooms[1]["id"] != "b" || page.str("next_after") != "b" {
+		t.Fatalf("first page: %v", page.body)
+	}
+	page = e.do("GET", "/v1/rooms?after=b&limit=2", adminKey, "")
+	if rooms := list(page, "rooms"); len(rooms) != 1 || rooms[0]["id"] != "c" || page.str("next_after") != "" {
+		t.Fatalf("second page: %v", page.body)
+	}
+
+	ctx := context.Background()
+	for range 3 {
+		e.want(e.do("POST", "/v1/rooms/a/join", "", ""), 200, "")
+	}
+	e.svc.Sample(ctx)
+	e.clock.Advance(2 * time.Second)
+	for range 4 {
+		e.want(e.do("POST", "/v1/rooms/a/join", "", ""), 200, "")
+	}
+	e.svc.Sample(ctx)
+	h := e.do("GET", "/v1/rooms/a/history", adminKey, "")
+	samples := list(h, "samples")
+	if h.code != 200 || len(samples) != 1 || samples[0]["waiting"] != 7.0 || samples[0]["joins"] != 2.0 || samples[0]["eta_back"].(float64) <= 0 {
+		t.Fatalf("history: %d %v", h.code, h.body)
+	}
+	at, _ := time.Parse(time.RFC3339, samples[0]["t"].(string))
+	if later := e.do("GET", "/v1/rooms/a/history?since="+at.Format(time.RFC3339), adminKey, ""); len(list(later, "samples")) != 0 {
+		t.Fatalf("history since the last sample: %v", later.body)
+	}
+	e.want(e.do("GET", "/v1/rooms/a/history?since=yesterday", adminKey, ""), 400, "invalid_request")
+	e.want(e.do("GET", "/v1/rooms/zz/history", adminKey, ""), 404, "room_not_found")
+
+	p := e.do("PATCH", "/v1/rooms/a", adminKey, `{"paused": true, "rate": {"admits": 5, "per": "1s"}}`)
+	if p.code != 200 || p.body["paused"] != true || p.body["capacity"] != 1.0 {
+		t.Fatalf("patch: %d %v", p.code, p.body)
+	}
+	bad := e.do("PATCH", "/v1/rooms/a", adminKey, `{"capacity": -1}`)
+	if e.want(bad, 400, "invalid_config"); bad.body["error"].(map[string]any)["field"] != "capacity" {
+		t.Fatalf("refusal names no field: %v", bad.body)
+	}
+	e.want(e.do("PATCH", "/v1/rooms/a", adminKey, `[1]`), 400, "invalid_config")
+	e.want(e.do("PATCH", "/v1/rooms/nope", adminKey, `{"paused": true}`), 404, "room_not_found")
+	if cfg := e.do("GET", "/v1/rooms/a", adminKey, ""); cfg.body["paused"] != true || cfg.body["capacity"] != 1.0 {
+		t.Fatalf("after a refused patch: %v", cfg.body)
+	}
+
+	audit := e.do("GET", "/v1/audit?kind=room&id=a", adminKey, "")
+	entries := list(audit, "entries")
+	if len(entries) != 2 || entries[0]["action"] != "update" || entries[1]["action"] != "create" {
+		t.Fatalf("audit: %v", audit.body)
+	}
+	changes, _ := entries[0]["changes"].([]any)
+	if len(changes) != 2 || changes[0].(map[string]any)["field"] != "paused" || changes[0].(map[string]any)["new"] != true {
+		t.Fatalf("audited changes: %v", changes)
+	}
+	if all := e.do("GET", "/v1/audit?limit=2", adminKey, ""); len(list(all, "entries")) != 2 || all.str("next_before") == "" {
+		t.Fatalf("audit page: %v", all.body)
+	} else if rest := e.do("GET", "/v1/audit?before="+all.str("next_before"), adminKey, ""); len(list(rest, "entries")) != 2 {
+		t.Fatalf("audit next page: %v", rest.body)
+	}
+	e.want(e.do("GET", "/v1/audit?kind=planet", adminKey, ""), 400, "invalid_request")
+}
+
+func TestDropAndAuctionControls(t *testing.T) {
+	e := setup(t)
+	now := e.clock.Now()
+	e.want(e.do("PUT", "/v1/drops/d", adminKey, `{"stock": 3, "opens_at": "`+now.Add(time.Hour).Format(time.RFC3339)+`"}`), 200, "")
+	if d := e.do("POST", "/v1/drops/d/open", adminKey, ""); d.code != 200 || d.str("status") != "open" {
+		t.Fatalf("open now: %d %v", d.code, d.body)
+	}
+	tok := e.do("POST", "/v1/visitors", adminKey, `{"subject": "s1"}`).str("visitor_token")
+	e.want(e.do("POST", "/v1/drops/d/claims", tok, `{}`), 201, "")
+	if d := e.do("POST", "/v1/drops/d/close", adminKey, ""); d.code != 200 || d.str("status") != "closed" {
+		t.Fatalf("close now: %d %v", d.code, d.body)
+	}
+	tok2 := e.do("POST", "/v1/visitors", adminKey, `{"subject": "s2"}`).str("visitor_token")
+	e.want(e.do("POST", "/v1/drops/d/claims", tok2, `{}`), 409, "not_open")
+	e.want(e.do("POST", "/v1/drops/zz/close", adminKey, ""), 404, "drop_not_found")
+	e.want(e.do("POST", "/v1/drops/d/close", "", ""), 401, "unauthorized")
+	e.drops.Sample(context.Background())
+	e.clock.Advance(time.Second)
+	e.drops.Sample(context.Background())
+	if h := e.do("GET", "/v1/drops/d/history", adminKey, ""); len(list(h, "samples")) != 1 || list(h, "samples")[0]["remaining"] != 2.0 {
+		t.Fatalf("drop history: %v", h.body)
+	}
+	if l := e.do("GET", "/v1/drops", adminKey, ""); len(list(l, "drops")) != 1 || list(l, "drops")[0]["claimed"] != 1.0 {
+		t.Fatalf("drop list: %v", l.body)
+	}
+
+	e.want(e.do("PUT", "/v1/auctions/a", adminKey, `{"title": "Lot", "currency": "EUR", "start_price": 100, "increment": 10,
+		"starts_at": "`+now.Format(time.RFC3339)+`", "ends_at": "`+now.Add(time.Hour).Format(time.RFC3339)+`"}`), 200, "")
+	e.want(e.do("POST", "/v1/auctions/a/extend", adminKey, `{"by": "-5m"}`), 400, "invalid_request")
+	e.want(e.do("POST", "/v1/auctions/a/extend", adminKey, `{"by": 5}`), 400, "invalid_json")
+	x := e.do("POST", "/v1/auctions/a/extend", adminKey, `{"by": "30m"}`)
+	if ends, _ := time.Parse(time.RFC3339, x.str("ends_at")); x.code != 200 || !ends.Equal(now.Add(90*time.Minute)) {
+		t.Fatalf("extend: %d %v", x.code, x.body)
+	}
+	if end := e.do("POST", "/v1/auctions/a/end", adminKey, ""); end.code != 200 || end.str("status") != "closed" {
+		t.Fatalf("end now: %d %v", end.code, end.body)
+	}
+	e.want(e.do("POST", "/v1/auctions/a/end", adminKey, ""), 409, "auction_closed")
+	if l := e.do("GET", "/v1/auctions", adminKey, ""); len(list(l, "auctions")) != 1 || list(l, "auctions")[0]["status"] != "closed" {
+		t.Fatalf("auction list: %v", l.body)
+	}
+	audit := list(e.do("GET", "/v1/audit?kind=auction&id=a", adminKey, ""), "entries")
+	if len(audit) != 3 || audit[0]["action"] != "end" || audit[1]["action"] != "extend" {
+		t.Fatalf("auction audit: %v", audit)
+	}
+}
