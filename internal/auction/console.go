@@ -35,10 +35,22 @@ func (s *Service) List(ctx context.Context, after string, limit int) ([]Summary,
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Summary{ID: id, Config: st.Config, Status: st.Status(s.clock()), Price: st.Price, Bids: st.Bids,
-			EndsAt: st.EndsAt, Winner: st.Winner})
+		out = append(out, summarize(id, st, s.clock()))
 	}
 	return out, nil
+}
+
+// Summary returns one auction as the operator's list shows it, with its whole config.
+func (s *Service) Summary(ctx context.Context, id string) (Summary, error) {
+	st, err := s.store.Get(ctx, id)
+	if err != nil {
+		return Summary{}, err
+	}
+	return summarize(id, st, s.clock()), nil
+}
+
+func summarize(id string, st State, now time.Time) Summary {
+	return Summary{ID: id, Config: st.Config, Status: st.Status(now), Price: st.Price, Bids: st.Bids, EndsAt: st.EndsAt, Winner: st.Winner}
 }
 
 // EndNow ends the auction at once: the leader wins if the reserve is met, as at a normal end.

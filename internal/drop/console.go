@@ -22,6 +22,15 @@ func Summarize(id string, info Info, now time.Time) Summary {
 	return Summary{ID: id, Config: info.Config, Claimed: info.Claimed, Remaining: max(0, info.Config.Stock-info.Claimed), Status: info.Status(now)}
 }
 
+// Summary returns one drop as the operator's list shows it, with its whole config.
+func (s *Service) Summary(ctx context.Context, id string) (Summary, error) {
+	info, err := s.store.Get(ctx, id)
+	if err != nil {
+		return Summary{}, err
+	}
+	return Summarize(id, info, s.clock()), nil
+}
+
 // List returns up to limit drops after the id after, in id order.
 func (s *Service) List(ctx context.Context, after string, limit int) ([]Summary, error) {
 	ids, err := s.store.List(ctx, after, limit)

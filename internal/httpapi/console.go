@@ -224,3 +224,20 @@ func (s *Server) extendAuction(w http.ResponseWriter, r *http.Request) {
 	}
 	s.getAuction(w, r)
 }
+
+// summary serves one drop's or auction's summary with its whole config, which the public GET does not
+// show (codes, reserve): what the console's edit form starts from.
+func summary[T any](s *Server, param string, read func(ctx context.Context, id string) (T, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathID(r, param)
+		var v T
+		if err == nil {
+			v, err = read(r.Context(), id)
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
+	}
+}

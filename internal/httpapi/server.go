@@ -57,12 +57,23 @@ type Config struct {
 	StreamsPerAddress int
 	// Clock judges token expiry; nil means time.Now. It must agree with the store's clock.
 	Clock func() time.Time
+	// Console, when set, serves the operator's console under /admin, and its signed-in sessions are
+	// taken by the admin API in place of the admin key.
+	Console Console
 	// Audit, when set, is the log of operators' changes that GET /v1/audit reads; the domain services
 	// write it.
 	Audit rushgate.Audit
 	// Record, when set, is the durable record that claims and bids wait for before they are answered
 	// (the embedded backend's); /healthz reports it unavailable while it fails writes.
 	Record RecordChecker
+}
+
+// Console is the operator's console as the API sees it: pages to serve, and sessions to accept.
+type Console interface {
+	Handler() http.Handler
+	// Authorized reports whether r carries a signed-in session (and its CSRF token when r changes
+	// anything).
+	Authorized(r *http.Request) bool
 }
 
 // RecordChecker reports whether a durable record takes writes; record.DB is one.
@@ -85,6 +96,7 @@ type Server struct {
 	limiter  *limiter
 	record   RecordChecker
 	auditLog rushgate.Audit
+	console  Console
 	trusted  []netip.Prefix
 	secure   bool
 	mux      *http.ServeMux
@@ -111,7 +123,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		rooms: cfg.Rooms, auctions: cfg.Auctions, drops: cfg.Drops, now: cfg.Clock, keys: cfg.Keys, verifier: admission.NewVerifierFunc(cfg.Keys.PublicKeys).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
 		adminSum: sha256.Sum256([]byte(cfg.AdminKey)), secure: cfg.SecureCookies,
-		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, auditLog: cfg.Audit,
+		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, auditLog: cfg.Audit, console: cfg.Console,
 		limits: newStreamLimits(cfg.StreamsPerAddress), feeds: make(map[string]*feed),
 	}
 	s.streamCtx, s.drain = context.WithCancel(context.Background())
@@ -156,6 +168,7 @@ func (s *Server) routes() {
 	if s.auctions != nil {
 		m.HandleFunc("GET /v1/auctions", s.admin(s.listAuctions))
 		m.HandleFunc("GET /v1/auctions/{auction}/history", s.admin(history(s, "auction", s.auctions.History)))
+		m.HandleFunc("GET /v1/auctions/{auction}/config", s.admin(summary(s, "auction", s.auctions.Summary)))
 		m.HandleFunc("POST /v1/auctions/{auction}/end", s.admin(s.endAuction))
 		m.HandleFunc("POST /v1/auctions/{auction}/extend", s.admin(s.extendAuction))
 		m.HandleFunc("PUT /v1/auctions/{auction}", s.admin(s.putAuction))
@@ -169,6 +182,7 @@ func (s *Server) routes() {
 	if s.drops != nil {
 		m.HandleFunc("GET /v1/drops", s.admin(s.listDrops))
 		m.HandleFunc("GET /v1/drops/{drop}/history", s.admin(history(s, "drop", s.drops.History)))
+		m.HandleFunc("GET /v1/drops/{drop}/config", s.admin(summary(s, "drop", s.drops.Summary)))
 		m.HandleFunc("POST /v1/drops/{drop}/open", s.admin(s.dropControl(true)))
 		m.HandleFunc("POST /v1/drops/{drop}/close", s.admin(s.dropControl(false)))
 		m.HandleFunc("PUT /v1/drops/{drop}", s.admin(s.putDrop))
@@ -177,6 +191,10 @@ func (s *Server) routes() {
 		m.HandleFunc("POST /v1/drops/{drop}/claims", s.postClaim)
 		m.HandleFunc("GET /v1/drops/{drop}/claims", s.admin(s.listClaims))
 		m.HandleFunc("GET /v1/drops/{drop}/claims/mine", s.myClaims)
+	}
+	if s.console != nil {
+		m.Handle("/admin", s.console.Handler())
+		m.Handle("/admin/", s.console.Handler())
 	}
 	m.HandleFunc("/", s.unmatched)
 	s.mux = m
@@ -239,11 +257,16 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// admin wraps an admin handler with the admin credential check.
+// admin wraps an admin handler with the admin credential check: the admin key as a bearer token, or a
+// console session (with its CSRF token for anything but a read).
 func (s *Server) admin(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		tok, ok := bearer(r)
 		sum := sha256.Sum256([]byte(tok))
+		if !ok && s.console != nil && s.console.Authorized(r) {
+			next(w, r)
+			return
+		}
 		if !ok || subtle.ConstantTimeCompare(sum[:], s.adminSum[:]) != 1 {
 			s.writeError(w, r, apiError(http.StatusUnauthorized, codeUnauthorized, "an admin key is required: Authorization: Bearer <admin key>"))
 			return

@@ -1,0 +1,456 @@
+// The rushgate console: fills the page shell from the admin API and calls it for every control.
+// Each page reads the API once a second; the charts are drawn here as SVG, with no library.
+'use strict';
+
+(() => {
+  const TEXTS = {
+    en: {
+      console: 'console', admin_key: 'Admin key', sign_in: 'Sign in', sign_out: 'Sign out', overview: 'Overview',
+      key_hint: 'The admin key is in rushgate-data/admin.key, printed at the first start.',
+      wrong_key: 'That is not the admin key.', expired: 'The form expired; please sign in again.', bad_form: 'The form could not be read.',
+      rooms: 'Rooms', drops: 'Drops', auctions: 'Auctions', id: 'ID', state: 'State', waiting: 'Waiting', active: 'Active',
+      admitted: 'Admitted', limits: 'Limits', claimed: 'Claimed', remaining: 'Remaining', opens: 'Opens', price: 'Price',
+      bids: 'Bids', ends: 'Ends', new_room: 'New room', new_drop: 'New drop', new_auction: 'New auction',
+      settings: 'Settings', audit: 'Changes', none: 'None yet.', save: 'Save', create: 'Create',
+      saved: 'Saved.', updated: 'Updated', offline: 'Cannot reach rushgate; retrying…',
+      paused: 'paused', running: 'admitting', pause: 'Pause admissions', resume: 'Resume admissions',
+      open_now: 'Open now', close_now: 'Close now', end_now: 'End now', extend: 'Extend by', confirm_end: 'End this auction now?',
+      capacity: 'Capacity', rate_admits: 'Admissions per interval', rate_per: 'Interval', session_ttl: 'Session length',
+      grace: 'Grace to collect', idle_timeout: 'Idle timeout', opens_at: 'Opens at (RFC 3339)', site_url: 'Site URL',
+      stock: 'Stock', per_visitor: 'Per visitor', closes_at: 'Closes at (RFC 3339)', room: 'Behind room',
+      release_on_claim: 'Release admission on claim', title: 'Title', currency: 'Currency', start_price: 'Start price',
+      increment: 'Increment', reserve_price: 'Reserve price', buy_now_price: 'Buy-now price', starts_at: 'Starts at (RFC 3339)',
+      ends_at: 'Ends at (RFC 3339)', admitted_total: 'Admitted in all', joins_s: 'Joins/s', admissions_s: 'Admissions/s',
+      eta_back: 'Wait at the back', claims_s: 'Claims/s', bids_s: 'Bids/s', bidders: 'Bidders', status: 'Status',
+      chart_line: 'The line', chart_flow: 'Per second', chart_eta: 'Wait at the back (minutes)', chart_stock: 'Stock',
+      chart_claims: 'Claims per second', chart_price: 'Price', chart_bids: 'Bids per second and bidders',
+      idle_s: 'Idle leaves/s', grace_s: 'Uncollected/s', act_create: 'created', act_update: 'changed', act_delete: 'deleted',
+      act_open: 'opened now', act_close: 'closed now', act_end: 'ended now', act_extend: 'extended',
+      scheduled: 'scheduled', open: 'open', closed: 'closed', sold_out: 'sold out', sold: 'sold',
+      no_data: 'Collecting samples…', label_paused: 'Paused', kind_room: 'Room', kind_drop: 'Drop', kind_auction: 'Auction', label_release_on_claim: 'Release admission on claim',
+    },
+    ko: {
+      console: '콘솔', admin_key: '관리자 키', sign_in: '로그인', sign_out: '로그아웃', overview: '개요',
+      key_hint: '관리자 키는 rushgate-data/admin.key에 있으며 처음 시작할 때 출력됩니다.',
+      wrong_key: '관리자 키가 올바르지 않습니다.', expired: '양식이 만료되었습니다. 다시 로그인하세요.', bad_form: '양식을 읽을 수 없습니다.',
+      rooms: '대기실', drops: '드롭', auctions: '경매', id: 'ID', state: '상태', waiting: '대기 중', active: '입장 중',
+      admitted: '누적 입장', limits: '제한', claimed: '수령', remaining: '남은 수량', opens: '오픈', price: '가격',
+      bids: '입찰', ends: '종료', new_room: '새 대기실', new_drop: '새 드롭', new_auction: '새 경매',
+      settings: '설정', audit: '변경 기록', none: '아직 없습니다.', save: '저장', create: '만들기',
+      saved: '저장했습니다.', updated: '갱신', offline: 'rushgate에 연결할 수 없습니다. 다시 시도하는 중…',
+      paused: '일시 정지', running: '입장 중', pause: '입장 일시 정지', resume: '입장 재개',
+      open_now: '지금 열기', close_now: '지금 닫기', end_now: '지금 종료', extend: '연장', confirm_end: '이 경매를 지금 종료할까요?',
+      capacity: '동시 입장 수', rate_admits: '구간당 입장 수', rate_per: '구간', session_ttl: '세션 길이',
+      grace: '입장 확인 유예', idle_timeout: '유휴 제한 시간', opens_at: '오픈 시각 (RFC 3339)', site_url: '사이트 URL',
+      stock: '재고', per_visitor: '1인당 수량', closes_at: '마감 시각 (RFC 3339)', room: '연결된 대기실',
+      release_on_claim: '수령 시 입장 해제', title: '제목', currency: '통화', start_price: '시작가',
+      increment: '입찰 단위', reserve_price: '최저 낙찰가', buy_now_price: '즉시 구매가', starts_at: '시작 시각 (RFC 3339)',
+      ends_at: '종료 시각 (RFC 3339)', admitted_total: '누적 입장', joins_s: '초당 합류', admissions_s: '초당 입장',
+      eta_back: '맨 뒤 대기 시간', claims_s: '초당 수령', bids_s: '초당 입찰', bidders: '입찰자', status: '상태',
+      chart_line: '대기열', chart_flow: '초당 흐름', chart_eta: '맨 뒤 대기 시간 (분)', chart_stock: '재고',
+      chart_claims: '초당 수령', chart_price: '가격', chart_bids: '초당 입찰과 입찰자',
+      idle_s: '초당 유휴 이탈', grace_s: '초당 미확인 만료', act_create: '생성', act_update: '변경', act_delete: '삭제',
+      act_open: '지금 열기', act_close: '지금 닫기', act_end: '지금 종료', act_extend: '연장',
+      scheduled: '예정', open: '진행 중', closed: '마감', sold_out: '품절', sold: '판매됨',
+      no_data: '표본을 모으는 중…', label_paused: '일시 정지됨', kind_room: '대기실', kind_drop: '드롭', kind_auction: '경매', label_release_on_claim: '수령 시 입장 해제',
+    },
+  };
+
+  const lang = (() => {
+    const q = new URLSearchParams(location.search).get('lang');
+    if (q && TEXTS[q]) {
+      try { localStorage.setItem('rg-console-lang', q); } catch (_) { /* private mode */ }
+      return q;
+    }
+    let saved = null;
+    try { saved = localStorage.getItem('rg-console-lang'); } catch (_) { /* private mode */ }
+    if (saved && TEXTS[saved]) return saved;
+    return (navigator.language || '').toLowerCase().startsWith('ko') ? 'ko' : 'en';
+  })();
+  const t = (k) => TEXTS[lang][k] || TEXTS.en[k] || k;
+  document.documentElement.lang = lang;
+  document.querySelectorAll('[data-t]').forEach((el) => { el.textContent = t(el.dataset.t); });
+
+  const body = document.body;
+  if (body.dataset.page === 'login') {
+    const err = body.dataset.error;
+    if (err) {
+      const p = document.getElementById('login-error');
+      p.textContent = t(err);
+      p.hidden = false;
+    }
+    return;
+  }
+
+  const page = body.dataset.page;
+  const id = body.dataset.id;
+  const csrf = body.dataset.csrf;
+  const status = document.getElementById('status');
+
+  // h builds an element: h('td', {class: 'x'}, 'text', child...).
+  function h(tag, attrs, ...kids) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'text') el.textContent = v;
+      else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+      else el.setAttribute(k, v === true ? '' : v);
+    }
+    for (const kid of kids) if (kid !== null && kid !== undefined) el.append(kid);
+    return el;
+  }
+
+  async function api(method, path, data) {
+    const opts = { method, headers: { 'Rushgate-CSRF': csrf }, credentials: 'same-origin' };
+    if (data !== undefined) {
+      opts.headers['Content-Type'] = 'application/json';
+      opts.body = JSON.stringify(data);
+    }
+    const res = await fetch(path, opts);
+    let json = null;
+    try { json = await res.json(); } catch (_) { /* not JSON */ }
+    if (res.status === 401) {
+      location.reload(); // the session ended: the page becomes the sign-in form
+    }
+    if (!res.ok) {
+      const e = new Error((json && json.error && json.error.message) || res.statusText);
+      e.code = json && json.error && json.error.code;
+      e.field = json && json.error && json.error.field;
+      throw e;
+    }
+    return json;
+  }
+
+  const fmtTime = (s) => (s ? new Date(s).toLocaleString(lang) : '–');
+  const fmtNum = (n) => (typeof n === 'number' ? n.toLocaleString(lang, { maximumFractionDigits: 1 }) : '–');
+  function fmtWait(secs) {
+    if (!secs) return '–';
+    if (secs < 60) return Math.round(secs) + 's';
+    if (secs < 3600) return Math.round(secs / 60) + 'm';
+    return (secs / 3600).toFixed(1) + 'h';
+  }
+  const badge = (state) => h('span', { class: 'badge ' + state, text: t(state) });
+
+  // ---- Forms: one spec per kind; the API's refusal is shown next to the field it names. ----
+  const FIELDS = {
+    room: [['capacity', 'number'], ['rate_admits', 'number', 'rate'], ['rate_per', 'text', 'rate'], ['session_ttl', 'text'],
+      ['grace', 'text'], ['idle_timeout', 'text'], ['opens_at', 'text'], ['site_url', 'text'], ['paused', 'checkbox']],
+    drop: [['stock', 'number'], ['per_visitor', 'number'], ['opens_at', 'text'], ['closes_at', 'text'], ['room', 'text'],
+      ['release_on_claim', 'checkbox']],
+    auction: [['title', 'text'], ['currency', 'text'], ['start_price', 'number'], ['increment', 'number'],
+      ['reserve_price', 'number'], ['buy_now_price', 'number'], ['starts_at', 'text'], ['ends_at', 'text'], ['room', 'text']],
+  };
+  const PLACEHOLDERS = { rate_per: '1m', session_ttl: '10m', grace: '60s', idle_timeout: '2m', opens_at: '2026-12-24T10:00:00Z',
+    closes_at: '2026-12-24T11:00:00Z', starts_at: '2026-12-24T10:00:00Z', ends_at: '2026-12-24T11:00:00Z', currency: 'KRW' };
+  const PATHS = { room: '/v1/rooms/', drop: '/v1/drops/', auction: '/v1/auctions/' };
+
+  function buildForm(form) {
+    const kind = form.dataset.kind;
+    const create = form.dataset.create === '1';
+    const fields = (create ? [['id', 'text']] : []).concat(FIELDS[kind]);
+    const prefix = (create ? 'new-' : 'edit-') + kind + '-';
+    form.append(h('p', { class: 'error wide', 'data-err': '', role: 'alert' }));
+    for (const [name, type, errKey] of fields) {
+      const input = h('input', { id: prefix + name, name, type, 'data-errkey': errKey || name, step: type === 'number' ? 'any' : null,
+        placeholder: PLACEHOLDERS[name],
+        'aria-describedby': prefix + name + '-err', required: create && name === 'id' });
+      form.append(h('div', { class: 'field' }, h('label', { for: prefix + name, text: name === 'id' ? 'ID' : t(TEXTS.en['label_' + name] ? 'label_' + name : name) }), input,
+        h('p', { class: 'error', id: prefix + name + '-err', 'data-err': errKey || name })));
+    }
+    form.append(h('div', { class: 'wide' }, h('button', { class: 'primary', type: 'submit', text: t(create ? 'create' : 'save') })));
+    form.addEventListener('input', () => { form.dataset.dirty = '1'; });
+    form.addEventListener('submit', (ev) => { ev.preventDefault(); submit(form, kind, create); });
+  }
+
+  function fill(form, cfg) {
+    const v = Object.assign({}, cfg);
+    if (cfg.rate) { v.rate_admits = cfg.rate.admits; v.rate_per = cfg.rate.per; }
+    if (typeof cfg.increment === 'object') v.increment = JSON.stringify(cfg.increment);
+    for (const input of form.querySelectorAll('input[name]')) {
+      const x = v[input.name];
+      if (input.type === 'checkbox') input.checked = !!x;
+      else input.value = x === undefined || x === null ? '' : String(x);
+    }
+  }
+
+  // value reads an input: a number when it reads as one, the text as typed otherwise (so that the API
+  // names the field it refuses), undefined when empty.
+  function value(input) {
+    if (input.type === 'checkbox') return input.checked;
+    const s = input.value.trim();
+    if (s === '') return undefined;
+    if (input.type === 'number' || input.name === 'increment') {
+      const n = Number(s);
+      if (!Number.isNaN(n)) return n;
+      try { return JSON.parse(s); } catch (_) { return s; }
+    }
+    return s;
+  }
+
+  function formConfig(form, kind, base) {
+    const out = Object.assign({}, base || {});
+    const read = {};
+    for (const input of form.querySelectorAll('input[name]')) read[input.name] = value(input);
+    delete read.id;
+    if (kind === 'room') {
+      out.rate = read.rate_admits !== undefined || read.rate_per !== undefined ? { admits: read.rate_admits, per: read.rate_per } : null;
+      delete read.rate_admits;
+      delete read.rate_per;
+    }
+    for (const [k, v] of Object.entries(read)) out[k] = v === undefined ? null : v;
+    return out;
+  }
+
+  function clearErrors(form) {
+    form.querySelectorAll('[data-err]').forEach((p) => { p.textContent = ''; });
+    form.querySelectorAll('[aria-invalid]').forEach((i) => i.removeAttribute('aria-invalid'));
+  }
+
+  function showError(form, e) {
+    const key = (e.field || '').split('.')[0];
+    let slot = key && form.querySelector('p[data-err="' + key + '"]');
+    if (!slot) slot = form.querySelector('p[data-err=""]');
+    slot.textContent = e.message;
+    const bad = key ? form.querySelectorAll('input[data-errkey="' + key + '"]') : [];
+    bad.forEach((i) => i.setAttribute('aria-invalid', 'true'));
+    if (bad.length) bad[0].focus();
+  }
+
+  // withoutNulls drops the fields a PUT leaves to their defaults.
+  const withoutNulls = (o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
+
+  async function submit(form, kind, create) {
+    clearErrors(form);
+    try {
+      if (create) {
+        const newID = form.querySelector('input[name=id]').value.trim();
+        await api('PUT', PATHS[kind] + encodeURIComponent(newID), withoutNulls(formConfig(form, kind)));
+        location.href = '/admin/' + kind + 's/' + encodeURIComponent(newID);
+        return;
+      }
+      if (kind === 'room') await api('PATCH', PATHS.room + id, formConfig(form, kind));
+      else await api('PUT', PATHS[kind] + id, withoutNulls(formConfig(form, kind, current.config)));
+      form.dataset.dirty = '';
+      say(t('saved'));
+      refresh(true);
+    } catch (e) {
+      showError(form, e);
+    }
+  }
+
+  function say(msg) { status.textContent = msg; }
+
+  // ---- Charts: time on x, values on y, one polyline per series; drawn again at each refresh. ----
+  const SVG = 'http://www.w3.org/2000/svg';
+  const COLORS = ['#1a5fb4', '#c64600', '#1e7b34', '#8b2fc9'];
+  const WINDOW = 15 * 60 * 1000;
+
+  function svgEl(tag, attrs) {
+    const el = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+    return el;
+  }
+
+  function chart(key, title, series) {
+    const fig = h('figure', { id: 'chart-' + key }, h('figcaption', { text: title }));
+    const svg = svgEl('svg', { viewBox: '0 0 600 150', role: 'img', 'aria-label': title });
+    fig.append(svg, h('div', { class: 'legend' }, ...series.map((s, i) =>
+      h('span', {}, h('i', { style: null, 'data-color': i }), t(s.label)))));
+    fig.querySelectorAll('.legend i').forEach((i) => { i.className = 'c' + i.dataset.color; });
+    return { fig, svg, series, title };
+  }
+
+  // draw shows the points of the last WINDOW, or of the last two minutes while there are fewer, in
+  // the chart's own width so that its text is not stretched.
+  function draw(c, points) {
+    const svg = c.svg;
+    const W = Math.max(200, Math.round(svg.clientWidth || 600));
+    svg.setAttribute('viewBox', '0 0 ' + W + ' 150');
+    while (svg.firstChild) svg.firstChild.remove();
+    const end = points.length ? Date.parse(points[points.length - 1].t) : Date.now();
+    const first = points.length ? Date.parse(points[0].t) : end;
+    const span = Math.min(WINDOW, Math.max(2 * 60 * 1000, end - first));
+    const start = end - span;
+    const shown = points.filter((p) => Date.parse(p.t) >= start);
+    let top = 0;
+    for (const p of shown) for (const s of c.series) top = Math.max(top, s.get(p));
+    top = top > 0 ? top * 1.15 : 1;
+    const x = (p) => 44 + ((Date.parse(p.t) - start) / span) * (W - 50);
+    const y = (v) => 140 - (v / top) * 130;
+    for (const frac of [0, 0.5, 1]) {
+      const v = (top / 1.15) * frac;
+      svg.append(svgEl('line', { x1: 44, x2: W - 4, y1: y(v), y2: y(v), stroke: '#e1e1e8', 'stroke-width': 1 }));
+      const label = svgEl('text', { x: 40, y: y(v) + 4, 'text-anchor': 'end', 'font-size': 11, fill: '#5b5b66' });
+      label.textContent = fmtNum(v);
+      svg.append(label);
+    }
+    if (!shown.length) {
+      const msg = svgEl('text', { x: W / 2, y: 80, 'text-anchor': 'middle', 'font-size': 13, fill: '#5b5b66' });
+      msg.textContent = t('no_data');
+      svg.append(msg);
+    }
+    c.series.forEach((s, i) => {
+      const pts = shown.map((p) => x(p).toFixed(1) + ',' + y(s.get(p)).toFixed(1)).join(' ');
+      svg.append(svgEl('polyline', { points: pts, fill: 'none', stroke: COLORS[i], 'stroke-width': 2, 'stroke-linejoin': 'round', class: 'series-' + s.label }));
+    });
+    const last = shown[shown.length - 1];
+    svg.setAttribute('aria-label', c.title + (last ? ': ' + c.series.map((s) => t(s.label) + ' ' + fmtNum(s.get(last))).join(', ') : ''));
+  }
+
+  // ---- Pages ----
+  let current = null; // the entity as last read
+  let points = []; // its history, oldest first
+  let charts = [];
+
+  function card(k, v) { return h('div', { class: 'card', 'data-card': k }, h('div', { class: 'v', text: v }), h('div', { class: 'k', text: t(k) })); }
+
+  function renderCards(items) {
+    const el = document.getElementById('cards');
+    el.replaceChildren(...items.map(([k, v]) => card(k, v)));
+  }
+
+  function control(label, cls, fn) {
+    return h('button', { type: 'button', class: cls, id: 'ctl-' + label, text: t(label), onclick: async (ev) => {
+      ev.currentTarget.disabled = true;
+      try { await fn(); say(t('saved')); } catch (e) { say(e.message); }
+      ev.currentTarget.disabled = false;
+      refresh(true);
+    } });
+  }
+
+  const PAGES = {
+    room: {
+      read: async () => {
+        const r = await api('GET', '/v1/rooms/' + id);
+        return { config: r, stats: r.stats };
+      },
+      charts: () => [
+        chart('line', t('chart_line'), [{ label: 'waiting', get: (p) => p.waiting }, { label: 'active', get: (p) => p.active }]),
+        chart('flow', t('chart_flow'), [{ label: 'joins_s', get: (p) => p.joins }, { label: 'admissions_s', get: (p) => p.admissions },
+          { label: 'idle_s', get: (p) => p.idle_expiries }, { label: 'grace_s', get: (p) => p.grace_expiries }]),
+        chart('eta', t('chart_eta'), [{ label: 'eta_back', get: (p) => p.eta_back / 60 }]),
+      ],
+      cards: (cur, last) => [['status', t(cur.config.paused ? 'paused' : 'running')], ['waiting', fmtNum(cur.stats.waiting)],
+        ['active', fmtNum(cur.stats.active)], ['admitted_total', fmtNum(cur.stats.admitted_total)],
+        ['joins_s', fmtNum(last && last.joins)], ['admissions_s', fmtNum(last && last.admissions)],
+        ['eta_back', fmtWait(last && last.eta_back)]],
+      controls: (cur) => [cur.config.paused
+        ? control('resume', 'primary', () => api('PATCH', '/v1/rooms/' + id, { paused: false }))
+        : control('pause', 'danger', () => api('PATCH', '/v1/rooms/' + id, { paused: true }))],
+    },
+    drop: {
+      read: async () => api('GET', '/v1/drops/' + id + '/config'),
+      charts: () => [
+        chart('stock', t('chart_stock'), [{ label: 'remaining', get: (p) => p.remaining }, { label: 'claimed', get: (p) => p.claimed }]),
+        chart('claims', t('chart_claims'), [{ label: 'claims_s', get: (p) => p.claims }]),
+      ],
+      cards: (cur, last) => [['status', t(cur.status)], ['claimed', fmtNum(cur.claimed)], ['remaining', fmtNum(cur.remaining)],
+        ['stock', fmtNum(cur.config.stock)], ['claims_s', fmtNum(last && last.claims)]],
+      controls: (cur) => [cur.status === 'open'
+        ? control('close_now', 'danger', () => api('POST', '/v1/drops/' + id + '/close'))
+        : control('open_now', 'primary', () => api('POST', '/v1/drops/' + id + '/open'))],
+    },
+    auction: {
+      read: async () => api('GET', '/v1/auctions/' + id + '/config'),
+      charts: () => [
+        chart('price', t('chart_price'), [{ label: 'price', get: (p) => p.price }]),
+        chart('bids', t('chart_bids'), [{ label: 'bids_s', get: (p) => p.bids }, { label: 'bidders', get: (p) => p.bidders }]),
+      ],
+      cards: (cur, last) => [['status', t(cur.status)], ['price', fmtNum(cur.price) + ' ' + cur.config.currency],
+        ['bids', fmtNum(cur.bids)], ['bidders', fmtNum(last && last.bidders)], ['ends', fmtTime(cur.ends_at)]],
+      controls: (cur) => {
+        if (cur.status === 'closed' || cur.status === 'sold') return [];
+        const by = h('input', { id: 'extend-by', value: '5m', size: 5, 'aria-label': t('extend') });
+        return [control('end_now', 'danger', async () => {
+          if (!confirm(t('confirm_end'))) return;
+          await api('POST', '/v1/auctions/' + id + '/end');
+        }), control('extend', '', () => api('POST', '/v1/auctions/' + id + '/extend', { by: by.value })), by];
+      },
+    },
+  };
+
+  function renderAudit(entries) {
+    const ol = document.getElementById('audit');
+    if (!entries.length) {
+      ol.replaceChildren(h('li', { class: 'muted', text: t('none') }));
+      return;
+    }
+    ol.replaceChildren(...entries.map((e) => h('li', {}, h('time', { datetime: e.at, text: fmtTime(e.at) }), ' — ',
+      h('strong', { text: t('act_' + e.action) }), e.changes.length ? ': ' : '',
+      ...e.changes.flatMap((c, i) => [i ? ', ' : '', h('code', { text: c.field }), ' ' + JSON.stringify(c.old) + ' → ' + JSON.stringify(c.new)]))));
+  }
+
+  let controlsKey = '';
+  let auditAt = 0;
+
+  async function refreshEntity(force) {
+    const p = PAGES[page];
+    const cur = await p.read();
+    current = cur;
+    const path = PATHS[page] + id + '/history' + (points.length ? '?since=' + encodeURIComponent(points[points.length - 1].t) : '');
+    const hist = await api('GET', path);
+    points = points.concat(hist.samples);
+    const cutoff = Date.parse(hist.now) - 2 * WINDOW;
+    points = points.filter((x) => Date.parse(x.t) >= cutoff);
+    const last = points[points.length - 1];
+    renderCards(p.cards(cur, last));
+    const key = JSON.stringify([cur.status, cur.config && cur.config.paused]);
+    if (key !== controlsKey) {
+      controlsKey = key;
+      document.getElementById('controls').replaceChildren(...p.controls(cur));
+    }
+    charts.forEach((c) => draw(c, points));
+    if (force || Date.now() - auditAt > 5000) {
+      auditAt = Date.now();
+      renderAudit((await api('GET', '/v1/audit?kind=' + page + '&id=' + id + '&limit=20')).entries);
+    }
+    // The form follows the entity until the operator starts editing it, so that saving it never undoes
+    // a change made since (a pause, another operator's edit).
+    const form = document.getElementById('edit');
+    const cfg = JSON.stringify(cur.config);
+    if (form.dataset.dirty !== '1' && form.dataset.shown !== cfg) {
+      form.dataset.shown = cfg;
+      fill(form, cur.config);
+    }
+  }
+
+  function row(href, cells) {
+    return h('tr', {}, h('td', {}, h('a', { href, text: cells[0] })), ...cells.slice(1).map((c) => h('td', {}, c)));
+  }
+
+  async function refreshOverview() {
+    const [rooms, drops, auctions] = await Promise.all([api('GET', '/v1/rooms?limit=200'), api('GET', '/v1/drops?limit=200'),
+      api('GET', '/v1/auctions?limit=200')]);
+    const fill = (tableID, items, make) => {
+      const tbody = document.querySelector('#' + tableID + ' tbody');
+      tbody.replaceChildren(...(items.length ? items.map(make) : [h('tr', {}, h('td', { class: 'empty', colspan: 6, text: t('none') }))]));
+    };
+    fill('rooms', rooms.rooms, (r) => row('/admin/rooms/' + r.id, [r.id, badge(r.config.paused ? 'paused' : 'running'),
+      fmtNum(r.stats.waiting), fmtNum(r.stats.active), fmtNum(r.stats.admitted_total),
+      [r.config.capacity ? '≤ ' + r.config.capacity : '', r.config.rate ? r.config.rate.admits + '/' + r.config.rate.per : ''].filter(Boolean).join(' · ')]));
+    fill('drops', drops.drops, (d) => row('/admin/drops/' + d.id, [d.id, badge(d.status), fmtNum(d.claimed), fmtNum(d.remaining), fmtTime(d.config.opens_at)]));
+    fill('auctions', auctions.auctions, (a) => row('/admin/auctions/' + a.id, [a.id, badge(a.status), fmtNum(a.price) + ' ' + a.config.currency,
+      fmtNum(a.bids), fmtTime(a.ends_at)]));
+  }
+
+  let timer = 0;
+  async function refresh(force) {
+    clearTimeout(timer);
+    try {
+      if (page === 'overview') await refreshOverview();
+      else await refreshEntity(force);
+      if (status.textContent === t('offline')) say('');
+      body.dataset.updated = new Date().toISOString();
+    } catch (e) {
+      say(e.code ? e.message : t('offline'));
+    }
+    timer = setTimeout(refresh, 1000);
+  }
+
+  document.querySelectorAll('form.edit').forEach(buildForm);
+  if (page !== 'overview') {
+    charts = PAGES[page].charts();
+    document.getElementById('charts').replaceChildren(...charts.map((c) => c.fig));
+  }
+  refresh('first');
+})();

@@ -1,0 +1,234 @@
+// Package console is the operator's console at /admin: pages that show every room, drop and auction
+// live and steer them. It is a transport like the JSON API it stands on: the pages are a shell that
+// its own script fills from the admin API (/v1/...), and every control is an admin call. The console
+// adds only a sign-in: a session cookie that the API takes in place of the admin key.
+//
+// A session is a signed cookie (HttpOnly, SameSite=Strict) holding its expiry; its key derives from
+// the admin key, so every instance that shares the admin key accepts it, and changing the key signs
+// everybody out. The admin key never travels in a URL. Requests that change anything and carry the
+// session cookie must also carry its CSRF token (header Rushgate-CSRF, or the form field csrf), which
+// another site can neither read nor make a browser send.
+package console
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"encoding/binary"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/rushgate/rushgate"
+)
+
+// Names of the console's cookies and the header that carries the CSRF token.
+const (
+	SessionCookie = "rg_console"
+	loginCookie   = "rg_console_login"
+	CSRFHeader    = "Rushgate-CSRF"
+)
+
+// SessionTTL is how long a sign-in lasts.
+const SessionTTL = 12 * time.Hour
+
+//go:embed assets
+var assets embed.FS
+
+var pages = template.Must(template.ParseFS(assets, "assets/*.html"))
+
+// csp allows the console its own files only; its forms post to itself.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// Config wires a Console.
+type Config struct {
+	// AdminKey is what an operator signs in with; sessions are signed with a key derived from it.
+	AdminKey string
+	// SecureCookies marks cookies Secure even on plain HTTP (behind a TLS-terminating proxy).
+	SecureCookies bool
+	// Clock dates sessions; nil means time.Now.
+	Clock func() time.Time
+}
+
+// Console serves /admin and says whether a request carries a signed-in session.
+type Console struct {
+	key    [32]byte
+	admin  [32]byte
+	secure bool
+	now    func() time.Time
+	mux    *http.ServeMux
+}
+
+// New returns the console.
+func New(cfg Config) *Console {
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	c := &Console{secure: cfg.SecureCookies, now: cfg.Clock, admin: sha256.Sum256([]byte(cfg.AdminKey))}
+	c.key = sha256.Sum256([]byte("rushgate console session\x00" + cfg.AdminKey))
+	m := http.NewServeMux()
+	m.HandleFunc("GET /admin", c.page("overview"))
+	m.HandleFunc("GET /admin/{$}", c.page("overview"))
+	m.HandleFunc("GET /admin/rooms/{id}", c.page("room"))
+	m.HandleFunc("GET /admin/drops/{id}", c.page("drop"))
+	m.HandleFunc("GET /admin/auctions/{id}", c.page("auction"))
+	m.HandleFunc("POST /admin/login", c.login)
+	m.HandleFunc("POST /admin/logout", c.logout)
+	sub, _ := fs.Sub(assets, "assets")
+	files := http.FileServerFS(sub)
+	m.Handle("GET /admin/assets/", http.StripPrefix("/admin/assets/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, ".js") && !strings.HasSuffix(r.URL.Path, ".css") {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		files.ServeHTTP(w, r)
+	})))
+	c.mux = m
+	return c
+}
+
+// Handler serves the console's pages and assets under /admin.
+func (c *Console) Handler() http.Handler { return c.mux }
+
+// Authorized reports whether r carries a live session and, unless it only reads (GET, HEAD), the
+// session's CSRF token: what the admin API accepts in place of the admin key.
+func (c *Console) Authorized(r *http.Request) bool {
+	sess, ok := c.session(r)
+	if !ok {
+		return false
+	}
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	got := r.Header.Get(CSRFHeader)
+	return got != "" && hmac.Equal([]byte(got), []byte(c.csrf(sess)))
+}
+
+// session returns the session cookie's value if it is signed by this console and not expired.
+func (c *Console) session(r *http.Request) (string, bool) {
+	ck, err := r.Cookie(SessionCookie)
+	if err != nil {
+		return "", false
+	}
+	payload, sig, ok := strings.Cut(ck.Value, ".")
+	if !ok || !hmac.Equal([]byte(sig), []byte(c.sign("session", payload))) {
+		return "", false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(payload)
+	if err != nil || len(raw) != 24 {
+		return "", false
+	}
+	exp := time.Unix(int64(binary.BigEndian.Uint64(raw)), 0)
+	return payload, c.now().Before(exp)
+}
+
+// newSession returns a cookie value: 8 bytes of expiry and 16 random bytes, signed.
+func (c *Console) newSession() string {
+	raw := make([]byte, 24)
+	binary.BigEndian.PutUint64(raw, uint64(c.now().Add(SessionTTL).Unix()))
+	_, _ = rand.Read(raw[8:])
+	payload := base64.RawURLEncoding.EncodeToString(raw)
+	return payload + "." + c.sign("session", payload)
+}
+
+func (c *Console) csrf(session string) string { return c.sign("csrf", session) }
+
+func (c *Console) sign(purpose, payload string) string {
+	m := hmac.New(sha256.New, c.key[:])
+	m.Write([]byte(purpose + "\x00" + payload))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// pageData is what the console's templates show.
+type pageData struct {
+	Page, ID, Kind string
+	CSRF           string
+	// LoginCSRF is the sign-in form's token, matched against its cookie.
+	LoginCSRF string
+	Error     string
+}
+
+// page serves a console page, or the sign-in form without a session.
+func (c *Console) page(name string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		if id != "" && !rushgate.ValidID(id) {
+			http.NotFound(w, r)
+			return
+		}
+		sess, ok := c.session(r)
+		if !ok {
+			c.signIn(w, http.StatusOK, "")
+			return
+		}
+		kind := name
+		if name == "overview" {
+			kind = ""
+		}
+		c.render(w, http.StatusOK, "console.html", pageData{Page: name, ID: id, Kind: kind, CSRF: c.csrf(sess)})
+	}
+}
+
+// signIn shows the sign-in form with a fresh login token in a cookie and in the form.
+func (c *Console) signIn(w http.ResponseWriter, status int, msg string) {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	tok := base64.RawURLEncoding.EncodeToString(b[:])
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: tok, Path: "/admin", HttpOnly: true, Secure: c.secure,
+		SameSite: http.SameSiteStrictMode, MaxAge: 3600})
+	c.render(w, status, "login.html", pageData{LoginCSRF: tok, Error: msg})
+}
+
+// login signs in with the admin key from the form (never from the URL), against the login token.
+func (c *Console) login(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if err := r.ParseForm(); err != nil {
+		c.signIn(w, http.StatusBadRequest, "bad_form")
+		return
+	}
+	ck, err := r.Cookie(loginCookie)
+	if err != nil || ck.Value == "" || subtle.ConstantTimeCompare([]byte(ck.Value), []byte(r.PostForm.Get("csrf"))) != 1 {
+		c.signIn(w, http.StatusForbidden, "expired")
+		return
+	}
+	sum := sha256.Sum256([]byte(r.PostForm.Get("key")))
+	if subtle.ConstantTimeCompare(sum[:], c.admin[:]) != 1 {
+		c.signIn(w, http.StatusUnauthorized, "wrong_key")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: "", Path: "/admin", MaxAge: -1})
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: c.newSession(), Path: "/", HttpOnly: true, Secure: c.secure,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(SessionTTL / time.Second)})
+	http.Redirect(w, r, "/admin", http.StatusSeeOther)
+}
+
+// logout ends the session; its form carries the CSRF token, so no other site can sign an operator out.
+func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	sess, ok := c.session(r)
+	if ok && r.ParseForm() == nil && hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(c.csrf(sess))) {
+		http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: c.secure,
+			SameSite: http.SameSiteStrictMode})
+	}
+	http.Redirect(w, r, "/admin", http.StatusSeeOther)
+}
+
+func (c *Console) render(w http.ResponseWriter, status int, name string, d pageData) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", csp)
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	w.WriteHeader(status)
+	_ = pages.ExecuteTemplate(w, name, d)
+}

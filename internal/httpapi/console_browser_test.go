@@ -1,0 +1,197 @@
+package httpapi_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/rushgate/rushgate/internal/console"
+	"github.com/rushgate/rushgate/internal/httpapi"
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+func withConsole() option {
+	return func(c *httpapi.Config, _ *room.Store) { c.Console = console.New(console.Config{AdminKey: adminKey}) }
+}
+
+// live runs the room's gate and the history as serve does, on the test's clock: each step admits,
+// samples and moves the clock a second. It stops when the test ends.
+func (e *env) live(id string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			_, _ = e.svc.Tick(ctx, id)
+			e.svc.Sample(ctx)
+			e.clock.Advance(time.Second)
+			select {
+			case <-ctx.Done():
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	})
+	e.t.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+// until polls cond every 50ms for up to 10s.
+func until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 200 {
+		if cond() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// eval runs JavaScript in the tab and returns its value.
+func eval[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+func (e *env) roomConfig(id string) map[string]any { return e.do("GET", "/v1/rooms/"+id, adminKey, "").body }
+
+// TestConsole drives the operator's console in a real browser: sign in, find the room in the overview,
+// watch its line and chart move while visitors join, pause it and see admissions stop, change the rate
+// through the form, see a bad value refused next to its field, and sign out.
+func TestConsole(t *testing.T) {
+	e := setup(t, withConsole())
+	e.putRoom("sale", `{"capacity": 2, "grace": "1h", "idle_timeout": "1h"}`)
+	e.live("sale")
+	ctx := tab(t)
+	card := func(k string) string {
+		return eval[string](t, ctx, `(document.querySelector('[data-card="`+k+`"] .v') || {}).textContent || ''`)
+	}
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#key"), "not-the-key"), chromedp.Submit(chromedp.CSS("#login"))); err != nil {
+		t.Fatal(err)
+	}
+	if msg := text(t, ctx, "#login-error"); !strings.Contains(msg, "not the admin key") {
+		t.Fatalf("wrong key: %q", msg)
+	}
+	screenshot(t, ctx, "console-signin")
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#key"), adminKey), chromedp.Submit(chromedp.CSS("#login"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, ctx, "#rooms tbody a"); got != "sale" {
+		t.Fatalf("overview lists %q", got)
+	}
+	cookies := eval[string](t, ctx, `document.cookie`)
+	if strings.Contains(cookies, console.SessionCookie) {
+		t.Fatalf("the session cookie is readable by scripts: %q", cookies)
+	}
+	screenshot(t, ctx, "console-overview")
+
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#rooms tbody a"))); err != nil {
+		t.Fatal(err)
+	}
+	text(t, ctx, "#ctl-pause")
+	var tokens []string
+	for range 5 {
+		j := e.do("POST", "/v1/rooms/sale/join", "", "")
+		e.want(j, 200, "")
+		tokens = append(tokens, j.str("visitor_token"))
+	}
+	until(t, "the waiting count to show 3", func() bool { return card("waiting") == "3" && card("active") == "2" })
+	until(t, "the line chart to draw the waiting count", func() bool {
+		return eval[int](t, ctx, `(document.querySelector('#chart-line polyline.series-waiting').getAttribute('points') || '').split(' ').filter(Boolean).length`) >= 3
+	})
+	screenshot(t, ctx, "console-room")
+
+	// Pause, then free both slots: nobody more is let in.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#ctl-pause"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the room to be paused", func() bool { return e.roomConfig("sale")["paused"] == true })
+	text(t, ctx, "#ctl-resume")
+	admitted := func() float64 { return e.roomConfig("sale")["stats"].(map[string]any)["admitted_total"].(float64) }
+	before := admitted()
+	released := 0
+	for _, tok := range tokens {
+		if e.do("POST", "/v1/rooms/sale/release", tok, "").code == 200 {
+			released++
+		}
+	}
+	if released != 2 {
+		t.Fatalf("released %d admissions, want the 2 admitted", released)
+	}
+	until(t, "the active count to drop to 0", func() bool { return card("active") == "0" })
+	time.Sleep(1500 * time.Millisecond) // several steps of the gate
+	if after := admitted(); after != before || card("waiting") != "3" {
+		t.Fatalf("admissions went on while paused: %v -> %v, waiting %s", before, after, card("waiting"))
+	}
+
+	// The rate through the form.
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-room-rate_admits"), "7"),
+		chromedp.SetValue(chromedp.CSS("#edit-room-rate_per"), "1m"), chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the rate to be applied", func() bool {
+		rate, _ := e.roomConfig("sale")["rate"].(map[string]any)
+		return rate != nil && rate["admits"] == 7.0 && rate["per"] == "1m0s"
+	})
+	if e.roomConfig("sale")["paused"] != true {
+		t.Fatal("saving the form undid the pause made after the page was loaded")
+	}
+	until(t, "the change to be listed", func() bool {
+		return strings.Contains(eval[string](t, ctx, `document.getElementById('audit').textContent`), "rate")
+	})
+
+	// A bad value is refused next to its field, and nothing changes.
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-room-capacity"), "-3"), chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the refusal next to the field", func() bool {
+		return strings.Contains(eval[string](t, ctx, `document.getElementById('edit-room-capacity-err').textContent`), "capacity")
+	})
+	if inv := eval[string](t, ctx, `document.getElementById('edit-room-capacity').getAttribute('aria-invalid')`); inv != "true" {
+		t.Fatalf("the field is not marked invalid: %q", inv)
+	}
+	if c := e.roomConfig("sale")["capacity"]; c != 2.0 {
+		t.Fatalf("capacity after a refused change: %v", c)
+	}
+	screenshot(t, ctx, "console-room-refused")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "console-room-phone")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1000, 800)); err != nil {
+		t.Fatal(err)
+	}
+
+	// The same page in Korean.
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/rooms/sale?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, ctx, "#ctl-resume"); got != "입장 재개" {
+		t.Fatalf("the resume button in Korean reads %q", got)
+	}
+	until(t, "the cards", func() bool { return card("waiting") == "3" })
+	screenshot(t, ctx, "console-room-ko")
+
+	// Sign out: the page is the sign-in form again and the API refuses the browser.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#signout"))); err != nil {
+		t.Fatal(err)
+	}
+	text(t, ctx, "#login")
+	status, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`fetch('/v1/rooms').then(r => r.status)`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != 401 {
+		t.Fatalf("the API after signing out answers %v", status)
+	}
+}
