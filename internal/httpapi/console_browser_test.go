@@ -59,7 +59,9 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	return v
 }
 
-func (e *env) roomConfig(id string) map[string]any { return e.do("GET", "/v1/rooms/"+id, adminKey, "").body }
+func (e *env) roomConfig(id string) map[string]any {
+	return e.do("GET", "/v1/rooms/"+id, adminKey, "").body
+}
 
 // TestConsole drives the operator's console in a real browser: sign in, find the room in the overview,
 // watch its line and chart move while visitors join, pause it and see admissions stop, change the rate
