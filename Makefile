@@ -19,6 +19,7 @@ fuzz: ## fuzz the parsers, token verification, forwarding headers and the embedd
 	go test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 1m ./internal/memstore
 	go test -run '^$$' -fuzz '^FuzzJournal$$' -fuzztime 1m ./internal/memstore
 	go test -run '^$$' -fuzz '^FuzzClientAddr$$' -fuzztime 1m ./internal/httpapi
+	go test -run '^$$' -fuzz '^FuzzSession$$' -fuzztime 1m ./internal/console
 
 bench: ## Go benchmarks of the store and the join handler
 	go test -run '^$$' -bench . -benchtime 20000x ./internal/memstore ./internal/httpapi

@@ -1,0 +1,162 @@
+package console_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/console"
+)
+
+const key = "console-test-admin-key"
+
+// signIn runs the sign-in form as a browser would and returns the session cookie.
+func signIn(t *testing.T, c *console.Console, adminKey string) (*http.Cookie, int) {
+	t.Helper()
+	form := httptest.NewRecorder()
+	c.Handler().ServeHTTP(form, httptest.NewRequest("GET", "/admin", nil))
+	var login *http.Cookie
+	for _, ck := range form.Result().Cookies() {
+		if ck.Name == "rg_console_login" {
+			login = ck
+		}
+	}
+	if login == nil || !strings.Contains(form.Body.String(), login.Value) {
+		t.Fatalf("the sign-in form carries no login token: %v", form.Result().Cookies())
+	}
+	body := url.Values{"key": {adminKey}, "csrf": {login.Value}}.Encode()
+	req := httptest.NewRequest("POST", "/admin/login", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(login)
+	rec := httptest.NewRecorder()
+	c.Handler().ServeHTTP(rec, req)
+	for _, ck := range rec.Result().Cookies() {
+		if ck.Name == console.SessionCookie && ck.Value != "" {
+			return ck, rec.Code
+		}
+	}
+	return nil, rec.Code
+}
+
+func csrfOf(t *testing.T, c *console.Console, session *http.Cookie) string {
+	t.Helper()
+	req := httptest.NewRequest("GET", "/admin", nil)
+	req.AddCookie(session)
+	rec := httptest.NewRecorder()
+	c.Handler().ServeHTTP(rec, req)
+	_, after, ok := strings.Cut(rec.Body.String(), `data-csrf="`)
+	if !ok {
+		t.Fatalf("no CSRF token on the page: %s", rec.Body.String())
+	}
+	tok, _, _ := strings.Cut(after, `"`)
+	return tok
+}
+
+func TestSession(t *testing.T) {
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	c := console.New(console.Config{AdminKey: key, Clock: func() time.Time { return now }})
+	if ck, code := signIn(t, c, "wrong"); ck != nil || code != http.StatusUnauthorized {
+		t.Fatalf("a wrong key: cookie %v, %d", ck, code)
+	}
+	ck, code := signIn(t, c, key)
+	if ck == nil || code != http.StatusSeeOther {
+		t.Fatalf("the right key: %d", code)
+	}
+	if !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || strings.Contains(ck.Value, key) {
+		t.Fatalf("session cookie %+v", ck)
+	}
+	csrf := csrfOf(t, c, ck)
+	req := func(method, csrfHeader string, cookie *http.Cookie) *http.Request {
+		r := httptest.NewRequest(method, "/v1/rooms", nil)
+		if cookie != nil {
+			r.AddCookie(cookie)
+		}
+		if csrfHeader != "" {
+			r.Header.Set(console.CSRFHeader, csrfHeader)
+		}
+		return r
+	}
+	tampered := []byte(ck.Value)
+	tampered[2] ^= 1 // another expiry or nonce, under the old signature
+	cases := []struct {
+		name string
+		r    *http.Request
+		want bool
+	}{
+		{"read with the session", req("GET", "", ck), true},
+		{"change with its CSRF token", req("PATCH", csrf, ck), true},
+		{"change without a CSRF token", req("POST", "", ck), false},
+		{"change with another token", req("PUT", csrf+"x", ck), false},
+		{"no session", req("GET", "", nil), false},
+		{"a tampered session", req("GET", "", &http.Cookie{Name: console.SessionCookie, Value: string(tampered)}), false},
+	}
+	for _, tc := range cases {
+		if got := c.Authorized(tc.r); got != tc.want {
+			t.Errorf("%s: authorized %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	other := console.New(console.Config{AdminKey: key + "-rotated", Clock: func() time.Time { return now }})
+	if other.Authorized(req("GET", "", ck)) {
+		t.Error("a session outlived a change of the admin key")
+	}
+	now = now.Add(console.SessionTTL + time.Second)
+	if c.Authorized(req("GET", "", ck)) {
+		t.Error("an expired session was accepted")
+	}
+}
+
+func TestLoginRefusals(t *testing.T) {
+	c := console.New(console.Config{AdminKey: key})
+	// Without the login token of the form (a cross-site form post), the right key signs nobody in.
+	body := url.Values{"key": {key}, "csrf": {"guess"}}.Encode()
+	r := httptest.NewRequest("POST", "/admin/login", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	rec := httptest.NewRecorder()
+	c.Handler().ServeHTTP(rec, r)
+	if rec.Code != http.StatusForbidden || len(rec.Result().Cookies()) == 0 || rec.Result().Cookies()[0].Name == console.SessionCookie {
+		t.Fatalf("login without its token: %d %v", rec.Code, rec.Result().Cookies())
+	}
+	// The key is never taken from a URL.
+	rec = httptest.NewRecorder()
+	c.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/admin/login?key="+key, nil))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Fatalf("GET /admin/login: %d", rec.Code)
+	}
+	// Signing out needs the session's CSRF token: a cross-site post changes nothing.
+	ck, _ := signIn(t, c, key)
+	r = httptest.NewRequest("POST", "/admin/logout", strings.NewReader("csrf=nope"))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.AddCookie(ck)
+	rec = httptest.NewRecorder()
+	c.Handler().ServeHTTP(rec, r)
+	if len(rec.Result().Cookies()) != 0 {
+		t.Fatalf("a logout without the CSRF token cleared cookies: %v", rec.Result().Cookies())
+	}
+	page := httptest.NewRecorder()
+	c.Handler().ServeHTTP(page, httptest.NewRequest("GET", "/admin/rooms/a%20b", nil))
+	if page.Code != http.StatusNotFound {
+		t.Fatalf("a page for an invalid id: %d", page.Code)
+	}
+	if csp := page.Header().Get("Content-Security-Policy"); csp != "" && strings.Contains(csp, "unsafe-inline") {
+		t.Fatalf("CSP allows inline script: %s", csp)
+	}
+}
+
+// FuzzSession: no cookie value, however made, panics the check or signs anybody in.
+func FuzzSession(f *testing.F) {
+	c := console.New(console.Config{AdminKey: key})
+	f.Add("")
+	f.Add("AAAA.BBBB")
+	f.Add("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.")
+	f.Add("....")
+	f.Fuzz(func(t *testing.T, v string) {
+		r := httptest.NewRequest("GET", "/v1/rooms", nil)
+		r.Header.Set("Cookie", console.SessionCookie+"="+v)
+		if c.Authorized(r) {
+			t.Fatalf("cookie %q authorized", v)
+		}
+	})
+}
