@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/redistest"
+)
+
+// TestInstancesShareHistory runs three instances on one Redis: each samples every second, and all of
+// them serve one history with one sample a second, the same lists and the same audit log.
+func TestInstancesShareHistory(t *testing.T) {
+	addr := redistest.Shared(t)
+	in := startInstances(t, buildBinary(t), addr, 3)
+	now := time.Now().UTC()
+	for _, put := range []struct{ path, body string }{
+		{"/v1/rooms/h", `{"capacity": 2}`},
+		{"/v1/drops/h", fmt.Sprintf(`{"stock": 10, "opens_at": %q}`, now.Format(time.RFC3339))},
+		{"/v1/auctions/h", fmt.Sprintf(`{"title": "Lot", "currency": "KRW", "start_price": 1000, "increment": 100, "starts_at": %q, "ends_at": %q}`,
+			now.Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))},
+	} {
+		if code, body, _ := do(t, "PUT", in[0].base+put.path, testAdminKey, put.body); code != 200 {
+			t.Fatalf("PUT %s: %d %v", put.path, code, body)
+		}
+	}
+	for i := range 6 {
+		if code, _, _ := do(t, "POST", in[i%3].base+"/v1/rooms/h/join", "", ""); code != 200 {
+			t.Fatalf("join: %d", code)
+		}
+		time.Sleep(400 * time.Millisecond)
+	}
+	time.Sleep(1500 * time.Millisecond)
+
+	histories := make([][]any, 3)
+	for i, x := range in {
+		code, body, _ := do(t, "GET", x.base+"/v1/rooms/h/history", testAdminKey, "")
+		if code != 200 {
+			t.Fatalf("history from instance %d: %d %v", i, code, body)
+		}
+		histories[i], _ = body["samples"].([]any)
+	}
+	n := min(len(histories[0]), len(histories[1]), len(histories[2]))
+	if n < 3 {
+		t.Fatalf("only %d samples after 4 seconds: %v", n, histories[0])
+	}
+	for i := 1; i < 3; i++ {
+		if !reflect.DeepEqual(histories[0][:n], histories[i][:n]) {
+			a, _ := json.Marshal(histories[0][:n])
+			b, _ := json.Marshal(histories[i][:n])
+			t.Fatalf("instances 0 and %d serve different histories:\n%s\n%s", i, a, b)
+		}
+	}
+	var last time.Time
+	for _, s := range histories[0] {
+		at, err := time.Parse(time.RFC3339, s.(map[string]any)["t"].(string))
+		if err != nil || !at.After(last) {
+			t.Fatalf("samples not one a second: %v after %v (%v)", at, last, err)
+		}
+		last = at
+	}
+	final := histories[0][len(histories[0])-1].(map[string]any)
+	if final["waiting"].(float64)+final["active"].(float64) != 6 {
+		t.Fatalf("last sample %v, want 6 visitors", final)
+	}
+	for _, kind := range []string{"drops", "auctions"} {
+		if code, body, _ := do(t, "GET", in[2].base+"/v1/"+kind+"/h/history", testAdminKey, ""); code != 200 || len(body["samples"].([]any)) < 2 {
+			t.Fatalf("%s history on instance 2: %d %v", kind, code, body)
+		}
+	}
+	for i, x := range in {
+		_, rooms, _ := do(t, "GET", x.base+"/v1/rooms", testAdminKey, "")
+		_, drops, _ := do(t, "GET", x.base+"/v1/drops", testAdminKey, "")
+		_, audit, _ := do(t, "GET", x.base+"/v1/audit", testAdminKey, "")
+		if len(rooms["rooms"].([]any)) != 1 || len(drops["drops"].([]any)) != 1 || len(audit["entries"].([]any)) != 3 {
+			t.Fatalf("instance %d lists %v, %v, audit %v", i, rooms, drops, audit)
+		}
+	}
+}
