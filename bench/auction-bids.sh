@@ -7,6 +7,6 @@ source "$(dirname "$0")/lib.sh"
 start_redis_and_rushgate 19093 19084
 echo "one hot auction on ${BACKEND:-redis} (rushgate and the null handler on 1 core each; SQL record: SQLite)"
 [ -z "$port" ] || redis-cli -p "$port" CONFIG RESETSTAT >/dev/null
-"$bin/rgload" bid --target http://127.0.0.1:19084 --null http://127.0.0.1:19093/ --admin-key bench-admin-key-0123 \
+"$bin/rushgate" loadtest bid --target http://127.0.0.1:19084 --null http://127.0.0.1:19093/ --admin-key bench-admin-key-0123 \
   -cpu "$(processes)" "$@" | tee "$bin/out.txt"
 commands_per "$(awk '/^bids in all rounds:/ {print $5}' "$bin/out.txt")" bid

@@ -7,7 +7,6 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bin=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$bin"' EXIT
 go build -o "$bin/rushgate" ./cmd/rushgate
-go build -o "$bin/rgload" ./cmd/rgload
 
 # start_redis_and_rushgate NULL_PORT RUSHGATE_PORT: sets $port (Redis), $redis_pid, $null_pid and
 # $rushgate_pid, and waits until all answer. With BACKEND=memory rushgate runs on its embedded backend
@@ -22,7 +21,7 @@ start_redis_and_rushgate() {
     for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
     redis_flags=(--redis "redis://127.0.0.1:$port/0")
   fi
-  GOMAXPROCS=1 "$bin/rgload" null --addr "127.0.0.1:$1" &
+  GOMAXPROCS=1 "$bin/rushgate" loadtest null --addr "127.0.0.1:$1" &
   null_pid=$!
   env GOMAXPROCS=1 ${RUSHGATE_ENV:-} "$bin/rushgate" serve --addr "127.0.0.1:$2" --data "$bin/data" --admin-key bench-admin-key-0123 \
     "${redis_flags[@]}" --log-level warn ${RUSHGATE_FLAGS:-} >/dev/null &

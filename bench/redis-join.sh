@@ -20,7 +20,7 @@ measure() {
 
   echo "== HTTP: null handler vs rushgate join on Redis (each server on 1 core, concurrency $conc)"
   redis-cli -p "$port" CONFIG RESETSTAT >/dev/null
-  "$bin/rgload" join --target http://127.0.0.1:19082/v1/rooms/bench/join --null http://127.0.0.1:19092/ \
+  "$bin/rushgate" loadtest join --target http://127.0.0.1:19082/v1/rooms/bench/join --null http://127.0.0.1:19092/ \
     -c "$conc" -d "$dur" -rounds 9 -cpu "null=$null_pid,rushgate=$rushgate_pid,redis=$redis_pid" | tee "$bin/http.txt"
   # How joins reached Redis: concurrent joins share calls of the visit script (internal/redisstore/visits.go),
   # counted by rushgate's own batch-size metric; Redis's script time (all scripts, the gate's included) per join.
@@ -45,7 +45,7 @@ measure() {
   null=$(awk '/^[0-9]+ /{print $2}' "$bin/http.txt" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
   awk -v j="$join" -v n="$null" -v r="$rb" 'BEGIN {
     printf "median join req/s %.0f, null %.0f, redis-benchmark script calls/s %.0f\n", j, n, r }'
-  # rgload's median of the nine round ratios, join over redis-benchmark, and the medians of the rounds
+  # the load tool's median of the nine round ratios, join over redis-benchmark, and the medians of the rounds
   awk -v c="$conc" -v j="$join" -v n="$null" -v r="$rb" '/^join\/null median ratio/ {
     printf "%d %.2f %.2f %.0f %.0f\n", c, $4, j / r, n, j }' "$bin/http.txt" >> "$bin/summary.txt"
   stop_servers

@@ -7,8 +7,7 @@ bin=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$bin"' EXIT
 ulimit -n "$(ulimit -Hn)"
 go build -o "$bin/rushgate" ./cmd/rushgate
-go build -o "$bin/rgload" ./cmd/rgload
 RUSHGATE_ADMIN_KEY=bench-admin-key-0123 "$bin/rushgate" serve --addr 127.0.0.1:19081 --data "$bin/data" --log-level warn --streams-per-address 100000 >/dev/null &
 pid=$!
 for _ in $(seq 50); do curl -fs 127.0.0.1:19081/healthz >/dev/null 2>&1 && break; sleep 0.1; done
-"$bin/rgload" sse --target http://127.0.0.1:19081 --admin-key bench-admin-key-0123 --pid "$pid" "$@"
+"$bin/rushgate" loadtest sse --target http://127.0.0.1:19081 --admin-key bench-admin-key-0123 --pid "$pid" "$@"

@@ -12,6 +12,8 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/rushgate/rushgate/internal/loadtest"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -21,6 +23,8 @@ const usage = `rushgate: a waiting room in front of your site.
 
 Usage:
   rushgate serve [flags]   run the server (rushgate serve -h lists the flags)
+  rushgate loadtest --room R [flags]
+                           rehearse an on-sale against a running rushgate (rushgate loadtest -h)
   rushgate version         print the version
   rushgate help            print this help
 
@@ -48,6 +52,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], stdout, stderr)
+	case "loadtest":
+		return loadtest.Run(ctx, args[1:], stdout)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "rushgate", buildVersion())
 		return nil

@@ -1,4 +1,4 @@
-package main
+package loadtest
 
 import (
 	"fmt"
@@ -16,10 +16,10 @@ const clockTick = 10 * time.Millisecond
 // process is one process whose CPU time is charged to the requests of a round.
 type process struct {
 	name string
-	pid  int // 0: rgload itself
+	pid  int // 0: the load tool itself
 }
 
-// parseProcesses reads "name=pid,name=pid" and adds rgload itself, which shares the machine.
+// parseProcesses reads "name=pid,name=pid" and adds the load tool itself, which shares the machine.
 func parseProcesses(s string) ([]process, error) {
 	var ps []process
 	for f := range strings.SplitSeq(s, ",") {
@@ -36,7 +36,7 @@ func parseProcesses(s string) ([]process, error) {
 	if len(ps) == 0 {
 		return nil, nil
 	}
-	return append(ps, process{name: "rgload"}), nil
+	return append(ps, process{name: "loadtest"}), nil
 }
 
 // cpuTime returns the user plus system CPU time a process has used.

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLoadtestMatchesServer rehearses against a started server, by SSE and by polling: the report's
+// joins and admissions are exactly the room's own counts, every admitted visitor verified its token
+// and released, and the HTML report is written.
+func TestLoadtestMatchesServer(t *testing.T) {
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", addr, "--data", t.TempDir(), "--admin-key", testAdminKey, "--log-level", "warn"}, &out, &errb)
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	base := "http://" + addr
+	waitHealthy(t, base)
+	for _, mode := range []string{"--sse", "--poll"} {
+		room := "rehearse" + strings.TrimPrefix(mode, "--")
+		if code, body, _ := do(t, "PUT", base+"/v1/rooms/"+room, testAdminKey, `{"capacity": 4, "rate": {"admits": 20, "per": "1s"}}`); code != 200 {
+			t.Fatalf("PUT room: %d %v", code, body)
+		}
+		dir := t.TempDir()
+		var report syncBuffer
+		err := run(context.Background(), []string{"loadtest", "--target", base, "--room", room, "--visitors", "30", "--arrival-rate", "30",
+			"--think", "200ms", "--duration", "30s", mode, "--admin-key", testAdminKey,
+			"--report", filepath.Join(dir, "r.html"), "--report-json", filepath.Join(dir, "r.json")}, &report, &errb)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", mode, err, report.String())
+		}
+		var rep struct {
+			Joins     int64          `json:"joins"`
+			Admitted  int64          `json:"admissions"`
+			Done      int64          `json:"done"`
+			Errors    map[string]int `json:"errors"`
+			RoomRate  float64        `json:"room_rate"`
+			ETASample int            `json:"eta_samples"`
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "r.json"))
+		if err != nil || json.Unmarshal(data, &rep) != nil {
+			t.Fatalf("report: %v %s", err, data)
+		}
+		_, body, _ := do(t, "GET", base+"/v1/rooms/"+room, testAdminKey, "")
+		stats := body["stats"].(map[string]any)
+		if float64(rep.Joins) != stats["joined_total"] || float64(rep.Admitted) != stats["admitted_total"] {
+			t.Fatalf("%s: report joins %d admissions %d; the server counts %v", mode, rep.Joins, rep.Admitted, stats)
+		}
+		if rep.Joins != 30 || rep.Admitted != 30 || rep.Done != 30 || len(rep.Errors) != 0 || rep.RoomRate != 20 || rep.ETASample == 0 {
+			t.Fatalf("%s: report %+v\n%s", mode, rep, report.String())
+		}
+		if !strings.Contains(report.String(), "joins 30, admissions 30") {
+			t.Fatalf("%s: the printed report: %s", mode, report.String())
+		}
+		if html, err := os.ReadFile(filepath.Join(dir, "r.html")); err != nil || !strings.Contains(string(html), "<polyline") {
+			t.Fatalf("%s: HTML report: %v", mode, err)
+		}
+	}
+
+}

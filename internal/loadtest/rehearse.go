@@ -1,0 +1,477 @@
+package loadtest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rushgate/rushgate/admission"
+)
+
+// pollEvery is how often a polling visitor asks for its status: the waiting-room page's pace when it
+// cannot hold an event stream.
+const pollEvery = 2 * time.Second
+
+// rehearsal is one run of simulated visitors through a room.
+type rehearsal struct {
+	base     string
+	room     string
+	visitors int
+	arrival  float64
+	think    time.Duration
+	sse      bool
+	client   *http.Client
+	verifier *admission.Verifier
+	start    time.Time
+
+	// Live counts, for the progress line.
+	joined, waiting, admitted, done, requests, failed atomic.Int64
+
+	mu       sync.Mutex
+	calls    map[string][]time.Duration // call -> latencies
+	errors   map[string]int             // error code -> count
+	etaErrs  []float64                  // |predicted - actual| wait, seconds, of visitors that waited
+	admitAt  []time.Duration            // when each admission came, since the start
+	timeline []tick
+}
+
+// tick is the run's counts at one second.
+type tick struct {
+	At                                      float64 `json:"t"`
+	Joined, Waiting, Admitted, Done, Errors int64
+}
+
+// Report is what a rehearsal found; --report-json writes it as is, and --report as a page.
+type Report struct {
+	Room      string             `json:"room"`
+	Visitors  int                `json:"visitors"`
+	Seconds   float64            `json:"seconds"`
+	Joins     int64              `json:"joins"`
+	Admitted  int64              `json:"admissions"`
+	Done      int64              `json:"done"`
+	Unserved  int64              `json:"unserved"` // still waiting when the run ended
+	Calls     map[string]Latency `json:"calls"`
+	Errors    map[string]int     `json:"errors"`
+	AdmitRate float64            `json:"admissions_per_second"`
+	// RoomRate is the room's configured rate in admissions a second, 0 when it has none or could not
+	// be read (it needs --admin-key).
+	RoomRate float64 `json:"room_rate"`
+	// ETA accuracy: each waiting visitor's first predicted wait against its actual wait, seconds.
+	ETAMedianError float64 `json:"eta_median_error"`
+	ETAP90Error    float64 `json:"eta_p90_error"`
+	ETASamples     int     `json:"eta_samples"`
+	Timeline       []tick  `json:"timeline"`
+}
+
+// Latency sums one kind of call.
+type Latency struct {
+	Count int     `json:"count"`
+	P50   float64 `json:"p50_ms"`
+	P95   float64 `json:"p95_ms"`
+	P99   float64 `json:"p99_ms"`
+}
+
+// rehearse runs `rushgate loadtest --room R ...`.
+func rehearse(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
+	target := fs.String("target", "http://127.0.0.1:8080", "the rushgate to rehearse against")
+	roomID := fs.String("room", "", "the room the visitors join (required)")
+	visitors := fs.Int("visitors", 100, "how many visitors arrive in all (at most 1,000,000)")
+	arrival := fs.Float64("arrival-rate", 10, "visitors arriving per second")
+	think := fs.Duration("think", 30*time.Second, "how long an admitted visitor stays before releasing")
+	duration := fs.Duration("duration", 5*time.Minute, "the longest the run lasts; it stops by itself then")
+	sse := fs.Bool("sse", false, "wait on the event stream, as the page does (the default)")
+	poll := fs.Bool("poll", false, "wait by polling the status every 2s instead")
+	adminKey := fs.String("admin-key", "", "read the room's configured rate to compare (optional)")
+	report := fs.String("report", "", "also write the report with charts to this HTML file")
+	reportJSON := fs.String("report-json", "", "also write the report as JSON to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch {
+	case *roomID == "":
+		return errors.New("--room is required")
+	case *visitors < 1 || *visitors > 1_000_000:
+		return errors.New("--visitors must be 1 to 1,000,000")
+	case !(*arrival > 0 && *arrival <= 100_000):
+		return errors.New("--arrival-rate must be above 0 and at most 100,000 a second")
+	case *duration <= 0 || *duration > 24*time.Hour:
+		return errors.New("--duration must be above 0 and at most 24h")
+	case *think < 0:
+		return errors.New("--think must not be negative")
+	case *sse && *poll:
+		return errors.New("--sse and --poll exclude each other")
+	}
+	base, err := url.Parse(*target)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return fmt.Errorf("--target %q: want an http(s) URL", *target)
+	}
+	r := &rehearsal{
+		base: strings.TrimSuffix(base.String(), "/"), room: *roomID, visitors: *visitors, arrival: *arrival, think: *think,
+		sse: !*poll, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024}},
+		calls: map[string][]time.Duration{}, errors: map[string]int{},
+	}
+	defer r.client.CloseIdleConnections()
+	r.verifier = admission.NewRemoteVerifier(r.base+"/v1/keys", r.client)
+	roomRate := 0.0
+	if *adminKey != "" {
+		roomRate, err = r.roomRate(ctx, *adminKey)
+		if err != nil {
+			return err
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, *duration)
+	defer cancel()
+	r.start = time.Now()
+	progress := newProgress(out, r)
+	stopProgress := progress.run()
+	var wg sync.WaitGroup
+	for i := range r.visitors {
+		at := r.start.Add(time.Duration(float64(i) / r.arrival * float64(time.Second)))
+		if !sleepUntil(ctx, at) {
+			break
+		}
+		wg.Go(func() { r.visit(ctx) })
+	}
+	wg.Wait()
+	stopProgress()
+	rep := r.report(roomRate)
+	writeText(out, rep)
+	if *report != "" {
+		if err := writeHTML(*report, rep); err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "report:", *report)
+	}
+	if *reportJSON != "" {
+		b, _ := json.MarshalIndent(rep, "", "  ")
+		if err := os.WriteFile(*reportJSON, b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sleepUntil(ctx context.Context, at time.Time) bool {
+	d := time.Until(at)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// roomRate reads the room's configured admissions a second.
+func (r *rehearsal) roomRate(ctx context.Context, adminKey string) (float64, error) {
+	var cfg struct {
+		Rate *struct {
+			Admits int    `json:"admits"`
+			Per    string `json:"per"`
+		} `json:"rate"`
+	}
+	if _, _, err := r.call(ctx, "room", "GET", "/v1/rooms/"+r.room, adminKey, nil, &cfg); err != nil {
+		return 0, fmt.Errorf("reading room %s: %w", r.room, err)
+	}
+	if cfg.Rate == nil {
+		return 0, nil
+	}
+	per, err := time.ParseDuration(cfg.Rate.Per)
+	if err != nil || per <= 0 {
+		return 0, nil
+	}
+	return float64(cfg.Rate.Admits) / per.Seconds(), nil
+}
+
+// status is a visitor's answer from join, status and the event stream.
+type status struct {
+	VisitorToken   string `json:"visitor_token"`
+	State          string `json:"state"`
+	Position       int64  `json:"position"`
+	ETASeconds     *int64 `json:"eta_seconds"`
+	AdmissionToken string `json:"admission_token"`
+}
+
+// apiError is a refusal the API answered, named by its code.
+type apiError struct{ code string }
+
+func (e *apiError) Error() string { return e.code }
+
+// call sends one request, timing it under name, and decodes a JSON answer into v.
+func (r *rehearsal) call(ctx context.Context, name, method, path, token string, body any, v any) (int, time.Duration, error) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = strings.NewReader(string(b))
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.base+path, rd)
+	if err != nil {
+		return 0, 0, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	r.requests.Add(1)
+	start := time.Now()
+	res, err := r.client.Do(req)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.fail("network")
+		}
+		return 0, 0, err
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	took := time.Since(start)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.fail("network")
+		}
+		return res.StatusCode, took, err
+	}
+	r.observe(name, took)
+	if res.StatusCode >= 300 {
+		var e struct {
+			Error struct{ Code string } `json:"error"`
+		}
+		code := fmt.Sprintf("http_%d", res.StatusCode)
+		if json.Unmarshal(data, &e) == nil && e.Error.Code != "" {
+			code = e.Error.Code
+		}
+		r.fail(code)
+		return res.StatusCode, took, &apiError{code}
+	}
+	if v != nil {
+		if err := json.Unmarshal(data, v); err != nil {
+			r.fail("bad_answer")
+			return res.StatusCode, took, err
+		}
+	}
+	return res.StatusCode, took, nil
+}
+
+func (r *rehearsal) observe(name string, d time.Duration) {
+	r.mu.Lock()
+	r.calls[name] = append(r.calls[name], d)
+	r.mu.Unlock()
+}
+
+func (r *rehearsal) fail(code string) {
+	r.failed.Add(1)
+	r.mu.Lock()
+	r.errors[code]++
+	r.mu.Unlock()
+}
+
+// visit is one visitor's way through the room: join, wait, verify, think, release.
+func (r *rehearsal) visit(ctx context.Context) {
+	var st status
+	joinedAt := time.Now()
+	if _, _, err := r.call(ctx, "join", "POST", "/v1/rooms/"+r.room+"/join", "", nil, &st); err != nil {
+		return
+	}
+	r.joined.Add(1)
+	token := st.VisitorToken
+	waited := st.State == "waiting"
+	var predicted float64 = -1
+	if waited {
+		r.waiting.Add(1)
+		if st.ETASeconds != nil {
+			predicted = float64(*st.ETASeconds)
+		}
+		var err error
+		if r.sse {
+			st, err = r.stream(ctx, token)
+		} else {
+			st, err = r.poll(ctx, token)
+		}
+		r.waiting.Add(-1)
+		if err != nil {
+			return
+		}
+	}
+	if st.State != "admitted" {
+		r.fail("not_admitted")
+		return
+	}
+	r.admitted.Add(1)
+	now := time.Now()
+	r.mu.Lock()
+	r.admitAt = append(r.admitAt, now.Sub(r.start))
+	if waited && predicted >= 0 {
+		r.etaErrs = append(r.etaErrs, math.Abs(predicted-now.Sub(joinedAt).Seconds()))
+	}
+	r.mu.Unlock()
+	start := time.Now()
+	if _, err := r.verifier.Verify(ctx, st.AdmissionToken, r.room); err != nil {
+		if ctx.Err() == nil {
+			r.fail("token_invalid")
+		}
+		return
+	}
+	r.observe("verify", time.Since(start))
+	if !sleepUntil(ctx, time.Now().Add(r.think)) {
+		return
+	}
+	if _, _, err := r.call(ctx, "release", "POST", "/v1/rooms/"+r.room+"/release", token, nil, nil); err != nil {
+		return
+	}
+	r.done.Add(1)
+}
+
+// poll asks for the status at the page's pace until the visitor is admitted or leaves the line.
+func (r *rehearsal) poll(ctx context.Context, token string) (status, error) {
+	for {
+		if !sleepUntil(ctx, time.Now().Add(pollEvery)) {
+			return status{}, ctx.Err()
+		}
+		var st status
+		if _, _, err := r.call(ctx, "status", "GET", "/v1/rooms/"+r.room+"/status", token, nil, &st); err != nil {
+			var ae *apiError
+			if errors.As(err, &ae) {
+				return st, err
+			}
+			continue // a network error: try again at the next beat, as the page does
+		}
+		if st.State != "waiting" {
+			return st, nil
+		}
+	}
+}
+
+// stream holds the event stream until it says the visitor is admitted or out of the line; a stream
+// that ends otherwise is opened again, as EventSource does.
+func (r *rehearsal) stream(ctx context.Context, token string) (status, error) {
+	for ctx.Err() == nil {
+		req, _ := http.NewRequestWithContext(ctx, "GET", r.base+"/v1/rooms/"+r.room+"/events", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		r.requests.Add(1)
+		start := time.Now()
+		res, err := r.client.Do(req)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.fail("network")
+				sleepUntil(ctx, time.Now().Add(time.Second))
+			}
+			continue
+		}
+		r.observe("events", time.Since(start))
+		if res.StatusCode != http.StatusOK {
+			res.Body.Close()
+			r.fail(fmt.Sprintf("events_http_%d", res.StatusCode))
+			return status{}, fmt.Errorf("events: %d", res.StatusCode)
+		}
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 64<<10), 64<<10)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var st status
+			if json.Unmarshal([]byte(data), &st) != nil || st.State == "waiting" {
+				continue
+			}
+			res.Body.Close()
+			return st, nil
+		}
+		res.Body.Close()
+	}
+	return status{}, ctx.Err()
+}
+
+// report sums the run.
+func (r *rehearsal) report(roomRate float64) Report {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rep := Report{
+		Room: r.room, Visitors: r.visitors, Seconds: time.Since(r.start).Seconds(), Joins: r.joined.Load(),
+		Admitted: r.admitted.Load(), Done: r.done.Load(), Unserved: r.joined.Load() - r.admitted.Load(),
+		Calls: map[string]Latency{}, Errors: r.errors, RoomRate: roomRate, ETASamples: len(r.etaErrs),
+		Timeline: r.timeline,
+	}
+	for name, ds := range r.calls {
+		slices.Sort(ds)
+		rep.Calls[name] = Latency{Count: len(ds), P50: ms(quantile(ds, 0.50)), P95: ms(quantile(ds, 0.95)), P99: ms(quantile(ds, 0.99))}
+	}
+	if n := len(r.admitAt); n > 1 {
+		first, last := slices.Min(r.admitAt), slices.Max(r.admitAt)
+		if span := (last - first).Seconds(); span > 0 {
+			rep.AdmitRate = float64(n-1) / span
+		}
+	}
+	if len(r.etaErrs) > 0 {
+		e := slices.Clone(r.etaErrs)
+		slices.Sort(e)
+		rep.ETAMedianError = e[len(e)/2]
+		rep.ETAP90Error = e[min(len(e)-1, len(e)*9/10)]
+	}
+	return rep
+}
+
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(len(sorted)-1, int(float64(len(sorted))*q))]
+}
+
+func ms(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
+
+// writeText prints the report for a person.
+func writeText(out io.Writer, rep Report) {
+	fmt.Fprintf(out, "\nroom %s: %d visitors in %.1fs\n", rep.Room, rep.Visitors, rep.Seconds)
+	fmt.Fprintf(out, "joins %d, admissions %d, released %d, still waiting at the end %d\n", rep.Joins, rep.Admitted, rep.Done, rep.Unserved)
+	rate := "the room has no rate"
+	if rep.RoomRate > 0 {
+		rate = fmt.Sprintf("the room's rate %.2f/s", rep.RoomRate)
+	}
+	fmt.Fprintf(out, "admissions/s %.2f (%s)\n", rep.AdmitRate, rate)
+	if rep.ETASamples > 0 {
+		fmt.Fprintf(out, "ETA error (first prediction against the actual wait, %d visitors): median %.1fs, p90 %.1fs\n",
+			rep.ETASamples, rep.ETAMedianError, rep.ETAP90Error)
+	}
+	names := make([]string, 0, len(rep.Calls))
+	for k := range rep.Calls {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	fmt.Fprintf(out, "%-8s %8s %9s %9s %9s\n", "call", "count", "p50 ms", "p95 ms", "p99 ms")
+	for _, k := range names {
+		c := rep.Calls[k]
+		fmt.Fprintf(out, "%-8s %8d %9.2f %9.2f %9.2f\n", k, c.Count, c.P50, c.P95, c.P99)
+	}
+	if len(rep.Errors) == 0 {
+		fmt.Fprintln(out, "errors: none")
+		return
+	}
+	codes := make([]string, 0, len(rep.Errors))
+	for k := range rep.Errors {
+		codes = append(codes, k)
+	}
+	slices.Sort(codes)
+	fmt.Fprint(out, "errors:")
+	for _, k := range codes {
+		fmt.Fprintf(out, " %s %d", k, rep.Errors[k])
+	}
+	fmt.Fprintln(out)
+}
