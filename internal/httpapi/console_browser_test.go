@@ -197,3 +197,47 @@ func TestConsole(t *testing.T) {
 		t.Fatalf("the API after signing out answers %v", status)
 	}
 }
+
+// TestConsoleDropAndAuction opens a drop's and an auction's pages: closing the drop and ending the
+// auction (a press that arms, a second that ends) go through their admin calls and show at once.
+func TestConsoleDropAndAuction(t *testing.T) {
+	e := setup(t, withConsole())
+	now := e.clock.Now()
+	e.want(e.do("PUT", "/v1/drops/coupon", adminKey, `{"stock": 50, "opens_at": "`+now.Add(-time.Minute).Format(time.RFC3339)+`"}`), 200, "")
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, `{"title": "Lot", "currency": "KRW", "start_price": 10000, "increment": 1000,
+		"starts_at": "`+now.Add(-time.Minute).Format(time.RFC3339)+`", "ends_at": "`+now.Add(time.Hour).Format(time.RFC3339)+`"}`), 200, "")
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, ctx, "#drops tbody a"); got != "coupon" {
+		t.Fatalf("overview lists drop %q", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/drops/coupon"), chromedp.Click(chromedp.CSS("#ctl-close_now"))); err != nil {
+		t.Fatal(err)
+	}
+	text(t, ctx, "#ctl-open_now")
+	if st := e.do("GET", "/v1/drops/coupon", "", "").str("status"); st != "closed" {
+		t.Fatalf("drop after close now: %q", st)
+	}
+	screenshot(t, ctx, "console-drop")
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/auctions/lot"), chromedp.Click(chromedp.CSS("#ctl-end_now"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the end button to arm", func() bool {
+		return eval[string](t, ctx, `document.getElementById('ctl-end_now').textContent`) == "Press again to end now"
+	})
+	if st := e.do("GET", "/v1/auctions/lot", "", "").str("status"); st != "open" {
+		t.Fatalf("one press ended the auction: %q", st)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#ctl-end_now"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the auction to end", func() bool { return e.do("GET", "/v1/auctions/lot", "", "").str("status") == "closed" })
+	until(t, "the end to be listed", func() bool {
+		return strings.Contains(eval[string](t, ctx, `document.getElementById('audit').textContent`), "ended now")
+	})
+	screenshot(t, ctx, "console-auction")
+}

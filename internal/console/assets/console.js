@@ -14,7 +14,7 @@
       settings: 'Settings', audit: 'Changes', none: 'None yet.', save: 'Save', create: 'Create',
       saved: 'Saved.', updated: 'Updated', offline: 'Cannot reach rushgate; retrying…',
       paused: 'paused', running: 'admitting', pause: 'Pause admissions', resume: 'Resume admissions',
-      open_now: 'Open now', close_now: 'Close now', end_now: 'End now', extend: 'Extend by', confirm_end: 'End this auction now?',
+      open_now: 'Open now', close_now: 'Close now', end_now: 'End now', extend: 'Extend by', confirm_end: 'Press again to end now',
       capacity: 'Capacity', rate_admits: 'Admissions per interval', rate_per: 'Interval', session_ttl: 'Session length',
       grace: 'Grace to collect', idle_timeout: 'Idle timeout', opens_at: 'Opens at (RFC 3339)', site_url: 'Site URL',
       stock: 'Stock', per_visitor: 'Per visitor', closes_at: 'Closes at (RFC 3339)', room: 'Behind room',
@@ -39,7 +39,7 @@
       settings: '설정', audit: '변경 기록', none: '아직 없습니다.', save: '저장', create: '만들기',
       saved: '저장했습니다.', updated: '갱신', offline: 'rushgate에 연결할 수 없습니다. 다시 시도하는 중…',
       paused: '일시 정지', running: '입장 중', pause: '입장 일시 정지', resume: '입장 재개',
-      open_now: '지금 열기', close_now: '지금 닫기', end_now: '지금 종료', extend: '연장', confirm_end: '이 경매를 지금 종료할까요?',
+      open_now: '지금 열기', close_now: '지금 닫기', end_now: '지금 종료', extend: '연장', confirm_end: '한 번 더 누르면 지금 종료합니다',
       capacity: '동시 입장 수', rate_admits: '구간당 입장 수', rate_per: '구간', session_ttl: '세션 길이',
       grace: '입장 확인 유예', idle_timeout: '유휴 제한 시간', opens_at: '오픈 시각 (RFC 3339)', site_url: '사이트 URL',
       stock: '재고', per_visitor: '1인당 수량', closes_at: '마감 시각 (RFC 3339)', room: '연결된 대기실',
@@ -302,7 +302,10 @@
   let points = []; // its history, oldest first
   let charts = [];
 
-  function card(k, v) { return h('div', { class: 'card', 'data-card': k }, h('div', { class: 'v', text: v }), h('div', { class: 'k', text: t(k) })); }
+  function card(k, v) {
+    return h('div', { class: 'card', 'data-card': k }, h('div', { class: String(v).length > 12 ? 'v long' : 'v', text: v }),
+      h('div', { class: 'k', text: t(k) }));
+  }
 
   function renderCards(items) {
     const el = document.getElementById('cards');
@@ -310,12 +313,22 @@
   }
 
   function control(label, cls, fn) {
-    return h('button', { type: 'button', class: cls, id: 'ctl-' + label, text: t(label), onclick: async (ev) => {
-      ev.currentTarget.disabled = true;
-      try { await fn(); say(t('saved')); } catch (e) { say(e.message); }
-      ev.currentTarget.disabled = false;
+    const b = h('button', { type: 'button', class: cls, id: 'ctl-' + label, text: t(label), onclick: async () => {
+      b.disabled = true;
+      try {
+        if (await fn() === 'armed') {
+          b.textContent = t('confirm_end');
+          b.disabled = false;
+          return;
+        }
+        say(t('saved'));
+      } catch (e) {
+        say(e.message);
+      }
+      b.disabled = false;
       refresh(true);
     } });
+    return b;
   }
 
   const PAGES = {
@@ -361,10 +374,16 @@
       controls: (cur) => {
         if (cur.status === 'closed' || cur.status === 'sold') return [];
         const by = h('input', { id: 'extend-by', value: '5m', size: 5, 'aria-label': t('extend') });
-        return [control('end_now', 'danger', async () => {
-          if (!confirm(t('confirm_end'))) return;
+        // Ending is asked twice: the first press arms the button for five seconds.
+        const end = control('end_now', 'danger', async () => {
+          if (end.dataset.armed !== '1') {
+            end.dataset.armed = '1';
+            setTimeout(() => { end.dataset.armed = ''; end.textContent = t('end_now'); }, 5000);
+            return 'armed';
+          }
           await api('POST', '/v1/auctions/' + id + '/end');
-        }), control('extend', '', () => api('POST', '/v1/auctions/' + id + '/extend', { by: by.value })), by];
+        });
+        return [end, control('extend', '', () => api('POST', '/v1/auctions/' + id + '/extend', { by: by.value })), by];
       },
     },
   };

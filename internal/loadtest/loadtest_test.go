@@ -1,0 +1,74 @@
+package loadtest
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package if a test leaves a goroutine running: a rehearsal's visitors and its
+// progress display all end with it.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestFlagsRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"--room", "r", "--visitors", "0"},
+		{"--room", "r", "--arrival-rate", "0"},
+		{"--room", "r", "--duration", "0s"},
+		{"--room", "r", "--sse", "--poll"},
+		{"--room", "r", "--target", "ftp://x"},
+		{"--room", "r", "--think", "-1s"},
+	} {
+		if err := Run(context.Background(), append([]string{"--duration", "1s"}, args...), io.Discard); err == nil {
+			t.Errorf("%v: accepted", args)
+		}
+	}
+	if err := Run(context.Background(), []string{"nonsense"}, io.Discard); err == nil {
+		t.Error("an unknown mode was accepted")
+	}
+}
+
+// TestRehearsalCountsRefusals runs against a server that refuses every join: each refusal is counted
+// under its code, nobody is admitted, and the run ends by itself.
+func TestRehearsalCountsRefusals(t *testing.T) {
+	var joins atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/join") {
+			joins.Add(1)
+			w.WriteHeader(http.StatusGone)
+			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": "room_closed"}})
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	var out strings.Builder
+	start := time.Now()
+	err := Run(context.Background(), []string{"--target", srv.URL, "--room", "r", "--visitors", "20", "--arrival-rate", "200",
+		"--duration", "10s", "--poll"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 5*time.Second || joins.Load() != 20 {
+		t.Fatalf("%d joins in %v", joins.Load(), time.Since(start))
+	}
+	if !strings.Contains(out.String(), "joins 0, admissions 0") || !strings.Contains(out.String(), "room_closed 20") {
+		t.Fatalf("report:\n%s", out.String())
+	}
+}
+
+func TestQuantile(t *testing.T) {
+	ds := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	if quantile(ds, 0.5) != 6 || quantile(ds, 0.99) != 10 || quantile(nil, 0.5) != 0 {
+		t.Fatal(quantile(ds, 0.5), quantile(ds, 0.99))
+	}
+}
