@@ -146,3 +146,16 @@ func TestDropAndAuctionControls(t *testing.T) {
 		t.Fatalf("auction audit: %v", audit)
 	}
 }
+
+func TestRoomModes(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/rooms/m", adminKey, `{"capacity": 1, "mode": "sideways"}`), 400, "invalid_config")
+	e.want(e.do("PUT", "/v1/rooms/m", adminKey, `{"capacity": 1}`), 200, "")
+	first := e.do("POST", "/v1/rooms/m/join", "", "")
+	e.want(first, 200, "")
+	if p := e.do("PATCH", "/v1/rooms/m", adminKey, `{"mode": "reject"}`); p.code != 200 || p.str("mode") != "reject" {
+		t.Fatalf("patch mode: %d %v", p.code, p.body)
+	}
+	e.want(e.do("POST", "/v1/rooms/m/join", "", ""), 410, "room_closed")
+	e.want(e.do("POST", "/v1/rooms/m/join", first.str("visitor_token"), ""), 200, "") // kept its place
+}

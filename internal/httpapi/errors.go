@@ -46,6 +46,7 @@ const (
 	codeTooManyStreams        = "too_many_streams"
 	codeIdentityRequired      = "identity_required"
 	codeWaitingElsewhere      = "waiting_elsewhere"
+	codeRoomClosed            = "room_closed"
 )
 
 // Error is an API failure: a stable code and a message for the client, the HTTP status, and the cause,
@@ -133,6 +134,8 @@ func fromDomain(err error) *Error {
 		return &Error{Status: http.StatusBadRequest, Code: codeInvalidAmount, Message: "amounts are positive integers of minor units", Cause: err}
 	case errors.Is(err, room.ErrNotFound):
 		return &Error{Status: http.StatusNotFound, Code: codeRoomNotFound, Message: "no such room", Cause: err}
+	case errors.Is(err, room.ErrClosed):
+		return &Error{Status: http.StatusGone, Code: codeRoomClosed, Message: "the room takes no new visitors", Cause: err}
 	case errors.Is(err, room.ErrNotAdmitted):
 		return &Error{Status: http.StatusConflict, Code: codeNotAdmitted, Message: "no current admission to release", Cause: err}
 	case errors.Is(err, keyring.ErrConflict):

@@ -229,6 +229,9 @@ func (s *Rooms) Join(_ context.Context, id string, e room.Entrant) (room.Status,
 			}
 		}
 		st, prev, moved = rs.join(visitor, &k, now)
+		if st.State == room.StateNone {
+			return room.ErrClosed
+		}
 		return nil
 	})
 	if err == nil && moved {

@@ -53,10 +53,14 @@ func (rs *roomState) touch(k *vkey, now int64) (int64, bool) {
 }
 
 // join puts the visitor in line unless it is here already. When the visitor was waiting in another
-// room it returns that place, which the caller must leave once this room's lock is released.
+// room it returns that place, which the caller must leave once this room's lock is released. In a room
+// that rejects new joins, a visitor not here already gets StateNone.
 func (rs *roomState) join(visitor string, k *vkey, now int64) (room.Status, place, bool) {
 	if st := rs.status(visitor, k, now); st.State != room.StateNone {
 		return st, place{}, false
+	}
+	if rs.cfg.Mode == room.ModeReject {
+		return room.Status{State: room.StateNone}, place{}, false // no new place: the caller refuses
 	}
 	if o := rs.cfg.OpensAt; o != nil && now < unixNano(*o) {
 		draw := rs.rng.Int64()
@@ -163,8 +167,11 @@ func (rs *roomState) admit(now int64, max int) room.Tick {
 // budget is how many visitors may be admitted now: the least of the batch limit, the free capacity and
 // what the rate window still allows. Before the opening or while paused it is zero.
 func (rs *roomState) budget(now int64, max int) int {
-	if rs.cfg.Paused || (rs.cfg.OpensAt != nil && now < unixNano(*rs.cfg.OpensAt)) {
+	if rs.cfg.Holds(time.Unix(0, now)) {
 		return 0
+	}
+	if rs.cfg.Mode == room.ModePassthrough {
+		return max
 	}
 	b := max
 	if c := rs.cfg.Capacity; c > 0 {

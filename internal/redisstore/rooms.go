@@ -95,7 +95,7 @@ func (s *Rooms) PutRoom(ctx context.Context, id string, cfg room.Config) error {
 	}
 	if _, err := s.run(ctx, putScript, s.keys.room(id)[:1], itoa(int64(cfg.Capacity)), itoa(rateAdmits), itoa(ratePer),
 		itoa(time.Duration(cfg.SessionTTL).Milliseconds()), itoa(time.Duration(cfg.Grace).Milliseconds()),
-		itoa(time.Duration(cfg.IdleTimeout).Milliseconds()), itoa(opens), paused, string(js), newEpoch()); err != nil {
+		itoa(time.Duration(cfg.IdleTimeout).Milliseconds()), itoa(opens), paused, string(js), newEpoch(), string(cfg.Mode)); err != nil {
 		return err
 	}
 	_, err = s.do(ctx, s.rdb.B().Sadd().Key(s.keys.rooms()).Member(id).Build())
@@ -227,6 +227,12 @@ func (s *Rooms) joinLocked(ctx context.Context, id string, e room.Entrant) (room
 		return room.Status{}, err
 	}
 	st, _, err := s.visit(ctx, id, e.Visitor, "fenced", fence)
+	if errors.Is(err, room.ErrClosed) && others != "" {
+		// Refused: the visitor stays where it was, so the pointer goes back to the lines it listed
+		// (unless a later join changed it), and the lock goes with it.
+		_, serr := s.run(ctx, settleScript, s.keys.moving(e.Visitor)[:2], id+" "+others, others, fence)
+		return st, errors.Join(err, serr)
+	}
 	if err != nil || st.State != room.StateWaiting {
 		// The pointer may now list this room too: a line the visitor is not in, which a later join
 		// leaves for nothing. Only the lock must go.

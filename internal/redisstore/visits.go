@@ -86,6 +86,8 @@ func visitStatus(f []rueidis.RedisMessage) (room.Status, string, error) {
 		}}, "", nil
 	case 3:
 		return room.Status{}, "", errSuperseded
+	case 4:
+		return room.Status{}, "", room.ErrClosed
 	default:
 		return room.Status{State: room.StateNone}, "", nil
 	}

@@ -47,10 +47,46 @@ type Config struct {
 	OpensAt *time.Time `json:"opens_at,omitempty"`
 	// Paused rooms keep their line but admit nobody.
 	Paused bool `json:"paused"`
+	// Mode says how the room treats a crowd (see [Mode]); "" is ModeFIFO. Changing it keeps the line.
+	Mode Mode `json:"mode,omitempty"`
 	// SiteURL is the protected site. The waiting-room page sends admitted visitors there, or to a
 	// return_to URL on the same origin, never elsewhere, so that a crafted link cannot carry an
 	// admission token off to another site.
 	SiteURL string `json:"site_url,omitempty"`
+}
+
+// Mode is how a room treats its crowd.
+type Mode string
+
+// The modes of a room.
+const (
+	// ModeFIFO admits from the front of the line within capacity and rate: the waiting room.
+	ModeFIFO Mode = "fifo"
+	// ModePassthrough admits everyone at once, whatever the capacity and rate: the rush is over, and
+	// whoever still waits goes straight in.
+	ModePassthrough Mode = "passthrough"
+	// ModeReject takes no new joins (ErrClosed); those already in line keep their places and are
+	// admitted as in fifo.
+	ModeReject Mode = "reject"
+	// ModeQueueAll lets nobody in, even while slots are free, until opens_at passes or an operator
+	// changes the mode: everyone queues first.
+	ModeQueueAll Mode = "queue_all"
+)
+
+// Valid reports whether m is a mode ("" counts as fifo).
+func (m Mode) Valid() bool {
+	switch m {
+	case "", ModeFIFO, ModePassthrough, ModeReject, ModeQueueAll:
+		return true
+	}
+	return false
+}
+
+// Holds reports whether the room admits nobody at now: paused, before its opening, or queueing all
+// until an opening that has not come (or that it has none of).
+func (c Config) Holds(now time.Time) bool {
+	before := c.OpensAt != nil && now.Before(*c.OpensAt)
+	return c.Paused || before || (c.Mode == ModeQueueAll && c.OpensAt == nil)
 }
 
 // ConfigError explains why a config was refused, naming the field so a client can point at it.
@@ -122,6 +158,9 @@ func (c Config) Validate() error {
 		if err := checkDuration(f.name, f.d); err != nil {
 			return err
 		}
+	}
+	if !c.Mode.Valid() {
+		return &ConfigError{"mode", `must be "fifo", "passthrough", "reject" or "queue_all"`}
 	}
 	if c.OpensAt != nil && !rushgate.TimeInRange(*c.OpensAt) {
 		return &ConfigError{"opens_at", rushgate.TimeRangeReason}

@@ -13,6 +13,8 @@ var (
 	ErrNotFound = errors.New("room: not found")
 	// ErrNotAdmitted means the visitor holds no current admission matching the request.
 	ErrNotAdmitted = errors.New("room: not admitted")
+	// ErrClosed refuses a join that would take a new place in a room whose mode is reject.
+	ErrClosed = errors.New("room: closed to new joins")
 )
 
 // State is where a visitor stands with respect to one room.

@@ -71,8 +71,13 @@ if #idle > 0 then
   redis.call('HINCRBY', KEYS[1], 'idled', #idle)
 end
 
+-- The room holds everybody while paused, before its opening, and in queue_all until an opening; in
+-- passthrough it lets everybody in, whatever its capacity and rate (see room.Config.Holds).
 local budget = 0
-if not cfg.paused and not (cfg.opens > 0 and now < cfg.opens) then
+local holds = cfg.paused or (cfg.opens > 0 and now < cfg.opens) or (cfg.mode == 'queue_all' and cfg.opens == 0)
+if not holds and cfg.mode == 'passthrough' then
+  budget = max
+elseif not holds then
   budget = max
   if cfg.capacity > 0 then
     budget = math.min(budget, cfg.capacity - redis.call('ZCARD', KEYS[4]))

@@ -17,7 +17,8 @@
 -- ARRIVALS in lib.lua); every other visit records the visitor's own.
 -- Returns {-1} for an unknown room, else three fields per visitor: 0, 0, '' none; 1, position, the other
 -- lines it may still be in (space-separated, see point_line in lib.lua) or '' waiting; 2, admission id,
--- expiry ms admitted; 3, 0, '' a fenced join refused, a later join of the visitor having come first.
+-- expiry ms admitted; 3, 0, '' a fenced join refused, a later join of the visitor having come first; 4, 0,
+-- '' a join refused because the room takes no new joins (mode reject).
 local cfg = room_cfg(KEYS[1])
 if not cfg then
   return {-1}
@@ -129,6 +130,9 @@ local function visit(i, v, mode, draw, arg)
   end
   if mode == 'status' then
     return 0, 0, ''
+  end
+  if cfg.mode == 'reject' then
+    return 4, 0, ''
   end
   return 1, arrive(v, draw), point(i, arg)
 end
