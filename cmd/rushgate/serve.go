@@ -42,6 +42,7 @@ type serveFlags struct {
 	logFormat     string
 	newVisitors   int
 	secureCookies bool
+	templates     string
 	drainTimeout  time.Duration
 	debugAddr     string
 	metricsAddr   string
@@ -65,6 +66,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logFormat, "log-format", "json", "json or text")
 	fs.IntVar(&f.newVisitors, "new-visitors-per-minute", 0, "most new anonymous visitors per client address per minute (0: no limit)")
 	fs.BoolVar(&f.secureCookies, "secure-cookies", false, "mark cookies Secure (set when TLS ends at a proxy)")
+	fs.StringVar(&f.templates, "templates", "", "directory whose room.html replaces the waiting-room page's template")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", 15*time.Second, "how long SIGTERM waits for in-flight requests")
 	fs.StringVar(&f.debugAddr, "debug-addr", "", "serve net/http/pprof on this separate address (empty: off)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics without the admin key on this separate, private address (empty: off; /metrics on --addr always needs the admin key)")
@@ -232,12 +234,15 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		Rooms: svc, Auctions: auctions, Drops: drops, Keys: keys, Visitors: visitors, Metrics: m, Logger: log,
 		AdminKey: adminKey, NewVisitorsPerMinute: f.newVisitors, SecureCookies: f.secureCookies,
 		TrustedProxies: trusted, StreamsPerAddress: f.streamsPerIP, Audit: be.audit,
-		Console: console.New(console.Config{AdminKey: adminKey, SecureCookies: f.secureCookies}),
+		Console:   console.New(console.Config{AdminKey: adminKey, SecureCookies: f.secureCookies}),
+		Templates: f.templates,
 	}
 	if f.redisURL == "" {
 		cfg.Record = records // the embedded backend answers claims and bids once they are recorded
 	}
-	a.api = httpapi.New(cfg)
+	if a.api, err = httpapi.New(cfg); err != nil {
+		return nil, err
+	}
 	if f.metricsAddr != "" {
 		msrv, err := sideServer("--metrics-addr", f.metricsAddr, map[string]http.Handler{"/metrics": m.Handler()}, log)
 		if err != nil {

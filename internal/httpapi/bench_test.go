@@ -27,7 +27,10 @@ func BenchmarkJoinHandler(b *testing.B) {
 	svc := room.NewService(memstore.NewRooms(memstore.Options{}), room.Options{Observer: m, Logger: log})
 	defer svc.Stop()
 	m.WatchRooms(svc)
-	api := httpapi.New(httpapi.Config{Rooms: svc, Keys: keys, Visitors: issuer, Metrics: m, Logger: log, AdminKey: "k"})
+	api, err := httpapi.New(httpapi.Config{Rooms: svc, Keys: keys, Visitors: issuer, Metrics: m, Logger: log, AdminKey: "k"})
+	if err != nil {
+		b.Fatal(err)
+	}
 	h := api.Handler()
 	req := httptest.NewRequest("PUT", "/v1/rooms/bench", bytes.NewReader([]byte(`{"capacity": 10, "idle_timeout": "1h"}`)))
 	req.Header.Set("Authorization", "Bearer k")

@@ -76,7 +76,10 @@ func setup(t *testing.T, opts ...option) *env {
 		cfg.Drops = drop.NewService(memstore.NewDrops(c.Now, nil), drop.Options{Gate: svc, Logger: cfg.Logger, History: hist,
 			Audit: cfg.Audit, Clock: c.Now})
 	}
-	api := httpapi.New(cfg)
+	api, err := httpapi.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(api.Handler())
 	srv.Config.RegisterOnShutdown(api.Drain)
 	t.Cleanup(func() {

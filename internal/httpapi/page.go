@@ -1,11 +1,22 @@
 package httpapi
 
 import (
+	"cmp"
 	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/rushgate/rushgate/internal/room"
 )
 
 // assets holds the pages' templates, scripts and styles, served by the binary as they are.
@@ -13,18 +24,142 @@ import (
 //go:embed assets
 var assets embed.FS
 
-var roomPage = template.Must(template.ParseFS(assets, "assets/room.html"))
+// Texts is one language's table of the visitor pages' texts, from assets/lang/CODE.json: another
+// language is one more file there, with the same keys.
+type Texts map[string]string
 
-// pageCSP allows the pages nothing but their own files: no inline script or style, no other origin.
-const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
-	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+// language is a language the pages speak.
+type language struct {
+	Code, Name string
+	texts      Texts
+}
 
-// pageData is what the room page's template shows; html/template escapes each field for its attribute.
-type pageData struct {
-	Room   string
-	Join   string
-	Events string
+// languages are the built-in tables, English first: the fallback.
+var languages = func() []language {
+	entries, err := fs.ReadDir(assets, "assets/lang")
+	if err != nil {
+		panic(err)
+	}
+	var out []language
+	for _, e := range entries {
+		code := strings.TrimSuffix(e.Name(), ".json")
+		data, err := fs.ReadFile(assets, "assets/lang/"+e.Name())
+		if err != nil {
+			panic(err)
+		}
+		var t Texts
+		if err := json.Unmarshal(data, &t); err != nil {
+			panic(fmt.Sprintf("assets/lang/%s: %v", e.Name(), err))
+		}
+		out = append(out, language{Code: code, Name: t["lang_name"], texts: t})
+	}
+	slices.SortFunc(out, func(a, b language) int {
+		first := func(l language) int { // English first: the fallback
+			if l.Code == "en" {
+				return 0
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(first(a), first(b)), strings.Compare(a.Code, b.Code))
+	})
+	return out
+}()
+
+// pickLanguage chooses the page's language: ?lang=, then the browser's Accept-Language in its order,
+// then the room's default, then English.
+func pickLanguage(r *http.Request, roomDefault string) language {
+	find := func(code string) (language, bool) {
+		code = strings.ToLower(strings.TrimSpace(code))
+		if i := strings.IndexAny(code, "-_"); i > 0 {
+			code = code[:i]
+		}
+		for _, l := range languages {
+			if l.Code == code {
+				return l, true
+			}
+		}
+		return language{}, false
+	}
+	if l, ok := find(r.URL.Query().Get("lang")); ok {
+		return l
+	}
+	type pref struct {
+		code string
+		q    float64
+	}
+	var prefs []pref
+	for _, part := range strings.Split(r.Header.Get("Accept-Language"), ",") {
+		code, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		q := 1.0
+		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				q = f
+			}
+		}
+		if code != "" && q > 0 {
+			prefs = append(prefs, pref{code, q})
+		}
+		if len(prefs) == 20 {
+			break
+		}
+	}
+	slices.SortStableFunc(prefs, func(a, b pref) int { return cmp.Compare(b.q, a.q) })
+	for _, p := range prefs {
+		if l, ok := find(p.code); ok {
+			return l
+		}
+	}
+	if l, ok := find(roomDefault); ok {
+		return l
+	}
+	return languages[0]
+}
+
+// PageData is what the waiting-room template (room.html) is given. A site that replaces the template
+// with --templates has these fields; html/template escapes each for where it is used.
+type PageData struct {
+	// Room is the room's id; Join, Events and Status are the paths of its join, event stream and status.
+	Room, Join, Events, Status string
+	// Target is where an admitted visitor is sent: the room's site_url, or a return_to on its origin.
 	Target string
+	// Title, Message, LogoURL and BrandColor are the room's page branding, "" when unset.
+	Title, Message, LogoURL, BrandColor string
+	// Lang is the chosen language's code; Texts its table; TextsJSON the table as JSON, which the
+	// page's script reads from the data-texts attribute.
+	Lang      string
+	Texts     Texts
+	TextsJSON string
+	// Languages lists the languages the page can switch to, each with Code and Name.
+	Languages []language
+}
+
+// pages holds the page templates: the built-in ones, each replaced by a file of the same name in the
+// --templates directory when there is one.
+type pages struct{ room *template.Template }
+
+// loadPages parses the templates, preferring those in dir ("" for none).
+func loadPages(dir string) (*pages, error) {
+	room := template.Must(template.ParseFS(assets, "assets/room.html"))
+	if dir != "" {
+		path := filepath.Join(dir, "room.html")
+		if _, err := os.Stat(path); err == nil {
+			t, err := template.ParseFiles(path)
+			if err != nil {
+				return nil, fmt.Errorf("--templates: %w", err)
+			}
+			room = t
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("--templates: %w", err)
+		}
+	}
+	return &pages{room: room}, nil
+}
+
+// pageCSP allows the pages nothing but their own files: no inline script or style, no other origin;
+// img adds the origin of the room's logo.
+func pageCSP(img string) string {
+	return "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'" + img + "; connect-src 'self'; " +
+		"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 }
 
 // page serves the waiting room for browsers: it joins, shows the place and ETA from the event stream,
@@ -44,16 +179,32 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	var brand room.Page
+	if cfg.Page != nil {
+		brand = *cfg.Page
+	}
+	lang := pickLanguage(r, brand.Language)
+	texts, _ := json.Marshal(lang.texts)
+	img := ""
+	if u, err := url.Parse(brand.LogoURL); err == nil && brand.LogoURL != "" {
+		img = " " + u.Scheme + "://" + u.Host
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Security-Policy", pageCSP)
+	h.Set("Content-Security-Policy", pageCSP(img))
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Content-Type-Options", "nosniff")
-	_ = roomPage.Execute(w, pageData{
-		Room: id, Join: "/v1/rooms/" + id + "/join", Events: "/v1/rooms/" + id + "/events",
-		Target: cfg.Target(r.URL.Query().Get("return_to")),
+	h.Set("Content-Language", lang.Code)
+	h.Add("Vary", "Accept-Language")
+	err = s.pages.room.Execute(w, PageData{
+		Room: id, Join: "/v1/rooms/" + id + "/join", Events: "/v1/rooms/" + id + "/events", Status: "/v1/rooms/" + id + "/status",
+		Target: cfg.Target(r.URL.Query().Get("return_to")), Title: brand.Title, Message: brand.Message, LogoURL: brand.LogoURL,
+		BrandColor: brand.BrandColor, Lang: lang.Code, Texts: lang.texts, TextsJSON: string(texts), Languages: languages,
 	})
+	if err != nil {
+		s.log.WarnContext(r.Context(), "room page template failed", "room", id, "err", err)
+	}
 }
 
 // assetHandler serves the pages' scripts and styles (not their templates); they change only with the

@@ -57,6 +57,9 @@ type Config struct {
 	StreamsPerAddress int
 	// Clock judges token expiry; nil means time.Now. It must agree with the store's clock.
 	Clock func() time.Time
+	// Templates, when set, is a directory whose room.html replaces the waiting-room page's template
+	// (see PageData for its fields).
+	Templates string
 	// Console, when set, serves the operator's console under /admin, and its signed-in sessions are
 	// taken by the admin API in place of the admin key.
 	Console Console
@@ -97,6 +100,7 @@ type Server struct {
 	record   RecordChecker
 	auditLog rushgate.Audit
 	console  Console
+	pages    *pages
 	trusted  []netip.Prefix
 	secure   bool
 	mux      *http.ServeMux
@@ -112,8 +116,8 @@ type Server struct {
 	feeds   map[string]*feed // room NUL visitor -> the feed its streams share
 }
 
-// New returns a server; its Handler is ready at once.
-func New(cfg Config) *Server {
+// New returns a server; its Handler is ready at once. It fails only on templates that do not parse.
+func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -126,9 +130,13 @@ func New(cfg Config) *Server {
 		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, auditLog: cfg.Audit, console: cfg.Console,
 		limits: newStreamLimits(cfg.StreamsPerAddress), feeds: make(map[string]*feed),
 	}
+	var err error
+	if s.pages, err = loadPages(cfg.Templates); err != nil {
+		return nil, err
+	}
 	s.streamCtx, s.drain = context.WithCancel(context.Background())
 	s.routes()
-	return s
+	return s, nil
 }
 
 // Drain ends every open event stream, so that an http.Server's Shutdown can finish: register it with

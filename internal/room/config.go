@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/rushgate/rushgate"
@@ -47,12 +48,60 @@ type Config struct {
 	OpensAt *time.Time `json:"opens_at,omitempty"`
 	// Paused rooms keep their line but admit nobody.
 	Paused bool `json:"paused"`
+	// Page brands the room's waiting page; nil shows rushgate's own.
+	Page *Page `json:"page,omitempty"`
 	// Mode says how the room treats a crowd (see [Mode]); "" is ModeFIFO. Changing it keeps the line.
 	Mode Mode `json:"mode,omitempty"`
 	// SiteURL is the protected site. The waiting-room page sends admitted visitors there, or to a
 	// return_to URL on the same origin, never elsewhere, so that a crafted link cannot carry an
 	// admission token off to another site.
 	SiteURL string `json:"site_url,omitempty"`
+}
+
+// Page is how a room's waiting page looks: what a site puts in front of its crowd as its own.
+type Page struct {
+	// Title names the event or the site, shown above the place and as the page's title.
+	Title string `json:"title,omitempty"`
+	// Message is shown to everyone in line (and to those a closed room turns away).
+	Message string `json:"message,omitempty"`
+	// LogoURL is an absolute http(s) URL of the logo; the page's Content-Security-Policy allows images
+	// from its origin.
+	LogoURL string `json:"logo_url,omitempty"`
+	// BrandColor is the page's accent, "#rrggbb".
+	BrandColor string `json:"brand_color,omitempty"`
+	// Language is the page's language when neither ?lang= nor the browser names one it has ("en", "ko").
+	Language string `json:"language,omitempty"`
+}
+
+func (p *Page) validate() error {
+	if p == nil {
+		return nil
+	}
+	switch {
+	case len(p.Title) > 200:
+		return &ConfigError{"page.title", "at most 200 bytes"}
+	case len(p.Message) > 2000:
+		return &ConfigError{"page.message", "at most 2000 bytes"}
+	case len(p.Language) > 16:
+		return &ConfigError{"page.language", "a language code such as \"en\" or \"ko\""}
+	}
+	if p.LogoURL != "" {
+		u, err := url.Parse(p.LogoURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || len(p.LogoURL) > 2048 ||
+			strings.ContainsAny(u.Host, " ;,'\"") {
+			return &ConfigError{"page.logo_url", "must be an absolute http or https URL"}
+		}
+	}
+	if c := p.BrandColor; c != "" {
+		ok := len(c) == 7 && c[0] == '#'
+		for i := 1; ok && i < len(c); i++ {
+			ok = strings.ContainsRune("0123456789abcdefABCDEF", rune(c[i]))
+		}
+		if !ok {
+			return &ConfigError{"page.brand_color", `must be "#rrggbb"`}
+		}
+	}
+	return nil
 }
 
 // Mode is how a room treats its crowd.
@@ -158,6 +207,9 @@ func (c Config) Validate() error {
 		if err := checkDuration(f.name, f.d); err != nil {
 			return err
 		}
+	}
+	if err := c.Page.validate(); err != nil {
+		return err
 	}
 	if !c.Mode.Valid() {
 		return &ConfigError{"mode", `must be "fifo", "passthrough", "reject" or "queue_all"`}

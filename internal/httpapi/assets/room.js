@@ -1,66 +1,157 @@
-// The waiting-room page: joins the room, shows the place and ETA from the event stream, and on admission
-// sends the visitor to the site with the admission token. Opening the page never gives up a place held
-// in another room: the join asks nothing of the kind, and when the server answers waiting_elsewhere the
-// page asks the visitor, and switches only on a click.
+// The waiting-room page: joins the room, shows the place, the people ahead, the ETA and how far the line
+// ahead has moved, live from the event stream (polling the status while the stream cannot be held), and
+// on admission sends the visitor to the site with the admission token. Opening the page never gives up
+// a place held in another room: the join asks nothing of the kind, and when the server answers
+// waiting_elsewhere the page asks the visitor, and switches only on a click. Its texts come from the
+// server in the visitor's language.
 "use strict";
 
 const root = document.getElementById("room");
-const cfg = { join: root.dataset.join, events: root.dataset.events, target: root.dataset.target };
+const cfg = {
+  room: root.dataset.room, join: root.dataset.join, events: root.dataset.events, status: root.dataset.status,
+  target: root.dataset.target, lang: root.dataset.lang,
+};
+const T = JSON.parse(root.dataset.texts || "{}");
 const $ = (id) => document.getElementById(id);
-let stream;
+const POLL_EVERY = 2000; // the pace of a page that cannot hold a stream
+const STREAM_RETRY = 30000; // how often a polling page tries the stream again
 
-function minutes(s) {
-  if (s < 60) return "less than a minute";
-  const m = Math.round(s / 60);
-  return m === 1 ? "about a minute" : "about " + m + " minutes";
+if (/^#[0-9a-fA-F]{6}$/.test(root.dataset.brand || "")) {
+  document.documentElement.style.setProperty("--brand", root.dataset.brand);
+}
+
+// text fills a text's {name} placeholders.
+function text(key, args) {
+  return (T[key] || key).replace(/\{(\w+)\}/g, (_, k) => (args && k in args ? args[k] : ""));
+}
+
+function wait(s) {
+  if (s < 60) return text("eta_soon");
+  if (s < 90) return text("eta_minute");
+  if (s < 5400) return text("eta_minutes", { n: Math.round(s / 60) });
+  return text("eta_hours", { n: Math.round(s / 3600) });
+}
+
+const clock = (d) => d.toLocaleTimeString(cfg.lang, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+
+// The line ahead at join time is kept per room for this tab, so the bar survives a reload.
+const aheadKey = "rg-ahead-" + cfg.room;
+function progress(ahead) {
+  let first = Number(sessionStorage.getItem(aheadKey));
+  if (!(first >= ahead)) {
+    first = ahead;
+    try { sessionStorage.setItem(aheadKey, String(first)); } catch (_) { /* private mode */ }
+  }
+  if (first === 0) return; // nobody was ahead: there is no line to measure
+  const pct = Math.round(((first - ahead) / first) * 100);
+  $("bar").hidden = false;
+  $("fill").style.width = pct + "%";
+  $("bar").setAttribute("aria-valuenow", String(pct));
+  $("progress").textContent = text("progress", { pct });
+}
+
+let stream = null;
+let pollTimer = 0;
+let lostSince = 0;
+let done = false;
+
+function connected() {
+  lostSince = 0;
+  $("lost").hidden = true;
+  $("updated").textContent = text("updated", { time: clock(new Date()) });
+}
+
+function lost() {
+  if (!lostSince) lostSince = Date.now();
+  $("lost").hidden = false;
 }
 
 function show(s) {
-  if (s.error) { $("message").textContent = s.error.message; return; }
+  if (s.error) {
+    $("message").textContent = s.error.message;
+    return;
+  }
+  connected();
   $("rejoin").hidden = true;
   $("elsewhere").hidden = true;
   $("keep").hidden = false;
   if (s.state === "waiting") {
-    $("title").textContent = "You are in line";
+    const ahead = Math.max(0, s.position - 1);
+    $("title").textContent = text("title_waiting");
     $("position").textContent = "#" + s.position;
-    $("message").textContent = "Estimated wait: " + minutes(s.eta_seconds) + ".";
-  } else if (s.state === "admitted") {
-    $("title").textContent = "It is your turn";
-    $("position").textContent = "";
-    if (stream) stream.close();
+    $("ahead").textContent = ahead === 0 ? text("ahead_none") : ahead === 1 ? text("ahead_one") : text("ahead_many", { n: ahead.toLocaleString(cfg.lang) });
+    $("message").textContent = text("eta", { eta: wait(s.eta_seconds || 0) });
+    progress(ahead);
+    return;
+  }
+  stop();
+  $("position").textContent = "";
+  $("ahead").textContent = "";
+  $("bar").hidden = true;
+  $("progress").textContent = "";
+  if (s.state === "admitted") {
+    done = true;
+    $("keep").hidden = true;
+    sessionStorage.removeItem(aheadKey);
+    $("title").textContent = text("turn");
     if (cfg.target) {
-      $("message").textContent = "Taking you to the site…";
+      $("message").textContent = text("taking");
       const u = new URL(cfg.target);
       u.searchParams.set("rg_admission", s.admission_token);
       location.replace(u.toString());
     } else {
-      $("message").textContent = "You have been admitted until " + new Date(s.expires_at).toLocaleTimeString() + ".";
+      $("message").textContent = text("admitted_until", { time: clock(new Date(s.expires_at)) });
     }
-  } else {
-    if (stream) stream.close();
-    $("title").textContent = "You are not in line";
-    $("position").textContent = "";
-    $("message").textContent = "Your place has lapsed.";
-    $("rejoin").hidden = false;
+    return;
   }
+  sessionStorage.removeItem(aheadKey);
+  $("title").textContent = text("none_title");
+  $("message").textContent = text("lapsed");
+  $("rejoin").hidden = false;
 }
 
-// elsewhere asks the visitor whether to give up the place it holds in another room.
-function elsewhere(other) {
-  const page = "/r/" + encodeURIComponent(other);
-  $("title").textContent = "You are already in a line";
-  $("position").textContent = "";
-  $("message").textContent = "";
-  $("keep").hidden = true;
-  $("other").textContent = other;
-  $("other").href = page;
-  $("stay").href = page;
-  $("elsewhere").hidden = false;
-  $("switch").focus();
+function stop() {
+  if (stream) stream.close();
+  stream = null;
+  clearTimeout(pollTimer);
+}
+
+// listen holds the event stream; when it fails it shows the notice and, if the browser's own
+// reconnection does not bring it back within a few seconds, polls the status instead, trying the
+// stream again now and then.
+function listen() {
+  stop();
+  if (done) return;
+  stream = new EventSource(cfg.events);
+  stream.addEventListener("status", (e) => show(JSON.parse(e.data)));
+  stream.addEventListener("open", connected);
+  stream.addEventListener("error", () => {
+    lost();
+    if (stream && (stream.readyState === EventSource.CLOSED || Date.now() - lostSince > 5000)) {
+      stop();
+      poll(Date.now() + STREAM_RETRY);
+    }
+  });
+}
+
+async function poll(retryStreamAt) {
+  if (done) return;
+  if (Date.now() >= retryStreamAt) {
+    listen();
+    return;
+  }
+  try {
+    const r = await fetch(cfg.status, { credentials: "same-origin" });
+    if (r.ok) show(await r.json());
+    else lost();
+  } catch (_) {
+    lost();
+  }
+  if (!done && !stream) pollTimer = setTimeout(() => poll(retryStreamAt), POLL_EVERY);
 }
 
 async function join(switching) {
-  $("message").textContent = "Joining…";
+  $("message").textContent = text("joining");
   const init = { method: "POST", credentials: "same-origin" };
   if (switching) {
     init.headers = { "Content-Type": "application/json" };
@@ -73,16 +164,33 @@ async function join(switching) {
       elsewhere(s.error.room);
       return;
     }
-    show(s);
-    if (r.ok && s.state === "waiting") {
-      if (stream) stream.close();
-      stream = new EventSource(cfg.events);
-      stream.addEventListener("status", (e) => show(JSON.parse(e.data)));
+    if (r.status === 410 && s.error && s.error.code === "room_closed") {
+      $("title").textContent = text("closed_title");
+      $("message").textContent = text("closed");
+      $("keep").hidden = true;
+      return;
     }
+    show(s);
+    if (r.ok && s.state === "waiting") listen();
   } catch (e) {
-    $("message").textContent = "Could not reach the waiting room; retrying…";
+    lost();
+    $("message").textContent = text("unreachable");
     setTimeout(() => join(switching), 3000);
   }
+}
+
+// elsewhere asks the visitor whether to give up the place it holds in another room.
+function elsewhere(other) {
+  const page = "/r/" + encodeURIComponent(other) + "?lang=" + encodeURIComponent(cfg.lang);
+  $("title").textContent = text("elsewhere_title");
+  $("position").textContent = "";
+  $("message").textContent = "";
+  $("keep").hidden = true;
+  $("other").textContent = other;
+  $("other").href = page;
+  $("stay").href = page;
+  $("elsewhere").hidden = false;
+  $("switch").focus();
 }
 
 $("rejoin").addEventListener("click", () => join(false));

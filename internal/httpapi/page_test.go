@@ -1,0 +1,87 @@
+package httpapi_test
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rushgate/rushgate/internal/httpapi"
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+// get fetches a page with headers and returns its status, header and body.
+func (e *env) get(path string, header map[string]string) (int, http.Header, string) {
+	e.t.Helper()
+	req, _ := http.NewRequest("GET", e.srv.URL+path, nil)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header, string(b)
+}
+
+func TestPageLanguageAndBranding(t *testing.T) {
+	e := setup(t)
+	e.putRoom("b", `{"capacity": 1, "page": {"title": "<Concert>", "message": "Doors at 7", "logo_url": "https://cdn.example.com/logo.png",
+		"brand_color": "#8b2fc9", "language": "ko"}}`)
+	cases := []struct {
+		name   string
+		path   string
+		accept string
+		want   string
+	}{
+		{"the room's default", "/r/b", "", "ko"},
+		{"the browser's first choice", "/r/b", "fr;q=0.9, en;q=0.8, ko;q=0.1", "en"},
+		{"the query above all", "/r/b?lang=ko", "en", "ko"},
+		{"a region of a language", "/r/b", "en-GB", "en"},
+	}
+	for _, tc := range cases {
+		code, h, body := e.get(tc.path, map[string]string{"Accept-Language": tc.accept})
+		if code != 200 || h.Get("Content-Language") != tc.want || !strings.Contains(body, `<html lang="`+tc.want+`">`) {
+			t.Errorf("%s: %d, language %q, want %q", tc.name, code, h.Get("Content-Language"), tc.want)
+		}
+	}
+	_, h, body := e.get("/r/b?lang=en", nil)
+	if !strings.Contains(body, "&lt;Concert&gt;") || strings.Contains(body, "<Concert>") || !strings.Contains(body, "Doors at 7") {
+		t.Fatalf("branding not shown escaped: %s", body)
+	}
+	csp := h.Get("Content-Security-Policy")
+	if !strings.Contains(csp, "img-src 'self' https://cdn.example.com;") || strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "script-src 'self';") {
+		t.Fatalf("CSP %q", csp)
+	}
+	for _, bad := range []string{`{"brand_color": "red"}`, `{"logo_url": "javascript:alert(1)"}`, `{"logo_url": "https://x.com;script-src *"}`} {
+		r := e.do("PUT", "/v1/rooms/bad", adminKey, `{"capacity": 1, "page": `+bad+`}`)
+		if e.want(r, 400, "invalid_config"); !strings.HasPrefix(r.body["error"].(map[string]any)["field"].(string), "page.") {
+			t.Errorf("%s: %v", bad, r.body)
+		}
+	}
+}
+
+func TestTemplatesOverride(t *testing.T) {
+	dir := t.TempDir()
+	tmpl := `<!doctype html><html lang="{{.Lang}}"><body><h1 class="mine">{{.Title}} / {{index .Texts "title_waiting"}}</h1>` +
+		`<main id="room" data-texts="{{.TextsJSON}}"></main><script src="/assets/room.js"></script></body></html>`
+	if err := os.WriteFile(filepath.Join(dir, "room.html"), []byte(tmpl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := setup(t, func(c *httpapi.Config, _ *room.Store) { c.Templates = dir })
+	e.putRoom("t", `{"capacity": 1, "page": {"title": "Sale <b>"}}`)
+	_, _, body := e.get("/r/t?lang=ko", nil)
+	if !strings.Contains(body, `<h1 class="mine">Sale &lt;b&gt; / 대기 중입니다</h1>`) {
+		t.Fatalf("the site's template was not used, or not escaped: %s", body)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "room.html"), []byte(`{{.Nope`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := httpapi.New(httpapi.Config{Templates: dir}); err == nil {
+		t.Fatal("a template that does not parse was accepted")
+	}
+}
