@@ -134,7 +134,7 @@ func (s *Server) postBid(w http.ResponseWriter, r *http.Request) {
 	} else {
 		b.Max = *req.MaxAmount
 	}
-	if b.Bidder, _, err = s.visitor(r); err != nil {
+	if b.Bidder, err = s.actor(w, r); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -166,7 +166,7 @@ func (s *Server) buyNow(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	vid, _, err := s.visitor(r)
+	vid, err := s.actor(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -90,7 +90,7 @@ func (s *Server) postClaim(w http.ResponseWriter, r *http.Request) {
 	}
 	var vid string
 	if err == nil {
-		vid, _, err = s.visitor(r)
+		vid, err = s.actor(w, r)
 	}
 	var c drop.Claim
 	if err == nil {

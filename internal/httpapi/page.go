@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/room"
 )
 
@@ -115,7 +117,7 @@ func pickLanguage(r *http.Request, roomDefault string) language {
 	return languages[0]
 }
 
-// PageData is what the waiting-room template (room.html) is given. A site that replaces the template
+// PageData is what the visitor pages' templates (room.html, drop.html, auction.html) are given. A site that replaces the template
 // with --templates has these fields; html/template escapes each for where it is used.
 type PageData struct {
 	// Room is the room's id; Join, Events and Status are the paths of its join, event stream and status.
@@ -131,28 +133,45 @@ type PageData struct {
 	TextsJSON string
 	// Languages lists the languages the page can switch to, each with Code and Name.
 	Languages []language
+	// Now is the server's clock in unix milliseconds when the page was made, which countdowns follow.
+	Now int64
+	// Drop and Auction name the drop or auction of their pages; Room is then the room they sit behind
+	// ("" for none).
+	Drop, Auction string
 }
 
-// pages holds the page templates: the built-in ones, each replaced by a file of the same name in the
-// --templates directory when there is one.
-type pages struct{ room *template.Template }
+// pages holds the visitor pages' templates: the built-in ones, each replaced by a file of the same name
+// in the --templates directory when there is one.
+type pages struct{ room, drop, auction *template.Template }
 
 // loadPages parses the templates, preferring those in dir ("" for none).
 func loadPages(dir string) (*pages, error) {
-	room := template.Must(template.ParseFS(assets, "assets/room.html"))
-	if dir != "" {
-		path := filepath.Join(dir, "room.html")
-		if _, err := os.Stat(path); err == nil {
-			t, err := template.ParseFiles(path)
-			if err != nil {
+	load := func(name string) (*template.Template, error) {
+		if dir != "" {
+			path := filepath.Join(dir, name)
+			if _, err := os.Stat(path); err == nil {
+				t, err := template.ParseFiles(path)
+				if err != nil {
+					return nil, fmt.Errorf("--templates: %w", err)
+				}
+				return t, nil
+			} else if !errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("--templates: %w", err)
 			}
-			room = t
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("--templates: %w", err)
+		}
+		return template.ParseFS(assets, "assets/"+name)
+	}
+	var p pages
+	var err error
+	for _, t := range []struct {
+		name string
+		into **template.Template
+	}{{"room.html", &p.room}, {"drop.html", &p.drop}, {"auction.html", &p.auction}} {
+		if *t.into, err = load(t.name); err != nil {
+			return nil, err
 		}
 	}
-	return &pages{room: room}, nil
+	return &p, nil
 }
 
 // pageCSP allows the pages nothing but their own files: no inline script or style, no other origin;
@@ -183,10 +202,24 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	if cfg.Page != nil {
 		brand = *cfg.Page
 	}
-	lang := pickLanguage(r, brand.Language)
+	d := s.pageData(r, brand.Language)
+	d.Room, d.Join, d.Events, d.Status = id, "/v1/rooms/"+id+"/join", "/v1/rooms/"+id+"/events", "/v1/rooms/"+id+"/status"
+	d.Target = cfg.Target(r.URL.Query().Get("return_to"))
+	d.Title, d.Message, d.LogoURL, d.BrandColor = brand.Title, brand.Message, brand.LogoURL, brand.BrandColor
+	s.render(w, r, s.pages.room, d)
+}
+
+// pageData starts a page's data in the visitor's language.
+func (s *Server) pageData(r *http.Request, fallback string) PageData {
+	lang := pickLanguage(r, fallback)
 	texts, _ := json.Marshal(lang.texts)
+	return PageData{Lang: lang.Code, Texts: lang.texts, TextsJSON: string(texts), Languages: languages, Now: s.now().UnixMilli()}
+}
+
+// render writes a visitor page with the headers every page has.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, t *template.Template, d PageData) {
 	img := ""
-	if u, err := url.Parse(brand.LogoURL); err == nil && brand.LogoURL != "" {
+	if u, err := url.Parse(d.LogoURL); err == nil && d.LogoURL != "" {
 		img = " " + u.Scheme + "://" + u.Host
 	}
 	h := w.Header()
@@ -195,16 +228,46 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", pageCSP(img))
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Language", lang.Code)
+	h.Set("Content-Language", d.Lang)
 	h.Add("Vary", "Accept-Language")
-	err = s.pages.room.Execute(w, PageData{
-		Room: id, Join: "/v1/rooms/" + id + "/join", Events: "/v1/rooms/" + id + "/events", Status: "/v1/rooms/" + id + "/status",
-		Target: cfg.Target(r.URL.Query().Get("return_to")), Title: brand.Title, Message: brand.Message, LogoURL: brand.LogoURL,
-		BrandColor: brand.BrandColor, Lang: lang.Code, Texts: lang.texts, TextsJSON: string(texts), Languages: languages,
-	})
-	if err != nil {
-		s.log.WarnContext(r.Context(), "room page template failed", "room", id, "err", err)
+	if err := t.Execute(w, d); err != nil {
+		s.log.WarnContext(r.Context(), "page template failed", "path", r.URL.Path, "err", err)
 	}
+}
+
+// dropPage serves a drop's page: a countdown to its opening by the server's clock, a claim button whose
+// page load makes the Idempotency-Key (a double click or a retry never claims twice), the code when
+// won, and for a drop behind a room the way through the room and back. Loading it claims nothing.
+func (s *Server) dropPage(w http.ResponseWriter, r *http.Request) {
+	id, err := dropID(r)
+	var info drop.Info
+	if err == nil {
+		info, err = s.drops.Get(r.Context(), id)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	d := s.pageData(r, "")
+	d.Drop, d.Room = id, info.Config.Room
+	s.render(w, r, s.pages.drop, d)
+}
+
+// auctionPage serves an auction's page: live price and bids over the live feed (resumed after a
+// reconnection), the countdown with its extensions, bids and buy-now. Loading it bids nothing.
+func (s *Server) auctionPage(w http.ResponseWriter, r *http.Request) {
+	id, err := auctionID(r)
+	var st auction.State
+	if err == nil {
+		st, err = s.auctions.Get(r.Context(), id)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	d := s.pageData(r, "")
+	d.Auction, d.Room, d.Title = id, st.Config.Room, st.Config.Title
+	s.render(w, r, s.pages.auction, d)
 }
 
 // assetHandler serves the pages' scripts and styles (not their templates); they change only with the

@@ -2,11 +2,13 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -134,4 +136,112 @@ func (c *cutter) cut() {
 		conn.Close()
 	}
 	c.conns = nil
+}
+
+// TestDropPage claims on a drop's page in English and Korean: a double click takes one unit and shows
+// its code, a reload shows the code again, and once others have taken the rest the page says sold out.
+// A drop not yet open counts down to its opening.
+func TestDropPage(t *testing.T) {
+	for _, lang := range []struct{ code, won, soldOut, opens string }{
+		{"en", "It is yours", "Sold out", "Opens in 00:59:"},
+		{"ko", "받았습니다", "품절", "오픈까지 00:59:"},
+	} {
+		t.Run(lang.code, func(t *testing.T) {
+			e := setup(t)
+			e.want(e.do("PUT", "/v1/drops/gold", adminKey, e.dropCfg(`, "codes": ["GOLD-1", "GOLD-2"]`)), 200, "")
+			e.want(e.do("PUT", "/v1/drops/later", adminKey, fmt.Sprintf(`{"stock": 5, "opens_at": %q}`,
+				e.clock.Now().Add(time.Hour).Format(time.RFC3339))), 200, "")
+			ctx := tab(t)
+			js := func(expr string) string { return eval[string](t, ctx, expr) }
+			shown := func(sel string) string { return js(`(document.querySelector('` + sel + `') || {}).textContent || ''`) }
+
+			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/d/later?lang="+lang.code)); err != nil {
+				t.Fatal(err)
+			}
+			until(t, "the countdown", func() bool { return strings.HasPrefix(shown("#when"), lang.opens) })
+			if js(`String(document.getElementById('claim').disabled)`) != "true" {
+				t.Fatal("the claim button is enabled before the opening")
+			}
+
+			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/d/gold?lang="+lang.code)); err != nil {
+				t.Fatal(err)
+			}
+			until(t, "the claim button", func() bool { return js(`String(document.getElementById('claim').disabled)`) == "false" })
+			if err := chromedp.Do(ctx, chromedp.DoubleClick(chromedp.CSS("#claim"))); err != nil {
+				t.Fatal(err)
+			}
+			until(t, "the code", func() bool { return strings.Contains(shown("#result"), "GOLD-1") })
+			if !strings.Contains(shown("#result"), lang.won) {
+				t.Fatalf("result %q", shown("#result"))
+			}
+			claims := list(e.do("GET", "/v1/drops/gold/claims", adminKey, ""), "claims")
+			if len(claims) != 1 {
+				t.Fatalf("a double click made %d claims", len(claims))
+			}
+			screenshot(t, ctx, "drop-won-"+lang.code)
+			if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+				t.Fatal(err)
+			}
+			until(t, "the code after a reload", func() bool { return strings.Contains(shown("#result"), "GOLD-1") })
+
+			e.want(e.do("POST", "/v1/drops/gold/claims", e.visitorToken("other"), ""), 201, "")
+			until(t, "sold out", func() bool { return shown("#when") == lang.soldOut })
+			if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
+				t.Fatal(err)
+			}
+			screenshot(t, ctx, "drop-sold-out-phone-"+lang.code)
+		})
+	}
+}
+
+// TestAuctionPage watches an auction's page in English and Korean: a bid placed by another client shows
+// within a second, the page's own bid leads and is then outbid, and a bid in the soft-close window
+// shows the extension.
+func TestAuctionPage(t *testing.T) {
+	for _, lang := range []struct{ code, leading, outbid, extended string }{
+		{"en", "You are leading.", "You have been outbid.", "Extended"},
+		{"ko", "최고 입찰자입니다.", "더 높은 입찰이 나왔습니다.", "연장됨"},
+	} {
+		t.Run(lang.code, func(t *testing.T) {
+			e := setup(t)
+			now := e.clock.Now()
+			e.want(e.do("PUT", "/v1/auctions/lot", adminKey, fmt.Sprintf(`{"title": "Guitar", "currency": "KRW", "start_price": 10000,
+				"increment": 1000, "starts_at": %q, "ends_at": %q, "soft_close": {"window": "10m", "extend": "15m"}, "buy_now_price": 90000}`,
+				now.Add(-time.Minute).Format(time.RFC3339), now.Add(30*time.Minute).Format(time.RFC3339))), 200, "")
+			ctx := tab(t)
+			js := func(expr string) string { return eval[string](t, ctx, expr) }
+			shown := func(sel string) string { return js(`(document.querySelector('` + sel + `') || {}).textContent || ''`) }
+			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/a/lot?lang="+lang.code)); err != nil {
+				t.Fatal(err)
+			}
+			until(t, "the live feed", func() bool { return js(`String(document.getElementById('live').hidden)`) == "false" })
+			if !strings.Contains(shown("#price"), "10,000") {
+				t.Fatalf("price %q", shown("#price"))
+			}
+			other := e.visitorToken("other")
+			start := time.Now()
+			e.want(e.do("POST", "/v1/auctions/lot/bids", other, `{"amount": 12000}`), 201, "")
+			until(t, "the other client's bid", func() bool { return strings.Contains(shown("#price"), "12,000") })
+			if d := time.Since(start); d > time.Second {
+				t.Fatalf("the bid showed after %v", d)
+			}
+			if n := js(`String(document.querySelectorAll('#history li').length)`); n != "1" {
+				t.Fatalf("history has %s bids", n)
+			}
+
+			if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#amount"), "20000"), chromedp.Click(chromedp.CSS("#bid"))); err != nil {
+				t.Fatal(err)
+			}
+			until(t, "the page to lead", func() bool { return shown("#standing") == lang.leading })
+			if !strings.Contains(shown("#price"), "20,000") || js(`String(document.getElementById('buynow').hidden)`) != "true" {
+				t.Fatalf("after the page's bid: price %q, buy-now still offered", shown("#price"))
+			}
+			// Ten minutes before the end another client outbids it: the end moves, and the page says so.
+			e.clock.Advance(25 * time.Minute)
+			e.want(e.do("POST", "/v1/auctions/lot/bids", other, `{"amount": 25000}`), 201, "")
+			until(t, "outbid", func() bool { return shown("#standing") == lang.outbid })
+			until(t, "the extension", func() bool { return strings.HasPrefix(shown("#extended"), lang.extended) })
+			screenshot(t, ctx, "auction-"+lang.code)
+		})
+	}
 }

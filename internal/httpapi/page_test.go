@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,5 +84,39 @@ func TestTemplatesOverride(t *testing.T) {
 	}
 	if _, err := httpapi.New(httpapi.Config{Templates: dir}); err == nil {
 		t.Fatal("a template that does not parse was accepted")
+	}
+}
+
+// TestClaimWithoutToken: a browser that opens a drop's page directly holds no visitor token; its claim
+// is made by a new anonymous visitor whose token it keeps as the cookie, so its second claim is its
+// own repeat. A drop that counts site identities refuses such a visitor.
+func TestClaimWithoutToken(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/drops/open", adminKey, e.dropCfg("")), 200, "")
+	e.want(e.do("PUT", "/v1/drops/site", adminKey, e.dropCfg(`, "identity": "site"`)), 200, "")
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar}
+	claim := func(id string) int {
+		res, err := client.Post(e.srv.URL+"/v1/drops/"+id+"/claims", "application/json", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if code := claim("open"); code != 201 {
+		t.Fatalf("first claim: %d", code)
+	}
+	if code := claim("open"); code != 409 {
+		t.Fatalf("second claim by the same browser: %d, want 409 already_claimed", code)
+	}
+	if code := claim("site"); code != 403 {
+		t.Fatalf("claim on a site-identity drop: %d", code)
+	}
+	if code, _, _ := e.get("/d/open", nil); code != 200 {
+		t.Fatalf("drop page: %d", code)
+	}
+	if code, _, _ := e.get("/d/nope", nil); code != 404 {
+		t.Fatalf("page of an unknown drop: %d", code)
 	}
 }

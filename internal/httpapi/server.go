@@ -186,6 +186,7 @@ func (s *Server) routes() {
 		m.HandleFunc("POST /v1/auctions/{auction}/bids", s.postBid)
 		m.HandleFunc("POST /v1/auctions/{auction}/buy-now", s.buyNow)
 		m.HandleFunc("GET /v1/auctions/{auction}/live", s.live)
+		m.HandleFunc("GET /a/{auction}", s.auctionPage)
 	}
 	if s.drops != nil {
 		m.HandleFunc("GET /v1/drops", s.admin(s.listDrops))
@@ -199,6 +200,7 @@ func (s *Server) routes() {
 		m.HandleFunc("POST /v1/drops/{drop}/claims", s.postClaim)
 		m.HandleFunc("GET /v1/drops/{drop}/claims", s.admin(s.listClaims))
 		m.HandleFunc("GET /v1/drops/{drop}/claims/mine", s.myClaims)
+		m.HandleFunc("GET /d/{drop}", s.dropPage)
 	}
 	if s.console != nil {
 		m.Handle("/admin", s.console.Handler())

@@ -36,6 +36,24 @@ func (s *Server) visitor(r *http.Request) (id, token string, err error) {
 	return v.ID, tok, err
 }
 
+// actor returns the visitor a claim, bid or buy-now comes from: the one its token names, or, for a
+// browser that holds none (a drop's or an auction's page opened directly), a new anonymous visitor
+// whose token is set as the cookie, as a first join does, and limited per address the same way.
+// Whether the drop or auction takes such a visitor is its own rule (identity).
+func (s *Server) actor(w http.ResponseWriter, r *http.Request) (string, error) {
+	if _, ok := presented(r); ok {
+		id, _, err := s.visitor(r)
+		return id, err
+	}
+	if s.limiter != nil && !s.limiter.allow(s.clientAddr(r)) {
+		w.Header().Set("Retry-After", "60")
+		return "", apiError(http.StatusTooManyRequests, codeRateLimited, "too many new visitors from this address; retry later")
+	}
+	tok, id := s.visitors.New("")
+	s.setVisitorCookie(w, r, tok)
+	return id, nil
+}
+
 // visitorFrom verifies a presented visitor token; a bad one is invalid_visitor_token.
 func (s *Server) visitorFrom(tok string) (visitor.Visitor, error) {
 	v, err := s.visitors.Parse(tok)

@@ -228,7 +228,17 @@ func (c Config) Validate() error {
 
 // Target returns where the waiting-room page sends an admitted visitor: returnTo when it is on the
 // site's origin, else the site itself; "" when the room names no site.
+//
+// A returnTo path to a drop's or an auction's page of rushgate itself ("/d/ID", "/a/ID") is kept as a
+// path, cleaned so that it stays on this site ("//evil.example" becomes "/evil.example"): the way back
+// from the line to the page that sent the visitor there.
 func (c Config) Target(returnTo string) string {
+	if strings.HasPrefix(returnTo, "/") || strings.HasPrefix(returnTo, `\`) {
+		p := "/" + strings.TrimLeft(returnTo, `/\`)
+		if (strings.HasPrefix(p, "/d/") || strings.HasPrefix(p, "/a/")) && !strings.ContainsAny(p, "\\\x00") && len(p) < 512 {
+			return p
+		}
+	}
 	site, err := url.Parse(c.SiteURL)
 	if c.SiteURL == "" || err != nil {
 		return ""

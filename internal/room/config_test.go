@@ -108,10 +108,17 @@ func TestTarget(t *testing.T) {
 		"https://user@shop.example.com/":           "https://shop.example.com/",
 		"//evil.example.com":                       "https://shop.example.com/",
 		"/relative/path":                           "https://shop.example.com/",
-		`https://shop.example.com\@evil.example/`:  "https://shop.example.com/",
-		"https://shop.example.com@evil.example/":   "https://shop.example.com/",
-		"https:evil.example.com":                   "https://shop.example.com/",
-		"javascript:alert(1)":                      "https://shop.example.com/",
+		// rushgate's own drop and auction pages, as paths that stay on rushgate's site.
+		"/d/coupon":           "/d/coupon",
+		"/a/lot?lang=ko":      "/a/lot?lang=ko",
+		"//d/x":               "/d/x",
+		`/\d/x`:               "/d/x",
+		"///evil.example/d/x": "https://shop.example.com/",
+		"/d/x\\@evil.example": "https://shop.example.com/",
+		`https://shop.example.com\@evil.example/`: "https://shop.example.com/",
+		"https://shop.example.com@evil.example/":  "https://shop.example.com/",
+		"https:evil.example.com":                  "https://shop.example.com/",
+		"javascript:alert(1)":                     "https://shop.example.com/",
 		// On the site's origin, a path that starts with // stays a path there: the Gate collapses it
 		// when it redirects after adopting the token (admission.SitePath).
 		"https://shop.example.com//evil.example/x": "https://shop.example.com//evil.example/x",
@@ -122,5 +129,8 @@ func TestTarget(t *testing.T) {
 	}
 	if got := (Config{}).Target("https://x.example.com"); got != "" {
 		t.Errorf("no site: %q", got)
+	}
+	if got := (Config{}).Target("/d/coupon"); got != "/d/coupon" {
+		t.Errorf("no site, back to a drop's page: %q", got)
 	}
 }

@@ -1,0 +1,222 @@
+// An auction's page: the live price, the masked leader, the bids and a countdown that shows soft-close
+// extensions as they happen, live over the auction's WebSocket feed (resumed after the last event it
+// saw when it reconnects); bids, maximum bids and buy-now; and whether this visitor leads.
+"use strict";
+
+const root = document.getElementById("auction");
+const cfg = { auction: root.dataset.auction, room: root.dataset.room, lang: root.dataset.lang };
+const T = JSON.parse(root.dataset.texts || "{}");
+const $ = (id) => document.getElementById(id);
+const skew = Number(root.dataset.now) - Date.now();
+const now = () => Date.now() + skew;
+const api = "/v1/auctions/" + encodeURIComponent(cfg.auction);
+
+function text(key, args) {
+  return (T[key] || key).replace(/\{(\w+)\}/g, (_, k) => (args && k in args ? args[k] : ""));
+}
+
+function span(ms) {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  const pad = (n) => String(n).padStart(2, "0");
+  const d = Math.floor(s / 86400);
+  const hms = pad(Math.floor((s % 86400) / 3600)) + ":" + pad(Math.floor((s % 3600) / 60)) + ":" + pad(s % 60);
+  return d > 0 ? d + "d " + hms : hms;
+}
+
+let view = null; // the auction as last known
+let seq = 0; // the last event applied
+const me = { key: "rg-bidder-" + cfg.auction };
+const money = (n) => (view ? n.toLocaleString(cfg.lang) + " " + view.currency : String(n));
+const mask = (id) => (id ? id.slice(0, 4) + "…" + id.slice(-2) : "");
+const myID = () => sessionStorage.getItem(me.key);
+
+// The admission from the room's line, as on a drop's page.
+const admKey = "rg-admission-" + cfg.room;
+(() => {
+  const u = new URL(location.href);
+  const t = u.searchParams.get("rg_admission");
+  if (t) {
+    try { sessionStorage.setItem(admKey, t); } catch (_) { /* private mode */ }
+    u.searchParams.delete("rg_admission");
+    history.replaceState(null, "", u.pathname + u.search);
+  }
+})();
+const admission = () => (cfg.room ? sessionStorage.getItem(admKey) : null);
+
+function standing() {
+  const el = $("standing");
+  const mine = myID();
+  if (!view || !mine || !view.leader) {
+    el.textContent = "";
+    el.className = "standing";
+    return;
+  }
+  const leads = view.leader === mine;
+  el.textContent = text(leads ? "leading" : "outbid");
+  el.className = "standing " + (leads ? "leading" : "outbid");
+}
+
+function render() {
+  if (!view) return;
+  const t = now();
+  const ends = Date.parse(view.ends_at);
+  const starts = Date.parse(view.starts_at);
+  const over = view.status === "closed" || view.status === "sold" || t >= ends;
+  $("price").textContent = money(view.price);
+  $("leader").textContent = view.leader ? text("leader") + ": " + mask(view.leader) + " · " + text("bids_count", { n: view.bid_count }) : text("no_bids");
+  if (view.status === "sold") $("when").textContent = text("sold_to", { who: mask(view.winner), price: money(view.final_price || view.price) });
+  else if (over) $("when").textContent = view.winner ? text("won_by", { who: mask(view.winner), price: money(view.final_price || view.price) }) : text("ended");
+  else if (t < starts) $("when").textContent = text("starts_in", { time: span(starts - t) });
+  else $("when").textContent = text("ends_in", { time: span(ends - t) });
+  const min = view.min_next_bid || 0;
+  $("min").textContent = over || !min ? "" : text("min_next", { amount: money(min) });
+  if (!$("amount").value || Number($("amount").value) < min) $("amount").placeholder = String(min || "");
+  const gated = cfg.room && !admission();
+  $("gate").hidden = !gated;
+  if (gated) {
+    $("line").href = "/r/" + encodeURIComponent(cfg.room) + "?return_to=" + encodeURIComponent("/a/" + cfg.auction) + "&lang=" + cfg.lang;
+  }
+  $("bidform").hidden = over;
+  $("bid").disabled = gated;
+  $("bid").textContent = text($("proxy").checked ? "bid_max" : "bid");
+  $("buynow").hidden = over || !view.buy_now_price;
+  if (view.buy_now_price) $("buynow").textContent = text("buy_now", { amount: money(view.buy_now_price) });
+  standing();
+}
+
+function addHistory(e) {
+  const li = document.createElement("li");
+  li.textContent = money(e.price) + " · " + mask(e.bidder) + (e.proxy ? " (auto)" : "") + " · " +
+    new Date(e.at).toLocaleTimeString(cfg.lang);
+  if (e.bidder && e.bidder === myID()) li.className = "mine";
+  $("history").prepend(li);
+}
+
+// apply takes one event of the feed into the view.
+function apply(e) {
+  if (e.seq <= seq) return; // already seen, before a reconnection
+  seq = e.seq;
+  if (!view) return;
+  view.price = e.price;
+  view.ends_at = e.ends_at;
+  if (e.kind === "bid") {
+    view.leader = e.bidder;
+    view.bid_count = (view.bid_count || 0) + 1;
+    view.buy_now_price = null;
+    addHistory(e);
+  } else if (e.kind === "extended") {
+    $("extended").hidden = false;
+    $("extended").textContent = text("extended", { time: new Date(e.ends_at).toLocaleTimeString(cfg.lang) });
+  } else if (e.kind === "closed") {
+    view.status = "closed";
+    view.winner = e.bidder;
+    view.final_price = e.price;
+  } else if (e.kind === "sold") {
+    view.status = "sold";
+    view.winner = e.bidder;
+    view.final_price = e.price;
+  }
+  render();
+  refreshView(); // the minimum next bid and buy-now come from the server's rules
+}
+
+async function refreshView() {
+  try {
+    const r = await fetch(api, { credentials: "same-origin" });
+    if (r.ok) {
+      const v = await r.json();
+      if (!view || v.seq >= (view.seq || 0)) view = v;
+      render();
+    }
+  } catch (_) { /* the feed brings the next change */ }
+}
+
+let socket = null;
+let retry = 500;
+function connect() {
+  const u = new URL(api + "/live", location.href);
+  u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
+  if (seq > 0) u.searchParams.set("after", String(seq));
+  socket = new WebSocket(u);
+  socket.addEventListener("open", () => { retry = 500; $("live").hidden = false; });
+  socket.addEventListener("message", (m) => {
+    const e = JSON.parse(m.data);
+    if (e.type === "snapshot") {
+      view = e;
+      if (seq === 0) seq = e.seq;
+      render();
+      return;
+    }
+    apply(e);
+  });
+  socket.addEventListener("close", () => {
+    $("live").hidden = true;
+    setTimeout(connect, retry);
+    retry = Math.min(retry * 2, 10000);
+  });
+}
+
+async function loadHistory() {
+  try {
+    const r = await fetch(api + "/bids?limit=100");
+    if (!r.ok) return;
+    const s = await r.json();
+    for (const e of s.bids) addHistory(e);
+  } catch (_) { /* the feed brings new bids */ }
+}
+
+async function post(path, body) {
+  if (admission()) body.admission_token = admission();
+  const r = await fetch(api + path, {
+    method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  });
+  return { r, s: await r.json() };
+}
+
+$("proxy").addEventListener("change", () => {
+  $("amount-label").textContent = text($("proxy").checked ? "your_max" : "your_bid");
+  render();
+});
+$("bidform").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const amount = Number($("amount").value);
+  $("bid").disabled = true;
+  try {
+    const { r, s } = await post("/bids", $("proxy").checked ? { max_amount: amount } : { amount });
+    if (r.status === 201) {
+      if (s.leading) sessionStorage.setItem(me.key, s.auction.leader);
+      $("result").textContent = text("bid_taken");
+      view = s.auction;
+    } else if (s.error && s.error.code === "bid_too_low") {
+      $("result").textContent = text("too_low", { amount: money(s.error.min_next_bid) });
+    } else if (s.error && s.error.code === "not_admitted") {
+      sessionStorage.removeItem(admKey);
+      $("result").textContent = text("need_line");
+    } else {
+      $("result").textContent = (s.error && s.error.message) || text("error_retry");
+    }
+  } catch (_) {
+    $("result").textContent = text("error_retry");
+  }
+  $("bid").disabled = false;
+  render();
+});
+$("buynow").addEventListener("click", async () => {
+  $("buynow").disabled = true;
+  try {
+    const { r, s } = await post("/buy-now", {});
+    if (r.ok) {
+      sessionStorage.setItem(me.key, s.winner);
+      view = s;
+    } else {
+      $("result").textContent = (s.error && s.error.message) || text("error_retry");
+    }
+  } catch (_) {
+    $("result").textContent = text("error_retry");
+  }
+  $("buynow").disabled = false;
+  render();
+});
+
+loadHistory().then(connect);
+setInterval(render, 250);

@@ -1,0 +1,149 @@
+// A drop's page: a countdown to the opening by the server's clock, a claim button, the code when won and
+// "sold out" when gone. The page load makes one Idempotency-Key, so a double click or a retry of the
+// same claim never takes two units. A drop behind a room sends the visitor through the room's line,
+// which sends them back here with the admission.
+"use strict";
+
+const root = document.getElementById("drop");
+const cfg = { drop: root.dataset.drop, room: root.dataset.room, lang: root.dataset.lang };
+const T = JSON.parse(root.dataset.texts || "{}");
+const $ = (id) => document.getElementById(id);
+const skew = Number(root.dataset.now) - Date.now(); // the server's clock, as of the page's making
+const now = () => Date.now() + skew;
+const api = "/v1/drops/" + encodeURIComponent(cfg.drop);
+
+function text(key, args) {
+  return (T[key] || key).replace(/\{(\w+)\}/g, (_, k) => (args && k in args ? args[k] : ""));
+}
+
+function span(ms) {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  const pad = (n) => String(n).padStart(2, "0");
+  const d = Math.floor(s / 86400);
+  const hms = pad(Math.floor((s % 86400) / 3600)) + ":" + pad(Math.floor((s % 3600) / 60)) + ":" + pad(s % 60);
+  return d > 0 ? d + "d " + hms : hms;
+}
+
+// One key for this page load: every retry of the claim sends it.
+const key = (() => {
+  const b = new Uint8Array(16);
+  crypto.getRandomValues(b);
+  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+})();
+
+// An admission brought back from the room's line rides in the URL once; it is kept for this tab.
+const admKey = "rg-admission-" + cfg.room;
+(() => {
+  const u = new URL(location.href);
+  const t = u.searchParams.get("rg_admission");
+  if (t) {
+    try { sessionStorage.setItem(admKey, t); } catch (_) { /* private mode */ }
+    u.searchParams.delete("rg_admission");
+    history.replaceState(null, "", u.pathname + u.search);
+  }
+})();
+const admission = () => (cfg.room ? sessionStorage.getItem(admKey) : null);
+
+let view = null;
+let done = false; // won, or holds all it may
+let busy = false;
+
+function showCodes(title, claims) {
+  const box = $("result");
+  box.replaceChildren();
+  const p = document.createElement("p");
+  p.textContent = title;
+  box.append(p);
+  for (const c of claims) {
+    const code = document.createElement("div");
+    code.className = "code";
+    code.textContent = c.code;
+    box.append(code);
+  }
+}
+
+function render() {
+  if (!view) return;
+  const t = now();
+  const opens = Date.parse(view.opens_at);
+  const closes = view.closes_at ? Date.parse(view.closes_at) : 0;
+  let status = view.status;
+  if (status === "scheduled" && t >= opens) status = "open";
+  if (status === "open" && closes && t >= closes) status = "closed";
+  $("left").textContent = text("remaining", { n: view.remaining.toLocaleString(cfg.lang), stock: view.stock.toLocaleString(cfg.lang) });
+  if (status === "scheduled") $("when").textContent = text("opens_in", { time: span(opens - t) });
+  else if (status === "open") $("when").textContent = closes ? text("closes_in", { time: span(closes - t) }) : "";
+  else if (status === "sold_out") $("when").textContent = text("sold_out");
+  else $("when").textContent = text("closed_drop");
+  const gated = cfg.room && !admission();
+  $("gate").hidden = !gated;
+  if (gated) {
+    $("line").href = "/r/" + encodeURIComponent(cfg.room) + "?return_to=" + encodeURIComponent("/d/" + cfg.drop) + "&lang=" + cfg.lang;
+  }
+  $("claim").disabled = busy || done || gated || status !== "open";
+  if (status === "sold_out" && !done) $("result").textContent = text("sold_out_text");
+}
+
+async function refresh() {
+  try {
+    const r = await fetch(api, { credentials: "same-origin" });
+    if (r.ok) view = await r.json();
+  } catch (_) { /* the next refresh tries again */ }
+  render();
+}
+
+async function claim() {
+  if (busy || done) return;
+  busy = true;
+  render();
+  $("claim").textContent = text("claiming");
+  const body = {};
+  if (admission()) body.admission_token = admission();
+  try {
+    const r = await fetch(api + "/claims", {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "Idempotency-Key": key }, body: JSON.stringify(body),
+    });
+    const s = await r.json();
+    const code = s.error && s.error.code;
+    if (r.status === 201) {
+      done = true;
+      showCodes(text("won"), [s]);
+    } else if (code === "already_claimed") {
+      done = true;
+      showCodes(text("already"), s.error.claims || []);
+    } else if (code === "sold_out") {
+      $("result").textContent = text("sold_out_text");
+    } else if (code === "not_open") {
+      $("result").textContent = text("not_open");
+    } else if (code === "not_admitted") {
+      sessionStorage.removeItem(admKey);
+      $("result").textContent = text("need_line");
+    } else {
+      $("result").textContent = (s.error && s.error.message) || text("error_retry");
+    }
+  } catch (_) {
+    $("result").textContent = text("error_retry"); // a retry sends the same key: it cannot claim twice
+  }
+  busy = false;
+  $("claim").textContent = text("claim");
+  refresh();
+}
+
+// Claims this browser already holds, when it holds a visitor token.
+async function mine() {
+  try {
+    const r = await fetch(api + "/claims/mine", { credentials: "same-origin" });
+    if (!r.ok) return;
+    const s = await r.json();
+    if (s.claims && s.claims.length) {
+      done = true;
+      showCodes(text("already"), s.claims);
+    }
+  } catch (_) { /* none known */ }
+}
+
+$("claim").addEventListener("click", claim);
+mine().then(refresh);
+setInterval(render, 250);
+setInterval(refresh, 2000);
