@@ -24,11 +24,29 @@ type Admission struct {
 	ID      string
 }
 
+// ErrSoldOut means the stock a room follows is gone: the room admits nobody more, and the drop's claims
+// are refused.
+var ErrSoldOut = errors.New("rushgate: sold out")
+
 // Gatekeeper is what drops and auctions behind a room ask of it: whether an admission is still the
 // visitor's live one, and to end one. The room service is one.
+//
+// A room may follow a drop's stock (its config's drop): it then keeps a count of the units not yet
+// claimed and never holds more admissions than that. A claim behind such a room first holds a unit
+// (Hold), then claims it from the drop, and gives the unit back (Unhold) if the claim fails; a claim
+// made ends the admission that brought the visitor, whose unit it was. When the drop runs out, SoldOut
+// tells the room, which turns its line away.
 type Gatekeeper interface {
 	Active(ctx context.Context, room, visitor, admissionID string) (bool, error)
 	Release(ctx context.Context, room, visitor, admissionID string) error
+	// Hold checks the admission like Active (ErrAdmissionRequired when it is not live) and, in a room
+	// that follows a drop, takes one of its units (ErrSoldOut when none is left). It reports whether
+	// it took one, which the claim then owes back or ends the admission for.
+	Hold(ctx context.Context, room, visitor, admissionID string) (bool, error)
+	// Unhold gives back a unit taken by Hold for a claim that failed.
+	Unhold(ctx context.Context, room string) error
+	// SoldOut tells the room that the drop it follows has no unit left.
+	SoldOut(ctx context.Context, room string) error
 }
 
 // CheckAdmission returns nil if a shows visitor's live admission of room, ErrAdmissionRequired if it
@@ -45,4 +63,11 @@ func CheckAdmission(ctx context.Context, g Gatekeeper, room, visitor string, a *
 		return ErrAdmissionRequired
 	}
 	return nil
+}
+
+// Stock is what a room that follows a drop asks of the drop when it is linked to it: how many units are
+// left, refusing a drop that does not sit behind that room (only its admitted visitors may claim, so the
+// room's count of units stays the drop's).
+type Stock interface {
+	Remaining(ctx context.Context, drop, room string) (int, error)
 }

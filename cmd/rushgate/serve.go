@@ -205,7 +205,8 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		return nil, err
 	}
 
-	svc := room.NewService(be.rooms, room.Options{Observer: m, Logger: log, History: be.history, Audit: be.audit})
+	svc := room.NewService(be.rooms, room.Options{Observer: m, Logger: log, History: be.history, Audit: be.audit,
+		Stock: drop.StockOf(be.drops)})
 	m.WatchRooms(svc)
 	if err := svc.Start(ctx); err != nil {
 		log.Warn("rooms not loaded at start; their gates start on first use", "err", err)

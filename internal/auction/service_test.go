@@ -78,6 +78,11 @@ type refuseAll struct{}
 
 func (refuseAll) Active(context.Context, string, string, string) (bool, error) { return false, nil }
 func (refuseAll) Release(context.Context, string, string, string) error        { return nil }
+func (refuseAll) Hold(context.Context, string, string, string) (bool, error) {
+	return false, rushgate.ErrAdmissionRequired
+}
+func (refuseAll) Unhold(context.Context, string) error  { return nil }
+func (refuseAll) SoldOut(context.Context, string) error { return nil }
 
 // TestCachedConfigFollowsAnotherInstance runs two services over one store, as two instances share
 // Redis: A bids with the config it cached, without reading the auction again; after B puts the auction

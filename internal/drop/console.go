@@ -3,6 +3,7 @@ package drop
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/rushgate/rushgate"
@@ -155,4 +156,21 @@ func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Po
 			Claimed: cur.Figures[figClaimed], Remaining: cur.Figures[figRemaining]})
 	}
 	return out, nil
+}
+
+// StockOf is the stock that rooms follow, read from drops: a drop's units left, refused for a room the
+// drop does not sit behind.
+func StockOf(store Store) rushgate.Stock { return stock{store} }
+
+type stock struct{ store Store }
+
+func (s stock) Remaining(ctx context.Context, drop, room string) (int, error) {
+	info, err := s.store.Get(ctx, drop)
+	if err != nil {
+		return 0, err
+	}
+	if info.Config.Room != room {
+		return 0, fmt.Errorf("drop %s does not sit behind room %s: set the drop's room first", drop, room)
+	}
+	return max(0, info.Config.Stock-info.Claimed), nil
 }

@@ -86,6 +86,8 @@ type ClaimRequest struct {
 // costs no read of the drop, and one checked against a config replaced since is checked again.
 // With release_on_claim a successful claim ends the admission it was made with; if the room's store
 // cannot be reached, the release is retried in the background until it is done or the service stops.
+// Behind a room that follows the drop's stock, the claim first holds a unit in the room, gives it back
+// if it fails, always ends the admission when it succeeds, and tells the room when the stock is gone.
 func (s *Service) Claim(ctx context.Context, req ClaimRequest) (c Claim, created bool, err error) {
 	err = s.configs.Run(req.Drop, func() (Config, string, error) {
 		info, err := s.store.Get(ctx, req.Drop)
@@ -94,16 +96,35 @@ func (s *Service) Claim(ctx context.Context, req ClaimRequest) (c Claim, created
 		if cfg.Identity == visitor.IdentitySite && !visitor.Subject(req.Visitor) {
 			return rushgate.ErrIdentityRequired
 		}
-		if cfg.Room != "" {
-			if err := rushgate.CheckAdmission(ctx, s.gate, cfg.Room, req.Visitor, req.Admission); err != nil {
-				return err
-			}
+		if cfg.Room == "" {
+			var err error
+			c, created, err = s.store.Claim(ctx, req.Drop, rev, req.Visitor, req.Key)
+			return err
 		}
-		var err error
+		a := req.Admission
+		if a == nil || a.Room != cfg.Room || a.Visitor != req.Visitor {
+			return rushgate.ErrAdmissionRequired
+		}
+		// The room checks the admission and, if it follows this drop's stock, holds a unit for it.
+		held, err := s.gate.Hold(ctx, cfg.Room, req.Visitor, a.ID)
+		if errors.Is(err, rushgate.ErrSoldOut) {
+			return ErrSoldOut
+		}
+		if err != nil {
+			return err
+		}
 		c, created, err = s.store.Claim(ctx, req.Drop, rev, req.Visitor, req.Key)
-		if err == nil && cfg.ReleaseOnClaim {
-			// The claim is made: its release must not end with a client that has stopped waiting.
-			s.release(context.WithoutCancel(ctx), cfg.Room, req.Visitor, req.Admission.ID)
+		// What follows must be done even if the client stops waiting.
+		after := context.WithoutCancel(ctx)
+		if err != nil && held {
+			s.ensure(after, "give back a unit", cfg.Room, func(ctx context.Context) error { return s.gate.Unhold(ctx, cfg.Room) })
+		}
+		if err == nil && (cfg.ReleaseOnClaim || held) {
+			// A room that follows the stock counts this admission's unit as claimed now.
+			s.release(after, cfg.Room, req.Visitor, a.ID)
+		}
+		if held && (errors.Is(err, ErrSoldOut) || (err == nil && c.Seq >= int64(cfg.Stock))) {
+			s.ensure(after, "mark the room sold out", cfg.Room, func(ctx context.Context) error { return s.gate.SoldOut(ctx, cfg.Room) })
 		}
 		return err
 	})
@@ -118,27 +139,35 @@ const (
 	retryFor   = time.Hour
 )
 
-// release ends the admission a claim was made with. An admission already gone is fine; one the room's
-// store could not release now is retried in the background.
+// release ends the admission a claim was made with. An admission already gone is fine.
 func (s *Service) release(ctx context.Context, room, vid, admissionID string) {
-	err := s.gate.Release(ctx, room, vid, admissionID)
+	s.ensure(ctx, "release an admission after a claim", room, func(ctx context.Context) error {
+		return s.gate.Release(ctx, room, vid, admissionID)
+	})
+}
+
+// ensure runs a step on the room a claim must not leave undone: one the room's store could not take
+// now is retried in the background until it is done or the service stops. Any answer but
+// ErrUnavailable ends it.
+func (s *Service) ensure(ctx context.Context, what, room string, step func(context.Context) error) {
+	err := step(ctx)
 	if !errors.Is(err, rushgate.ErrUnavailable) {
-		return // released, or nothing left to release
+		return
 	}
 	s.retries.Go(func() {
 		deadline := time.Now().Add(retryFor)
 		for wait := retryFirst; time.Now().Before(deadline); wait = min(2*wait, retryMax) {
 			select {
 			case <-s.ctx.Done():
-				s.log.Warn("stopping with a release after a claim not done; the admission will run out", "room", room, "err", err)
+				s.log.Warn("stopping before a room step was done", "step", what, "room", room, "err", err)
 				return
 			case <-time.After(wait):
 			}
-			if err = s.gate.Release(s.ctx, room, vid, admissionID); !errors.Is(err, rushgate.ErrUnavailable) {
+			if err = step(s.ctx); !errors.Is(err, rushgate.ErrUnavailable) {
 				return
 			}
 		}
-		s.log.Warn("gave up releasing an admission after a claim; it will run out", "room", room, "err", err)
+		s.log.Warn("gave up a room step", "step", what, "room", room, "err", err)
 	})
 }
 

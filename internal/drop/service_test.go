@@ -49,6 +49,18 @@ func (g *gate) Release(ctx context.Context, room, visitor, id string) error {
 	return nil
 }
 
+// Hold checks the admission as the room service does; this room follows no drop.
+func (g *gate) Hold(ctx context.Context, room, visitor, id string) (bool, error) {
+	live, err := g.Active(ctx, room, visitor, id)
+	if err == nil && !live {
+		err = rushgate.ErrAdmissionRequired
+	}
+	return false, err
+}
+
+func (g *gate) Unhold(context.Context, string) error  { return nil }
+func (g *gate) SoldOut(context.Context, string) error { return nil }
+
 func (g *gate) set(f func()) { g.mu.Lock(); defer g.mu.Unlock(); f() }
 
 func (g *gate) releasedIDs() []string {

@@ -159,3 +159,16 @@ func TestRoomModes(t *testing.T) {
 	e.want(e.do("POST", "/v1/rooms/m/join", "", ""), 410, "room_closed")
 	e.want(e.do("POST", "/v1/rooms/m/join", first.str("visitor_token"), ""), 200, "") // kept its place
 }
+
+func TestRoomFollowsOnlyADropBehindIt(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/drops/free", adminKey, e.dropCfg("")), 200, "")
+	for _, body := range []string{`{"capacity": 1, "drop": "free"}`, `{"capacity": 1, "drop": "missing"}`, `{"capacity": 1, "drop": "../x"}`} {
+		r := e.do("PUT", "/v1/rooms/f", adminKey, body)
+		if e.want(r, 400, "invalid_config"); r.body["error"].(map[string]any)["field"] != "drop" {
+			t.Errorf("%s: %v", body, r.body)
+		}
+	}
+	e.want(e.do("PUT", "/v1/drops/behind", adminKey, e.dropCfg(`, "room": "f"`)), 200, "")
+	e.want(e.do("PUT", "/v1/rooms/f", adminKey, `{"capacity": 1, "drop": "behind"}`), 200, "")
+}

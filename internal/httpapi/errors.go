@@ -106,7 +106,7 @@ func fromDomain(err error) *Error {
 		return &Error{Status: http.StatusConflict, Code: codeAlreadyClaimed, Message: "you already hold all you may claim", Cause: err, Claims: already.Claims}
 	case errors.Is(err, drop.ErrNotFound):
 		return &Error{Status: http.StatusNotFound, Code: codeDropNotFound, Message: "no such drop", Cause: err}
-	case errors.Is(err, drop.ErrSoldOut):
+	case errors.Is(err, drop.ErrSoldOut), errors.Is(err, rushgate.ErrSoldOut):
 		return &Error{Status: http.StatusGone, Code: codeSoldOut, Message: "the stock is gone", Cause: err}
 	case errors.Is(err, drop.ErrNotOpen):
 		return &Error{Status: http.StatusConflict, Code: codeNotOpen, Message: "the drop is not open", Cause: err}

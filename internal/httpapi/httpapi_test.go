@@ -66,14 +66,15 @@ func setup(t *testing.T, opts ...option) *env {
 	if cfg.Audit == nil {
 		cfg.Audit = newAudit(t)
 	}
+	drops := memstore.NewDrops(c.Now, nil)
 	svc := room.NewService(store, room.Options{Clock: c.Now, Manual: true, Observer: cfg.Metrics, Logger: cfg.Logger,
-		History: hist, Audit: cfg.Audit})
+		History: hist, Audit: cfg.Audit, Stock: drop.StockOf(drops)})
 	cfg.Metrics.WatchRooms(svc)
 	cfg.Rooms = svc
 	cfg.Auctions = auction.NewService(memstore.NewAuctions(c.Now, nil), auction.ServiceOptions{Gate: svc, History: hist,
 		Audit: cfg.Audit, Clock: c.Now})
 	if cfg.Drops == nil {
-		cfg.Drops = drop.NewService(memstore.NewDrops(c.Now, nil), drop.Options{Gate: svc, Logger: cfg.Logger, History: hist,
+		cfg.Drops = drop.NewService(drops, drop.Options{Gate: svc, Logger: cfg.Logger, History: hist,
 			Audit: cfg.Audit, Clock: c.Now})
 	}
 	api, err := httpapi.New(cfg)

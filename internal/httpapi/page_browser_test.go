@@ -245,3 +245,38 @@ func TestAuctionPage(t *testing.T) {
 		})
 	}
 }
+
+// TestSoldOutRoomTellsItsLine: a room that follows a drop's stock tells the visitors waiting on its
+// page, at once, when the last unit is claimed.
+func TestSoldOutRoomTellsItsLine(t *testing.T) {
+	for _, lang := range []struct{ code, soldOut string }{{"en", "Sold out"}, {"ko", "품절"}} {
+		t.Run(lang.code, func(t *testing.T) {
+			e := setup(t)
+			e.want(e.do("PUT", "/v1/drops/one", adminKey, e.dropCfg(`, "room": "queue"`)), 200, "") // stock 2
+			e.putRoom("queue", `{"capacity": 2, "drop": "one", "grace": "1h", "idle_timeout": "1h"}`)
+			var tokens []string
+			for range 2 {
+				tokens = append(tokens, e.do("POST", "/v1/rooms/queue/join", "", "").str("visitor_token"))
+			}
+			tk, err := e.svc.Tick(context.Background(), "queue")
+			if err != nil || len(tk.Admitted) != 2 {
+				t.Fatalf("tick: %v %v", tk, err)
+			}
+			ctx := tab(t)
+			shown := func(sel string) string {
+				return eval[string](t, ctx, `(document.querySelector('`+sel+`') || {}).textContent || ''`)
+			}
+			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/r/queue?lang="+lang.code)); err != nil {
+				t.Fatal(err)
+			}
+			until(t, "place 1", func() bool { return shown("#position") == "#1" })
+			for _, tok := range tokens {
+				st := e.do("GET", "/v1/rooms/queue/status", tok, "")
+				e.want(e.do("POST", "/v1/drops/one/claims", tok, `{"admission_token": "`+st.str("admission_token")+`"}`), 201, "")
+			}
+			until(t, "sold out on the page", func() bool { return shown("#title") == lang.soldOut })
+			e.want(e.do("POST", "/v1/rooms/queue/join", "", ""), 410, "sold_out")
+			screenshot(t, ctx, "room-sold-out-"+lang.code)
+		})
+	}
+}

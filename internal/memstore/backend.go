@@ -90,6 +90,17 @@ func Open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 	}
 	loadLines(b.rooms, b.lines, log)
 	b.replay()
+	// A room that follows a drop counts the drop's units left, which the journal does not keep: they
+	// come back from the drop's recorded claims.
+	for id, cfg := range savedRooms {
+		if info, err := b.drops.Get(ctx, cfg.Drop); cfg.Drop != "" && err == nil {
+			left := max(0, info.Config.Stock-info.Claimed)
+			_ = b.rooms.SetUnits(ctx, id, left)
+			if left == 0 {
+				_ = b.rooms.SoldOut(ctx, id)
+			}
+		}
+	}
 	if err := b.compact(); err != nil {
 		return nil, err
 	}

@@ -229,6 +229,9 @@ func (s *Rooms) Join(_ context.Context, id string, e room.Entrant) (room.Status,
 			}
 		}
 		st, prev, moved = rs.join(visitor, &k, now)
+		if st.State == room.StateNone && rs.soldOut {
+			return rushgate.ErrSoldOut
+		}
 		if st.State == room.StateNone {
 			return room.ErrClosed
 		}
@@ -323,6 +326,55 @@ func (s *Rooms) Active(_ context.Context, id, visitor, admissionID string) (bool
 		return nil
 	})
 	return ok, err
+}
+
+// SetUnits implements [room.Store].
+func (s *Rooms) SetUnits(_ context.Context, id string, units int) error {
+	return s.with(id, func(rs *roomState, _ int64) error {
+		rs.units = max(units, -1)
+		if units < 0 {
+			rs.soldOut = false
+		}
+		return nil
+	})
+}
+
+// Hold implements [room.Store].
+func (s *Rooms) Hold(_ context.Context, id, visitor, admissionID string) (bool, error) {
+	held := false
+	err := s.with(id, func(rs *roomState, now int64) error {
+		a, live := rs.live(visitor, now)
+		switch {
+		case !live || a.ID != admissionID:
+			return room.ErrNotAdmitted
+		case rs.units < 0:
+			return nil
+		case rs.units == 0 || rs.soldOut:
+			return rushgate.ErrSoldOut
+		}
+		rs.units--
+		held = true
+		return nil
+	})
+	return held, err
+}
+
+// Unhold implements [room.Store].
+func (s *Rooms) Unhold(_ context.Context, id string) error {
+	return s.with(id, func(rs *roomState, _ int64) error {
+		if rs.units >= 0 {
+			rs.units++
+		}
+		return nil
+	})
+}
+
+// SoldOut implements [room.Store].
+func (s *Rooms) SoldOut(_ context.Context, id string) error {
+	return s.with(id, func(rs *roomState, _ int64) error {
+		rs.soldOut = true
+		return nil
+	})
 }
 
 // Stats implements [room.Store].

@@ -32,13 +32,18 @@ type roomState struct {
 	// collected, for the room's history.
 	joinedTotal, idleTotal, graceTotal int64
 
+	// units counts the unclaimed units of the drop the room follows, -1 when it follows none; soldOut
+	// is set once that drop has none left (see rushgate.Gatekeeper).
+	units   int
+	soldOut bool
+
 	j *journal // where line changes go, nil for none (see journal.go)
 }
 
 func newRoomState(id string, idx *index, serial uint32, cfg room.Config, rng *mrand.Rand) *roomState {
 	return &roomState{
 		id: id, serial: serial, cfg: cfg, epoch: newEpoch(), rng: rng,
-		waiting: newLine(idx, serial), active: newZset(), admissions: make(map[string]*room.Admission),
+		waiting: newLine(idx, serial), active: newZset(), admissions: make(map[string]*room.Admission), units: -1,
 	}
 }
 
@@ -59,7 +64,7 @@ func (rs *roomState) join(visitor string, k *vkey, now int64) (room.Status, plac
 	if st := rs.status(visitor, k, now); st.State != room.StateNone {
 		return st, place{}, false
 	}
-	if rs.cfg.Mode == room.ModeReject {
+	if rs.cfg.Mode == room.ModeReject || rs.soldOut {
 		return room.Status{State: room.StateNone}, place{}, false // no new place: the caller refuses
 	}
 	if o := rs.cfg.OpensAt; o != nil && now < unixNano(*o) {
@@ -88,6 +93,9 @@ func (rs *roomState) status(visitor string, k *vkey, now int64) room.Status {
 		return room.Status{State: room.StateAdmitted, Admission: *a}
 	}
 	if pos, ok := rs.touch(k, now); ok {
+		if rs.soldOut {
+			return room.Status{State: room.StateSoldOut}
+		}
 		return room.Status{State: room.StateWaiting, Position: pos}
 	}
 	return room.Status{State: room.StateNone}
@@ -167,8 +175,11 @@ func (rs *roomState) admit(now int64, max int) room.Tick {
 // budget is how many visitors may be admitted now: the least of the batch limit, the free capacity and
 // what the rate window still allows. Before the opening or while paused it is zero.
 func (rs *roomState) budget(now int64, max int) int {
-	if rs.cfg.Holds(time.Unix(0, now)) {
+	if rs.cfg.Holds(time.Unix(0, now)) || rs.soldOut {
 		return 0
+	}
+	if rs.units >= 0 { // never more admissions than units left
+		max = min(max, rs.units-rs.active.Len())
 	}
 	if rs.cfg.Mode == room.ModePassthrough {
 		return max

@@ -43,6 +43,8 @@ var (
 	admitScript   = script("admit")
 	lineScript    = script("line")
 	historyScript = script("history")
+	holdScript    = script("hold")
+	stockScript   = rueidis.NewLuaScript(mustSource("stock"))
 	settleScript  = rueidis.NewLuaScript(mustSource("line_settle"))
 	// swapScript stands alone: it is not a room script and needs none of lib.lua's helpers.
 	swapScript = rueidis.NewLuaScript(mustSource("secret_swap"))

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -288,6 +289,47 @@ func (s *Rooms) settle(ctx context.Context, id, visitor, others, fence string) e
 	}
 	_, serr := s.run(ctx, settleScript, s.keys.moving(visitor)[:2], listed, id, fence)
 	return errors.Join(err, serr)
+}
+
+// SetUnits implements [room.Store].
+func (s *Rooms) SetUnits(ctx context.Context, id string, units int) error {
+	return s.stock(ctx, id, "set", strconv.Itoa(max(units, -1)))
+}
+
+// Unhold implements [room.Store].
+func (s *Rooms) Unhold(ctx context.Context, id string) error { return s.stock(ctx, id, "unhold", "") }
+
+// SoldOut implements [room.Store]: every instance's streams of the room hear of it at once.
+func (s *Rooms) SoldOut(ctx context.Context, id string) error { return s.stock(ctx, id, "soldout", "") }
+
+func (s *Rooms) stock(ctx context.Context, id, op, units string) error {
+	m, err := s.run(ctx, stockScript, s.keys.room(id)[:1], op, units, s.keys.changes(id))
+	if err != nil {
+		return err
+	}
+	if integer(m) == -1 {
+		return room.ErrNotFound
+	}
+	return nil
+}
+
+// Hold implements [room.Store].
+func (s *Rooms) Hold(ctx context.Context, id, visitor, admissionID string) (bool, error) {
+	m, err := s.run(ctx, holdScript, s.keys.room(id), s.now(), visitor, admissionID)
+	if err != nil {
+		return false, err
+	}
+	switch integer(m) {
+	case -1:
+		return false, room.ErrNotFound
+	case -2:
+		return false, room.ErrNotAdmitted
+	case -3:
+		return false, rushgate.ErrSoldOut
+	case 1:
+		return true, nil
+	}
+	return false, nil
 }
 
 // Status implements [room.Store].

@@ -88,6 +88,10 @@ func visitStatus(f []rueidis.RedisMessage) (room.Status, string, error) {
 		return room.Status{}, "", errSuperseded
 	case 4:
 		return room.Status{}, "", room.ErrClosed
+	case 5:
+		return room.Status{State: room.StateSoldOut}, "", nil
+	case 6:
+		return room.Status{}, "", rushgate.ErrSoldOut
 	default:
 		return room.Status{State: room.StateNone}, "", nil
 	}

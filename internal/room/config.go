@@ -50,6 +50,10 @@ type Config struct {
 	Paused bool `json:"paused"`
 	// Page brands the room's waiting page; nil shows rushgate's own.
 	Page *Page `json:"page,omitempty"`
+	// Drop, when set, is the drop whose stock the room follows: it never holds more admissions than the
+	// drop has units left, and once the drop is sold out it admits nobody and tells its line so. The
+	// drop must sit behind the room.
+	Drop string `json:"drop,omitempty"`
 	// Mode says how the room treats a crowd (see [Mode]); "" is ModeFIFO. Changing it keeps the line.
 	Mode Mode `json:"mode,omitempty"`
 	// SiteURL is the protected site. The waiting-room page sends admitted visitors there, or to a
@@ -207,6 +211,9 @@ func (c Config) Validate() error {
 		if err := checkDuration(f.name, f.d); err != nil {
 			return err
 		}
+	}
+	if c.Drop != "" && !rushgate.ValidID(c.Drop) {
+		return &ConfigError{"drop", "not a valid drop id"}
 	}
 	if err := c.Page.validate(); err != nil {
 		return err

@@ -53,6 +53,10 @@ func (g *gate) watch(ctx context.Context, w Watcher) {
 	for ctx.Err() == nil {
 		for visitors := range w.Watch(ctx, g.id) {
 			for _, v := range visitors {
+				if v == Everyone {
+					g.hub.broadcast()
+					continue
+				}
 				g.hub.notify(v)
 			}
 			g.hub.markDirty()

@@ -47,6 +47,8 @@ type Options struct {
 	History rushgate.History
 	// Audit, when set, records every change of a room's config.
 	Audit rushgate.Audit
+	// Stock answers for the drops rooms follow (Config.Drop); a room naming a drop needs it.
+	Stock rushgate.Stock
 }
 
 // View is what a visitor is shown: its status plus an estimate of the wait.
@@ -150,15 +152,28 @@ func (s *Service) dropGate(id string) {
 // The change goes to the audit log with the fields it changed.
 func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 	old, err := s.store.Room(ctx, id)
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	created := errors.Is(err, ErrNotFound)
+	if err != nil && !created {
 		return err
+	}
+	// A room starts following a drop with the units the drop has left; it stops with -1.
+	relink, units := cfg.Drop != old.Drop || created, -1
+	if relink && cfg.Drop != "" {
+		if units, err = s.remaining(ctx, id, cfg.Drop); err != nil {
+			return err
+		}
 	}
 	if err := s.store.PutRoom(ctx, id, cfg); err != nil {
 		return err
 	}
+	if relink {
+		if err := s.store.SetUnits(ctx, id, units); err != nil {
+			return err
+		}
+	}
 	s.gate(id).wake()
 	e := rushgate.Entry{At: s.opts.Clock().UTC(), Kind: "room", ID: id, Action: "update", Changes: rushgate.Diff(old, cfg)}
-	if err != nil {
+	if created {
 		e.Action, e.Changes = "create", rushgate.Diff(nil, cfg)
 	}
 	rushgate.Audited(ctx, s.opts.Audit, s.log, e)
@@ -241,6 +256,47 @@ func (s *Service) Leave(ctx context.Context, id, visitor string) error {
 	return nil
 }
 
+// remaining returns the units left of the drop a room is to follow, refusing a drop that does not exist
+// or does not sit behind the room as a config error.
+func (s *Service) remaining(ctx context.Context, id, drop string) (int, error) {
+	if s.opts.Stock == nil {
+		return 0, &ConfigError{"drop", "this server runs no drops"}
+	}
+	n, err := s.opts.Stock.Remaining(ctx, drop, id)
+	if err != nil && !errors.Is(err, rushgate.ErrUnavailable) {
+		return 0, &ConfigError{"drop", err.Error()}
+	}
+	return n, err
+}
+
+// Hold implements [rushgate.Gatekeeper].
+func (s *Service) Hold(ctx context.Context, id, visitor, admissionID string) (bool, error) {
+	held, err := s.store.Hold(ctx, id, visitor, admissionID)
+	if errors.Is(err, ErrNotAdmitted) || errors.Is(err, ErrNotFound) {
+		return false, rushgate.ErrAdmissionRequired
+	}
+	return held, err
+}
+
+// Unhold implements [rushgate.Gatekeeper]; the freed unit may admit the next visitor at once.
+func (s *Service) Unhold(ctx context.Context, id string) error {
+	if err := s.store.Unhold(ctx, id); err != nil {
+		return err
+	}
+	s.gate(id).wake()
+	return nil
+}
+
+// SoldOut implements [rushgate.Gatekeeper]: the room stops admitting, and its waiting visitors' streams
+// say sold_out at once.
+func (s *Service) SoldOut(ctx context.Context, id string) error {
+	if err := s.store.SoldOut(ctx, id); err != nil {
+		return err
+	}
+	s.Broadcast(id)
+	return nil
+}
+
 // Release ends an admission early so the next visitor can be admitted at once.
 func (s *Service) Release(ctx context.Context, id, visitor, admissionID string) error {
 	if err := s.store.Release(ctx, id, visitor, admissionID); err != nil {
@@ -282,10 +338,15 @@ func (s *Service) Broadcast(id string) { s.gate(id).hub.broadcast() }
 
 // Watcher is implemented by stores that several instances share. Watch reports, until ctx ends, the
 // visitors whose state any instance changed, so that this instance can push to their streams at once
-// rather than at its next paced refresh. The channel is closed when ctx ends or the watch fails.
+// rather than at its next paced refresh; Everyone stands for all of the room's visitors. The channel is
+// closed when ctx ends or the watch fails.
 type Watcher interface {
 	Watch(ctx context.Context, id string) <-chan []string
 }
+
+// Everyone is the visitor a Watcher reports when every visitor of the room changed at once (it sold
+// out); it is not a valid visitor id.
+const Everyone = "*"
 
 // Pinger is implemented by stores that can be unreachable, so that health checks can ask them.
 type Pinger interface {

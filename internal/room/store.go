@@ -25,6 +25,8 @@ const (
 	StateNone     State = "none"
 	StateWaiting  State = "waiting"
 	StateAdmitted State = "admitted"
+	// StateSoldOut is a waiting visitor's state once the drop its room follows is sold out.
+	StateSoldOut State = "sold_out"
 )
 
 // Admission is a visitor's current right to enter the protected site.
@@ -149,4 +151,17 @@ type Store interface {
 	Stats(ctx context.Context, id string) (Stats, error)
 	// Active reports whether admissionID is still the visitor's live admission, for online verification.
 	Active(ctx context.Context, id, visitor, admissionID string) (bool, error)
+
+	// SetUnits links the room to a drop's stock with units left (see rushgate.Gatekeeper), or unlinks
+	// it with -1. A linked room admits no more visitors than its units.
+	SetUnits(ctx context.Context, id string, units int) error
+	// Hold checks that admissionID is the visitor's live admission (ErrNotAdmitted otherwise) and, in a
+	// linked room, takes one unit (rushgate.ErrSoldOut when there is none or the room is sold out). It
+	// reports whether it took one.
+	Hold(ctx context.Context, id, visitor, admissionID string) (bool, error)
+	// Unhold gives a unit back.
+	Unhold(ctx context.Context, id string) error
+	// SoldOut marks the room sold out: it admits nobody, its waiting visitors' status is StateSoldOut,
+	// and joins that would take a new place are refused with rushgate.ErrSoldOut.
+	SoldOut(ctx context.Context, id string) error
 }

@@ -74,6 +74,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	tests = append(tests, dropTests...)
 	tests = append(tests, consoleTests...)
 	tests = append(tests, modeTests...)
+	tests = append(tests, stockTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -105,9 +105,26 @@ function show(s) {
     return;
   }
   sessionStorage.removeItem(aheadKey);
+  if (s.state === "sold_out") {
+    soldOut();
+    return;
+  }
   $("title").textContent = text("none_title");
   $("message").textContent = text("lapsed");
   $("rejoin").hidden = false;
+}
+
+// soldOut tells the visitor that what the line was for is gone: nothing more to wait for.
+function soldOut() {
+  done = true;
+  stop();
+  $("title").textContent = text("sold_out");
+  $("message").textContent = text("sold_out_text");
+  $("keep").hidden = true;
+  $("position").textContent = "";
+  $("ahead").textContent = "";
+  $("bar").hidden = true;
+  $("progress").textContent = "";
 }
 
 function stop() {
@@ -162,6 +179,10 @@ async function join(switching) {
     const s = await r.json();
     if (r.status === 409 && s.error && s.error.code === "waiting_elsewhere") {
       elsewhere(s.error.room);
+      return;
+    }
+    if (r.status === 410 && s.error && s.error.code === "sold_out") {
+      soldOut();
       return;
     }
     if (r.status === 410 && s.error && s.error.code === "room_closed") {

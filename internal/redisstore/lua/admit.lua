@@ -74,11 +74,15 @@ end
 -- The room holds everybody while paused, before its opening, and in queue_all until an opening; in
 -- passthrough it lets everybody in, whatever its capacity and rate (see room.Config.Holds).
 local budget = 0
-local holds = cfg.paused or (cfg.opens > 0 and now < cfg.opens) or (cfg.mode == 'queue_all' and cfg.opens == 0)
+local holds = cfg.paused or cfg.soldout or (cfg.opens > 0 and now < cfg.opens) or (cfg.mode == 'queue_all' and cfg.opens == 0)
+local most = max
+if not holds and cfg.units >= 0 then -- never more admissions than units left of the drop it follows
+  most = math.min(max, cfg.units - redis.call('ZCARD', KEYS[4]))
+end
 if not holds and cfg.mode == 'passthrough' then
-  budget = max
+  budget = most
 elseif not holds then
-  budget = max
+  budget = most
   if cfg.capacity > 0 then
     budget = math.min(budget, cfg.capacity - redis.call('ZCARD', KEYS[4]))
   end

@@ -27,17 +27,18 @@ local function now_ms(override)
 end
 
 -- room_cfg reads the config fields a script needs, or nil when the room does not exist. mode is '' (fifo),
--- 'fifo', 'passthrough', 'reject' or 'queue_all' (see room.Mode).
+-- 'fifo', 'passthrough', 'reject' or 'queue_all' (see room.Mode); units is the units left of the drop the
+-- room follows (-1: none), soldout whether that drop has none.
 local function room_cfg(meta)
   local v = redis.call('HMGET', meta, 'capacity', 'rate_admits', 'rate_per', 'ttl', 'grace', 'idle', 'opens', 'paused', 'epoch',
-    'mode')
+    'mode', 'units', 'soldout')
   if not v[9] then
     return nil
   end
   return {
     capacity = tonumber(v[1]), rate_admits = tonumber(v[2]), rate_per = tonumber(v[3]),
     ttl = tonumber(v[4]), grace = tonumber(v[5]), idle = tonumber(v[6]), opens = tonumber(v[7]),
-    paused = v[8] == '1', epoch = v[9], mode = v[10] or '',
+    paused = v[8] == '1', epoch = v[9], mode = v[10] or '', units = tonumber(v[11] or '-1'), soldout = v[12] == '1',
   }
 end
 

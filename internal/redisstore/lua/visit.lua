@@ -18,7 +18,8 @@
 -- Returns {-1} for an unknown room, else three fields per visitor: 0, 0, '' none; 1, position, the other
 -- lines it may still be in (space-separated, see point_line in lib.lua) or '' waiting; 2, admission id,
 -- expiry ms admitted; 3, 0, '' a fenced join refused, a later join of the visitor having come first; 4, 0,
--- '' a join refused because the room takes no new joins (mode reject).
+-- '' a join refused because the room takes no new joins (mode reject); 5, 0, '' waiting in a room whose
+-- drop is sold out; 6, 0, '' a join refused for that.
 local cfg = room_cfg(KEYS[1])
 if not cfg then
   return {-1}
@@ -126,10 +127,16 @@ local function visit(i, v, mode, draw, arg)
   end
   if position then
     present(v)
+    if cfg.soldout then
+      return 5, 0, ''
+    end
     return 1, position, point(i, arg)
   end
   if mode == 'status' then
     return 0, 0, ''
+  end
+  if cfg.soldout then
+    return 6, 0, ''
   end
   if cfg.mode == 'reject' then
     return 4, 0, ''

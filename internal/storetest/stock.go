@@ -1,0 +1,199 @@
+package storetest
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/drop"
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+// stockTests specify rooms that follow a drop's stock: the store's units and sold-out state, and, through
+// the room and drop services over the backend, a crowd that never gets more admissions than units.
+var stockTests = []check{
+	{"Stock/Units", testUnits},
+	{"Stock/SoldOut", testSoldOut},
+	{"Stock/Crowd", testStockCrowd},
+}
+
+func testUnits(t *testing.T, h Harness) {
+	put(t, h, "su", cfg(10))
+	if err := h.Rooms.SetUnits(ctx, "su", 3); err != nil {
+		t.Fatal(err)
+	}
+	join(t, h, "su", names("v", 5)...)
+	tk := admit(t, h, "su")
+	if len(tk.Admitted) != 3 {
+		t.Fatalf("admitted %v with 3 units", admittedNames(tk))
+	}
+	a := tk.Admitted[0]
+	if _, err := h.Rooms.Hold(ctx, "su", a.Visitor, "nope"); !errors.Is(err, room.ErrNotAdmitted) {
+		t.Fatalf("hold with another admission: %v", err)
+	}
+	if held, err := h.Rooms.Hold(ctx, "su", a.Visitor, a.Admission.ID); err != nil || !held {
+		t.Fatalf("hold: %v %v", held, err)
+	}
+	if err := h.Rooms.Release(ctx, "su", a.Visitor, a.Admission.ID); err != nil { // its claim is made
+		t.Fatal(err)
+	}
+	if tk := admit(t, h, "su"); len(tk.Admitted) != 0 {
+		t.Fatalf("admitted %v: 2 units left for 2 admissions", admittedNames(tk))
+	}
+	b := tk.Admitted[1]
+	if held, err := h.Rooms.Hold(ctx, "su", b.Visitor, b.Admission.ID); err != nil || !held {
+		t.Fatalf("hold: %v %v", held, err)
+	}
+	if err := h.Rooms.Unhold(ctx, "su"); err != nil { // its claim failed: the unit is back
+		t.Fatal(err)
+	}
+	if tk := admit(t, h, "su"); len(tk.Admitted) != 0 {
+		t.Fatalf("admitted %v: b still holds its admission", admittedNames(tk))
+	}
+	if err := h.Rooms.Release(ctx, "su", b.Visitor, ""); err != nil { // b leaves without a claim
+		t.Fatal(err)
+	}
+	wantAdmitted(t, admit(t, h, "su"), "v0003")
+	if err := h.Rooms.SetUnits(ctx, "su", -1); err != nil { // unlinked: capacity alone rules again
+		t.Fatal(err)
+	}
+	tk = admit(t, h, "su")
+	wantAdmitted(t, tk, "v0004")
+	if held, err := h.Rooms.Hold(ctx, "su", "v0004", tk.Admitted[0].Admission.ID); err != nil || held {
+		t.Fatalf("hold in an unlinked room: %v %v", held, err)
+	}
+	if err := h.Rooms.SetUnits(ctx, "none", 1); !errors.Is(err, room.ErrNotFound) {
+		t.Fatalf("units of an unknown room: %v", err)
+	}
+}
+
+func testSoldOut(t *testing.T, h Harness) {
+	put(t, h, "so", cfg(1))
+	if err := h.Rooms.SetUnits(ctx, "so", 1); err != nil {
+		t.Fatal(err)
+	}
+	join(t, h, "so", "a", "b", "c")
+	wantAdmitted(t, admit(t, h, "so"), "a")
+	if err := h.Rooms.SoldOut(ctx, "so"); err != nil {
+		t.Fatal(err)
+	}
+	if st := status(t, h, "so", "b"); st.State != room.StateSoldOut {
+		t.Fatalf("a waiting visitor after the sell-out: %+v", st)
+	}
+	if st, err := h.Rooms.Join(ctx, "so", someone("c")); err != nil || st.State != room.StateSoldOut {
+		t.Fatalf("a waiting visitor joining again: %+v %v", st, err)
+	}
+	if _, err := h.Rooms.Join(ctx, "so", someone("d")); !errors.Is(err, rushgate.ErrSoldOut) {
+		t.Fatalf("a new join: %v", err)
+	}
+	if _, err := h.Rooms.Join(ctx, "so", arrival("so", "e")); !errors.Is(err, rushgate.ErrSoldOut) {
+		t.Fatalf("a first join: %v", err)
+	}
+	_ = h.Rooms.Release(ctx, "so", "a", "")
+	if tk := admit(t, h, "so"); len(tk.Admitted) != 0 {
+		t.Fatalf("a sold-out room admitted %v", admittedNames(tk))
+	}
+	if _, err := h.Rooms.Hold(ctx, "so", "b", "x"); !errors.Is(err, room.ErrNotAdmitted) {
+		t.Fatalf("hold of no admission: %v", err)
+	}
+}
+
+// testStockCrowd: a drop of 100 behind a room of capacity 50 that follows it, and 2,000 visitors. Each
+// admitted visitor claims at once, many at a time. The room never holds more admissions than units
+// left; exactly 100 are admitted and claim; everyone else is told sold_out.
+func testStockCrowd(t *testing.T, h Harness) {
+	const stock, capacity, crowd = 100, 50, 2000
+	rooms := room.NewService(h.Rooms, room.Options{Clock: h.Now, Manual: true, Stock: drop.StockOf(h.Drops)})
+	drops := drop.NewService(h.Drops, drop.Options{Gate: rooms, Clock: h.Now})
+	defer drops.Stop()
+	defer rooms.Stop()
+	dc := dropCfg(h, stock)
+	dc.Room = "line"
+	if err := drops.Put(ctx, "stock", dc); err != nil {
+		t.Fatal(err)
+	}
+	rc := cfg(capacity)
+	rc.Drop = "stock"
+	if err := rooms.Put(ctx, "line", rc); err != nil {
+		t.Fatal(err)
+	}
+	visitors := names("c", crowd)
+	var wg sync.WaitGroup
+	for g := range 32 {
+		wg.Go(func() {
+			for i := g; i < crowd; i += 32 {
+				if _, err := rooms.Join(ctx, "line", someone(visitors[i])); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var claimed, refused atomic.Int64
+	for tick := 0; tick < 1000; tick++ {
+		info, err := drops.Get(ctx, "stock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, err := h.Rooms.Stats(ctx, "line")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left := int64(info.Config.Stock - info.Claimed); before.Active > left {
+			t.Fatalf("tick %d: %d admitted with %d units left", tick, before.Active, left)
+		}
+		tk, err := rooms.Tick(ctx, "line")
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, _ := h.Rooms.Stats(ctx, "line")
+		if left := int64(info.Config.Stock - info.Claimed); after.Active > left {
+			t.Fatalf("tick %d: %d admitted with at most %d units left", tick, after.Active, left)
+		}
+		if len(tk.Admitted) == 0 && before.Active == 0 {
+			break
+		}
+		for _, a := range tk.Admitted {
+			wg.Go(func() {
+				_, _, err := drops.Claim(ctx, drop.ClaimRequest{Drop: "stock", Visitor: a.Visitor,
+					Admission: &rushgate.Admission{Room: "line", Visitor: a.Visitor, ID: a.Admission.ID}})
+				if err != nil {
+					refused.Add(1)
+					t.Errorf("claim by an admitted visitor: %v", err)
+					return
+				}
+				claimed.Add(1)
+			})
+		}
+		wg.Wait()
+	}
+	st, err := h.Rooms.Stats(ctx, "line")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if claimed.Load() != stock || refused.Load() != 0 || st.AdmittedTotal != stock {
+		t.Fatalf("%d claims, %d refused, %d admitted; want %d claims and admissions", claimed.Load(), refused.Load(), st.AdmittedTotal, stock)
+	}
+	all, err := h.Drops.Claims(ctx, "stock", 0, 1000)
+	if err != nil || len(all) != stock {
+		t.Fatalf("the drop holds %d claims (%v)", len(all), err)
+	}
+	soldOut := 0
+	for _, v := range visitors {
+		st, err := h.Rooms.Status(ctx, "line", v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.State == room.StateSoldOut {
+			soldOut++
+		}
+	}
+	if soldOut != crowd-stock {
+		t.Fatalf("%d visitors told sold_out, want %d", soldOut, crowd-stock)
+	}
+	if _, err := rooms.Join(ctx, "line", someone("late")); !errors.Is(err, rushgate.ErrSoldOut) {
+		t.Fatalf("a join after the sell-out: %v", err)
+	}
+}
