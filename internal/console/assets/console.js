@@ -27,7 +27,7 @@
       idle_s: 'Idle leaves/s', grace_s: 'Uncollected/s', act_create: 'created', act_update: 'changed', act_delete: 'deleted',
       act_open: 'opened now', act_close: 'closed now', act_end: 'ended now', act_extend: 'extended',
       scheduled: 'scheduled', open: 'open', closed: 'closed', sold_out: 'sold out', sold: 'sold',
-      no_data: 'Collecting samples…', label_paused: 'Paused', kind_room: 'Room', kind_drop: 'Drop', kind_auction: 'Auction', label_release_on_claim: 'Release admission on claim',
+      no_data: 'Collecting samples…', label_paused: 'Paused', label_mode: 'Mode (fifo, passthrough, reject, queue_all)', label_drop: 'Follows the stock of drop', kind_room: 'Room', kind_drop: 'Drop', kind_auction: 'Auction', label_release_on_claim: 'Release admission on claim',
     },
     ko: {
       console: '콘솔', admin_key: '관리자 키', sign_in: '로그인', sign_out: '로그아웃', overview: '개요',
@@ -52,7 +52,7 @@
       idle_s: '초당 유휴 이탈', grace_s: '초당 미확인 만료', act_create: '생성', act_update: '변경', act_delete: '삭제',
       act_open: '지금 열기', act_close: '지금 닫기', act_end: '지금 종료', act_extend: '연장',
       scheduled: '예정', open: '진행 중', closed: '마감', sold_out: '품절', sold: '판매됨',
-      no_data: '표본을 모으는 중…', label_paused: '일시 정지됨', kind_room: '대기실', kind_drop: '드롭', kind_auction: '경매', label_release_on_claim: '수령 시 입장 해제',
+      no_data: '표본을 모으는 중…', label_paused: '일시 정지됨', label_mode: '모드 (fifo, passthrough, reject, queue_all)', label_drop: '재고를 따르는 드롭', kind_room: '대기실', kind_drop: '드롭', kind_auction: '경매', label_release_on_claim: '수령 시 입장 해제',
     },
   };
 
@@ -134,14 +134,14 @@
   // ---- Forms: one spec per kind; the API's refusal is shown next to the field it names. ----
   const FIELDS = {
     room: [['capacity', 'number'], ['rate_admits', 'number', 'rate'], ['rate_per', 'text', 'rate'], ['session_ttl', 'text'],
-      ['grace', 'text'], ['idle_timeout', 'text'], ['opens_at', 'text'], ['site_url', 'text'], ['paused', 'checkbox']],
+      ['grace', 'text'], ['idle_timeout', 'text'], ['opens_at', 'text'], ['site_url', 'text'], ['mode', 'text'], ['drop', 'text', 'drop'], ['paused', 'checkbox']],
     drop: [['stock', 'number'], ['per_visitor', 'number'], ['opens_at', 'text'], ['closes_at', 'text'], ['room', 'text'],
       ['release_on_claim', 'checkbox']],
     auction: [['title', 'text'], ['currency', 'text'], ['start_price', 'number'], ['increment', 'number'],
       ['reserve_price', 'number'], ['buy_now_price', 'number'], ['starts_at', 'text'], ['ends_at', 'text'], ['room', 'text']],
   };
   const PLACEHOLDERS = { rate_per: '1m', session_ttl: '10m', grace: '60s', idle_timeout: '2m', opens_at: '2026-12-24T10:00:00Z',
-    closes_at: '2026-12-24T11:00:00Z', starts_at: '2026-12-24T10:00:00Z', ends_at: '2026-12-24T11:00:00Z', currency: 'KRW' };
+    closes_at: '2026-12-24T11:00:00Z', starts_at: '2026-12-24T10:00:00Z', ends_at: '2026-12-24T11:00:00Z', currency: 'KRW', mode: 'fifo' };
   const PATHS = { room: '/v1/rooms/', drop: '/v1/drops/', auction: '/v1/auctions/' };
 
   function buildForm(form) {
