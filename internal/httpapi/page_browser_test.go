@@ -280,3 +280,42 @@ func TestSoldOutRoomTellsItsLine(t *testing.T) {
 		})
 	}
 }
+
+// TestDropThroughTheLine: a drop behind a room sends the visitor through the room's line and back; the
+// admission the room's page brings back lets the claim through, and the claim ends it.
+func TestDropThroughTheLine(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/drops/vip", adminKey, e.dropCfg(`, "room": "vipline", "release_on_claim": true`)), 200, "")
+	e.putRoom("vipline", `{"capacity": 1, "grace": "1h", "idle_timeout": "1h"}`)
+	ctx := tab(t)
+	js := func(expr string) string { return eval[string](t, ctx, expr) }
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/d/vip?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the way to the line", func() bool { return js(`String(document.getElementById('gate').hidden)`) == "false" })
+	if js(`String(document.getElementById('claim').disabled)`) != "true" {
+		t.Fatal("the claim button is enabled without an admission")
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#line"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the room's page", func() bool { return strings.HasPrefix(js(`location.pathname`), "/r/vipline") })
+	until(t, "a place in line", func() bool { return js(`document.getElementById('position').textContent`) == "#1" })
+	if _, err := e.svc.Tick(context.Background(), "vipline"); err != nil {
+		t.Fatal(err)
+	}
+	e.svc.Broadcast("vipline")
+	until(t, "back on the drop's page", func() bool { return js(`location.pathname`) == "/d/vip" })
+	if strings.Contains(js(`location.href`), "rg_admission") {
+		t.Fatal("the admission token stays in the address bar")
+	}
+	until(t, "the claim button", func() bool { return js(`String(document.getElementById('claim').disabled)`) == "false" })
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#claim"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the code", func() bool { return strings.Contains(js(`document.getElementById('result').textContent`), "It is yours") })
+	if st := e.do("GET", "/v1/rooms/vipline", adminKey, "").body["stats"].(map[string]any); st["active"] != 0.0 {
+		t.Fatalf("the admission outlived its claim: %v", st)
+	}
+	screenshot(t, ctx, "drop-through-line")
+}

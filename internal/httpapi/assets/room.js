@@ -96,7 +96,7 @@ function show(s) {
     $("title").textContent = text("turn");
     if (cfg.target) {
       $("message").textContent = text("taking");
-      const u = new URL(cfg.target);
+      const u = new URL(cfg.target, location.href); // a site URL, or a path back to a drop or auction here
       u.searchParams.set("rg_admission", s.admission_token);
       location.replace(u.toString());
     } else {
