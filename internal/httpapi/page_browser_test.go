@@ -313,7 +313,9 @@ func TestDropThroughTheLine(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#claim"))); err != nil {
 		t.Fatal(err)
 	}
-	until(t, "the code", func() bool { return strings.Contains(js(`document.getElementById('result').textContent`), "It is yours") })
+	until(t, "the code", func() bool {
+		return strings.Contains(js(`document.getElementById('result').textContent`), "It is yours")
+	})
 	if st := e.do("GET", "/v1/rooms/vipline", adminKey, "").body["stats"].(map[string]any); st["active"] != 0.0 {
 		t.Fatalf("the admission outlived its claim: %v", st)
 	}
