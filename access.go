@@ -3,6 +3,7 @@ package rushgate
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Refusals of an action on a drop or an auction that its guard asks more of.
@@ -70,4 +71,11 @@ func CheckAdmission(ctx context.Context, g Gatekeeper, room, visitor string, a *
 // room's count of units stays the drop's).
 type Stock interface {
 	Remaining(ctx context.Context, drop, room string) (int, error)
+}
+
+// Spent remembers things that may be used once (a solved challenge, an invite code) until they expire,
+// shared by every instance on a shared backend.
+type Spent interface {
+	// Spend marks id as used until until and reports whether this was its first use.
+	Spend(ctx context.Context, id string, until time.Time) (bool, error)
 }

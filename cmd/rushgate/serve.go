@@ -22,6 +22,7 @@ import (
 
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/challenge"
 	"github.com/rushgate/rushgate/internal/console"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/httpapi"
@@ -230,13 +231,19 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		a.onClose(func() { stopRecord(); <-recorded }) // before the record store closes
 	}
 
+	// Challenges are signed with a secret every instance shares, so one may issue and another verify.
+	challengeSecret, _, err := be.vault.LoadOrCreate(ctx, "challenge.secret", randomSecret)
+	if err != nil {
+		return nil, fmt.Errorf("challenge secret: %w", err)
+	}
 	trusted, _ := httpapi.ParseTrustedProxies(f.trusted) // checked by serveFlags.check
 	cfg := httpapi.Config{
 		Rooms: svc, Auctions: auctions, Drops: drops, Keys: keys, Visitors: visitors, Metrics: m, Logger: log,
 		AdminKey: adminKey, NewVisitorsPerMinute: f.newVisitors, SecureCookies: f.secureCookies,
 		TrustedProxies: trusted, StreamsPerAddress: f.streamsPerIP, Audit: be.audit,
-		Console:   console.New(console.Config{AdminKey: adminKey, SecureCookies: f.secureCookies}),
-		Templates: f.templates,
+		Console:    console.New(console.Config{AdminKey: adminKey, SecureCookies: f.secureCookies}),
+		Templates:  f.templates,
+		Challenges: challenge.NewIssuer([]byte(strings.TrimSpace(string(challengeSecret))), nil), Spent: be.spent,
 	}
 	if f.redisURL == "" {
 		cfg.Record = records // the embedded backend answers claims and bids once they are recorded
@@ -282,6 +289,7 @@ type backend struct {
 	vault    keyring.Vault
 	history  rushgate.History
 	audit    rushgate.Audit
+	spent    rushgate.Spent
 	// record, when set, copies the backend's outbox into the SQL record until ctx ends.
 	record func(ctx context.Context, log *slog.Logger)
 	// close closes the backend; for the embedded one it saves the lines, so it runs once nothing
@@ -312,7 +320,7 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 			return backend{}, err
 		}
 		return backend{name: "memory", rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),
-			history: b.History(), audit: b.Audit(), close: b.Close}, nil
+			history: b.History(), audit: b.Audit(), spent: b.Spent(), close: b.Close}, nil
 	}
 	rdb, cluster, err := redisClient(f.redisURL, f.redisCluster, f.redisFlush)
 	if err != nil {
@@ -325,7 +333,7 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 	}
 	consumer := consumerName()
 	return backend{name: name, rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),
-		history: b.History(), audit: b.Audit(), record: func(ctx context.Context, log *slog.Logger) { b.Record(ctx, consumer, records, log) }, close: b.Close}, nil
+		history: b.History(), audit: b.Audit(), spent: b.Spent(), record: func(ctx context.Context, log *slog.Logger) { b.Record(ctx, consumer, records, log) }, close: b.Close}, nil
 }
 
 // consumerName names this instance in the record consumer group: unique across hosts and restarts.

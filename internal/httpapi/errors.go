@@ -8,6 +8,7 @@ import (
 
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/challenge"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/room"
@@ -65,6 +66,8 @@ type Error struct {
 	// Field, for invalid_config, is the config field refused, so that a form can show the message
 	// next to it.
 	Field string
+	// Challenge, for the challenge_ codes, is a fresh challenge to solve.
+	Challenge *challenge.Challenge
 }
 
 func (e *Error) Error() string {
@@ -148,6 +151,7 @@ func fromDomain(err error) *Error {
 }
 
 type errorBody struct {
+	*challengeBody
 	Error struct {
 		Code       string       `json:"code"`
 		Message    string       `json:"message"`
@@ -183,6 +187,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var b errorBody
 	b.Error.Code, b.Error.Message, b.Error.MinNextBid, b.Error.Claims, b.Error.Room = e.Code, e.Message, e.MinNextBid, e.Claims, e.Room
 	b.Error.Field = e.Field
+	if c := e.Challenge; c != nil {
+		b.challengeBody = &challengeBody{Challenge: c.Token, Difficulty: c.Difficulty, Algorithm: "sha256", ExpiresAt: c.ExpiresAt}
+	}
 	writeJSON(w, e.Status, b)
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/admission"
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/challenge"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/httpapi"
 	"github.com/rushgate/rushgate/internal/keyring"
@@ -56,7 +57,8 @@ func setup(t *testing.T, opts ...option) *env {
 		t.Fatal(err)
 	}
 	issuer, _ := visitor.NewIssuer(bytes.Repeat([]byte("s"), 32))
-	cfg := httpapi.Config{Keys: keys, Visitors: issuer, AdminKey: adminKey, Clock: c.Now}
+	cfg := httpapi.Config{Keys: keys, Visitors: issuer, AdminKey: adminKey, Clock: c.Now,
+		Challenges: challenge.NewIssuer([]byte("challenge-secret"), c.Now), Spent: memstore.NewSpent(c.Now)}
 	for _, o := range opts {
 		o(&cfg, &store)
 	}
@@ -115,6 +117,13 @@ func (e *env) do(method, path, auth, body string) resp {
 	if auth != "" {
 		req.Header.Set("Authorization", "Bearer "+auth)
 	}
+	return e.send(req)
+}
+
+// send sends a prepared request and reads its JSON answer.
+func (e *env) send(req *http.Request) resp {
+	e.t.Helper()
+	method, path := req.Method, req.URL.Path
 	res, err := e.srv.Client().Do(req)
 	if err != nil {
 		e.t.Fatal(err)

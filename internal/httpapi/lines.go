@@ -68,12 +68,16 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		e = room.Entrant{Visitor: who.ID, Origin: who.Origin, Switch: req.Switch}
-	} else {
-		if s.limiter != nil && !s.limiter.allow(s.clientAddr(r)) { // no header parsing on a crowd's joins when off
-			w.Header().Set("Retry-After", "60")
-			s.writeError(w, r, apiError(http.StatusTooManyRequests, codeRateLimited, "too many new visitors from this address; retry later"))
-			return
-		}
+	} else if s.limiter != nil && !s.limiter.allow(s.clientAddr(r)) { // no header parsing on a crowd's joins when off
+		w.Header().Set("Retry-After", "60")
+		s.writeError(w, r, apiError(http.StatusTooManyRequests, codeRateLimited, "too many new visitors from this address; retry later"))
+		return
+	}
+	if err := s.guard(r, id, e); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if e.New {
 		tok, e.Visitor = s.visitors.New(id)
 	}
 	v, err := s.rooms.Join(r.Context(), id, e)

@@ -321,3 +321,23 @@ func TestDropThroughTheLine(t *testing.T) {
 	}
 	screenshot(t, ctx, "drop-through-line")
 }
+
+// TestWaitingPageSolvesChallenge: the waiting page of a room with difficulty 16 works out the proof of
+// work in a Web Worker, says so while it does, and takes a place with it.
+func TestWaitingPageSolvesChallenge(t *testing.T) {
+	e := setup(t)
+	e.putRoom("pow", `{"capacity": 1, "paused": true, "challenge": {"difficulty": 16}}`)
+	ctx := tab(t)
+	js := func(expr string) string { return eval[string](t, ctx, expr) }
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/r/pow?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "a place", func() bool { return js(`document.getElementById('position').textContent`) == "#1" })
+	if js(`document.getElementById('room').dataset.checking || ''`) != "shown" {
+		t.Fatal("the page never said it was checking the browser")
+	}
+	t.Logf("time to solve difficulty 16 in the page: %s ms", js(`document.getElementById('room').dataset.solvedMs`))
+	if st := e.do("GET", "/v1/rooms/pow", adminKey, "").body["stats"].(map[string]any); st["waiting"] != 1.0 {
+		t.Fatalf("stats %v", st)
+	}
+}

@@ -5,6 +5,7 @@ package httpapi
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/admission"
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/challenge"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/metrics"
@@ -57,6 +59,11 @@ type Config struct {
 	StreamsPerAddress int
 	// Clock judges token expiry; nil means time.Now. It must agree with the store's clock.
 	Clock func() time.Time
+	// Challenges issues and verifies the proof-of-work challenges of rooms that ask for them, and Spent
+	// remembers the solutions used. Without Challenges the server signs with a secret of its own; without
+	// Spent, rooms that ask for a challenge cannot be joined (503).
+	Challenges *challenge.Issuer
+	Spent      rushgate.Spent
 	// Templates, when set, is a directory whose room.html replaces the waiting-room page's template
 	// (see PageData for its fields).
 	Templates string
@@ -86,24 +93,26 @@ type RecordChecker interface {
 
 // Server serves the API.
 type Server struct {
-	rooms    *room.Service
-	auctions *auction.Service
-	drops    *drop.Service
-	now      func() time.Time
-	keys     *keyring.Keyring
-	verifier *admission.Verifier
-	visitors *visitor.Issuer
-	metrics  *metrics.Metrics
-	log      *slog.Logger
-	adminSum [32]byte
-	limiter  *limiter
-	record   RecordChecker
-	auditLog rushgate.Audit
-	console  Console
-	pages    *pages
-	trusted  []netip.Prefix
-	secure   bool
-	mux      *http.ServeMux
+	rooms      *room.Service
+	auctions   *auction.Service
+	drops      *drop.Service
+	now        func() time.Time
+	keys       *keyring.Keyring
+	verifier   *admission.Verifier
+	visitors   *visitor.Issuer
+	metrics    *metrics.Metrics
+	log        *slog.Logger
+	adminSum   [32]byte
+	limiter    *limiter
+	record     RecordChecker
+	auditLog   rushgate.Audit
+	console    Console
+	pages      *pages
+	challenges *challenge.Issuer
+	spent      rushgate.Spent
+	trusted    []netip.Prefix
+	secure     bool
+	mux        *http.ServeMux
 
 	// streamCtx is the context of streams served on taken-over connections, which outlive their
 	// request; Drain cancels it.
@@ -129,6 +138,12 @@ func New(cfg Config) (*Server, error) {
 		adminSum: sha256.Sum256([]byte(cfg.AdminKey)), secure: cfg.SecureCookies,
 		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, auditLog: cfg.Audit, console: cfg.Console,
 		limits: newStreamLimits(cfg.StreamsPerAddress), feeds: make(map[string]*feed),
+	}
+	s.challenges, s.spent = cfg.Challenges, cfg.Spent
+	if s.challenges == nil {
+		secret := make([]byte, 32)
+		_, _ = rand.Read(secret)
+		s.challenges = challenge.NewIssuer(secret, cfg.Clock)
 	}
 	var err error
 	if s.pages, err = loadPages(cfg.Templates); err != nil {

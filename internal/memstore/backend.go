@@ -40,6 +40,7 @@ type Backend struct {
 	drops    *Drops
 	vault    vault.Dir
 	history  *History
+	spent    *Spent
 	audit    *record.DB
 	lines    string // the snapshot of the lines (see journal.go)
 	journal  string // the journal of line changes since that snapshot
@@ -59,7 +60,7 @@ type Backend struct {
 func Open(ctx context.Context, records *record.DB, dir string, fsync record.Fsync, log *slog.Logger) (*Backend, error) {
 	b := &Backend{auctions: NewAuctions(nil, records), drops: NewDrops(nil, records),
 		rooms: NewRooms(Options{Recorder: records}), vault: vault.Dir(dir), log: log,
-		history: NewHistory(nil), audit: records,
+		history: NewHistory(nil), spent: NewSpent(nil), audit: records,
 		lines: filepath.Join(dir, "lines.snapshot"), journal: filepath.Join(dir, "lines.journal"),
 		j: &journal{paused: true, nosync: fsync == record.FsyncNo}, compactAt: compactAt,
 		stop: make(chan struct{}), done: make(chan struct{})}
@@ -220,6 +221,10 @@ func (b *Backend) Vault() vault.Dir { return b.vault }
 
 // History returns the per-second samples of rooms, drops and auctions, kept in memory.
 func (b *Backend) History() *History { return b.history }
+
+// Spent returns the memory of used one-time things, kept in memory: a restart forgets them, as they
+// live only minutes.
+func (b *Backend) Spent() *Spent { return b.spent }
 
 // Audit returns the log of operators' changes, kept in the record.
 func (b *Backend) Audit() *record.DB { return b.audit }

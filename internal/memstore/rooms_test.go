@@ -18,7 +18,7 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
 		return storetest.Harness{Rooms: memstore.NewRooms(memstore.Options{Clock: c.Now}), Auctions: memstore.NewAuctions(c.Now, nil),
-			Drops: memstore.NewDrops(c.Now, nil), Vault: vault.Dir(t.TempDir()), History: memstore.NewHistory(c.Now),
+			Drops: memstore.NewDrops(c.Now, nil), Vault: vault.Dir(t.TempDir()), History: memstore.NewHistory(c.Now), Spent: memstore.NewSpent(c.Now),
 			Advance: c.Advance, Now: c.Now}
 	})
 }
@@ -30,7 +30,7 @@ func TestConformanceRecorded(t *testing.T) {
 		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
 		rec := sqlite(t)
 		return storetest.Harness{Rooms: memstore.NewRooms(memstore.Options{Clock: c.Now, Recorder: rec}), Auctions: memstore.NewAuctions(c.Now, rec),
-			Drops: memstore.NewDrops(c.Now, rec), Vault: vault.Dir(t.TempDir()), History: memstore.NewHistory(c.Now), Audit: rec,
+			Drops: memstore.NewDrops(c.Now, rec), Vault: vault.Dir(t.TempDir()), History: memstore.NewHistory(c.Now), Audit: rec, Spent: memstore.NewSpent(c.Now),
 			Advance: c.Advance, Now: c.Now}
 	})
 }

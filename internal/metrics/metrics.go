@@ -33,6 +33,7 @@ type Metrics struct {
 	expiries *prometheus.CounterVec
 	requests *prometheus.HistogramVec
 	batches  prometheus.Histogram
+	guards   *prometheus.CounterVec
 
 	// Children of the vectors on the hot path, looked up once: resolving label values hashes and
 	// validates them on every call, which a join paid twice.
@@ -70,7 +71,11 @@ func New() *Metrics {
 			Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
 		}),
 	}
-	m.reg.MustRegister(m.joins, m.admitted, m.releases, m.expiries, m.requests, m.batches,
+	m.guards = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rushgate_join_guard_total",
+		Help: "What the bot defences of joins did, by what (challenge, invite, captcha) and outcome (issued, solved, failed, replayed, used, refused).",
+	}, []string{"what", "outcome"})
+	m.reg.MustRegister(m.joins, m.admitted, m.releases, m.expiries, m.requests, m.batches, m.guards,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -86,6 +91,9 @@ func (m *Metrics) WatchRooms(rooms Rooms) {
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
+
+// Guarded counts one outcome of a join's bot defence: what is "challenge", "invite" or "captcha".
+func (m *Metrics) Guarded(what, outcome string) { m.guards.WithLabelValues(what, outcome).Inc() }
 
 // Joined implements [room.Observer].
 func (m *Metrics) Joined(id string) {

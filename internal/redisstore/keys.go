@@ -52,6 +52,10 @@ func (k keys) history(entity string) string { return k.prefix + ":{" + entity + 
 // audit is a STREAM of operators' changes, one JSON entry in field "e" each, capped near auditKeep.
 func (k keys) audit() string { return k.prefix + ":audit" }
 
+// spent is a STRING that exists while a used one-time thing (a solved challenge, by its hash) may not be
+// used again; it expires with it.
+func (k keys) spent(hash string) string { return k.prefix + ":spent:" + hash }
+
 // catalog is a ZSET of the ids of one kind ("rooms", "drops", "auctions"), all scored 0, so that the
 // admin lists page through them in id order (ZRANGE BYLEX) without scanning the keyspace.
 func (k keys) catalog(kind string) string { return k.prefix + ":catalog:" + kind }

@@ -25,7 +25,7 @@ func harnesses(rdb rueidis.Client, cluster bool) func(t *testing.T) storetest.Ha
 		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
 		b := redisstore.New(rdb, redisstore.Options{Prefix: fmt.Sprintf("t%d", prefixes.Add(1)), Clock: c.Now, Timeout: 5 * time.Second, Cluster: cluster})
 		return storetest.Harness{Rooms: b.Rooms(), Auctions: b.Auctions(), Drops: b.Drops(), Vault: b.Vault(),
-			History: b.History(), Audit: b.Audit(),
+			History: b.History(), Audit: b.Audit(), Spent: b.Spent(),
 			Advance: c.Advance, Now: c.Now}
 	}
 }

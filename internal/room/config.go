@@ -54,6 +54,9 @@ type Config struct {
 	// drop has units left, and once the drop is sold out it admits nobody and tells its line so. The
 	// drop must sit behind the room.
 	Drop string `json:"drop,omitempty"`
+	// Challenge, when its difficulty is above 0, asks every new visitor for a proof of work before it
+	// takes a place (see internal/challenge).
+	Challenge *Challenge `json:"challenge,omitempty"`
 	// Mode says how the room treats a crowd (see [Mode]); "" is ModeFIFO. Changing it keeps the line.
 	Mode Mode `json:"mode,omitempty"`
 	// SiteURL is the protected site. The waiting-room page sends admitted visitors there, or to a
@@ -107,6 +110,21 @@ func (p *Page) validate() error {
 	}
 	return nil
 }
+
+// Challenge is a room's proof of work on join.
+type Challenge struct {
+	// Difficulty is the leading zero bits a solution's hash needs; 0 asks none.
+	Difficulty int `json:"difficulty"`
+	// Max, when above Difficulty, lets the difficulty climb one bit for each doubling of the room's
+	// joins per second past PressureFrom, up to Max, and fall back as they slow.
+	Max int `json:"max,omitempty"`
+}
+
+// PressureFrom is the joins per second of a room at which a challenge's difficulty starts to climb.
+const PressureFrom = 64
+
+// MaxDifficulty bounds a challenge's difficulty: 2^30 hashes take a phone minutes.
+const MaxDifficulty = 30
 
 // Mode is how a room treats its crowd.
 type Mode string
@@ -210,6 +228,14 @@ func (c Config) Validate() error {
 	}{{"session_ttl", c.SessionTTL}, {"grace", c.Grace}, {"idle_timeout", c.IdleTimeout}} {
 		if err := checkDuration(f.name, f.d); err != nil {
 			return err
+		}
+	}
+	if ch := c.Challenge; ch != nil {
+		if ch.Difficulty < 0 || ch.Difficulty > MaxDifficulty {
+			return &ConfigError{"challenge.difficulty", fmt.Sprintf("must be between 0 and %d leading zero bits", MaxDifficulty)}
+		}
+		if ch.Max != 0 && (ch.Max < ch.Difficulty || ch.Max > MaxDifficulty) {
+			return &ConfigError{"challenge.max", fmt.Sprintf("must be between difficulty and %d", MaxDifficulty)}
 		}
 	}
 	if c.Drop != "" && !rushgate.ValidID(c.Drop) {

@@ -72,6 +72,9 @@ type Service struct {
 
 	mu    sync.Mutex
 	gates map[string]*gate
+
+	configs  sync.Map // room -> cachedConfig, for the checks of joins (see guard.go)
+	pressure sync.Map // room -> *pressure, for challenges that follow it
 }
 
 // NewService returns a service over store; call Start to run its gates.
@@ -209,6 +212,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 
 // Join puts a visitor in line (or returns its place) and wakes the gate, which may admit it at once.
 func (s *Service) Join(ctx context.Context, id string, e Entrant) (View, error) {
+	s.pressed(id)
 	st, err := s.store.Join(ctx, id, e)
 	if err != nil {
 		return View{}, err

@@ -23,6 +23,7 @@ var consoleTests = []check{
 	{"Console/Audit", testAudit},
 	{"Console/Reschedule", testReschedule},
 	{"Console/Schedule", testSchedule},
+	{"Spent", testSpent},
 }
 
 func testTotals(t *testing.T, h Harness) {
@@ -265,5 +266,21 @@ func testSchedule(t *testing.T, h Harness) {
 	claim(t, h, "sc", "b")
 	if err := h.Drops.Schedule(ctx, "none", "x", c); !errors.Is(err, drop.ErrNotFound) {
 		t.Fatalf("unknown drop: %v", err)
+	}
+}
+
+func testSpent(t *testing.T, h Harness) {
+	if h.Spent == nil {
+		t.Skip("no memory of spent things")
+	}
+	until := h.Now().Add(time.Minute)
+	if first, err := h.Spent.Spend(ctx, "token-1", until); err != nil || !first {
+		t.Fatalf("first spend: %v %v", first, err)
+	}
+	if first, err := h.Spent.Spend(ctx, "token-1", until); err != nil || first {
+		t.Fatalf("second spend: %v %v", first, err)
+	}
+	if first, err := h.Spent.Spend(ctx, "token-2", until); err != nil || !first {
+		t.Fatalf("another id: %v %v", first, err)
 	}
 }

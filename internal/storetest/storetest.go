@@ -31,6 +31,8 @@ type Harness struct {
 	// History and Audit, when set, are the backend's per-second samples and audit log.
 	History rushgate.History
 	Audit   rushgate.Audit
+	// Spent, when set, remembers used one-time things.
+	Spent rushgate.Spent
 	// Advance moves the backend's clock forward. Backends whose clock is a server's (Redis TIME) apply
 	// it as an offset the store adds to that clock, so no test sleeps for time to pass.
 	Advance func(time.Duration)

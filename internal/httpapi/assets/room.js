@@ -167,16 +167,37 @@ async function poll(retryStreamAt) {
   if (!done && !stream) pollTimer = setTimeout(() => poll(retryStreamAt), POLL_EVERY);
 }
 
-async function join(switching) {
+// solve works out a room's proof-of-work challenge in a Web Worker and returns "challenge:nonce".
+function solve(c) {
+  $("message").textContent = text("checking");
+  root.dataset.checking = "shown";
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const worker = new Worker("/assets/pow.js");
+    worker.onmessage = (e) => {
+      worker.terminate();
+      root.dataset.solvedMs = String(Math.round(performance.now() - started));
+      resolve(c.challenge + ":" + e.data.nonce);
+    };
+    worker.postMessage({ challenge: c.challenge, difficulty: c.difficulty });
+  });
+}
+
+async function join(switching, solution) {
   $("message").textContent = text("joining");
-  const init = { method: "POST", credentials: "same-origin" };
+  const init = { method: "POST", credentials: "same-origin", headers: {} };
   if (switching) {
-    init.headers = { "Content-Type": "application/json" };
+    init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify({ switch: true });
   }
+  if (solution) init.headers["Rushgate-Challenge"] = solution;
   try {
     const r = await fetch(cfg.join, init);
     const s = await r.json();
+    if (r.status === 401 && s.challenge && !solution) {
+      join(switching, await solve(s));
+      return;
+    }
     if (r.status === 409 && s.error && s.error.code === "waiting_elsewhere") {
       elsewhere(s.error.room);
       return;

@@ -1,0 +1,101 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/challenge"
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+// ChallengeHeader carries a solved challenge on a join: "token:nonce".
+const ChallengeHeader = "Rushgate-Challenge"
+
+// challengeCodes names each refusal of a solution in the API.
+var challengeCodes = map[error]string{
+	challenge.ErrRequired:  "challenge_required",
+	challenge.ErrInvalid:   "challenge_invalid",
+	challenge.ErrExpired:   "challenge_expired",
+	challenge.ErrOtherRoom: "challenge_other_room",
+	challenge.ErrUnsolved:  "challenge_unsolved",
+	challenge.ErrUsed:      "challenge_used",
+}
+
+// guard runs a room's defences against bots before a join takes a new place: the proof of work of its
+// challenge. A visitor that already waits in the line or holds an admission (a reload) passes; a new
+// visitor is bound by its client address, a known one by its id. A refusal answers 401 with a fresh
+// challenge to solve.
+func (s *Server) guard(r *http.Request, id string, e room.Entrant) error {
+	cfg, err := s.rooms.Config(r.Context(), id)
+	if err != nil {
+		return nil // the join answers for an unknown room
+	}
+	difficulty := s.rooms.Difficulty(id, cfg.Challenge)
+	if difficulty == 0 {
+		return nil
+	}
+	if s.spent == nil {
+		return fmt.Errorf("%w: no memory of spent challenges", rushgate.ErrUnavailable)
+	}
+	client := "a:" + s.clientAddr(r)
+	if !e.New {
+		v, err := s.rooms.Status(r.Context(), id, e.Visitor)
+		if err != nil {
+			return err
+		}
+		if v.State != room.StateNone {
+			return nil
+		}
+		client = "v:" + e.Visitor
+	}
+	err = challenge.ErrRequired
+	if h := r.Header.Get(ChallengeHeader); h != "" {
+		var sol challenge.Solution
+		if sol, err = s.challenges.Verify(h, id, client); err == nil {
+			first, serr := s.spent.Spend(r.Context(), sol.Token, sol.ExpiresAt)
+			switch {
+			case serr != nil:
+				return serr
+			case !first:
+				err = challenge.ErrUsed
+			default:
+				s.guarded("challenge", "solved")
+				return nil
+			}
+		}
+	}
+	outcome := "failed"
+	switch {
+	case errors.Is(err, challenge.ErrRequired):
+		outcome = "issued"
+	case errors.Is(err, challenge.ErrUsed):
+		outcome = "replayed"
+	}
+	s.guarded("challenge", outcome)
+	c := s.challenges.Issue(id, client, difficulty)
+	return &Error{Status: http.StatusUnauthorized, Code: challengeCodes[err], Message: challengeMessage(err), Cause: err, Challenge: &c}
+}
+
+func challengeMessage(err error) string {
+	if errors.Is(err, challenge.ErrRequired) {
+		return "solve the challenge and join again with Rushgate-Challenge: <challenge>:<nonce>"
+	}
+	return err.Error() + "; solve the new challenge"
+}
+
+func (s *Server) guarded(what, outcome string) {
+	if s.metrics != nil {
+		s.metrics.Guarded(what, outcome)
+	}
+}
+
+// challengeBody is the challenge a 401 carries, at the top level of the error answer.
+type challengeBody struct {
+	Challenge  string    `json:"challenge"`
+	Difficulty int       `json:"difficulty"`
+	Algorithm  string    `json:"algorithm"`
+	ExpiresAt  time.Time `json:"expires_at"`
+}

@@ -1,0 +1,86 @@
+package room
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+)
+
+// configTTL is how long the service keeps a room's config for the checks of a join (its challenge):
+// a change reaches every instance's joins within it, and a crowd's joins cost no read of the config.
+const configTTL = time.Second
+
+type cachedConfig struct {
+	cfg Config
+	at  time.Time
+}
+
+// pressure counts a room's joins in the current second and remembers the last whole second's.
+type pressure struct {
+	mu          sync.Mutex
+	second      int64
+	count, last int
+}
+
+// Config returns a room's config as read at most a second ago: what a join is checked against.
+func (s *Service) Config(ctx context.Context, id string) (Config, error) {
+	if c, ok := s.configs.Load(id); ok && time.Since(c.(cachedConfig).at) < configTTL {
+		return c.(cachedConfig).cfg, nil
+	}
+	cfg, err := s.store.Room(ctx, id)
+	if err != nil {
+		s.configs.Delete(id)
+		return Config{}, err
+	}
+	s.configs.Store(id, cachedConfig{cfg, time.Now()})
+	return cfg, nil
+}
+
+// Difficulty is the challenge a new visitor of the room must solve now: the room's difficulty, raised
+// one bit for each doubling of this instance's joins per second past PressureFrom, up to Max.
+func (s *Service) Difficulty(id string, c *Challenge) int {
+	if c == nil {
+		return 0
+	}
+	if c.Max <= c.Difficulty {
+		return c.Difficulty
+	}
+	p, _ := s.pressure.LoadOrStore(id, &pressure{})
+	pr := p.(*pressure)
+	pr.mu.Lock()
+	now := time.Now().Unix()
+	rate := pr.last
+	if pr.second == now {
+		rate = max(rate, pr.count)
+	} else if pr.second != now-1 {
+		rate = 0
+	}
+	pr.mu.Unlock()
+	if rate < PressureFrom {
+		return c.Difficulty
+	}
+	extra := int(math.Log2(float64(rate)/PressureFrom)) + 1
+	return min(c.Max, c.Difficulty+extra)
+}
+
+// pressed counts a join of the room for Difficulty.
+func (s *Service) pressed(id string) {
+	p, ok := s.pressure.Load(id)
+	if !ok {
+		return // no room asks for its pressure until its config has a Max
+	}
+	pr := p.(*pressure)
+	now := time.Now().Unix()
+	pr.mu.Lock()
+	if pr.second != now {
+		if pr.second == now-1 {
+			pr.last = pr.count
+		} else {
+			pr.last = 0
+		}
+		pr.second, pr.count = now, 0
+	}
+	pr.count++
+	pr.mu.Unlock()
+}
