@@ -44,6 +44,9 @@ type serveFlags struct {
 	newVisitors   int
 	secureCookies bool
 	templates     string
+	enqueueSecret string
+	captchaURL    string
+	captchaSecret string
 	drainTimeout  time.Duration
 	debugAddr     string
 	metricsAddr   string
@@ -67,7 +70,10 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logFormat, "log-format", "json", "json or text")
 	fs.IntVar(&f.newVisitors, "new-visitors-per-minute", 0, "most new anonymous visitors per client address per minute (0: no limit)")
 	fs.BoolVar(&f.secureCookies, "secure-cookies", false, "mark cookies Secure (set when TLS ends at a proxy)")
-	fs.StringVar(&f.templates, "templates", "", "directory whose room.html replaces the waiting-room page's template")
+	fs.StringVar(&f.templates, "templates", "", "directory whose room.html, drop.html or auction.html replace the built-in pages")
+	fs.StringVar(&f.enqueueSecret, "enqueue-secret", "", "HS256 secret of the enqueue tokens sites sign for invite-only rooms")
+	fs.StringVar(&f.captchaURL, "captcha-verify-url", "", "siteverify URL of a CAPTCHA service (Turnstile, hCaptcha) for rooms with captcha")
+	fs.StringVar(&f.captchaSecret, "captcha-secret", "", "the secret key of that CAPTCHA service")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", 15*time.Second, "how long SIGTERM waits for in-flight requests")
 	fs.StringVar(&f.debugAddr, "debug-addr", "", "serve net/http/pprof on this separate address (empty: off)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics without the admin key on this separate, private address (empty: off; /metrics on --addr always needs the admin key)")
@@ -244,6 +250,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		Console:    console.New(console.Config{AdminKey: adminKey, SecureCookies: f.secureCookies}),
 		Templates:  f.templates,
 		Challenges: challenge.NewIssuer([]byte(strings.TrimSpace(string(challengeSecret))), nil), Spent: be.spent,
+		EnqueueSecret: []byte(f.enqueueSecret),
 	}
 	if f.redisURL == "" {
 		cfg.Record = records // the embedded backend answers claims and bids once they are recorded

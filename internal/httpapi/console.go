@@ -241,3 +241,26 @@ func summary[T any](s *Server, param string, read func(ctx context.Context, id s
 		writeJSON(w, http.StatusOK, v)
 	}
 }
+
+// addInvites uploads invite codes: {"codes": [...]} → {"added": N}, the codes that were new.
+func (s *Server) addInvites(w http.ResponseWriter, r *http.Request) {
+	id, err := roomID(r)
+	var req struct {
+		Codes []string `json:"codes"`
+	}
+	if err == nil {
+		err = decode(r, &req, false)
+	}
+	if err == nil && (len(req.Codes) == 0 || len(req.Codes) > 10000) {
+		err = apiError(http.StatusBadRequest, codeInvalidRequest, "codes must list 1 to 10,000 codes")
+	}
+	var n int
+	if err == nil {
+		n, err = s.rooms.AddInvites(r.Context(), id, req.Codes)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "added": n})
+}

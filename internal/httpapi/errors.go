@@ -48,6 +48,9 @@ const (
 	codeIdentityRequired      = "identity_required"
 	codeWaitingElsewhere      = "waiting_elsewhere"
 	codeRoomClosed            = "room_closed"
+	codeInviteRequired        = "invite_required"
+	codeInviteInvalid         = "invite_invalid"
+	codeInvalidEnqueueToken   = "invalid_enqueue_token"
 )
 
 // Error is an API failure: a stable code and a message for the client, the HTTP status, and the cause,
@@ -137,6 +140,11 @@ func fromDomain(err error) *Error {
 		return &Error{Status: http.StatusBadRequest, Code: codeInvalidAmount, Message: "amounts are positive integers of minor units", Cause: err}
 	case errors.Is(err, room.ErrNotFound):
 		return &Error{Status: http.StatusNotFound, Code: codeRoomNotFound, Message: "no such room", Cause: err}
+	case errors.Is(err, room.ErrInviteRequired):
+		return &Error{Status: http.StatusForbidden, Code: codeInviteRequired, Cause: err,
+			Message: "this line takes invited visitors: send Rushgate-Invite: <code>, or the site's Rushgate-Enqueue token"}
+	case errors.Is(err, room.ErrInviteInvalid):
+		return &Error{Status: http.StatusForbidden, Code: codeInviteInvalid, Message: "the invite code is not valid, or was used already", Cause: err}
 	case errors.Is(err, room.ErrClosed):
 		return &Error{Status: http.StatusGone, Code: codeRoomClosed, Message: "the room takes no new visitors", Cause: err}
 	case errors.Is(err, room.ErrNotAdmitted):

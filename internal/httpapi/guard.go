@@ -6,13 +6,42 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
+
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/challenge"
 	"github.com/rushgate/rushgate/internal/room"
 )
 
-// ChallengeHeader carries a solved challenge on a join: "token:nonce".
-const ChallengeHeader = "Rushgate-Challenge"
+// Headers of a guarded join: a solved challenge ("token:nonce"), an invite code, and an enqueue token
+// the site signed for a subject.
+const (
+	ChallengeHeader = "Rushgate-Challenge"
+	InviteHeader    = "Rushgate-Invite"
+	EnqueueHeader   = "Rushgate-Enqueue"
+)
+
+// enqueueClaims are the claims of an enqueue token: an HS256 JWT the site signs with the server's
+// --enqueue-secret, naming the subject (one place per subject), the room, and an expiry.
+type enqueueClaims struct {
+	Room string `json:"room"`
+	jwt.RegisteredClaims
+}
+
+// enqueued verifies an enqueue token for room id and returns its subject.
+func (s *Server) enqueued(tok, id string) (string, error) {
+	bad := apiError(http.StatusUnauthorized, codeInvalidEnqueueToken, "the enqueue token is not valid for this room")
+	if len(s.enqueueSecret) == 0 || len(tok) > 4096 {
+		return "", bad
+	}
+	var c enqueueClaims
+	_, err := jwt.ParseWithClaims(tok, &c, func(*jwt.Token) (any, error) { return s.enqueueSecret, nil },
+		jwt.WithValidMethods([]string{"HS256"}), jwt.WithExpirationRequired(), jwt.WithTimeFunc(s.now))
+	if err != nil || c.Room != id || c.Subject == "" || len(c.Subject) > 256 {
+		return "", bad
+	}
+	return c.Subject, nil
+}
 
 // challengeCodes names each refusal of a solution in the API.
 var challengeCodes = map[error]string{
@@ -28,17 +57,18 @@ var challengeCodes = map[error]string{
 // challenge. A visitor that already waits in the line or holds an admission (a reload) passes; a new
 // visitor is bound by its client address, a known one by its id. A refusal answers 401 with a fresh
 // challenge to solve.
-func (s *Server) guard(r *http.Request, id string, e room.Entrant) error {
+//
+// In a room with entry "invite", a new place also needs an invite code (Rushgate-Invite), set on e for
+// the join to spend, unless the site vouched for the visitor with an enqueue token.
+func (s *Server) guard(r *http.Request, id string, e *room.Entrant, vouched bool) error {
 	cfg, err := s.rooms.Config(r.Context(), id)
 	if err != nil {
 		return nil // the join answers for an unknown room
 	}
 	difficulty := s.rooms.Difficulty(id, cfg.Challenge)
-	if difficulty == 0 {
+	invite := cfg.Entry == room.EntryInvite && !vouched
+	if difficulty == 0 && !invite {
 		return nil
-	}
-	if s.spent == nil {
-		return fmt.Errorf("%w: no memory of spent challenges", rushgate.ErrUnavailable)
 	}
 	client := "a:" + s.clientAddr(r)
 	if !e.New {
@@ -47,9 +77,21 @@ func (s *Server) guard(r *http.Request, id string, e room.Entrant) error {
 			return err
 		}
 		if v.State != room.StateNone {
-			return nil
+			return nil // its place is taken already
 		}
 		client = "v:" + e.Visitor
+	}
+	if invite {
+		if e.Invite = r.Header.Get(InviteHeader); e.Invite == "" || len(e.Invite) > room.MaxInviteLen {
+			s.guarded("invite", "refused")
+			return room.ErrInviteRequired
+		}
+	}
+	if difficulty == 0 {
+		return nil
+	}
+	if s.spent == nil {
+		return fmt.Errorf("%w: no memory of spent challenges", rushgate.ErrUnavailable)
 	}
 	err = challenge.ErrRequired
 	if h := r.Header.Get(ChallengeHeader); h != "" {
@@ -75,6 +117,7 @@ func (s *Server) guard(r *http.Request, id string, e room.Entrant) error {
 		outcome = "replayed"
 	}
 	s.guarded("challenge", outcome)
+	e.Invite = "" // nothing is spent on a refused join
 	c := s.challenges.Issue(id, client, difficulty)
 	return &Error{Status: http.StatusUnauthorized, Code: challengeCodes[err], Message: challengeMessage(err), Cause: err, Challenge: &c}
 }

@@ -7,7 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
+
 	"github.com/rushgate/rushgate/internal/challenge"
+	"github.com/rushgate/rushgate/internal/httpapi"
+	"github.com/rushgate/rushgate/internal/room"
 )
 
 // solve finds a nonce for a challenge answer, as a client in any language would from the README.
@@ -79,4 +83,64 @@ func TestChallenge(t *testing.T) {
 	late := e.joinWith("pow", "", "")
 	e.clock.Advance(challenge.TTL + time.Second)
 	e.want(e.joinWith("pow", solve(t, late), ""), 401, "challenge_expired")
+}
+
+func TestInvites(t *testing.T) {
+	secret := []byte("site-enqueue-secret")
+	e := setup(t, func(c *httpapi.Config, _ *room.Store) { c.EnqueueSecret = secret })
+	e.putRoom("presale", `{"capacity": 1, "entry": "invite"}`)
+	e.want(e.do("POST", "/v1/rooms/presale/invites", "", `{"codes": ["K-1"]}`), 401, "unauthorized")
+	if r := e.do("POST", "/v1/rooms/presale/invites", adminKey, `{"codes": ["K-1", "K-2", "K-1"]}`); r.code != 200 || r.body["added"] != 2.0 {
+		t.Fatalf("upload: %d %v", r.code, r.body)
+	}
+	e.want(e.do("POST", "/v1/rooms/presale/invites", adminKey, `{"codes": []}`), 400, "invalid_request")
+	invited := func(code, token string) resp {
+		req, _ := http.NewRequest("POST", e.srv.URL+"/v1/rooms/presale/join", nil)
+		if code != "" {
+			req.Header.Set("Rushgate-Invite", code)
+		}
+		if token != "" {
+			req.Header.Set("Rushgate-Enqueue", token)
+		}
+		return e.send(req)
+	}
+	e.want(invited("", ""), 403, "invite_required")
+	e.want(invited("nope", ""), 403, "invite_invalid")
+	first := invited("K-1", "")
+	e.want(first, 200, "")
+	e.want(invited("K-1", ""), 403, "invite_invalid") // used once
+	// The invited visitor comes back without the code.
+	e.want(e.joinWith("presale", "", first.str("visitor_token")), 200, "")
+
+	sign := func(claims jwt.MapClaims, key []byte) string {
+		s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	exp := e.clock.Now().Add(time.Hour).Unix()
+	tok := sign(jwt.MapClaims{"sub": "user-77", "room": "presale", "exp": exp}, secret)
+	a := invited("", tok)
+	e.want(a, 200, "")
+	b := invited("", tok) // the same subject: the same one place
+	e.want(b, 200, "")
+	if a.str("visitor_token") != b.str("visitor_token") {
+		t.Fatal("a subject got two visitors")
+	}
+	stats := e.do("GET", "/v1/rooms/presale", adminKey, "").body["stats"].(map[string]any)
+	if stats["joined_total"] != 2.0 {
+		t.Fatalf("places: %v, want one by code and one by token", stats)
+	}
+	for name, bad := range map[string]string{
+		"other room":   sign(jwt.MapClaims{"sub": "u", "room": "other", "exp": exp}, secret),
+		"other secret": sign(jwt.MapClaims{"sub": "u", "room": "presale", "exp": exp}, []byte("guess")),
+		"expired":      sign(jwt.MapClaims{"sub": "u", "room": "presale", "exp": e.clock.Now().Add(-time.Minute).Unix()}, secret),
+		"no expiry":    sign(jwt.MapClaims{"sub": "u", "room": "presale"}, secret),
+		"garbage":      "x.y.z",
+	} {
+		if r := invited("", bad); r.code != 401 || r.errCode() != "invalid_enqueue_token" {
+			t.Errorf("%s: %d %v", name, r.code, r.body)
+		}
+	}
 }

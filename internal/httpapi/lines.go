@@ -73,7 +73,18 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, apiError(http.StatusTooManyRequests, codeRateLimited, "too many new visitors from this address; retry later"))
 		return
 	}
-	if err := s.guard(r, id, e); err != nil {
+	vouched := false
+	if et := r.Header.Get(EnqueueHeader); et != "" {
+		// The site vouches for a subject: its one visitor joins, so a subject holds one place.
+		subject, err := s.enqueued(et, id)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		tok, e.Visitor = s.visitors.ForSubject(subject)
+		e.New, e.Origin, vouched = false, "", true
+	}
+	if err := s.guard(r, id, &e, vouched); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -81,7 +92,10 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		tok, e.Visitor = s.visitors.New(id)
 	}
 	v, err := s.rooms.Join(r.Context(), id, e)
-	if err == nil && e.New {
+	if err == nil && e.Invite != "" {
+		s.guarded("invite", "used")
+	}
+	if err == nil && (e.New || vouched) {
 		s.setVisitorCookie(w, r, tok)
 	}
 	s.respond(w, r, id, e.Visitor, tok, v, err)

@@ -64,6 +64,9 @@ type Config struct {
 	// Spent, rooms that ask for a challenge cannot be joined (503).
 	Challenges *challenge.Issuer
 	Spent      rushgate.Spent
+	// EnqueueSecret verifies the enqueue tokens sites sign (HS256) to put a subject in an invite-only
+	// room's line; empty refuses them.
+	EnqueueSecret []byte
 	// Templates, when set, is a directory whose room.html replaces the waiting-room page's template
 	// (see PageData for its fields).
 	Templates string
@@ -93,26 +96,27 @@ type RecordChecker interface {
 
 // Server serves the API.
 type Server struct {
-	rooms      *room.Service
-	auctions   *auction.Service
-	drops      *drop.Service
-	now        func() time.Time
-	keys       *keyring.Keyring
-	verifier   *admission.Verifier
-	visitors   *visitor.Issuer
-	metrics    *metrics.Metrics
-	log        *slog.Logger
-	adminSum   [32]byte
-	limiter    *limiter
-	record     RecordChecker
-	auditLog   rushgate.Audit
-	console    Console
-	pages      *pages
-	challenges *challenge.Issuer
-	spent      rushgate.Spent
-	trusted    []netip.Prefix
-	secure     bool
-	mux        *http.ServeMux
+	rooms         *room.Service
+	auctions      *auction.Service
+	drops         *drop.Service
+	now           func() time.Time
+	keys          *keyring.Keyring
+	verifier      *admission.Verifier
+	visitors      *visitor.Issuer
+	metrics       *metrics.Metrics
+	log           *slog.Logger
+	adminSum      [32]byte
+	limiter       *limiter
+	record        RecordChecker
+	auditLog      rushgate.Audit
+	console       Console
+	pages         *pages
+	challenges    *challenge.Issuer
+	spent         rushgate.Spent
+	enqueueSecret []byte
+	trusted       []netip.Prefix
+	secure        bool
+	mux           *http.ServeMux
 
 	// streamCtx is the context of streams served on taken-over connections, which outlive their
 	// request; Drain cancels it.
@@ -139,7 +143,7 @@ func New(cfg Config) (*Server, error) {
 		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, auditLog: cfg.Audit, console: cfg.Console,
 		limits: newStreamLimits(cfg.StreamsPerAddress), feeds: make(map[string]*feed),
 	}
-	s.challenges, s.spent = cfg.Challenges, cfg.Spent
+	s.challenges, s.spent, s.enqueueSecret = cfg.Challenges, cfg.Spent, cfg.EnqueueSecret
 	if s.challenges == nil {
 		secret := make([]byte, 32)
 		_, _ = rand.Read(secret)
@@ -178,6 +182,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/audit", s.admin(s.audit))
 	m.HandleFunc("PUT /v1/rooms/{room}", s.admin(s.putRoom))
 	m.HandleFunc("PATCH /v1/rooms/{room}", s.admin(s.patchRoom))
+	m.HandleFunc("POST /v1/rooms/{room}/invites", s.admin(s.addInvites))
 	m.HandleFunc("GET /v1/rooms/{room}/history", s.admin(history(s, "room", s.rooms.History)))
 	m.HandleFunc("GET /v1/rooms/{room}", s.admin(s.getRoom))
 	m.HandleFunc("DELETE /v1/rooms/{room}", s.admin(s.deleteRoom))

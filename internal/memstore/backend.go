@@ -30,6 +30,12 @@ type Records interface {
 	RecordDrop(ctx context.Context, id string, cfg drop.Config) error
 	// ForgetDrop removes the record of a deleted drop, which had no claims.
 	ForgetDrop(ctx context.Context, id string) error
+	// AddInvites, TakeInvite, ReturnInvite and ForgetInvites keep rooms' invite codes durably, so that
+	// a code is used once across any restart.
+	AddInvites(ctx context.Context, room string, codes []string) (int, error)
+	TakeInvite(ctx context.Context, room, code string) (bool, error)
+	ReturnInvite(ctx context.Context, room, code string) error
+	ForgetInvites(ctx context.Context, room string) error
 }
 
 // Backend is the embedded backend as one value: the room, auction and drop stores, which record to one

@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"math"
@@ -149,7 +150,7 @@ func (s *Rooms) DeleteRoom(ctx context.Context, id string) error {
 		return err
 	}
 	if s.recorder != nil {
-		if err := s.recorder.ForgetRoom(ctx, id); err != nil {
+		if err := errors.Join(s.recorder.ForgetRoom(ctx, id), s.recorder.ForgetInvites(ctx, id)); err != nil {
 			return fmt.Errorf("%w: forgetting room %s: %w", rushgate.ErrUnavailable, id, err)
 		}
 	}
@@ -367,6 +368,70 @@ func (s *Rooms) Unhold(_ context.Context, id string) error {
 		}
 		return nil
 	})
+}
+
+// AddInvites implements [room.Store]: in the record when there is one, so that a code is used once
+// across restarts, else in memory.
+func (s *Rooms) AddInvites(ctx context.Context, id string, codes []string) (int, error) {
+	added := 0
+	err := s.with(id, func(rs *roomState, _ int64) error {
+		if s.recorder != nil {
+			return nil
+		}
+		if rs.invites == nil {
+			rs.invites = make(map[string]bool)
+		}
+		for _, c := range codes {
+			if _, ok := rs.invites[c]; !ok {
+				rs.invites[c] = false
+				added++
+			}
+		}
+		return nil
+	})
+	if err != nil || s.recorder == nil {
+		return added, err
+	}
+	added, err = s.recorder.AddInvites(ctx, id, codes)
+	return added, recorded(err)
+}
+
+// TakeInvite implements [room.Store].
+func (s *Rooms) TakeInvite(ctx context.Context, id, code string) (bool, error) {
+	taken := false
+	err := s.with(id, func(rs *roomState, _ int64) error {
+		if used, ok := rs.invites[code]; s.recorder == nil && ok && !used {
+			rs.invites[code], taken = true, true
+		}
+		return nil
+	})
+	if err != nil || s.recorder == nil {
+		return taken, err
+	}
+	taken, err = s.recorder.TakeInvite(ctx, id, code)
+	return taken, recorded(err)
+}
+
+// ReturnInvite implements [room.Store].
+func (s *Rooms) ReturnInvite(ctx context.Context, id, code string) error {
+	err := s.with(id, func(rs *roomState, _ int64) error {
+		if _, ok := rs.invites[code]; s.recorder == nil && ok {
+			rs.invites[code] = false
+		}
+		return nil
+	})
+	if err != nil || s.recorder == nil {
+		return err
+	}
+	return recorded(s.recorder.ReturnInvite(ctx, id, code))
+}
+
+// recorded reports a failure of the record as the store being unavailable.
+func recorded(err error) error {
+	if err != nil {
+		return fmt.Errorf("%w: %w", rushgate.ErrUnavailable, err)
+	}
+	return nil
 }
 
 // SoldOut implements [room.Store].

@@ -36,6 +36,9 @@ type roomState struct {
 	// is set once that drop has none left (see rushgate.Gatekeeper).
 	units   int
 	soldOut bool
+	// invites are the room's invite codes and whether each is used, when there is no record to keep
+	// them.
+	invites map[string]bool
 
 	j *journal // where line changes go, nil for none (see journal.go)
 }

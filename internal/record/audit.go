@@ -71,3 +71,44 @@ func (r *DB) Entries(ctx context.Context, kind, id, before string, limit int) ([
 	}
 	return out, rows.Err()
 }
+
+// AddInvites records a room's invite codes, each once; it reports how many were new.
+func (r *DB) AddInvites(ctx context.Context, room string, codes []string) (int, error) {
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, r.wrote(ctx, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	added := 0
+	for _, c := range codes {
+		res, err := tx.ExecContext(ctx, r.q(`INSERT INTO invites (room, code, used) VALUES (?, ?, 0) ON CONFLICT (room, code) DO NOTHING`), room, c)
+		if err != nil {
+			return 0, r.wrote(ctx, err)
+		}
+		n, _ := res.RowsAffected()
+		added += int(n)
+	}
+	return added, r.wrote(ctx, tx.Commit())
+}
+
+// TakeInvite marks a listed, unused code as used and reports whether it was.
+func (r *DB) TakeInvite(ctx context.Context, room, code string) (bool, error) {
+	res, err := r.db.ExecContext(ctx, r.q(`UPDATE invites SET used = 1 WHERE room = ? AND code = ? AND used = 0`), room, code)
+	if err != nil {
+		return false, r.wrote(ctx, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, r.wrote(ctx, nil)
+}
+
+// ReturnInvite marks a code unused again.
+func (r *DB) ReturnInvite(ctx context.Context, room, code string) error {
+	_, err := r.db.ExecContext(ctx, r.q(`UPDATE invites SET used = 0 WHERE room = ? AND code = ?`), room, code)
+	return r.wrote(ctx, err)
+}
+
+// ForgetInvites removes a deleted room's codes.
+func (r *DB) ForgetInvites(ctx context.Context, room string) error {
+	_, err := r.db.ExecContext(ctx, r.q(`DELETE FROM invites WHERE room = ?`), room)
+	return r.wrote(ctx, err)
+}

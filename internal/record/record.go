@@ -182,6 +182,12 @@ CREATE TABLE IF NOT EXISTS record_health (
 	id         INTEGER PRIMARY KEY,
 	checked_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS invites (
+	room TEXT     NOT NULL,
+	code TEXT     NOT NULL,
+	used SMALLINT NOT NULL,
+	PRIMARY KEY (room, code)
+);
 CREATE TABLE IF NOT EXISTS audit (
 	seq     BIGINT PRIMARY KEY,
 	at      TEXT NOT NULL,

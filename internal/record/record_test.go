@@ -28,6 +28,7 @@ func TestSQLite(t *testing.T) {
 	defer r.Close()
 	testRecords(t, r)
 	testAudit(t, r)
+	testInvites(t, r)
 }
 
 func TestPostgres(t *testing.T) {
@@ -38,6 +39,32 @@ func TestPostgres(t *testing.T) {
 	defer r.Close()
 	testRecords(t, r)
 	testAudit(t, r)
+	testInvites(t, r)
+}
+
+// testInvites: a code is taken once, given back, and forgotten with its room.
+func testInvites(t *testing.T, r *record.DB) {
+	ctx := context.Background()
+	if n, err := r.AddInvites(ctx, "presale", []string{"A", "B", "A"}); err != nil || n != 2 {
+		t.Fatalf("add: %d %v", n, err)
+	}
+	for i, want := range []bool{true, false} {
+		if ok, err := r.TakeInvite(ctx, "presale", "A"); err != nil || ok != want {
+			t.Fatalf("take %d: %v %v", i, ok, err)
+		}
+	}
+	if err := r.ReturnInvite(ctx, "presale", "A"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := r.TakeInvite(ctx, "presale", "A"); !ok {
+		t.Fatal("a code given back was not taken again")
+	}
+	if err := r.ForgetInvites(ctx, "presale"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := r.TakeInvite(ctx, "presale", "B"); ok {
+		t.Fatal("a forgotten code was taken")
+	}
 }
 
 // testAudit appends from many goroutines at once: each entry is kept once, under its own cursor.

@@ -44,6 +44,7 @@ var (
 	lineScript    = script("line")
 	historyScript = script("history")
 	holdScript    = script("hold")
+	inviteScript  = rueidis.NewLuaScript(mustSource("invite"))
 	stockScript   = rueidis.NewLuaScript(mustSource("stock"))
 	settleScript  = rueidis.NewLuaScript(mustSource("line_settle"))
 	// swapScript stands alone: it is not a room script and needs none of lib.lua's helpers.

@@ -21,6 +21,9 @@ func (k keys) room(id string) []string {
 	return []string{p + "meta", p + "queue", p + "seen", p + "active", p + "adm", p + "window", p + "fences"}
 }
 
+// invites is a HASH of a room's invite codes: code -> "0" unused, "1" used (see lua/invite.lua).
+func (k keys) invites(id string) string { return k.prefix + ":{room:" + id + "}:invites" }
+
 // changes is the pub/sub channel on which room scripts announce visitors whose state changed.
 func (k keys) changes(id string) string { return k.prefix + ":{room:" + id + "}:changes" }
 

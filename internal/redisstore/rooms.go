@@ -129,6 +129,9 @@ func (s *Rooms) DeleteRoom(ctx context.Context, id string) error {
 	if _, err := s.do(ctx, s.rdb.B().Srem().Key(s.keys.rooms()).Member(id).Build()); err != nil {
 		return err
 	}
+	if _, err := s.do(ctx, s.rdb.B().Unlink().Key(s.keys.invites(id)).Build()); err != nil {
+		return err
+	}
 	if integer(v) == 0 {
 		return room.ErrNotFound
 	}
@@ -311,6 +314,35 @@ func (s *Rooms) stock(ctx context.Context, id, op, units string) error {
 		return room.ErrNotFound
 	}
 	return nil
+}
+
+// AddInvites implements [room.Store].
+func (s *Rooms) AddInvites(ctx context.Context, id string, codes []string) (int, error) {
+	n, err := s.invite(ctx, id, append([]string{"add"}, codes...)...)
+	return int(n), err
+}
+
+// TakeInvite implements [room.Store].
+func (s *Rooms) TakeInvite(ctx context.Context, id, code string) (bool, error) {
+	n, err := s.invite(ctx, id, "take", code)
+	return n == 1, err
+}
+
+// ReturnInvite implements [room.Store].
+func (s *Rooms) ReturnInvite(ctx context.Context, id, code string) error {
+	_, err := s.invite(ctx, id, "return", code)
+	return err
+}
+
+func (s *Rooms) invite(ctx context.Context, id string, args ...string) (int64, error) {
+	m, err := s.run(ctx, inviteScript, []string{s.keys.room(id)[0], s.keys.invites(id)}, args...)
+	if err != nil {
+		return 0, err
+	}
+	if n := integer(m); n >= 0 {
+		return n, nil
+	}
+	return 0, room.ErrNotFound
 }
 
 // Hold implements [room.Store].

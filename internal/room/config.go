@@ -57,6 +57,9 @@ type Config struct {
 	// Challenge, when its difficulty is above 0, asks every new visitor for a proof of work before it
 	// takes a place (see internal/challenge).
 	Challenge *Challenge `json:"challenge,omitempty"`
+	// Entry is who may take a place: "open" (anyone, the default) or "invite" (a visitor with an
+	// invite code the admin uploaded, or an enqueue token the site signed for a subject).
+	Entry string `json:"entry,omitempty"`
 	// Mode says how the room treats a crowd (see [Mode]); "" is ModeFIFO. Changing it keeps the line.
 	Mode Mode `json:"mode,omitempty"`
 	// SiteURL is the protected site. The waiting-room page sends admitted visitors there, or to a
@@ -110,6 +113,15 @@ func (p *Page) validate() error {
 	}
 	return nil
 }
+
+// The entries of a room.
+const (
+	EntryOpen   = "open"
+	EntryInvite = "invite"
+)
+
+// MaxInviteLen bounds an invite code.
+const MaxInviteLen = 128
 
 // Challenge is a room's proof of work on join.
 type Challenge struct {
@@ -237,6 +249,9 @@ func (c Config) Validate() error {
 		if ch.Max != 0 && (ch.Max < ch.Difficulty || ch.Max > MaxDifficulty) {
 			return &ConfigError{"challenge.max", fmt.Sprintf("must be between difficulty and %d", MaxDifficulty)}
 		}
+	}
+	if c.Entry != "" && c.Entry != EntryOpen && c.Entry != EntryInvite {
+		return &ConfigError{"entry", `must be "open" or "invite"`}
 	}
 	if c.Drop != "" && !rushgate.ValidID(c.Drop) {
 		return &ConfigError{"drop", "not a valid drop id"}

@@ -2,9 +2,11 @@ package room
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -211,10 +213,27 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 }
 
 // Join puts a visitor in line (or returns its place) and wakes the gate, which may admit it at once.
+//
+// With an invite code the join first takes the code, and gives it back if the join fails, so that a
+// code is spent only on a place taken.
 func (s *Service) Join(ctx context.Context, id string, e Entrant) (View, error) {
 	s.pressed(id)
+	if e.Invite != "" {
+		taken, err := s.store.TakeInvite(ctx, id, e.Invite)
+		if err != nil {
+			return View{}, err
+		}
+		if !taken {
+			return View{}, ErrInviteInvalid
+		}
+	}
 	st, err := s.store.Join(ctx, id, e)
 	if err != nil {
+		if e.Invite != "" {
+			if rerr := s.store.ReturnInvite(context.WithoutCancel(ctx), id, e.Invite); rerr != nil {
+				s.log.Warn("room: an invite code of a failed join is lost", "room", id, "err", rerr)
+			}
+		}
 		return View{}, err
 	}
 	g := s.gate(id)
@@ -269,6 +288,21 @@ func (s *Service) remaining(ctx context.Context, id, drop string) (int, error) {
 	n, err := s.opts.Stock.Remaining(ctx, drop, id)
 	if err != nil && !errors.Is(err, rushgate.ErrUnavailable) {
 		return 0, &ConfigError{"drop", err.Error()}
+	}
+	return n, err
+}
+
+// AddInvites adds invite codes to a room's list and reports how many were new.
+func (s *Service) AddInvites(ctx context.Context, id string, codes []string) (int, error) {
+	for _, c := range codes {
+		if c == "" || len(c) > MaxInviteLen {
+			return 0, &ConfigError{"codes", fmt.Sprintf("codes are 1-%d bytes", MaxInviteLen)}
+		}
+	}
+	n, err := s.store.AddInvites(ctx, id, codes)
+	if err == nil {
+		rushgate.Audited(ctx, s.opts.Audit, s.log, rushgate.Entry{At: s.opts.Clock().UTC(), Kind: "room", ID: id, Action: "invites",
+			Changes: []rushgate.Change{{Field: "invites", Old: json.RawMessage("null"), New: json.RawMessage(strconv.Itoa(n))}}})
 	}
 	return n, err
 }

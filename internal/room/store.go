@@ -15,6 +15,10 @@ var (
 	ErrNotAdmitted = errors.New("room: not admitted")
 	// ErrClosed refuses a join that would take a new place in a room whose mode is reject.
 	ErrClosed = errors.New("room: closed to new joins")
+	// ErrInviteRequired refuses a new place in a room with entry "invite" to a join without a code or
+	// an enqueue token; ErrInviteInvalid one whose code is not listed or used already.
+	ErrInviteRequired = errors.New("room: an invite code or enqueue token is required")
+	ErrInviteInvalid  = errors.New("room: the invite code is not valid or used already")
 )
 
 // State is where a visitor stands with respect to one room.
@@ -67,6 +71,9 @@ type Entrant struct {
 	// elsewhere is refused with an *ElsewhereError, so that nothing a page does on its own (a crafted
 	// link that opens another room's page) gives up a place: the person must ask to switch.
 	Switch bool
+	// Invite is the invite code a join into a room with entry "invite" takes a new place with: it is
+	// used only if the join takes the place (see [Service.Join]).
+	Invite string
 }
 
 // ElsewhereError refuses a join of a visitor that waits in another room's line and did not ask to
@@ -161,6 +168,13 @@ type Store interface {
 	Hold(ctx context.Context, id, visitor, admissionID string) (bool, error)
 	// Unhold gives a unit back.
 	Unhold(ctx context.Context, id string) error
+	// AddInvites adds invite codes to the room's list (a code listed already stays as it is, used or
+	// not) and reports how many were new.
+	AddInvites(ctx context.Context, id string, codes []string) (int, error)
+	// TakeInvite takes an unused code of the room's list for a join, reporting false for a code not
+	// listed or used already; ReturnInvite gives it back when the join then failed.
+	TakeInvite(ctx context.Context, id, code string) (bool, error)
+	ReturnInvite(ctx context.Context, id, code string) error
 	// SoldOut marks the room sold out: it admits nobody, its waiting visitors' status is StateSoldOut,
 	// and joins that would take a new place are refused with rushgate.ErrSoldOut.
 	SoldOut(ctx context.Context, id string) error

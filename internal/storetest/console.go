@@ -24,6 +24,7 @@ var consoleTests = []check{
 	{"Console/Reschedule", testReschedule},
 	{"Console/Schedule", testSchedule},
 	{"Spent", testSpent},
+	{"Invites", testInvites},
 }
 
 func testTotals(t *testing.T, h Harness) {
@@ -282,5 +283,45 @@ func testSpent(t *testing.T, h Harness) {
 	}
 	if first, err := h.Spent.Spend(ctx, "token-2", until); err != nil || !first {
 		t.Fatalf("another id: %v %v", first, err)
+	}
+}
+
+func testInvites(t *testing.T, h Harness) {
+	put(t, h, "inv", cfg(1))
+	if n, err := h.Rooms.AddInvites(ctx, "inv", []string{"A", "B", "A"}); err != nil || n != 2 {
+		t.Fatalf("add: %d %v", n, err)
+	}
+	if n, err := h.Rooms.AddInvites(ctx, "inv", []string{"B", "C"}); err != nil || n != 1 {
+		t.Fatalf("add again: %d %v", n, err)
+	}
+	take := func(code string) bool {
+		t.Helper()
+		ok, err := h.Rooms.TakeInvite(ctx, "inv", code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !take("A") || take("A") || take("Z") {
+		t.Fatal("a code is taken once, and only a listed one")
+	}
+	if err := h.Rooms.ReturnInvite(ctx, "inv", "A"); err != nil {
+		t.Fatal(err)
+	}
+	if !take("A") {
+		t.Fatal("a code given back is taken again")
+	}
+	if n, _ := h.Rooms.AddInvites(ctx, "inv", []string{"A"}); n != 0 || take("A") {
+		t.Fatal("adding a used code again made it usable")
+	}
+	if _, err := h.Rooms.AddInvites(ctx, "none", []string{"A"}); !errors.Is(err, room.ErrNotFound) {
+		t.Fatalf("codes of an unknown room: %v", err)
+	}
+	if err := h.Rooms.DeleteRoom(ctx, "inv"); err != nil {
+		t.Fatal(err)
+	}
+	put(t, h, "inv", cfg(1))
+	if take("B") {
+		t.Fatal("a room created again kept the codes of the deleted one")
 	}
 }
