@@ -22,6 +22,7 @@ import (
 
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/captcha"
 	"github.com/rushgate/rushgate/internal/challenge"
 	"github.com/rushgate/rushgate/internal/console"
 	"github.com/rushgate/rushgate/internal/drop"
@@ -251,6 +252,9 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		Templates:  f.templates,
 		Challenges: challenge.NewIssuer([]byte(strings.TrimSpace(string(challengeSecret))), nil), Spent: be.spent,
 		EnqueueSecret: []byte(f.enqueueSecret),
+	}
+	if f.captchaURL != "" {
+		cfg.Captcha = captcha.New(f.captchaURL, f.captchaSecret, nil)
 	}
 	if f.redisURL == "" {
 		cfg.Record = records // the embedded backend answers claims and bids once they are recorded

@@ -51,6 +51,9 @@ const (
 	codeInviteRequired        = "invite_required"
 	codeInviteInvalid         = "invite_invalid"
 	codeInvalidEnqueueToken   = "invalid_enqueue_token"
+	codeCaptchaRequired       = "captcha_required"
+	codeCaptchaFailed         = "captcha_failed"
+	codeCaptchaUnavailable    = "captcha_unavailable"
 )
 
 // Error is an API failure: a stable code and a message for the client, the HTTP status, and the cause,

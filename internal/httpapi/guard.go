@@ -17,6 +17,7 @@ import (
 // the site signed for a subject.
 const (
 	ChallengeHeader = "Rushgate-Challenge"
+	CaptchaHeader   = "Rushgate-Captcha"
 	InviteHeader    = "Rushgate-Invite"
 	EnqueueHeader   = "Rushgate-Enqueue"
 )
@@ -67,7 +68,7 @@ func (s *Server) guard(r *http.Request, id string, e *room.Entrant, vouched bool
 	}
 	difficulty := s.rooms.Difficulty(id, cfg.Challenge)
 	invite := cfg.Entry == room.EntryInvite && !vouched
-	if difficulty == 0 && !invite {
+	if difficulty == 0 && !invite && !cfg.Captcha {
 		return nil
 	}
 	client := "a:" + s.clientAddr(r)
@@ -85,6 +86,12 @@ func (s *Server) guard(r *http.Request, id string, e *room.Entrant, vouched bool
 		if e.Invite = r.Header.Get(InviteHeader); e.Invite == "" || len(e.Invite) > room.MaxInviteLen {
 			s.guarded("invite", "refused")
 			return room.ErrInviteRequired
+		}
+	}
+	if cfg.Captcha {
+		if err := s.checkCaptcha(r); err != nil {
+			e.Invite = ""
+			return err
 		}
 	}
 	if difficulty == 0 {
@@ -141,4 +148,25 @@ type challengeBody struct {
 	Difficulty int       `json:"difficulty"`
 	Algorithm  string    `json:"algorithm"`
 	ExpiresAt  time.Time `json:"expires_at"`
+}
+
+// checkCaptcha asks the CAPTCHA service about the join's Rushgate-Captcha answer.
+func (s *Server) checkCaptcha(r *http.Request) error {
+	answer := r.Header.Get(CaptchaHeader)
+	if answer == "" {
+		s.guarded("captcha", "refused")
+		return apiError(http.StatusUnauthorized, codeCaptchaRequired, "this line needs a CAPTCHA answer: Rushgate-Captcha: <response>")
+	}
+	if s.captcha == nil {
+		return &Error{Status: http.StatusServiceUnavailable, Code: codeCaptchaUnavailable, Message: "this server has no CAPTCHA service (--captcha-verify-url)"}
+	}
+	ok, err := s.captcha.Verify(r.Context(), answer, s.clientAddr(r))
+	if err != nil {
+		return &Error{Status: http.StatusServiceUnavailable, Code: codeCaptchaUnavailable, Message: "the CAPTCHA service did not answer; retry", Cause: err}
+	}
+	if !ok {
+		s.guarded("captcha", "failed")
+		return apiError(http.StatusUnauthorized, codeCaptchaFailed, "the CAPTCHA answer was refused")
+	}
+	return nil
 }

@@ -1,14 +1,18 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/rushgate/rushgate/internal/captcha"
 	"github.com/rushgate/rushgate/internal/challenge"
 	"github.com/rushgate/rushgate/internal/httpapi"
 	"github.com/rushgate/rushgate/internal/room"
@@ -143,4 +147,37 @@ func TestInvites(t *testing.T) {
 			t.Errorf("%s: %d %v", name, r.code, r.body)
 		}
 	}
+}
+
+// TestCaptcha joins a room with captcha through a local server that speaks siteverify, as Turnstile and
+// hCaptcha do.
+func TestCaptcha(t *testing.T) {
+	var asked atomic.Int64
+	verify := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		_ = r.ParseForm()
+		ok := r.PostForm.Get("secret") == "site-secret" && r.PostForm.Get("response") == "good-answer" && r.PostForm.Get("remoteip") != ""
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"success": ok})
+	}))
+	defer verify.Close()
+	e := setup(t, func(c *httpapi.Config, _ *room.Store) { c.Captcha = captcha.New(verify.URL, "site-secret", nil) })
+	e.putRoom("human", `{"capacity": 1, "captcha": true}`)
+	answer := func(a string) resp {
+		req, _ := http.NewRequest("POST", e.srv.URL+"/v1/rooms/human/join", nil)
+		if a != "" {
+			req.Header.Set("Rushgate-Captcha", a)
+		}
+		return e.send(req)
+	}
+	e.want(answer(""), 401, "captcha_required")
+	e.want(answer("bot-answer"), 401, "captcha_failed")
+	ok := answer("good-answer")
+	e.want(ok, 200, "")
+	e.want(e.joinWith("human", "", ok.str("visitor_token")), 200, "") // its place: no second answer asked
+	if asked.Load() != 2 {
+		t.Fatalf("the service was asked %d times, want 2", asked.Load())
+	}
+	verify.Close()
+	e.want(answer("good-answer"), 503, "captcha_unavailable")
 }

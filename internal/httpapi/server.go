@@ -18,6 +18,7 @@ import (
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/admission"
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/captcha"
 	"github.com/rushgate/rushgate/internal/challenge"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/keyring"
@@ -64,6 +65,8 @@ type Config struct {
 	// Spent, rooms that ask for a challenge cannot be joined (503).
 	Challenges *challenge.Issuer
 	Spent      rushgate.Spent
+	// Captcha checks the CAPTCHA answers of joins into rooms with captcha; nil refuses such joins (503).
+	Captcha *captcha.Verifier
 	// EnqueueSecret verifies the enqueue tokens sites sign (HS256) to put a subject in an invite-only
 	// room's line; empty refuses them.
 	EnqueueSecret []byte
@@ -114,6 +117,7 @@ type Server struct {
 	challenges    *challenge.Issuer
 	spent         rushgate.Spent
 	enqueueSecret []byte
+	captcha       *captcha.Verifier
 	trusted       []netip.Prefix
 	secure        bool
 	mux           *http.ServeMux
@@ -143,7 +147,7 @@ func New(cfg Config) (*Server, error) {
 		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, auditLog: cfg.Audit, console: cfg.Console,
 		limits: newStreamLimits(cfg.StreamsPerAddress), feeds: make(map[string]*feed),
 	}
-	s.challenges, s.spent, s.enqueueSecret = cfg.Challenges, cfg.Spent, cfg.EnqueueSecret
+	s.challenges, s.spent, s.enqueueSecret, s.captcha = cfg.Challenges, cfg.Spent, cfg.EnqueueSecret, cfg.Captcha
 	if s.challenges == nil {
 		secret := make([]byte, 32)
 		_, _ = rand.Read(secret)

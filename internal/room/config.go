@@ -57,6 +57,9 @@ type Config struct {
 	// Challenge, when its difficulty is above 0, asks every new visitor for a proof of work before it
 	// takes a place (see internal/challenge).
 	Challenge *Challenge `json:"challenge,omitempty"`
+	// Captcha asks every new visitor for a CAPTCHA answer (Rushgate-Captcha) that the server checks
+	// with its --captcha-verify-url.
+	Captcha bool `json:"captcha,omitempty"`
 	// Entry is who may take a place: "open" (anyone, the default) or "invite" (a visitor with an
 	// invite code the admin uploaded, or an enqueue token the site signed for a subject).
 	Entry string `json:"entry,omitempty"`
