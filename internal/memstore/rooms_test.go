@@ -42,6 +42,8 @@ type failingRecorder struct {
 	rooms            map[string]room.Config
 }
 
+func (r *failingRecorder) ForgetInvites(context.Context, string) error { return nil }
+
 func (r *failingRecorder) RecordRoom(_ context.Context, id string, cfg room.Config) error {
 	if r.fail {
 		return errors.New("disk full")

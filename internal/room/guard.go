@@ -2,7 +2,9 @@ package room
 
 import (
 	"context"
+	"errors"
 	"math"
+	"sync/atomic"
 	"sync"
 	"time"
 )
@@ -12,8 +14,9 @@ import (
 const configTTL = time.Second
 
 type cachedConfig struct {
-	cfg Config
-	at  time.Time
+	cfg        Config
+	at         time.Time
+	refreshing atomic.Bool // one refresh at a time
 }
 
 // pressure counts a room's joins in the current second and remembers the last whole second's.
@@ -23,18 +26,32 @@ type pressure struct {
 	count, last int
 }
 
-// Config returns a room's config as read at most a second ago: what a join is checked against.
+// Config returns a room's config as read at most about a second ago: what a join is checked against.
+// A config older than that is returned as it is while one read of the store refreshes it in the
+// background, so that a join never waits on a config read but the first of a room's.
 func (s *Service) Config(ctx context.Context, id string) (Config, error) {
-	if c, ok := s.configs.Load(id); ok && time.Since(c.(cachedConfig).at) < configTTL {
-		return c.(cachedConfig).cfg, nil
+	c, ok := s.configs.Load(id)
+	if !ok {
+		cfg, err := s.store.Room(ctx, id)
+		if err == nil {
+			s.configs.Store(id, &cachedConfig{cfg: cfg, at: time.Now()})
+		}
+		return cfg, err
 	}
-	cfg, err := s.store.Room(ctx, id)
-	if err != nil {
-		s.configs.Delete(id)
-		return Config{}, err
+	cc := c.(*cachedConfig)
+	if time.Since(cc.at) >= configTTL && cc.refreshing.CompareAndSwap(false, true) && s.ctx.Err() == nil {
+		s.wg.Go(func() {
+			defer cc.refreshing.Store(false)
+			cfg, err := s.store.Room(s.ctx, id)
+			switch {
+			case err == nil:
+				s.configs.Store(id, &cachedConfig{cfg: cfg, at: time.Now()})
+			case errors.Is(err, ErrNotFound):
+				s.configs.Delete(id)
+			}
+		})
 	}
-	s.configs.Store(id, cachedConfig{cfg, time.Now()})
-	return cfg, nil
+	return cc.cfg, nil
 }
 
 // Difficulty is the challenge a new visitor of the room must solve now: the room's difficulty, raised

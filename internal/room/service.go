@@ -176,6 +176,7 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 			return err
 		}
 	}
+	s.configs.Store(id, &cachedConfig{cfg: cfg, at: time.Now()}) // this instance's joins see it at once
 	s.gate(id).wake()
 	e := rushgate.Entry{At: s.opts.Clock().UTC(), Kind: "room", ID: id, Action: "update", Changes: rushgate.Diff(old, cfg)}
 	if created {
@@ -205,6 +206,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	s.dropGate(id)
+	s.configs.Delete(id)
 	if s.opts.History != nil {
 		_ = s.opts.History.Forget(context.WithoutCancel(ctx), entity(id))
 	}
