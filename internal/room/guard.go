@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"math"
-	"sync/atomic"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
