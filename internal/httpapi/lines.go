@@ -183,5 +183,10 @@ func (s *Server) release(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if req.AdmissionToken != "" {
+		if c, err := s.verifier.VerifySignature(r.Context(), req.AdmissionToken); err == nil {
+			s.released.add(c.ID, c.ExpiresAt.Time)
+		}
+	}
 	writeStatus(w, http.StatusOK, statusBody{State: room.StateNone})
 }

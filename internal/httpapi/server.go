@@ -113,6 +113,7 @@ type Server struct {
 	record        RecordChecker
 	auditLog      rushgate.Audit
 	console       Console
+	released      released // admissions ended early here, for the check endpoint
 	pages         *pages
 	challenges    *challenge.Issuer
 	spent         rushgate.Spent
@@ -195,6 +196,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/rooms/{room}/events", s.events)
 	m.HandleFunc("POST /v1/rooms/{room}/leave", s.leave)
 	m.HandleFunc("POST /v1/rooms/{room}/release", s.release)
+	m.HandleFunc("GET /v1/rooms/{room}/check", s.check)
 	m.HandleFunc("GET /r/{room}", s.page)
 	m.Handle("GET /assets/", http.StripPrefix("/assets/", s.assetHandler()))
 	if s.auctions != nil {

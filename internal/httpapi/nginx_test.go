@@ -1,0 +1,148 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startNginx runs Debian's nginx with docs/nginx/rushgate.conf in front of origin and rushgate (each
+// host:port), on a free port of its own, and returns its base URL. Without nginx the test skips locally
+// and fails in CI.
+func startNginx(t *testing.T, rushgate, origin string) string {
+	t.Helper()
+	bin, err := exec.LookPath("nginx")
+	if err != nil {
+		bin = "/usr/sbin/nginx"
+		if _, err := os.Stat(bin); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatal("nginx is not installed; .ci/run installs it")
+			}
+			t.Skip("nginx is not installed (apt-get install -y nginx)")
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	conf, err := os.ReadFile("../../docs/nginx/rushgate.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := strings.NewReplacer("127.0.0.1:8080", rushgate, "127.0.0.1:8000", origin,
+		"listen 8081;", fmt.Sprintf("listen 127.0.0.1:%d;", port)).Replace(string(conf))
+	dir := t.TempDir()
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "user root root;"
+	}
+	main := fmt.Sprintf(`%s
+worker_processes 1;
+pid %[2]s/nginx.pid;
+error_log %[2]s/error.log warn;
+events { worker_connections 256; }
+http {
+    access_log off;
+    client_body_temp_path %[2]s/body;
+    proxy_temp_path %[2]s/proxy;
+    fastcgi_temp_path %[2]s/fastcgi;
+    uwsgi_temp_path %[2]s/uwsgi;
+    scgi_temp_path %[2]s/scgi;
+    include %[2]s/rushgate.conf;
+}
+`, user, dir)
+	for name, text := range map[string]string{"nginx.conf": main, "rushgate.conf": site} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"), "-g", "daemon off;")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	for range 100 {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			return base
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+	t.Fatalf("nginx did not start: %s", log)
+	return ""
+}
+
+// TestNginxAuthRequest runs the ready nginx config in front of an origin and rushgate: an unadmitted
+// request is sent to the room's page, an admitted one reaches the origin (the admission coming back in
+// the URL is moved into a cookie), and a released one is sent to the room again.
+func TestNginxAuthRequest(t *testing.T) {
+	e := setup(t)
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "origin: %s", r.URL.Path)
+	}))
+	defer origin.Close()
+	base := startNginx(t, e.srv.Listener.Addr().String(), origin.Listener.Addr().String())
+	e.putRoom("sale", `{"capacity": 1, "grace": "1h", "site_url": "`+base+`/"}`)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(path, cookie string) (int, string, http.Header) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+path, nil)
+		if cookie != "" {
+			req.Header.Set("Cookie", "rg_admission="+cookie)
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(body), res.Header
+	}
+
+	code, _, h := get("/shop/item?size=9", "")
+	want := base + "/r/sale?return_to=" + url.QueryEscape(base+"/shop/item?size=9") // nginx makes it absolute
+	if code != 302 || h.Get("Location") != want {
+		t.Fatalf("unadmitted: %d, Location %q; want 302 to %q", code, h.Get("Location"), want)
+	}
+	if code, body, _ := get("/r/sale", ""); code != 200 || !strings.Contains(body, `id="room"`) {
+		t.Fatalf("the room's page through nginx: %d", code)
+	}
+	if code, body, _ := get("/about", ""); code != 200 || body != "origin: /about" {
+		t.Fatalf("an open page: %d %q", code, body)
+	}
+
+	joined := e.do("POST", "/v1/rooms/sale/join", "", "")
+	if _, err := e.svc.Tick(context.Background(), "sale"); err != nil {
+		t.Fatal(err)
+	}
+	tok := e.do("GET", "/v1/rooms/sale/status", joined.str("visitor_token"), "").str("admission_token")
+	if tok == "" {
+		t.Fatal("not admitted")
+	}
+	code, body, h := get("/shop/item?rg_admission="+tok, "")
+	if code != 200 || body != "origin: /shop/item" || !strings.Contains(h.Get("Set-Cookie"), "rg_admission="+tok) {
+		t.Fatalf("back from the room: %d %q, Set-Cookie %q", code, body, h.Get("Set-Cookie"))
+	}
+	if code, body, _ := get("/shop/cart", tok); code != 200 || body != "origin: /shop/cart" {
+		t.Fatalf("admitted: %d %q", code, body)
+	}
+	e.want(e.do("POST", "/v1/rooms/sale/release", "", `{"admission_token": "`+tok+`"}`), 200, "")
+	if code, _, h := get("/shop/cart", tok); code != 302 || !strings.HasPrefix(h.Get("Location"), base+"/r/sale?") {
+		t.Fatalf("released: %d %q", code, h.Get("Location"))
+	}
+}
