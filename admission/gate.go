@@ -1,7 +1,10 @@
 package admission
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -36,6 +39,42 @@ type Gate struct {
 	RoomURL string
 	// Cookie names the cookie that carries the token; empty means DefaultCookie.
 	Cookie string
+	// Release, when set, ends an admission whose request the site answered with the header
+	// "Rushgate-Command: release" (a finished checkout), so that its slot frees at once; the header is
+	// not passed on, and the cookie is cleared. ReleaseVia makes one that calls rushgate's API.
+	Release func(ctx context.Context, token string) error
+	// Revoked, when set, reports admissions ended early (by their id, the token's jti), which the gate
+	// then refuses although their tokens are still good: a cookie kept after a release gets nowhere.
+	Revoked func(id string) bool
+}
+
+// CommandHeader is the response header through which the protected site tells the gate to act on the
+// visitor's admission: "release" ends it.
+const CommandHeader = "Rushgate-Command"
+
+// ReleaseVia returns a Release that posts the token to a room's release endpoint,
+// e.g. "https://queue.example.com/v1/rooms/sale/release"; a nil client means http.DefaultClient.
+func ReleaseVia(releaseURL string, client *http.Client) func(ctx context.Context, token string) error {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	return func(ctx context.Context, token string) error {
+		body, _ := json.Marshal(map[string]string{"admission_token": token})
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, releaseURL, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		res, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusConflict { // 409: released already
+			return fmt.Errorf("admission: release: HTTP %d", res.StatusCode)
+		}
+		return nil
+	}
 }
 
 // Wrap returns next guarded by the gate. Browsers (GET and HEAD requests) are redirected to the room;
@@ -50,7 +89,12 @@ func (g *Gate) Wrap(next http.Handler) http.Handler {
 			g.adopt(w, r, cookie, tok)
 			return
 		}
-		if c, err := g.Verifier.Verify(r.Context(), g.token(r, cookie), g.Room); err == nil {
+		tok := g.token(r, cookie)
+		if c, err := g.Verifier.Verify(r.Context(), tok, g.Room); err == nil && (g.Revoked == nil || !g.Revoked(c.ID)) {
+			if g.Release != nil {
+				w = &commands{ResponseWriter: w, ctx: r.Context(), release: func(ctx context.Context) error { return g.Release(ctx, tok) },
+					cookie: cookie, secure: r.TLS != nil}
+			}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), claimsKey{}, c)))
 			return
 		}
@@ -123,3 +167,39 @@ func requestURL(r *http.Request) string {
 	}
 	return scheme + "://" + r.Host + r.URL.RequestURI()
 }
+
+// commands watches the site's response for the gate's command header and carries it out before the
+// header is sent: a release ends the admission and clears its cookie.
+type commands struct {
+	http.ResponseWriter
+	ctx     context.Context
+	release func(context.Context) error
+	cookie  string
+	secure  bool
+	done    bool
+}
+
+func (c *commands) WriteHeader(code int) {
+	if !c.done {
+		c.done = true
+		h := c.Header()
+		if strings.EqualFold(h.Get(CommandHeader), "release") {
+			h.Del(CommandHeader)
+			// The site's answer stands even if the release fails: the admission then runs out.
+			_ = c.release(context.WithoutCancel(c.ctx))
+			h.Add("Set-Cookie", (&http.Cookie{Name: c.cookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: c.secure,
+				SameSite: http.SameSiteLaxMode}).String())
+		}
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *commands) Write(b []byte) (int, error) {
+	if !c.done {
+		c.WriteHeader(http.StatusOK)
+	}
+	return c.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushes, WebSocket hijacks).
+func (c *commands) Unwrap() http.ResponseWriter { return c.ResponseWriter }

@@ -1,7 +1,9 @@
 package admission
 
 import (
+	"context"
 	"crypto/ed25519"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -54,5 +56,59 @@ func TestSitePath(t *testing.T) {
 	}
 	if got := SitePath("/a", "x=1"); got != "/a?x=1" {
 		t.Errorf("SitePath with a query = %q", got)
+	}
+}
+
+// TestGateRelease: a site's answer with "Rushgate-Command: release" makes the Gate post the token to
+// the room's release endpoint, drop the header and clear the cookie; the revoked admission is refused.
+func TestGateRelease(t *testing.T) {
+	var got []string
+	queue := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			AdmissionToken string `json:"admission_token"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		got = append(got, r.URL.Path+" "+body.AdmissionToken)
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer queue.Close()
+	v := NewVerifier(map[string]ed25519.PublicKey{"k1": seed1.Public().(ed25519.PublicKey)})
+	revoked := map[string]bool{}
+	release := ReleaseVia(queue.URL+"/v1/rooms/sale/release", nil)
+	g := &Gate{Verifier: v, Room: "sale", RoomURL: "https://queue.example/r/sale",
+		Release: func(ctx context.Context, tok string) error {
+			c, _ := v.VerifySignature(ctx, tok)
+			revoked[c.ID] = true
+			return release(ctx, tok)
+		},
+		Revoked: func(id string) bool { return revoked[id] }}
+	h := g.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/checkout" {
+			w.Header().Set(CommandHeader, "release")
+		}
+		_, _ = w.Write([]byte("ok"))
+	}))
+	c := claims("sale", time.Now().Add(time.Hour))
+	c.ID = "adm-1"
+	tok := mustSign(t, "k1", seed1, c)
+	call := func(path string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "http://shop.example"+path, nil)
+		req.AddCookie(&http.Cookie{Name: DefaultCookie, Value: tok})
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	if rec := call("/cart"); rec.Code != 200 || len(got) != 0 {
+		t.Fatalf("an ordinary page: %d, releases %v", rec.Code, got)
+	}
+	rec := call("/checkout")
+	if rec.Code != 200 || rec.Header().Get(CommandHeader) != "" || !strings.Contains(rec.Header().Get("Set-Cookie"), "Max-Age=0") {
+		t.Fatalf("checkout: %d %v", rec.Code, rec.Header())
+	}
+	if len(got) != 1 || got[0] != "/v1/rooms/sale/release "+tok {
+		t.Fatalf("releases: %v", got)
+	}
+	if rec := call("/cart"); rec.Code != http.StatusFound {
+		t.Fatalf("the released admission: %d, want the room", rec.Code)
 	}
 }

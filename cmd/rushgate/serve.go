@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/admission"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/captcha"
 	"github.com/rushgate/rushgate/internal/challenge"
@@ -30,6 +32,7 @@ import (
 	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/memstore"
 	"github.com/rushgate/rushgate/internal/metrics"
+	"github.com/rushgate/rushgate/internal/protect"
 	"github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/internal/redisstore"
 	"github.com/rushgate/rushgate/internal/room"
@@ -48,6 +51,9 @@ type serveFlags struct {
 	enqueueSecret string
 	captchaURL    string
 	captchaSecret string
+	protect       string
+	protectRoom   string
+	openPaths     string
 	drainTimeout  time.Duration
 	debugAddr     string
 	metricsAddr   string
@@ -75,6 +81,9 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.enqueueSecret, "enqueue-secret", "", "HS256 secret of the enqueue tokens sites sign for invite-only rooms")
 	fs.StringVar(&f.captchaURL, "captcha-verify-url", "", "siteverify URL of a CAPTCHA service (Turnstile, hCaptcha) for rooms with captcha")
 	fs.StringVar(&f.captchaSecret, "captcha-secret", "", "the secret key of that CAPTCHA service")
+	fs.StringVar(&f.protect, "protect", "", "origin URL to protect as a reverse proxy: admitted visitors of --room reach it")
+	fs.StringVar(&f.protectRoom, "room", "", "with --protect, the room whose admissions let visitors through")
+	fs.StringVar(&f.openPaths, "open-paths", "", "with --protect, comma-separated path prefixes that need no admission (/static/,/favicon.ico)")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", 15*time.Second, "how long SIGTERM waits for in-flight requests")
 	fs.StringVar(&f.debugAddr, "debug-addr", "", "serve net/http/pprof on this separate address (empty: off)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics without the admin key on this separate, private address (empty: off; /metrics on --addr always needs the admin key)")
@@ -103,6 +112,15 @@ func (f *serveFlags) check() error {
 	}
 	if _, err := httpapi.ParseTrustedProxies(f.trusted); err != nil {
 		return fmt.Errorf("--trusted-proxies: %w", err)
+	}
+	if f.protect != "" {
+		u, err := url.Parse(f.protect)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--protect %q: want the origin's http(s) URL", f.protect)
+		}
+		if !rushgate.ValidID(f.protectRoom) {
+			return errors.New("--protect needs --room, the id of the room whose admissions let visitors through")
+		}
 	}
 	if f.adminKey != "" {
 		// A blank key would lock the admin API out; a short one can be guessed.
@@ -164,7 +182,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer a.close()
-	return listenAndServe(ctx, log, f, a.backend, a.api)
+	return listenAndServe(ctx, log, f, a.backend, a.api, a.handler)
 }
 
 // app is rushgate with everything serve opens, in the order it opens it: the record, the backend and
@@ -174,6 +192,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 type app struct {
 	backend string
 	api     *httpapi.Server
+	handler http.Handler // the API, or the protecting proxy with the API inside
 	closers []func()
 }
 
@@ -261,6 +280,15 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	}
 	if a.api, err = httpapi.New(cfg); err != nil {
 		return nil, err
+	}
+	a.handler = a.api.Handler()
+	if f.protect != "" {
+		origin, _ := url.Parse(f.protect) // checked by serveFlags.check
+		room := f.protectRoom
+		a.handler = protect.New(protect.Config{Origin: origin, Room: room, OpenPaths: strings.Split(f.openPaths, ","),
+			API: a.api.Handler(), Verifier: admission.NewVerifierFunc(keys.PublicKeys),
+			Release: func(ctx context.Context, token string) error { return a.api.ReleaseAdmission(ctx, room, token) },
+			Revoked: a.api.Released})
 	}
 	if f.metricsAddr != "" {
 		msrv, err := sideServer("--metrics-addr", f.metricsAddr, map[string]http.Handler{"/metrics": m.Handler()}, log)
@@ -433,13 +461,13 @@ func randomSecret() ([]byte, error) {
 	return []byte("rg_" + hex.EncodeToString(raw) + "\n"), nil
 }
 
-func listenAndServe(ctx context.Context, log *slog.Logger, f serveFlags, store string, api *httpapi.Server) error {
+func listenAndServe(ctx context.Context, log *slog.Logger, f serveFlags, store string, api *httpapi.Server, handler http.Handler) error {
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           api.Handler(),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,

@@ -41,6 +41,9 @@ func (r *released) has(id string) bool {
 	return ok
 }
 
+// Released reports whether this server ended the admission id early, for gates in front of a site.
+func (s *Server) Released(id string) bool { return s.released.has(id) }
+
 // check answers nginx's auth_request (GET /v1/rooms/{room}/check): 204 when the request carries a valid
 // admission of the room that was not released, from the rg_admission cookie, Authorization, or the
 // rg_admission parameter of the original URL (X-Original-URL) that the room's page redirects with, in

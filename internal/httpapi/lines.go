@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"context"
+	"errors"
 	"math"
 	"net/http"
 	"time"
@@ -189,4 +191,18 @@ func (s *Server) release(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeStatus(w, http.StatusOK, statusBody{State: room.StateNone})
+}
+
+// ReleaseAdmission ends the admission a token shows, for the protecting proxy when the origin answers
+// "Rushgate-Command: release"; the check endpoint refuses it from then on.
+func (s *Server) ReleaseAdmission(ctx context.Context, id, token string) error {
+	c, err := s.verifier.VerifySignature(ctx, token)
+	if err != nil || c.Room != id {
+		return apiError(http.StatusUnauthorized, codeInvalidAdmissionToken, "the admission token is not valid for this room")
+	}
+	if err := s.rooms.Release(ctx, id, c.Subject, c.ID); err != nil && !errors.Is(err, room.ErrNotAdmitted) {
+		return err
+	}
+	s.released.add(c.ID, c.ExpiresAt.Time)
+	return nil
 }

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// TestProtect runs rushgate serve --protect in front of an origin: a visitor is sent to the room, joins
+// through the proxied site, is admitted, reaches the origin over HTTP and a WebSocket; the origin's
+// "Rushgate-Command: release" ends the admission, and the next visitor in line is admitted.
+func TestProtect(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/ws":
+			c, err := websocket.Accept(w, r, nil)
+			if err != nil {
+				return
+			}
+			defer c.CloseNow()
+			typ, msg, err := c.Read(r.Context())
+			if err == nil {
+				_ = c.Write(r.Context(), typ, append([]byte("echo: "), msg...))
+			}
+			_ = c.Close(websocket.StatusNormalClosure, "")
+		case "/checkout":
+			w.Header().Set("Rushgate-Command", "release")
+			fmt.Fprint(w, "thank you")
+		default:
+			fmt.Fprintf(w, "origin: %s", r.URL.Path)
+		}
+	}))
+	defer origin.Close()
+	addr := freeAddr(t)
+	base := "http://" + addr
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", addr, "--data", t.TempDir(), "--admin-key", testAdminKey, "--log-level", "warn",
+			"--protect", origin.URL, "--room", "sale", "--open-paths", "/static/,/favicon.ico"}, &out, &errb)
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitHealthy(t, base)
+	if code, body, _ := do(t, "PUT", base+"/v1/rooms/sale", testAdminKey, `{"capacity": 1, "site_url": "`+base+`/"}`); code != 200 {
+		t.Fatalf("PUT room: %d %v", code, body)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(path, cookie string) (int, string, http.Header) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+path, nil)
+		if cookie != "" {
+			req.Header.Set("Cookie", "rg_admission="+cookie)
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b), res.Header
+	}
+	if code, _, h := get("/shop", ""); code != 302 || !strings.HasPrefix(h.Get("Location"), "/r/sale?return_to=") {
+		t.Fatalf("unadmitted: %d %q", code, h.Get("Location"))
+	}
+	if code, body, _ := get("/static/app.css", ""); code != 200 || body != "origin: /static/app.css" {
+		t.Fatalf("an open path: %d %q", code, body)
+	}
+	if code, body, _ := get("/r/sale", ""); code != 200 || !strings.Contains(body, `id="room"`) {
+		t.Fatalf("the room's page through the proxy: %d", code)
+	}
+
+	admitted := func(tok string) string {
+		t.Helper()
+		for range 100 {
+			_, st, _ := do(t, "GET", base+"/v1/rooms/sale/status", tok, "")
+			if a, _ := st["admission_token"].(string); a != "" {
+				return a
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatal("not admitted")
+		return ""
+	}
+	_, first, _ := do(t, "POST", base+"/v1/rooms/sale/join", "", "")
+	_, second, _ := do(t, "POST", base+"/v1/rooms/sale/join", "", "")
+	adm := admitted(first["visitor_token"].(string))
+	code, _, h := get("/shop?rg_admission="+adm, "")
+	if code != 303 || !strings.Contains(h.Get("Set-Cookie"), "rg_admission="+adm) {
+		t.Fatalf("back from the room: %d %v", code, h)
+	}
+	if code, body, _ := get("/shop", adm); code != 200 || body != "origin: /shop" {
+		t.Fatalf("admitted: %d %q", code, body)
+	}
+	wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer wcancel()
+	c, _, err := websocket.Dial(wctx, "ws://"+addr+"/ws", &websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {"rg_admission=" + adm}}})
+	if err != nil {
+		t.Fatalf("WebSocket through the proxy: %v", err)
+	}
+	if err := c.Write(wctx, websocket.MessageText, []byte("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if _, msg, err := c.Read(wctx); err != nil || string(msg) != "echo: hi" {
+		t.Fatalf("WebSocket echo: %q %v", msg, err)
+	}
+	c.CloseNow()
+
+	code, body, h := get("/checkout", adm)
+	if code != 200 || body != "thank you" || h.Get("Rushgate-Command") != "" || !strings.Contains(h.Get("Set-Cookie"), "Max-Age=0") {
+		t.Fatalf("checkout: %d %q %v", code, body, h)
+	}
+	if code, _, _ := get("/shop", adm); code != 302 {
+		t.Fatalf("after the release: %d, want the room again", code)
+	}
+	admitted(second["visitor_token"].(string)) // the freed slot goes to the next in line
+}

@@ -1,0 +1,68 @@
+// Package protect puts rushgate in front of a site as a reverse proxy (rushgate serve --protect URL
+// --room R): admitted visitors reach the origin, WebSockets and streamed answers included; everyone else
+// is sent to the room's page; rushgate's own paths are served by rushgate; open paths pass straight
+// through. A response of the origin that carries "Rushgate-Command: release" ends the visitor's
+// admission (see admission.Gate).
+package protect
+
+import (
+	"context"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+
+	"github.com/rushgate/rushgate/admission"
+)
+
+// Own lists the paths rushgate serves itself in front of a site: its API, pages, scripts, console and
+// health. A site's own paths under these prefixes are not reachable through the proxy.
+var Own = []string{"/v1/", "/r/", "/d/", "/a/", "/assets/", "/admin", "/healthz", "/metrics"}
+
+// Config wires a proxy.
+type Config struct {
+	// Origin is the protected site.
+	Origin *url.URL
+	// Room is the room whose admissions let visitors through.
+	Room string
+	// OpenPaths are path prefixes that need no admission (static files, a favicon).
+	OpenPaths []string
+	// API serves rushgate's own paths.
+	API http.Handler
+	// Verifier checks admission tokens, with the server's own keys.
+	Verifier *admission.Verifier
+	// Release ends an admission by its token when the origin asks; Revoked reports the admissions
+	// ended early, which are refused from then on.
+	Release func(ctx context.Context, token string) error
+	Revoked func(id string) bool
+}
+
+// New returns the handler that serves everything: rushgate's paths, open paths, and the gated origin.
+func New(cfg Config) http.Handler {
+	origin := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(cfg.Origin)
+			r.SetXForwarded()
+			r.Out.Host = r.In.Host
+		},
+		FlushInterval: -1, // stream as the origin writes: event streams, long polls
+	}
+	gate := &admission.Gate{Verifier: cfg.Verifier, Room: cfg.Room, RoomURL: "/r/" + cfg.Room, Release: cfg.Release, Revoked: cfg.Revoked}
+	gated := gate.Wrap(origin)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		for _, own := range Own {
+			if strings.HasPrefix(p, own) {
+				cfg.API.ServeHTTP(w, r)
+				return
+			}
+		}
+		for _, open := range cfg.OpenPaths {
+			if open != "" && strings.HasPrefix(p, open) {
+				origin.ServeHTTP(w, r)
+				return
+			}
+		}
+		gated.ServeHTTP(w, r)
+	})
+}
