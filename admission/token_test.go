@@ -220,3 +220,35 @@ func TestKeyLife(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifierRemembers: a token verified once is taken again without its signature checked, but not
+// past its expiry, and not once its key is no longer published.
+func TestVerifierRemembers(t *testing.T) {
+	now := time.Now()
+	keys := map[string]ed25519.PublicKey{"k1": seed1.Public().(ed25519.PublicKey)}
+	v := NewVerifierFunc(func() map[string]ed25519.PublicKey { return keys }).WithClock(func() time.Time { return now })
+	tok := mustSign(t, "k1", seed1, claims("sale", now.Add(time.Minute)))
+	for i := range 3 {
+		if _, err := v.Verify(context.Background(), tok, "sale"); err != nil {
+			t.Fatalf("verify %d: %v", i, err)
+		}
+	}
+	if len(v.verified) != 1 {
+		t.Fatalf("remembered %d tokens", len(v.verified))
+	}
+	if _, err := v.Verify(context.Background(), tok, "other"); !errors.Is(err, ErrWrongRoom) {
+		t.Fatalf("a remembered token for another room: %v", err)
+	}
+	keys = map[string]ed25519.PublicKey{} // the key is pulled
+	if _, err := v.Verify(context.Background(), tok, "sale"); err == nil {
+		t.Fatal("a remembered token outlived its key")
+	}
+	keys = map[string]ed25519.PublicKey{"k1": seed1.Public().(ed25519.PublicKey)}
+	if _, err := v.Verify(context.Background(), tok, "sale"); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(2 * time.Minute)
+	if _, err := v.Verify(context.Background(), tok, "sale"); !errors.Is(err, ErrExpired) {
+		t.Fatalf("a remembered token past its expiry: %v", err)
+	}
+}

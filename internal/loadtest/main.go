@@ -13,6 +13,7 @@
 //	rushgate loadtest bid   --target URL --admin-key K --null U accepted bids/s on one hot auction, p99 latency
 //	rushgate loadtest claim --target URL --admin-key K --null U successful drop claims/s, p99 latency
 //	rushgate loadtest pow   --target URL --admin-key K --pid P  an attacker's joins/s through proof of work
+//	rushgate loadtest get   --target URL --null URL --header H   GETs/s of the proxy or the check endpoint
 package loadtest
 
 import (
@@ -46,8 +47,10 @@ func Run(ctx context.Context, args []string, out io.Writer) error {
 		return runClaim(ctx, args[1:])
 	case "pow":
 		return runPow(ctx, args[1:])
+	case "get":
+		return runGet(ctx, args[1:])
 	}
-	return fmt.Errorf("unknown mode %q: rushgate loadtest [null|join|sse|bid|claim|pow] [flags], or --room R to rehearse", args[0])
+	return fmt.Errorf("unknown mode %q: rushgate loadtest [null|join|sse|bid|claim|pow|get] [flags], or --room R to rehearse", args[0])
 }
 
 // runNull serves the baseline: the cheapest JSON answer net/http can give, on the same server settings

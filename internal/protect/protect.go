@@ -11,6 +11,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/rushgate/rushgate/admission"
 )
@@ -46,6 +47,10 @@ func New(cfg Config) http.Handler {
 			r.Out.Host = r.In.Host
 		},
 		FlushInterval: -1, // stream as the origin writes: event streams, long polls
+		// Connections to the origin are kept for the crowd's requests: net/http's default keeps two
+		// idle, and a crowd would open and close one per request.
+		Transport: &http.Transport{Proxy: nil, MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: 90 * time.Second,
+			ForceAttemptHTTP2: false, DisableCompression: true},
 	}
 	gate := &admission.Gate{Verifier: cfg.Verifier, Room: cfg.Room, RoomURL: "/r/" + cfg.Room, Release: cfg.Release, Revoked: cfg.Revoked}
 	gated := gate.Wrap(origin)
