@@ -7,6 +7,8 @@ package protect
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -32,6 +34,8 @@ type Config struct {
 	API http.Handler
 	// Verifier checks admission tokens, with the server's own keys.
 	Verifier *admission.Verifier
+	// Logger receives the origin's failures; nil means slog.Default().
+	Logger *slog.Logger
 	// Release ends an admission by its token when the origin asks; Revoked reports the admissions
 	// ended early, which are refused from then on.
 	Release func(ctx context.Context, token string) error
@@ -40,6 +44,10 @@ type Config struct {
 
 // New returns the handler that serves everything: rushgate's paths, open paths, and the gated origin.
 func New(cfg Config) http.Handler {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
 	origin := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(cfg.Origin)
@@ -49,6 +57,15 @@ func New(cfg Config) http.Handler {
 		FlushInterval: -1, // stream as the origin writes: event streams, long polls
 		// Connections to the origin are kept for the crowd's requests: net/http's default keeps two
 		// idle, and a crowd would open and close one per request.
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if errors.Is(err, context.Canceled) {
+				return // the visitor went away
+			}
+			log.WarnContext(r.Context(), "origin unreachable", "path", r.URL.Path, "err", err)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadGateway)
+			_, _ = w.Write([]byte(`{"error":{"code":"origin_unavailable","message":"the protected site did not answer"}}` + "\n"))
+		},
 		Transport: &http.Transport{Proxy: nil, MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: 90 * time.Second,
 			ForceAttemptHTTP2: false, DisableCompression: true},
 	}
