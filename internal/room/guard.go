@@ -65,13 +65,14 @@ func (s *Service) Difficulty(id string, c *Challenge) int {
 	}
 	p, _ := s.pressure.LoadOrStore(id, &pressure{})
 	pr := p.(*pressure)
+	now := s.second()
 	pr.mu.Lock()
-	now := time.Now().Unix()
-	rate := pr.last
-	if pr.second == now {
-		rate = max(rate, pr.count)
-	} else if pr.second != now-1 {
-		rate = 0
+	var rate int
+	switch pr.second {
+	case now: // this second so far, or the last whole one if it was busier
+		rate = max(pr.last, pr.count)
+	case now - 1: // the last whole second
+		rate = pr.count
 	}
 	pr.mu.Unlock()
 	if rate < PressureFrom {
@@ -88,7 +89,7 @@ func (s *Service) pressed(id string) {
 		return // no room asks for its pressure until its config has a Max
 	}
 	pr := p.(*pressure)
-	now := time.Now().Unix()
+	now := s.second()
 	pr.mu.Lock()
 	if pr.second != now {
 		if pr.second == now-1 {
@@ -100,4 +101,12 @@ func (s *Service) pressed(id string) {
 	}
 	pr.count++
 	pr.mu.Unlock()
+}
+
+// second is the current second of the service's clock, by which joins are counted.
+func (s *Service) second() int64 {
+	if s.opts.Clock != nil {
+		return s.opts.Clock().Unix()
+	}
+	return time.Now().Unix()
 }
