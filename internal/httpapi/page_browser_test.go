@@ -292,15 +292,15 @@ func TestDropThroughTheLine(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/d/vip?lang=en")); err != nil {
 		t.Fatal(err)
 	}
-	until(t, "the way to the line", func() bool { return js(`String(document.getElementById('gate').hidden)`) == "false" })
-	if js(`String(document.getElementById('claim').disabled)`) != "true" {
+	until(t, "the way to the line", func() bool { return js(`String((document.getElementById('gate') || {}).hidden)`) == "false" })
+	if js(`String((document.getElementById('claim') || {}).disabled)`) != "true" {
 		t.Fatal("the claim button is enabled without an admission")
 	}
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#line"))); err != nil {
 		t.Fatal(err)
 	}
 	until(t, "the room's page", func() bool { return strings.HasPrefix(js(`location.pathname`), "/r/vipline") })
-	until(t, "a place in line", func() bool { return js(`document.getElementById('position').textContent`) == "#1" })
+	until(t, "a place in line", func() bool { return js(`(document.getElementById('position') || {}).textContent || ''`) == "#1" })
 	if _, err := e.svc.Tick(context.Background(), "vipline"); err != nil {
 		t.Fatal(err)
 	}
@@ -309,12 +309,12 @@ func TestDropThroughTheLine(t *testing.T) {
 	if strings.Contains(js(`location.href`), "rg_admission") {
 		t.Fatal("the admission token stays in the address bar")
 	}
-	until(t, "the claim button", func() bool { return js(`String(document.getElementById('claim').disabled)`) == "false" })
+	until(t, "the claim button", func() bool { return js(`String((document.getElementById('claim') || {}).disabled)`) == "false" })
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#claim"))); err != nil {
 		t.Fatal(err)
 	}
 	until(t, "the code", func() bool {
-		return strings.Contains(js(`document.getElementById('result').textContent`), "It is yours")
+		return strings.Contains(js(`(document.getElementById('result') || {}).textContent || ''`), "It is yours")
 	})
 	if st := e.do("GET", "/v1/rooms/vipline", adminKey, "").body["stats"].(map[string]any); st["active"] != 0.0 {
 		t.Fatalf("the admission outlived its claim: %v", st)
@@ -332,7 +332,7 @@ func TestWaitingPageSolvesChallenge(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/r/pow?lang=ko")); err != nil {
 		t.Fatal(err)
 	}
-	until(t, "a place", func() bool { return js(`document.getElementById('position').textContent`) == "#1" })
+	until(t, "a place", func() bool { return js(`(document.getElementById('position') || {}).textContent || ''`) == "#1" })
 	if js(`document.getElementById('room').dataset.checking || ''`) != "shown" {
 		t.Fatal("the page never said it was checking the browser")
 	}
