@@ -79,3 +79,18 @@ type Spent interface {
 	// Spend marks id as used until until and reports whether this was its first use.
 	Spend(ctx context.Context, id string, until time.Time) (bool, error)
 }
+
+// Releases tells every instance of admissions ended early, so that checks that verify tokens offline
+// (nginx's check endpoint, the protecting proxy) refuse them everywhere, not only where they ended.
+type Releases interface {
+	// Announce tells every instance that the admission id ended; its token runs until until.
+	Announce(ctx context.Context, id string, until time.Time) error
+	// Listen reports the announced admissions, of any instance, until ctx ends.
+	Listen(ctx context.Context) <-chan Released
+}
+
+// Released is an admission ended early, and when its token would have run out.
+type Released struct {
+	ID    string
+	Until time.Time
+}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/rushgate/rushgate/internal/challenge"
 	"github.com/rushgate/rushgate/internal/redistest"
@@ -73,5 +74,50 @@ func TestGuardsShareRedis(t *testing.T) {
 	}
 	if st, body := joinAt(t, a, "presale", map[string]string{"Rushgate-Invite": "ONE"}); st != 403 || code(body) != "invite_invalid" {
 		t.Fatalf("the code again: %d %v", st, body)
+	}
+}
+
+// TestReleaseReachesEveryCheck: on Redis, an admission released at one instance is refused at once by
+// the check endpoint of another, which verifies tokens offline.
+func TestReleaseReachesEveryCheck(t *testing.T) {
+	in := startInstances(t, buildBinary(t), redistest.Shared(t), 2)
+	a, b := in[0].base, in[1].base
+	if c, body, _ := do(t, "PUT", a+"/v1/rooms/gate", testAdminKey, `{"capacity": 1}`); c != 200 {
+		t.Fatalf("PUT: %d %v", c, body)
+	}
+	_, j := joinAt(t, a, "gate", nil)
+	vt := j["visitor_token"].(string)
+	adm := ""
+	for range 100 {
+		_, st, _ := do(t, "GET", a+"/v1/rooms/gate/status", vt, "")
+		if adm, _ = st["admission_token"].(string); adm != "" {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	check := func(base string) int {
+		req, _ := http.NewRequest("GET", base+"/v1/rooms/gate/check", nil)
+		req.Header.Set("Cookie", "rg_admission="+adm)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if check(a) != 204 || check(b) != 204 {
+		t.Fatal("an admitted visitor refused")
+	}
+	if c, body, _ := do(t, "POST", a+"/v1/rooms/gate/release", vt, ""); c != 200 {
+		t.Fatalf("release: %d %v", c, body)
+	}
+	for i := 0; check(b) != 401; i++ {
+		if i == 100 {
+			t.Fatal("the other instance still lets the released admission through")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if check(a) != 401 {
+		t.Fatal("the releasing instance lets it through")
 	}
 }

@@ -270,7 +270,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		Console:    console.New(console.Config{AdminKey: adminKey, SecureCookies: f.secureCookies}),
 		Templates:  f.templates,
 		Challenges: challenge.NewIssuer([]byte(strings.TrimSpace(string(challengeSecret))), nil), Spent: be.spent,
-		EnqueueSecret: []byte(f.enqueueSecret),
+		EnqueueSecret: []byte(f.enqueueSecret), Releases: be.releases,
 	}
 	if f.captchaURL != "" {
 		cfg.Captcha = captcha.New(f.captchaURL, f.captchaSecret, nil)
@@ -329,6 +329,7 @@ type backend struct {
 	history  rushgate.History
 	audit    rushgate.Audit
 	spent    rushgate.Spent
+	releases rushgate.Releases // nil on the embedded backend: one instance
 	// record, when set, copies the backend's outbox into the SQL record until ctx ends.
 	record func(ctx context.Context, log *slog.Logger)
 	// close closes the backend; for the embedded one it saves the lines, so it runs once nothing
@@ -372,7 +373,7 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 	}
 	consumer := consumerName()
 	return backend{name: name, rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),
-		history: b.History(), audit: b.Audit(), spent: b.Spent(), record: func(ctx context.Context, log *slog.Logger) { b.Record(ctx, consumer, records, log) }, close: b.Close}, nil
+		history: b.History(), audit: b.Audit(), spent: b.Spent(), releases: b.Releases(), record: func(ctx context.Context, log *slog.Logger) { b.Record(ctx, consumer, records, log) }, close: b.Close}, nil
 }
 
 // consumerName names this instance in the record consumer group: unique across hosts and restarts.

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -41,7 +42,18 @@ func (r *released) has(id string) bool {
 	return ok
 }
 
-// Released reports whether this server ended the admission id early, for gates in front of a site.
+// ended records an admission ended early here and tells the other instances.
+func (s *Server) ended(ctx context.Context, id string, until time.Time) {
+	s.released.add(id, until)
+	if s.releases != nil {
+		if err := s.releases.Announce(context.WithoutCancel(ctx), id, until); err != nil {
+			s.log.WarnContext(ctx, "a release not announced to the other instances; their checks accept it until it expires", "err", err)
+		}
+	}
+}
+
+// Released reports whether an admission was ended early (here or, with Releases, on any instance), for
+// gates in front of a site.
 func (s *Server) Released(id string) bool { return s.released.has(id) }
 
 // check answers nginx's auth_request (GET /v1/rooms/{room}/check): 204 when the request carries a valid

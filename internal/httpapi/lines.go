@@ -170,25 +170,27 @@ func (s *Server) release(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var vid, admissionID string
+	var until time.Time
 	if req.AdmissionToken != "" {
 		c, err := s.verifier.VerifySignature(r.Context(), req.AdmissionToken)
 		if err != nil || c.Room != id {
 			s.writeError(w, r, apiError(http.StatusUnauthorized, codeInvalidAdmissionToken, "the admission token is not valid for this room"))
 			return
 		}
-		vid, admissionID = c.Subject, c.ID
+		vid, admissionID, until = c.Subject, c.ID, c.ExpiresAt.Time
 	} else if vid, _, err = s.visitor(r); err != nil {
 		s.writeError(w, r, err)
 		return
+	} else if v, err := s.rooms.Status(r.Context(), id, vid); err == nil && v.State == room.StateAdmitted {
+		// Which admission ends, so that checks that verify its token offline refuse it from now on.
+		admissionID, until = v.Admission.ID, v.Admission.ExpiresAt
 	}
 	if err := s.rooms.Release(r.Context(), id, vid, admissionID); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if req.AdmissionToken != "" {
-		if c, err := s.verifier.VerifySignature(r.Context(), req.AdmissionToken); err == nil {
-			s.released.add(c.ID, c.ExpiresAt.Time)
-		}
+	if admissionID != "" {
+		s.ended(r.Context(), admissionID, until)
 	}
 	writeStatus(w, http.StatusOK, statusBody{State: room.StateNone})
 }
@@ -203,6 +205,6 @@ func (s *Server) ReleaseAdmission(ctx context.Context, id, token string) error {
 	if err := s.rooms.Release(ctx, id, c.Subject, c.ID); err != nil && !errors.Is(err, room.ErrNotAdmitted) {
 		return err
 	}
-	s.released.add(c.ID, c.ExpiresAt.Time)
+	s.ended(ctx, c.ID, c.ExpiresAt.Time)
 	return nil
 }

@@ -65,6 +65,9 @@ type Config struct {
 	// Spent, rooms that ask for a challenge cannot be joined (503).
 	Challenges *challenge.Issuer
 	Spent      rushgate.Spent
+	// Releases, when set, shares the admissions ended early with the other instances, so that their
+	// check endpoints and proxies refuse them too; one instance alone needs none.
+	Releases rushgate.Releases
 	// Captcha checks the CAPTCHA answers of joins into rooms with captcha; nil refuses such joins (503).
 	Captcha *captcha.Verifier
 	// EnqueueSecret verifies the enqueue tokens sites sign (HS256) to put a subject in an invite-only
@@ -119,6 +122,8 @@ type Server struct {
 	spent         rushgate.Spent
 	enqueueSecret []byte
 	captcha       *captcha.Verifier
+	releases      rushgate.Releases
+	listening     sync.WaitGroup // the listener of other instances' releases
 	trusted       []netip.Prefix
 	secure        bool
 	mux           *http.ServeMux
@@ -159,6 +164,14 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.streamCtx, s.drain = context.WithCancel(context.Background())
+	if s.releases = cfg.Releases; s.releases != nil {
+		announced := s.releases.Listen(s.streamCtx)
+		s.listening.Go(func() {
+			for r := range announced {
+				s.released.add(r.ID, r.Until)
+			}
+		})
+	}
 	s.routes()
 	return s, nil
 }
@@ -169,7 +182,10 @@ func (s *Server) Drain() { s.drain() }
 
 // Wait blocks until every stream ended by Drain has finished; call it after Drain, before stopping the
 // room service those streams read from.
-func (s *Server) Wait() { s.streams.Wait() }
+func (s *Server) Wait() {
+	s.streams.Wait()
+	s.listening.Wait()
+}
 
 func (s *Server) routes() {
 	m := http.NewServeMux()

@@ -64,6 +64,9 @@ func (b *Backend) Vault() *Vault { return b.vault }
 // History returns the per-second samples of rooms, drops and auctions, shared by every instance.
 func (b *Backend) History() History { return History{b.conn} }
 
+// Releases returns the channel on which instances announce admissions ended early.
+func (b *Backend) Releases() Releases { return Releases{b.conn} }
+
 // Spent returns the memory of used one-time things, shared by every instance.
 func (b *Backend) Spent() Spent { return Spent{b.conn} }
 

@@ -59,6 +59,9 @@ func (k keys) audit() string { return k.prefix + ":audit" }
 // used again; it expires with it.
 func (k keys) spent(hash string) string { return k.prefix + ":spent:" + hash }
 
+// released is the pub/sub channel on which instances announce admissions ended early: "id unix-expiry".
+func (k keys) released() string { return k.prefix + ":released" }
+
 // catalog is a ZSET of the ids of one kind ("rooms", "drops", "auctions"), all scored 0, so that the
 // admin lists page through them in id order (ZRANGE BYLEX) without scanning the keyspace.
 func (k keys) catalog(kind string) string { return k.prefix + ":catalog:" + kind }
