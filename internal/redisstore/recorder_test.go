@@ -43,7 +43,7 @@ func TestRecorderSurvivesAConsumerDeath(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now().Truncate(time.Millisecond)
 	cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10),
-		StartsAt: now.Add(-time.Minute), EndsAt: now.Add(300 * time.Millisecond)}
+		StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Second)} // room for ten bids on a loaded machine
 	if err := a.Put(ctx, "lot", cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestRecorderSurvivesAConsumerDeath(t *testing.T) {
 	if err := a.RecordOnce(ctx, "dies", dying{rec}); err == nil {
 		t.Fatal("the dying consumer reported success")
 	}
-	time.Sleep(400 * time.Millisecond) // the auction ends, and the dead consumer's events go idle
+	time.Sleep(time.Until(cfg.EndsAt) + 100*time.Millisecond) // the auction ends, and the dead consumer's events go idle
 	if _, err := a.Close(ctx, "lot"); err != nil {
 		t.Fatal(err)
 	}
