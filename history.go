@@ -59,3 +59,30 @@ func Sampled(ctx context.Context, sample func(ctx context.Context)) {
 		}
 	}
 }
+
+// EachPair calls point for each sample taken after since, with its index and the sample before it,
+// skipping pairs where either has fewer than n figures (written by another version): how a domain
+// turns its samples into points with rates.
+func EachPair(samples []Sample, since time.Time, n int, point func(i int, prev, cur Sample)) {
+	for i := 1; i < len(samples); i++ {
+		prev, cur := samples[i-1], samples[i]
+		if cur.At.After(since) && len(cur.Figures) >= n && len(prev.Figures) >= n {
+			point(i, prev, cur)
+		}
+	}
+}
+
+// EachID calls fn with every id a paged list returns, in pages of 500, until the list ends or fails:
+// how a service visits all its entities to sample them.
+func EachID(ctx context.Context, list func(ctx context.Context, after string, limit int) ([]string, error), fn func(id string)) {
+	for after := ""; ; {
+		ids, err := list(ctx, after, 500)
+		if err != nil || len(ids) == 0 {
+			return
+		}
+		for _, id := range ids {
+			fn(id)
+		}
+		after = ids[len(ids)-1]
+	}
+}

@@ -102,26 +102,19 @@ func entity(id string) string { return "auction:" + id }
 // Sample offers every auction's figures to the history: two reads per auction. Start runs it every second;
 // tests call it to take a sample when they choose.
 func (s *Service) Sample(ctx context.Context) {
-	for after := ""; ; {
-		ids, err := s.store.List(ctx, after, 500)
-		if err != nil || len(ids) == 0 {
+	rushgate.EachID(ctx, s.store.List, func(id string) {
+		st, err := s.store.Get(ctx, id)
+		if err != nil {
 			return
 		}
-		for _, id := range ids {
-			st, err := s.store.Get(ctx, id)
-			if err != nil {
-				continue
-			}
-			n, err := s.store.Bidders(ctx, id)
-			if err != nil {
-				continue
-			}
-			if err := s.history.Sample(ctx, entity(id), []int64{st.Bids, st.Price, n}); err != nil && ctx.Err() == nil {
-				s.log.Warn("auction: history sample", "auction", id, "err", err)
-			}
+		n, err := s.store.Bidders(ctx, id)
+		if err != nil {
+			return
 		}
-		after = ids[len(ids)-1]
-	}
+		if err := s.history.Sample(ctx, entity(id), []int64{st.Bids, st.Price, n}); err != nil && ctx.Err() == nil {
+			s.log.Warn("auction: history sample", "auction", id, "err", err)
+		}
+	})
 }
 
 // History returns the auction's points after since; ErrNotFound for an unknown auction.
@@ -137,13 +130,9 @@ func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Po
 	if err != nil {
 		return nil, err
 	}
-	for i := 1; i < len(samples); i++ {
-		cur, prev := samples[i], samples[i-1]
-		if !cur.At.After(since) || len(cur.Figures) <= figBidders || len(prev.Figures) <= figBidders {
-			continue
-		}
+	rushgate.EachPair(samples, since, figBidders+1, func(_ int, prev, cur rushgate.Sample) {
 		out = append(out, Point{At: cur.At, Bids: rushgate.PerSecond(prev, cur, figBids), Price: cur.Figures[figPrice],
 			Bidders: cur.Figures[figBidders]})
-	}
+	})
 	return out, nil
 }

@@ -115,23 +115,16 @@ func entity(id string) string { return "drop:" + id }
 // Sample offers every drop's figures to the history, one read per drop. Start runs it every second;
 // tests call it to take a sample when they choose.
 func (s *Service) Sample(ctx context.Context) {
-	for after := ""; ; {
-		ids, err := s.store.List(ctx, after, 500)
-		if err != nil || len(ids) == 0 {
+	rushgate.EachID(ctx, s.store.List, func(id string) {
+		info, err := s.store.Get(ctx, id)
+		if err != nil {
 			return
 		}
-		for _, id := range ids {
-			info, err := s.store.Get(ctx, id)
-			if err != nil {
-				continue
-			}
-			figs := []int64{int64(info.Claimed), int64(max(0, info.Config.Stock-info.Claimed))}
-			if err := s.history.Sample(ctx, entity(id), figs); err != nil && ctx.Err() == nil {
-				s.log.Warn("drop: history sample", "drop", id, "err", err)
-			}
+		figs := []int64{int64(info.Claimed), int64(max(0, info.Config.Stock-info.Claimed))}
+		if err := s.history.Sample(ctx, entity(id), figs); err != nil && ctx.Err() == nil {
+			s.log.Warn("drop: history sample", "drop", id, "err", err)
 		}
-		after = ids[len(ids)-1]
-	}
+	})
 }
 
 // History returns the drop's points after since; ErrNotFound for an unknown drop.
@@ -147,14 +140,10 @@ func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Po
 	if err != nil {
 		return nil, err
 	}
-	for i := 1; i < len(samples); i++ {
-		cur, prev := samples[i], samples[i-1]
-		if !cur.At.After(since) || len(cur.Figures) <= figRemaining || len(prev.Figures) <= figRemaining {
-			continue
-		}
+	rushgate.EachPair(samples, since, figRemaining+1, func(_ int, prev, cur rushgate.Sample) {
 		out = append(out, Point{At: cur.At, Claims: rushgate.PerSecond(prev, cur, figClaimed),
 			Claimed: cur.Figures[figClaimed], Remaining: cur.Figures[figRemaining]})
-	}
+	})
 	return out, nil
 }
 

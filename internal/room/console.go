@@ -109,11 +109,7 @@ func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Po
 		return nil, err
 	}
 	from := 0 // the first sample inside the ETA window of the current one
-	for i := 1; i < len(samples); i++ {
-		cur, prev := samples[i], samples[i-1]
-		if !cur.At.After(since) || len(cur.Figures) <= figGrace || len(prev.Figures) <= figGrace {
-			continue
-		}
+	rushgate.EachPair(samples, since, figGrace+1, func(i int, prev, cur rushgate.Sample) {
 		for from < i-1 && cur.At.Sub(samples[from].At) > etaWindow {
 			from++
 		}
@@ -129,7 +125,7 @@ func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Po
 			p.ETABack = wait(rate, p.Waiting, cfg, cur.At).Seconds()
 		}
 		out = append(out, p)
-	}
+	})
 	return out, nil
 }
 
