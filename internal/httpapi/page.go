@@ -34,6 +34,7 @@ type Texts map[string]string
 type language struct {
 	Code, Name string
 	texts      Texts
+	textsJSON  string // texts as the pages' scripts read them, encoded once
 }
 
 // languages are the built-in tables, English first: the fallback.
@@ -53,7 +54,7 @@ var languages = func() []language {
 		if err := json.Unmarshal(data, &t); err != nil {
 			panic(fmt.Sprintf("assets/lang/%s: %v", e.Name(), err))
 		}
-		out = append(out, language{Code: code, Name: t["lang_name"], texts: t})
+		out = append(out, language{Code: code, Name: t["lang_name"], texts: t, textsJSON: string(data)})
 	}
 	slices.SortFunc(out, func(a, b language) int {
 		first := func(l language) int { // English first: the fallback
@@ -212,8 +213,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 // pageData starts a page's data in the visitor's language.
 func (s *Server) pageData(r *http.Request, fallback string) PageData {
 	lang := pickLanguage(r, fallback)
-	texts, _ := json.Marshal(lang.texts)
-	return PageData{Lang: lang.Code, Texts: lang.texts, TextsJSON: string(texts), Languages: languages, Now: s.now().UnixMilli()}
+	return PageData{Lang: lang.Code, Texts: lang.texts, TextsJSON: lang.textsJSON, Languages: languages, Now: s.now().UnixMilli()}
 }
 
 // render writes a visitor page with the headers every page has.

@@ -69,7 +69,7 @@ func TestPageLanguageAndBranding(t *testing.T) {
 func TestTemplatesOverride(t *testing.T) {
 	dir := t.TempDir()
 	tmpl := `<!doctype html><html lang="{{.Lang}}"><body><h1 class="mine">{{.Title}} / {{index .Texts "title_waiting"}}</h1>` +
-		`<main id="room" data-texts="{{.TextsJSON}}"></main><script src="/assets/room.js"></script></body></html>`
+		`<main id="room" data-texts="{{.TextsJSON}}"></main><script src="/assets/page.js"></script><script src="/assets/room.js"></script></body></html>`
 	if err := os.WriteFile(filepath.Join(dir, "room.html"), []byte(tmpl), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -5,23 +5,10 @@
 
 const root = document.getElementById("auction");
 const cfg = { auction: root.dataset.auction, room: root.dataset.room, lang: root.dataset.lang };
-const T = JSON.parse(root.dataset.texts || "{}");
-const $ = (id) => document.getElementById(id);
+const text = texts(root);
 const skew = Number(root.dataset.now) - Date.now();
 const now = () => Date.now() + skew;
 const api = "/v1/auctions/" + encodeURIComponent(cfg.auction);
-
-function text(key, args) {
-  return (T[key] || key).replace(/\{(\w+)\}/g, (_, k) => (args && k in args ? args[k] : ""));
-}
-
-function span(ms) {
-  const s = Math.max(0, Math.ceil(ms / 1000));
-  const pad = (n) => String(n).padStart(2, "0");
-  const d = Math.floor(s / 86400);
-  const hms = pad(Math.floor((s % 86400) / 3600)) + ":" + pad(Math.floor((s % 3600) / 60)) + ":" + pad(s % 60);
-  return d > 0 ? d + "d " + hms : hms;
-}
 
 let view = null; // the auction as last known
 let seq = 0; // the last event applied
@@ -30,18 +17,8 @@ const money = (n) => (view ? n.toLocaleString(cfg.lang) + " " + view.currency : 
 const mask = (id) => (id ? id.slice(0, 4) + "…" + id.slice(-2) : "");
 const myID = () => sessionStorage.getItem(me.key);
 
-// The admission from the room's line, as on a drop's page.
-const admKey = "rg-admission-" + cfg.room;
-(() => {
-  const u = new URL(location.href);
-  const t = u.searchParams.get("rg_admission");
-  if (t) {
-    try { sessionStorage.setItem(admKey, t); } catch (_) { /* private mode */ }
-    u.searchParams.delete("rg_admission");
-    history.replaceState(null, "", u.pathname + u.search);
-  }
-})();
-const admission = () => (cfg.room ? sessionStorage.getItem(admKey) : null);
+const carried = carriedAdmission(cfg.room);
+const admission = carried.get;
 
 function standing() {
   const el = $("standing");
@@ -190,7 +167,7 @@ $("bidform").addEventListener("submit", async (ev) => {
     } else if (s.error && s.error.code === "bid_too_low") {
       $("result").textContent = text("too_low", { amount: money(s.error.min_next_bid) });
     } else if (s.error && s.error.code === "not_admitted") {
-      sessionStorage.removeItem(admKey);
+      carried.forget();
       $("result").textContent = text("need_line");
     } else {
       $("result").textContent = (s.error && s.error.message) || text("error_retry");

@@ -6,23 +6,10 @@
 
 const root = document.getElementById("drop");
 const cfg = { drop: root.dataset.drop, room: root.dataset.room, lang: root.dataset.lang };
-const T = JSON.parse(root.dataset.texts || "{}");
-const $ = (id) => document.getElementById(id);
+const text = texts(root);
 const skew = Number(root.dataset.now) - Date.now(); // the server's clock, as of the page's making
 const now = () => Date.now() + skew;
 const api = "/v1/drops/" + encodeURIComponent(cfg.drop);
-
-function text(key, args) {
-  return (T[key] || key).replace(/\{(\w+)\}/g, (_, k) => (args && k in args ? args[k] : ""));
-}
-
-function span(ms) {
-  const s = Math.max(0, Math.ceil(ms / 1000));
-  const pad = (n) => String(n).padStart(2, "0");
-  const d = Math.floor(s / 86400);
-  const hms = pad(Math.floor((s % 86400) / 3600)) + ":" + pad(Math.floor((s % 3600) / 60)) + ":" + pad(s % 60);
-  return d > 0 ? d + "d " + hms : hms;
-}
 
 // One key for this page load: every retry of the claim sends it.
 const key = (() => {
@@ -31,18 +18,8 @@ const key = (() => {
   return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 })();
 
-// An admission brought back from the room's line rides in the URL once; it is kept for this tab.
-const admKey = "rg-admission-" + cfg.room;
-(() => {
-  const u = new URL(location.href);
-  const t = u.searchParams.get("rg_admission");
-  if (t) {
-    try { sessionStorage.setItem(admKey, t); } catch (_) { /* private mode */ }
-    u.searchParams.delete("rg_admission");
-    history.replaceState(null, "", u.pathname + u.search);
-  }
-})();
-const admission = () => (cfg.room ? sessionStorage.getItem(admKey) : null);
+const carried = carriedAdmission(cfg.room);
+const admission = carried.get;
 
 let view = null;
 let done = false; // won, or holds all it may
@@ -117,7 +94,7 @@ async function claim() {
     } else if (code === "not_open") {
       $("result").textContent = text("not_open");
     } else if (code === "not_admitted") {
-      sessionStorage.removeItem(admKey);
+      carried.forget();
       $("result").textContent = text("need_line");
     } else {
       $("result").textContent = (s.error && s.error.message) || text("error_retry");

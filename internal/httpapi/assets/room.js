@@ -11,18 +11,12 @@ const cfg = {
   room: root.dataset.room, join: root.dataset.join, events: root.dataset.events, status: root.dataset.status,
   target: root.dataset.target, lang: root.dataset.lang,
 };
-const T = JSON.parse(root.dataset.texts || "{}");
-const $ = (id) => document.getElementById(id);
+const text = texts(root);
 const POLL_EVERY = 2000; // the pace of a page that cannot hold a stream
 const STREAM_RETRY = 30000; // how often a polling page tries the stream again
 
 if (/^#[0-9a-fA-F]{6}$/.test(root.dataset.brand || "")) {
   document.documentElement.style.setProperty("--brand", root.dataset.brand);
-}
-
-// text fills a text's {name} placeholders.
-function text(key, args) {
-  return (T[key] || key).replace(/\{(\w+)\}/g, (_, k) => (args && k in args ? args[k] : ""));
 }
 
 function wait(s) {

@@ -1,0 +1,36 @@
+// What the visitor pages share, loaded before each page's own script: the texts of the page's
+// language, the countdown format, and an admission a room's line brings back in the URL.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+
+// texts returns text(key, args) over the table in root's data-texts: the text in the page's language,
+// its {name} placeholders filled from args.
+function texts(root) {
+  const T = JSON.parse(root.dataset.texts || "{}");
+  return (key, args) => (T[key] || key).replace(/\{(\w+)\}/g, (_, k) => (args && k in args ? args[k] : ""));
+}
+
+// span formats a countdown: "01:02:03", with days in front when there are any.
+function span(ms) {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  const pad = (n) => String(n).padStart(2, "0");
+  const d = Math.floor(s / 86400);
+  const hms = pad(Math.floor((s % 86400) / 3600)) + ":" + pad(Math.floor((s % 3600) / 60)) + ":" + pad(s % 60);
+  return d > 0 ? d + "d " + hms : hms;
+}
+
+// carriedAdmission keeps an admission that the room's line sent back in the URL (rg_admission) for this
+// tab and takes it out of the address bar. get reads it (null for a page behind no room); forget drops
+// one the server no longer takes.
+function carriedAdmission(room) {
+  const key = "rg-admission-" + room;
+  const u = new URL(location.href);
+  const t = u.searchParams.get("rg_admission");
+  if (t) {
+    try { sessionStorage.setItem(key, t); } catch (_) { /* private mode */ }
+    u.searchParams.delete("rg_admission");
+    history.replaceState(null, "", u.pathname + u.search);
+  }
+  return { get: () => (room ? sessionStorage.getItem(key) : null), forget: () => sessionStorage.removeItem(key) };
+}
