@@ -92,10 +92,13 @@ func apiError(status int, code, msg string) *Error {
 // fromDomain maps a domain or store error onto the API's codes. Anything unrecognised is an internal
 // error whose details stay in the log.
 func fromDomain(err error) *Error {
+	// A crowd's most frequent refusal first: a bid too low is the answer to most bids of a hot auction.
+	if low, ok := errors.AsType[*auction.TooLowError](err); ok {
+		return &Error{Status: http.StatusConflict, Code: codeBidTooLow, Message: low.Error(), Cause: err, MinNextBid: low.Min}
+	}
 	var e *Error
 	var ce *room.ConfigError
 	var ace *auction.ConfigError
-	var low *auction.TooLowError
 	var dce *drop.ConfigError
 	var already *drop.AlreadyClaimedError
 	var elsewhere *room.ElsewhereError
@@ -106,12 +109,12 @@ func fromDomain(err error) *Error {
 	case errors.Is(err, rushgate.ErrIdentityRequired):
 		return &Error{Status: http.StatusForbidden, Code: codeIdentityRequired, Cause: err,
 			Message: "this needs a visitor the site minted for a signed-in account (POST /v1/visitors)"}
-	case errors.As(err, &elsewhere):
+	case as(err, &elsewhere):
 		return &Error{Status: http.StatusConflict, Code: codeWaitingElsewhere, Room: elsewhere.Room, Cause: err,
 			Message: "you are waiting in the line of room " + elsewhere.Room + `; join with {"switch": true} to move here`}
-	case errors.As(err, &dce):
+	case as(err, &dce):
 		return &Error{Status: http.StatusBadRequest, Code: codeInvalidConfig, Message: dce.Error(), Field: dce.Field, Cause: err}
-	case errors.As(err, &already):
+	case as(err, &already):
 		return &Error{Status: http.StatusConflict, Code: codeAlreadyClaimed, Message: "you already hold all you may claim", Cause: err, Claims: already.Claims}
 	case errors.Is(err, drop.ErrNotFound):
 		return &Error{Status: http.StatusNotFound, Code: codeDropNotFound, Message: "no such drop", Cause: err}
@@ -121,14 +124,12 @@ func fromDomain(err error) *Error {
 		return &Error{Status: http.StatusConflict, Code: codeNotOpen, Message: "the drop is not open", Cause: err}
 	case errors.Is(err, drop.ErrStarted):
 		return &Error{Status: http.StatusConflict, Code: codeDropStarted, Message: "a drop with claims cannot be replaced or deleted", Cause: err}
-	case errors.As(err, &e):
+	case as(err, &e):
 		return e
-	case errors.As(err, &ce):
+	case as(err, &ce):
 		return &Error{Status: http.StatusBadRequest, Code: codeInvalidConfig, Message: ce.Error(), Field: ce.Field, Cause: err}
-	case errors.As(err, &ace):
+	case as(err, &ace):
 		return &Error{Status: http.StatusBadRequest, Code: codeInvalidConfig, Message: ace.Error(), Field: ace.Field, Cause: err}
-	case errors.As(err, &low):
-		return &Error{Status: http.StatusConflict, Code: codeBidTooLow, Message: low.Error(), Cause: err, MinNextBid: low.Min}
 	case errors.Is(err, auction.ErrNotFound):
 		return &Error{Status: http.StatusNotFound, Code: codeAuctionNotFound, Message: "no such auction", Cause: err}
 	case errors.Is(err, auction.ErrClosed):
@@ -159,6 +160,15 @@ func fromDomain(err error) *Error {
 	default:
 		return &Error{Status: http.StatusInternalServerError, Code: codeInternal, Message: "internal error", Cause: err}
 	}
+}
+
+// as is errors.As without its reflection, and without moving target to the heap.
+func as[E error](err error, target *E) bool {
+	v, ok := errors.AsType[E](err)
+	if ok {
+		*target = v
+	}
+	return ok
 }
 
 type errorBody struct {
@@ -205,8 +215,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
+	h := w.Header()
+	h["Content-Type"], h["Cache-Control"] = jsonType, noStore
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -48,7 +49,16 @@ func roomID(r *http.Request) (string, error) {
 
 // readBody reads a request body of at most maxBody bytes.
 func readBody(r *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	var body []byte
+	var err error
+	if n := r.ContentLength; n >= 0 && n <= maxBody {
+		// The length is known: read exactly that, into one buffer of its size. A body shorter than it
+		// said is an error (io.ReadFull), and net/http refuses one longer.
+		body = make([]byte, n)
+		_, err = io.ReadFull(r.Body, body)
+	} else {
+		body, err = io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	}
 	if err != nil || len(body) > maxBody {
 		return nil, apiError(http.StatusBadRequest, codeInvalidRequest, "could not read a body of at most 64 KiB")
 	}
@@ -61,10 +71,10 @@ func decode(r *http.Request, v any, optional bool) error {
 	if err != nil {
 		return err
 	}
-	if optional && len(strings.TrimSpace(string(body))) == 0 {
+	if optional && len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
-	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return apiError(http.StatusBadRequest, codeInvalidJSON, "the body is not the expected JSON object: "+jsonProblem(err))
