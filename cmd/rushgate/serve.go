@@ -486,7 +486,8 @@ func listenAndServe(ctx context.Context, log *slog.Logger, f serveFlags, store s
 		}
 		defer dbg.Close()
 	}
-	log.Info("rushgate listening", "addr", ln.Addr().String(), "data", f.data, "store", store, "version", buildVersion())
+	log.Info("rushgate listening", "addr", ln.Addr().String(), "data", f.data, "store", store, "version", buildVersion(),
+		"gogc", gcPercentSet, "memory_limit", memoryLimitSet)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -72,3 +72,28 @@ func TestQuantile(t *testing.T) {
 		t.Fatal(quantile(ds, 0.5), quantile(ds, 0.99))
 	}
 }
+
+func TestMinNextBid(t *testing.T) {
+	for _, answer := range []string{
+		`{"accepted":true,"leading":true,"auction":{"id":"h","price":1,"bid_count":1,"min_next_bid":2,"seq":1}}`,
+		`{"error":{"code":"bid_too_low","message":"auction: bid too low, minimum next bid 6","min_next_bid":6}}`,
+		`{"error":{"code":"bid_too_low","min_next_bid":9007199254740993}}`,
+		`{"error":{"code":"auction_closed","message":"the auction has ended"}}`,
+		`{"auction":{"min_next_bid":"x"}}`,
+	} {
+		var body struct {
+			Auction struct {
+				Min int64 `json:"min_next_bid"`
+			} `json:"auction"`
+			Error struct {
+				Min int64 `json:"min_next_bid"`
+			} `json:"error"`
+		}
+		jsonErr := json.Unmarshal([]byte(answer), &body)
+		want, wantOK := max(body.Auction.Min, body.Error.Min), jsonErr == nil && max(body.Auction.Min, body.Error.Min) > 0
+		got, ok := minNextBid([]byte(answer))
+		if got != want || ok != wantOK {
+			t.Errorf("%s: minNextBid = %d, %v; encoding/json reads %d, %v", answer, got, ok, want, wantOK)
+		}
+	}
+}
