@@ -18,13 +18,7 @@ import (
 func BenchmarkRecordClaims(b *testing.B) {
 	for _, page := range []int{1, 25, 100, 500} {
 		b.Run(fmt.Sprint("page=", page), func(b *testing.B) {
-			r, err := record.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "r.db"), record.FsyncAlways)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer r.Close()
-			ctx := context.Background()
-			at := time.Date(2026, 12, 3, 20, 0, 0, 0, time.UTC)
+			r, ctx, at := openBench(b)
 			claims := make([]drop.Claim, 0, page)
 			seq := int64(0)
 			b.ResetTimer()
@@ -52,13 +46,7 @@ func BenchmarkRecordClaims(b *testing.B) {
 func BenchmarkRecordBids(b *testing.B) {
 	for _, bids := range []int{1, 3, 20} {
 		b.Run(fmt.Sprint("bids=", bids), func(b *testing.B) {
-			r, err := record.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "r.db"), record.FsyncAlways)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer r.Close()
-			ctx := context.Background()
-			at := time.Date(2026, 12, 3, 20, 0, 0, 0, time.UTC)
+			r, ctx, at := openBench(b)
 			st := auction.New(auction.Config{Title: "bench", Currency: "EUR", StartPrice: 1, Increment: auction.Fixed(1), StartsAt: at, EndsAt: at.Add(time.Hour)})
 			b.ResetTimer()
 			cpu := cpuTimer()
@@ -92,4 +80,14 @@ func cpuTimer() func() float64 {
 	}
 	start := used()
 	return func() float64 { return used() - start }
+}
+
+// openBench opens a fresh SQLite record, fsync on, for one benchmark, with a context and a fixed time.
+func openBench(b *testing.B) (*record.DB, context.Context, time.Time) {
+	r, err := record.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "r.db"), record.FsyncAlways)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { r.Close() })
+	return r, context.Background(), time.Date(2026, 12, 3, 20, 0, 0, 0, time.UTC)
 }
