@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +13,8 @@ import (
 
 // TestTokenExamples runs the examples that check an admission token in other languages (Python with
 // Debian's python3-jwt, Node.js with jose, Java with JDK 17 alone) against a live rushgate: each says
-// valid for a token of the room and invalid for a token of another room, and for a forged one.
+// valid for a token of the room and invalid for a token of another room, and for a forged one. The
+// Java servlet filter runs too, on requests with and without a token.
 func TestTokenExamples(t *testing.T) {
 	addr := freeAddr(t)
 	base := "http://" + addr
@@ -101,4 +103,57 @@ func TestTokenExamples(t *testing.T) {
 			}
 		})
 	}
+	t.Run("java servlet filter", func(t *testing.T) {
+		cases := runFilterCheck(t, base, "sale", good)
+		away := base + "/r/sale?return_to=" + url.QueryEscape("https://shop.example/checkout")
+		want := map[string][]string{
+			"none":   {"redirect", away, "-"},
+			"cookie": {"through", "sale", "-"},
+			"bearer": {"through", "sale", "-"},
+			// A token brought back from the room's page moves into an HttpOnly cookie.
+			"query":  {"through", "sale", "rg_admission;HttpOnly;Secure"},
+			"forged": {"redirect", away, "-"},
+		}
+		for name, w := range want {
+			if got := cases[name]; strings.Join(got, " ") != strings.Join(w, " ") {
+				t.Errorf("%s: the filter did %q, want %q", name, got, w)
+			}
+		}
+	})
+}
+
+// runFilterCheck compiles the Java servlet filter example with its verifier against Debian's Jakarta
+// Servlet API and runs it, through testdata/java/FilterCheck, on requests with and without a token of
+// the room: it returns each case's line split into fields.
+func runFilterCheck(t *testing.T, base, room, token string) map[string][]string {
+	const jar = "/usr/share/java/jakarta-servlet-api.jar"
+	for _, need := range []string{"javac", jar} {
+		if _, err := exec.LookPath(need); err != nil {
+			if _, serr := os.Stat(need); serr == nil {
+				continue
+			}
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is missing; .ci/run installs openjdk-17-jdk-headless and libjakarta-servlet-api-java", need)
+			}
+			t.Skipf("%s is missing", need)
+		}
+	}
+	examples, _ := filepath.Abs("../../examples/java")
+	classes := t.TempDir()
+	javac := exec.Command("javac", "-d", classes, "-cp", jar, filepath.Join(examples, "RushgateVerifier.java"),
+		filepath.Join(examples, "RushgateFilter.java"), filepath.Join("testdata", "java", "FilterCheck.java"))
+	if b, err := javac.CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, b)
+	}
+	b, err := exec.Command("java", "-cp", classes+string(os.PathListSeparator)+jar, "FilterCheck", base, room, token).CombinedOutput()
+	if err != nil {
+		t.Fatalf("FilterCheck: %v\n%s", err, b)
+	}
+	cases := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if f := strings.Fields(line); len(f) == 4 {
+			cases[f[0]] = f[1:]
+		}
+	}
+	return cases
 }
