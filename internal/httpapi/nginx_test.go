@@ -16,10 +16,14 @@ import (
 	"time"
 )
 
+// The njs module of Debian's libnginx-mod-http-js, which the release variant needs.
+const njsModule = "/usr/lib/nginx/modules/ngx_http_js_module.so"
+
 // startNginx runs Debian's nginx with docs/nginx/rushgate.conf in front of origin and rushgate (each
-// host:port), on a free port of its own, and returns its base URL. Without nginx the test skips locally
-// and fails in CI.
-func startNginx(t *testing.T, rushgate, origin string) string {
+// host:port), on a free port of its own, and returns its base URL; with release, its release variant
+// included (docs/nginx/rushgate-release.conf and rushgate.js, njs). Without nginx (or njs) the test
+// skips locally and fails in CI.
+func startNginx(t *testing.T, rushgate, origin string, release bool) string {
 	t.Helper()
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
@@ -37,18 +41,38 @@ func startNginx(t *testing.T, rushgate, origin string) string {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	conf, err := os.ReadFile("../../docs/nginx/rushgate.conf")
-	if err != nil {
-		t.Fatal(err)
+	docs := map[string]string{"rushgate.conf": ""}
+	modules := ""
+	if release {
+		if _, err := os.Stat(njsModule); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatal("nginx's njs module is not installed; .ci/run installs libnginx-mod-http-js")
+			}
+			t.Skip("nginx's njs module is not installed (apt-get install -y libnginx-mod-http-js)")
+		}
+		docs["rushgate-release.conf"], docs["rushgate.js"] = "", ""
+		modules = "load_module " + njsModule + ";"
+	}
+	for name := range docs {
+		b, err := os.ReadFile("../../docs/nginx/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[name] = string(b)
 	}
 	site := strings.NewReplacer("127.0.0.1:8080", rushgate, "127.0.0.1:8000", origin,
-		"listen 8081;", fmt.Sprintf("listen 127.0.0.1:%d;", port)).Replace(string(conf))
+		"listen 8081;", fmt.Sprintf("listen 127.0.0.1:%d;", port)).Replace(docs["rushgate.conf"])
+	if release {
+		site = strings.Replace(site, "# include rushgate-release.conf;", "include rushgate-release.conf;", 1)
+	}
+	docs["rushgate.conf"] = site
 	dir := t.TempDir()
 	user := ""
 	if os.Geteuid() == 0 {
 		user = "user root root;"
 	}
-	main := fmt.Sprintf(`%s
+	docs["nginx.conf"] = fmt.Sprintf(`%[1]s
+%[3]s
 worker_processes 1;
 pid %[2]s/nginx.pid;
 error_log %[2]s/error.log warn;
@@ -62,8 +86,8 @@ http {
     scgi_temp_path %[2]s/scgi;
     include %[2]s/rushgate.conf;
 }
-`, user, dir)
-	for name, text := range map[string]string{"nginx.conf": main, "rushgate.conf": site} {
+`, user, dir, modules)
+	for name, text := range docs {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +97,14 @@ http {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Logf("nginx's error log:\n%s", log)
+		}
+	})
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	for range 100 {
 		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
@@ -96,7 +127,7 @@ func TestNginxAuthRequest(t *testing.T) {
 		fmt.Fprintf(w, "origin: %s", r.URL.Path)
 	}))
 	defer origin.Close()
-	base := startNginx(t, e.srv.Listener.Addr().String(), origin.Listener.Addr().String())
+	base := startNginx(t, e.srv.Listener.Addr().String(), origin.Listener.Addr().String(), false)
 	e.putRoom("sale", `{"capacity": 1, "grace": "1h", "site_url": "`+base+`/"}`)
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	get := func(path, cookie string) (int, string, http.Header) {
@@ -144,5 +175,68 @@ func TestNginxAuthRequest(t *testing.T) {
 	e.want(e.do("POST", "/v1/rooms/sale/release", "", `{"admission_token": "`+tok+`"}`), 200, "")
 	if code, _, h := get("/shop/cart", tok); code != 302 || !strings.HasPrefix(h.Get("Location"), base+"/r/sale?") {
 		t.Fatalf("released: %d %q", code, h.Get("Location"))
+	}
+}
+
+// TestNginxRelease runs the release variant of the nginx config (njs): the origin's answer
+// "Rushgate-Command: release" on a checkout page ends the visitor's admission at once, without an API
+// call of the origin's, and the header never reaches the visitor; the next visitor in line is admitted.
+func TestNginxRelease(t *testing.T) {
+	e := setup(t)
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/shop/checkout/done" {
+			w.Header().Set("Rushgate-Command", "release")
+		}
+		w.Header().Add("Set-Cookie", "cart=1")
+		fmt.Fprintf(w, "origin: %s %s", r.Method, r.URL.RequestURI())
+	}))
+	defer origin.Close()
+	base := startNginx(t, e.srv.Listener.Addr().String(), origin.Listener.Addr().String(), true)
+	e.putRoom("sale", `{"capacity": 1, "grace": "1h", "site_url": "`+base+`/"}`)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	send := func(method, path, cookie string) (int, string, http.Header) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader("paid=1"))
+		if cookie != "" {
+			req.Header.Set("Cookie", "rg_admission="+cookie)
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(body), res.Header
+	}
+	admitted := func(visitor string) string {
+		t.Helper()
+		if _, err := e.svc.Tick(context.Background(), "sale"); err != nil {
+			t.Fatal(err)
+		}
+		return e.do("GET", "/v1/rooms/sale/status", visitor, "").str("admission_token")
+	}
+	first := e.do("POST", "/v1/rooms/sale/join", "", "").str("visitor_token")
+	tok := admitted(first)
+	next := e.do("POST", "/v1/rooms/sale/join", "", "").str("visitor_token")
+	if tok == "" || admitted(next) != "" {
+		t.Fatal("want the first visitor admitted and the next one waiting (capacity 1)")
+	}
+
+	if code, _, h := send("GET", "/shop/checkout/pay", ""); code != 302 || !strings.HasPrefix(h.Get("Location"), base+"/r/sale?") {
+		t.Fatalf("unadmitted at the checkout: %d %q", code, h.Get("Location"))
+	}
+	code, body, h := send("POST", "/shop/checkout/pay?step=2", tok)
+	if code != 200 || body != "origin: POST /shop/checkout/pay?step=2" || h.Get("Set-Cookie") != "cart=1" {
+		t.Fatalf("admitted at the checkout: %d %q, Set-Cookie %q", code, body, h.Get("Set-Cookie"))
+	}
+	code, body, h = send("GET", "/shop/checkout/done", tok)
+	if code != 200 || body != "origin: GET /shop/checkout/done" || h.Get("Rushgate-Command") != "" {
+		t.Fatalf("the page that releases: %d %q, Rushgate-Command %q", code, body, h.Get("Rushgate-Command"))
+	}
+	if code, _, h := send("GET", "/shop/cart", tok); code != 302 || !strings.HasPrefix(h.Get("Location"), base+"/r/sale?") {
+		t.Fatalf("released: %d %q", code, h.Get("Location"))
+	}
+	if admitted(next) == "" {
+		t.Fatal("the released place did not go to the next visitor")
 	}
 }
