@@ -42,6 +42,10 @@ async function release(r) {
             r.headersOut[name] = reply.headersOut[name];
         }
     }
+    if (reply.status >= 301 && reply.status <= 308 && reply.status !== 304) {
+        r.return(reply.status, reply.headersOut.Location || ''); // njs takes a redirect's text as its URL
+        return;
+    }
     r.return(reply.status, reply.responseText);
 }
 

@@ -184,8 +184,13 @@ func TestNginxAuthRequest(t *testing.T) {
 func TestNginxRelease(t *testing.T) {
 	e := setup(t)
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/shop/checkout/done" {
+		body, _ := io.ReadAll(r.Body)
+		switch {
+		case r.URL.Path == "/shop/checkout/done":
 			w.Header().Set("Rushgate-Command", "release")
+		case r.URL.Path == "/shop/checkout/pay" && string(body) == "paid=1" && r.URL.Query().Get("step") == "3":
+			http.Redirect(w, r, "/shop/checkout/done", http.StatusSeeOther)
+			return
 		}
 		w.Header().Add("Set-Cookie", "cart=1")
 		fmt.Fprintf(w, "origin: %s %s", r.Method, r.URL.RequestURI())
@@ -228,6 +233,10 @@ func TestNginxRelease(t *testing.T) {
 	code, body, h := send("POST", "/shop/checkout/pay?step=2", tok)
 	if code != 200 || body != "origin: POST /shop/checkout/pay?step=2" || h.Get("Set-Cookie") != "cart=1" {
 		t.Fatalf("admitted at the checkout: %d %q, Set-Cookie %q", code, body, h.Get("Set-Cookie"))
+	}
+	code, _, h = send("POST", "/shop/checkout/pay?step=3", tok)
+	if code != 303 || !strings.HasSuffix(h.Get("Location"), "/shop/checkout/done") {
+		t.Fatalf("the origin's redirect after paying: %d, Location %q", code, h.Get("Location"))
 	}
 	code, body, h = send("GET", "/shop/checkout/done", tok)
 	if code != 200 || body != "origin: GET /shop/checkout/done" || h.Get("Rushgate-Command") != "" {
