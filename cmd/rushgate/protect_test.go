@@ -15,10 +15,25 @@ import (
 
 // TestProtect runs rushgate serve --protect in front of an origin: a visitor is sent to the room, joins
 // through the proxied site, is admitted, reaches the origin over HTTP and a WebSocket; the origin's
-// "Rushgate-Command: release" ends the admission, and the next visitor in line is admitted.
+// "Rushgate-Command: release" ends the admission, and the next visitor in line is admitted. An event
+// stream and a long poll come through part by part, as the origin writes them.
 func TestProtect(t *testing.T) {
+	read := make(chan struct{}, 1) // the test read the stream's first part
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
+		case "/events", "/poll":
+			// A stream, and a long poll of unknown length: each part must reach the visitor as the
+			// origin writes it, not when the answer ends.
+			if r.URL.Path == "/events" {
+				w.Header().Set("Content-Type", "text/event-stream")
+			}
+			fmt.Fprint(w, "data: first\n\n")
+			w.(http.Flusher).Flush()
+			select {
+			case <-read:
+			case <-time.After(5 * time.Second): // the test failed: end the answer
+			}
+			fmt.Fprint(w, "data: second\n\n")
 		case "/ws":
 			c, err := websocket.Accept(w, r, nil)
 			if err != nil {
@@ -117,6 +132,35 @@ func TestProtect(t *testing.T) {
 		t.Fatalf("WebSocket echo: %q %v", msg, err)
 	}
 	c.CloseNow()
+
+	for _, path := range []string{"/events", "/poll"} {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Header.Set("Cookie", "rg_admission="+adm)
+		first := make([]byte, len("data: first\n\n"))
+		var res *http.Response
+		got := make(chan error, 1)
+		go func() {
+			var err error
+			if res, err = client.Do(req); err == nil {
+				_, err = io.ReadFull(res.Body, first)
+			}
+			got <- err
+		}()
+		select {
+		case err := <-got:
+			if err != nil || string(first) != "data: first\n\n" {
+				t.Fatalf("%s: first part %q, %v", path, first, err)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("%s: the first part did not come through the proxy before the answer ended", path)
+		}
+		read <- struct{}{}
+		rest, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if string(rest) != "data: second\n\n" {
+			t.Fatalf("%s: the rest %q", path, rest)
+		}
+	}
 
 	code, body, h := get("/checkout", adm)
 	if code != 200 || body != "thank you" || h.Get("Rushgate-Command") != "" || !strings.Contains(h.Get("Set-Cookie"), "Max-Age=0") {
