@@ -16,9 +16,6 @@ import (
 	"github.com/rushgate/rushgate/internal/loadtest"
 )
 
-// What gcDefaults set at start (-1: left to the environment), for serve's start log.
-var gcPercentSet, memoryLimitSet int64 = -1, -1
-
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
 var version = ""
 
@@ -35,7 +32,6 @@ Every flag can also be set as an environment variable: --admin-key is RUSHGATE_A
 `
 
 func main() {
-	gcPercentSet, memoryLimitSet = gcDefaults(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -486,8 +486,7 @@ func listenAndServe(ctx context.Context, log *slog.Logger, f serveFlags, store s
 		}
 		defer dbg.Close()
 	}
-	log.Info("rushgate listening", "addr", ln.Addr().String(), "data", f.data, "store", store, "version", buildVersion(),
-		"gogc", gcPercentSet, "memory_limit", memoryLimitSet)
+	log.Info("rushgate listening", "addr", ln.Addr().String(), "data", f.data, "store", store, "version", buildVersion())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
