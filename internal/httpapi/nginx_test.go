@@ -129,20 +129,9 @@ func TestNginxAuthRequest(t *testing.T) {
 	defer origin.Close()
 	base := startNginx(t, e.srv.Listener.Addr().String(), origin.Listener.Addr().String(), false)
 	e.putRoom("sale", `{"capacity": 1, "grace": "1h", "site_url": "`+base+`/"}`)
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	get := func(path, cookie string) (int, string, http.Header) {
 		t.Helper()
-		req, _ := http.NewRequest("GET", base+path, nil)
-		if cookie != "" {
-			req.Header.Set("Cookie", "rg_admission="+cookie)
-		}
-		res, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		body, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(body), res.Header
+		return throughNginx(t, "GET", base+path, cookie)
 	}
 
 	code, _, h := get("/shop/item?size=9", "")
@@ -198,20 +187,9 @@ func TestNginxRelease(t *testing.T) {
 	defer origin.Close()
 	base := startNginx(t, e.srv.Listener.Addr().String(), origin.Listener.Addr().String(), true)
 	e.putRoom("sale", `{"capacity": 1, "grace": "1h", "site_url": "`+base+`/"}`)
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	send := func(method, path, cookie string) (int, string, http.Header) {
 		t.Helper()
-		req, _ := http.NewRequest(method, base+path, strings.NewReader("paid=1"))
-		if cookie != "" {
-			req.Header.Set("Cookie", "rg_admission="+cookie)
-		}
-		res, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		body, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(body), res.Header
+		return throughNginx(t, method, base+path, cookie)
 	}
 	admitted := func(visitor string) string {
 		t.Helper()
@@ -248,4 +226,26 @@ func TestNginxRelease(t *testing.T) {
 	if admitted(next) == "" {
 		t.Fatal("the released place did not go to the next visitor")
 	}
+}
+
+// throughNginx sends a request (a POST with the body "paid=1") with an rg_admission cookie when given
+// one, and returns the answer without following redirects.
+func throughNginx(t *testing.T, method, url, cookie string) (int, string, http.Header) {
+	t.Helper()
+	var body io.Reader
+	if method == http.MethodPost {
+		body = strings.NewReader("paid=1")
+	}
+	req, _ := http.NewRequest(method, url, body)
+	if cookie != "" {
+		req.Header.Set("Cookie", "rg_admission="+cookie)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	answer, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(answer), res.Header
 }
