@@ -47,6 +47,7 @@ type Config struct {
 // clears 32 KiB for every answer, a tenth of the proxy's CPU under a crowd.
 type buffers struct{ pool sync.Pool }
 
+// Get returns a recycled buffer, or a new one.
 func (b *buffers) Get() []byte {
 	if buf, ok := b.pool.Get().(*[]byte); ok {
 		return *buf
@@ -54,6 +55,7 @@ func (b *buffers) Get() []byte {
 	return make([]byte, 32<<10)
 }
 
+// Put keeps buf for a later answer.
 func (b *buffers) Put(buf []byte) { b.pool.Put(&buf) }
 
 // New returns the handler that serves everything: rushgate's paths, open paths, and the gated origin.
@@ -72,8 +74,6 @@ func New(cfg Config) http.Handler {
 		// origin writes them, and everything else once. Flushing after every write (-1) cost an extra
 		// system call per answer, and a third of the proxy's CPU went to flushes.
 		BufferPool: &buffers{},
-		// Connections to the origin are kept for the crowd's requests: net/http's default keeps two
-		// idle, and a crowd would open and close one per request.
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if errors.Is(err, context.Canceled) {
 				return // the visitor went away
@@ -83,6 +83,8 @@ func New(cfg Config) http.Handler {
 			w.WriteHeader(http.StatusBadGateway)
 			_, _ = w.Write([]byte(`{"error":{"code":"origin_unavailable","message":"the protected site did not answer"}}` + "\n"))
 		},
+		// Connections to the origin are kept for the crowd's requests: net/http's default keeps two
+		// idle, and a crowd would open and close one per request.
 		Transport: &http.Transport{Proxy: nil, MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: 90 * time.Second,
 			ForceAttemptHTTP2: false, DisableCompression: true},
 	}
