@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -98,8 +99,17 @@ http {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		// SIGTERM, not SIGKILL: nginx's master then stops its worker, which would outlive a killed
+		// master, holding its port.
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		stopped := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-stopped
+		}
 		if t.Failed() {
 			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
 			t.Logf("nginx's error log:\n%s", log)
