@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestTokenExamples runs the examples that check an admission token in other languages (Python with
@@ -16,35 +14,13 @@ import (
 // valid for a token of the room and invalid for a token of another room, and for a forged one. The
 // Java servlet filter runs too, on requests with and without a token.
 func TestTokenExamples(t *testing.T) {
-	addr := freeAddr(t)
-	base := "http://" + addr
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--addr", addr, "--data", t.TempDir(), "--admin-key", testAdminKey, "--log-level", "warn"}, &out, &errb)
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	waitHealthy(t, base)
+	base, _ := serveInProcess(t)
 	token := func(room string) string {
 		if code, body, _ := do(t, "PUT", base+"/v1/rooms/"+room, testAdminKey, `{"capacity": 5}`); code != 200 {
 			t.Fatalf("PUT: %d %v", code, body)
 		}
 		_, j, _ := do(t, "POST", base+"/v1/rooms/"+room+"/join", "", "")
-		for range 100 {
-			_, st, _ := do(t, "GET", base+"/v1/rooms/"+room+"/status", j["visitor_token"].(string), "")
-			if a, _ := st["admission_token"].(string); a != "" {
-				return a
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatal("not admitted")
-		return ""
+		return waitAdmitted(t, base, room, j["visitor_token"].(string))
 	}
 	good, other := token("sale"), token("other")
 	forged := good[:len(good)-4] + "AAAA"

@@ -13,31 +13,17 @@ import (
 // joins and admissions are exactly the room's own counts, every admitted visitor verified its token
 // and released, and the HTML report is written.
 func TestLoadtestMatchesServer(t *testing.T) {
-	addr := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--addr", addr, "--data", t.TempDir(), "--admin-key", testAdminKey, "--log-level", "warn"}, &out, &errb)
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	base := "http://" + addr
-	waitHealthy(t, base)
+	base, _ := serveInProcess(t)
 	for _, mode := range []string{"--sse", "--poll"} {
 		room := "rehearse" + strings.TrimPrefix(mode, "--")
 		if code, body, _ := do(t, "PUT", base+"/v1/rooms/"+room, testAdminKey, `{"capacity": 4, "rate": {"admits": 20, "per": "1s"}}`); code != 200 {
 			t.Fatalf("PUT room: %d %v", code, body)
 		}
 		dir := t.TempDir()
-		var report syncBuffer
+		var report, progress syncBuffer
 		err := run(context.Background(), []string{"loadtest", "--target", base, "--room", room, "--visitors", "30", "--arrival-rate", "30",
 			"--think", "200ms", "--duration", "30s", mode, "--admin-key", testAdminKey,
-			"--report", filepath.Join(dir, "r.html"), "--report-json", filepath.Join(dir, "r.json")}, &report, &errb)
+			"--report", filepath.Join(dir, "r.html"), "--report-json", filepath.Join(dir, "r.json")}, &report, &progress)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", mode, err, report.String())
 		}

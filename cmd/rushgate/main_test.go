@@ -38,6 +38,28 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+// serveInProcess runs rushgate serve in this process on a free address, with a fresh data directory,
+// the test admin key and any extra flags, and waits until it is healthy. It returns the base URL and
+// the address; the test's cleanup stops it and reports the error it ended with, if any.
+func serveInProcess(t *testing.T, extra ...string) (base, addr string) {
+	t.Helper()
+	addr = freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan error, 1)
+	args := append([]string{"serve", "--addr", addr, "--data", t.TempDir(), "--admin-key", testAdminKey, "--log-level", "warn"}, extra...)
+	go func() { done <- run(ctx, args, &out, &errb) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	base = "http://" + addr
+	waitHealthy(t, base)
+	return base, addr
+}
+
 func waitHealthy(t *testing.T, base string) {
 	for range 100 {
 		if res, err := http.Get(base + "/healthz"); err == nil {

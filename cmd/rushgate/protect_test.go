@@ -53,22 +53,7 @@ func TestProtect(t *testing.T) {
 		}
 	}))
 	defer origin.Close()
-	addr := freeAddr(t)
-	base := "http://" + addr
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--addr", addr, "--data", t.TempDir(), "--admin-key", testAdminKey, "--log-level", "warn",
-			"--protect", origin.URL, "--room", "sale", "--open-paths", "/static/,/favicon.ico"}, &out, &errb)
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	waitHealthy(t, base)
+	base, addr := serveInProcess(t, "--protect", origin.URL, "--room", "sale", "--open-paths", "/static/,/favicon.ico")
 	if code, body, _ := do(t, "PUT", base+"/v1/rooms/sale", testAdminKey, `{"capacity": 1, "site_url": "`+base+`/"}`); code != 200 {
 		t.Fatalf("PUT room: %d %v", code, body)
 	}
@@ -97,21 +82,9 @@ func TestProtect(t *testing.T) {
 		t.Fatalf("the room's page through the proxy: %d", code)
 	}
 
-	admitted := func(tok string) string {
-		t.Helper()
-		for range 100 {
-			_, st, _ := do(t, "GET", base+"/v1/rooms/sale/status", tok, "")
-			if a, _ := st["admission_token"].(string); a != "" {
-				return a
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Fatal("not admitted")
-		return ""
-	}
 	_, first, _ := do(t, "POST", base+"/v1/rooms/sale/join", "", "")
 	_, second, _ := do(t, "POST", base+"/v1/rooms/sale/join", "", "")
-	adm := admitted(first["visitor_token"].(string))
+	adm := waitAdmitted(t, base, "sale", first["visitor_token"].(string))
 	code, _, h := get("/shop?rg_admission="+adm, "")
 	if code != 303 || !strings.Contains(h.Get("Set-Cookie"), "rg_admission="+adm) {
 		t.Fatalf("back from the room: %d %v", code, h)
@@ -169,5 +142,5 @@ func TestProtect(t *testing.T) {
 	if code, _, _ := get("/shop", adm); code != 302 {
 		t.Fatalf("after the release: %d, want the room again", code)
 	}
-	admitted(second["visitor_token"].(string)) // the freed slot goes to the next in line
+	waitAdmitted(t, base, "sale", second["visitor_token"].(string)) // the freed slot goes to the next in line
 }
