@@ -79,27 +79,27 @@ func (a *Auctions) step(ctx context.Context, id, rev string, fn func(s *auction.
 	evs, err := fn(&next, a.clock())
 	raised := next.LeaderMax != as.state.LeaderMax // a leader's raised maximum is state without an event
 	a.keep(id, as, next, evs)
-	var ch *change
+	var g *group
+	var qerr error
 	switch {
 	case a.commit == nil: // no record: every step is as durable as it gets
 		as.durable, as.kept = next, len(as.events)
 	case len(evs) > 0 || raised:
-		ch = newChange(func(b *record.Batch) { b.AddAuction(id, next, evs) }, func(err error) { a.settle(id, as, next, err) })
+		g, qerr = a.commit.enqueue(change{
+			add:    func(b *record.Batch) { b.AddAuction(id, next, evs) },
+			settle: func(err error) { a.settle(id, as, next, err) },
+		})
 	case as.pending():
-		ch = barrier() // the answer shows events not yet durable
+		g, qerr = a.commit.last() // the answer shows events not yet durable
 	}
-	if ch != nil {
-		if qerr := a.commit.enqueue(ch); qerr != nil {
-			a.rollback(id, as)
-			a.mu.Unlock()
-			return auction.Outcome{}, qerr
-		}
+	if qerr != nil {
+		a.rollback(id, as)
+		a.mu.Unlock()
+		return auction.Outcome{}, qerr
 	}
 	a.mu.Unlock()
-	if ch != nil {
-		if werr := ch.wait(); werr != nil {
-			return auction.Outcome{}, fmt.Errorf("recording auction %s: %w", id, werr)
-		}
+	if werr := g.wait(); werr != nil {
+		return auction.Outcome{}, fmt.Errorf("recording auction %s: %w", id, werr)
 	}
 	return auction.Outcome{State: next, Events: evs}, err
 }

@@ -155,7 +155,8 @@ func (d *Drops) Claim(ctx context.Context, id, rev, visitor, key string) (drop.C
 		return drop.Claim{}, false, rushgate.ErrStale
 	}
 	c, created, err := s.Decide(id, visitor, key, code, d.clock())
-	var ch *change
+	var g *group
+	var qerr error
 	switch {
 	case d.commit == nil:
 		if created {
@@ -163,22 +164,21 @@ func (d *Drops) Claim(ctx context.Context, id, rev, visitor, key string) (drop.C
 		}
 	case created:
 		s.Take(c)
-		ch = newChange(func(b *record.Batch) { b.AddClaims(id, c) }, func(err error) { d.settle(s, c.Seq, err) })
+		g, qerr = d.commit.enqueue(change{
+			add:    func(b *record.Batch) { b.AddClaims(id, c) },
+			settle: func(err error) { d.settle(s, c.Seq, err) },
+		})
 	case d.speculative(s, c, err):
-		ch = barrier()
+		g, qerr = d.commit.last()
 	}
-	if ch != nil {
-		if qerr := d.commit.enqueue(ch); qerr != nil {
-			s.rollback()
-			d.mu.Unlock()
-			return drop.Claim{}, false, qerr
-		}
+	if qerr != nil {
+		s.rollback()
+		d.mu.Unlock()
+		return drop.Claim{}, false, qerr
 	}
 	d.mu.Unlock()
-	if ch != nil {
-		if werr := ch.wait(); werr != nil {
-			return drop.Claim{}, false, werr
-		}
+	if werr := g.wait(); werr != nil {
+		return drop.Claim{}, false, werr
 	}
 	return c, created, err
 }
