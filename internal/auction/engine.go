@@ -2,7 +2,7 @@ package auction
 
 import (
 	"errors"
-	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -21,7 +21,7 @@ var (
 type TooLowError struct{ Min int64 }
 
 func (e *TooLowError) Error() string {
-	return fmt.Sprintf("auction: bid too low, minimum next bid %d", e.Min)
+	return "auction: bid too low, minimum next bid " + strconv.FormatInt(e.Min, 10)
 }
 
 // Unwrap makes errors.Is(err, ErrTooLow) true.

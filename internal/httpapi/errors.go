@@ -213,6 +213,13 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if c := e.Challenge; c != nil {
 		b.challengeBody = &challengeBody{Challenge: c.Token, Difficulty: c.Difficulty, Algorithm: "sha256", ExpiresAt: c.ExpiresAt}
 	}
+	bp := statusBufs.Get().(*[]byte)
+	if buf, ok := b.appendJSON((*bp)[:0]); ok {
+		*bp = buf
+		writeEncoded(w, e.Status, bp)
+		return
+	}
+	statusBufs.Put(bp)
 	writeJSON(w, e.Status, b)
 }
 

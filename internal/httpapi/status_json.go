@@ -40,11 +40,40 @@ func (b statusBody) appendJSON(buf []byte) []byte {
 	return append(buf, '}')
 }
 
-// appendString appends s as a JSON string. Tokens and states are printable ASCII without quotes or
-// backslashes; anything else takes the general encoder's path.
+// appendJSON encodes the error envelope by hand when it carries neither claims nor a challenge, as
+// encoding/json would (TestErrorJSONMatchesEncoding): a refusal is the answer to most bids of a hot
+// auction (bid_too_low), and reflection over the nested struct was a tenth of such an answer's cost.
+// ok is false when the envelope needs the general encoder.
+func (b *errorBody) appendJSON(buf []byte) (_ []byte, ok bool) {
+	e := &b.Error
+	if b.challengeBody != nil || e.Claims != nil {
+		return buf, false
+	}
+	buf = append(buf, `{"error":{"code":`...)
+	buf = appendString(buf, e.Code)
+	buf = append(buf, `,"message":`...)
+	buf = appendString(buf, e.Message)
+	if e.MinNextBid != 0 {
+		buf = append(buf, `,"min_next_bid":`...)
+		buf = strconv.AppendInt(buf, e.MinNextBid, 10)
+	}
+	if e.Room != "" {
+		buf = append(buf, `,"room":`...)
+		buf = appendString(buf, e.Room)
+	}
+	if e.Field != "" {
+		buf = append(buf, `,"field":`...)
+		buf = appendString(buf, e.Field)
+	}
+	return append(buf, "}}"...), true
+}
+
+// appendString appends s as a JSON string. Tokens, states and messages are mostly printable ASCII
+// without quotes, backslashes or the characters encoding/json escapes for HTML; anything else takes
+// the general encoder's path.
 func appendString(buf []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			q, _ := json.Marshal(s)
 			return append(buf, q...)
 		}
@@ -61,16 +90,22 @@ var (
 	noStore  = []string{"no-store"}
 )
 
-// statusBufs recycles the buffers status bodies are encoded into.
+// statusBufs recycles the buffers hand-encoded bodies are written from.
 var statusBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 func writeStatus(w http.ResponseWriter, status int, b statusBody) {
+	bp := statusBufs.Get().(*[]byte)
+	*bp = b.appendJSON((*bp)[:0])
+	writeEncoded(w, status, bp)
+}
+
+// writeEncoded sends a hand-encoded JSON body, adding the newline encoding/json ends with, and gives
+// its buffer back to statusBufs.
+func writeEncoded(w http.ResponseWriter, status int, bp *[]byte) {
 	h := w.Header()
 	h["Content-Type"], h["Cache-Control"] = jsonType, noStore
 	w.WriteHeader(status)
-	bp := statusBufs.Get().(*[]byte)
-	buf := append(b.appendJSON((*bp)[:0]), '\n')
-	_, _ = w.Write(buf)
-	*bp = buf
+	*bp = append(*bp, '\n')
+	_, _ = w.Write(*bp)
 	statusBufs.Put(bp)
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/room"
 )
 
@@ -21,6 +23,35 @@ func TestStatusJSONMatchesEncoding(t *testing.T) {
 		want, _ := json.Marshal(b)
 		if got := b.appendJSON(nil); string(got) != string(want) {
 			t.Errorf("hand-encoded %s, encoding/json %s", got, want)
+		}
+	}
+}
+
+func TestErrorJSONMatchesEncoding(t *testing.T) {
+	var bodies []errorBody
+	add := func(code, msg string, min int64, room, field string) {
+		var b errorBody
+		b.Error.Code, b.Error.Message, b.Error.MinNextBid, b.Error.Room, b.Error.Field = code, msg, min, room, field
+		bodies = append(bodies, b)
+	}
+	add(codeBidTooLow, (&auction.TooLowError{Min: 1250}).Error(), 1250, "", "")
+	add(codeInternal, "internal error", 0, "", "")
+	add(codeWaitingElsewhere, `you are waiting in the line of room r1; join with {"switch": true} to move here`, 0, "r1", "")
+	add(codeInvalidConfig, "send Rushgate-Invite: <code> & more", 0, "", "stock")
+	add(codeInvalidJSON, "odd \"message\"\n\u00e9\t\\", -3, "é", "a<b")
+	for _, b := range bodies {
+		want, _ := json.Marshal(b)
+		got, ok := b.appendJSON(nil)
+		if !ok || string(got) != string(want) {
+			t.Errorf("hand-encoded %s (ok %v), encoding/json %s", got, ok, want)
+		}
+	}
+	var withClaims, withChallenge errorBody
+	withClaims.Error.Claims = []drop.Claim{{Seq: 1}}
+	withChallenge.challengeBody = &challengeBody{Challenge: "c"}
+	for _, b := range []errorBody{withClaims, withChallenge} {
+		if _, ok := b.appendJSON(nil); ok {
+			t.Errorf("%+v: hand-encoded, but it needs encoding/json", b)
 		}
 	}
 }
