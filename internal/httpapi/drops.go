@@ -106,7 +106,14 @@ func (s *Server) postClaim(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, claimView{ID: c.ID, Code: c.Code, ClaimedAt: c.ClaimedAt})
+	v := claimView{ID: c.ID, Code: c.Code, ClaimedAt: c.ClaimedAt}
+	if y := v.ClaimedAt.Year(); y < 0 || y > 9999 { // outside what RFC 3339 writes: encoding/json's error
+		writeJSON(w, http.StatusCreated, v)
+		return
+	}
+	bp := statusBufs.Get().(*[]byte)
+	*bp = v.appendJSON((*bp)[:0])
+	writeEncoded(w, http.StatusCreated, bp)
 }
 
 // claimView answers a claim; a struct, not a map, since a crowd's every claim encodes one.

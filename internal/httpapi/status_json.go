@@ -68,6 +68,19 @@ func (b *errorBody) appendJSON(buf []byte) (_ []byte, ok bool) {
 	return append(buf, "}}"...), true
 }
 
+// appendJSON encodes a claim's answer by hand, as encoding/json would (TestClaimJSONMatchesEncoding):
+// a crowd's every successful claim sends one, and the time's MarshalJSON, which encoding/json then
+// validates, was most of its cost.
+func (c claimView) appendJSON(buf []byte) []byte {
+	buf = append(buf, `{"claim_id":`...)
+	buf = appendString(buf, c.ID)
+	buf = append(buf, `,"code":`...)
+	buf = appendString(buf, c.Code)
+	buf = append(buf, `,"claimed_at":"`...)
+	buf = c.ClaimedAt.AppendFormat(buf, time.RFC3339Nano)
+	return append(buf, `"}`...)
+}
+
 // appendString appends s as a JSON string. Tokens, states and messages are mostly printable ASCII
 // without quotes, backslashes or the characters encoding/json escapes for HTML; anything else takes
 // the general encoder's path.

@@ -56,6 +56,19 @@ func TestErrorJSONMatchesEncoding(t *testing.T) {
 	}
 }
 
+func TestClaimJSONMatchesEncoding(t *testing.T) {
+	for _, v := range []claimView{
+		{ID: "d1.42", Code: "ABCD-EFGH-IJKL", ClaimedAt: time.Date(2026, 12, 4, 3, 30, 0, 123456789, time.UTC)},
+		{ID: "d1.1", Code: "<listed & odd \"code\">", ClaimedAt: time.Date(2026, 12, 4, 12, 0, 0, 0, time.FixedZone("KST", 9*3600))},
+		{},
+	} {
+		want, _ := json.Marshal(v)
+		if got := v.appendJSON(nil); string(got) != string(want) {
+			t.Errorf("hand-encoded %s, encoding/json %s", got, want)
+		}
+	}
+}
+
 func TestVisitorCookieMatchesNetHTTP(t *testing.T) {
 	for _, secure := range []bool{false, true} {
 		want := (&http.Cookie{Name: VisitorCookie, Value: "v1.v_abc234.xyz-_AZ", Path: "/", HttpOnly: true,
