@@ -75,9 +75,20 @@ func (a *Auctions) step(ctx context.Context, id, rev string, fn func(s *auction.
 		a.mu.Unlock()
 		return auction.Outcome{}, rushgate.ErrStale
 	}
+	now := a.clock()
 	next := as.state
-	evs, err := fn(&next, a.clock())
+	evs, err := fn(&next, now)
 	raised := next.LeaderMax != as.state.LeaderMax // a leader's raised maximum is state without an event
+	if err != nil && len(evs) == 0 && !raised && a.commit != nil && as.pending() {
+		// A refusal that the last durable state refuses too is answered from that state at once: it
+		// shows nothing not yet durable, and stays true whatever becomes of the steps being committed,
+		// which it precedes. Most bids of a hot auction are such refusals.
+		past := as.durable
+		if pevs, perr := fn(&past, now); perr != nil && len(pevs) == 0 && past.LeaderMax == as.durable.LeaderMax {
+			a.mu.Unlock()
+			return auction.Outcome{State: past}, perr
+		}
+	}
 	a.keep(id, as, next, evs)
 	var g *group
 	var qerr error

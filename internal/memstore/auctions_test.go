@@ -148,3 +148,88 @@ func TestFarDeadlinesDoNotStallCloser(t *testing.T) {
 		t.Fatalf("Due after closing: %v next %v err %v; want nothing due and the far deadlines far", ids, next, err)
 	}
 }
+
+// gated commits at once until armed; then a commit tells started, waits for release, and fails while
+// fail is set.
+type gated struct {
+	memstore.Records
+	armed   atomic.Bool
+	started chan struct{}
+	release chan struct{}
+	fail    atomic.Bool
+}
+
+func (g *gated) Commit(context.Context, *record.Batch) error {
+	if !g.armed.Load() {
+		return nil
+	}
+	g.started <- struct{}{}
+	<-g.release
+	if g.fail.Load() {
+		return errors.New("fsync: input/output error")
+	}
+	return nil
+}
+
+// TestRefusalsWhileCommitting: while a bid is being committed, a bid the last durable state refuses
+// too is answered at once from that state (it shows nothing not yet durable), and one refused only
+// because of the bid being committed waits for that commit and shows its outcome. If the commit fails,
+// the waiting refusal fails with it, and the answered one stays true.
+func TestRefusalsWhileCommitting(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		t.Run(fmt.Sprint("commit fails=", fail), func(t *testing.T) {
+			g := &gated{started: make(chan struct{}, 1), release: make(chan struct{})}
+			c := storetest.NewClock(time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC))
+			a := memstore.NewAuctions(c.Now, g)
+			ctx := context.Background()
+			cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10), StartsAt: c.Now(), EndsAt: c.Now().Add(time.Hour)}
+			if err := a.Put(ctx, "lot", cfg); err != nil {
+				t.Fatal(err)
+			}
+			g.armed.Store(true)
+			type answer struct {
+				o   auction.Outcome
+				err error
+			}
+			bid := func(bidder string, max int64) chan answer {
+				ch := make(chan answer, 1)
+				go func() {
+					o, err := a.Bid(ctx, "lot", "", auction.Bid{Bidder: bidder, Max: max})
+					ch <- answer{o, err}
+				}()
+				return ch
+			}
+			leader := bid("x", 500)
+			<-g.started // x's bid is decided, and its commit is held
+			g.fail.Store(fail)
+
+			var low *auction.TooLowError
+			select {
+			case ans := <-bid("y", 50): // below the start price: refused by the durable state too
+				if !errors.As(ans.err, &low) || low.Min != 100 || ans.o.State.Leader != "" {
+					t.Fatalf("bid of 50 while x's commits: %+v, %v; want too low, minimum 100, no leader shown", ans.o.State, ans.err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("a bid the durable state refuses waited for another bid's commit")
+			}
+
+			waiting := bid("z", 100) // the durable state would take it; x's bid being committed refuses it
+			select {
+			case ans := <-waiting:
+				t.Fatalf("a refusal that shows a bid not yet durable was answered before its commit: %+v, %v", ans.o.State, ans.err)
+			case <-time.After(50 * time.Millisecond):
+			}
+			close(g.release)
+			x, z := <-leader, <-waiting
+			if fail {
+				if !errors.Is(x.err, rushgate.ErrUnavailable) || !errors.Is(z.err, rushgate.ErrUnavailable) {
+					t.Fatalf("failed commit: x %v, z %v; want both unavailable", x.err, z.err)
+				}
+				return
+			}
+			if x.err != nil || !errors.As(z.err, &low) || low.Min != 110 {
+				t.Fatalf("x %v; z %v; want x accepted and z too low with minimum 110", x.err, z.err)
+			}
+		})
+	}
+}
