@@ -156,3 +156,50 @@ func TestFailedCommitRollsBack(t *testing.T) {
 		t.Fatalf("%d events recorded, want 2", len(evs))
 	}
 }
+
+func (g *gated) RecordDrop(context.Context, string, drop.Config) error { return nil }
+
+// TestSoldOutWaitsForTheLastClaims: a drop whose last unit is being committed answers the next claim
+// "sold out" only once that unit is durable; if its commit fails, the refusal fails with it (503) rather
+// than telling a visitor the stock is gone when it is not.
+func TestSoldOutWaitsForTheLastClaims(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		t.Run(fmt.Sprint("commit fails=", fail), func(t *testing.T) {
+			g := &gated{started: make(chan struct{}, 1), release: make(chan struct{})}
+			d := memstore.NewDrops(nil, g)
+			ctx := context.Background()
+			if err := d.Put(ctx, "d", drop.Config{Stock: 1, PerVisitor: 1, OpensAt: time.Now().Add(-time.Minute)}); err != nil {
+				t.Fatal(err)
+			}
+			g.armed.Store(true)
+			g.fail.Store(fail)
+			claim := func(v string) chan error {
+				ch := make(chan error, 1)
+				go func() {
+					_, _, err := d.Claim(ctx, "d", "", v, "")
+					ch <- err
+				}()
+				return ch
+			}
+			first := claim("v1")
+			<-g.started // the last unit is decided, its commit held
+			second := claim("v2")
+			select {
+			case err := <-second:
+				t.Fatalf("answered %v while the last unit was being committed", err)
+			case <-time.After(50 * time.Millisecond):
+			}
+			close(g.release)
+			err1, err2 := <-first, <-second
+			if fail {
+				if !errors.Is(err1, rushgate.ErrUnavailable) || !errors.Is(err2, rushgate.ErrUnavailable) {
+					t.Fatalf("failed commit: %v, %v; want both unavailable", err1, err2)
+				}
+				return
+			}
+			if err1 != nil || !errors.Is(err2, drop.ErrSoldOut) {
+				t.Fatalf("%v, %v; want the unit taken, then sold out", err1, err2)
+			}
+		})
+	}
+}

@@ -183,11 +183,14 @@ func (d *Drops) Claim(ctx context.Context, id, rev, visitor, key string) (drop.C
 	return c, created, err
 }
 
-// speculative reports whether an answer names a claim of s that is not durable yet: the repeat c, or
-// one of the visitor's claims in an AlreadyClaimedError.
+// speculative reports whether an answer rests on claims of s that are not durable yet: the repeat c,
+// one of the visitor's claims in an AlreadyClaimedError, or a stock that only they used up.
 func (d *Drops) speculative(s *dropState, c drop.Claim, err error) bool {
 	if err == nil {
 		return c.Seq > int64(s.durable)
+	}
+	if errors.Is(err, drop.ErrSoldOut) {
+		return s.durable < s.Config.Stock
 	}
 	var already *drop.AlreadyClaimedError
 	if errors.As(err, &already) {
