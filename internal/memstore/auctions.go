@@ -62,8 +62,9 @@ func NewAuctions(clock func() time.Time, recorder Records) *Auctions {
 
 // step runs fn on a copy of the auction's state under the lock and keeps the new state, its events and
 // its deadline at once; with a record, the step is answered once its events are committed with those
-// of other steps (see commit.go), and a failed commit undoes it. A rev other than the config's (an
-// empty rev checks none) leaves the auction as it was.
+// of other steps (see commit.go), and a failed commit undoes it. An answer never shows a step not yet
+// committed: a refusal waits for the steps it was decided on, unless the last durable state refuses it
+// too. A rev other than the config's (an empty rev checks none) leaves the auction as it was.
 func (a *Auctions) step(ctx context.Context, id, rev string, fn func(s *auction.State, now time.Time) ([]auction.Event, error)) (auction.Outcome, error) {
 	a.mu.Lock()
 	as, ok := a.auctions[id]
@@ -82,7 +83,7 @@ func (a *Auctions) step(ctx context.Context, id, rev string, fn func(s *auction.
 	if err != nil && len(evs) == 0 && !raised && a.commit != nil && as.pending() {
 		// A refusal that the last durable state refuses too is answered from that state at once: it
 		// shows nothing not yet durable, and stays true whatever becomes of the steps being committed,
-		// which it precedes. Most bids of a hot auction are such refusals.
+		// which it precedes. A bid below the price before those steps need not wait for their fsync.
 		past := as.durable
 		if pevs, perr := fn(&past, now); perr != nil && len(pevs) == 0 && past.LeaderMax == as.durable.LeaderMax {
 			a.mu.Unlock()
