@@ -1,12 +1,9 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
-	"sync"
 
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
@@ -221,33 +218,4 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	statusBufs.Put(bp)
 	writeJSON(w, e.Status, b)
-}
-
-// jsonEncoder is an encoder with the buffer it writes to, recycled by writeJSON: every answer of the
-// API but the status body passes through it, and a new encoder per answer was a tenth of the
-// allocations of a bid.
-type jsonEncoder struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-}
-
-var jsonEncoders = sync.Pool{New: func() any {
-	e := new(jsonEncoder)
-	e.enc = json.NewEncoder(&e.buf)
-	return e
-}}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	e := jsonEncoders.Get().(*jsonEncoder)
-	e.buf.Reset()
-	err := e.enc.Encode(v)
-	h := w.Header()
-	h["Content-Type"], h["Cache-Control"] = jsonType, noStore
-	w.WriteHeader(status)
-	if err == nil {
-		_, _ = w.Write(e.buf.Bytes())
-	}
-	if e.buf.Cap() <= 64<<10 { // a page of a long list is not kept for the next small answer
-		jsonEncoders.Put(e)
-	}
 }
