@@ -27,17 +27,25 @@ func sqlite(t *testing.T) *record.DB {
 	return r
 }
 
+// openLot returns an auction store on rec, its clock, and the auction "lot": open for an hour, starting
+// at 100 and rising by 10.
+func openLot(t *testing.T, rec memstore.Records) (*memstore.Auctions, *storetest.Clock) {
+	t.Helper()
+	c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+	a := memstore.NewAuctions(c.Now, rec)
+	cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10), StartsAt: c.Now(), EndsAt: c.Now().Add(time.Hour)}
+	if err := a.Put(context.Background(), "lot", cfg); err != nil {
+		t.Fatal(err)
+	}
+	return a, c
+}
+
 // TestRecordMatchesStore races 300 bidders and checks that the SQL record holds exactly the events
 // the store acknowledged, and the settlement the store decided.
 func TestRecordMatchesStore(t *testing.T) {
 	rec := sqlite(t)
-	c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
-	a := memstore.NewAuctions(c.Now, rec)
+	a, c := openLot(t, rec)
 	ctx := context.Background()
-	cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10), StartsAt: c.Now(), EndsAt: c.Now().Add(time.Hour)}
-	if err := a.Put(ctx, "lot", cfg); err != nil {
-		t.Fatal(err)
-	}
 	var wg sync.WaitGroup
 	for i := range 300 {
 		wg.Go(func() {
@@ -90,11 +98,8 @@ func (f *failing) ForgetAuction(context.Context, string) error {
 // the auction is left exactly as it was.
 func TestUnrecordedBidIsRefused(t *testing.T) {
 	f := &failing{}
-	c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
-	a := memstore.NewAuctions(c.Now, f)
+	a, _ := openLot(t, f)
 	ctx := context.Background()
-	cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10), StartsAt: c.Now(), EndsAt: c.Now().Add(time.Hour)}
-	_ = a.Put(ctx, "lot", cfg)
 	_, _ = a.Bid(ctx, "lot", "", auction.Bid{Bidder: "x", Max: 500})
 	before, _ := a.Get(ctx, "lot")
 	f.fail.Store(true)
@@ -179,13 +184,8 @@ func TestRefusalsWhileCommitting(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		t.Run(fmt.Sprint("commit fails=", fail), func(t *testing.T) {
 			g := &gated{started: make(chan struct{}, 1), release: make(chan struct{})}
-			c := storetest.NewClock(time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC))
-			a := memstore.NewAuctions(c.Now, g)
+			a, _ := openLot(t, g)
 			ctx := context.Background()
-			cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10), StartsAt: c.Now(), EndsAt: c.Now().Add(time.Hour)}
-			if err := a.Put(ctx, "lot", cfg); err != nil {
-				t.Fatal(err)
-			}
 			g.armed.Store(true)
 			type answer struct {
 				o   auction.Outcome
