@@ -35,12 +35,20 @@ type Auctions struct {
 }
 
 // auctionState is an auction with its events. Events past the first durable ones are decided but not
-// yet committed to the record (see commit.go); durable is the state after the last committed step.
+// yet committed to the record (see commit.go); durable is the state after the last committed step, and
+// undurable the state after each later step, oldest first, with the group that commits it.
 type auctionState struct {
-	state   auction.State
-	events  []auction.Event
-	durable auction.State
-	kept    int // how many of events are durable
+	state     auction.State
+	events    []auction.Event
+	durable   auction.State
+	kept      int // how many of events are durable
+	undurable []undurable
+}
+
+// undurable is the state after a step not yet committed, and the group that commits it.
+type undurable struct {
+	state auction.State
+	group *group
 }
 
 // pending reports whether the auction has events not yet durable.
@@ -63,8 +71,9 @@ func NewAuctions(clock func() time.Time, recorder Records) *Auctions {
 // step runs fn on a copy of the auction's state under the lock and keeps the new state, its events and
 // its deadline at once; with a record, the step is answered once its events are committed with those
 // of other steps (see commit.go), and a failed commit undoes it. An answer never shows a step not yet
-// committed: a refusal waits for the steps it was decided on, unless the last durable state refuses it
-// too. A rev other than the config's (an empty rev checks none) leaves the auction as it was.
+// committed: a refusal is answered from the earliest state that refuses it too, the last durable one
+// or one a step not yet committed left, once that step is committed. A rev other than the config's (an
+// empty rev checks none) leaves the auction as it was.
 func (a *Auctions) step(ctx context.Context, id, rev string, fn func(s *auction.State, now time.Time) ([]auction.Event, error)) (auction.Outcome, error) {
 	a.mu.Lock()
 	as, ok := a.auctions[id]
@@ -81,13 +90,29 @@ func (a *Auctions) step(ctx context.Context, id, rev string, fn func(s *auction.
 	evs, err := fn(&next, now)
 	raised := next.LeaderMax != as.state.LeaderMax // a leader's raised maximum is state without an event
 	if err != nil && len(evs) == 0 && !raised && a.commit != nil && as.pending() {
-		// A refusal that the last durable state refuses too is answered from that state at once: it
-		// shows nothing not yet durable, and stays true whatever becomes of the steps being committed,
-		// which it precedes. A bid below the price before those steps need not wait for their fsync.
-		past := as.durable
-		if pevs, perr := fn(&past, now); perr != nil && len(pevs) == 0 && past.LeaderMax == as.durable.LeaderMax {
+		// A refusal takes its place before the steps not yet committed (none of them is answered yet,
+		// so any order among them holds) and after as few as refuse it: one that the last durable state
+		// refuses too is answered from that state at once, and stays true whatever becomes of the
+		// steps being committed; otherwise it waits only for the commit of the earliest step after
+		// which the auction refuses it, and shows the state that step left, not the later ones. A bid
+		// below the price before a crowd's last bids need not wait for their fsyncs.
+		refuses := func(st auction.State) (auction.State, error, bool) {
+			past := st
+			pevs, perr := fn(&past, now)
+			return past, perr, perr != nil && len(pevs) == 0 && past.LeaderMax == st.LeaderMax
+		}
+		if past, perr, ok := refuses(as.durable); ok {
 			a.mu.Unlock()
 			return auction.Outcome{State: past}, perr
+		}
+		for _, u := range as.undurable {
+			if past, perr, ok := refuses(u.state); ok {
+				a.mu.Unlock()
+				if werr := u.group.wait(); werr != nil {
+					return auction.Outcome{}, fmt.Errorf("recording auction %s: %w", id, werr)
+				}
+				return auction.Outcome{State: past}, perr
+			}
 		}
 	}
 	a.keep(id, as, next, evs)
@@ -101,6 +126,9 @@ func (a *Auctions) step(ctx context.Context, id, rev string, fn func(s *auction.
 			add:    func(b *record.Batch) { b.AddAuction(id, next, evs) },
 			settle: func(err error) { a.settle(id, as, next, err) },
 		})
+		if qerr == nil {
+			as.undurable = append(as.undurable, undurable{state: next, group: g})
+		}
 	case as.pending():
 		g, qerr = a.commit.last() // the answer shows events not yet durable
 	}
@@ -136,11 +164,16 @@ func (a *Auctions) settle(id string, as *auctionState, st auction.State, err err
 		return
 	}
 	as.durable, as.kept = st, int(st.Seq) // event seq k is events[k-1]
+	// Steps settle in the order they were taken: this one is the oldest not yet durable.
+	as.undurable[0] = undurable{}
+	as.undurable = as.undurable[1:]
 }
 
 // rollback forgets the steps not yet durable: the auction is as its last committed step left it.
 func (a *Auctions) rollback(id string, as *auctionState) {
 	as.events = as.events[:as.kept]
+	clear(as.undurable)
+	as.undurable = as.undurable[:0]
 	a.keep(id, as, as.durable, nil)
 }
 

@@ -233,3 +233,63 @@ func TestRefusalsWhileCommitting(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusalWaitsForTheEarliestRefusingStep: with x's bid being committed and w's queued behind it, a
+// bid that the state after x's bid refuses already is answered once x's bid is committed, from that
+// state (minimum 110, not the 320 after w's), without waiting for w's commit.
+func TestRefusalWaitsForTheEarliestRefusingStep(t *testing.T) {
+	g := &gated{started: make(chan struct{}, 1), release: make(chan struct{})}
+	a, _ := openLot(t, g)
+	ctx := context.Background()
+	g.armed.Store(true)
+	type answer struct {
+		o   auction.Outcome
+		err error
+	}
+	bid := func(bidder string, max int64) chan answer {
+		ch := make(chan answer, 1)
+		go func() {
+			o, err := a.Bid(ctx, "lot", "", auction.Bid{Bidder: bidder, Max: max})
+			ch <- answer{o, err}
+		}()
+		return ch
+	}
+	x := bid("x", 500)
+	<-g.started // x's bid is decided; its commit is held
+	w := bid("w", 300)
+	for { // until w's bid is decided (x leads at 310), its commit queued behind x's
+		if n, _ := a.Bidders(ctx, "lot"); n == 2 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	z := bid("z", 100) // the durable state takes it; the state after x's bid refuses it
+	select {
+	case ans := <-z:
+		t.Fatalf("a refusal answered before the step it shows was committed: %+v, %v", ans.o.State, ans.err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	g.release <- struct{}{} // x's commit only
+	var low *auction.TooLowError
+	select {
+	case ans := <-z:
+		if !errors.As(ans.err, &low) || low.Min != 110 || ans.o.State.Price != 100 || ans.o.State.Leader != "x" {
+			t.Fatalf("z: %+v, %v; want too low with minimum 110, from the state after x's bid", ans.o.State, ans.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a refusal waited for a later step's commit than the one it shows")
+	}
+	<-g.started // w's commit, held
+	select {
+	case ans := <-w:
+		t.Fatalf("w answered before its commit: %+v, %v", ans.o.State, ans.err)
+	default:
+	}
+	g.release <- struct{}{}
+	if ans := <-x; ans.err != nil {
+		t.Fatalf("x: %v", ans.err)
+	}
+	if ans := <-w; ans.err != nil || ans.o.State.Price != 310 {
+		t.Fatalf("w: %+v, %v; want accepted, x leading at 310", ans.o.State, ans.err)
+	}
+}
