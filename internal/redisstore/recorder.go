@@ -115,13 +115,14 @@ func (s *conn) recordOne(ctx context.Context, registry, id, stream, consumer str
 	return s.retire(ctx, registry, id, stream, over)
 }
 
-// recordPage is how many new entries a recorder reads from a stream at a time (one SQL transaction:
-// larger pages hold the core longer, which the p99 of claims shows), and maxPagesPerPass
+// recordPage is how many new entries a recorder reads from a stream at a time, one SQL transaction
+// that holds the core while it runs: pages of 500 put the p99 of claims above 10 ms at 64 connections
+// on one core, pages of 100 below it, at the same throughput (docs/benchmarks.md). maxPagesPerPass is
 // how many pages one entity may take in one pass: 20,000 entries a tick, far above what one drop or
 // auction takes.
 const (
-	recordPage      = 500
-	maxPagesPerPass = 40
+	recordPage      = 100
+	maxPagesPerPass = 200
 )
 
 // over reports whether an auction can append no more events: closed, sold, or gone.
