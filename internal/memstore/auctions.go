@@ -241,7 +241,7 @@ func (a *Auctions) Restore(id string, st auction.State, evs []auction.Event) {
 	a.auctions[id] = &auctionState{state: st, events: append([]auction.Event(nil), evs...), durable: st, kept: len(evs)}
 	for _, e := range evs {
 		if e.Kind == auction.EventBid || e.Kind == auction.EventSold {
-			a.counted(id, e.Bidder, nil)
+			a.counted(id, e.Bidder)
 		}
 	}
 	if !st.Closed && !st.Sold {
@@ -257,26 +257,35 @@ func (a *Auctions) Get(ctx context.Context, id string) (auction.State, error) {
 
 // Bid implements [auction.Store].
 func (a *Auctions) Bid(ctx context.Context, id, rev string, b auction.Bid) (auction.Outcome, error) {
-	return a.step(ctx, id, rev, func(s *auction.State, now time.Time) ([]auction.Event, error) {
-		evs, err := s.Bid(b, now)
-		a.counted(id, b.Bidder, err)
-		return evs, err
-	})
+	o, err := a.step(ctx, id, rev, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.Bid(b, now) })
+	if err == nil {
+		a.count(id, b.Bidder)
+	}
+	return o, err
 }
 
 // BuyNow implements [auction.Store].
 func (a *Auctions) BuyNow(ctx context.Context, id, rev, bidder string) (auction.Outcome, error) {
-	return a.step(ctx, id, rev, func(s *auction.State, now time.Time) ([]auction.Event, error) {
-		evs, err := s.BuyNow(bidder, now)
-		a.counted(id, bidder, err)
-		return evs, err
-	})
+	o, err := a.step(ctx, id, rev, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.BuyNow(bidder, now) })
+	if err == nil {
+		a.count(id, bidder)
+	}
+	return o, err
 }
 
-// counted adds a bidder whose action was taken to the auction's bidders; a.mu is held.
-func (a *Auctions) counted(id, bidder string, err error) {
-	if err != nil {
-		return
+// count adds a bidder whose action was taken, and is durable, to the auction's bidders. It runs after
+// the step rather than in it: a step may try a refused bid against earlier states (see step), which
+// take it.
+func (a *Auctions) count(id, bidder string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.counted(id, bidder)
+}
+
+// counted adds a bidder to the auction's bidders; a.mu is held.
+func (a *Auctions) counted(id, bidder string) {
+	if _, ok := a.auctions[id]; !ok {
+		return // deleted meanwhile
 	}
 	set := a.bidders[id]
 	if set == nil {
@@ -333,9 +342,10 @@ func (a *Auctions) Events(_ context.Context, id string, after int64, limit int) 
 	if !ok {
 		return nil, auction.ErrNotFound
 	}
-	// Sequence numbers start at 1 and have no gaps, so event seq k sits at index k-1.
-	start := min(max(after, 0), int64(len(as.events)))
-	end := min(start+int64(limit), int64(len(as.events)))
+	// Sequence numbers start at 1 and have no gaps, so event seq k sits at index k-1. Only durable
+	// events are shown: a feed must not tell of a bid that a failed commit then undoes.
+	start := min(max(after, 0), int64(as.kept))
+	end := min(start+int64(limit), int64(as.kept))
 	return append([]auction.Event(nil), as.events[start:end]...), nil
 }
 

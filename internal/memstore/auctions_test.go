@@ -236,7 +236,9 @@ func TestRefusalsWhileCommitting(t *testing.T) {
 
 // TestRefusalWaitsForTheEarliestRefusingStep: with x's bid being committed and w's queued behind it, a
 // bid that the state after x's bid refuses already is answered once x's bid is committed, from that
-// state (minimum 110, not the 320 after w's), without waiting for w's commit.
+// state (minimum 110, not the 320 after w's), without waiting for w's commit. Meanwhile the auction's
+// feed shows only committed events, and its bidders count only bids taken and committed: not z, whom
+// the state before x's bid would have taken.
 func TestRefusalWaitsForTheEarliestRefusingStep(t *testing.T) {
 	g := &gated{started: make(chan struct{}, 1), release: make(chan struct{})}
 	a, _ := openLot(t, g)
@@ -257,11 +259,11 @@ func TestRefusalWaitsForTheEarliestRefusingStep(t *testing.T) {
 	x := bid("x", 500)
 	<-g.started // x's bid is decided; its commit is held
 	w := bid("w", 300)
-	for { // until w's bid is decided (x leads at 310), its commit queued behind x's
-		if n, _ := a.Bidders(ctx, "lot"); n == 2 {
-			break
-		}
+	for a.Undurable("lot") < 2 { // until w's bid is decided (x leads at 310), its commit queued behind x's
 		time.Sleep(time.Millisecond)
+	}
+	if evs, _ := a.Events(ctx, "lot", 0, 10); len(evs) != 0 {
+		t.Fatalf("the feed shows %d events not yet committed: %+v", len(evs), evs)
 	}
 	z := bid("z", 100) // the durable state takes it; the state after x's bid refuses it
 	select {
@@ -291,5 +293,11 @@ func TestRefusalWaitsForTheEarliestRefusingStep(t *testing.T) {
 	}
 	if ans := <-w; ans.err != nil || ans.o.State.Price != 310 {
 		t.Fatalf("w: %+v, %v; want accepted, x leading at 310", ans.o.State, ans.err)
+	}
+	if evs, _ := a.Events(ctx, "lot", 0, 10); len(evs) != 2 || evs[1].Price != 310 || !evs[1].Proxy {
+		t.Fatalf("the feed after both commits: %+v; want x's bid and x's proxy answer to w", evs)
+	}
+	if n, _ := a.Bidders(ctx, "lot"); n != 2 {
+		t.Fatalf("%d bidders counted; want x and w, not the refused z", n)
 	}
 }
