@@ -161,7 +161,8 @@ func (g *gated) RecordDrop(context.Context, string, drop.Config) error { return 
 
 // TestSoldOutWaitsForTheLastClaims: a drop whose last unit is being committed answers the next claim
 // "sold out" only once that unit is durable; if its commit fails, the refusal fails with it (503) rather
-// than telling a visitor the stock is gone when it is not.
+// than telling a visitor the stock is gone when it is not. Meanwhile neither the drop's list of claims
+// nor the claimant's own shows the claim being committed.
 func TestSoldOutWaitsForTheLastClaims(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		t.Run(fmt.Sprint("commit fails=", fail), func(t *testing.T) {
@@ -189,8 +190,18 @@ func TestSoldOutWaitsForTheLastClaims(t *testing.T) {
 				t.Fatalf("answered %v while the last unit was being committed", err)
 			case <-time.After(50 * time.Millisecond):
 			}
+			all, _ := d.Claims(ctx, "d", 0, 10)
+			mine, _ := d.Mine(ctx, "d", "v1")
+			if len(all) != 0 || len(mine) != 0 {
+				t.Fatalf("a claim being committed is shown: all %+v, mine %+v", all, mine)
+			}
 			close(g.release)
 			err1, err2 := <-first, <-second
+			all, _ = d.Claims(ctx, "d", 0, 10)
+			mine, _ = d.Mine(ctx, "d", "v1")
+			if want := map[bool]int{false: 1, true: 0}[fail]; len(all) != want || len(mine) != want {
+				t.Fatalf("after the commit (failed %v): all %+v, mine %+v; want %d each", fail, all, mine, want)
+			}
 			if fail {
 				if !errors.Is(err1, rushgate.ErrUnavailable) || !errors.Is(err2, rushgate.ErrUnavailable) {
 					t.Fatalf("failed commit: %v, %v; want both unavailable", err1, err2)

@@ -158,9 +158,10 @@ func (d *Drops) Claim(ctx context.Context, id, rev, visitor, key string) (drop.C
 	var g *group
 	var qerr error
 	switch {
-	case d.commit == nil:
+	case d.commit == nil: // no record: every claim is as durable as it gets
 		if created {
 			s.Take(c)
+			s.durable = len(s.Claims)
 		}
 	case created:
 		s.Take(c)
@@ -222,8 +223,9 @@ func (d *Drops) Claims(_ context.Context, id string, after int64, limit int) ([]
 	if !ok {
 		return nil, drop.ErrNotFound
 	}
-	start := min(max(after, 0), int64(len(s.Claims)))
-	end := min(start+int64(limit), int64(len(s.Claims)))
+	// Only durable claims are listed: a failed commit may still undo the others.
+	start := min(max(after, 0), int64(s.durable))
+	end := min(start+int64(limit), int64(s.durable))
 	return append([]drop.Claim(nil), s.Claims[start:end]...), nil
 }
 
@@ -235,7 +237,13 @@ func (d *Drops) Mine(_ context.Context, id, visitor string) ([]drop.Claim, error
 	if !ok {
 		return nil, drop.ErrNotFound
 	}
-	return s.Mine(visitor), nil
+	// Only durable claims are shown: one still being committed is the visitor's own request in flight,
+	// which a failed commit may undo.
+	mine := s.Mine(visitor)
+	for len(mine) > 0 && mine[len(mine)-1].Seq > int64(s.durable) {
+		mine = mine[:len(mine)-1]
+	}
+	return mine, nil
 }
 
 // List implements [drop.Store].
