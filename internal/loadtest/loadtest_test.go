@@ -97,3 +97,17 @@ func TestMinNextBid(t *testing.T) {
 		}
 	}
 }
+
+// TestPageOrigin: the page origin renders its listing of n tickets for each request, escaped as
+// html/template escapes.
+func TestPageOrigin(t *testing.T) {
+	rec := httptest.NewRecorder()
+	pageHandler(20).ServeHTTP(rec, httptest.NewRequest("GET", "/shop", nil))
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+		t.Fatalf("%d %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	if n := strings.Count(body, "<li>"); n != 20 || !strings.Contains(body, "&amp; &lt;standing&gt;") || strings.Contains(body, "<standing>") {
+		t.Fatalf("%d items; escaped %v:\n%s", n, strings.Contains(body, "&lt;standing&gt;"), body)
+	}
+}

@@ -7,7 +7,7 @@
 // shared and noisy:
 //
 //	rushgate loadtest --room R --visitors N ...               rehearse an on-sale against any rushgate
-//	rushgate loadtest null  --addr 127.0.0.1:9090               serve the null handler (the baseline)
+//	rushgate loadtest null  --addr 127.0.0.1:9090 [--page N]    serve the null handler (the baseline), or a page origin
 //	rushgate loadtest join  --target URL --null URL             join requests/s against the null handler
 //	rushgate loadtest sse   --target URL --admin-key K --pid P  memory per idle stream and admission latency
 //	rushgate loadtest bid   --target URL --admin-key K --null U accepted bids/s on one hot auction, p99 latency
@@ -58,6 +58,7 @@ func Run(ctx context.Context, args []string, out io.Writer) error {
 func runNull(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("null", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:9090", "loopback address to listen on")
+	page := fs.Int("page", 0, "instead, render a shop's HTML page listing this many tickets for each request (a site's origin)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -65,12 +66,16 @@ func runNull(ctx context.Context, args []string) error {
 		return err
 	}
 	body := []byte(`{"visitor_token":"v2.v_aaaaaaaaaaaaaaaaaaaaaaaaaa.bench.bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb","state":"waiting","position":1,"eta_seconds":1}` + "\n")
+	var handler http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	})
+	if *page > 0 {
+		handler = pageHandler(*page)
+	}
 	srv := &http.Server{
-		Addr: *addr,
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write(body)
-		}),
+		Addr:    *addr,
+		Handler: handler,
 		// The timeouts rushgate serve sets, so that the baseline pays for the same deadlines.
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
