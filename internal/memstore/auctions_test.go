@@ -176,6 +176,29 @@ func (g *gated) Commit(context.Context, *record.Batch) error {
 	return nil
 }
 
+// answer is what a bid was told.
+type answer struct {
+	o   auction.Outcome
+	err error
+}
+
+// gatedLot opens the lot on an armed gated record (every commit is held until released) and returns
+// the record, the store, and a way to bid on the lot in the background.
+func gatedLot(t *testing.T) (*gated, *memstore.Auctions, func(bidder string, max int64) chan answer) {
+	t.Helper()
+	g := &gated{started: make(chan struct{}, 1), release: make(chan struct{})}
+	a, _ := openLot(t, g)
+	g.armed.Store(true)
+	return g, a, func(bidder string, max int64) chan answer {
+		ch := make(chan answer, 1)
+		go func() {
+			o, err := a.Bid(context.Background(), "lot", "", auction.Bid{Bidder: bidder, Max: max})
+			ch <- answer{o, err}
+		}()
+		return ch
+	}
+}
+
 // TestRefusalsWhileCommitting: while a bid is being committed, a bid the last durable state refuses
 // too is answered at once from that state (it shows nothing not yet durable), and one refused only
 // because of the bid being committed waits for that commit and shows its outcome. If the commit fails,
@@ -183,22 +206,7 @@ func (g *gated) Commit(context.Context, *record.Batch) error {
 func TestRefusalsWhileCommitting(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		t.Run(fmt.Sprint("commit fails=", fail), func(t *testing.T) {
-			g := &gated{started: make(chan struct{}, 1), release: make(chan struct{})}
-			a, _ := openLot(t, g)
-			ctx := context.Background()
-			g.armed.Store(true)
-			type answer struct {
-				o   auction.Outcome
-				err error
-			}
-			bid := func(bidder string, max int64) chan answer {
-				ch := make(chan answer, 1)
-				go func() {
-					o, err := a.Bid(ctx, "lot", "", auction.Bid{Bidder: bidder, Max: max})
-					ch <- answer{o, err}
-				}()
-				return ch
-			}
+			g, _, bid := gatedLot(t)
 			leader := bid("x", 500)
 			<-g.started // x's bid is decided, and its commit is held
 			g.fail.Store(fail)
@@ -240,22 +248,8 @@ func TestRefusalsWhileCommitting(t *testing.T) {
 // feed shows only committed events, and its bidders count only bids taken and committed: not z, whom
 // the state before x's bid would have taken.
 func TestRefusalWaitsForTheEarliestRefusingStep(t *testing.T) {
-	g := &gated{started: make(chan struct{}, 1), release: make(chan struct{})}
-	a, _ := openLot(t, g)
+	g, a, bid := gatedLot(t)
 	ctx := context.Background()
-	g.armed.Store(true)
-	type answer struct {
-		o   auction.Outcome
-		err error
-	}
-	bid := func(bidder string, max int64) chan answer {
-		ch := make(chan answer, 1)
-		go func() {
-			o, err := a.Bid(ctx, "lot", "", auction.Bid{Bidder: bidder, Max: max})
-			ch <- answer{o, err}
-		}()
-		return ch
-	}
 	x := bid("x", 500)
 	<-g.started // x's bid is decided; its commit is held
 	w := bid("w", 300)
