@@ -104,6 +104,13 @@ var (
 	noStore  = []string{"no-store"}
 )
 
+// writeJSONHeader sends the status line and the headers every JSON answer carries.
+func writeJSONHeader(w http.ResponseWriter, status int) {
+	h := w.Header()
+	h["Content-Type"], h["Cache-Control"] = jsonType, noStore
+	w.WriteHeader(status)
+}
+
 // statusBufs recycles the buffers hand-encoded bodies are written from.
 var statusBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
@@ -116,9 +123,7 @@ func writeStatus(w http.ResponseWriter, status int, b statusBody) {
 // writeEncoded sends a hand-encoded JSON body, adding the newline encoding/json ends with, and gives
 // its buffer back to statusBufs.
 func writeEncoded(w http.ResponseWriter, status int, bp *[]byte) {
-	h := w.Header()
-	h["Content-Type"], h["Cache-Control"] = jsonType, noStore
-	w.WriteHeader(status)
+	writeJSONHeader(w, status)
 	*bp = append(*bp, '\n')
 	_, _ = w.Write(*bp)
 	statusBufs.Put(bp)
@@ -142,9 +147,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	e := jsonEncoders.Get().(*jsonEncoder)
 	e.buf.Reset()
 	err := e.enc.Encode(v)
-	h := w.Header()
-	h["Content-Type"], h["Cache-Control"] = jsonType, noStore
-	w.WriteHeader(status)
+	writeJSONHeader(w, status)
 	if err == nil {
 		_, _ = w.Write(e.buf.Bytes())
 	}
