@@ -71,9 +71,11 @@ func New(cfg Config) http.Handler {
 			r.Out.Host = r.In.Host
 		},
 		// FlushInterval stays 0: ReverseProxy flushes event streams and answers of unknown length as the
-		// origin writes them, and everything else once. Flushing after every write (-1) cost an extra
-		// system call per answer, and a third of the proxy's CPU went to flushes.
-		BufferPool: &buffers{},
+		// origin writes them (batched holds the latter for up to flushDelay), and everything else once.
+		// Flushing after every write (-1) cost an extra system call per answer, and a third of the
+		// proxy's CPU went to flushes.
+		BufferPool:     &buffers{},
+		ModifyResponse: endOnClose,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if errors.Is(err, context.Canceled) {
 				return // the visitor went away
@@ -89,7 +91,7 @@ func New(cfg Config) http.Handler {
 			ForceAttemptHTTP2: false, DisableCompression: true},
 	}
 	gate := &admission.Gate{Verifier: cfg.Verifier, Room: cfg.Room, RoomURL: "/r/" + cfg.Room, Release: cfg.Release, Revoked: cfg.Revoked}
-	gated := gate.Wrap(origin)
+	gated := gate.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serve(origin, w, r) }))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
 		for _, own := range Own {
@@ -100,7 +102,7 @@ func New(cfg Config) http.Handler {
 		}
 		for _, open := range cfg.OpenPaths {
 			if open != "" && strings.HasPrefix(p, open) {
-				origin.ServeHTTP(w, r)
+				serve(origin, w, r)
 				return
 			}
 		}

@@ -1,0 +1,11 @@
+package protect
+
+import "time"
+
+// HoldFlushes makes the proxy hold parts of answers of unknown length for d, so that a test can count
+// writes on a slow machine, and returns what puts the delay back.
+func HoldFlushes(d time.Duration) (restore func()) {
+	old := flushDelay
+	flushDelay = d
+	return func() { flushDelay = old }
+}

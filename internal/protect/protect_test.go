@@ -1,0 +1,189 @@
+package protect_test
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/rushgate/rushgate/internal/protect"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// writes counts the writes of every connection a listener accepts.
+type writes struct {
+	net.Listener
+	n atomic.Int64
+}
+
+func (l *writes) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &countedConn{Conn: c, n: &l.n}, nil
+}
+
+type countedConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c *countedConn) Write(p []byte) (int, error) {
+	c.n.Add(1)
+	return c.Conn.Write(p)
+}
+
+// TestAnswersOfUnknownLength proxies answers whose length the origin does not announce: a page rendered
+// in one go reaches the visitor in one write (ReverseProxy alone sends its headers, its body and its
+// last chunk in three), a long poll and an event stream still come through part by part, and trailers
+// still arrive.
+func TestAnswersOfUnknownLength(t *testing.T) {
+	page := strings.Repeat("<p>a ticket</p>\n", 200) // over net/http's 2 KiB: sent chunked
+	held := make(chan struct{})
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/page":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, page[:len(page)/2])
+			io.WriteString(w, page[len(page)/2:])
+		case "/poll", "/events":
+			if r.URL.Path == "/events" {
+				w.Header().Set("Content-Type", "text/event-stream")
+			}
+			io.WriteString(w, "data: first\n\n")
+			w.(http.Flusher).Flush()
+			select {
+			case <-held:
+			case <-time.After(5 * time.Second): // the test failed: end the answer
+			}
+			io.WriteString(w, "data: second\n\n")
+		case "/trailer":
+			w.Header().Set("Trailer", "Rushgate-Sum")
+			io.WriteString(w, "body")
+			w.Header().Set("Rushgate-Sum", "42")
+		}
+	}))
+	defer origin.Close()
+	u, _ := url.Parse(origin.URL)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := &writes{Listener: ln}
+	proxy := httptest.NewUnstartedServer(protect.New(protect.Config{Origin: u, Room: "sale", OpenPaths: []string{"/"},
+		API: http.NotFoundHandler()}))
+	proxy.Listener.Close()
+	proxy.Listener = counted
+	proxy.Start()
+	defer proxy.Close()
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.Transport.(*http.Transport).CloseIdleConnections()
+
+	get := func(path string) *http.Response {
+		t.Helper()
+		res, err := client.Get(proxy.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	restore := protect.HoldFlushes(time.Minute) // a busy test machine may stall the handler for over the 1 ms
+	before := counted.n.Load()
+	res := get("/page")
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil || string(body) != page || res.ContentLength != -1 {
+		t.Fatalf("page: %d bytes of %d, length %d, %v", len(body), len(page), res.ContentLength, err)
+	}
+	if n := counted.n.Load() - before; n != 1 {
+		t.Fatalf("the page reached the visitor in %d writes, want 1", n)
+	}
+	restore()
+
+	for _, path := range []string{"/poll", "/events"} {
+		res := get(path) // the headers came through while the origin holds the rest
+		first := make([]byte, len("data: first\n\n"))
+		got := make(chan error, 1)
+		go func() {
+			_, err := io.ReadFull(res.Body, first)
+			got <- err
+		}()
+		select {
+		case err := <-got:
+			if err != nil || string(first) != "data: first\n\n" {
+				t.Fatalf("%s: first part %q, %v", path, first, err)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("%s: the first part did not come through before the answer ended", path)
+		}
+		held <- struct{}{}
+		rest, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if string(rest) != "data: second\n\n" {
+			t.Fatalf("%s: the rest %q", path, rest)
+		}
+	}
+
+	res = get("/trailer")
+	body, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if string(body) != "body" || res.Trailer.Get("Rushgate-Sum") != "42" {
+		t.Fatalf("trailer: %q %v", body, res.Trailer)
+	}
+}
+
+// TestEveryPartOfAStreamIsSent checks that batching never holds a part back for good: an origin that
+// streams parts slowly gets each one to the visitor before it writes the next.
+func TestEveryPartOfAStreamIsSent(t *testing.T) {
+	next := make(chan struct{})
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for i := range 5 {
+			fmt.Fprintf(w, "part %d\n", i)
+			w.(http.Flusher).Flush()
+			select {
+			case <-next:
+			case <-time.After(5 * time.Second):
+				return
+			}
+		}
+	}))
+	defer origin.Close()
+	u, _ := url.Parse(origin.URL)
+	proxy := httptest.NewServer(protect.New(protect.Config{Origin: u, Room: "sale", OpenPaths: []string{"/"}, API: http.NotFoundHandler()}))
+	defer proxy.Close()
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.Transport.(*http.Transport).CloseIdleConnections()
+	res, err := client.Get(proxy.URL + "/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	for i := range 5 {
+		want := fmt.Sprintf("part %d\n", i)
+		part := make([]byte, len(want))
+		got := make(chan error, 1)
+		go func() {
+			_, err := io.ReadFull(res.Body, part)
+			got <- err
+		}()
+		select {
+		case err := <-got:
+			if err != nil || string(part) != want {
+				t.Fatalf("part %d: %q, %v", i, part, err)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("part %d did not come through while the origin held the next", i)
+		}
+		next <- struct{}{}
+	}
+}
