@@ -9,3 +9,11 @@ func HoldFlushes(d time.Duration) (restore func()) {
 	flushDelay = d
 	return func() { flushDelay = old }
 }
+
+// KeepIdle makes the proxy close connections to the origin idle for d, and returns what puts the
+// timeout back.
+func KeepIdle(d time.Duration) (restore func()) {
+	old := idleTimeout
+	idleTimeout = d
+	return func() { idleTimeout = old }
+}

@@ -9,12 +9,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/rushgate/rushgate/admission"
 )
@@ -58,6 +58,17 @@ func (b *buffers) Get() []byte {
 // Put keeps buf for a later answer.
 func (b *buffers) Put(buf []byte) { b.pool.Put(&buf) }
 
+// hostPort is where the origin listens.
+func hostPort(u *url.URL) string {
+	if port := u.Port(); port != "" {
+		return u.Host
+	}
+	if u.Scheme == "https" {
+		return net.JoinHostPort(u.Hostname(), "443")
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
+}
+
 // New returns the handler that serves everything: rushgate's paths, open paths, and the gated origin.
 func New(cfg Config) http.Handler {
 	log := cfg.Logger
@@ -87,8 +98,8 @@ func New(cfg Config) http.Handler {
 		},
 		// Connections to the origin are kept for the crowd's requests: net/http's default keeps two
 		// idle, and a crowd would open and close one per request.
-		Transport: &http.Transport{Proxy: nil, MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: 90 * time.Second,
-			ForceAttemptHTTP2: false, DisableCompression: true},
+		Transport: &transport{addr: hostPort(cfg.Origin), fallback: &http.Transport{Proxy: nil, MaxIdleConns: maxIdle,
+			MaxIdleConnsPerHost: maxIdle, IdleConnTimeout: idleTimeout, ForceAttemptHTTP2: false, DisableCompression: true}},
 	}
 	gate := &admission.Gate{Verifier: cfg.Verifier, Room: cfg.Room, RoomURL: "/r/" + cfg.Room, Release: cfg.Release, Revoked: cfg.Revoked}
 	gated := gate.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serve(origin, w, r) }))
