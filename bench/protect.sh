@@ -38,3 +38,34 @@ protect 19096
 echo "== through the proxy against the origin straight: an origin that renders a page of 20 tickets"
 "$bin/rushgate" loadtest get --target http://127.0.0.1:19087/shop --null http://127.0.0.1:19096/ \
   --header "Cookie: rg_admission=$adm" --status 200 -cpu "origin=$page_pid,rushgate=$rg_pid" "$@"
+kill "$rg_pid"; wait "$rg_pid" 2>/dev/null || true
+# A reference: nginx, one worker, as a plain reverse proxy (no admission check) in front of the same two
+# origins, with kept upstream connections. Skipped where nginx is not installed.
+command -v nginx >/dev/null || exit 0
+mkdir -p "$bin/nginx"
+cat >"$bin/nginx/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+error_log $bin/nginx/error.log warn;
+pid $bin/nginx/nginx.pid;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $bin/nginx/body; proxy_temp_path $bin/nginx/proxy; fastcgi_temp_path $bin/nginx/fcgi;
+  uwsgi_temp_path $bin/nginx/uwsgi; scgi_temp_path $bin/nginx/scgi;
+  upstream null { server 127.0.0.1:19095; keepalive 128; }
+  upstream page { server 127.0.0.1:19096; keepalive 128; }
+  server { listen 127.0.0.1:19088; location / { proxy_pass http://null; proxy_http_version 1.1; proxy_set_header Connection ""; } }
+  server { listen 127.0.0.1:19089; location / { proxy_pass http://page; proxy_http_version 1.1; proxy_set_header Connection ""; } }
+}
+CONF
+nginx -c "$bin/nginx/nginx.conf" -p "$bin/nginx" &
+nginx_pid=$!
+for _ in $(seq 50); do curl -fs 127.0.0.1:19088/ >/dev/null 2>&1 && break; sleep 0.1; done
+workers=$(pgrep -d, -P "$nginx_pid")
+echo "== for reference, nginx (one worker, no admission check) against the origin straight: the null handler"
+"$bin/rushgate" loadtest get --target http://127.0.0.1:19088/shop --null http://127.0.0.1:19095/ \
+  --status 200 -cpu "origin=$null_pid,nginx=$workers" "$@"
+echo "== for reference, nginx against the origin straight: the page of 20 tickets"
+"$bin/rushgate" loadtest get --target http://127.0.0.1:19089/shop --null http://127.0.0.1:19096/ \
+  --status 200 -cpu "origin=$page_pid,nginx=$workers" "$@"
