@@ -15,7 +15,7 @@ import (
 // those it writes the request and reads the answer on the handler's own goroutine, over a connection
 // kept from an earlier answer. http.Transport hands each request to a writing and a reading goroutine of
 // the connection and back, and reads once more after every answer to notice a closed connection; on a
-// one-core proxy that was a fifth of its CPU. Everything else (bodies, WebSocket upgrades, https) goes
+// one-core proxy that was 14 µs of the 95 a proxied page cost. Everything else (bodies, WebSocket upgrades, https) goes
 // through http.Transport.
 type transport struct {
 	addr     string // the origin's host:port
@@ -26,12 +26,12 @@ type transport struct {
 	idle []*originConn // the most recently used last
 }
 
-// Bounds of the connections kept to the origin: as many as a crowd keeps busy, none idle for longer
-// than the origin's own idle timeout is likely to be (idleTimeout is a variable for tests only).
-var (
-	maxIdle     = 1024
-	idleTimeout = 30 * time.Second
-)
+// maxIdle bounds the connections kept to the origin: as many as a crowd keeps busy.
+const maxIdle = 1024
+
+// idleTimeout closes connections idle for longer than an origin's own idle timeout is likely to be. A
+// variable for tests only.
+var idleTimeout = 30 * time.Second
 
 // errStale reports a kept connection the origin closed while it was idle: the request is sent again on
 // a new one, which is safe since only requests without a body take this way.
