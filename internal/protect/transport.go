@@ -116,6 +116,9 @@ func (t *transport) keep(c *originConn) {
 	}
 }
 
+// maxInformational bounds the 1xx answers read before the answer itself, as http.Transport does.
+const maxInformational = 5
+
 // aLongTimeAgo is a deadline that makes a blocked read or write return at once.
 var aLongTimeAgo = time.Unix(1, 0)
 
@@ -140,12 +143,15 @@ func (t *transport) roundTrip(c *originConn, req *http.Request) (*http.Response,
 	if _, err := c.br.Peek(1); err != nil {
 		return fail(errors.Join(errStale, err)) // not a byte of an answer: the origin closed the connection
 	}
-	for {
+	for informational := 0; ; informational++ {
 		res, err := http.ReadResponse(c.br, req)
 		if err != nil {
 			return fail(err)
 		}
 		if res.StatusCode >= 100 && res.StatusCode < 200 && res.StatusCode != http.StatusSwitchingProtocols {
+			if informational == maxInformational {
+				return fail(errors.New("the origin sent too many informational answers"))
+			}
 			continue // 100 Continue and 103 Early Hints: the answer follows
 		}
 		res.Body = &originBody{ReadCloser: res.Body, ctx: ctx, t: t, c: c, stop: stop, reuse: !res.Close && !req.Close,
@@ -184,7 +190,8 @@ func (b *originBody) Close() error {
 	}
 	b.closed = true
 	armed := b.stop() // false: the visitor went away and the connection's deadline is spent
-	if b.ended && b.reuse && armed {
+	// Bytes after the answer's end were sent unasked: the connection is out of step with the origin.
+	if b.ended && b.reuse && armed && b.c.br.Buffered() == 0 {
 		_ = b.ReadCloser.Close() // at the end: reads nothing more
 		b.t.keep(b.c)
 		return nil

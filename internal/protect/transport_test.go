@@ -301,3 +301,66 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 		}
 	}
 }
+
+// TestOriginOutOfStep runs the proxy against an origin that misbehaves on the wire: bytes after an
+// answer's end must not be read as the next visitor's answer, and an origin that sends informational
+// answers without end gets a 502, not a proxy stuck reading them.
+func TestOriginOutOfStep(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted atomic.Int64
+	var open sync.Map // net.Conn -> struct{}
+	var wg sync.WaitGroup
+	defer func() { // the proxy may still hold a connection: close the origin's side too
+		ln.Close()
+		open.Range(func(c, _ any) bool { c.(net.Conn).Close(); return true })
+		wg.Wait()
+	}()
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			open.Store(c, struct{}{})
+			wg.Go(func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				for {
+					n, err := c.Read(buf)
+					if err != nil {
+						return
+					}
+					switch {
+					case strings.HasPrefix(string(buf[:n]), "GET /hints "):
+						for range 10 {
+							io.WriteString(c, "HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n")
+						}
+					default: // an answer, then bytes nobody asked for
+						io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstale")
+					}
+				}
+			})
+		}
+	})
+	u, _ := url.Parse("http://" + ln.Addr().String())
+	p := httptest.NewServer(protect.New(protect.Config{Origin: u, Room: "sale", OpenPaths: []string{"/"}, API: http.NotFoundHandler()}))
+	defer p.Close()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr, Timeout: 5 * time.Second} // a proxy stuck reading hints fails, not hangs
+	for range 3 {
+		if code, body, _ := fetch(t, c, "GET", p.URL+"/", nil); code != 200 || body != "ok" {
+			t.Fatalf("an answer followed by stray bytes: %d %q", code, body)
+		}
+	}
+	if n := accepted.Load(); n != 3 {
+		t.Fatalf("%d connections for three answers followed by stray bytes, want 3: none may be kept", n)
+	}
+	if code, body, _ := fetch(t, c, "GET", p.URL+"/hints", nil); code != http.StatusBadGateway || !strings.Contains(body, "origin_unavailable") {
+		t.Fatalf("endless informational answers: %d %q", code, body)
+	}
+}
