@@ -65,17 +65,23 @@ type batchCall[Req, Res any] struct {
 
 // do runs req in its key's next batch. As without batching, a caller waits at most the timeout from
 // its arrival: a request still queued by then fails without being sent, and a batch must answer by
-// the deadline of its oldest request.
+// the deadline of its oldest request. The caller keeps that promise itself too, since the client may
+// overrun a deadline (while it reconnects to a Redis that stopped answering, for one).
 func (b *batcher[K, Req, Res]) do(ctx context.Context, key K, req Req) (Res, error) {
 	c := &batchCall[Req, Res]{req: req, queued: time.Now(), done: make(chan struct{})}
 	b.enqueue(ctx, key, c)
+	late := time.NewTimer(b.timeout)
+	defer late.Stop()
+	var zero Res
 	select {
 	case <-c.done:
 		return c.res, c.err
 	case <-ctx.Done():
 		c.abandoned.Store(true)
-		var zero Res
 		return zero, mapError(ctx.Err())
+	case <-late.C:
+		c.abandoned.Store(true)
+		return zero, fmt.Errorf("%w: no answer within %v", rushgate.ErrUnavailable, b.timeout)
 	}
 }
 
