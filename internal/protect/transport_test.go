@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
+	"net/textproto"
 	"net/url"
 	"strings"
 	"sync"
@@ -131,6 +133,21 @@ func TestOriginConnections(t *testing.T) {
 	}
 	if n := o.conns.Load(); n != 1 {
 		t.Fatalf("%d requests in a row took %d connections to the origin, want 1", 3*len(cases), n)
+	}
+	var hints []string // the early hints reach the visitor
+	trace := &httptrace.ClientTrace{Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+		hints = append(hints, fmt.Sprint(code, " ", h.Get("Link")))
+		return nil
+	}}
+	req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", base+"/hints", nil)
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if len(hints) != 1 || hints[0] != "103 </app.css>; rel=preload" {
+		t.Fatalf("early hints through the proxy: %q", hints)
 	}
 
 	o.closeIdle()
