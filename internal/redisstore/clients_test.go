@@ -28,7 +28,7 @@ func BenchmarkClients(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer ru.Close()
-	s := New(ru, Options{Prefix: "cb"}).Rooms()
+	s := New(ru, Options{Prefix: redistest.Prefix("cb")}).Rooms()
 	if err := s.PutRoom(ctx, "r", room.Config{Capacity: 1, SessionTTL: rushgate.Duration(3600e9), Grace: rushgate.Duration(3600e9), IdleTimeout: rushgate.Duration(3600e9), Paused: true}); err != nil {
 		b.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestLineLeftAfterCrash(t *testing.T) {
 	for name, cluster := range map[string]bool{"standalone": false, "cluster": true} {
 		t.Run(name, func(t *testing.T) {
 			// A short timeout keeps the lock of the dead join (ten timeouts) short.
-			opts := Options{Prefix: "crash-" + name, Cluster: cluster, Timeout: 100 * time.Millisecond}
+			opts := Options{Prefix: redistest.Prefix("crash-" + name), Cluster: cluster, Timeout: 100 * time.Millisecond}
 			var s *Rooms
 			if cluster {
 				s = New(redistest.Client(t, redistest.SharedCluster(t)...), opts).Rooms()
@@ -116,7 +116,7 @@ func TestJoinLockBacksOff(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Client(t, redistest.Shared(t))
 	// One node holds every slot, so the Cluster code path runs on standalone Redis.
-	s := New(rdb, Options{Prefix: "lock", Cluster: true, Timeout: 500 * time.Millisecond}).Rooms()
+	s := New(rdb, Options{Prefix: redistest.Prefix("lock"), Cluster: true, Timeout: 500 * time.Millisecond}).Rooms()
 	cfg := room.Config{Capacity: 10, Paused: true, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Hour), IdleTimeout: rushgate.Duration(time.Hour)}
 	if err := s.PutRoom(ctx, "r", cfg); err != nil {
 		t.Fatal(err)
@@ -167,7 +167,7 @@ func TestJoinLockBacksOff(t *testing.T) {
 func TestStaleJoinFenced(t *testing.T) {
 	ctx := context.Background()
 	clock := storetest.NewClock(time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
-	s := New(redistest.Client(t, redistest.SharedCluster(t)...), Options{Prefix: "fence", Cluster: true, Timeout: 100 * time.Millisecond, Clock: clock.Now}).Rooms()
+	s := New(redistest.Client(t, redistest.SharedCluster(t)...), Options{Prefix: redistest.Prefix("fence"), Cluster: true, Timeout: 100 * time.Millisecond, Clock: clock.Now}).Rooms()
 	putLines(t, s)
 	// stall starts a move of v to id and stops it after the lock (and, if placed, the place in id); its
 	// lock then expires, as it would while the stalled rushgate slept.

@@ -33,7 +33,7 @@ func (d dying) Record(ctx context.Context, id string, st auction.State, evs []au
 func TestRecorderSurvivesAConsumerDeath(t *testing.T) {
 	addr := redistest.Shared(t)
 	rdb := redistest.Client(t, addr)
-	a := redisstore.New(rdb, redisstore.Options{Prefix: "rec"}).Auctions()
+	a := redisstore.New(rdb, redisstore.Options{Prefix: redistest.Prefix("rec")}).Auctions()
 	a.ClaimIdle = 200 * time.Millisecond
 	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"), record.FsyncAlways)
 	if err != nil {
@@ -92,7 +92,8 @@ func TestRecorderSurvivesAConsumerDeath(t *testing.T) {
 func TestRecorderRetiresWhatIsOver(t *testing.T) {
 	addr := redistest.Shared(t)
 	rdb := redistest.Client(t, addr)
-	b := redisstore.New(rdb, redisstore.Options{Prefix: "retire"})
+	prefix := redistest.Prefix("retire")
+	b := redisstore.New(rdb, redisstore.Options{Prefix: prefix})
 	a, d := b.Auctions(), b.Drops()
 	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"), record.FsyncAlways)
 	if err != nil {
@@ -102,7 +103,7 @@ func TestRecorderRetiresWhatIsOver(t *testing.T) {
 	ctx := context.Background()
 	registered := func(registry string) []string {
 		t.Helper()
-		ids, err := rdb.Do(ctx, rdb.B().Smembers().Key("retire:"+registry).Build()).AsStrSlice()
+		ids, err := rdb.Do(ctx, rdb.B().Smembers().Key(prefix+":"+registry).Build()).AsStrSlice()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +178,7 @@ func ptr(v int64) *int64 { return &v }
 // taking more claims a second than that.
 func TestRecorderKeepsUpWithACrowd(t *testing.T) {
 	rdb := redistest.Client(t, redistest.Shared(t))
-	d := redisstore.New(rdb, redisstore.Options{Prefix: "crowd", Timeout: 10 * time.Second}).Drops()
+	d := redisstore.New(rdb, redisstore.Options{Prefix: redistest.Prefix("crowd"), Timeout: 10 * time.Second}).Drops()
 	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"), record.FsyncAlways)
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,6 @@ package redisstore_test
 
 import (
 	"context"
-	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,14 +14,12 @@ import (
 	"github.com/rushgate/rushgate/internal/storetest"
 )
 
-var prefixes atomic.Int64
-
 // harnesses returns a factory of stores on one client, each with its own key prefix and fake clock:
 // the room, auction and drop stores and the vault of one backend value.
 func harnesses(rdb rueidis.Client, cluster bool) func(t *testing.T) storetest.Harness {
 	return func(t *testing.T) storetest.Harness {
 		c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
-		b := redisstore.New(rdb, redisstore.Options{Prefix: fmt.Sprintf("t%d", prefixes.Add(1)), Clock: c.Now, Timeout: 5 * time.Second, Cluster: cluster})
+		b := redisstore.New(rdb, redisstore.Options{Prefix: redistest.Prefix("t"), Clock: c.Now, Timeout: 5 * time.Second, Cluster: cluster})
 		return storetest.Harness{Rooms: b.Rooms(), Auctions: b.Auctions(), Drops: b.Drops(), Vault: b.Vault(),
 			History: b.History(), Audit: b.Audit(), Spent: b.Spent(),
 			Advance: c.Advance, Now: c.Now}
@@ -45,7 +41,7 @@ func TestConformanceCluster(t *testing.T) {
 // TestServerClock runs a flow on the server's own TIME, without the test clock override.
 func TestServerClock(t *testing.T) {
 	addr := redistest.Shared(t)
-	s := redisstore.New(redistest.Client(t, addr), redisstore.Options{Prefix: "clock"}).Rooms()
+	s := redisstore.New(redistest.Client(t, addr), redisstore.Options{Prefix: redistest.Prefix("clock")}).Rooms()
 	ctx := context.Background()
 	cfg := room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Minute), Grace: rushgate.Duration(100 * time.Millisecond), IdleTimeout: rushgate.Duration(time.Minute)}
 	if err := s.PutRoom(ctx, "r", cfg); err != nil {
@@ -74,7 +70,7 @@ func TestServerClock(t *testing.T) {
 func TestScriptFlush(t *testing.T) {
 	addr := redistest.Shared(t)
 	rdb := redistest.Client(t, addr)
-	s := redisstore.New(rdb, redisstore.Options{Prefix: "flush"}).Rooms()
+	s := redisstore.New(rdb, redisstore.Options{Prefix: redistest.Prefix("flush")}).Rooms()
 	ctx := context.Background()
 	if err := s.PutRoom(ctx, "r", room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Minute), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(time.Minute)}); err != nil {
 		t.Fatal(err)

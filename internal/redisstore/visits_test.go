@@ -20,7 +20,7 @@ import (
 func visitTestStore(t *testing.T, timeout time.Duration, batched func(int)) (*Rooms, rueidis.Client) {
 	t.Helper()
 	rdb := redistest.Client(t, redistest.Shared(t))
-	s := New(rdb, Options{Prefix: t.Name(), Timeout: timeout, Batched: batched}).Rooms()
+	s := New(rdb, Options{Prefix: redistest.Prefix(t.Name()), Timeout: timeout, Batched: batched}).Rooms()
 	cfg := room.Config{Capacity: 1000, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Hour), IdleTimeout: rushgate.Duration(time.Hour)}
 	if err := s.PutRoom(context.Background(), "r", cfg); err != nil {
 		t.Fatal(err)
@@ -169,7 +169,7 @@ func TestVisitScriptTwins(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Client(t, redistest.Shared(t))
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
-	s := New(rdb, Options{Prefix: "twins", Clock: func() time.Time { return now }}).Rooms()
+	s := New(rdb, Options{Prefix: redistest.Prefix("twins"), Clock: func() time.Time { return now }}).Rooms()
 	opens := now.Add(time.Hour)
 	cfg := room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(2 * time.Hour), OpensAt: &opens}
 	if err := s.PutRoom(ctx, "r", cfg); err != nil {

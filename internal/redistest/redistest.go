@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -217,6 +218,14 @@ func (s sharedT) TempDir() string {
 }
 
 func (sharedT) Cleanup(func()) {} // Stop kills the shared servers
+
+// Prefix returns a key prefix for a test on shared servers: name and a number no other store of the
+// process had, so that tests, and runs of one test (go test -count), never see each other's keys.
+func Prefix(name string) string {
+	return fmt.Sprintf("%s-%d", name, prefixes.Add(1))
+}
+
+var prefixes atomic.Int64
 
 // Shared returns the address of a standalone redis-server that every test of the package shares,
 // started at the first call; TestMain calls Stop after the tests. Tests sharing it keep to key
