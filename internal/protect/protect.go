@@ -58,13 +58,10 @@ func (b *buffers) Get() []byte {
 // Put keeps buf for a later answer.
 func (b *buffers) Put(buf []byte) { b.pool.Put(&buf) }
 
-// hostPort is where the origin listens.
+// hostPort is where a plain-HTTP origin listens (https origins go through http.Transport).
 func hostPort(u *url.URL) string {
-	if port := u.Port(); port != "" {
+	if u.Port() != "" {
 		return u.Host
-	}
-	if u.Scheme == "https" {
-		return net.JoinHostPort(u.Hostname(), "443")
 	}
 	return net.JoinHostPort(u.Hostname(), "80")
 }

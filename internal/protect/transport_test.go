@@ -51,15 +51,16 @@ func (o *origin) closeIdle() {
 	})
 }
 
-// proxy starts rushgate's proxy in front of o, with every path open, and returns its URL and a client.
-func proxy(t *testing.T, o *origin) (string, *http.Client) {
+// proxy starts rushgate's proxy in front of the origin at originURL, with every path open, and returns
+// its URL and a client whose requests fail rather than hang if the proxy never answers.
+func proxy(t *testing.T, originURL string) (string, *http.Client) {
 	t.Helper()
-	u, _ := url.Parse(o.URL)
+	u, _ := url.Parse(originURL)
 	p := httptest.NewServer(protect.New(protect.Config{Origin: u, Room: "sale", OpenPaths: []string{"/"}, API: http.NotFoundHandler()}))
 	t.Cleanup(p.Close)
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	t.Cleanup(tr.CloseIdleConnections)
-	return p.URL, &http.Client{Transport: tr}
+	return p.URL, &http.Client{Transport: tr, Timeout: 5 * time.Second}
 }
 
 func fetch(t *testing.T, c *http.Client, method, u string, body io.Reader) (int, string, http.Header) {
@@ -109,7 +110,7 @@ func TestOriginConnections(t *testing.T) {
 			fmt.Fprintf(w, "%s %s", r.Method, r.URL.Path)
 		}
 	})
-	base, c := proxy(t, o)
+	base, c := proxy(t, o.URL)
 
 	cases := []struct {
 		method, path string
@@ -181,7 +182,7 @@ func TestOriginUnderACrowd(t *testing.T) {
 	o := newOrigin(t, func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, r.URL.Query().Get("n"))
 	})
-	base, c := proxy(t, o)
+	base, c := proxy(t, o.URL)
 	const visitors, each = 32, 50
 	var wg sync.WaitGroup
 	errs := make(chan error, visitors)
@@ -230,7 +231,7 @@ func TestVisitorLeavesAStream(t *testing.T) {
 		case <-time.After(5 * time.Second):
 		}
 	})
-	base, c := proxy(t, o)
+	base, c := proxy(t, o.URL)
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/stream", nil)
 	res, err := c.Do(req)
@@ -264,12 +265,8 @@ func TestOriginDown(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	u, _ := url.Parse("http://" + addr)
-	p := httptest.NewServer(protect.New(protect.Config{Origin: u, Room: "sale", OpenPaths: []string{"/"}, API: http.NotFoundHandler()}))
-	defer p.Close()
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
-	code, body, _ := fetch(t, &http.Client{Transport: tr}, "GET", p.URL+"/", nil)
+	base, c := proxy(t, "http://"+addr)
+	code, body, _ := fetch(t, c, "GET", base+"/", nil)
 	if code != http.StatusBadGateway || !strings.Contains(body, `"code":"origin_unavailable"`) {
 		t.Fatalf("origin down: %d %q", code, body)
 	}
@@ -286,7 +283,7 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 		}
 		io.WriteString(w, "ok")
 	})
-	base, c := proxy(t, o)
+	base, c := proxy(t, o.URL)
 	var wg sync.WaitGroup
 	for range 2 { // a burst: two connections at once
 		wg.Go(func() {
@@ -363,21 +360,16 @@ func TestOriginOutOfStep(t *testing.T) {
 			})
 		}
 	})
-	u, _ := url.Parse("http://" + ln.Addr().String())
-	p := httptest.NewServer(protect.New(protect.Config{Origin: u, Room: "sale", OpenPaths: []string{"/"}, API: http.NotFoundHandler()}))
-	defer p.Close()
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
-	c := &http.Client{Transport: tr, Timeout: 5 * time.Second} // a proxy stuck reading hints fails, not hangs
+	base, c := proxy(t, "http://"+ln.Addr().String()) // a proxy stuck reading hints fails, not hangs
 	for range 3 {
-		if code, body, _ := fetch(t, c, "GET", p.URL+"/", nil); code != 200 || body != "ok" {
+		if code, body, _ := fetch(t, c, "GET", base+"/", nil); code != 200 || body != "ok" {
 			t.Fatalf("an answer followed by stray bytes: %d %q", code, body)
 		}
 	}
 	if n := accepted.Load(); n != 3 {
 		t.Fatalf("%d connections for three answers followed by stray bytes, want 3: none may be kept", n)
 	}
-	if code, body, _ := fetch(t, c, "GET", p.URL+"/hints", nil); code != http.StatusBadGateway || !strings.Contains(body, "origin_unavailable") {
+	if code, body, _ := fetch(t, c, "GET", base+"/hints", nil); code != http.StatusBadGateway || !strings.Contains(body, "origin_unavailable") {
 		t.Fatalf("endless informational answers: %d %q", code, body)
 	}
 }
