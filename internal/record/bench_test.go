@@ -16,7 +16,7 @@ import (
 // BenchmarkRecordClaims measures what the outbox costs per claim on the default SQLite record, in
 // pages as the Redis recorder hands them over: ns/op is per claim.
 func BenchmarkRecordClaims(b *testing.B) {
-	for _, page := range []int{1, 25, 100, 500} {
+	for _, page := range []int{1, 25, 100, 500, 2000} {
 		b.Run(fmt.Sprint("page=", page), func(b *testing.B) {
 			r, ctx, at := openBench(b)
 			claims := make([]drop.Claim, 0, page)

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -126,10 +127,9 @@ func (r *DB) Close() error {
 // second, and preparing them at each commit cost a fifth of its CPU on SQLite. It runs at open, before
 // any transaction holds SQLite's one connection.
 func (r *DB) prepare(ctx context.Context) error {
-	queries := []string{upsertAuction, insertEvent, upsertResult}
-	for n := 1; n <= claimsPerInsert; n *= 2 {
-		queries = append(queries, claimsInsert(n))
-	}
+	queries := []string{upsertAuction, upsertResult}
+	queries = append(queries, claimRows.queries[:]...)
+	queries = append(queries, eventRows.queries[:]...)
 	r.stmts = make(map[string]*sql.Stmt, len(queries))
 	for _, q := range queries {
 		st, err := r.db.PrepareContext(ctx, r.q(q))
@@ -435,8 +435,6 @@ func (r *DB) commit(ctx context.Context, b *Batch) error {
 const (
 	upsertAuction = `INSERT INTO auctions (id, state, updated_at) VALUES (?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`
-	insertEvent = `INSERT INTO auction_events (auction_id, seq, kind, bidder, price, proxy, at, ends_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (auction_id, seq) DO NOTHING`
 	upsertResult = `INSERT INTO auction_results (auction_id, status, winner, final_price, decided_at, seq)
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (auction_id) DO UPDATE SET status = excluded.status, winner = excluded.winner,
 		final_price = excluded.final_price, decided_at = excluded.decided_at, seq = excluded.seq
@@ -444,7 +442,8 @@ const (
 )
 
 // writeAuction writes an auction's state and events in tx: events already recorded are skipped, and
-// the result row is inserted once.
+// the result row is inserted once. Results are written after the events, in the events' order, which
+// settles the same result as writing each with its event.
 func (r *DB) writeAuction(ctx context.Context, tx *sql.Tx, id string, st auction.State, evs []auction.Event) error {
 	js, err := json.Marshal(st)
 	if err != nil {
@@ -453,10 +452,14 @@ func (r *DB) writeAuction(ctx context.Context, tx *sql.Tx, id string, st auction
 	if err := r.exec(ctx, tx, upsertAuction, id, string(js), ts(time.Now())); err != nil {
 		return err
 	}
+	err = r.writeRows(ctx, tx, &eventRows, len(evs), func(i int, args []any) []any {
+		ev := evs[i]
+		return append(args, id, ev.Seq, ev.Kind, ev.Bidder, ev.Price, ev.Proxy, ts(ev.At), ts(ev.EndsAt))
+	})
+	if err != nil {
+		return err
+	}
 	for _, ev := range evs {
-		if err := r.exec(ctx, tx, insertEvent, id, ev.Seq, ev.Kind, ev.Bidder, ev.Price, ev.Proxy, ts(ev.At), ts(ev.EndsAt)); err != nil {
-			return err
-		}
 		if ev.Kind == auction.EventClosed || ev.Kind == auction.EventSold {
 			status := string(auction.StatusClosed)
 			if ev.Kind == auction.EventSold {
@@ -593,46 +596,68 @@ func (r *DB) RecordClaims(ctx context.Context, id string, claims []drop.Claim) e
 	return r.Commit(ctx, &b)
 }
 
-// writeClaims writes claims of a drop in tx, many rows per statement: a crowd's claims arrive by the
-// hundred, and one statement per row cost the embedded instance a tenth of its CPU under load. The
-// chunks are of the prepared sizes, the largest power of two that fits first (23 claims: 16, 4, 2, 1).
+// writeClaims writes claims of a drop in tx, many rows per statement (see writeRows).
 func (r *DB) writeClaims(ctx context.Context, tx *sql.Tx, id string, claims []drop.Claim) error {
-	for len(claims) > 0 {
-		n := claimsPerInsert
-		for n > len(claims) {
-			n /= 2
+	return r.writeRows(ctx, tx, &claimRows, len(claims), func(i int, args []any) []any {
+		c := claims[i]
+		return append(args, id, c.Seq, c.ID, c.Visitor, c.Code, ts(c.ClaimedAt), c.Key)
+	})
+}
+
+// writeRows writes n rows of one table in tx, many rows per statement: a crowd's claims and bids arrive
+// by the hundred, and one statement per row cost the embedded instance a tenth of its CPU under load.
+// The chunks are of the prepared sizes, the largest power of two that fits first (23 rows: 16, 4, 2,
+// 1). Between chunks the writer lets other goroutines run: a transaction of hundreds of rows would
+// otherwise hold a one-core instance for milliseconds, which its requests' latency would show. row
+// appends the values of row i to args.
+func (r *DB) writeRows(ctx context.Context, tx *sql.Tx, m *multiInsert, n int, row func(i int, args []any) []any) error {
+	for done := 0; done < n; {
+		k, size := rowsPerInsert, len(m.queries)-1
+		for k > n-done {
+			k, size = k/2, size-1
 		}
-		chunk := claims[:n]
-		claims = claims[n:]
-		args := make([]any, 0, 7*n)
-		for _, c := range chunk {
-			args = append(args, id, c.Seq, c.ID, c.Visitor, c.Code, ts(c.ClaimedAt), c.Key)
+		args := make([]any, 0, m.cols*k)
+		for i := done; i < done+k; i++ {
+			args = row(i, args)
 		}
-		if err := r.exec(ctx, tx, claimsInsert(n), args...); err != nil {
+		if err := r.exec(ctx, tx, m.queries[size], args...); err != nil {
 			return err
+		}
+		if done += k; done < n {
+			runtime.Gosched()
 		}
 	}
 	return nil
 }
 
-// claimsPerInsert bounds the rows of one INSERT, a power of two: 7 parameters a row stays far below
-// the parameter limits of SQLite (32,766) and PostgreSQL (65,535).
-const claimsPerInsert = 128
+// rowsPerInsert bounds the rows of one INSERT, a power of two: at 8 parameters a row it stays far
+// below the parameter limits of SQLite (32,766) and PostgreSQL (65,535).
+const rowsPerInsert = 128
 
-// claimsInsert returns the INSERT of n claims, each as (drop_id, seq, claim_id, visitor, code,
-// claimed_at, idem_key).
-func claimsInsert(n int) string {
-	var b strings.Builder
-	b.WriteString(`INSERT INTO drop_claims (drop_id, seq, claim_id, visitor, code, claimed_at, idem_key) VALUES `)
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("(?, ?, ?, ?, ?, ?, ?)")
-	}
-	b.WriteString(" ON CONFLICT (drop_id, seq) DO NOTHING")
-	return b.String()
+// multiInsert is an INSERT of many rows of one shape, in each of the sizes writeRows uses: queries[i]
+// inserts 1<<i rows.
+type multiInsert struct {
+	cols    int
+	queries [8]string // 1, 2, 4, ..., rowsPerInsert rows
 }
+
+// newMultiInsert builds the statements of head, then rows of cols parameters each, then tail.
+func newMultiInsert(head string, cols int, tail string) multiInsert {
+	m := multiInsert{cols: cols}
+	row := "(?" + strings.Repeat(", ?", cols-1) + ")"
+	for i := range m.queries {
+		m.queries[i] = head + row + strings.Repeat(", "+row, 1<<i-1) + tail
+	}
+	return m
+}
+
+// The multi-row statements of writeClaims and writeAuction.
+var (
+	claimRows = newMultiInsert(`INSERT INTO drop_claims (drop_id, seq, claim_id, visitor, code, claimed_at, idem_key) VALUES `, 7,
+		` ON CONFLICT (drop_id, seq) DO NOTHING`)
+	eventRows = newMultiInsert(`INSERT INTO auction_events (auction_id, seq, kind, bidder, price, proxy, at, ends_at) VALUES `, 8,
+		` ON CONFLICT (auction_id, seq) DO NOTHING`)
+)
 
 // Claims returns the recorded claims of a drop, in order, with their idempotency keys.
 func (r *DB) Claims(ctx context.Context, id string) ([]drop.Claim, error) {

@@ -191,6 +191,49 @@ func TestClaimsIdempotent(t *testing.T) {
 	}
 }
 
+// TestEventsInMany: a crowd's bids in one call span several statements; a redelivery that overlaps
+// them adds only what is new, and a sale among them settles the result once.
+func TestEventsInMany(t *testing.T) {
+	for name, open := range databases() {
+		t.Run(name, func(t *testing.T) {
+			r := open(t)
+			defer r.Close()
+			ctx := context.Background()
+			now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+			st := auction.New(auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 1, Increment: auction.Fixed(1), StartsAt: now, EndsAt: now.Add(time.Hour)})
+			many := func(from, to int) []auction.Event {
+				var out []auction.Event
+				for i := from; i <= to; i++ {
+					ev := auction.Event{Seq: int64(i), Kind: auction.EventBid, Bidder: fmt.Sprint("b", i), Price: int64(i), At: now, EndsAt: now.Add(time.Hour)}
+					if i == 300 || i == 310 {
+						ev.Kind = auction.EventSold
+					}
+					out = append(out, ev)
+				}
+				return out
+			}
+			if err := r.Record(ctx, "hot", st, many(1, 333)); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Record(ctx, "hot", st, many(300, 400)); err != nil {
+				t.Fatal(err)
+			}
+			got, err := r.Events(ctx, "hot")
+			if err != nil || len(got) != 400 {
+				t.Fatalf("%d events recorded of 400: %v", len(got), err)
+			}
+			for i, ev := range got {
+				if ev.Seq != int64(i+1) || ev.Bidder != fmt.Sprint("b", i+1) || ev.Price != int64(i+1) {
+					t.Fatalf("row %d: %+v", i, ev)
+				}
+			}
+			if res, err := r.Result(ctx, "hot"); err != nil || res.Winner != "b300" || res.FinalPrice != 300 || res.Status != "sold" {
+				t.Fatalf("result %+v %v: the first sale should settle it", res, err)
+			}
+		})
+	}
+}
+
 // TestMigrateClaimKeys opens a record made before claims kept their idempotency keys: the column is
 // added, the old claims load with no key, and new claims keep theirs.
 func TestMigrateClaimKeys(t *testing.T) {
