@@ -45,24 +45,41 @@ func (s *conn) register(ctx context.Context, registry, id, stream string) error 
 // and those another consumer left unacknowledged for ClaimIdle, writes them with rec, and acknowledges
 // them only after the write has committed. Every instance runs one, under its own name.
 func (a *Auctions) RunRecorder(ctx context.Context, consumer string, rec Records, log *slog.Logger) {
-	runConsumer(ctx, log, func(ctx context.Context, retire bool) error { return a.recordPass(ctx, consumer, rec, retire) })
+	runConsumer(ctx, log, func(ctx context.Context, retire bool) (int, error) { return a.recordPass(ctx, consumer, rec, retire) })
 }
 
 // retireEvery is how many passes of a recorder go by between its checks for entities to retire, so
-// that an idle open entity costs its two stream reads a pass and its state read once a second.
+// that an idle open entity costs its two stream reads a pass and its state read about once a second.
 const retireEvery = 10
 
-func runConsumer(ctx context.Context, log *slog.Logger, pass func(ctx context.Context, retire bool) error) {
-	ticker := time.NewTicker(100 * time.Millisecond)
-	defer ticker.Stop()
+// idlePass and busyPass are the pauses between a recorder's passes after one that found nothing and
+// after one that recorded something. Under a crowd short pauses spread the recording into small
+// pieces: a pass that recorded the 1,800 claims of 100 ms held a one-core instance for about 10 ms,
+// which its requests' latency showed; at rest the long pause bounds what each idle entity costs.
+const (
+	idlePass = 100 * time.Millisecond
+	busyPass = 10 * time.Millisecond
+)
+
+// runConsumer runs pass until ctx ends; pass reports how many entries it recorded.
+func runConsumer(ctx context.Context, log *slog.Logger, pass func(ctx context.Context, retire bool) (int, error)) {
+	pause := time.NewTimer(0)
+	defer pause.Stop()
+	<-pause.C
 	for n := 0; ; n++ {
-		if err := pass(ctx, n%retireEvery == 0); err != nil && ctx.Err() == nil {
+		got, err := pass(ctx, n%retireEvery == 0)
+		if err != nil && ctx.Err() == nil {
 			log.Warn("recording to SQL failed; will retry", "err", err)
 		}
+		next := idlePass
+		if got > 0 {
+			next = busyPass
+		}
+		pause.Reset(next)
 		select {
 		case <-ctx.Done():
 			return
-		case <-ticker.C:
+		case <-pause.C:
 		}
 	}
 }
@@ -70,11 +87,12 @@ func runConsumer(ctx context.Context, log *slog.Logger, pass func(ctx context.Co
 // RecordOnce makes one pass of the consumer over the registered auctions, retiring those that are over
 // and fully recorded (see retire).
 func (a *Auctions) RecordOnce(ctx context.Context, consumer string, rec Records) error {
-	return a.recordPass(ctx, consumer, rec, true)
+	_, err := a.recordPass(ctx, consumer, rec, true)
+	return err
 }
 
-func (a *Auctions) recordPass(ctx context.Context, consumer string, rec Records, retire bool) error {
-	return a.eachRegistered(ctx, a.keys.auctions(), func(id string) error {
+func (a *Auctions) recordPass(ctx context.Context, consumer string, rec Records, retire bool) (int, error) {
+	return a.eachRegistered(ctx, a.keys.auctions(), func(id string) (int, error) {
 		return a.recordOne(ctx, a.keys.auctions(), id, a.keys.auction(id)[1], consumer, a.ClaimIdle, retire, a.over, func(entries []rueidis.XRangeEntry) error {
 			evs := make([]auction.Event, 0, len(entries))
 			for _, e := range entries {
@@ -93,39 +111,41 @@ func (a *Auctions) recordPass(ctx context.Context, consumer string, rec Records,
 
 // recordOne is one entity's share of a recorder pass: it hands handle the entries of the entity's
 // stream (see consume) and, on a pass that retires, takes the entity out of registry if it was over
-// before the stream was read and the pass found nothing left to record (see retire).
+// before the stream was read and the pass found nothing left to record (see retire). It returns how
+// many entries it recorded.
 func (s *conn) recordOne(ctx context.Context, registry, id, stream, consumer string, idle time.Duration, retire bool,
-	over func(context.Context, string) (bool, error), handle func([]rueidis.XRangeEntry) error) error {
+	over func(context.Context, string) (bool, error), handle func([]rueidis.XRangeEntry) error) (int, error) {
 	wasOver := false
 	if retire { // read before the stream: see retire
 		var err error
 		if wasOver, err = over(ctx, id); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	n, err := s.consume(ctx, stream, consumer, idle, handle)
+	total := n
 	// A full read means more may be waiting: a crowd appends thousands a second to one stream, more
-	// than a commit's worth per tick, so the pass reads on (up to a bound, for the other entities' sake).
+	// than a commit's worth per pass, so the pass reads on (up to a bound, for the other entities' sake).
 	for commits := 1; err == nil && n >= recordPage*pagesPerCommit && commits < maxCommitsPerPass; commits++ {
 		n, err = s.consume(ctx, stream, consumer, idle, handle)
+		total += n
 	}
-	if err != nil || n > 0 || !wasOver {
-		return err
+	if err != nil || total > 0 || !wasOver {
+		return total, err
 	}
-	return s.retire(ctx, registry, id, stream, over)
+	return 0, s.retire(ctx, registry, id, stream, over)
 }
 
 // recordPage is how many new entries a recorder reads from a stream in one command, and
 // pagesPerCommit how many pages at most go into one SQL transaction. Each read holds Redis, which
 // serves no claim meanwhile, for about 2.5 µs an entry: pages of 1,000 put the p99 of claims above
 // 10 ms at 64 connections. A commit's fixed cost, though, is paid per transaction: in transactions of
-// 500 claims SQLite costs 4.2 µs a claim, in ones of 100 6.9 (BenchmarkRecordClaims), and the claims'
-// share of rushgate's CPU fell by 4 µs (docs/benchmarks.md). So the recorder reads small pages and
-// commits them together. maxCommitsPerPass bounds one entity's share of a pass: 10,000 entries a
-// tick, far above what one drop or auction takes.
+// 500 claims SQLite costs 4.2 µs a claim, in ones of 100 6.9 (BenchmarkRecordClaims). So the recorder
+// reads small pages and commits a few together. maxCommitsPerPass bounds one entity's share of a
+// pass: 6,000 entries, far above what one drop or auction takes between passes.
 const (
 	recordPage        = 100
-	pagesPerCommit    = 5
+	pagesPerCommit    = 3
 	maxCommitsPerPass = 20
 )
 
@@ -169,19 +189,23 @@ func (s *conn) retire(ctx context.Context, registry, id, stream string, over fun
 // isNoGroup reports a stream, or its consumer group, that is not there (a deleted entity).
 func isNoGroup(err error) bool { return err != nil && strings.Contains(err.Error(), "NOGROUP") }
 
-func (s *conn) eachRegistered(ctx context.Context, registry string, fn func(id string) error) error {
+// eachRegistered runs fn for every entity of registry and adds up what they recorded.
+func (s *conn) eachRegistered(ctx context.Context, registry string, fn func(id string) (int, error)) (int, error) {
 	m, err := s.do(ctx, s.rdb.B().Smembers().Key(registry).Build())
 	if err != nil {
-		return err
+		return 0, err
 	}
 	ids, _ := m.AsStrSlice()
 	var errs []error
+	total := 0
 	for _, id := range ids {
-		if err := fn(id); err != nil {
+		n, err := fn(id)
+		total += n
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	return total, errors.Join(errs...)
 }
 
 // consume hands handle the stream's entries that another consumer left unacknowledged for idle, and
@@ -237,17 +261,18 @@ func (s *conn) consume(ctx context.Context, stream, consumer string, idle time.D
 
 // RunRecorder copies every drop's claims stream into rec, as the auctions' recorder does.
 func (d *Drops) RunRecorder(ctx context.Context, consumer string, rec Records, log *slog.Logger) {
-	runConsumer(ctx, log, func(ctx context.Context, retire bool) error { return d.recordPass(ctx, consumer, rec, retire) })
+	runConsumer(ctx, log, func(ctx context.Context, retire bool) (int, error) { return d.recordPass(ctx, consumer, rec, retire) })
 }
 
 // RecordOnce makes one pass of the consumer over the registered drops, retiring those that are sold
 // out and fully recorded.
 func (d *Drops) RecordOnce(ctx context.Context, consumer string, rec Records) error {
-	return d.recordPass(ctx, consumer, rec, true)
+	_, err := d.recordPass(ctx, consumer, rec, true)
+	return err
 }
 
-func (d *Drops) recordPass(ctx context.Context, consumer string, rec Records, retire bool) error {
-	return d.eachRegistered(ctx, d.keys.drops(), func(id string) error {
+func (d *Drops) recordPass(ctx context.Context, consumer string, rec Records, retire bool) (int, error) {
+	return d.eachRegistered(ctx, d.keys.drops(), func(id string) (int, error) {
 		return d.recordOne(ctx, d.keys.drops(), id, d.keys.drop(id)[1], consumer, DefaultClaimIdle, retire, d.over, func(entries []rueidis.XRangeEntry) error {
 			claims := make([]drop.Claim, len(entries))
 			for i, e := range entries {
