@@ -630,15 +630,18 @@ func (r *DB) writeRows(ctx context.Context, tx *sql.Tx, m *multiInsert, n int, r
 	return nil
 }
 
-// rowsPerInsert bounds the rows of one INSERT, a power of two: at 8 parameters a row it stays far
-// below the parameter limits of SQLite (32,766) and PostgreSQL (65,535).
-const rowsPerInsert = 128
+// rowsPerInsert bounds the rows of one INSERT, a power of two (the largest of insertSizes): at 8
+// parameters a row it stays far below the parameter limits of SQLite (32,766) and PostgreSQL (65,535).
+const (
+	insertSizes   = 8
+	rowsPerInsert = 1 << (insertSizes - 1)
+)
 
 // multiInsert is an INSERT of many rows of one shape, in each of the sizes writeRows uses: queries[i]
 // inserts 1<<i rows.
 type multiInsert struct {
 	cols    int
-	queries [8]string // 1, 2, 4, ..., rowsPerInsert rows
+	queries [insertSizes]string // 1, 2, 4, ..., rowsPerInsert rows
 }
 
 // newMultiInsert builds the statements of head, then rows of cols parameters each, then tail.
