@@ -20,26 +20,13 @@ import (
 	"github.com/rushgate/rushgate/internal/room"
 )
 
-func TestSQLite(t *testing.T) {
-	r, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "records.db"), record.FsyncAlways)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	testRecords(t, r)
-	testAudit(t, r)
-	testInvites(t, r)
-}
-
-func TestPostgres(t *testing.T) {
-	r, err := record.OpenPostgres(context.Background(), pgtest.Database(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	testRecords(t, r)
-	testAudit(t, r)
-	testInvites(t, r)
+// TestRecords runs the replay, audit and invite cases on both databases.
+func TestRecords(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, r *record.DB) {
+		testRecords(t, r)
+		testAudit(t, r)
+		testInvites(t, r)
+	})
 }
 
 // testInvites: a code is taken once, given back, and forgotten with its room.
@@ -153,85 +140,77 @@ func testRecords(t *testing.T, r *record.DB) {
 }
 
 func TestClaimsIdempotent(t *testing.T) {
-	for name, open := range databases() {
-		t.Run(name, func(t *testing.T) {
-			r := open(t)
-			defer r.Close()
-			ctx := context.Background()
-			claims := []drop.Claim{{ID: "d.1", Seq: 1, Code: "A", Visitor: "x", ClaimedAt: time.Now(), Key: "order-1"}, {ID: "d.2", Seq: 2, Code: "B", Visitor: "y", ClaimedAt: time.Now()}}
-			for range 3 {
-				if err := r.RecordClaims(ctx, "d", claims); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got, err := r.Claims(ctx, "d")
-			if err != nil || len(got) != 2 || got[1].Code != "B" || got[0].Key != "order-1" || got[1].Key != "" {
-				t.Fatalf("claims %+v %v", got, err)
-			}
-			// A crowd's worth in one call spans several statements; a redelivery that overlaps it adds
-			// only what is new.
-			many := func(from, to int) []drop.Claim {
-				var out []drop.Claim
-				for i := from; i <= to; i++ {
-					out = append(out, drop.Claim{ID: fmt.Sprintf("e.%d", i), Seq: int64(i), Code: fmt.Sprint("C", i), Visitor: fmt.Sprint("v", i), ClaimedAt: time.Now()})
-				}
-				return out
-			}
-			if err := r.RecordClaims(ctx, "e", many(1, 450)); err != nil {
+	eachDatabase(t, func(t *testing.T, r *record.DB) {
+		ctx := context.Background()
+		claims := []drop.Claim{{ID: "d.1", Seq: 1, Code: "A", Visitor: "x", ClaimedAt: time.Now(), Key: "order-1"}, {ID: "d.2", Seq: 2, Code: "B", Visitor: "y", ClaimedAt: time.Now()}}
+		for range 3 {
+			if err := r.RecordClaims(ctx, "d", claims); err != nil {
 				t.Fatal(err)
 			}
-			if err := r.RecordClaims(ctx, "e", many(401, 520)); err != nil {
-				t.Fatal(err)
+		}
+		got, err := r.Claims(ctx, "d")
+		if err != nil || len(got) != 2 || got[1].Code != "B" || got[0].Key != "order-1" || got[1].Key != "" {
+			t.Fatalf("claims %+v %v", got, err)
+		}
+		// A crowd's worth in one call spans several statements; a redelivery that overlaps it adds
+		// only what is new.
+		many := func(from, to int) []drop.Claim {
+			var out []drop.Claim
+			for i := from; i <= to; i++ {
+				out = append(out, drop.Claim{ID: fmt.Sprintf("e.%d", i), Seq: int64(i), Code: fmt.Sprint("C", i), Visitor: fmt.Sprint("v", i), ClaimedAt: time.Now()})
 			}
-			got, err = r.Claims(ctx, "e")
-			if err != nil || len(got) != 520 || got[519].Code != "C520" || got[449].Visitor != "v450" {
-				t.Fatalf("%d claims recorded of 520: %v", len(got), err)
-			}
-		})
-	}
+			return out
+		}
+		if err := r.RecordClaims(ctx, "e", many(1, 450)); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.RecordClaims(ctx, "e", many(401, 520)); err != nil {
+			t.Fatal(err)
+		}
+		got, err = r.Claims(ctx, "e")
+		if err != nil || len(got) != 520 || got[519].Code != "C520" || got[449].Visitor != "v450" {
+			t.Fatalf("%d claims recorded of 520: %v", len(got), err)
+		}
+	})
 }
 
 // TestEventsInMany: a crowd's bids in one call span several statements; a redelivery that overlaps
 // them adds only what is new, and a sale among them settles the result once.
 func TestEventsInMany(t *testing.T) {
-	for name, open := range databases() {
-		t.Run(name, func(t *testing.T) {
-			r := open(t)
-			defer r.Close()
-			ctx := context.Background()
-			now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
-			st := auction.New(auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 1, Increment: auction.Fixed(1), StartsAt: now, EndsAt: now.Add(time.Hour)})
-			many := func(from, to int) []auction.Event {
-				var out []auction.Event
-				for i := from; i <= to; i++ {
-					ev := auction.Event{Seq: int64(i), Kind: auction.EventBid, Bidder: fmt.Sprint("b", i), Price: int64(i), At: now, EndsAt: now.Add(time.Hour)}
-					if i == 300 || i == 310 {
-						ev.Kind = auction.EventSold
-					}
-					out = append(out, ev)
+	eachDatabase(t, func(t *testing.T, r *record.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+		st := auction.New(auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 1, Increment: auction.Fixed(1), StartsAt: now, EndsAt: now.Add(time.Hour)})
+		many := func(from, to int) []auction.Event {
+			var out []auction.Event
+			for i := from; i <= to; i++ {
+				ev := auction.Event{Seq: int64(i), Kind: auction.EventBid, Bidder: fmt.Sprint("b", i), Price: int64(i), At: now, EndsAt: now.Add(time.Hour)}
+				if i == 300 || i == 310 {
+					ev.Kind = auction.EventSold
 				}
-				return out
+				out = append(out, ev)
 			}
-			if err := r.Record(ctx, "hot", st, many(1, 333)); err != nil {
-				t.Fatal(err)
+			return out
+		}
+		if err := r.Record(ctx, "hot", st, many(1, 333)); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Record(ctx, "hot", st, many(300, 400)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.Events(ctx, "hot")
+		if err != nil || len(got) != 400 {
+			t.Fatalf("%d events recorded of 400: %v", len(got), err)
+		}
+		for i, ev := range got {
+			if ev.Seq != int64(i+1) || ev.Bidder != fmt.Sprint("b", i+1) || ev.Price != int64(i+1) {
+				t.Fatalf("row %d: %+v", i, ev)
 			}
-			if err := r.Record(ctx, "hot", st, many(300, 400)); err != nil {
-				t.Fatal(err)
-			}
-			got, err := r.Events(ctx, "hot")
-			if err != nil || len(got) != 400 {
-				t.Fatalf("%d events recorded of 400: %v", len(got), err)
-			}
-			for i, ev := range got {
-				if ev.Seq != int64(i+1) || ev.Bidder != fmt.Sprint("b", i+1) || ev.Price != int64(i+1) {
-					t.Fatalf("row %d: %+v", i, ev)
-				}
-			}
-			if res, err := r.Result(ctx, "hot"); err != nil || res.Winner != "b300" || res.FinalPrice != 300 || res.Status != "sold" {
-				t.Fatalf("result %+v %v: the first sale should settle it", res, err)
-			}
-		})
-	}
+		}
+		if res, err := r.Result(ctx, "hot"); err != nil || res.Winner != "b300" || res.FinalPrice != 300 || res.Status != "sold" {
+			t.Fatalf("result %+v %v: the first sale should settle it", res, err)
+		}
+	})
 }
 
 // TestMigrateClaimKeys opens a record made before claims kept their idempotency keys: the column is
@@ -304,87 +283,84 @@ func TestMigrateCodeIndexPostgres(t *testing.T) {
 // TestRooms records, replaces and forgets room configs on both databases: what is loaded back is the
 // latest config of each room still there, field for field.
 func TestRooms(t *testing.T) {
-	for name, open := range databases() {
-		t.Run(name, func(t *testing.T) {
-			r := open(t)
-			defer r.Close()
-			ctx := context.Background()
-			opens := time.Date(2026, 12, 24, 9, 0, 0, 0, time.UTC)
-			full := room.Config{Capacity: 50, Rate: &room.Rate{Admits: 10, Per: rushgate.Duration(time.Minute)},
-				SessionTTL: rushgate.Duration(10 * time.Minute), Grace: rushgate.Duration(time.Minute),
-				IdleTimeout: rushgate.Duration(2 * time.Minute), OpensAt: &opens, Paused: true, SiteURL: "https://shop.example"}
-			for id, cfg := range map[string]room.Config{"a": {Capacity: 1}, "b": full, "c": {Capacity: 3}} {
-				if err := r.RecordRoom(ctx, id, cfg); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := r.RecordRoom(ctx, "a", room.Config{Capacity: 2}); err != nil {
+	eachDatabase(t, func(t *testing.T, r *record.DB) {
+		ctx := context.Background()
+		opens := time.Date(2026, 12, 24, 9, 0, 0, 0, time.UTC)
+		full := room.Config{Capacity: 50, Rate: &room.Rate{Admits: 10, Per: rushgate.Duration(time.Minute)},
+			SessionTTL: rushgate.Duration(10 * time.Minute), Grace: rushgate.Duration(time.Minute),
+			IdleTimeout: rushgate.Duration(2 * time.Minute), OpensAt: &opens, Paused: true, SiteURL: "https://shop.example"}
+		for id, cfg := range map[string]room.Config{"a": {Capacity: 1}, "b": full, "c": {Capacity: 3}} {
+			if err := r.RecordRoom(ctx, id, cfg); err != nil {
 				t.Fatal(err)
 			}
-			if err := r.ForgetRoom(ctx, "c"); err != nil {
-				t.Fatal(err)
-			}
-			got, err := r.LoadRooms(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) != 2 || got["a"].Capacity != 2 || !reflect.DeepEqual(got["b"], full) {
-				t.Fatalf("loaded %+v, want a with capacity 2 and b as %+v", got, full)
-			}
-		})
-	}
+		}
+		if err := r.RecordRoom(ctx, "a", room.Config{Capacity: 2}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.ForgetRoom(ctx, "c"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.LoadRooms(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || got["a"].Capacity != 2 || !reflect.DeepEqual(got["b"], full) {
+			t.Fatalf("loaded %+v, want a with capacity 2 and b as %+v", got, full)
+		}
+	})
 }
 
 // databases opens a fresh record store on each database rushgate supports.
-func databases() map[string]func(t *testing.T) *record.DB {
-	return map[string]func(t *testing.T) *record.DB{
-		"sqlite": func(t *testing.T) *record.DB {
-			r, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"), record.FsyncAlways)
+// eachDatabase runs test on a fresh SQLite record and on a fresh PostgreSQL one, each as a subtest.
+func eachDatabase(t *testing.T, test func(t *testing.T, r *record.DB)) {
+	for _, db := range []struct {
+		name string
+		open func(t *testing.T) (*record.DB, error)
+	}{
+		{"sqlite", func(t *testing.T) (*record.DB, error) {
+			return record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"), record.FsyncAlways)
+		}},
+		{"postgres", func(t *testing.T) (*record.DB, error) {
+			return record.OpenPostgres(context.Background(), pgtest.Database(t))
+		}},
+	} {
+		t.Run(db.name, func(t *testing.T) {
+			r, err := db.open(t)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return r
-		},
-		"postgres": func(t *testing.T) *record.DB {
-			r, err := record.OpenPostgres(context.Background(), pgtest.Database(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return r
-		},
+			defer r.Close()
+			test(t, r)
+		})
 	}
 }
 
 // TestNoWinnerCloseGivesWay: an auction that closed without bids and was then replaced goes on with a
 // higher sequence; its later result replaces the empty one, while a result with a winner stays settled.
 func TestNoWinnerCloseGivesWay(t *testing.T) {
-	for name, open := range databases() {
-		t.Run(name, func(t *testing.T) {
-			r := open(t)
-			defer r.Close()
-			ctx := context.Background()
-			at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
-			recordEvent := func(ev auction.Event) {
-				t.Helper()
-				if err := r.Record(ctx, "lot", auction.State{}, []auction.Event{ev}); err != nil {
-					t.Fatal(err)
-				}
+	eachDatabase(t, func(t *testing.T, r *record.DB) {
+		ctx := context.Background()
+		at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+		recordEvent := func(ev auction.Event) {
+			t.Helper()
+			if err := r.Record(ctx, "lot", auction.State{}, []auction.Event{ev}); err != nil {
+				t.Fatal(err)
 			}
-			recordEvent(auction.Event{Seq: 1, Kind: auction.EventClosed, At: at})
-			recordEvent(auction.Event{Seq: 1, Kind: auction.EventClosed, Bidder: "replay", Price: 9, At: at})
-			if res, _ := r.Result(ctx, "lot"); res.Winner != "" {
-				t.Fatalf("a replay of the same close rewrote the result: %+v", res)
-			}
-			recordEvent(auction.Event{Seq: 3, Kind: auction.EventClosed, Bidder: "alice", Price: 500, At: at.Add(time.Hour)})
-			if res, err := r.Result(ctx, "lot"); err != nil || res.Winner != "alice" || res.FinalPrice != 500 {
-				t.Fatalf("the corrected auction's result: %+v %v", res, err)
-			}
-			recordEvent(auction.Event{Seq: 4, Kind: auction.EventSold, Bidder: "mallory", Price: 1, At: at.Add(2 * time.Hour)})
-			if res, _ := r.Result(ctx, "lot"); res.Winner != "alice" {
-				t.Fatalf("a settled result was rewritten: %+v", res)
-			}
-		})
-	}
+		}
+		recordEvent(auction.Event{Seq: 1, Kind: auction.EventClosed, At: at})
+		recordEvent(auction.Event{Seq: 1, Kind: auction.EventClosed, Bidder: "replay", Price: 9, At: at})
+		if res, _ := r.Result(ctx, "lot"); res.Winner != "" {
+			t.Fatalf("a replay of the same close rewrote the result: %+v", res)
+		}
+		recordEvent(auction.Event{Seq: 3, Kind: auction.EventClosed, Bidder: "alice", Price: 500, At: at.Add(time.Hour)})
+		if res, err := r.Result(ctx, "lot"); err != nil || res.Winner != "alice" || res.FinalPrice != 500 {
+			t.Fatalf("the corrected auction's result: %+v %v", res, err)
+		}
+		recordEvent(auction.Event{Seq: 4, Kind: auction.EventSold, Bidder: "mallory", Price: 1, At: at.Add(2 * time.Hour)})
+		if res, _ := r.Result(ctx, "lot"); res.Winner != "alice" {
+			t.Fatalf("a settled result was rewritten: %+v", res)
+		}
+	})
 }
 
 // TestParseFsync reads the three policies and refuses anything else.
