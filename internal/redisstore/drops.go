@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -153,9 +154,24 @@ func (d *Drops) sendClaims(ctx context.Context, r revision, batch []claimReq) ([
 	if len(answers) == 1 && answers[0].IsInt64() { // the batch was refused as a whole
 		return nil, dropErrors.err(integer(answers[0]))
 	}
-	out := make([]claimed, len(answers))
-	for i, a := range answers {
+	if len(answers) != len(batch)+1 {
+		return nil, fmt.Errorf("redisstore: %d answers to %d claims", len(answers)-1, len(batch))
+	}
+	at := time.UnixMilli(integer(answers[0])).UTC()
+	out := make([]claimed, len(batch))
+	for i, a := range answers[1:] {
+		if a.IsInt64() { // refused
+			out[i].err = dropErrors.err(integer(a))
+			continue
+		}
 		f, _ := a.ToArray()
+		if len(f) == 2 && !f[0].IsInt64() { // new: {seq, code}
+			seq, _ := f[0].ToString()
+			code, _ := f[1].ToString()
+			out[i].claim = drop.Claim{Seq: integer(f[0]), ID: r.id + "." + seq, Code: code, Visitor: batch[i].visitor, ClaimedAt: at}
+			out[i].created = true
+			continue
+		}
 		var claims []drop.Claim
 		for _, c := range f[2:] {
 			fields, _ := c.AsStrSlice()

@@ -261,4 +261,15 @@ func testCrowd(t *testing.T, h Harness) {
 	if seqs[0] != 1 || seqs[len(seqs)-1] != stock {
 		t.Fatalf("claim sequence runs %d..%d", seqs[0], seqs[len(seqs)-1])
 	}
+	// Each winner was answered with its claim as the drop keeps it, though the answers were built from
+	// batches that mixed new claims with refusals.
+	kept, err := h.Drops.Claims(ctx, "d", 0, stock)
+	if err != nil || len(kept) != stock {
+		t.Fatalf("%d claims listed: %v", len(kept), err)
+	}
+	for _, c := range kept {
+		if won[c.Visitor] != c {
+			t.Fatalf("%s was answered %+v, the drop keeps %+v", c.Visitor, won[c.Visitor], c)
+		}
+	}
 }

@@ -4,9 +4,11 @@
 -- KEYS[4] keys HASH (visitor NUL idempotency key -> seq)  KEYS[5] codes LIST
 -- ARGV[1] now override (ms)  ARGV[2] drop id  ARGV[3] the config revision the claims were checked
 -- against ('' any), then per claim: visitor, idempotency key ('' none), generated code
--- Returns {1} not found, {7} stale (another revision), or one answer per claim, each {code, created
--- (1/0), {claim as seq, id, code, visitor, at ms}...}: code 0 ok, 2 not open, 3 sold out, 4 already
--- claimed (with the visitor's claims).
+-- Returns {1} not found, {7} stale (another revision), or {now ms, one answer per claim...}. An answer is
+-- {seq, code} for a new claim (made now, its id the drop's id '.' seq); the number 2 (not open) or 3
+-- (sold out); or {code, created (1/0), {claim as seq, id, code, visitor, at ms}...} for an idempotent
+-- replay (0, 0, the claim) or a visitor at the limit (4, 0, the visitor's claims). A crowd's claims are
+-- almost all new, so their answers are the smallest.
 local m = redis.call('HMGET', KEYS[1], 'stock', 'per_visitor', 'opens', 'closes', 'claimed', 'listed', 'rev')
 if not m[1] then
   return {1}
@@ -27,6 +29,19 @@ local function claim_of(seq)
   return {seq, f.claim_id, f.code, f.visitor, f.at}
 end
 
+-- take records claim seq (the claims' count, already raised) as visitor v's, under its idempotency key
+-- if any, and answers it.
+local function take(seq, v, key, code)
+  if listed then
+    code = redis.call('LINDEX', KEYS[5], claimed - 1)
+  end
+  redis.call('XADD', KEYS[2], seq .. '-1', 'claim_id', ARGV[2] .. '.' .. seq, 'code', code, 'visitor', v, 'at', at)
+  if key ~= '' then
+    redis.call('HSET', KEYS[4], v .. '\0' .. key, seq)
+  end
+  return {seq, code}
+end
+
 local function claim(v, key, code)
   if key ~= '' then
     local seq = redis.call('HGET', KEYS[4], v .. '\0' .. key)
@@ -35,7 +50,16 @@ local function claim(v, key, code)
     end
   end
   if not open then
-    return {2, 0}
+    return 2
+  end
+  -- A visitor's first claim, the common case, is counted and kept in one command. Every limit is at
+  -- least one, so a visitor with no claim yet is under it.
+  if claimed < stock then
+    local seq = string.format('%d', claimed + 1)
+    if redis.call('HSETNX', KEYS[3], v, seq) == 1 then
+      claimed = claimed + 1
+      return take(seq, v, key, code)
+    end
   end
   local mine = redis.call('HGET', KEYS[3], v) or ''
   local count = 0
@@ -48,24 +72,15 @@ local function claim(v, key, code)
     return out
   end
   if claimed >= stock then
-    return {3, 0}
+    return 3
   end
   claimed = claimed + 1
   local seq = string.format('%d', claimed)
-  if listed then
-    code = redis.call('LINDEX', KEYS[5], claimed - 1)
-  end
-  local id = ARGV[2] .. '.' .. seq
-  redis.call('XADD', KEYS[2], seq .. '-1', 'claim_id', id, 'code', code, 'visitor', v, 'at', at)
-  if mine == '' then mine = seq else mine = mine .. ',' .. seq end
-  redis.call('HSET', KEYS[3], v, mine)
-  if key ~= '' then
-    redis.call('HSET', KEYS[4], v .. '\0' .. key, seq)
-  end
-  return {0, 1, {seq, id, code, v, at}}
+  redis.call('HSET', KEYS[3], v, mine .. ',' .. seq) -- mine holds a claim: HSETNX refused it
+  return take(seq, v, key, code)
 end
 
-local out = {}
+local out = {at}
 for i = 4, #ARGV, 3 do
   out[#out + 1] = claim(ARGV[i], ARGV[i + 1], ARGV[i + 2])
 end
