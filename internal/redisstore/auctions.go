@@ -165,7 +165,11 @@ func (a *Auctions) sendSteps(ctx context.Context, r revision, batch []stepReq) (
 	var over, moved bool // the batch closed or sold the auction; it moved the end or was a close
 	for i, m := range res[2:] {
 		o := &out[i].outcome
-		out[i].err = outcome(m, o)
+		var prev *auction.State
+		if i > 0 {
+			prev = &out[i-1].outcome.State
+		}
+		out[i].err = outcome(m, o, prev)
 		o.State.Config, o.State.Rev = cfg, rev
 		for _, e := range o.Events {
 			over = over || e.Kind == auction.EventClosed || e.Kind == auction.EventSold
@@ -189,9 +193,16 @@ func (a *Auctions) sendSteps(ctx context.Context, r revision, batch []stepReq) (
 	return out, nil
 }
 
-// outcome rebuilds one answer of the step script into o, returning the refusal it reports.
-func outcome(m rueidis.RedisMessage, o *auction.Outcome) error {
+// outcome rebuilds one answer of the step script into o, returning the refusal it reports; an answer
+// without a state left the state as prev, the previous answer's.
+func outcome(m rueidis.RedisMessage, o *auction.Outcome, prev *auction.State) error {
 	r, _ := m.ToArray()
+	if len(r) == 2 {
+		if prev != nil {
+			o.State = *prev
+		}
+		return stepError(r)
+	}
 	f, _ := r[2].AsStrSlice()
 	num := func(i int) int64 { n, _ := strconv.ParseInt(f[i], 10, 64); return n }
 	s := &o.State
@@ -203,6 +214,11 @@ func outcome(m rueidis.RedisMessage, o *auction.Outcome) error {
 		fields, _ := e.AsStrSlice()
 		o.Events = append(o.Events, event(fields))
 	}
+	return stepError(r)
+}
+
+// stepError returns the refusal of an answer of the step script, {code, min next bid, ...}.
+func stepError(r []rueidis.RedisMessage) error {
 	err := auctionErrors.err(integer(r[0]))
 	if errors.Is(err, auction.ErrTooLow) {
 		return &auction.TooLowError{Min: integer(r[1])}

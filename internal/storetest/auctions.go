@@ -313,30 +313,47 @@ func testConcurrentBids(t *testing.T, h Harness) {
 	st, _ := h.Auctions.Get(ctx, "a")
 	var wg sync.WaitGroup
 	var accepted atomic.Int64
+	var mu sync.Mutex
+	var seen []auction.State // what each answer showed
 	for i := range 300 {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(i), 1))
 			for range 5 {
-				_, err := h.Auctions.Bid(ctx, "a", st.Rev, auction.Bid{Bidder: fmt.Sprintf("b%03d", i), Max: 1000 + rng.Int64N(100000)})
+				o, err := h.Auctions.Bid(ctx, "a", st.Rev, auction.Bid{Bidder: fmt.Sprintf("b%03d", i), Max: 1000 + rng.Int64N(100000)})
+				var low *auction.TooLowError
 				if err == nil {
 					accepted.Add(1)
-				} else if !errors.Is(err, auction.ErrTooLow) {
+				} else if !errors.As(err, &low) {
 					t.Error(err)
+				} else if want := o.State.Price + 100; o.State.Leader != fmt.Sprintf("b%03d", i) && low.Min != want {
+					t.Errorf("refused below %d, but the state shown (%d by %s) asks for %d", low.Min, o.State.Price, o.State.Leader, want)
 				}
+				mu.Lock()
+				seen = append(seen, o.State)
+				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
 	evs, _ := h.Auctions.Events(ctx, "a", 0, 10000)
 	last := int64(0)
+	at := map[int64]auction.Event{} // the last bid as of each event
+	var bid auction.Event
 	for _, ev := range evs {
-		if ev.Kind != auction.EventBid {
-			continue
+		if ev.Kind == auction.EventBid {
+			if ev.Price <= last {
+				t.Fatalf("price went from %d to %d", last, ev.Price)
+			}
+			last, bid = ev.Price, ev
 		}
-		if ev.Price <= last {
-			t.Fatalf("price went from %d to %d", last, ev.Price)
+		at[ev.Seq] = bid
+	}
+	// Every answer, accepted or refused, showed the auction as it was at one point of its log, though
+	// the answers of a batch share one reply.
+	for _, s := range seen {
+		if b := at[s.Seq]; s.Seq > 0 && (s.Price != b.Price || s.Leader != b.Bidder) {
+			t.Fatalf("an answer showed %d by %s as of event %d, the log %d by %s", s.Price, s.Leader, s.Seq, b.Price, b.Bidder)
 		}
-		last = ev.Price
 	}
 	h.Advance(time.Hour)
 	o, _ := h.Auctions.Close(ctx, "a")

@@ -7,7 +7,9 @@
 -- ms), '1' for an exact bid
 -- Returns {NOT_FOUND}, {STALE}, or {revision, config JSON (false when the client holds it), answers...},
 -- each answer {code, min next bid (for TOO_LOW), state fields (F's first ten), {events as {seq, kind,
--- at, bidder, price, proxy, ends_at}...}}. Events of a close are kept even when the action is refused.
+-- at, bidder, price, proxy, ends_at}...}}, or only {code, min next bid} when the action changed nothing
+-- (the state is the previous answer's): most bids of a hot auction are refused as too low. The first
+-- answer is always whole. Events of a close are kept even when the action is refused.
 local s = load(KEYS[1])
 if not s then
   return {NOT_FOUND}
@@ -26,8 +28,12 @@ for i = 4, #ARGV, 4 do
   if code == OK and (ARGV[i] == 'bid' or ARGV[i] == 'buynow') then
     redis.call('HSETNX', KEYS[3], ARGV[i + 1], '1')
   end
+  if raised or #evs > 0 or #out == 2 then
+    out[#out + 1] = {code, minimum, flat(s), evs}
+  else
+    out[#out + 1] = {code, minimum}
+  end
   changed = changed or raised or #evs > 0
-  out[#out + 1] = {code, minimum, flat(s), evs}
 end
 if changed then
   save(KEYS[1], s)
