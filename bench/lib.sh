@@ -21,9 +21,9 @@ start_redis_and_rushgate() {
     for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
     redis_flags=(--redis "redis://127.0.0.1:$port/0")
   fi
-  GOMAXPROCS=1 "$bin/rushgate" loadtest null --addr "127.0.0.1:$1" &
+  GOMAXPROCS=${SERVER_PROCS:-1} "$bin/rushgate" loadtest null --addr "127.0.0.1:$1" &
   null_pid=$!
-  env GOMAXPROCS=1 ${RUSHGATE_ENV:-} "$bin/rushgate" serve --addr "127.0.0.1:$2" --data "$bin/data" --admin-key bench-admin-key-0123 \
+  env GOMAXPROCS=${SERVER_PROCS:-1} ${RUSHGATE_ENV:-} "$bin/rushgate" serve --addr "127.0.0.1:$2" --data "$bin/data" --admin-key bench-admin-key-0123 \
     "${redis_flags[@]}" --log-level warn ${RUSHGATE_FLAGS:-} >/dev/null &
   rushgate_pid=$!
   for _ in $(seq 50); do curl -fs "127.0.0.1:$2/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
