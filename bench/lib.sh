@@ -1,7 +1,7 @@
 # Shared setup of the Redis benchmarks, sourced by them: builds the binaries into $bin, starts a
-# throwaway redis-server, the null handler and rushgate on loopback, each server on one core, and
-# stops everything when the script exits. RUSHGATE_FLAGS adds flags to rushgate serve and RUSHGATE_ENV
-# environment settings (e.g. GOGC=400), to compare settings.
+# throwaway redis-server, the null handler and rushgate on loopback, each server on one core
+# (SERVER_PROCS=2: both), and stops everything when the script exits. RUSHGATE_FLAGS adds flags to
+# rushgate serve and RUSHGATE_ENV environment settings (e.g. GOGC=400), to compare settings.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bin=$(mktemp -d)
