@@ -309,7 +309,8 @@ func testEvents(t *testing.T, h Harness) {
 // testConcurrentBids races 300 bidders: every accepted bid raises the price strictly, and the winner is
 // the holder of the highest accepted bid.
 func testConcurrentBids(t *testing.T, h Harness) {
-	putAuction(t, h, "a", auctionCfg(h))
+	cfg := auctionCfg(h)
+	putAuction(t, h, "a", cfg)
 	st, _ := h.Auctions.Get(ctx, "a")
 	var wg sync.WaitGroup
 	var accepted atomic.Int64
@@ -325,7 +326,7 @@ func testConcurrentBids(t *testing.T, h Harness) {
 					accepted.Add(1)
 				} else if !errors.As(err, &low) {
 					t.Error(err)
-				} else if want := o.State.Price + 100; o.State.Leader != fmt.Sprintf("b%03d", i) && low.Min != want {
+				} else if want := o.State.Price + cfg.Increment.Step(o.State.Price); o.State.Leader != fmt.Sprintf("b%03d", i) && low.Min != want {
 					t.Errorf("refused below %d, but the state shown (%d by %s) asks for %d", low.Min, o.State.Price, o.State.Leader, want)
 				}
 				mu.Lock()
