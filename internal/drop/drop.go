@@ -217,8 +217,12 @@ func (s *State) Decide(dropID, visitor, key, generated string, now time.Time) (C
 	if len(s.Config.Codes) > 0 {
 		code = s.Config.Codes[seq-1]
 	}
-	return Claim{ID: dropID + "." + strconv.FormatInt(seq, 10), Seq: seq, Code: code, Visitor: visitor, ClaimedAt: now.UTC(), Key: key}, true, nil
+	return Claim{ID: ClaimID(dropID, seq), Seq: seq, Code: code, Visitor: visitor, ClaimedAt: now.UTC(), Key: key}, true, nil
 }
+
+// ClaimID names claim seq of a drop, the same on every backend, so that the id alone says which drop
+// and which unit; the Redis claim script builds it the same way.
+func ClaimID(dropID string, seq int64) string { return dropID + "." + strconv.FormatInt(seq, 10) }
 
 // Take records a claim that Decide created, or one restored from the record, with its idempotency key.
 func (s *State) Take(c Claim) {

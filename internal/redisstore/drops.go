@@ -166,9 +166,9 @@ func (d *Drops) sendClaims(ctx context.Context, r revision, batch []claimReq) ([
 		}
 		f, _ := a.ToArray()
 		if len(f) == 2 && !f[0].IsInt64() { // new: {seq, code}
-			seq, _ := f[0].ToString()
+			seq := integer(f[0])
 			code, _ := f[1].ToString()
-			out[i].claim = drop.Claim{Seq: integer(f[0]), ID: r.id + "." + seq, Code: code, Visitor: batch[i].visitor, ClaimedAt: at}
+			out[i].claim = drop.Claim{Seq: seq, ID: drop.ClaimID(r.id, seq), Code: code, Visitor: batch[i].visitor, ClaimedAt: at}
 			out[i].created = true
 			continue
 		}
