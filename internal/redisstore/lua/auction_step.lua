@@ -28,12 +28,13 @@ for i = 4, #ARGV, 4 do
   if code == OK and (ARGV[i] == 'bid' or ARGV[i] == 'buynow') then
     redis.call('HSETNX', KEYS[3], ARGV[i + 1], '1')
   end
-  if raised or #evs > 0 or #out == 2 then
+  local moved = raised or #evs > 0
+  if moved or #out == 2 then
     out[#out + 1] = {code, minimum, flat(s), evs}
   else
     out[#out + 1] = {code, minimum}
   end
-  changed = changed or raised or #evs > 0
+  changed = changed or moved
 end
 if changed then
   save(KEYS[1], s)
