@@ -3,8 +3,6 @@ package redisstore
 import (
 	"context"
 	"errors"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -126,19 +124,7 @@ func TestJoinLockBacksOff(t *testing.T) {
 	if err := rdb.Do(ctx, rdb.B().Set().Key(lock).Value("dead").Px(10*time.Second).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	calls := func() int {
-		info, err := rdb.Do(ctx, rdb.B().Info().Section("commandstats").Build()).ToString()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for line := range strings.SplitSeq(info, "\n") {
-			if rest, ok := strings.CutPrefix(line, "cmdstat_evalsha:calls="); ok {
-				n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-				return n
-			}
-		}
-		return 0
-	}
+	calls := func() int { return int(commandStat(t, rdb, "evalsha", "calls")) }
 	before, start := calls(), time.Now()
 	_, err := s.Join(ctx, "r", room.Entrant{Visitor: v, Switch: true})
 	if took := time.Since(start); !errors.Is(err, rushgate.ErrUnavailable) || took > 2*s.timeout {

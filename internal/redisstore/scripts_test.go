@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -93,20 +92,9 @@ func resetStats(b *testing.B, rdb rueidis.Client) {
 func scriptMicros(b *testing.B, rdb rueidis.Client) float64 {
 	b.Helper()
 	b.StopTimer()
-	info, err := rdb.Do(context.Background(), rdb.B().Info().Section("commandstats").Build()).ToString()
-	if err != nil {
-		b.Fatal(err)
+	us := commandStat(b, rdb, "evalsha", "usec")
+	if us == 0 {
+		b.Fatal("INFO commandstats shows no EVALSHA")
 	}
-	for line := range strings.Lines(info) {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:"); ok {
-			for f := range strings.SplitSeq(rest, ",") {
-				if v, ok := strings.CutPrefix(f, "usec="); ok {
-					us, _ := strconv.ParseFloat(v, 64)
-					return us
-				}
-			}
-		}
-	}
-	b.Fatal("INFO commandstats shows no EVALSHA")
-	return 0
+	return us
 }

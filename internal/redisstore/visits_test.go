@@ -31,16 +31,23 @@ func visitTestStore(t *testing.T, timeout time.Duration, batched func(int)) (*Ro
 // scriptCalls returns how many EVALSHA and EVAL commands Redis has run since its stats were reset.
 func scriptCalls(t *testing.T, rdb rueidis.Client) int {
 	t.Helper()
+	return int(commandStat(t, rdb, "eval", "calls") + commandStat(t, rdb, "evalsha", "calls"))
+}
+
+// commandStat returns one field (calls, usec, ...) of a command's line in Redis's INFO commandstats,
+// 0 when Redis has not run the command since its stats were reset.
+func commandStat(tb testing.TB, rdb rueidis.Client, cmd, field string) float64 {
+	tb.Helper()
 	info, err := rdb.Do(context.Background(), rdb.B().Info().Section("commandstats").Build()).ToString()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	n := 0
-	for _, m := range regexp.MustCompile(`cmdstat_eval(?:sha)?:calls=(\d+)`).FindAllStringSubmatch(info, -1) {
-		c, _ := strconv.Atoi(m[1])
-		n += c
+	m := regexp.MustCompile(`(?m)^cmdstat_` + regexp.QuoteMeta(cmd) + `:(?:.*,)?` + regexp.QuoteMeta(field) + `=([0-9.]+)`).FindStringSubmatch(info)
+	if m == nil {
+		return 0
 	}
-	return n
+	v, _ := strconv.ParseFloat(m[1], 64)
+	return v
 }
 
 // TestVisitsShareScriptCalls checks that a crowd's joins reach Redis in fewer script calls than there are
