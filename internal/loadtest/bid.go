@@ -43,15 +43,15 @@ func runBid(ctx context.Context, args []string) error {
 		bidders[w] = bidder{next: 1, rng: rand.New(rand.NewPCG(uint64(w), 1)),
 			header: http.Header{"Authorization": {"Bearer " + tokens[w]}, "Content-Type": {"application/json"}}}
 	}
-	url := c.target + "/v1/auctions/benchhot/bids"
-	err = c.compare(ctx, "bid", func(int) round {
+	err = c.compare(ctx, "bid", func(_ int, null bool) round {
+		url := c.at(c.target+"/v1/auctions/benchhot/bids", null)
 		return timed(ctx, c.conc, c.dur, func(ctx context.Context, w int) (*http.Request, bool) {
 			b := &bidders[w]
 			b.body = append(strconv.AppendInt(append(b.body[:0], `{"max_amount": `...), b.next+b.rng.Int64N(*margin+1), 10), '}')
 			req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(b.body))
 			req.Header = b.header
 			return req, true
-		}, func(w int, res *http.Response) bool {
+		}, judge(null, func(w int, res *http.Response) bool {
 			b := &bidders[w]
 			b.answer.Reset()
 			_, _ = b.answer.ReadFrom(res.Body)
@@ -70,7 +70,7 @@ func runBid(ctx context.Context, args []string) error {
 				return false
 			}
 			return true
-		})
+		}))
 	})
 	fmt.Printf("of all bids: %d accepted, %d refused as too low\n", accepted.Load(), refused.Load())
 	return err

@@ -31,11 +31,14 @@ func runClaim(ctx context.Context, args []string) error {
 		return err
 	}
 	var short atomic.Bool
-	err = c.compare(ctx, "claim", func(i int) round {
+	err = c.compare(ctx, "claim", func(i int, null bool) round {
 		var next atomic.Int64
-		u := fmt.Sprintf("%s/v1/drops/bench%d/claims", c.target, i)
+		u := c.at(fmt.Sprintf("%s/v1/drops/bench%d/claims", c.target, i), null)
 		return timed(ctx, c.conc, c.dur, func(ctx context.Context, _ int) (*http.Request, bool) {
 			n := next.Add(1) - 1
+			if null { // the null handler keeps nothing: its rounds may reuse visitors
+				n %= int64(len(tokens))
+			}
 			if n >= int64(len(tokens)) {
 				short.Store(true)
 				return nil, false
@@ -43,7 +46,7 @@ func runClaim(ctx context.Context, args []string) error {
 			req, _ := http.NewRequestWithContext(ctx, "POST", u, nil)
 			req.Header.Set("Authorization", "Bearer "+tokens[n])
 			return req, true
-		}, func(_ int, res *http.Response) bool { return res.StatusCode == http.StatusCreated })
+		}, judge(null, func(_ int, res *http.Response) bool { return res.StatusCode == http.StatusCreated }))
 	})
 	if short.Load() {
 		fmt.Println("note: a round ran out of visitors before its end; raise -visitors")

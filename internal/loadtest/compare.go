@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"time"
 )
@@ -56,22 +57,41 @@ type round struct {
 	latencies [][]time.Duration
 }
 
+// at is where a round's requests to u go: u itself in a target round, or in a null round u with the
+// scheme and host of the null handler, so that it receives the very requests the target does (method,
+// path, headers, body) and the ratio charges the target only for what it does with them.
+func (c *comparison) at(u string, null bool) string {
+	if !null {
+		return u
+	}
+	to, err := url.Parse(u)
+	n, nerr := url.Parse(c.null)
+	if err != nil || nerr != nil {
+		return c.null
+	}
+	to.Scheme, to.Host = n.Scheme, n.Host
+	return to.String()
+}
+
+// judge is how a round's answers count: by check in a target round; in a null round, every 200.
+func judge(null bool, check func(w int, res *http.Response) bool) func(w int, res *http.Response) bool {
+	if null {
+		return func(_ int, res *http.Response) bool { return res.StatusCode == http.StatusOK }
+	}
+	return check
+}
+
 // compare alternates rounds of the null handler and of the target (null first, then target first, and
 // so on), so that both see the same machine, and prints each round's ratio of target successes/s to
 // null requests/s, their median, the target's p50 and p99 latency over all its rounds, and, with
-// -cpu, the CPU each process spent per request. target gets the round's index, from 0.
-func (c *comparison) compare(ctx context.Context, kind string, target func(i int) round) error {
+// -cpu, the CPU each process spent per request. rounds(i, null) runs round i (from 0) against the
+// target or, sending the same requests (see at and judge), against the null handler.
+func (c *comparison) compare(ctx context.Context, kind string, rounds func(i int, null bool) round) error {
 	procs, err := parseProcesses(c.cpu)
 	if err != nil {
 		return err
 	}
 	meter := newCPUMeter(procs)
-	nullRound := func() round {
-		return timed(ctx, c.conc, c.dur, func(ctx context.Context, _ int) (*http.Request, bool) {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.null, nil)
-			return req, true
-		}, func(_ int, res *http.Response) bool { return res.StatusCode == http.StatusOK })
-	}
 	var ratios []float64
 	var lat [][]time.Duration
 	var total int64
@@ -84,12 +104,14 @@ func (c *comparison) compare(ctx context.Context, kind string, target func(i int
 			_, err := meter.measure(k, func() loadResult { r = f(); return r.loadResult })
 			return r, err
 		}
+		null := func() round { return rounds(i, true) }
+		target := func() round { return rounds(i, false) }
 		if i%2 == 0 {
-			n, nerr = measure("null", nullRound)
-			t, terr = measure(kind, func() round { return target(i) })
+			n, nerr = measure("null", null)
+			t, terr = measure(kind, target)
 		} else {
-			t, terr = measure(kind, func() round { return target(i) })
-			n, nerr = measure("null", nullRound)
+			t, terr = measure(kind, target)
+			n, nerr = measure("null", null)
 		}
 		if err := errors.Join(nerr, terr); err != nil {
 			return err

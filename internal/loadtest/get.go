@@ -20,16 +20,20 @@ func runGet(ctx context.Context, args []string) error {
 		return err
 	}
 	name, value := splitHeader(*header)
-	get := func(ctx context.Context, _ int) (*http.Request, bool) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.target, nil)
-		if name != "" {
-			req.Header.Set(name, value)
+	get := func(u string) func(ctx context.Context, _ int) (*http.Request, bool) {
+		return func(ctx context.Context, _ int) (*http.Request, bool) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+			if name != "" {
+				req.Header.Set(name, value)
+			}
+			return req, true
 		}
-		return req, true
 	}
 	ok := func(_ int, res *http.Response) bool { return res.StatusCode == *status }
-	timed(ctx, c.conc, time.Second, get, ok) // warm up
-	return c.compare(ctx, "get", func(int) round { return timed(ctx, c.conc, c.dur, get, ok) })
+	timed(ctx, c.conc, time.Second, get(c.target), ok) // warm up
+	return c.compare(ctx, "get", func(_ int, null bool) round {
+		return timed(ctx, c.conc, c.dur, get(c.at(c.target, null)), judge(null, ok))
+	})
 }
 
 func splitHeader(h string) (string, string) {

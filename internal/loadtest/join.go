@@ -65,9 +65,10 @@ func runJoin(ctx context.Context, args []string) error {
 	}
 	load(ctx, c.null, c.conc, 2000, time.Second) // warm up both
 	load(ctx, c.target, c.conc, 2000, time.Second)
-	return c.compare(ctx, "join", func(int) round {
+	return c.compare(ctx, "join", func(_ int, null bool) round {
+		u := c.at(c.target, null)
 		return timed(ctx, c.conc, c.dur, func(ctx context.Context, _ int) (*http.Request, bool) {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.target, nil)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
 			return req, true
 		}, func(_ int, res *http.Response) bool { return res.StatusCode == http.StatusOK })
 	})

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -109,5 +110,46 @@ func TestPageOrigin(t *testing.T) {
 	}
 	if n := strings.Count(body, "<li>"); n != 20 || !strings.Contains(body, "&amp; &lt;standing&gt;") || strings.Contains(body, "<standing>") {
 		t.Fatalf("%d items; escaped %v:\n%s", n, strings.Contains(body, "&lt;standing&gt;"), body)
+	}
+}
+
+// TestNullRoundsGetTheTargetsRequests: in a comparison the null handler receives the very requests the
+// target does (method, path, headers, body), so that the ratio charges the target only for its work.
+func TestNullRoundsGetTheTargetsRequests(t *testing.T) {
+	type seen struct{ method, path, auth, body string }
+	var mu sync.Mutex
+	var target, null []seen
+	note := func(to *[]seen, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		*to = append(*to, seen{r.Method, r.URL.Path, r.Header.Get("Authorization"), string(b)})
+		mu.Unlock()
+	}
+	tsrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/v1/visitors":
+			_, _ = io.WriteString(w, `{"visitor_token":"tok"}`)
+		case strings.HasSuffix(r.URL.Path, "/bids"):
+			note(&target, r)
+			w.WriteHeader(http.StatusConflict)
+			_, _ = io.WriteString(w, `{"error":{"code":"bid_too_low","min_next_bid":5}}`)
+		}
+	}))
+	defer tsrv.Close()
+	nsrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { note(&null, r) }))
+	defer nsrv.Close()
+	err := Run(context.Background(), []string{"bid", "--target", tsrv.URL, "--null", nsrv.URL + "/", "--admin-key", "k",
+		"-c", "2", "-d", "100ms", "-rounds", "1", "-margin", "0"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(target) == 0 || len(null) == 0 {
+		t.Fatalf("%d target and %d null requests", len(target), len(null))
+	}
+	want := seen{"POST", "/v1/auctions/benchhot/bids", "Bearer tok", `{"max_amount": 1}`}
+	if target[0] != want || null[0] != want {
+		t.Fatalf("first target request %+v, first null request %+v; want both %+v", target[0], null[0], want)
 	}
 }
