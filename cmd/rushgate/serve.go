@@ -376,7 +376,7 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 		history: b.History(), audit: b.Audit(), spent: b.Spent(), releases: b.Releases(), record: func(ctx context.Context, log *slog.Logger) { b.Record(ctx, consumer, records, log) }, close: b.Close}, nil
 }
 
-// consumerName names this instance in the record consumer group: unique across hosts and restarts.
+// consumerName names this instance as a recorder, the holder of its leases: unique across hosts and restarts.
 func consumerName() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])

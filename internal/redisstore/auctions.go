@@ -35,8 +35,9 @@ var (
 // is early or stale costs a no-op step and is then corrected.
 type Auctions struct {
 	*conn
-	// ClaimIdle is how long before a consumer takes over events another left unacknowledged.
-	ClaimIdle time.Duration
+	// RecordLease is how long a recorder's lease on an auction lasts unless renewed (see
+	// DefaultRecordLease); tests shorten it.
+	RecordLease time.Duration
 
 	steps   *batcher[revision, stepReq, stepped] // by auction and config revision
 	configs rushgate.Configs[auction.Config]     // parsed configs, so that a step's answer carries no JSON
@@ -56,7 +57,7 @@ type (
 )
 
 func newAuctions(c *conn) *Auctions {
-	a := &Auctions{conn: c, ClaimIdle: DefaultClaimIdle}
+	a := &Auctions{conn: c, RecordLease: DefaultRecordLease}
 	a.steps = newBatcher(c.timeout, a.sendSteps)
 	return a
 }
@@ -90,7 +91,7 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 		strings.Join(tiers, ","), string(js), rushgate.NewRevision()); err != nil {
 		return err
 	}
-	if err := a.register(ctx, a.keys.auctions(), id, a.keys.auction(id)[1]); err != nil {
+	if err := a.register(ctx, a.keys.auctions(), id); err != nil {
 		return err
 	}
 	return a.catalogue(ctx, "auctions", id, true)

@@ -47,6 +47,7 @@ var (
 	inviteScript  = rueidis.NewLuaScript(mustSource("invite"))
 	stockScript   = rueidis.NewLuaScript(mustSource("stock"))
 	settleScript  = rueidis.NewLuaScript(mustSource("line_settle"))
+	leaseScript   = rueidis.NewLuaScript(mustSource("record_lease"))
 	// swapScript stands alone: it is not a room script and needs none of lib.lua's helpers.
 	swapScript = rueidis.NewLuaScript(mustSource("secret_swap"))
 )

@@ -6,6 +6,9 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/redistest"
 )
 
 // TestConsumerPassesSoonerWhileBusy: a recorder that found a page of work or more passes again after
@@ -30,4 +33,28 @@ func TestConsumerPassesSoonerWhileBusy(t *testing.T) {
 			t.Errorf("%d passes in %v while each found %d entries; want at most 4", idle, 3*idlePass, found)
 		}
 	}
+}
+
+// TestRecordLease holds lua/record_lease.lua to its rules: one holder at a time until its lease lapses,
+// and a cursor that only moves forward, whoever moves it.
+func TestRecordLease(t *testing.T) {
+	b := New(redistest.Client(t, redistest.Shared(t)), Options{Prefix: redistest.Prefix("lease")})
+	c := b.drops.conn
+	ctx := context.Background()
+	box := outbox{id: "d", recording: c.keys.recording("drop:d")}
+	step := func(who string, ttl time.Duration, recorded string, wantCursor int64, wantHeld bool) {
+		t.Helper()
+		cursor, held, err := c.lease(ctx, box, who, ttl, recorded)
+		if err != nil || held != wantHeld || (held && cursor != wantCursor) {
+			t.Fatalf("%s moving to %q: cursor %d, held %v, %v; want %d, %v", who, recorded, cursor, held, err, wantCursor, wantHeld)
+		}
+	}
+	step("a", time.Minute, "", 0, true)
+	step("b", time.Minute, "", 0, false)
+	step("a", time.Minute, "5-1", 5, true)
+	step("b", time.Minute, "9-1", 0, false) // refused: neither the lease nor the cursor moves
+	step("a", 50*time.Millisecond, "3-1", 5, true)
+	time.Sleep(100 * time.Millisecond) // a's lease lapses
+	step("b", time.Minute, "", 5, true)
+	step("a", time.Minute, "", 0, false)
 }

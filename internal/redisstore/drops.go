@@ -67,7 +67,7 @@ func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
 	if err := d.runCode(ctx, dropPutScript, d.keys.drop(id), &dropErrors, args...); err != nil {
 		return err
 	}
-	if err := d.register(ctx, d.keys.drops(), id, d.keys.drop(id)[1]); err != nil {
+	if err := d.register(ctx, d.keys.drops(), id); err != nil {
 		return err
 	}
 	return d.catalogue(ctx, "drops", id, true)

@@ -102,6 +102,16 @@ func (k keys) drop(id string) []string {
 	return []string{p + "meta", p + "claims", p + "mine", p + "keys", p + "codes"}
 }
 
+// recording returns the keys by which recorders share the outbox of an entity ("drop:ID" or
+// "auction:ID", so that they share its hash tag), in the order lua/record_lease.lua declares them:
+//
+//	KEYS[1] lease   STRING  the recorder copying the entity's stream now; it expires unless renewed
+//	KEYS[2] cursor  STRING  the sequence number up to which the stream is in the SQL record
+func (k keys) recording(entity string) []string {
+	p := k.prefix + ":{" + entity + "}:"
+	return []string{p + "lease", p + "recorded"}
+}
+
 // drops is a SET of the drop ids the recorders poll: created ones, until they are sold out and
 // recorded.
 func (k keys) drops() string { return k.prefix + ":drops" }

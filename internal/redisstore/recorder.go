@@ -21,29 +21,27 @@ type Records interface {
 	RecordClaims(ctx context.Context, id string, claims []drop.Claim) error
 }
 
-// recordGroup is the consumer group that copies auction streams into the SQL record.
-const recordGroup = "recorders"
+// Each drop's and auction's stream is its outbox to SQL, and one recorder at a time copies it, under a
+// lease that it renews on each pass (lua/record_lease.lua): when an instance dies, its leases lapse
+// after DefaultRecordLease and the other instances' recorders take its entities over. The lease's
+// cursor says up to which sequence number the stream is recorded; a recorder reads on from there with
+// XRANGE and moves the cursor only after its SQL commit, so every entry is written at least once, and
+// again after a recorder died between its commit and the move (which Records ignores). Reading by
+// sequence number costs Redis a fraction of what a consumer group did, which moved each entry into a
+// pending list on delivery and out of it on acknowledgement (docs/benchmarks.md).
 
-// DefaultClaimIdle is how long an event may sit unacknowledged with a consumer before another takes
-// it: a consumer that died before acknowledging is replaced by the others after this.
-const DefaultClaimIdle = 5 * time.Second
+// DefaultRecordLease is how long a recorder's lease on an entity lasts unless it renews it: how long a
+// dead instance's entities wait for another recorder.
+const DefaultRecordLease = 5 * time.Second
 
-// register lists an entity for the recorders and (re)creates the consumer group on its stream; Put
-// calls it after the script, which may have dropped an old stream with its group.
-func (s *conn) register(ctx context.Context, registry, id, stream string) error {
-	if _, err := s.do(ctx, s.rdb.B().Sadd().Key(registry).Member(id).Build()); err != nil {
-		return err
-	}
-	_, err := s.do(ctx, s.rdb.B().XgroupCreate().Key(stream).Group(recordGroup).Id("0").Mkstream().Build())
-	if err != nil && strings.Contains(err.Error(), "BUSYGROUP") {
-		return nil
-	}
+// register lists an entity for the recorders; Put calls it after the script.
+func (s *conn) register(ctx context.Context, registry, id string) error {
+	_, err := s.do(ctx, s.rdb.B().Sadd().Key(registry).Member(id).Build())
 	return err
 }
 
-// RunRecorder runs a consumer of the record group until ctx ends: it reads each auction's new events
-// and those another consumer left unacknowledged for ClaimIdle, writes them with rec, and acknowledges
-// them only after the write has committed. Every instance runs one, under its own name.
+// RunRecorder copies each auction's new events into rec until ctx ends, under the leases it holds
+// (see DefaultRecordLease). Every instance runs one, under its own name.
 func (a *Auctions) RunRecorder(ctx context.Context, consumer string, rec Records, log *slog.Logger) {
 	runConsumer(ctx, log, func(ctx context.Context, retire bool) (int, error) { return a.recordPass(ctx, consumer, rec, retire) })
 }
@@ -87,7 +85,7 @@ func runConsumer(ctx context.Context, log *slog.Logger, pass func(ctx context.Co
 	}
 }
 
-// RecordOnce makes one pass of the consumer over the registered auctions, retiring those that are over
+// RecordOnce makes one pass of the recorder over the registered auctions, retiring those that are over
 // and fully recorded (see retire).
 func (a *Auctions) RecordOnce(ctx context.Context, consumer string, rec Records) error {
 	_, err := a.recordPass(ctx, consumer, rec, true)
@@ -96,7 +94,8 @@ func (a *Auctions) RecordOnce(ctx context.Context, consumer string, rec Records)
 
 func (a *Auctions) recordPass(ctx context.Context, consumer string, rec Records, retire bool) (int, error) {
 	return a.eachRegistered(ctx, a.keys.auctions(), func(id string) (int, error) {
-		return a.recordOne(ctx, a.keys.auctions(), id, a.keys.auction(id)[1], consumer, a.ClaimIdle, retire, a.over, func(entries []rueidis.XRangeEntry) error {
+		box := outbox{registry: a.keys.auctions(), id: id, stream: a.keys.auction(id)[1], recording: a.keys.recording("auction:" + id)}
+		return a.recordOne(ctx, box, consumer, a.RecordLease, retire, a.over, func(entries []rueidis.XRangeEntry) error {
 			evs := make([]auction.Event, 0, len(entries))
 			for _, e := range entries {
 				seq, _, _ := strings.Cut(e.ID, "-")
@@ -112,40 +111,47 @@ func (a *Auctions) recordPass(ctx context.Context, consumer string, rec Records,
 	})
 }
 
+// outbox names what a recorder needs of one entity: the registry it is listed in, its id, its stream
+// and its recording keys (see keys.recording).
+type outbox struct {
+	registry, id, stream string
+	recording            []string
+}
+
 // recordOne is one entity's share of a recorder pass: it hands handle the entries of the entity's
-// stream (see consume) and, on a pass that retires, takes the entity out of registry if it was over
-// before the stream was read and the pass found nothing left to record (see retire). It returns how
-// many entries it recorded.
-func (s *conn) recordOne(ctx context.Context, registry, id, stream, consumer string, idle time.Duration, retire bool,
+// stream (see consume) and, on a pass that retires, takes the entity out of its registry if it was over
+// before the stream was read and the pass, holding the lease, found nothing left to record (see
+// retire). It returns how many entries it recorded.
+func (s *conn) recordOne(ctx context.Context, box outbox, recorder string, lease time.Duration, retire bool,
 	over func(context.Context, string) (bool, error), handle func([]rueidis.XRangeEntry) error) (int, error) {
 	wasOver := false
 	if retire { // read before the stream: see retire
 		var err error
-		if wasOver, err = over(ctx, id); err != nil {
+		if wasOver, err = over(ctx, box.id); err != nil {
 			return 0, err
 		}
 	}
-	n, err := s.consume(ctx, stream, consumer, idle, handle)
+	n, held, err := s.consume(ctx, box, recorder, lease, handle)
 	total := n
 	// A full read means more may be waiting: a crowd appends thousands a second to one stream, more
 	// than a commit's worth per pass, so the pass reads on (up to a bound, for the other entities' sake).
 	for commits := 1; err == nil && n >= recordPage*pagesPerCommit && commits < maxCommitsPerPass; commits++ {
-		n, err = s.consume(ctx, stream, consumer, idle, handle)
+		n, held, err = s.consume(ctx, box, recorder, lease, handle)
 		total += n
 	}
-	if err != nil || total > 0 || !wasOver {
+	if err != nil || total > 0 || !held || !wasOver {
 		return total, err
 	}
-	return 0, s.retire(ctx, registry, id, stream, over)
+	return 0, s.retire(ctx, box, over)
 }
 
-// recordPage is how many new entries a recorder reads from a stream in one command, and
-// pagesPerCommit how many pages at most go into one SQL transaction. Each read holds Redis, which
-// serves no claim meanwhile, for about 2.5 µs an entry: pages of 1,000 put the p99 of claims above
-// 10 ms at 64 connections. A commit's fixed cost, though, is paid per transaction: in transactions of
-// 500 claims SQLite spends a third less CPU a claim than in ones of 100 (BenchmarkRecordClaims). So
-// the recorder reads small pages and commits a few together. maxCommitsPerPass bounds one entity's share of a
-// pass: 6,000 entries, far above what one drop or auction takes between passes.
+// recordPage is how many entries a recorder reads from a stream in one command, and pagesPerCommit
+// how many pages at most go into one SQL transaction. Each read holds Redis, which serves no claim
+// meanwhile: pages of 1,000 put the p99 of claims above 10 ms at 64 connections. A commit's fixed
+// cost, though, is paid per transaction: in transactions of 500 claims SQLite spends a third less CPU
+// a claim than in ones of 100 (BenchmarkRecordClaims). So the recorder reads small pages and commits a
+// few together. maxCommitsPerPass bounds one entity's share of a pass: 6,000 entries, far above what
+// one drop or auction takes between passes.
 const (
 	recordPage        = 100
 	pagesPerCommit    = 3
@@ -163,34 +169,24 @@ func (a *Auctions) over(ctx context.Context, id string) (bool, error) {
 }
 
 // retire takes an entity that is over (no event can come any more) out of the registry the recorders
-// poll, once every event of its stream is acknowledged, so that the recorders' work grows with the
-// live entities rather than with every entity ever created. A Put may start the entity afresh at any
-// time and registers it after its script; retire looks again after removing it and puts it back if it
-// is no longer over, so that whichever order the two run in, a live entity stays registered.
+// poll, once its stream is recorded to its end, so that the recorders' work grows with the live
+// entities rather than with every entity ever created. A Put may start the entity afresh at any time
+// and registers it after its script; retire looks again after removing it and puts it back if it is no
+// longer over, so that whichever order the two run in, a live entity stays registered.
 //
-// recordOne reads whether the entity is over before its pass reads the stream, and calls retire only
-// if it was and the pass found nothing: the step that makes an entity over appends its last event in
-// the same script, so that event was in the stream before the pass read it.
-func (s *conn) retire(ctx context.Context, registry, id, stream string, over func(context.Context, string) (bool, error)) error {
-	m, err := s.do(ctx, s.rdb.B().Xpending().Key(stream).Group(recordGroup).Build())
-	if err != nil && !isNoGroup(err) {
+// recordOne calls retire only if the entity was over before its pass read the stream and the pass,
+// holding the lease, found nothing after the cursor: the step that makes an entity over appends its
+// last event in the same script, so that event was in the stream before the pass read it.
+func (s *conn) retire(ctx context.Context, box outbox, over func(context.Context, string) (bool, error)) error {
+	if _, err := s.do(ctx, s.rdb.B().Srem().Key(box.registry).Member(box.id).Build()); err != nil {
 		return err
 	}
-	if r, _ := m.ToArray(); len(r) > 0 && integer(r[0]) > 0 {
-		return nil // another consumer still holds events of it
-	}
-	if _, err := s.do(ctx, s.rdb.B().Srem().Key(registry).Member(id).Build()); err != nil {
-		return err
-	}
-	if done, err := over(ctx, id); err != nil || !done {
-		_, serr := s.do(ctx, s.rdb.B().Sadd().Key(registry).Member(id).Build())
+	if done, err := over(ctx, box.id); err != nil || !done {
+		_, serr := s.do(ctx, s.rdb.B().Sadd().Key(box.registry).Member(box.id).Build())
 		return errors.Join(err, serr)
 	}
 	return nil
 }
-
-// isNoGroup reports a stream, or its consumer group, that is not there (a deleted entity).
-func isNoGroup(err error) bool { return err != nil && strings.Contains(err.Error(), "NOGROUP") }
 
 // eachRegistered runs fn for every entity of registry and adds up what they recorded.
 func (s *conn) eachRegistered(ctx context.Context, registry string, fn func(id string) (int, error)) (int, error) {
@@ -211,63 +207,73 @@ func (s *conn) eachRegistered(ctx context.Context, registry string, fn func(id s
 	return total, errors.Join(errs...)
 }
 
-// consume hands handle the stream's entries that another consumer left unacknowledged for idle, and
-// new ones read a page at a time while pages come back full (pagesPerCommit at most), then
-// acknowledges them if handle succeeded; otherwise they are delivered again. It returns how many
-// entries it handed over.
-func (s *conn) consume(ctx context.Context, stream, consumer string, idle time.Duration, handle func([]rueidis.XRangeEntry) error) (int, error) {
-	var entries []rueidis.XRangeEntry
-	claimed, err := s.do(ctx, s.rdb.B().Xautoclaim().Key(stream).Group(recordGroup).Consumer(consumer).
-		MinIdleTime(itoa(idle.Milliseconds())).Start("0-0").Count(recordPage).Build())
-	if err == nil {
-		if parts, _ := claimed.ToArray(); len(parts) > 1 {
-			entries, _ = parts[1].AsXRange()
-		}
-	} else if !errors.Is(err, errNil) {
-		return 0, err
+// consume takes or renews the recorder's lease on the entity and, holding it, hands handle the
+// stream's entries after the cursor, read a page at a time while pages come back full
+// (pagesPerCommit at most), then moves the cursor past them if handle succeeded; otherwise they are
+// read again. It returns how many entries it handed over, and whether the recorder held the lease.
+func (s *conn) consume(ctx context.Context, box outbox, recorder string, lease time.Duration,
+	handle func([]rueidis.XRangeEntry) error) (int, bool, error) {
+	cursor, held, err := s.lease(ctx, box, recorder, lease, "")
+	if err != nil || !held {
+		return 0, held, err
 	}
+	var entries []rueidis.XRangeEntry
 	for range pagesPerCommit {
-		fresh, err := s.do(ctx, s.rdb.B().Xreadgroup().Group(recordGroup, consumer).Count(recordPage).Streams().Key(stream).Id(">").Build())
-		if errors.Is(err, errNil) {
-			break
-		}
+		m, err := s.do(ctx, s.rdb.B().Xrange().Key(box.stream).Start(itoa(cursor+1)+"-0").End("+").Count(recordPage).Build())
 		if err != nil {
-			return 0, err // what was read stays pending with this consumer: delivered again after idle
+			return 0, true, err
 		}
-		streams, _ := fresh.AsXRead()
-		page := streams[stream]
+		page, _ := m.AsXRange()
 		entries = append(entries, page...)
 		if len(page) < recordPage {
 			break
 		}
+		cursor = seqOfID(page[len(page)-1].ID)
 	}
 	if len(entries) == 0 {
-		return 0, nil
+		return 0, true, nil
 	}
 	if err := handle(entries); err != nil {
-		return 0, err // not acknowledged: delivered again
+		return 0, true, err // the cursor stays: read again
 	}
-	ids := make([]string, len(entries))
-	for i, e := range entries {
-		ids[i] = e.ID
-	}
-	// Acknowledged a page at a time, for the same reason pages are read so.
-	for len(ids) > 0 {
-		k := min(len(ids), recordPage)
-		if _, err := s.do(ctx, s.rdb.B().Xack().Key(stream).Group(recordGroup).Id(ids[:k]...).Build()); err != nil {
-			return 0, err
-		}
-		ids = ids[k:]
-	}
-	return len(entries), nil
+	// A recorder whose lease lapsed meanwhile is refused the move; whoever holds the lease now writes
+	// the same entries again.
+	_, held, err = s.lease(ctx, box, recorder, lease, entries[len(entries)-1].ID)
+	return len(entries), held, err
 }
 
-// RunRecorder copies every drop's claims stream into rec, as the auctions' recorder does.
+// lease runs lua/record_lease.lua for the entity: it takes or renews the recorder's lease and, when
+// recorded names a stream entry, moves the cursor to it. It returns the cursor, and false when another
+// recorder holds the lease.
+func (s *conn) lease(ctx context.Context, box outbox, recorder string, lease time.Duration, recorded string) (int64, bool, error) {
+	var upTo string
+	if recorded != "" {
+		upTo = itoa(seqOfID(recorded))
+	}
+	m, err := s.run(ctx, leaseScript, box.recording, recorder, itoa(lease.Milliseconds()), upTo)
+	if errors.Is(err, errNil) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	cursor, err := m.AsInt64()
+	return cursor, err == nil, err
+}
+
+// seqOfID is the sequence number of a stream entry of a drop or an auction, whose ids are "seq-1".
+func seqOfID(id string) int64 {
+	seq, _, _ := strings.Cut(id, "-")
+	n, _ := strconv.ParseInt(seq, 10, 64)
+	return n
+}
+
+// RunRecorder copies every drop's claims into rec, as the auctions' recorder does their events.
 func (d *Drops) RunRecorder(ctx context.Context, consumer string, rec Records, log *slog.Logger) {
 	runConsumer(ctx, log, func(ctx context.Context, retire bool) (int, error) { return d.recordPass(ctx, consumer, rec, retire) })
 }
 
-// RecordOnce makes one pass of the consumer over the registered drops, retiring those that are sold
+// RecordOnce makes one pass of the recorder over the registered drops, retiring those that are sold
 // out and fully recorded.
 func (d *Drops) RecordOnce(ctx context.Context, consumer string, rec Records) error {
 	_, err := d.recordPass(ctx, consumer, rec, true)
@@ -276,7 +282,8 @@ func (d *Drops) RecordOnce(ctx context.Context, consumer string, rec Records) er
 
 func (d *Drops) recordPass(ctx context.Context, consumer string, rec Records, retire bool) (int, error) {
 	return d.eachRegistered(ctx, d.keys.drops(), func(id string) (int, error) {
-		return d.recordOne(ctx, d.keys.drops(), id, d.keys.drop(id)[1], consumer, DefaultClaimIdle, retire, d.over, func(entries []rueidis.XRangeEntry) error {
+		box := outbox{registry: d.keys.drops(), id: id, stream: d.keys.drop(id)[1], recording: d.keys.recording("drop:" + id)}
+		return d.recordOne(ctx, box, consumer, DefaultRecordLease, retire, d.over, func(entries []rueidis.XRangeEntry) error {
 			claims := make([]drop.Claim, len(entries))
 			for i, e := range entries {
 				claims[i] = claimOfEntry(e)

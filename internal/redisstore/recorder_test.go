@@ -34,7 +34,7 @@ func TestRecorderSurvivesAConsumerDeath(t *testing.T) {
 	addr := redistest.Shared(t)
 	rdb := redistest.Client(t, addr)
 	a := redisstore.New(rdb, redisstore.Options{Prefix: redistest.Prefix("rec")}).Auctions()
-	a.ClaimIdle = 200 * time.Millisecond
+	a.RecordLease = 200 * time.Millisecond
 	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"), record.FsyncAlways)
 	if err != nil {
 		t.Fatal(err)
@@ -206,5 +206,77 @@ func TestRecorderKeepsUpWithACrowd(t *testing.T) {
 	}
 	if got, err := rec.Claims(ctx, "d"); err != nil || len(got) != crowd {
 		t.Fatalf("one pass recorded %d of %d claims: %v", len(got), crowd, err)
+	}
+}
+
+// TestRecorderLeaseIsExclusive: one recorder at a time copies an auction's stream. Another finds the
+// lease held and records nothing; once the holder stops renewing, the other takes over from the cursor,
+// writing only what the first had not recorded, and the first, now refused, records nothing more.
+func TestRecorderLeaseIsExclusive(t *testing.T) {
+	rdb := redistest.Client(t, redistest.Shared(t))
+	a := redisstore.New(rdb, redisstore.Options{Prefix: redistest.Prefix("lease")}).Auctions()
+	a.RecordLease = 300 * time.Millisecond
+	ctx := context.Background()
+	open := func() *record.DB {
+		t.Helper()
+		rec, err := record.OpenSQLite(ctx, filepath.Join(t.TempDir(), "r.db"), record.FsyncAlways)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rec.Close() })
+		return rec
+	}
+	first, second := open(), open()
+	now := time.Now()
+	if err := a.Put(ctx, "lot", auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10),
+		StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	bid := func(who string, max int64) {
+		t.Helper()
+		if _, err := a.Bid(ctx, "lot", "", auction.Bid{Bidder: who, Max: max}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seqs := func(rec *record.DB) []int64 {
+		t.Helper()
+		evs, err := rec.Events(ctx, "lot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int64
+		for _, e := range evs {
+			out = append(out, e.Seq)
+		}
+		return out
+	}
+	pass := func(name string, rec *record.DB) {
+		t.Helper()
+		if err := a.RecordOnce(ctx, name, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bid("x", 200)
+	pass("first", first)
+	bid("y", 300)
+	pass("second", second) // the first holds the lease
+	if got := seqs(second); len(got) != 0 {
+		t.Fatalf("a recorder without the lease recorded %v", got)
+	}
+	recorded := seqs(first)
+	time.Sleep(2 * a.RecordLease) // the first stops renewing
+	pass("second", second)
+	all, _ := a.Events(ctx, "lot", 0, 100)
+	var rest []int64
+	for _, e := range all[len(recorded):] {
+		rest = append(rest, e.Seq)
+	}
+	if got := seqs(second); len(rest) == 0 || !slices.Equal(got, rest) {
+		t.Fatalf("after the takeover the second recorded %v; the first had %v of %d events", got, recorded, len(all))
+	}
+	bid("x", 400)
+	pass("first", first) // the second holds the lease now
+	if got := seqs(first); !slices.Equal(got, recorded) {
+		t.Fatalf("the first recorded %v after losing the lease, had %v", got, recorded)
 	}
 }
