@@ -73,8 +73,8 @@ func (b *Backend) Spent() Spent { return Spent{b.conn} }
 // Audit returns the log of operators' changes, shared by every instance.
 func (b *Backend) Audit() Audit { return Audit{b.conn} }
 
-// Record copies the auctions' and drops' outboxes into rec until ctx ends, as consumer: every
-// instance runs it under its own name (see RunRecorder of Auctions and Drops).
+// Record copies the auctions' and drops' outboxes into rec until ctx ends, as the recorder named
+// consumer: every instance runs it under its own name (see RunRecorder of Auctions and Drops).
 func (b *Backend) Record(ctx context.Context, consumer string, rec Records, log *slog.Logger) {
 	done := make(chan struct{})
 	go func() { defer close(done); b.drops.RunRecorder(ctx, consumer, rec, log) }()

@@ -47,7 +47,8 @@ func (a *Auctions) RunRecorder(ctx context.Context, consumer string, rec Records
 }
 
 // retireEvery is how many passes of a recorder go by between its checks for entities to retire, so
-// that an idle open entity costs its two stream reads a pass and its state read about once a second.
+// that an idle open entity costs its lease and one stream read a pass and its state read about once a
+// second.
 const retireEvery = 10
 
 // idlePass and busyPass are the pauses between a recorder's passes: busyPass after one that recorded
