@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -19,6 +20,9 @@ func runClaim(ctx context.Context, args []string) error {
 	c.flags(fs, "http://127.0.0.1:8080", "rushgate base URL", true)
 	if err := c.parse(fs, args); err != nil {
 		return err
+	}
+	if *visitors < 1 {
+		return errors.New("-visitors must be at least 1")
 	}
 	cfg := fmt.Sprintf(`{"stock": 10000000, "opens_at": %q}`, time.Now().UTC().Add(-time.Minute).Format(time.RFC3339))
 	for i := range c.rounds {

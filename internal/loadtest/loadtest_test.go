@@ -36,6 +36,10 @@ func TestFlagsRefused(t *testing.T) {
 	if err := Run(context.Background(), []string{"nonsense"}, io.Discard); err == nil {
 		t.Error("an unknown mode was accepted")
 	}
+	if err := Run(context.Background(), []string{"claim", "--target", "http://127.0.0.1:1", "--visitors", "0"}, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "-visitors") {
+		t.Errorf("a claim run without visitors: %v", err)
+	}
 }
 
 // TestRehearsalCountsRefusals runs against a server that refuses every join: each refusal is counted
