@@ -17,7 +17,7 @@ import (
 	"github.com/rushgate/rushgate/internal/redistest"
 )
 
-// dying writes to SQL, then dies before it can acknowledge: the write committed, the ack never came.
+// dying writes to SQL, then dies before it can move the cursor: the write committed, the move never came.
 type dying struct{ *record.DB }
 
 func (d dying) Record(ctx context.Context, id string, st auction.State, evs []auction.Event) error {
@@ -27,9 +27,9 @@ func (d dying) Record(ctx context.Context, id string, st auction.State, evs []au
 	return errors.New("killed before acknowledging")
 }
 
-// TestRecorderSurvivesAConsumerDeath: a consumer records half of what it read and dies without
-// acknowledging; another consumer takes the unacknowledged events over, and the SQL record ends with
-// every event exactly once and the one settlement.
+// TestRecorderSurvivesAConsumerDeath: a recorder records half of what it read and dies without moving
+// the cursor; once its lease lapses another takes the auction over from the cursor, and the SQL record
+// ends with every event exactly once and the one settlement.
 func TestRecorderSurvivesAConsumerDeath(t *testing.T) {
 	addr := redistest.Shared(t)
 	rdb := redistest.Client(t, addr)
