@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/record"
@@ -211,10 +213,19 @@ func TestRecorderKeepsUpWithACrowd(t *testing.T) {
 
 // TestRecorderLeaseIsExclusive: one recorder at a time copies an auction's stream. Another finds the
 // lease held and records nothing; once the holder stops renewing, the other takes over from the cursor,
-// writing only what the first had not recorded, and the first, now refused, records nothing more.
+// writing only what the first had not recorded, and the first, now refused, records nothing more. On a
+// standalone Redis and on a Cluster, where the lease shares the auction's slot.
 func TestRecorderLeaseIsExclusive(t *testing.T) {
-	rdb := redistest.Client(t, redistest.Shared(t))
-	a := redisstore.New(rdb, redisstore.Options{Prefix: redistest.Prefix("lease")}).Auctions()
+	t.Run("standalone", func(t *testing.T) {
+		testLeaseIsExclusive(t, redistest.Client(t, redistest.Shared(t)), false)
+	})
+	t.Run("cluster", func(t *testing.T) {
+		testLeaseIsExclusive(t, redistest.Client(t, redistest.SharedCluster(t)...), true)
+	})
+}
+
+func testLeaseIsExclusive(t *testing.T, rdb rueidis.Client, cluster bool) {
+	a := redisstore.New(rdb, redisstore.Options{Prefix: redistest.Prefix("lease"), Cluster: cluster}).Auctions()
 	a.RecordLease = 300 * time.Millisecond
 	ctx := context.Background()
 	open := func() *record.DB {
