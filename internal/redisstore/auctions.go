@@ -296,16 +296,18 @@ func (a *Auctions) Events(ctx context.Context, id string, after int64, limit int
 	} else if err != nil {
 		return nil, err
 	}
-	m, err := a.do(ctx, a.rdb.B().Xrange().Key(k[1]).Start(itoa(after+1)+"-0").End("+").Count(int64(limit)).Build())
+	entries, err := a.entriesAfter(ctx, k[1], after, int64(limit))
 	if err != nil {
 		return nil, err
 	}
-	entries, _ := m.AsXRange()
 	out := make([]auction.Event, 0, len(entries))
 	for _, e := range entries {
-		seq, _, _ := strings.Cut(e.ID, "-")
-		fv := e.FieldValues
-		out = append(out, event([]string{seq, fv["kind"], fv["at"], fv["bidder"], fv["price"], fv["proxy"], fv["ends_at"]}))
+		out = append(out, eventOfEntry(e))
 	}
 	return out, nil
+}
+
+func eventOfEntry(e rueidis.XRangeEntry) auction.Event {
+	fv := e.FieldValues
+	return event([]string{seqOf(e.ID), fv["kind"], fv["at"], fv["bidder"], fv["price"], fv["proxy"], fv["ends_at"]})
 }

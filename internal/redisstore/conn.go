@@ -86,6 +86,23 @@ func (c *conn) do(ctx context.Context, cmd rueidis.Completed) (rueidis.RedisMess
 	return m, mapError(err)
 }
 
+// entriesAfter reads up to limit entries of a drop's or an auction's stream after sequence number
+// after: their ids are "seq-1", so that is one XRANGE.
+func (c *conn) entriesAfter(ctx context.Context, stream string, after, limit int64) ([]rueidis.XRangeEntry, error) {
+	m, err := c.do(ctx, c.rdb.B().Xrange().Key(stream).Start(itoa(after+1)+"-0").End("+").Count(limit).Build())
+	if err != nil {
+		return nil, err
+	}
+	entries, _ := m.AsXRange()
+	return entries, nil
+}
+
+// seqOf is the sequence number in the id of a drop's or an auction's stream entry ("seq-1").
+func seqOf(id string) string {
+	seq, _, _ := strings.Cut(id, "-")
+	return seq
+}
+
 // errNil marks a nil reply, which callers turn into their own outcome.
 var errNil = errors.New("redisstore: nil reply")
 

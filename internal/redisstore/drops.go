@@ -197,8 +197,7 @@ func claimOf(f []string) drop.Claim {
 }
 
 func claimOfEntry(e rueidis.XRangeEntry) drop.Claim {
-	seq := e.ID[:len(e.ID)-2] // ids are seq-1
-	return claimOf([]string{seq, e.FieldValues["claim_id"], e.FieldValues["code"], e.FieldValues["visitor"], e.FieldValues["at"]})
+	return claimOf([]string{seqOf(e.ID), e.FieldValues["claim_id"], e.FieldValues["code"], e.FieldValues["visitor"], e.FieldValues["at"]})
 }
 
 // Claims implements [drop.Store].
@@ -206,11 +205,10 @@ func (d *Drops) Claims(ctx context.Context, id string, after int64, limit int) (
 	if _, err := d.Get(ctx, id); err != nil {
 		return nil, err
 	}
-	m, err := d.do(ctx, d.rdb.B().Xrange().Key(d.keys.drop(id)[1]).Start(itoa(after+1)+"-0").End("+").Count(int64(limit)).Build())
+	entries, err := d.entriesAfter(ctx, d.keys.drop(id)[1], after, int64(limit))
 	if err != nil {
 		return nil, err
 	}
-	entries, _ := m.AsXRange()
 	out := make([]drop.Claim, 0, len(entries))
 	for _, e := range entries {
 		out = append(out, claimOfEntry(e))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -97,11 +96,9 @@ func (a *Auctions) recordPass(ctx context.Context, consumer string, rec Records,
 	return a.eachRegistered(ctx, a.keys.auctions(), func(id string) (int, error) {
 		box := outbox{registry: a.keys.auctions(), id: id, stream: a.keys.auction(id)[1], recording: a.keys.recording("auction:" + id)}
 		return a.recordOne(ctx, box, consumer, a.RecordLease, retire, a.over, func(entries []rueidis.XRangeEntry) error {
-			evs := make([]auction.Event, 0, len(entries))
-			for _, e := range entries {
-				seq, _, _ := strings.Cut(e.ID, "-")
-				fv := e.FieldValues
-				evs = append(evs, event([]string{seq, fv["kind"], fv["at"], fv["bidder"], fv["price"], fv["proxy"], fv["ends_at"]}))
+			evs := make([]auction.Event, len(entries))
+			for i, e := range entries {
+				evs[i] = eventOfEntry(e)
 			}
 			st, err := a.Get(ctx, id)
 			if err != nil {
@@ -220,11 +217,10 @@ func (s *conn) consume(ctx context.Context, box outbox, recorder string, lease t
 	}
 	var entries []rueidis.XRangeEntry
 	for range pagesPerCommit {
-		m, err := s.do(ctx, s.rdb.B().Xrange().Key(box.stream).Start(itoa(cursor+1)+"-0").End("+").Count(recordPage).Build())
+		page, err := s.entriesAfter(ctx, box.stream, cursor, recordPage)
 		if err != nil {
 			return 0, true, err
 		}
-		page, _ := m.AsXRange()
 		entries = append(entries, page...)
 		if len(page) < recordPage {
 			break
@@ -262,10 +258,9 @@ func (s *conn) lease(ctx context.Context, box outbox, recorder string, lease tim
 	return cursor, err == nil, err
 }
 
-// seqOfID is the sequence number of a stream entry of a drop or an auction, whose ids are "seq-1".
+// seqOfID is the sequence number of a stream entry of a drop or an auction, as a number.
 func seqOfID(id string) int64 {
-	seq, _, _ := strings.Cut(id, "-")
-	n, _ := strconv.ParseInt(seq, 10, 64)
+	n, _ := strconv.ParseInt(seqOf(id), 10, 64)
 	return n
 }
 
