@@ -221,6 +221,11 @@ func TestConsoleDropAndAuction(t *testing.T) {
 	if st := e.do("GET", "/v1/drops/coupon", "", "").str("status"); st != "closed" {
 		t.Fatalf("drop after close now: %q", st)
 	}
+	// No sample has been taken: the charts say so, on a grid of 0, half and 1 rather than of 1/1.15.
+	until(t, "the empty stock chart", func() bool {
+		return eval[string](t, ctx, `[...document.querySelectorAll('#chart-stock text')].map(e => e.textContent).join('|')`) ==
+			"0|0.5|1|Collecting samples…"
+	})
 	screenshot(t, ctx, "console-drop")
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/auctions/lot"), chromedp.Click(chromedp.CSS("#ctl-end_now"))); err != nil {

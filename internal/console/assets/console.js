@@ -272,20 +272,22 @@
     const span = Math.min(WINDOW, Math.max(2 * 60 * 1000, end - first));
     const start = end - span;
     const shown = points.filter((p) => Date.parse(p.t) >= start);
-    let top = 0;
-    for (const p of shown) for (const s of c.series) top = Math.max(top, s.get(p));
-    top = top > 0 ? top * 1.15 : 1;
+    // The grid marks 0, half and all of the highest value shown (1 while there is none), with room above.
+    let peak = 0;
+    for (const p of shown) for (const s of c.series) peak = Math.max(peak, s.get(p));
+    if (!(peak > 0)) peak = 1;
+    const top = peak * 1.15;
     const x = (p) => 44 + ((Date.parse(p.t) - start) / span) * (W - 50);
     const y = (v) => 140 - (v / top) * 130;
     for (const frac of [0, 0.5, 1]) {
-      const v = (top / 1.15) * frac;
+      const v = peak * frac;
       svg.append(svgEl('line', { x1: 44, x2: W - 4, y1: y(v), y2: y(v), stroke: '#e1e1e8', 'stroke-width': 1 }));
       const label = svgEl('text', { x: 40, y: y(v) + 4, 'text-anchor': 'end', 'font-size': 11, fill: '#5b5b66' });
       label.textContent = fmtNum(v);
       svg.append(label);
     }
     if (!shown.length) {
-      const msg = svgEl('text', { x: W / 2, y: 80, 'text-anchor': 'middle', 'font-size': 13, fill: '#5b5b66' });
+      const msg = svgEl('text', { x: W / 2, y: 58, 'text-anchor': 'middle', 'font-size': 13, fill: '#5b5b66' });
       msg.textContent = t('no_data');
       svg.append(msg);
     }
