@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -50,6 +51,13 @@ func until(t *testing.T, what string, cond func() bool) {
 }
 
 // eval runs JavaScript in the tab and returns its value.
+// waitIn and waitInKorean match a wait as the console shows it: a number and its unit, in the page's
+// language.
+var (
+	waitIn       = regexp.MustCompile(`^[0-9.]+(s|m|h)$`)
+	waitInKorean = regexp.MustCompile(`^[0-9.]+(초|분|시간)$`)
+)
+
 func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	t.Helper()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
@@ -111,6 +119,7 @@ func TestConsole(t *testing.T) {
 	until(t, "the line chart to draw the waiting count", func() bool {
 		return eval[int](t, ctx, `(document.querySelector('#chart-line polyline.series-waiting').getAttribute('points') || '').split(' ').filter(Boolean).length`) >= 3
 	})
+	until(t, "the wait at the back in English units", func() bool { return waitIn.MatchString(card("eta_back")) })
 	screenshot(t, ctx, "console-room")
 
 	// Pause, then free both slots: nobody more is let in.
@@ -182,6 +191,9 @@ func TestConsole(t *testing.T) {
 		t.Fatalf("the resume button in Korean reads %q", got)
 	}
 	until(t, "the cards", func() bool { return card("waiting") == "3" })
+	if got := card("eta_back"); !waitInKorean.MatchString(got) {
+		t.Fatalf("the wait at the back in Korean reads %q", got)
+	}
 	screenshot(t, ctx, "console-room-ko")
 
 	// Sign out: the page is the sign-in form again and the API refuses the browser.

@@ -123,11 +123,11 @@
 
   const fmtTime = (s) => (s ? new Date(s).toLocaleString(lang) : '–');
   const fmtNum = (n) => (typeof n === 'number' ? n.toLocaleString(lang, { maximumFractionDigits: 1 }) : '–');
+  // fmtWait shows a wait in its largest whole unit, in the page's language ("42s", "42초").
   function fmtWait(secs) {
     if (!secs) return '–';
-    if (secs < 60) return Math.round(secs) + 's';
-    if (secs < 3600) return Math.round(secs / 60) + 'm';
-    return (secs / 3600).toFixed(1) + 'h';
+    const [v, unit] = secs < 60 ? [Math.round(secs), 'second'] : secs < 3600 ? [Math.round(secs / 60), 'minute'] : [secs / 3600, 'hour'];
+    return v.toLocaleString(lang, { style: 'unit', unit, unitDisplay: 'narrow', maximumFractionDigits: 1 });
   }
   const badge = (state) => h('span', { class: 'badge ' + state, text: t(state) });
 
