@@ -50,7 +50,6 @@ func until(t *testing.T, what string, cond func() bool) {
 	t.Fatalf("timed out waiting for %s", what)
 }
 
-// eval runs JavaScript in the tab and returns its value.
 // waitIn and waitInKorean match a wait as the console shows it: a number and its unit, in the page's
 // language.
 var (
@@ -58,6 +57,7 @@ var (
 	waitInKorean = regexp.MustCompile(`^[0-9.]+(초|분|시간)$`)
 )
 
+// eval runs JavaScript in the tab and returns its value.
 func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	t.Helper()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
@@ -191,9 +191,7 @@ func TestConsole(t *testing.T) {
 		t.Fatalf("the resume button in Korean reads %q", got)
 	}
 	until(t, "the cards", func() bool { return card("waiting") == "3" })
-	if got := card("eta_back"); !waitInKorean.MatchString(got) {
-		t.Fatalf("the wait at the back in Korean reads %q", got)
-	}
+	until(t, "the wait at the back in Korean units", func() bool { return waitInKorean.MatchString(card("eta_back")) })
 	screenshot(t, ctx, "console-room-ko")
 
 	// Sign out: the page is the sign-in form again and the API refuses the browser.
