@@ -42,19 +42,19 @@ func TestRecordLease(t *testing.T) {
 	c := b.drops.conn
 	ctx := context.Background()
 	box := outbox{id: "d", recording: c.keys.recording("drop:d")}
-	step := func(who string, ttl time.Duration, recorded string, wantCursor int64, wantHeld bool) {
+	step := func(who string, ttl time.Duration, recorded, wantCursor int64, wantHeld bool) {
 		t.Helper()
 		cursor, held, err := c.lease(ctx, box, who, ttl, recorded)
 		if err != nil || held != wantHeld || (held && cursor != wantCursor) {
-			t.Fatalf("%s moving to %q: cursor %d, held %v, %v; want %d, %v", who, recorded, cursor, held, err, wantCursor, wantHeld)
+			t.Fatalf("%s moving to %d: cursor %d, held %v, %v; want %d, %v", who, recorded, cursor, held, err, wantCursor, wantHeld)
 		}
 	}
-	step("a", time.Minute, "", 0, true)
-	step("b", time.Minute, "", 0, false)
-	step("a", time.Minute, "5-1", 5, true)
-	step("b", time.Minute, "9-1", 0, false) // refused: neither the lease nor the cursor moves
-	step("a", 50*time.Millisecond, "3-1", 5, true)
+	step("a", time.Minute, 0, 0, true)
+	step("b", time.Minute, 0, 0, false)
+	step("a", time.Minute, 5, 5, true)
+	step("b", time.Minute, 9, 0, false) // refused: neither the lease nor the cursor moves
+	step("a", 50*time.Millisecond, 3, 5, true)
 	time.Sleep(100 * time.Millisecond) // a's lease lapses
-	step("b", time.Minute, "", 5, true)
-	step("a", time.Minute, "", 0, false)
+	step("b", time.Minute, 0, 5, true)
+	step("a", time.Minute, 0, 0, false)
 }

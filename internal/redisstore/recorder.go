@@ -211,7 +211,7 @@ func (s *conn) eachRegistered(ctx context.Context, registry string, fn func(id s
 // read again. It returns how many entries it handed over, and whether the recorder held the lease.
 func (s *conn) consume(ctx context.Context, box outbox, recorder string, lease time.Duration,
 	handle func([]rueidis.XRangeEntry) error) (int, bool, error) {
-	cursor, held, err := s.lease(ctx, box, recorder, lease, "")
+	cursor, held, err := s.lease(ctx, box, recorder, lease, 0)
 	if err != nil || !held {
 		return 0, held, err
 	}
@@ -235,17 +235,17 @@ func (s *conn) consume(ctx context.Context, box outbox, recorder string, lease t
 	}
 	// A recorder whose lease lapsed meanwhile is refused the move; whoever holds the lease now writes
 	// the same entries again.
-	_, held, err = s.lease(ctx, box, recorder, lease, entries[len(entries)-1].ID)
+	_, held, err = s.lease(ctx, box, recorder, lease, seqOfID(entries[len(entries)-1].ID))
 	return len(entries), held, err
 }
 
 // lease runs lua/record_lease.lua for the entity: it takes or renews the recorder's lease and, when
-// recorded names a stream entry, moves the cursor to it. It returns the cursor, and false when another
-// recorder holds the lease.
-func (s *conn) lease(ctx context.Context, box outbox, recorder string, lease time.Duration, recorded string) (int64, bool, error) {
+// recorded is a sequence number (they start at 1; 0 is none), moves the cursor to it. It returns the
+// cursor, and false when another recorder holds the lease.
+func (s *conn) lease(ctx context.Context, box outbox, recorder string, lease time.Duration, recorded int64) (int64, bool, error) {
 	var upTo string
-	if recorded != "" {
-		upTo = itoa(seqOfID(recorded))
+	if recorded > 0 {
+		upTo = itoa(recorded)
 	}
 	m, err := s.run(ctx, leaseScript, box.recording, recorder, itoa(lease.Milliseconds()), upTo)
 	if errors.Is(err, errNil) {
