@@ -152,13 +152,13 @@ func TestAuctionClosesAfterAllInstancesDown(t *testing.T) {
 		_ = i.cmd.Wait()
 	}
 	time.Sleep(time.Until(end) + 500*time.Millisecond)
-	if state, _ := exec.Command("redis-cli", "-p", addr[len("127.0.0.1:"):], "HGET", t.Name()+":{auction:lot}:state", "closed").Output(); string(state) != "0\n" {
+	if state, _ := exec.Command("redis-cli", "-p", addr[len("127.0.0.1:"):], "HGET", prefixOf(t)+":{auction:lot}:state", "closed").Output(); string(state) != "0\n" {
 		t.Fatalf("closed while every instance was down? %q", state)
 	}
 	again := startInstances(t, bin, addr, 1)[0]
 	started := time.Now()
 	for {
-		out, _ := exec.Command("redis-cli", "-p", addr[len("127.0.0.1:"):], "HGET", t.Name()+":{auction:lot}:state", "winner").Output()
+		out, _ := exec.Command("redis-cli", "-p", addr[len("127.0.0.1:"):], "HGET", prefixOf(t)+":{auction:lot}:state", "winner").Output()
 		if string(out) == v["visitor_id"].(string)+"\n" {
 			break
 		}

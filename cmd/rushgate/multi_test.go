@@ -69,7 +69,7 @@ func startInstances(t *testing.T, bin, redisAddr string, n int, extra ...string)
 		addr := freeAddr(t)
 		// The whole crowd comes from 127.0.0.1, so one address may hold all of its streams.
 		// Tests share a Redis server (redistest.Shared): each keeps to a key prefix of its own.
-		args := append([]string{"serve", "--addr", addr, "--data", t.TempDir(), "--redis", url, "--redis-prefix", t.Name(),
+		args := append([]string{"serve", "--addr", addr, "--data", t.TempDir(), "--redis", url, "--redis-prefix", prefixOf(t),
 			"--admin-key", testAdminKey, "--log-level", "warn", "--streams-per-address", "100000"}, extra...)
 		cmd := exec.Command(bin, args...)
 		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
@@ -82,6 +82,19 @@ func startInstances(t *testing.T, bin, redisAddr string, n int, extra ...string)
 		out = append(out, in)
 	}
 	return out
+}
+
+// redisPrefixes holds the Redis key prefix of each running test (see prefixOf).
+var redisPrefixes sync.Map // *testing.T -> string
+
+// prefixOf returns t's key prefix on the shared Redis: the same for every instance t starts, and new for
+// each run of t, so that the runs of go test -count=N never see each other's keys.
+func prefixOf(t *testing.T) string {
+	p, loaded := redisPrefixes.LoadOrStore(t, redistest.Prefix(t.Name()))
+	if !loaded {
+		t.Cleanup(func() { redisPrefixes.Delete(t) })
+	}
+	return p.(string)
 }
 
 // crowd drives visitors through a room spread over instances and records what they saw.
