@@ -21,8 +21,8 @@ var browser struct {
 	err    error
 }
 
-// tab opens a new tab of the shared browser, closed when the test ends. Without Chromium the test
-// skips locally (apt-get install chromium fonts-nanum) and fails in CI.
+// tab opens a new tab of the shared browser, in a browser context of its own, closed when the test
+// ends. Without Chromium the test skips locally (apt-get install chromium fonts-nanum) and fails in CI.
 func tab(t *testing.T) context.Context {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
@@ -43,7 +43,8 @@ func tab(t *testing.T) context.Context {
 	if browser.err != nil {
 		t.Fatalf("starting chromium: %v", browser.err)
 	}
-	ctx, cancel := chromedp.NewContext(browser.ctx)
+	// As an incognito window: no cookie or storage of an earlier test (or run of this one) reaches it.
+	ctx, cancel := chromedp.NewContext(browser.ctx, chromedp.WithNewBrowserContext())
 	ctx, stop := context.WithTimeout(ctx, 30*time.Second)
 	t.Cleanup(func() { stop(); cancel() })
 	return ctx
