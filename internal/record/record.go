@@ -713,7 +713,8 @@ func loadConfigs[T any](ctx context.Context, r *DB, table string) (map[string]T,
 	for rows.Next() {
 		var id, js string
 		var cfg T
-		if err := rows.Scan(&id, &js); err == nil {
+		err := rows.Scan(&id, &js)
+		if err == nil {
 			err = json.Unmarshal([]byte(js), &cfg)
 		}
 		if err != nil {

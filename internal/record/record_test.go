@@ -310,6 +310,55 @@ func TestRooms(t *testing.T) {
 	})
 }
 
+// TestLoadRefusesAnUnreadableConfig: a config row that no longer decodes (edited by hand, or written by
+// a version that meant something else) fails the load with the row named, instead of resuming the room
+// or drop with a zero config.
+func TestLoadRefusesAnUnreadableConfig(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		table string
+		put   func(r *record.DB) error
+		load  func(r *record.DB) error
+	}{
+		{"rooms", func(r *record.DB) error { return r.RecordRoom(ctx, "sale", room.Config{Capacity: 2}) },
+			func(r *record.DB) error { _, err := r.LoadRooms(ctx); return err }},
+		{"drops", func(r *record.DB) error { return r.RecordDrop(ctx, "sale", drop.Config{Stock: 5, PerVisitor: 1}) },
+			func(r *record.DB) error { _, err := r.LoadDrops(ctx); return err }},
+	} {
+		t.Run(c.table, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "r.db")
+			r, err := record.OpenSQLite(ctx, path, record.FsyncAlways)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.put(r); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.load(r); err != nil {
+				t.Fatalf("the row as written: %v", err)
+			}
+			r.Close()
+			db, err := sql.Open("sqlite", "file:"+path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = db.Exec(`UPDATE ` + c.table + ` SET config = '{"capacity": "many", "stock": "many"}' WHERE id = 'sale'`)
+			db.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err = record.OpenSQLite(ctx, path, record.FsyncAlways)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if err := c.load(r); err == nil || !strings.Contains(err.Error(), c.table+" sale") {
+				t.Fatalf("loading an unreadable config: %v; want an error naming %s sale", err, c.table)
+			}
+		})
+	}
+}
+
 // databases opens a fresh record store on each database rushgate supports.
 // eachDatabase runs test on a fresh SQLite record and on a fresh PostgreSQL one, each as a subtest.
 func eachDatabase(t *testing.T, test func(t *testing.T, r *record.DB)) {
