@@ -34,6 +34,7 @@ bench-redis: ## join requests/s on the Redis backend against the null handler an
 bench-sse: ## 10,000 idle event streams: memory per stream and admission latency
 	bench/sse.sh
 
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet and staticcheck, as CI runs them
 	test -z "$$(gofmt -l .)"
 	go vet ./...
+	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
