@@ -34,8 +34,8 @@ type Records interface {
 const DefaultRecordLease = 5 * time.Second
 
 // register lists an entity for the recorders; Put calls it after the script.
-func (s *conn) register(ctx context.Context, registry, id string) error {
-	_, err := s.do(ctx, s.rdb.B().Sadd().Key(registry).Member(id).Build())
+func (c *conn) register(ctx context.Context, registry, id string) error {
+	_, err := c.do(ctx, c.rdb.B().Sadd().Key(registry).Member(id).Build())
 	return err
 }
 
@@ -120,7 +120,7 @@ type outbox struct {
 // stream (see consume) and, on a pass that retires, takes the entity out of its registry if it was over
 // before the stream was read and the pass, holding the lease, found nothing left to record (see
 // retire). It returns how many entries it recorded.
-func (s *conn) recordOne(ctx context.Context, box outbox, recorder string, lease time.Duration, retire bool,
+func (c *conn) recordOne(ctx context.Context, box outbox, recorder string, lease time.Duration, retire bool,
 	over func(context.Context, string) (bool, error), handle func([]rueidis.XRangeEntry) error) (int, error) {
 	wasOver := false
 	if retire { // read before the stream: see retire
@@ -129,18 +129,18 @@ func (s *conn) recordOne(ctx context.Context, box outbox, recorder string, lease
 			return 0, err
 		}
 	}
-	n, held, err := s.consume(ctx, box, recorder, lease, handle)
+	n, held, err := c.consume(ctx, box, recorder, lease, handle)
 	total := n
 	// A full read means more may be waiting: a crowd appends thousands a second to one stream, more
 	// than a commit's worth per pass, so the pass reads on (up to a bound, for the other entities' sake).
 	for commits := 1; err == nil && n >= recordPage*pagesPerCommit && commits < maxCommitsPerPass; commits++ {
-		n, held, err = s.consume(ctx, box, recorder, lease, handle)
+		n, held, err = c.consume(ctx, box, recorder, lease, handle)
 		total += n
 	}
 	if err != nil || total > 0 || !held || !wasOver {
 		return total, err
 	}
-	return 0, s.retire(ctx, box, over)
+	return 0, c.retire(ctx, box, over)
 }
 
 // recordPage is how many entries a recorder reads from a stream in one command, and pagesPerCommit
@@ -175,20 +175,20 @@ func (a *Auctions) over(ctx context.Context, id string) (bool, error) {
 // recordOne calls retire only if the entity was over before its pass read the stream and the pass,
 // holding the lease, found nothing after the cursor: the step that makes an entity over appends its
 // last event in the same script, so that event was in the stream before the pass read it.
-func (s *conn) retire(ctx context.Context, box outbox, over func(context.Context, string) (bool, error)) error {
-	if _, err := s.do(ctx, s.rdb.B().Srem().Key(box.registry).Member(box.id).Build()); err != nil {
+func (c *conn) retire(ctx context.Context, box outbox, over func(context.Context, string) (bool, error)) error {
+	if _, err := c.do(ctx, c.rdb.B().Srem().Key(box.registry).Member(box.id).Build()); err != nil {
 		return err
 	}
 	if done, err := over(ctx, box.id); err != nil || !done {
-		_, serr := s.do(ctx, s.rdb.B().Sadd().Key(box.registry).Member(box.id).Build())
+		_, serr := c.do(ctx, c.rdb.B().Sadd().Key(box.registry).Member(box.id).Build())
 		return errors.Join(err, serr)
 	}
 	return nil
 }
 
 // eachRegistered runs fn for every entity of registry and adds up what they recorded.
-func (s *conn) eachRegistered(ctx context.Context, registry string, fn func(id string) (int, error)) (int, error) {
-	m, err := s.do(ctx, s.rdb.B().Smembers().Key(registry).Build())
+func (c *conn) eachRegistered(ctx context.Context, registry string, fn func(id string) (int, error)) (int, error) {
+	m, err := c.do(ctx, c.rdb.B().Smembers().Key(registry).Build())
 	if err != nil {
 		return 0, err
 	}
@@ -209,15 +209,15 @@ func (s *conn) eachRegistered(ctx context.Context, registry string, fn func(id s
 // stream's entries after the cursor, read a page at a time while pages come back full
 // (pagesPerCommit at most), then moves the cursor past them if handle succeeded; otherwise they are
 // read again. It returns how many entries it handed over, and whether the recorder held the lease.
-func (s *conn) consume(ctx context.Context, box outbox, recorder string, lease time.Duration,
+func (c *conn) consume(ctx context.Context, box outbox, recorder string, lease time.Duration,
 	handle func([]rueidis.XRangeEntry) error) (int, bool, error) {
-	cursor, held, err := s.lease(ctx, box, recorder, lease, 0)
+	cursor, held, err := c.lease(ctx, box, recorder, lease, 0)
 	if err != nil || !held {
 		return 0, held, err
 	}
 	var entries []rueidis.XRangeEntry
 	for range pagesPerCommit {
-		page, err := s.entriesAfter(ctx, box.stream, cursor, recordPage)
+		page, err := c.entriesAfter(ctx, box.stream, cursor, recordPage)
 		if err != nil {
 			return 0, true, err
 		}
@@ -235,19 +235,19 @@ func (s *conn) consume(ctx context.Context, box outbox, recorder string, lease t
 	}
 	// A recorder whose lease lapsed meanwhile is refused the move; whoever holds the lease now writes
 	// the same entries again.
-	_, held, err = s.lease(ctx, box, recorder, lease, seqOfID(entries[len(entries)-1].ID))
+	_, held, err = c.lease(ctx, box, recorder, lease, seqOfID(entries[len(entries)-1].ID))
 	return len(entries), held, err
 }
 
 // lease runs lua/record_lease.lua for the entity: it takes or renews the recorder's lease and, when
 // recorded is a sequence number (they start at 1; 0 is none), moves the cursor to it. It returns the
 // cursor, and false when another recorder holds the lease.
-func (s *conn) lease(ctx context.Context, box outbox, recorder string, lease time.Duration, recorded int64) (int64, bool, error) {
+func (c *conn) lease(ctx context.Context, box outbox, recorder string, lease time.Duration, recorded int64) (int64, bool, error) {
 	var upTo string
 	if recorded > 0 {
 		upTo = itoa(recorded)
 	}
-	m, err := s.run(ctx, leaseScript, box.recording, recorder, itoa(lease.Milliseconds()), upTo)
+	m, err := c.run(ctx, leaseScript, box.recording, recorder, itoa(lease.Milliseconds()), upTo)
 	if errors.Is(err, errNil) {
 		return 0, false, nil
 	}
