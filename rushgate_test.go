@@ -22,20 +22,65 @@ func TestDecodeConfig(t *testing.T) {
 		t.Fatalf("%+v %v", c, err)
 	}
 	for in, want := range map[string]string{
-		`{"a": 1}}`:       "after the JSON object",
-		`{"a": 1} {}`:     "after the JSON object",
-		`{"a": 1} x`:      "after the JSON object",
-		`{"a": 1, "c":1}`: "unknown field",
-		`{"a": "1"}`:      `field "a"`,
-		`{"a": 1`:         "ends inside",
-		``:                "empty body",
-		`[1]`:             "",
-		`{"a": 1,}`:       "malformed JSON",
+		`{"a": 1}}`:        "after the JSON object",
+		`{"a": 1} {}`:      "after the JSON object",
+		`{"a": 1} x`:       "after the JSON object",
+		`{"a": 1, "c":1}`:  "unknown field",
+		`{"a": "1"}`:       `field "a"`,
+		`{"a": 1`:          "ends inside",
+		``:                 "empty body",
+		`[1]`:              "",
+		`{"a": 1,}`:        "malformed JSON",
+		`{"a": 1, "a": 2}`: `field "a" is given twice`,
 	} {
 		var c cfg
 		err := rushgate.DecodeConfig(strings.NewReader(in), &c)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want an error saying %q", in, err, want)
+		}
+	}
+}
+
+// TestDecodeConfigRepeatedName: a name given twice in one object, at any depth, is refused with its
+// path (encoding/json would keep the second value silently); the same name in different objects is not.
+func TestDecodeConfigRepeatedName(t *testing.T) {
+	type step struct {
+		From int `json:"from"`
+		Step int `json:"step"`
+	}
+	type cfg struct {
+		A     int            `json:"a"`
+		Rate  map[string]int `json:"rate"`
+		Steps []step         `json:"steps"`
+		Page  struct {
+			Title string `json:"title"`
+			Inner struct {
+				X int `json:"x"`
+			} `json:"inner"`
+		} `json:"page"`
+	}
+	for in, want := range map[string]string{
+		`{"a": 1, "rate": {"n": 1}, "a": 2}`:                          "a",
+		`{"rate": {"n": 1, "n": 2}}`:                                  "rate.n",
+		`{"steps": [{"from": 0, "step": 5}, {"from": 1, "from": 2}]}`: "steps.from",
+		`{"page": {"inner": {"x": 1}, "title": "t", "title": "u"}}`:   "page.title",
+		`{"page": {"inner": {"x": 1, "x": 2}}}`:                       "page.inner.x",
+		`{"steps": [], "rate": {}, "steps": []}`:                      "steps",
+	} {
+		var c cfg
+		err := rushgate.DecodeConfig(strings.NewReader(in), &c)
+		if err == nil || rushgate.DecodeField(err) != want || !strings.Contains(err.Error(), "twice") {
+			t.Errorf("%s: %v (field %q), want field %q given twice", in, err, rushgate.DecodeField(err), want)
+		}
+	}
+	for _, in := range []string{
+		`{"a": 1, "rate": {"a": 1, "n": 2}, "page": {"title": "a", "inner": {"x": 1}}}`,
+		`{"steps": [{"from": 0, "step": 5}, {"from": 1, "step": 10}], "a": 3}`,
+		`{"rate": {"a": 1}, "page": {"inner": {"x": 1}, "title": "x"}}`,
+	} {
+		var c cfg
+		if err := rushgate.DecodeConfig(strings.NewReader(in), &c); err != nil {
+			t.Errorf("%s: %v", in, err)
 		}
 	}
 }

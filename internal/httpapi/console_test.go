@@ -78,6 +78,12 @@ func TestRoomListHistoryAndAudit(t *testing.T) {
 		t.Fatalf("refusal names no field: %v", bad.body)
 	}
 	e.want(e.do("PATCH", "/v1/rooms/a", adminKey, `[1]`), 400, "invalid_config")
+	for in, field := range map[string]string{`{"capacity": 3, "capacity": 4}`: "capacity", `{"rate": {"admits": 1, "admits": 9, "per": "1s"}}`: "rate.admits"} {
+		twice := e.do("PATCH", "/v1/rooms/a", adminKey, in)
+		if e.want(twice, 400, "invalid_config"); twice.body["error"].(map[string]any)["field"] != field {
+			t.Fatalf("%s: %v, want the field %s named", in, twice.body, field)
+		}
+	}
 	e.want(e.do("PATCH", "/v1/rooms/nope", adminKey, `{"paused": true}`), 404, "room_not_found")
 	if cfg := e.do("GET", "/v1/rooms/a", adminKey, ""); cfg.body["paused"] != true || cfg.body["capacity"] != 1.0 {
 		t.Fatalf("after a refused patch: %v", cfg.body)

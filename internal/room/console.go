@@ -138,7 +138,10 @@ func (s *Service) Patch(ctx context.Context, id string, patch []byte) (Config, e
 		return Config{}, err
 	}
 	var p map[string]json.RawMessage
-	if err := json.Unmarshal(patch, &p); err != nil || p == nil {
+	if err := rushgate.DecodeConfig(bytes.NewReader(patch), &p); err != nil || p == nil {
+		if f := rushgate.DecodeField(err); f != "" { // a field given twice
+			return Config{}, &ConfigError{Field: f, Reason: err.Error()}
+		}
 		return Config{}, &ConfigError{Reason: "a patch is one JSON object of the fields to change"}
 	}
 	base, err := json.Marshal(old)
