@@ -167,3 +167,106 @@ func TestDropSurvivesKillAndRedisRestart(t *testing.T) {
 	})
 	checkDrop(t, in, dsn, won, false)
 }
+
+// TestDropSurvivesRedisLosingItsData: Redis without persistence restarts empty after 60 claims of 100
+// reached the shared SQL record. The drop is gone until an operator puts it again; putting it again
+// restores it from the record: the 60 visitors who hold a unit get no second one, exactly 40 more go
+// out, and the record ends with the 100 claims answered 201, each once.
+func TestDropSurvivesRedisLosingItsData(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-instance test skipped in -short mode")
+	}
+	srv := redistest.Start(t) // no AOF, no snapshots: a restart loses everything
+	dsn := pgtest.Database(t)
+	in := startInstances(t, buildBinary(t), srv.Addr, 2, "--postgres", dsn)
+	cfg := fmt.Sprintf(`{"stock": 100, "opens_at": %q}`, time.Now().Add(-time.Minute).Format(time.RFC3339))
+	if code, b, _ := do(t, "PUT", in[0].base+"/v1/drops/sale", testAdminKey, cfg); code != 200 {
+		t.Fatalf("PUT: %d %v", code, b)
+	}
+	won := map[string]string{} // code -> visitor token
+	claim := func(i int, tok string) (int, map[string]any) {
+		code, b, _ := do(t, "POST", in[i%2].base+"/v1/drops/sale/claims", tok, "")
+		if code == 201 {
+			if _, dup := won[b["code"].(string)]; dup {
+				t.Fatalf("code %v answered twice", b["code"])
+			}
+			won[b["code"].(string)] = tok
+		}
+		return code, b
+	}
+	mint := func(n int, name string) []string {
+		out := make([]string, n)
+		for i := range out {
+			_, v, _ := do(t, "POST", in[0].base+"/v1/visitors", testAdminKey, fmt.Sprintf(`{"subject": "%s-%d"}`, name, i))
+			out[i] = v["visitor_token"].(string)
+		}
+		return out
+	}
+	first := mint(60, "first")
+	for i, tok := range first {
+		if code, b := claim(i, tok); code != 201 {
+			t.Fatalf("claim %d: %d %v", i, code, b)
+		}
+	}
+	recorded := func(want int) {
+		t.Helper()
+		db, _ := sql.Open("pgx", dsn)
+		defer db.Close()
+		for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			var n int
+			_ = db.QueryRowContext(context.Background(), `SELECT count(*) FROM drop_claims WHERE drop_id = 'sale'`).Scan(&n)
+			if n == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("SQL holds %d claims, want %d", n, want)
+			}
+		}
+	}
+	recorded(60)
+
+	srv.Restart(t)
+	waitHealthy(t, in[0].base)
+	if code, b, _ := do(t, "GET", in[1].base+"/v1/drops/sale", "", ""); code != 404 {
+		t.Fatalf("the lost drop answered %d %v", code, b)
+	}
+	code, b, _ := do(t, "PUT", in[1].base+"/v1/drops/sale", testAdminKey, cfg)
+	if code != 200 || b["claimed"] != 60.0 || b["remaining"] != 40.0 {
+		t.Fatalf("PUT after the loss: %d %v", code, b)
+	}
+	for i, tok := range first {
+		if code, b := claim(i, tok); code != 409 || b["error"].(map[string]any)["code"] != "already_claimed" {
+			t.Fatalf("a holder claiming again: %d %v", code, b)
+		}
+	}
+	later, soldOut := mint(50, "later"), 0
+	for i, tok := range later {
+		switch code, b := claim(i, tok); code {
+		case 201:
+		case 410:
+			soldOut++
+		default:
+			t.Fatalf("claim after the restore: %d %v", code, b)
+		}
+	}
+	if len(won) != 100 || soldOut != 10 {
+		t.Fatalf("%d claims answered 201 in all and %d sold out, want 100 and 10", len(won), soldOut)
+	}
+	recorded(100)
+	db, _ := sql.Open("pgx", dsn)
+	defer db.Close()
+	rows, err := db.QueryContext(context.Background(), `SELECT code FROM drop_claims WHERE drop_id = 'sale'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := won[c]; !ok {
+			t.Fatalf("recorded code %s was never answered", c)
+		}
+	}
+}

@@ -247,7 +247,8 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	auctions := auction.NewService(be.auctions, auction.ServiceOptions{Logger: log, Gate: svc, History: be.history, Audit: be.audit})
 	auctions.Start(ctx)
 	a.onClose(auctions.Stop)
-	drops := drop.NewService(be.drops, drop.Options{Gate: svc, Logger: log, History: be.history, Audit: be.audit})
+	drops := drop.NewService(be.drops, drop.Options{Gate: svc, Logger: log, History: be.history, Audit: be.audit,
+		Record: records})
 	drops.Start()
 	a.onClose(drops.Stop) // after the HTTP server has drained: no claim starts a release after it
 	if be.record != nil {

@@ -233,6 +233,17 @@ func (s *State) Take(c Claim) {
 	}
 }
 
+// Numbered reports an error unless claims are numbered 1 to len(claims) in order, as a drop's claims
+// always are (the record keeps a prefix of them): what [Store.Restore] takes.
+func Numbered(claims []Claim) error {
+	for i, c := range claims {
+		if c.Seq != int64(i+1) {
+			return fmt.Errorf("drop: claim %d of %d to restore is numbered %d", i+1, len(claims), c.Seq)
+		}
+	}
+	return nil
+}
+
 var codeEncoding = base32.NewEncoding("ABCDEFGHJKLMNPQRSTUVWXYZ23456789").WithPadding(base32.NoPadding)
 
 // NewCode draws an unguessable claim code: 80 random bits as 16 characters without 0/O or 1/I. Every

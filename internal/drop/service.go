@@ -3,6 +3,7 @@ package drop
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -22,11 +23,21 @@ type Service struct {
 
 	history rushgate.History
 	audit   rushgate.Audit
+	record  Record
 	clock   func() time.Time
 
 	ctx     context.Context // ends at Stop; releases being retried and the sampler stop with it
 	cancel  context.CancelFunc
 	retries sync.WaitGroup
+}
+
+// Record is the durable record of claims, which outlives the state store: a drop is never deleted
+// once claimed, so claims recorded under an id the store does not know mean that the store lost the
+// drop (Redis restarted without its data), and Put takes it back with them instead of handing its
+// stock out again. The SQL record is one.
+type Record interface {
+	// Claims returns the recorded claims of a drop, in order, with their idempotency keys.
+	Claims(ctx context.Context, id string) ([]Claim, error)
 }
 
 // Options configure a [Service].
@@ -40,6 +51,8 @@ type Options struct {
 	History rushgate.History
 	// Audit, when set, records every operator's change of a drop.
 	Audit rushgate.Audit
+	// Record, when set, is the durable record of claims, which Put consults before it creates a drop.
+	Record Record
 	// Clock dates the operator's controls and audit entries; nil means time.Now.
 	Clock func() time.Time
 }
@@ -54,7 +67,7 @@ func NewService(store Store, opts Options) *Service {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Service{store: store, gate: opts.Gate, log: opts.Logger, history: opts.History, audit: opts.Audit,
-		clock: opts.Clock, ctx: ctx, cancel: cancel}
+		record: opts.Record, clock: opts.Clock, ctx: ctx, cancel: cancel}
 }
 
 // Start samples every drop's figures into the history each second until Stop.
@@ -171,22 +184,53 @@ func (s *Service) ensure(ctx context.Context, what, room string, step func(conte
 	})
 }
 
-// Put creates a drop or replaces it while nothing is claimed, and audits the change.
-func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
+// Put creates a drop or replaces it while nothing is claimed, audits the change, and returns the drop
+// as it now stands. A drop that the store lost but the record holds claims of is restored with them
+// (see [Record]); a stock below them is refused.
+func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) {
 	defer s.configs.Forget(id)
 	old, err := s.store.Get(ctx, id)
 	if err != nil && !errors.Is(err, ErrNotFound) {
-		return err
-	}
-	if err := s.store.Put(ctx, id, cfg); err != nil {
-		return err
+		return Info{}, err
 	}
 	e := rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: "update", Changes: rushgate.Diff(old.Config, cfg)}
 	if err != nil {
 		e.Action, e.Changes = "create", rushgate.Diff(nil, cfg)
+		claims, err := s.recorded(ctx, id)
+		if err != nil {
+			return Info{}, err
+		}
+		if len(claims) > 0 {
+			if len(claims) > cfg.Stock {
+				return Info{}, &ConfigError{"stock", fmt.Sprintf("the record holds %d claims of this drop, more than the stock", len(claims))}
+			}
+			if err := s.store.Restore(ctx, id, cfg, claims); err != nil {
+				return Info{}, err
+			}
+			s.log.WarnContext(ctx, "drop restored from the record: the state store had lost it", "drop", id, "claims", len(claims))
+			e.Action = "restore"
+			rushgate.Audited(ctx, s.audit, s.log, e)
+			return Info{Config: cfg, Claimed: len(claims)}, nil
+		}
+	}
+	if err := s.store.Put(ctx, id, cfg); err != nil {
+		return Info{}, err
 	}
 	rushgate.Audited(ctx, s.audit, s.log, e)
-	return nil
+	return Info{Config: cfg}, nil
+}
+
+// recorded returns the claims the record holds of a drop the store does not know: none without a
+// record.
+func (s *Service) recorded(ctx context.Context, id string) ([]Claim, error) {
+	if s.record == nil {
+		return nil, nil
+	}
+	claims, err := s.record.Claims(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading the record of drop %s: %w", rushgate.ErrUnavailable, id, err)
+	}
+	return claims, nil
 }
 
 // Get returns a drop and how much of it is claimed.

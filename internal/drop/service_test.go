@@ -82,7 +82,7 @@ func TestServiceGuards(t *testing.T) {
 		"site": {Stock: 5, PerVisitor: 1, OpensAt: opens, Identity: "site"},
 		"room": {Stock: 5, PerVisitor: 1, OpensAt: opens, Room: "line"},
 	} {
-		if err := svc.Put(ctx, id, cfg); err != nil {
+		if _, err := svc.Put(ctx, id, cfg); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -124,7 +124,7 @@ func TestReleaseOnClaimRetried(t *testing.T) {
 	svc := drop.NewService(memstore.NewDrops(nil, nil), drop.Options{Gate: g})
 	ctx := context.Background()
 	cfg := drop.Config{Stock: 5, PerVisitor: 1, OpensAt: time.Now().Add(-time.Minute), Room: "line", ReleaseOnClaim: true}
-	if err := svc.Put(ctx, "d", cfg); err != nil {
+	if _, err := svc.Put(ctx, "d", cfg); err != nil {
 		t.Fatal(err)
 	}
 	claim := func(v, adm string) {
@@ -168,7 +168,7 @@ func TestReleaseOutlivesTheRequest(t *testing.T) {
 	svc := drop.NewService(memstore.NewDrops(nil, nil), drop.Options{Gate: g})
 	defer svc.Stop()
 	cfg := drop.Config{Stock: 5, PerVisitor: 1, OpensAt: time.Now().Add(-time.Minute), Room: "line", ReleaseOnClaim: true}
-	if err := svc.Put(context.Background(), "d", cfg); err != nil {
+	if _, err := svc.Put(context.Background(), "d", cfg); err != nil {
 		t.Fatal(err)
 	}
 	gone, cancel := context.WithCancel(context.Background())
@@ -204,7 +204,7 @@ func TestCachedConfigFollowsAnotherInstance(t *testing.T) {
 	defer b.Stop()
 	ctx := context.Background()
 	later := time.Now().Add(time.Hour)
-	if err := b.Put(ctx, "d", drop.Config{Stock: 5, PerVisitor: 1, OpensAt: later}); err != nil {
+	if _, err := b.Put(ctx, "d", drop.Config{Stock: 5, PerVisitor: 1, OpensAt: later}); err != nil {
 		t.Fatal(err)
 	}
 	store.gets.Store(0) // the put's own read, for its audit entry, is not a bid's or a claim's
@@ -216,7 +216,7 @@ func TestCachedConfigFollowsAnotherInstance(t *testing.T) {
 	if n := store.gets.Load(); n != 1 {
 		t.Fatalf("three claims read the drop %d times, want once", n)
 	}
-	if err := b.Put(ctx, "d", drop.Config{Stock: 5, PerVisitor: 1, OpensAt: time.Now().Add(-time.Minute), Room: "line"}); err != nil {
+	if _, err := b.Put(ctx, "d", drop.Config{Stock: 5, PerVisitor: 1, OpensAt: time.Now().Add(-time.Minute), Room: "line"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := a.Claim(ctx, drop.ClaimRequest{Drop: "d", Visitor: "v_a"}); !errors.Is(err, rushgate.ErrAdmissionRequired) {
@@ -225,5 +225,90 @@ func TestCachedConfigFollowsAnotherInstance(t *testing.T) {
 	adm := &rushgate.Admission{Room: "line", Visitor: "v_a", ID: "adm-1"}
 	if c, created, err := a.Claim(ctx, drop.ClaimRequest{Drop: "d", Visitor: "v_a", Admission: adm}); err != nil || !created || c.Seq != 1 {
 		t.Fatalf("claim with the admission: %+v %v %v", c, created, err)
+	}
+}
+
+// record is the durable record as Put sees it: the claims it holds of each drop, or an error.
+type record struct {
+	claims map[string][]drop.Claim
+	err    error
+	reads  int
+}
+
+func (r *record) Claims(_ context.Context, id string) ([]drop.Claim, error) {
+	r.reads++
+	return r.claims[id], r.err
+}
+
+// audit keeps the entries appended to it.
+type audit struct{ entries []rushgate.Entry }
+
+func (a *audit) Append(_ context.Context, e rushgate.Entry) error {
+	a.entries = append(a.entries, e)
+	return nil
+}
+
+func (a *audit) Entries(context.Context, string, string, string, int) ([]rushgate.Entry, error) {
+	return a.entries, nil
+}
+
+// TestPutRestoresWhatTheStoreLost: a drop the store does not know but the record holds claims of is
+// put back with them, audited as a restore; a stock below them is refused, and so is any put while
+// the record cannot be read, leaving no drop. A drop the store knows is put as ever, without a read of
+// the record.
+func TestPutRestoresWhatTheStoreLost(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	rec := &record{claims: map[string][]drop.Claim{"lost": {
+		{Seq: 1, ID: "lost.1", Code: "A", Visitor: "v_a", ClaimedAt: now},
+		{Seq: 2, ID: "lost.2", Code: "B", Visitor: "v_b", ClaimedAt: now},
+	}}}
+	store, log := memstore.NewDrops(nil, nil), &audit{}
+	svc := drop.NewService(store, drop.Options{Record: rec, Audit: log})
+	defer svc.Stop()
+	cfg := drop.Config{Stock: 3, PerVisitor: 1, OpensAt: now.Add(-time.Minute)}
+
+	small := cfg
+	small.Stock = 1
+	var ce *drop.ConfigError
+	if _, err := svc.Put(ctx, "lost", small); !errors.As(err, &ce) || ce.Field != "stock" {
+		t.Fatalf("a stock below the recorded claims: %v", err)
+	}
+	rec.err = errors.New("disk gone")
+	if _, err := svc.Put(ctx, "lost", cfg); !errors.Is(err, rushgate.ErrUnavailable) {
+		t.Fatalf("with the record unreadable: %v", err)
+	}
+	if _, err := svc.Get(ctx, "lost"); !errors.Is(err, drop.ErrNotFound) {
+		t.Fatalf("a refused put left a drop: %v", err)
+	}
+	rec.err = nil
+	if info, err := svc.Put(ctx, "lost", cfg); err != nil || info.Claimed != 2 || info.Config.Stock != 3 {
+		t.Fatalf("put back: %+v %v", info, err)
+	}
+	if info, err := svc.Get(ctx, "lost"); err != nil || info.Claimed != 2 {
+		t.Fatalf("restored: %+v %v", info, err)
+	}
+	if _, _, err := svc.Claim(ctx, drop.ClaimRequest{Drop: "lost", Visitor: "v_a"}); !errors.As(err, new(*drop.AlreadyClaimedError)) {
+		t.Fatalf("v_a again: %v", err)
+	}
+	if c, _, err := svc.Claim(ctx, drop.ClaimRequest{Drop: "lost", Visitor: "v_c"}); err != nil || c.Seq != 3 {
+		t.Fatalf("v_c: %+v %v", c, err)
+	}
+	if n := len(log.entries); n != 1 || log.entries[0].Action != "restore" || log.entries[0].ID != "lost" {
+		t.Fatalf("audit %+v", log.entries)
+	}
+
+	reads := rec.reads
+	if _, err := svc.Put(ctx, "fresh", cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Put(ctx, "fresh", cfg); err != nil { // known: replaced, the record not read
+		t.Fatal(err)
+	}
+	if rec.reads != reads+1 {
+		t.Fatalf("%d reads of the record for a create and a replace", rec.reads-reads)
+	}
+	if got := log.entries[len(log.entries)-2:]; got[0].Action != "create" || got[1].Action != "update" {
+		t.Fatalf("audit %+v", got)
 	}
 }

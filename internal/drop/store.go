@@ -17,6 +17,11 @@ type Info struct {
 type Store interface {
 	// Put creates a drop or replaces it while nothing is claimed; ErrStarted afterwards.
 	Put(ctx context.Context, id string, cfg Config) error
+	// Restore is Put for a drop the store lost while the durable record kept its claims (Redis
+	// restarted without its data): the drop is created holding claims, numbered 1 to n (see
+	// [Numbered]), and goes on from the last instead of handing its stock out again. The claims are
+	// the record's already and are not recorded again. ErrStarted when the drop has claims.
+	Restore(ctx context.Context, id string, cfg Config, claims []Claim) error
 	// Delete removes a drop while nothing is claimed; ErrStarted afterwards, ErrNotFound when there is
 	// none.
 	Delete(ctx context.Context, id string) error

@@ -53,15 +53,16 @@ func (s *Server) putDrop(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		cfg, err = drop.DecodeConfig(bytes.NewReader(body))
 	}
+	var info drop.Info
 	if err == nil {
-		err = s.drops.Put(r.Context(), id, cfg)
+		info, err = s.drops.Put(r.Context(), id, cfg)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	s.log.InfoContext(r.Context(), "drop saved", "drop", id, "stock", cfg.Stock)
-	writeJSON(w, http.StatusOK, dropViewOf(id, drop.Info{Config: cfg}, s.now()))
+	writeJSON(w, http.StatusOK, dropViewOf(id, info, s.now()))
 }
 
 func (s *Server) getDrop(w http.ResponseWriter, r *http.Request) {

@@ -86,7 +86,7 @@ func Open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 		return nil, fmt.Errorf("loading recorded drops: %w", err)
 	}
 	for id, sd := range savedDrops {
-		b.drops.Restore(id, sd.Config, sd.Claims)
+		b.drops.load(id, sd.Config, sd.Claims)
 	}
 	savedRooms, err := records.LoadRooms(ctx)
 	if err != nil {

@@ -57,17 +57,42 @@ func NewDrops(clock func() time.Time, recorder Records) *Drops {
 	return d
 }
 
-// Restore loads a drop saved by an earlier run with its claims and their idempotency keys, so that a
+// load puts a drop saved by an earlier run back with its claims and their idempotency keys, so that a
 // restarted embedded instance never hands out again what was claimed before it stopped, and a repeated
 // request answers with the claim it made.
-func (d *Drops) Restore(id string, cfg drop.Config, claims []drop.Claim) {
+func (d *Drops) load(id string, cfg drop.Config, claims []drop.Claim) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.drops[id] = loaded(cfg, claims)
+}
+
+// loaded is a drop holding claims that the record has.
+func loaded(cfg drop.Config, claims []drop.Claim) *dropState {
 	s := &dropState{State: drop.New(cfg), rev: rushgate.NewRevision(), durable: len(claims)}
 	for _, c := range claims {
 		s.Take(c)
 	}
-	d.drops[id] = s
+	return s
+}
+
+// Restore implements [drop.Store]: the embedded backend loses no drop its record holds (Open loads
+// them), but it takes one back all the same, recording its config.
+func (d *Drops) Restore(ctx context.Context, id string, cfg drop.Config, claims []drop.Claim) error {
+	if err := drop.Numbered(claims); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s, ok := d.drops[id]; ok && len(s.Claims) > 0 {
+		return drop.ErrStarted
+	}
+	if d.recorder != nil {
+		if err := d.recorder.RecordDrop(ctx, id, cfg); err != nil {
+			return fmt.Errorf("%w: recording drop %s: %w", rushgate.ErrUnavailable, id, err)
+		}
+	}
+	d.drops[id] = loaded(cfg, claims)
+	return nil
 }
 
 // Put implements [drop.Store].

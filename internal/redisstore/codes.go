@@ -23,23 +23,30 @@ const (
 	codeBuyNowGone
 	codeStarted // a replace or delete refused: there are bids, a sale or claims
 	codeStale   // the config changed since the caller read it
+	// codeIncomplete is a drop's restore that found claims missing at its end: another restore of the
+	// same drop cleared them (lua/drop_restore.lua).
+	codeIncomplete
 )
 
 // scriptErrors is a domain's error for each result code. Its err method is the one place where a
 // script's result code becomes an error.
-type scriptErrors [codeStale + 1]error
+type scriptErrors [codeIncomplete + 1]error
 
 var (
 	auctionErrors = scriptErrors{codeNotFound: auction.ErrNotFound, codeNotStarted: auction.ErrNotStarted,
 		codeClosed: auction.ErrClosed, codeTooLow: auction.ErrTooLow, codeBuyNowGone: auction.ErrBuyNowGone,
 		codeStarted: auction.ErrStarted, codeStale: rushgate.ErrStale}
 	dropErrors = scriptErrors{codeNotFound: drop.ErrNotFound, codeNotStarted: drop.ErrNotOpen,
-		codeClosed: drop.ErrSoldOut, codeTooLow: errAlreadyClaimed, codeStarted: drop.ErrStarted, codeStale: rushgate.ErrStale}
+		codeClosed: drop.ErrSoldOut, codeTooLow: errAlreadyClaimed, codeStarted: drop.ErrStarted, codeStale: rushgate.ErrStale,
+		codeIncomplete: errIncomplete}
 )
 
 // errAlreadyClaimed stands for the claim script's code 4 until the claim path turns it into a
 // *drop.AlreadyClaimedError carrying the visitor's claims.
 var errAlreadyClaimed = errors.New("redisstore: already claimed")
+
+// errIncomplete stands for the restore script's code 8: Restore tries again.
+var errIncomplete = errors.New("redisstore: the restore found claims missing")
 
 // err returns the error for code: nil for codeOK, and an error naming the code for one that no script
 // of the domain returns.

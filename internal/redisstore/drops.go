@@ -22,6 +22,7 @@ var (
 	dropClaimScript = rueidis.NewLuaScript(source("drop_claim"))
 	dropDelScript   = rueidis.NewLuaScript(source("drop_delete"))
 	dropSchedScript = rueidis.NewLuaScript(source("drop_schedule"))
+	dropRestScript  = rueidis.NewLuaScript(source("drop_restore"))
 )
 
 // Drops is the Redis implementation of [drop.Store]: each claim is one script over the drop's
@@ -71,6 +72,71 @@ func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
 		return err
 	}
 	return d.catalogue(ctx, "drops", id, true)
+}
+
+// restorePiece is how many claims one call of the restore script carries: a few milliseconds of
+// Redis's time, so that the restore of a large drop does not hold up everyone else's requests.
+// restoreTries bounds the attempts of a restore that another restore of the same drop keeps clearing.
+const (
+	restorePiece = 1000
+	restoreTries = 3
+)
+
+// Restore implements [drop.Store]. The claims go in pieces, then a last call creates the drop if all
+// of them are there (see lua/drop_restore.lua).
+func (d *Drops) Restore(ctx context.Context, id string, cfg drop.Config, claims []drop.Claim) error {
+	if err := drop.Numbered(claims); err != nil {
+		return err
+	}
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	var closes int64
+	if cfg.ClosesAt != nil {
+		closes = cfg.ClosesAt.UnixMilli()
+	}
+	last := append([]string{"last", itoa(int64(len(claims))), itoa(int64(cfg.Stock)), itoa(int64(cfg.PerVisitor)),
+		itoa(cfg.OpensAt.UnixMilli()), itoa(closes), string(js), rushgate.NewRevision()}, cfg.Codes...)
+	for try := 1; ; try++ {
+		err = d.restorePieces(ctx, id, claims)
+		if err == nil {
+			err = d.runCode(ctx, dropRestScript, d.keys.drop(id), &dropErrors, last...)
+		}
+		if !errors.Is(err, errIncomplete) {
+			break
+		}
+		if try == restoreTries {
+			return fmt.Errorf("%w: drop %s: another restore kept clearing this one's claims", rushgate.ErrUnavailable, id)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := d.register(ctx, d.keys.drops(), id); err != nil {
+		return err
+	}
+	return d.catalogue(ctx, "drops", id, true)
+}
+
+// restorePieces sends the claims of a restore, restorePiece a call; the first call clears what an
+// earlier attempt left.
+func (d *Drops) restorePieces(ctx context.Context, id string, claims []drop.Claim) error {
+	step := "first"
+	for len(claims) > 0 || step == "first" {
+		piece := claims[:min(restorePiece, len(claims))]
+		claims = claims[len(piece):]
+		args := make([]string, 1, 1+6*len(piece))
+		args[0] = step
+		for _, c := range piece {
+			args = append(args, itoa(c.Seq), c.ID, c.Code, c.Visitor, itoa(c.ClaimedAt.UnixMilli()), c.Key)
+		}
+		if err := d.runCode(ctx, dropRestScript, d.keys.drop(id), &dropErrors, args...); err != nil {
+			return err
+		}
+		step = "more"
+	}
+	return nil
 }
 
 // Delete implements [drop.Store]: the script removes the drop, then it leaves the recorders' registry.
@@ -196,8 +262,12 @@ func claimOf(f []string) drop.Claim {
 	return drop.Claim{Seq: seq, ID: f[1], Code: f[2], Visitor: f[3], ClaimedAt: time.UnixMilli(at).UTC()}
 }
 
+// claimOfEntry rebuilds a claim from its stream entry, with the idempotency key it was made with, which
+// the record keeps so that a repeat still answers with it after the drop is restored from the record.
 func claimOfEntry(e rueidis.XRangeEntry) drop.Claim {
-	return claimOf([]string{seqOf(e.ID), e.FieldValues["claim_id"], e.FieldValues["code"], e.FieldValues["visitor"], e.FieldValues["at"]})
+	c := claimOf([]string{seqOf(e.ID), e.FieldValues["claim_id"], e.FieldValues["code"], e.FieldValues["visitor"], e.FieldValues["at"]})
+	c.Key = e.FieldValues["key"]
+	return c
 }
 
 // Claims implements [drop.Store].

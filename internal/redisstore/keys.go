@@ -94,6 +94,7 @@ func (k keys) auctions() string { return k.prefix + ":auctions" }
 //
 //	KEYS[1] meta    HASH    stock, per_visitor, opens, closes, claimed, listed, the config as JSON
 //	KEYS[2] claims  STREAM  the claims by sequence (ID seq-1): the drop's log and its outbox to SQL
+//	                        (claim_id, code, visitor, at, and key: its idempotency key, if any)
 //	KEYS[3] mine    HASH    visitor -> its claims' sequences, "seq,seq"
 //	KEYS[4] keys    HASH    visitor NUL idempotency key -> sequence
 //	KEYS[5] codes   LIST    the codes to hand out in order, when the config lists them

@@ -291,3 +291,96 @@ func testLeaseIsExclusive(t *testing.T, rdb rueidis.Client, cluster bool) {
 		t.Fatalf("the first recorded %v after losing the lease, had %v", got, recorded)
 	}
 }
+
+// TestLostDropIsRestoredFromTheRecord: Redis loses everything (a restart without persistence) after
+// three claims reached the SQL record. Putting the drop again takes it back with them: its visitors keep
+// their claims and their limit, the stock ends where it would have, and the record ends with each unit
+// once, as answered. Before, the drop started again from zero: two more units than its stock went
+// out, and the record silently kept the old claims under the numbers of the new.
+func TestLostDropIsRestoredFromTheRecord(t *testing.T) {
+	addr := redistest.Shared(t)
+	rdb := redistest.Client(t, addr)
+	prefix := redistest.Prefix("lost")
+	d := redisstore.New(rdb, redisstore.Options{Prefix: prefix}).Drops()
+	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"), record.FsyncAlways)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	svc := drop.NewService(d, drop.Options{Record: rec})
+	defer svc.Stop()
+	ctx := context.Background()
+	cfg := drop.Config{Stock: 5, PerVisitor: 1, OpensAt: time.Now().Add(-time.Minute).Truncate(time.Millisecond)}
+	if _, err := svc.Put(ctx, "sale", cfg); err != nil {
+		t.Fatal(err)
+	}
+	var answered []drop.Claim
+	claim := func(v, key string) (drop.Claim, bool, error) {
+		return svc.Claim(ctx, drop.ClaimRequest{Drop: "sale", Visitor: v, Key: key})
+	}
+	for _, v := range []string{"a", "b", "c"} {
+		c, _, err := claim(v, "k-"+v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		answered = append(answered, c)
+	}
+	if err := d.RecordOnce(ctx, "c", rec); err != nil {
+		t.Fatal(err)
+	}
+
+	// Redis forgets every key of this instance.
+	keys, err := rdb.Do(ctx, rdb.B().Keys().Pattern(prefix+":*").Build()).AsStrSlice()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("keys %v %v", keys, err)
+	}
+	for _, k := range keys {
+		if err := rdb.Do(ctx, rdb.B().Del().Key(k).Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := svc.Get(ctx, "sale"); !errors.Is(err, drop.ErrNotFound) {
+		t.Fatalf("after the loss: %v", err)
+	}
+	small := cfg
+	small.Stock = 2
+	var ce *drop.ConfigError
+	if _, err := svc.Put(ctx, "sale", small); !errors.As(err, &ce) || ce.Field != "stock" {
+		t.Fatalf("a stock below the recorded claims: %v", err)
+	}
+	if _, err := svc.Put(ctx, "sale", cfg); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := svc.Get(ctx, "sale"); err != nil || info.Claimed != 3 {
+		t.Fatalf("restored: %+v %v", info, err)
+	}
+	var already *drop.AlreadyClaimedError
+	if _, _, err := claim("a", ""); !errors.As(err, &already) {
+		t.Fatalf("a claiming again: %v", err)
+	}
+	if again, created, err := claim("b", "k-b"); err != nil || created || again.ID != answered[1].ID || again.Code != answered[1].Code {
+		t.Fatalf("b repeating its claim: %+v %v %v", again, created, err)
+	}
+	for _, v := range []string{"d", "e"} {
+		c, _, err := claim(v, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		answered = append(answered, c)
+	}
+	if _, _, err := claim("f", ""); !errors.Is(err, drop.ErrSoldOut) {
+		t.Fatalf("past the stock: %v", err)
+	}
+	if err := d.RecordOnce(ctx, "c", rec); err != nil {
+		t.Fatal(err)
+	}
+	got, err := rec.Claims(ctx, "sale")
+	if err != nil || len(got) != len(answered) {
+		t.Fatalf("recorded %d claims (%v), answered %d", len(got), err, len(answered))
+	}
+	for i, c := range got {
+		if w := answered[i]; c.Seq != w.Seq || c.ID != w.ID || c.Code != w.Code || c.Visitor != w.Visitor {
+			t.Fatalf("recorded claim %d is %+v, answered %+v", i+1, c, w)
+		}
+	}
+}

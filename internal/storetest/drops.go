@@ -22,6 +22,8 @@ var dropTests = []check{
 	{"Drop/Replace", testReplace},
 	{"Drop/Revision", testDropRevision},
 	{"Drop/Crowd", testCrowd},
+	{"Drop/Restore", testRestore},
+	{"Drop/RestoreRace", testRestoreRace},
 }
 
 func dropCfg(h Harness, stock int) drop.Config {
@@ -271,5 +273,128 @@ func testCrowd(t *testing.T, h Harness) {
 		if won[c.Visitor] != c {
 			t.Fatalf("%s was answered %+v, the drop keeps %+v", c.Visitor, won[c.Visitor], c)
 		}
+	}
+}
+
+// held is n claims of drop id as the record keeps them, by visitors v1, v2, ..., each with an
+// idempotency key.
+func held(h Harness, id string, n int) []drop.Claim {
+	at := h.Now().UTC().Truncate(time.Millisecond)
+	out := make([]drop.Claim, n)
+	for i := range out {
+		seq := int64(i + 1)
+		out[i] = drop.Claim{Seq: seq, ID: drop.ClaimID(id, seq), Code: fmt.Sprint("CODE", seq), Visitor: fmt.Sprint("v", seq),
+			ClaimedAt: at.Add(time.Duration(i) * time.Millisecond), Key: fmt.Sprint("key", seq)}
+	}
+	return out
+}
+
+// sameClaims reports whether got are want, but for the idempotency keys, which a store keeps and
+// never shows.
+func sameClaims(got, want []drop.Claim) bool {
+	return slices.EqualFunc(got, want, func(g, w drop.Claim) bool {
+		g.Key, w.Key = "", ""
+		return g.Seq == w.Seq && g.ID == w.ID && g.Code == w.Code && g.Visitor == w.Visitor && g.ClaimedAt.Equal(w.ClaimedAt)
+	})
+}
+
+// testRestore: a drop taken back with the claims the record kept goes on from the last of them. Its
+// visitors keep what they hold, at their limit, and their repeats answer as before; the numbers and
+// the listed codes go on, and the stock ends where it would have.
+func testRestore(t *testing.T, h Harness) {
+	c := dropCfg(h, 5)
+	c.PerVisitor = 2
+	c.Codes = []string{"C1", "C2", "C3", "C4", "C5"}
+	kept := held(h, "d", 3)
+	kept[2].Visitor = "v1" // v1 holds two, its limit
+	for i := range kept {
+		kept[i].Code = c.Codes[i]
+	}
+	if err := h.Drops.Restore(ctx, "d", c, kept); err != nil {
+		t.Fatalf("Restore: %v", err)
+	}
+	if info, err := h.Drops.Get(ctx, "d"); err != nil || info.Claimed != 3 || info.Config.Stock != 5 {
+		t.Fatalf("restored drop: %+v %v", info, err)
+	}
+	if mine, err := h.Drops.Mine(ctx, "d", "v1"); err != nil || !sameClaims(mine, []drop.Claim{kept[0], kept[2]}) {
+		t.Fatalf("v1's claims: %+v %v", mine, err)
+	}
+	_, _, err := h.Drops.Claim(ctx, "d", "", "v1", "")
+	var already *drop.AlreadyClaimedError
+	if !errors.As(err, &already) || !sameClaims(already.Claims, []drop.Claim{kept[0], kept[2]}) {
+		t.Fatalf("v1 past its limit: %v", err)
+	}
+	again, created, err := h.Drops.Claim(ctx, "d", "", "v2", "key2")
+	if err != nil || created || !sameClaims([]drop.Claim{again}, kept[1:2]) {
+		t.Fatalf("v2 repeating its claim: %+v %v %v", again, created, err)
+	}
+	for i, v := range []string{"x", "y"} {
+		if got := claim(t, h, "d", v); got.Seq != int64(4+i) || got.Code != c.Codes[3+i] || got.ID != drop.ClaimID("d", got.Seq) {
+			t.Fatalf("claim after the restore: %+v", got)
+		}
+	}
+	if _, _, err := h.Drops.Claim(ctx, "d", "", "z", ""); !errors.Is(err, drop.ErrSoldOut) {
+		t.Fatalf("past the stock: %v", err)
+	}
+	if all, err := h.Drops.Claims(ctx, "d", 0, 10); err != nil || len(all) != 5 || !sameClaims(all[:3], kept) {
+		t.Fatalf("claims: %+v %v", all, err)
+	}
+	if err := h.Drops.Restore(ctx, "d", c, kept); !errors.Is(err, drop.ErrStarted) {
+		t.Fatalf("restoring a drop with claims: %v", err)
+	}
+
+	// Claims not numbered 1 to n are refused, and leave nothing.
+	gap := held(h, "gap", 3)[1:]
+	if err := h.Drops.Restore(ctx, "gap", dropCfg(h, 5), gap); err == nil {
+		t.Fatal("restored claims numbered from 2")
+	}
+	if _, err := h.Drops.Get(ctx, "gap"); !errors.Is(err, drop.ErrNotFound) {
+		t.Fatalf("a refused restore left a drop: %v", err)
+	}
+
+	// A drop without claims is replaced, as Put would; more claims than one script call carries on Redis.
+	putDrop(t, h, "big", dropCfg(h, 10))
+	many := held(h, "big", 2500)
+	if err := h.Drops.Restore(ctx, "big", dropCfg(h, 2600), many); err != nil {
+		t.Fatalf("Restore of 2,500 claims: %v", err)
+	}
+	if got := claim(t, h, "big", "newcomer"); got.Seq != 2501 {
+		t.Fatalf("claim by a new visitor after 2,500: %+v", got)
+	}
+	if all, err := h.Drops.Claims(ctx, "big", 0, 3000); err != nil || !sameClaims(all[:2500], many) {
+		t.Fatalf("claims of the big drop: %d %v", len(all), err)
+	}
+}
+
+// testRestoreRace: restores of one drop at once (two operators putting it back) leave it whole:
+// exactly its claims, once each, whichever wins.
+func testRestoreRace(t *testing.T, h Harness) {
+	many := held(h, "d", 2500)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() { errs[i] = h.Drops.Restore(ctx, "d", dropCfg(h, 3000), many) })
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, drop.ErrStarted) && !errors.Is(err, rushgate.ErrUnavailable):
+			t.Fatalf("a racing restore: %v", err)
+		}
+	}
+	if won == 0 {
+		t.Fatalf("no restore won: %v", errs)
+	}
+	if info, err := h.Drops.Get(ctx, "d"); err != nil || info.Claimed != 2500 {
+		t.Fatalf("after the race: %+v %v", info, err)
+	}
+	if all, err := h.Drops.Claims(ctx, "d", 0, 3000); err != nil || !sameClaims(all, many) {
+		t.Fatalf("claims after the race: %d %v", len(all), err)
+	}
+	if got := claim(t, h, "d", "new"); got.Seq != 2501 {
+		t.Fatalf("claim after the race: %+v", got)
 	}
 }

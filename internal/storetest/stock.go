@@ -111,7 +111,7 @@ func testStockCrowd(t *testing.T, h Harness) {
 	defer rooms.Stop()
 	dc := dropCfg(h, stock)
 	dc.Room = "line"
-	if err := drops.Put(ctx, "stock", dc); err != nil {
+	if _, err := drops.Put(ctx, "stock", dc); err != nil {
 		t.Fatal(err)
 	}
 	rc := cfg(capacity)

@@ -30,13 +30,16 @@ local function claim_of(seq)
 end
 
 -- take records claim seq (the claims' count, already raised) as visitor v's, under its idempotency key
--- if any, and answers it.
+-- if any (kept in the entry too, for the SQL record), and answers it.
 local function take(seq, v, key, code)
   if listed then
     code = redis.call('LINDEX', KEYS[5], claimed - 1)
   end
-  redis.call('XADD', KEYS[2], seq .. '-1', 'claim_id', ARGV[2] .. '.' .. seq, 'code', code, 'visitor', v, 'at', at)
-  if key ~= '' then
+  if key == '' then
+    redis.call('XADD', KEYS[2], seq .. '-1', 'claim_id', ARGV[2] .. '.' .. seq, 'code', code, 'visitor', v, 'at', at)
+  else
+    redis.call('XADD', KEYS[2], seq .. '-1', 'claim_id', ARGV[2] .. '.' .. seq, 'code', code, 'visitor', v, 'at', at,
+      'key', key)
     redis.call('HSET', KEYS[4], v .. '\0' .. key, seq)
   end
   return {seq, code}

@@ -1,0 +1,72 @@
+-- drop_restore.lua: one step of taking back a drop that Redis lost while the SQL record kept its claims
+-- (drop.Store.Restore). The claims come in pieces, a call each; the first piece clears what an earlier
+-- attempt left, and the last call creates the drop only if every claim is there, so that a restore cut
+-- short, or raced by another that cleared its pieces, never leaves a drop that hands a unit out again.
+-- Claims cannot race it: with no meta, the claim script answers "not found".
+-- KEYS[1] meta HASH  KEYS[2] claims STREAM  KEYS[3] mine HASH  KEYS[4] keys HASH  KEYS[5] codes LIST
+-- ARGV[1] 'first', 'more' or 'last'
+-- 'first' and 'more': ARGV[2..] per claim, in rising order: seq, claim id, code, visitor, at ms,
+-- idempotency key ('' none); a claim at or below the stream's last is there already and skipped.
+-- 'last': ARGV[2] the number of claims, ARGV[3] stock, ARGV[4] per visitor, ARGV[5] opens_at ms,
+-- ARGV[6] closes_at ms (0: never), ARGV[7] config JSON, ARGV[8] the config's revision, ARGV[9..] the
+-- codes to hand out in order (none: generated per claim)
+-- Returns 0, 6 (STARTED) when the drop has claims, or 8 (INCOMPLETE) when the last call finds claims
+-- missing.
+local claimed = redis.call('HGET', KEYS[1], 'claimed')
+if claimed and tonumber(claimed) > 0 then
+  return 6
+end
+
+local function top()
+  local e = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)[1]
+  if not e then
+    return 0
+  end
+  return tonumber(string.match(e[1], '^(%d+)'))
+end
+
+if ARGV[1] == 'last' then
+  local n = tonumber(ARGV[2])
+  if redis.call('XLEN', KEYS[2]) ~= n or top() ~= n then
+    return 8
+  end
+  redis.call('DEL', KEYS[5])
+  local listed = '0'
+  if #ARGV > 8 then
+    listed = '1'
+    for i = 9, #ARGV, 1000 do
+      redis.call('RPUSH', KEYS[5], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+    end
+  end
+  redis.call('HSET', KEYS[1], 'stock', ARGV[3], 'per_visitor', ARGV[4], 'opens', ARGV[5], 'closes', ARGV[6],
+    'claimed', ARGV[2], 'listed', listed, 'cfg', ARGV[7], 'rev', ARGV[8])
+  return 0
+end
+
+if ARGV[1] == 'first' then
+  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+end
+local last = top()
+for i = 2, #ARGV, 6 do
+  local seq, v, key = ARGV[i], ARGV[i + 3], ARGV[i + 5]
+  if tonumber(seq) > last then
+    if key == '' then
+      redis.call('XADD', KEYS[2], seq .. '-1', 'claim_id', ARGV[i + 1], 'code', ARGV[i + 2], 'visitor', v, 'at', ARGV[i + 4])
+    else
+      redis.call('XADD', KEYS[2], seq .. '-1', 'claim_id', ARGV[i + 1], 'code', ARGV[i + 2], 'visitor', v, 'at', ARGV[i + 4],
+        'key', key)
+    end
+    local mine = redis.call('HGET', KEYS[3], v)
+    if mine then
+      mine = mine .. ',' .. seq
+    else
+      mine = seq
+    end
+    redis.call('HSET', KEYS[3], v, mine)
+    if key ~= '' then
+      redis.call('HSET', KEYS[4], v .. '\0' .. key, seq)
+    end
+    last = tonumber(seq)
+  end
+end
+return 0
