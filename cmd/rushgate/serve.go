@@ -244,7 +244,8 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	watched := make(chan struct{})
 	go func() { defer close(watched); keys.Watch(kctx, f.rotateKeys, log) }()
 	a.onClose(func() { stopKeys(); <-watched })
-	auctions := auction.NewService(be.auctions, auction.ServiceOptions{Logger: log, Gate: svc, History: be.history, Audit: be.audit})
+	auctions := auction.NewService(be.auctions, auction.ServiceOptions{Logger: log, Gate: svc, History: be.history, Audit: be.audit,
+		Record: records})
 	auctions.Start(ctx)
 	a.onClose(auctions.Stop)
 	drops := drop.NewService(be.drops, drop.Options{Gate: svc, Logger: log, History: be.history, Audit: be.audit,

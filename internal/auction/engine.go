@@ -2,6 +2,7 @@ package auction
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 )
@@ -87,6 +88,20 @@ type State struct {
 	// Rev is the revision of Config, new at each Put: what a bid checked against a cached config
 	// names, so that the store refuses it if the config has changed since.
 	Rev string `json:"-"`
+}
+
+// Rising reports an error unless evs are numbered in rising order and none past seq, as an auction's
+// recorded events are (the record may miss some, of an auction deleted before they were recorded):
+// what [Store.Restore] takes.
+func Rising(evs []Event, seq int64) error {
+	var last int64
+	for _, e := range evs {
+		if e.Seq <= last || e.Seq > seq {
+			return fmt.Errorf("auction: event %d to restore follows %d, or passes the state's %d", e.Seq, last, seq)
+		}
+		last = e.Seq
+	}
+	return nil
 }
 
 // New returns the state of a fresh auction.

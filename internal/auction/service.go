@@ -3,6 +3,7 @@ package auction
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -10,6 +11,15 @@ import (
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/visitor"
 )
+
+// Record is the durable record of auctions, which outlives the state store: an auction the store does
+// not know but the record holds was lost by the store (Redis restarted without its data) or deleted
+// there without bids, and Put takes it back from the record instead of starting it afresh under event
+// numbers already used. The SQL record is one.
+type Record interface {
+	// Auction returns the recorded state and events of an auction; ErrNotFound when there is none.
+	Auction(ctx context.Context, id string) (State, []Event, error)
+}
 
 // ServiceOptions configure a [Service].
 type ServiceOptions struct {
@@ -25,6 +35,8 @@ type ServiceOptions struct {
 	History rushgate.History
 	// Audit, when set, records every operator's change of an auction.
 	Audit rushgate.Audit
+	// Record, when set, is the durable record of auctions, which Put consults before it creates one.
+	Record Record
 	// Clock dates the operator's controls and audit entries; nil means time.Now.
 	Clock func() time.Time
 }
@@ -46,6 +58,7 @@ type Service struct {
 
 	history rushgate.History
 	audit   rushgate.Audit
+	record  Record
 	clock   func() time.Time
 
 	cancel context.CancelFunc
@@ -64,7 +77,7 @@ func NewService(store Store, opts ServiceOptions) *Service {
 		opts.Clock = time.Now
 	}
 	return &Service{store: store, gate: opts.Gate, log: opts.Logger, poll: opts.Poll, wakeC: make(chan struct{}, 1),
-		history: opts.History, audit: opts.Audit, clock: opts.Clock,
+		history: opts.History, audit: opts.Audit, record: opts.Record, clock: opts.Clock,
 		changed: make(map[string]chan struct{}), cancel: func() {}, done: make(chan struct{})}
 }
 
@@ -176,24 +189,73 @@ func (s *Service) Changed(id string) <-chan struct{} {
 }
 
 // Put creates or replaces an auction, waking the closer in case its deadline is the nearest.
-// The change is audited.
+// The change is audited. An auction that the store does not know but the record holds is taken back
+// from the record (see [Record]): as recorded when it had bids or was sold, and then a config other
+// than its own is refused as for any auction with bids; otherwise as put, its numbering going on.
 func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 	old, err := s.store.Get(ctx, id)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
-	if err := s.store.Put(ctx, id, cfg); err != nil {
-		return err
-	}
-	s.configs.Forget(id)
-	s.wake()
-	s.publish(id)
 	e := rushgate.Entry{At: s.clock().UTC(), Kind: "auction", ID: id, Action: "update", Changes: rushgate.Diff(old.Config, cfg)}
 	if err != nil {
 		e.Action, e.Changes = "create", rushgate.Diff(nil, cfg)
+		if restored, err := s.restore(ctx, id, cfg, e); restored || err != nil {
+			return err
+		}
 	}
+	if err := s.store.Put(ctx, id, cfg); err != nil {
+		return err
+	}
+	s.changedConfig(id)
 	rushgate.Audited(ctx, s.audit, s.log, e)
 	return nil
+}
+
+// restore takes back from the record an auction the store does not know, reporting false when the
+// record holds none of that id. One with bids or sold comes back as recorded (audited as a restore);
+// one without starts as put, numbering its events on from the record's (audited as e, a create).
+func (s *Service) restore(ctx context.Context, id string, cfg Config, e rushgate.Entry) (bool, error) {
+	if s.record == nil {
+		return false, nil
+	}
+	st, evs, err := s.record.Auction(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return true, fmt.Errorf("%w: reading the record of auction %s: %w", rushgate.ErrUnavailable, id, err)
+	}
+	if n := len(evs); n > 0 {
+		st.Seq = max(st.Seq, evs[n-1].Seq)
+	}
+	started := st.Bids > 0 || st.Sold
+	if !started {
+		seq := st.Seq
+		st, evs = New(cfg), nil
+		st.Seq = seq
+	}
+	if err := s.store.Restore(ctx, id, st, evs); err != nil {
+		return true, err
+	}
+	s.changedConfig(id)
+	if started {
+		s.log.WarnContext(ctx, "auction restored from the record: the state store had lost it", "auction", id, "bids", st.Bids)
+		e.Action, e.Changes = "restore", rushgate.Diff(nil, st.Config)
+	}
+	rushgate.Audited(ctx, s.audit, s.log, e)
+	if started && len(rushgate.Diff(st.Config, cfg)) > 0 {
+		return true, ErrStarted
+	}
+	return true, nil
+}
+
+// changedConfig tells what caches or watches an auction that it changed: its cached config, the
+// closer (its deadline may be the nearest now) and its live feeds.
+func (s *Service) changedConfig(id string) {
+	s.configs.Forget(id)
+	s.wake()
+	s.publish(id)
 }
 
 // Delete removes an auction that has no bids, ending its live feeds.

@@ -118,3 +118,108 @@ func TestCachedConfigFollowsAnotherInstance(t *testing.T) {
 		t.Fatalf("%d bids taken on an outdated config", st.Bids)
 	}
 }
+
+// recorded is the durable record as Put sees it: one auction's state and events, or an error.
+type recorded struct {
+	auctions map[string]auction.Outcome // the state and its events
+	err      error
+	reads    int
+}
+
+func (r *recorded) Auction(_ context.Context, id string) (auction.State, []auction.Event, error) {
+	r.reads++
+	if r.err != nil {
+		return auction.State{}, nil, r.err
+	}
+	sv, ok := r.auctions[id]
+	if !ok {
+		return auction.State{}, nil, auction.ErrNotFound
+	}
+	return sv.State, sv.Events, nil
+}
+
+// entries keeps the audit entries appended to it.
+type entries struct{ list []rushgate.Entry }
+
+func (a *entries) Append(_ context.Context, e rushgate.Entry) error {
+	a.list = append(a.list, e)
+	return nil
+}
+
+func (a *entries) Entries(context.Context, string, string, string, int) ([]rushgate.Entry, error) {
+	return a.list, nil
+}
+
+// TestPutRestoresWhatTheStoreLost: an auction the store does not know but the record holds with bids
+// comes back as recorded, even when the put names another config (refused then, as for any auction
+// with bids); one recorded without bids starts as put, numbering on; a put while the record cannot be
+// read is refused and creates nothing; a known auction is put without a read of the record.
+func TestPutRestoresWhatTheStoreLost(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Millisecond)
+	cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10),
+		StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)}
+
+	// What the record holds: "lot" with two bids, "quiet" closed without any.
+	earlier := memstore.NewAuctions(nil, nil)
+	saved := map[string]auction.Outcome{}
+	for _, id := range []string{"lot", "quiet"} {
+		if err := earlier.Put(ctx, id, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, b := range []auction.Bid{{Bidder: "x", Max: 300}, {Bidder: "y", Max: 200}} {
+		if _, err := earlier.Bid(ctx, "lot", "", b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := earlier.Reschedule(ctx, "quiet", now); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"lot", "quiet"} {
+		st, _ := earlier.Get(ctx, id)
+		evs, _ := earlier.Events(ctx, id, 0, 100)
+		saved[id] = auction.Outcome{State: st, Events: evs}
+	}
+	rec, log := &recorded{auctions: saved, err: errors.New("disk gone")}, &entries{}
+	svc := auction.NewService(memstore.NewAuctions(nil, nil), auction.ServiceOptions{Record: rec, Audit: log})
+
+	if err := svc.Put(ctx, "lot", cfg); !errors.Is(err, rushgate.ErrUnavailable) {
+		t.Fatalf("with the record unreadable: %v", err)
+	}
+	if _, err := svc.Get(ctx, "lot"); !errors.Is(err, auction.ErrNotFound) {
+		t.Fatalf("a refused put left an auction: %v", err)
+	}
+	rec.err = nil
+	other := cfg
+	other.Title = "Another lot"
+	if err := svc.Put(ctx, "lot", other); !errors.Is(err, auction.ErrStarted) {
+		t.Fatalf("another config for an auction recorded with bids: %v", err)
+	}
+	st, err := svc.Get(ctx, "lot")
+	if want := saved["lot"].State; err != nil || st.Leader != want.Leader || st.Price != want.Price || st.Seq != want.Seq || st.Config.Title != "Lot" {
+		t.Fatalf("restored %+v %v, recorded %+v", st, err, want)
+	}
+	if o, err := svc.Bid(ctx, "lot", auction.Bid{Bidder: "z", Max: 250}, nil); err != nil || o.State.Leader != "x" {
+		t.Fatalf("x's recorded maximum answers a bid under it: %+v %v", o.State, err)
+	}
+
+	if err := svc.Put(ctx, "quiet", other); err != nil {
+		t.Fatal(err)
+	}
+	o, err := svc.Bid(ctx, "quiet", auction.Bid{Bidder: "x", Max: 100}, nil)
+	if err != nil || o.State.Config.Title != "Another lot" || o.Events[0].Seq != saved["quiet"].State.Seq+1 {
+		t.Fatalf("a bid on the auction put anew: %+v %v (recorded up to %d)", o, err, saved["quiet"].State.Seq)
+	}
+	if len(log.list) != 2 || log.list[0].Action != "restore" || log.list[1].Action != "create" {
+		t.Fatalf("audit %+v", log.list)
+	}
+
+	reads := rec.reads
+	if err := svc.Put(ctx, "quiet", cfg); !errors.Is(err, auction.ErrStarted) { // known, with a bid
+		t.Fatalf("replacing an auction with a bid: %v", err)
+	}
+	if rec.reads != reads {
+		t.Fatal("a put of a known auction read the record")
+	}
+}

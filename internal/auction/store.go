@@ -19,6 +19,12 @@ type Store interface {
 	// Put creates an auction, or replaces it while it has no bids and was not sold (also once it closed
 	// without bids, so that a wrong end can be corrected); ErrStarted afterwards.
 	Put(ctx context.Context, id string, cfg Config) error
+	// Restore is Put for an auction the store lost while the durable record kept it (Redis restarted
+	// without its data): the auction is created in state st with events evs (the record's, in rising
+	// order up to st.Seq, see [Rising]), and goes on from there, so that no event number is used twice.
+	// The state and events are the record's already and are not recorded again. ErrStarted when the
+	// auction has bids or was sold.
+	Restore(ctx context.Context, id string, st State, evs []Event) error
 	// Delete removes an auction that has no bids and was not sold; ErrStarted otherwise, ErrNotFound
 	// when there is none.
 	Delete(ctx context.Context, id string) error

@@ -232,11 +232,16 @@ func (a *Auctions) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
-// Restore loads auctions saved by an earlier run (their state and events), so that an embedded
+// load puts back an auction saved by an earlier run (its state and events), so that an embedded
 // instance resumes where it stopped; overdue ones are then closed by the first step or the closer.
-func (a *Auctions) Restore(id string, st auction.State, evs []auction.Event) {
+func (a *Auctions) load(id string, st auction.State, evs []auction.Event) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.put(id, st, evs)
+}
+
+// put keeps an auction in state st with its events, counting its bidders and indexing its end.
+func (a *Auctions) put(id string, st auction.State, evs []auction.Event) {
 	st.Rev = rushgate.NewRevision()
 	a.auctions[id] = &auctionState{state: st, events: append([]auction.Event(nil), evs...), durable: st, kept: len(evs)}
 	for _, e := range evs {
@@ -244,9 +249,38 @@ func (a *Auctions) Restore(id string, st auction.State, evs []auction.Event) {
 			a.counted(id, e.Bidder)
 		}
 	}
-	if !st.Closed && !st.Sold {
+	if st.Closed || st.Sold {
+		a.deadlines.Remove(id)
+	} else {
 		a.deadlines.Add(id, unixNano(st.EndsAt))
 	}
+}
+
+// Restore implements [auction.Store]: the embedded backend loses no auction its record holds (Open
+// loads them), but it takes one back all the same, recording its state.
+func (a *Auctions) Restore(ctx context.Context, id string, st auction.State, evs []auction.Event) error {
+	if err := auction.Rising(evs, st.Seq); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if as, ok := a.auctions[id]; ok {
+		switch {
+		case as.state.Bids > 0 || as.state.Sold:
+			return auction.ErrStarted
+		case as.pending():
+			return errRecording
+		}
+	}
+	if a.recorder != nil {
+		var b record.Batch
+		b.AddAuction(id, st, evs)
+		if err := a.recorder.Commit(ctx, &b); err != nil {
+			return fmt.Errorf("%w: recording auction %s: %w", rushgate.ErrUnavailable, id, err)
+		}
+	}
+	a.put(id, st, evs)
+	return nil
 }
 
 // Get implements [auction.Store].

@@ -79,7 +79,7 @@ func Open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 		return nil, fmt.Errorf("loading recorded auctions: %w", err)
 	}
 	for id, sv := range saved {
-		b.auctions.Restore(id, sv.State, sv.Events)
+		b.auctions.load(id, sv.State, sv.Events)
 	}
 	savedDrops, err := records.LoadDrops(ctx)
 	if err != nil {

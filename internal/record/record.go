@@ -548,6 +548,28 @@ func (r *DB) Events(ctx context.Context, id string) ([]auction.Event, error) {
 	return out, rows.Err()
 }
 
+// Auction returns one recorded auction: its last state and its events; auction.ErrNotFound when the
+// record holds none of that id.
+func (r *DB) Auction(ctx context.Context, id string) (auction.State, []auction.Event, error) {
+	var js string
+	err := r.db.QueryRowContext(ctx, r.q(`SELECT state FROM auctions WHERE id = ?`), id).Scan(&js)
+	if errors.Is(err, sql.ErrNoRows) {
+		return auction.State{}, nil, auction.ErrNotFound
+	}
+	if err != nil {
+		return auction.State{}, nil, fmt.Errorf("record: %w", err)
+	}
+	var st auction.State
+	if err := json.Unmarshal([]byte(js), &st); err != nil {
+		return st, nil, fmt.Errorf("record: auction %s: %w", id, err)
+	}
+	evs, err := r.Events(ctx, id)
+	if err != nil {
+		return st, nil, fmt.Errorf("record: %w", err)
+	}
+	return st, evs, nil
+}
+
 // Saved is one auction as recorded: its last state and its events.
 type Saved struct {
 	State  auction.State

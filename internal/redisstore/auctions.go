@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ func auctionScript(name string) *rueidis.Lua {
 
 var (
 	auctionPutScript    = auctionScript("auction_put")
+	auctionRestScript   = auctionScript("auction_restore")
 	auctionDeleteScript = auctionScript("auction_delete")
 	auctionStepScript   = auctionScript("auction_step")
 	auctionDueScript    = auctionScript("auction_due")
@@ -65,12 +67,31 @@ func newAuctions(c *conn) *Auctions {
 // Put implements [auction.Store]. The index entry is written first, so that a crash between the two
 // leaves at worst an entry for an auction that a closer finds missing and drops.
 func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error {
-	js, err := json.Marshal(cfg)
+	f, err := fieldsOf(cfg)
 	if err != nil {
 		return err
 	}
 	if err := a.index(ctx, id, cfg.EndsAt); err != nil {
 		return err
+	}
+	if err := a.runCode(ctx, auctionPutScript, a.keys.auction(id), &auctionErrors, f.startPrice, f.reserve, f.buyNow,
+		f.startsAt, itoa(cfg.EndsAt.UnixMilli()), f.window, f.extend, f.inc, f.js, rushgate.NewRevision()); err != nil {
+		return err
+	}
+	if err := a.register(ctx, a.keys.auctions(), id); err != nil {
+		return err
+	}
+	return a.catalogue(ctx, "auctions", id, true)
+}
+
+// configFields are the fields of an auction's state hash that its config sets, as the scripts read
+// them (see auction_lib.lua), and the config as JSON.
+type configFields struct{ startPrice, reserve, buyNow, startsAt, window, extend, inc, js string }
+
+func fieldsOf(cfg auction.Config) (configFields, error) {
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		return configFields{}, err
 	}
 	optional := func(p *int64) string {
 		if p == nil {
@@ -78,18 +99,54 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 		}
 		return itoa(*p)
 	}
-	var window, extend string
+	f := configFields{startPrice: itoa(cfg.StartPrice), reserve: optional(cfg.ReservePrice), buyNow: optional(cfg.BuyNowPrice),
+		startsAt: itoa(cfg.StartsAt.UnixMilli()), js: string(js)}
 	if sc := cfg.SoftClose; sc != nil {
-		window, extend = itoa(time.Duration(sc.Window).Milliseconds()), itoa(time.Duration(sc.Extend).Milliseconds())
+		f.window, f.extend = itoa(time.Duration(sc.Window).Milliseconds()), itoa(time.Duration(sc.Extend).Milliseconds())
 	}
 	tiers := make([]string, len(cfg.Increment.Tiers))
 	for i, t := range cfg.Increment.Tiers {
 		tiers[i] = itoa(t.From) + ":" + itoa(t.Step)
 	}
-	if err := a.runCode(ctx, auctionPutScript, a.keys.auction(id), &auctionErrors, itoa(cfg.StartPrice), optional(cfg.ReservePrice),
-		optional(cfg.BuyNowPrice), itoa(cfg.StartsAt.UnixMilli()), itoa(cfg.EndsAt.UnixMilli()), window, extend,
-		strings.Join(tiers, ","), string(js), rushgate.NewRevision()); err != nil {
+	f.inc = strings.Join(tiers, ",")
+	return f, nil
+}
+
+// Restore implements [auction.Store]. The events go in pieces, then a last call writes the state if
+// all of them are there (see lua/auction_restore.lua); the deadline index follows, as for Put.
+func (a *Auctions) Restore(ctx context.Context, id string, st auction.State, evs []auction.Event) error {
+	if err := auction.Rising(evs, st.Seq); err != nil {
 		return err
+	}
+	f, err := fieldsOf(st.Config)
+	if err != nil {
+		return err
+	}
+	var lastSeq int64
+	if len(evs) > 0 {
+		lastSeq = evs[len(evs)-1].Seq
+	}
+	flag := func(b bool) string {
+		if b {
+			return "1"
+		}
+		return "0"
+	}
+	last := []string{"last", itoa(int64(len(evs))), itoa(lastSeq),
+		itoa(st.Price), st.Leader, itoa(st.LeaderMax), itoa(st.Bids), itoa(st.EndsAt.UnixMilli()), flag(st.Closed), flag(st.Sold),
+		st.Winner, itoa(st.Final), itoa(st.Seq),
+		f.startsAt, f.startPrice, f.reserve, f.buyNow, f.window, f.extend, f.inc, rushgate.NewRevision(), f.js}
+	if !st.Closed && !st.Sold {
+		if err := a.index(ctx, id, st.EndsAt); err != nil {
+			return err
+		}
+	}
+	err = restoreInPieces(ctx, a.conn, auctionRestScript, a.keys.auction(id), &auctionErrors, len(evs), func(i int) []string {
+		e := evs[i]
+		return []string{itoa(e.Seq), e.Kind, itoa(e.At.UnixMilli()), e.Bidder, itoa(e.Price), flag(e.Proxy), itoa(e.EndsAt.UnixMilli())}
+	}, last)
+	if err != nil {
+		return fmt.Errorf("auction %s: %w", id, err)
 	}
 	if err := a.register(ctx, a.keys.auctions(), id); err != nil {
 		return err

@@ -23,8 +23,8 @@ const (
 	codeBuyNowGone
 	codeStarted // a replace or delete refused: there are bids, a sale or claims
 	codeStale   // the config changed since the caller read it
-	// codeIncomplete is a drop's restore that found claims missing at its end: another restore of the
-	// same drop cleared them (lua/drop_restore.lua).
+	// codeIncomplete is a restore that found claims or events missing at its end: another restore of
+	// the same drop or auction cleared them (lua/drop_restore.lua, lua/auction_restore.lua).
 	codeIncomplete
 )
 
@@ -35,7 +35,7 @@ type scriptErrors [codeIncomplete + 1]error
 var (
 	auctionErrors = scriptErrors{codeNotFound: auction.ErrNotFound, codeNotStarted: auction.ErrNotStarted,
 		codeClosed: auction.ErrClosed, codeTooLow: auction.ErrTooLow, codeBuyNowGone: auction.ErrBuyNowGone,
-		codeStarted: auction.ErrStarted, codeStale: rushgate.ErrStale}
+		codeStarted: auction.ErrStarted, codeStale: rushgate.ErrStale, codeIncomplete: errIncomplete}
 	dropErrors = scriptErrors{codeNotFound: drop.ErrNotFound, codeNotStarted: drop.ErrNotOpen,
 		codeClosed: drop.ErrSoldOut, codeTooLow: errAlreadyClaimed, codeStarted: drop.ErrStarted, codeStale: rushgate.ErrStale,
 		codeIncomplete: errIncomplete}
@@ -45,8 +45,8 @@ var (
 // *drop.AlreadyClaimedError carrying the visitor's claims.
 var errAlreadyClaimed = errors.New("redisstore: already claimed")
 
-// errIncomplete stands for the restore script's code 8: Restore tries again.
-var errIncomplete = errors.New("redisstore: the restore found claims missing")
+// errIncomplete stands for the restore scripts' code 8: the restore starts again.
+var errIncomplete = errors.New("redisstore: the restore found items missing")
 
 // err returns the error for code: nil for codeOK, and an error naming the code for one that no script
 // of the domain returns.

@@ -74,9 +74,10 @@ func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
 	return d.catalogue(ctx, "drops", id, true)
 }
 
-// restorePiece is how many claims one call of the restore script carries: a few milliseconds of
-// Redis's time, so that the restore of a large drop does not hold up everyone else's requests.
-// restoreTries bounds the attempts of a restore that another restore of the same drop keeps clearing.
+// restorePiece is how many claims or events one call of a restore script carries: a few milliseconds
+// of Redis's time, so that the restore of a large drop or auction does not hold up everyone else's
+// requests. restoreTries bounds the attempts of a restore that another restore of the same entity
+// keeps clearing.
 const (
 	restorePiece = 1000
 	restoreTries = 3
@@ -98,20 +99,12 @@ func (d *Drops) Restore(ctx context.Context, id string, cfg drop.Config, claims 
 	}
 	last := append([]string{"last", itoa(int64(len(claims))), itoa(int64(cfg.Stock)), itoa(int64(cfg.PerVisitor)),
 		itoa(cfg.OpensAt.UnixMilli()), itoa(closes), string(js), rushgate.NewRevision()}, cfg.Codes...)
-	for try := 1; ; try++ {
-		err = d.restorePieces(ctx, id, claims)
-		if err == nil {
-			err = d.runCode(ctx, dropRestScript, d.keys.drop(id), &dropErrors, last...)
-		}
-		if !errors.Is(err, errIncomplete) {
-			break
-		}
-		if try == restoreTries {
-			return fmt.Errorf("%w: drop %s: another restore kept clearing this one's claims", rushgate.ErrUnavailable, id)
-		}
-	}
+	err = restoreInPieces(ctx, d.conn, dropRestScript, d.keys.drop(id), &dropErrors, len(claims), func(i int) []string {
+		c := claims[i]
+		return []string{itoa(c.Seq), c.ID, c.Code, c.Visitor, itoa(c.ClaimedAt.UnixMilli()), c.Key}
+	}, last)
 	if err != nil {
-		return err
+		return fmt.Errorf("drop %s: %w", id, err)
 	}
 	if err := d.register(ctx, d.keys.drops(), id); err != nil {
 		return err
@@ -119,19 +112,35 @@ func (d *Drops) Restore(ctx context.Context, id string, cfg drop.Config, claims 
 	return d.catalogue(ctx, "drops", id, true)
 }
 
-// restorePieces sends the claims of a restore, restorePiece a call; the first call clears what an
-// earlier attempt left.
-func (d *Drops) restorePieces(ctx context.Context, id string, claims []drop.Claim) error {
-	step := "first"
-	for len(claims) > 0 || step == "first" {
-		piece := claims[:min(restorePiece, len(claims))]
-		claims = claims[len(piece):]
-		args := make([]string, 1, 1+6*len(piece))
-		args[0] = step
-		for _, c := range piece {
-			args = append(args, itoa(c.Seq), c.ID, c.Code, c.Visitor, itoa(c.ClaimedAt.UnixMilli()), c.Key)
+// restoreInPieces runs a restore script (lua/drop_restore.lua, lua/auction_restore.lua): the n items
+// (claims or events) restorePiece a call, the first call clearing what an earlier attempt left, then
+// the last call with the arguments last, which answers INCOMPLETE if another restore cleared items
+// meanwhile; then it starts again, up to restoreTries times.
+func restoreInPieces(ctx context.Context, c *conn, sc *rueidis.Lua, keys []string, errs *scriptErrors, n int,
+	item func(i int) []string, last []string) error {
+	for try := 1; ; try++ {
+		err := sendPieces(ctx, c, sc, keys, errs, n, item)
+		if err == nil {
+			err = c.runCode(ctx, sc, keys, errs, last...)
 		}
-		if err := d.runCode(ctx, dropRestScript, d.keys.drop(id), &dropErrors, args...); err != nil {
+		if !errors.Is(err, errIncomplete) {
+			return err
+		}
+		if try == restoreTries {
+			return fmt.Errorf("%w: another restore kept clearing this one's items", rushgate.ErrUnavailable)
+		}
+	}
+}
+
+// sendPieces sends the items of a restore, restorePiece a call, the first marked "first".
+func sendPieces(ctx context.Context, c *conn, sc *rueidis.Lua, keys []string, errs *scriptErrors, n int, item func(i int) []string) error {
+	step := "first"
+	for from := 0; from < n || step == "first"; from += restorePiece {
+		args := []string{step}
+		for i := from; i < min(from+restorePiece, n); i++ {
+			args = append(args, item(i)...)
+		}
+		if err := c.runCode(ctx, sc, keys, errs, args...); err != nil {
 			return err
 		}
 		step = "more"

@@ -384,3 +384,102 @@ func TestLostDropIsRestoredFromTheRecord(t *testing.T) {
 		}
 	}
 }
+
+// wipe deletes every key under prefix: Redis losing this instance's data.
+func wipe(t *testing.T, rdb rueidis.Client, prefix string) {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := rdb.Do(ctx, rdb.B().Keys().Pattern(prefix+":*").Build()).AsStrSlice()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("keys %v %v", keys, err)
+	}
+	for _, k := range keys {
+		if err := rdb.Do(ctx, rdb.B().Del().Key(k).Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestLostAuctionIsRestoredFromTheRecord: Redis loses everything after an auction's three bids and
+// another auction's close without bids reached the SQL record. Putting the first again takes it back
+// as recorded: its leader's proxy maximum still answers, and its events number on. The second starts
+// afresh as put, numbering on past its recorded close. The record ends with each event number once.
+func TestLostAuctionIsRestoredFromTheRecord(t *testing.T) {
+	addr := redistest.Shared(t)
+	rdb := redistest.Client(t, addr)
+	prefix := redistest.Prefix("lostlot")
+	a := redisstore.New(rdb, redisstore.Options{Prefix: prefix}).Auctions()
+	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"), record.FsyncAlways)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	svc := auction.NewService(a, auction.ServiceOptions{Record: rec})
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Millisecond)
+	cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 1000, Increment: auction.Fixed(100),
+		StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)}
+	for _, id := range []string{"lot", "empty"} {
+		if err := svc.Put(ctx, id, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, b := range []auction.Bid{{Bidder: "x", Max: 1500}, {Bidder: "y", Max: 1300}, {Bidder: "z", Max: 1700}} {
+		if _, err := svc.Bid(ctx, "lot", b, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.Reschedule(ctx, "empty", now); err != nil { // ends now, without bids
+		t.Fatal(err)
+	}
+	if err := a.RecordOnce(ctx, "c", rec); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := rec.Events(ctx, "lot")
+	closedAt, _ := rec.Events(ctx, "empty")
+	if len(before) == 0 || len(closedAt) == 0 {
+		t.Fatalf("recorded %d and %d events", len(before), len(closedAt))
+	}
+
+	wipe(t, rdb, prefix)
+	if _, err := svc.Get(ctx, "lot"); !errors.Is(err, auction.ErrNotFound) {
+		t.Fatalf("after the loss: %v", err)
+	}
+	if err := svc.Put(ctx, "lot", cfg); err != nil {
+		t.Fatalf("putting back the recorded config: %v", err)
+	}
+	st, err := svc.Get(ctx, "lot")
+	if err != nil || st.Leader != "z" || st.Price != 1600 || st.Bids != 3 || st.Config.Title != "Lot" {
+		t.Fatalf("restored %+v %v", st, err)
+	}
+	if _, err := svc.Bid(ctx, "lot", auction.Bid{Bidder: "x", Max: 1650}, nil); err == nil {
+		t.Fatal("a bid below z's maximum took the lead from the restored proxy")
+	}
+	o, err := svc.Bid(ctx, "lot", auction.Bid{Bidder: "w", Max: 2000}, nil)
+	if err != nil || o.State.Leader != "w" || o.State.Price != 1800 {
+		t.Fatalf("w's bid: %+v %v", o.State, err)
+	}
+	if err := svc.Put(ctx, "empty", cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Bid(ctx, "empty", auction.Bid{Bidder: "v", Max: 1000}, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := a.RecordOnce(ctx, "c", rec); err != nil {
+		t.Fatal(err)
+	}
+	for id, recorded := range map[string][]auction.Event{"lot": before, "empty": closedAt} {
+		evs, err := rec.Events(ctx, id)
+		if err != nil || len(evs) <= len(recorded) {
+			t.Fatalf("%s: %d events recorded after, %d before (%v)", id, len(evs), len(recorded), err)
+		}
+		if !slices.Equal(evs[:len(recorded)], recorded) {
+			t.Fatalf("%s: the recorded events changed: %+v, were %+v", id, evs, recorded)
+		}
+		last := evs[len(evs)-1]
+		if last.Kind != auction.EventBid || (id == "lot" && last.Bidder != "w") || (id == "empty" && last.Bidder != "v") {
+			t.Fatalf("%s: the new bid was not recorded: %+v", id, evs)
+		}
+	}
+}

@@ -31,6 +31,7 @@ var auctionTests = []check{
 	{"Auction/ConcurrentBuyNow", testConcurrentBuyNow},
 	{"Auction/ReplaceAndDelete", testReplaceAndDelete},
 	{"Auction/Revision", testAuctionRevision},
+	{"Auction/Restore", testAuctionRestore},
 }
 
 func ptr(v int64) *int64 { return &v }
@@ -480,4 +481,92 @@ func testAuctionRevision(t *testing.T, h Harness) {
 	if err != nil || o.State.Bids != 1 || o.State.Rev != st.Rev || o.State.Config.Title != "second" {
 		t.Fatalf("bid at the current revision: %+v %v", o.State, err)
 	}
+}
+
+// testAuctionRestore: an auction taken back from a recorded state and its events goes on exactly as
+// the one recorded: the same answers to the same bids (the leader's proxy maximum included), the
+// numbering goes on, the bidders its events name count, and it closes at its end.
+func testAuctionRestore(t *testing.T, h Harness) {
+	c := auctionCfg(h)
+	c.SoftClose = nil
+	putAuction(t, h, "src", c)
+	bid(t, h, "src", "x", 1500)
+	bid(t, h, "src", "y", 1300) // x's proxy answers
+	bid(t, h, "src", "z", 1700) // z leads at 1600, its maximum kept
+	st, err := h.Auctions.Get(ctx, "src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := h.Auctions.Events(ctx, "src", 0, 100)
+	if err != nil || len(evs) == 0 {
+		t.Fatalf("events %v %v", evs, err)
+	}
+	if err := h.Auctions.Restore(ctx, "copy", st, evs); err != nil {
+		t.Fatalf("Restore: %v", err)
+	}
+	got, err := h.Auctions.Get(ctx, "copy")
+	if err != nil || got.Price != st.Price || got.Leader != st.Leader || got.Bids != st.Bids || got.Seq != st.Seq ||
+		!got.EndsAt.Equal(st.EndsAt) || got.Config.Title != c.Title {
+		t.Fatalf("restored %+v %v, recorded %+v", got, err, st)
+	}
+	if copied, err := h.Auctions.Events(ctx, "copy", 0, 100); err != nil || !slices.Equal(copied, evs) {
+		t.Fatalf("restored events %+v %v, recorded %+v", copied, err, evs)
+	}
+	// The bidders are counted again from the events, which name those who led at some point.
+	named := map[string]bool{}
+	for _, e := range evs {
+		if e.Kind == auction.EventBid || e.Kind == auction.EventSold {
+			named[e.Bidder] = true
+		}
+	}
+	if n := bidders(t, h, "copy"); n != int64(len(named)) || n < 2 {
+		t.Fatalf("restored bidders %d, named in the events %d", n, len(named))
+	}
+	for _, b := range []auction.Bid{{Bidder: "y", Max: 1450}, {Bidder: "w", Max: 2000}} {
+		want, werr := h.Auctions.Bid(ctx, "src", "", b)
+		got, gerr := h.Auctions.Bid(ctx, "copy", "", b)
+		if (werr == nil) != (gerr == nil) || got.State.Leader != want.State.Leader || got.State.Price != want.State.Price ||
+			got.State.Seq != want.State.Seq || len(got.Events) != len(want.Events) {
+			t.Fatalf("bid %+v: restored %+v %v, recorded %+v %v", b, got, gerr, want, werr)
+		}
+	}
+	if err := h.Auctions.Restore(ctx, "copy", st, evs); !errors.Is(err, auction.ErrStarted) {
+		t.Fatalf("restoring an auction with bids: %v", err)
+	}
+	if err := h.Auctions.Put(ctx, "copy", c); !errors.Is(err, auction.ErrStarted) {
+		t.Fatalf("replacing a restored auction with bids: %v", err)
+	}
+
+	// Events out of order, or past the state's sequence, are refused and leave nothing.
+	for _, bad := range [][]auction.Event{{evs[1], evs[0]}, append(slices.Clone(evs), auction.Event{Seq: st.Seq + 1, Kind: auction.EventBid})} {
+		if err := h.Auctions.Restore(ctx, "bad", st, bad); err == nil {
+			t.Fatal("restored events out of order")
+		}
+	}
+	if _, err := h.Auctions.Get(ctx, "bad"); !errors.Is(err, auction.ErrNotFound) {
+		t.Fatalf("a refused restore left an auction: %v", err)
+	}
+
+	// A restored auction closes at its end, to its leader.
+	h.Advance(2 * time.Hour)
+	closed, err := h.Auctions.Get(ctx, "copy")
+	if err != nil || !closed.Closed || closed.Winner != "w" {
+		t.Fatalf("after its end: %+v %v", closed, err)
+	}
+	// And one restored closed stays closed.
+	if err := h.Auctions.Restore(ctx, "ended", closed, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Auctions.Bid(ctx, "ended", "", auction.Bid{Bidder: "late", Max: 9000}); !errors.Is(err, auction.ErrClosed) {
+		t.Fatalf("a bid on a restored closed auction: %v", err)
+	}
+}
+
+func bidders(t *testing.T, h Harness, id string) int64 {
+	t.Helper()
+	n, err := h.Auctions.Bidders(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

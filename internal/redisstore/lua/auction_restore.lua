@@ -1,0 +1,65 @@
+-- auction_restore.lua: one step of taking back an auction that Redis lost while the SQL record kept it
+-- (auction.Store.Restore), in pieces as drop_restore.lua: the events first, a call per piece (the
+-- first clears what an earlier attempt left, but the sequence number a deleted auction left behind),
+-- then the state, written only if every event is there. Steps cannot race it: until the state is
+-- written, every other script reads no auction.
+-- KEYS[1] state HASH  KEYS[2] events STREAM  KEYS[3] bidders HASH
+-- ARGV[1] 'first', 'more' or 'last'
+-- 'first' and 'more': ARGV[2..] per event, in rising order: seq, kind, at ms, bidder, price, proxy
+-- (1/0), ends_at ms; an event at or below the stream's last is there already and skipped.
+-- 'last': ARGV[2] the number of events  ARGV[3] the last one's seq (0: none)  ARGV[4..21] the state in
+-- the order of F (price ... seq, starts_at ... rev; seq never below the one left behind)
+-- ARGV[22] config JSON
+-- Returns {OK}, {STARTED} when the auction has bids or was sold, or {INCOMPLETE} when the last call finds
+-- events missing.
+local s = load(KEYS[1])
+if s and (s.bids > 0 or s.sold) then
+  return {STARTED}
+end
+
+local function top()
+  local e = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)[1]
+  if not e then
+    return 0
+  end
+  return tonumber(string.match(e[1], '^(%d+)'))
+end
+
+if ARGV[1] == 'last' then
+  if redis.call('XLEN', KEYS[2]) ~= tonumber(ARGV[2]) or top() ~= tonumber(ARGV[3]) then
+    return {INCOMPLETE}
+  end
+  local left = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
+  local st = {}
+  for i, f in ipairs(F) do
+    st[#st + 1] = f
+    st[#st + 1] = ARGV[3 + i]
+  end
+  st[20] = fmt(math.max(tonumber(st[20]), left)) -- F[10] is seq
+  st[#st + 1] = 'cfg'
+  st[#st + 1] = ARGV[22]
+  redis.call('DEL', KEYS[1])
+  redis.call('HSET', KEYS[1], unpack(st))
+  return {OK}
+end
+
+if ARGV[1] == 'first' then
+  local left = redis.call('HGET', KEYS[1], 'seq')
+  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+  if left then
+    redis.call('HSET', KEYS[1], 'seq', left)
+  end
+end
+local last = top()
+for i = 2, #ARGV, 7 do
+  local seq, kind, bidder = ARGV[i], ARGV[i + 1], ARGV[i + 3]
+  if tonumber(seq) > last then
+    redis.call('XADD', KEYS[2], seq .. '-1', 'kind', kind, 'at', ARGV[i + 2], 'bidder', bidder, 'price', ARGV[i + 4],
+      'proxy', ARGV[i + 5], 'ends_at', ARGV[i + 6])
+    if kind == 'bid' or kind == 'sold' then
+      redis.call('HSET', KEYS[3], bidder, '1')
+    end
+    last = tonumber(seq)
+  end
+end
+return {OK}
