@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/pgtest"
 	"github.com/rushgate/rushgate/internal/redistest"
 )
@@ -268,5 +269,46 @@ func TestDropSurvivesRedisLosingItsData(t *testing.T) {
 		if _, ok := won[c]; !ok {
 			t.Fatalf("recorded code %s was never answered", c)
 		}
+	}
+}
+
+// TestSecretsSurviveRedisLosingItsData: Redis without persistence restarts empty under two running
+// instances. Within a watch tick they put back the secrets they share, so a third instance started
+// afterwards takes them up: it accepts a visitor token the first minted before the loss, and signs
+// with the same keys. Before, it made secrets of its own and refused every visitor of the others.
+func TestSecretsSurviveRedisLosingItsData(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-instance test skipped in -short mode")
+	}
+	srv := redistest.Start(t)
+	bin := buildBinary(t)
+	in := startInstances(t, bin, srv.Addr, 2)
+	_, v, _ := do(t, "POST", in[0].base+"/v1/visitors", testAdminKey, `{"subject": "early"}`)
+	tok := v["visitor_token"].(string)
+	_, before, _ := do(t, "GET", in[0].base+"/v1/keys", "", "")
+
+	srv.Restart(t)
+	rdb := redistest.Client(t, srv.Addr)
+	ctx := context.Background()
+	for deadline := time.Now().Add(3 * keyring.ReloadEvery); ; time.Sleep(100 * time.Millisecond) {
+		n, _ := rdb.Do(ctx, rdb.B().Exists().Key(prefixOf(t)+":secret:visitor.secret", prefixOf(t)+":secret:"+keyring.Name).Build()).AsInt64()
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the running instances did not put the secrets back")
+		}
+	}
+	late := startInstances(t, bin, srv.Addr, 1)[0]
+	cfg := fmt.Sprintf(`{"stock": 1, "opens_at": %q}`, time.Now().Add(-time.Minute).Format(time.RFC3339))
+	if code, b, _ := do(t, "PUT", late.base+"/v1/drops/after", testAdminKey, cfg); code != 200 {
+		t.Fatalf("PUT: %d %v", code, b)
+	}
+	if code, b, _ := do(t, "POST", late.base+"/v1/drops/after/claims", tok, ""); code != 201 {
+		t.Fatalf("the new instance refused a visitor minted before the loss: %d %v", code, b)
+	}
+	_, after, _ := do(t, "GET", late.base+"/v1/keys", "", "")
+	if fmt.Sprint(after["keys"]) != fmt.Sprint(before["keys"]) {
+		t.Fatalf("the new instance publishes %v, the others published %v", after["keys"], before["keys"])
 	}
 }

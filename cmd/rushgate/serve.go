@@ -264,6 +264,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	if err != nil {
 		return nil, fmt.Errorf("challenge secret: %w", err)
 	}
+	keys.Hold("challenge.secret", challengeSecret)
 	trusted, _ := httpapi.ParseTrustedProxies(f.trusted) // checked by serveFlags.check
 	cfg := httpapi.Config{
 		Rooms: svc, Auctions: auctions, Drops: drops, Keys: keys, Visitors: visitors, Metrics: m, Logger: log,
@@ -427,12 +428,13 @@ func redisClient(spec string, cluster bool, flushDelay time.Duration) (rueidis.C
 // once, by the instance that created it.
 func loadSecrets(ctx context.Context, f serveFlags, v keyring.Vault, stdout io.Writer) (string, *visitor.Issuer, *keyring.Keyring, error) {
 	adminKey := f.adminKey
+	var stored []byte // the admin key as the vault keeps it, when it keeps it
 	if adminKey == "" {
 		key, created, err := v.LoadOrCreate(ctx, "admin.key", randomSecret)
 		if err != nil {
 			return "", nil, nil, fmt.Errorf("admin key: %w", err)
 		}
-		adminKey = strings.TrimSpace(string(key))
+		adminKey, stored = strings.TrimSpace(string(key)), key
 		if created {
 			where := filepath.Join(f.data, "admin.key")
 			if f.redisURL != "" {
@@ -452,6 +454,11 @@ func loadSecrets(ctx context.Context, f serveFlags, v keyring.Vault, stdout io.W
 	keys, err := keyring.Open(ctx, v, keyring.Options{Retain: f.keyRetention})
 	if err != nil {
 		return "", nil, nil, err
+	}
+	// The keyring's watch puts these back if the vault loses them, as it does the keys.
+	keys.Hold("visitor.secret", secret)
+	if stored != nil {
+		keys.Hold("admin.key", stored)
 	}
 	return adminKey, visitors, keys, nil
 }

@@ -83,8 +83,9 @@ type Keyring struct {
 	retain time.Duration
 
 	// updating serialises reloads and rotations, so that a reload that read the vault before a
-	// rotation cannot install the older keys after it.
+	// rotation cannot install the older keys after it. It guards held too.
 	updating sync.Mutex
+	held     map[string]*heldSecret // the vault's other secrets this instance uses (see Hold)
 
 	mu     sync.RWMutex
 	keys   []key
@@ -106,38 +107,85 @@ func Open(ctx context.Context, v Vault, o Options) (*Keyring, error) {
 	if kr.retain <= 0 {
 		kr.retain = DefaultRetain
 	}
-	if err := kr.reload(ctx); err != nil {
+	if _, err := kr.reload(ctx); err != nil {
 		return nil, err
 	}
 	return kr, nil
 }
 
-// Reload reads the keys again, taking up a rotation made by another instance.
+// Reload reads the keys again, taking up a rotation made by another instance. If the vault has lost
+// them (Redis restarted without its data), it puts back the keys this instance holds rather than
+// making new ones, so that the tokens they signed stay valid.
 func (kr *Keyring) Reload(ctx context.Context) error {
 	kr.updating.Lock()
 	defer kr.updating.Unlock()
-	return kr.reload(ctx)
+	_, err := kr.reload(ctx)
+	return err
 }
 
-func (kr *Keyring) reload(ctx context.Context) error {
-	data, _, err := kr.vault.LoadOrCreate(ctx, Name, func() ([]byte, error) {
+// reload reads the keys, putting back those held if the vault has none, and reports whether it did.
+func (kr *Keyring) reload(ctx context.Context) (bool, error) {
+	kr.mu.RLock()
+	held := kr.data
+	kr.mu.RUnlock()
+	data, created, err := kr.vault.LoadOrCreate(ctx, Name, func() ([]byte, error) {
+		if len(held) > 0 {
+			return held, nil
+		}
 		return encode([]key{kr.newKey(kr.now())})
 	})
 	if err != nil {
-		return fmt.Errorf("keyring: %w", err)
+		return false, fmt.Errorf("keyring: %w", err)
 	}
-	kr.mu.RLock()
-	same := bytes.Equal(data, kr.data)
-	kr.mu.RUnlock()
-	if same {
-		return nil
+	restored := created && len(held) > 0
+	if bytes.Equal(data, held) {
+		return restored, nil
 	}
 	keys, err := decode(data)
 	if err != nil {
-		return err
+		return false, err
 	}
 	kr.install(keys, data)
-	return nil
+	return false, nil
+}
+
+// heldSecret is a secret of the vault that this instance uses; foreign is a different value found in
+// the vault, already reported.
+type heldSecret struct{ data, foreign []byte }
+
+// Hold names a secret of the vault other than the keys (the visitor tokens' secret, say) that this
+// instance uses, with its value, so that Watch puts it back if the vault loses it, as it does the
+// keys. Instances started afterwards then take up the secret the running ones use instead of making
+// one of their own, which would refuse every token the others issued.
+func (kr *Keyring) Hold(name string, data []byte) {
+	kr.updating.Lock()
+	defer kr.updating.Unlock()
+	if kr.held == nil {
+		kr.held = make(map[string]*heldSecret)
+	}
+	kr.held[name] = &heldSecret{data: bytes.Clone(data)}
+}
+
+// keep puts back the held secrets that the vault has lost, logging each, and reports once a secret
+// that the vault holds with another value (replaced by hand, or another deployment on the same keys):
+// this instance goes on with its own until it restarts.
+func (kr *Keyring) keep(ctx context.Context, log *slog.Logger) error {
+	kr.updating.Lock()
+	defer kr.updating.Unlock()
+	var errs []error
+	for name, h := range kr.held {
+		data, created, err := kr.vault.LoadOrCreate(ctx, name, func() ([]byte, error) { return h.data, nil })
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("keyring: %s: %w", name, err))
+		case created:
+			log.Warn("put back a shared secret that the vault had lost", "secret", name)
+		case !bytes.Equal(data, h.data) && !bytes.Equal(data, h.foreign):
+			h.foreign = data
+			log.Warn("the vault holds another value of a shared secret than this instance uses; restart it to take that up", "secret", name)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func decode(data []byte) ([]key, error) {
@@ -253,7 +301,7 @@ func (kr *Keyring) rotate(ctx context.Context, every time.Duration) (string, tim
 	kr.updating.Lock()
 	defer kr.updating.Unlock()
 	for range 10 {
-		if err := kr.reload(ctx); err != nil {
+		if _, err := kr.reload(ctx); err != nil {
 			return "", time.Time{}, err
 		}
 		if every > 0 && !kr.due(every) {
@@ -344,6 +392,7 @@ const ReloadEvery = 10 * time.Second
 // Watch keeps the keyring current until ctx ends: it reloads the keys every ReloadEvery and, when
 // rotateEvery is positive, rotates them once the signing key is older than that. Every instance may
 // run it; the first to find a rotation due makes it, and the others load it rather than rotate again.
+// On each tick it also puts back the keys and the held secrets (see Hold) if the vault lost them.
 // Failures are logged and retried on the next tick.
 func (kr *Keyring) Watch(ctx context.Context, rotateEvery time.Duration, log *slog.Logger) {
 	t := time.NewTicker(ReloadEvery)
@@ -354,13 +403,23 @@ func (kr *Keyring) Watch(ctx context.Context, rotateEvery time.Duration, log *sl
 			return
 		case <-t.C:
 		}
+		if err := kr.keep(ctx, log); err != nil {
+			log.Warn("checking the shared secrets", "err", err)
+		}
 		if rotateEvery <= 0 {
-			if err := kr.Reload(ctx); err != nil {
+			kr.updating.Lock()
+			restored, err := kr.reload(ctx)
+			kr.updating.Unlock()
+			switch {
+			case err != nil:
 				log.Warn("reloading signing keys", "err", err)
+			case restored:
+				log.Warn("put back the signing keys that the vault had lost")
 			}
 			continue
 		}
-		// rotate reloads the keys first and rotates only if a rotation is still due.
+		// rotate reloads the keys first (putting them back if lost) and rotates only if a rotation is
+		// still due.
 		switch kid, signs, err := kr.rotate(ctx, rotateEvery); {
 		case err != nil:
 			log.Warn("reloading or rotating signing keys", "err", err)

@@ -3,7 +3,10 @@ package keyring
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -247,5 +250,58 @@ func TestRetiredKeyLeavesWithoutRotation(t *testing.T) {
 	// Another instance loading the same keys later agrees.
 	if got := kids(open(t, kr.vault, c)); !slices.Equal(got, []string{second}) {
 		t.Fatalf("a fresh load publishes %v, want only %s", got, second)
+	}
+}
+
+// TestLostSecretsArePutBack: the vault loses everything (Redis restarted without its data) under a
+// running instance. Its next watch tick puts back the keys and the secrets it holds, so an instance
+// started afterwards signs and verifies with them instead of making its own, which would refuse every
+// token issued before. A secret found replaced by another value is reported once and left alone.
+func TestLostSecretsArePutBack(t *testing.T) {
+	dir, c := t.TempDir(), newClock()
+	v := vault.Dir(dir)
+	a := open(t, v, c)
+	kid := signer(t, a)
+	secret, _, err := v.LoadOrCreate(ctx, "visitor.secret", func() ([]byte, error) { return []byte("s1\n"), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Hold("visitor.secret", secret)
+	var logged strings.Builder
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.keep(ctx, log); err != nil {
+		t.Fatal(err)
+	}
+	if restored, err := a.reload(ctx); err != nil || !restored {
+		t.Fatalf("reload after the loss: restored %v, %v", restored, err)
+	}
+	b := open(t, v, c)
+	if got := signer(t, b); got != kid || !slices.Equal(kids(b), kids(a)) {
+		t.Fatalf("an instance started after the loss signs with %s (keys %v), want %s (keys %v)", got, kids(b), kid, kids(a))
+	}
+	if got, _, _ := v.LoadOrCreate(ctx, "visitor.secret", nil); string(got) != "s1\n" {
+		t.Fatalf("visitor.secret after the loss: %q", got)
+	}
+	if n := strings.Count(logged.String(), "put back a shared secret"); n != 1 {
+		t.Fatalf("%d put-backs logged:\n%s", n, logged.String())
+	}
+
+	if err := v.Save(ctx, "visitor.secret", []byte("s2\n")); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := a.keep(ctx, log); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(logged.String(), "holds another value"); n != 1 {
+		t.Fatalf("a replaced secret reported %d times:\n%s", n, logged.String())
+	}
+	if got, _, _ := v.LoadOrCreate(ctx, "visitor.secret", nil); string(got) != "s2\n" {
+		t.Fatalf("the replaced secret was overwritten: %q", got)
 	}
 }
