@@ -177,6 +177,18 @@ func (a *Auctions) rollback(id string, as *auctionState) {
 	a.keep(id, as, as.durable, nil)
 }
 
+// replaceable reports whether the auction may be replaced or deleted: not once it has bids or was
+// sold (ErrStarted), nor while changes of it are still being recorded.
+func (as *auctionState) replaceable() error {
+	switch {
+	case as.state.Bids > 0 || as.state.Sold:
+		return auction.ErrStarted
+	case as.pending():
+		return errRecording
+	}
+	return nil
+}
+
 // Put implements [auction.Store]. An auction that closed without bids may be replaced; its events (the
 // close) stay in its history and the new auction's events continue the sequence, so that no event
 // number is used twice for one id.
@@ -187,11 +199,8 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 	st.Rev = rushgate.NewRevision()
 	var events []auction.Event
 	if as, ok := a.auctions[id]; ok {
-		switch {
-		case as.state.Bids > 0 || as.state.Sold:
-			return auction.ErrStarted
-		case as.pending():
-			return errRecording
+		if err := as.replaceable(); err != nil {
+			return err
 		}
 		st.Seq, events = as.state.Seq, as.events
 	}
@@ -213,13 +222,11 @@ func (a *Auctions) Delete(ctx context.Context, id string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	as, ok := a.auctions[id]
-	switch {
-	case !ok:
+	if !ok {
 		return auction.ErrNotFound
-	case as.state.Bids > 0 || as.state.Sold:
-		return auction.ErrStarted
-	case as.pending():
-		return errRecording
+	}
+	if err := as.replaceable(); err != nil {
+		return err
 	}
 	if a.recorder != nil {
 		if err := a.recorder.ForgetAuction(ctx, id); err != nil {
@@ -265,11 +272,8 @@ func (a *Auctions) Restore(ctx context.Context, id string, st auction.State, evs
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if as, ok := a.auctions[id]; ok {
-		switch {
-		case as.state.Bids > 0 || as.state.Sold:
-			return auction.ErrStarted
-		case as.pending():
-			return errRecording
+		if err := as.replaceable(); err != nil {
+			return err
 		}
 	}
 	if a.recorder != nil {

@@ -55,16 +55,10 @@ func newDrops(c *conn) *Drops {
 
 // Put implements [drop.Store].
 func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
-	js, err := json.Marshal(cfg)
+	args, err := configArgs(cfg)
 	if err != nil {
 		return err
 	}
-	var closes int64
-	if cfg.ClosesAt != nil {
-		closes = cfg.ClosesAt.UnixMilli()
-	}
-	args := append([]string{itoa(int64(cfg.Stock)), itoa(int64(cfg.PerVisitor)), itoa(cfg.OpensAt.UnixMilli()), itoa(closes),
-		string(js), rushgate.NewRevision()}, cfg.Codes...)
 	if err := d.runCode(ctx, dropPutScript, d.keys.drop(id), &dropErrors, args...); err != nil {
 		return err
 	}
@@ -74,22 +68,33 @@ func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
 	return d.catalogue(ctx, "drops", id, true)
 }
 
+// configArgs are the arguments lua/drop_put.lua and lua/drop_restore.lua take for a config: stock,
+// per visitor, opens_at and closes_at (ms, 0: never), the config as JSON, a new revision, then the
+// codes to hand out in order.
+func configArgs(cfg drop.Config) ([]string, error) {
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var closes int64
+	if cfg.ClosesAt != nil {
+		closes = cfg.ClosesAt.UnixMilli()
+	}
+	return append([]string{itoa(int64(cfg.Stock)), itoa(int64(cfg.PerVisitor)), itoa(cfg.OpensAt.UnixMilli()), itoa(closes),
+		string(js), rushgate.NewRevision()}, cfg.Codes...), nil
+}
+
 // Restore implements [drop.Store]. The claims go in pieces, then a last call creates the drop if all
 // of them are there (see lua/drop_restore.lua).
 func (d *Drops) Restore(ctx context.Context, id string, cfg drop.Config, claims []drop.Claim) error {
 	if err := drop.Numbered(claims); err != nil {
 		return err
 	}
-	js, err := json.Marshal(cfg)
+	args, err := configArgs(cfg)
 	if err != nil {
 		return err
 	}
-	var closes int64
-	if cfg.ClosesAt != nil {
-		closes = cfg.ClosesAt.UnixMilli()
-	}
-	last := append([]string{"last", itoa(int64(len(claims))), itoa(int64(cfg.Stock)), itoa(int64(cfg.PerVisitor)),
-		itoa(cfg.OpensAt.UnixMilli()), itoa(closes), string(js), rushgate.NewRevision()}, cfg.Codes...)
+	last := append([]string{"last", itoa(int64(len(claims)))}, args...)
 	err = restoreInPieces(ctx, d.conn, dropRestScript, d.keys.drop(id), &dropErrors, len(claims), func(i int) []string {
 		c := claims[i]
 		return []string{itoa(c.Seq), c.ID, c.Code, c.Visitor, itoa(c.ClaimedAt.UnixMilli()), c.Key}

@@ -302,11 +302,7 @@ func TestLostDropIsRestoredFromTheRecord(t *testing.T) {
 	rdb := redistest.Client(t, addr)
 	prefix := redistest.Prefix("lost")
 	d := redisstore.New(rdb, redisstore.Options{Prefix: prefix}).Drops()
-	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"), record.FsyncAlways)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close()
+	rec := openRecord(t)
 	svc := drop.NewService(d, drop.Options{Record: rec})
 	defer svc.Stop()
 	ctx := context.Background()
@@ -329,16 +325,7 @@ func TestLostDropIsRestoredFromTheRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Redis forgets every key of this instance.
-	keys, err := rdb.Do(ctx, rdb.B().Keys().Pattern(prefix+":*").Build()).AsStrSlice()
-	if err != nil || len(keys) == 0 {
-		t.Fatalf("keys %v %v", keys, err)
-	}
-	for _, k := range keys {
-		if err := rdb.Do(ctx, rdb.B().Del().Key(k).Build()).Error(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	wipe(t, rdb, prefix) // Redis forgets every key of this instance
 	if _, err := svc.Get(ctx, "sale"); !errors.Is(err, drop.ErrNotFound) {
 		t.Fatalf("after the loss: %v", err)
 	}
@@ -385,6 +372,17 @@ func TestLostDropIsRestoredFromTheRecord(t *testing.T) {
 	}
 }
 
+// openRecord opens a SQL record of the test's own, closed at its end.
+func openRecord(t *testing.T) *record.DB {
+	t.Helper()
+	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"), record.FsyncAlways)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rec.Close() })
+	return rec
+}
+
 // wipe deletes every key under prefix: Redis losing this instance's data.
 func wipe(t *testing.T, rdb rueidis.Client, prefix string) {
 	t.Helper()
@@ -409,11 +407,7 @@ func TestLostAuctionIsRestoredFromTheRecord(t *testing.T) {
 	rdb := redistest.Client(t, addr)
 	prefix := redistest.Prefix("lostlot")
 	a := redisstore.New(rdb, redisstore.Options{Prefix: prefix}).Auctions()
-	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"), record.FsyncAlways)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close()
+	rec := openRecord(t)
 	svc := auction.NewService(a, auction.ServiceOptions{Record: rec})
 	ctx := context.Background()
 	now := time.Now().Truncate(time.Millisecond)

@@ -17,16 +17,8 @@ if s and (s.bids > 0 or s.sold) then
   return {STARTED}
 end
 
-local function top()
-  local e = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)[1]
-  if not e then
-    return 0
-  end
-  return tonumber(string.match(e[1], '^(%d+)'))
-end
-
 if ARGV[1] == 'last' then
-  if redis.call('XLEN', KEYS[2]) ~= tonumber(ARGV[2]) or top() ~= tonumber(ARGV[3]) then
+  if redis.call('XLEN', KEYS[2]) ~= tonumber(ARGV[2]) or stream_top(KEYS[2]) ~= tonumber(ARGV[3]) then
     return {INCOMPLETE}
   end
   local left = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
@@ -50,7 +42,7 @@ if ARGV[1] == 'first' then
     redis.call('HSET', KEYS[1], 'seq', left)
   end
 end
-local last = top()
+local last = stream_top(KEYS[2])
 for i = 2, #ARGV, 7 do
   local seq, kind, bidder = ARGV[i], ARGV[i + 1], ARGV[i + 3]
   if tonumber(seq) > last then

@@ -17,17 +17,9 @@ if claimed and tonumber(claimed) > 0 then
   return 6
 end
 
-local function top()
-  local e = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)[1]
-  if not e then
-    return 0
-  end
-  return tonumber(string.match(e[1], '^(%d+)'))
-end
-
 if ARGV[1] == 'last' then
   local n = tonumber(ARGV[2])
-  if redis.call('XLEN', KEYS[2]) ~= n or top() ~= n then
+  if redis.call('XLEN', KEYS[2]) ~= n or stream_top(KEYS[2]) ~= n then
     return 8
   end
   redis.call('DEL', KEYS[5])
@@ -46,7 +38,7 @@ end
 if ARGV[1] == 'first' then
   redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 end
-local last = top()
+local last = stream_top(KEYS[2])
 for i = 2, #ARGV, 6 do
   local seq, v, key = ARGV[i], ARGV[i + 3], ARGV[i + 5]
   if tonumber(seq) > last then

@@ -18,6 +18,16 @@ local function arrivals(member)
   return nil
 end
 
+-- stream_top returns the sequence number of the last entry of a drop's or an auction's stream (IDs
+-- seq-1), 0 when it has none.
+local function stream_top(key)
+  local e = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)[1]
+  if not e then
+    return 0
+  end
+  return tonumber(string.match(e[1], '^(%d+)'))
+end
+
 local function now_ms(override)
   if override ~= nil and override ~= '' then
     return tonumber(override)
