@@ -201,6 +201,9 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) 
 			return Info{}, err
 		}
 		if len(claims) > 0 {
+			if err := Numbered(claims); err != nil { // a record that is not every instance's
+				return Info{}, fmt.Errorf("drop %s: the record misses claims (instances on one Redis need one shared record): %w", id, err)
+			}
 			if len(claims) > cfg.Stock {
 				return Info{}, &ConfigError{"stock", fmt.Sprintf("the record holds %d claims of this drop, more than the stock", len(claims))}
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -282,6 +283,10 @@ func TestPutRestoresWhatTheStoreLost(t *testing.T) {
 		t.Fatalf("a refused put left a drop: %v", err)
 	}
 	rec.err = nil
+	rec.claims["split"] = rec.claims["lost"][1:] // another instance's record has the first
+	if _, err := svc.Put(ctx, "split", cfg); err == nil || !strings.Contains(err.Error(), "misses claims") {
+		t.Fatalf("a record that misses claims: %v", err)
+	}
 	if info, err := svc.Put(ctx, "lost", cfg); err != nil || info.Claimed != 2 || info.Config.Stock != 3 {
 		t.Fatalf("put back: %+v %v", info, err)
 	}
