@@ -25,10 +25,27 @@ type Entry struct {
 	// Kind is "room", "drop" or "auction".
 	Kind string `json:"kind"`
 	ID   string `json:"id"`
-	// Action is "create", "update" or "delete", or a control such as "end" or "extend".
+	// Action is one of [Actions].
 	Action  string   `json:"action"`
 	Changes []Change `json:"changes"`
 }
+
+// The actions an [Entry] records. They are part of the audit API, and the console labels each.
+const (
+	ActionCreate  = "create"
+	ActionUpdate  = "update"
+	ActionDelete  = "delete"
+	ActionOpen    = "open"    // a drop opened now by an operator
+	ActionClose   = "close"   // a drop closed now
+	ActionEnd     = "end"     // an auction ended now
+	ActionExtend  = "extend"  // an auction's end moved later
+	ActionInvites = "invites" // invite codes added to a room
+	ActionRestore = "restore" // a drop or an auction put back from the SQL record after the state store lost it
+)
+
+// Actions lists every action an [Entry] may record.
+var Actions = []string{ActionCreate, ActionUpdate, ActionDelete, ActionOpen, ActionClose, ActionEnd, ActionExtend,
+	ActionInvites, ActionRestore}
 
 // Audit keeps operators' changes so that, after an on-sale, anyone can tell who paused what when. On a
 // shared backend it is shared by every instance.

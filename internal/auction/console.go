@@ -55,12 +55,12 @@ func summarize(id string, st State, now time.Time) Summary {
 
 // EndNow ends the auction at once: the leader wins if the reserve is met, as at a normal end.
 func (s *Service) EndNow(ctx context.Context, id string) (State, error) {
-	return s.reschedule(ctx, id, "end", func(State) time.Time { return s.clock() })
+	return s.reschedule(ctx, id, rushgate.ActionEnd, func(State) time.Time { return s.clock() })
 }
 
 // Extend moves the end of an auction that is not over by d.
 func (s *Service) Extend(ctx context.Context, id string, d time.Duration) (State, error) {
-	return s.reschedule(ctx, id, "extend", func(st State) time.Time { return st.EndsAt.Add(d) })
+	return s.reschedule(ctx, id, rushgate.ActionExtend, func(st State) time.Time { return st.EndsAt.Add(d) })
 }
 
 func (s *Service) reschedule(ctx context.Context, id, action string, end func(State) time.Time) (State, error) {

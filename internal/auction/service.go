@@ -197,9 +197,9 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
-	e := rushgate.Entry{At: s.clock().UTC(), Kind: "auction", ID: id, Action: "update", Changes: rushgate.Diff(old.Config, cfg)}
+	e := rushgate.Entry{At: s.clock().UTC(), Kind: "auction", ID: id, Action: rushgate.ActionUpdate, Changes: rushgate.Diff(old.Config, cfg)}
 	if err != nil {
-		e.Action, e.Changes = "create", rushgate.Diff(nil, cfg)
+		e.Action, e.Changes = rushgate.ActionCreate, rushgate.Diff(nil, cfg)
 		if restored, err := s.restore(ctx, id, cfg, e); restored || err != nil {
 			return err
 		}
@@ -241,7 +241,7 @@ func (s *Service) restore(ctx context.Context, id string, cfg Config, e rushgate
 	s.changedConfig(id)
 	if started {
 		s.log.WarnContext(ctx, "auction restored from the record: the state store had lost it", "auction", id, "bids", st.Bids)
-		e.Action, e.Changes = "restore", rushgate.Diff(nil, st.Config)
+		e.Action, e.Changes = rushgate.ActionRestore, rushgate.Diff(nil, st.Config)
 	}
 	rushgate.Audited(ctx, s.audit, s.log, e)
 	if started && len(rushgate.Diff(st.Config, cfg)) > 0 {
@@ -272,7 +272,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 	if s.history != nil {
 		_ = s.history.Forget(context.WithoutCancel(ctx), entity(id))
 	}
-	rushgate.Audited(ctx, s.audit, s.log, rushgate.Entry{At: s.clock().UTC(), Kind: "auction", ID: id, Action: "delete", Changes: rushgate.Diff(old.Config, nil)})
+	rushgate.Audited(ctx, s.audit, s.log, rushgate.Entry{At: s.clock().UTC(), Kind: "auction", ID: id, Action: rushgate.ActionDelete, Changes: rushgate.Diff(old.Config, nil)})
 	return nil
 }
 

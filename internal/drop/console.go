@@ -54,7 +54,7 @@ func (s *Service) List(ctx context.Context, after string, limit int) ([]Summary,
 
 // OpenNow opens the drop at once, also one closed before: claims are taken from now on.
 func (s *Service) OpenNow(ctx context.Context, id string) error {
-	return s.schedule(ctx, id, "open", func(c *Config, now time.Time) {
+	return s.schedule(ctx, id, rushgate.ActionOpen, func(c *Config, now time.Time) {
 		c.OpensAt = now
 		if c.ClosesAt != nil && !c.ClosesAt.After(now) {
 			c.ClosesAt = nil
@@ -64,7 +64,7 @@ func (s *Service) OpenNow(ctx context.Context, id string) error {
 
 // CloseNow closes the drop at once, keeping its claims: no claim is taken from now on.
 func (s *Service) CloseNow(ctx context.Context, id string) error {
-	return s.schedule(ctx, id, "close", func(c *Config, now time.Time) {
+	return s.schedule(ctx, id, rushgate.ActionClose, func(c *Config, now time.Time) {
 		c.ClosesAt = &now
 		if !c.OpensAt.Before(now) {
 			c.OpensAt = now.Add(-time.Millisecond)

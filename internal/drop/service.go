@@ -193,9 +193,9 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) 
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Info{}, err
 	}
-	e := rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: "update", Changes: rushgate.Diff(old.Config, cfg)}
+	e := rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: rushgate.ActionUpdate, Changes: rushgate.Diff(old.Config, cfg)}
 	if err != nil {
-		e.Action, e.Changes = "create", rushgate.Diff(nil, cfg)
+		e.Action, e.Changes = rushgate.ActionCreate, rushgate.Diff(nil, cfg)
 		claims, err := s.recorded(ctx, id)
 		if err != nil {
 			return Info{}, err
@@ -211,7 +211,7 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) 
 				return Info{}, err
 			}
 			s.log.WarnContext(ctx, "drop restored from the record: the state store had lost it", "drop", id, "claims", len(claims))
-			e.Action = "restore"
+			e.Action = rushgate.ActionRestore
 			rushgate.Audited(ctx, s.audit, s.log, e)
 			return Info{Config: cfg, Claimed: len(claims)}, nil
 		}
@@ -252,7 +252,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 	if s.history != nil {
 		_ = s.history.Forget(context.WithoutCancel(ctx), entity(id))
 	}
-	rushgate.Audited(ctx, s.audit, s.log, rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: "delete", Changes: rushgate.Diff(old.Config, nil)})
+	rushgate.Audited(ctx, s.audit, s.log, rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: rushgate.ActionDelete, Changes: rushgate.Diff(old.Config, nil)})
 	return nil
 }
 

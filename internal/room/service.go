@@ -178,9 +178,9 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 	}
 	s.configs.Store(id, &cachedConfig{cfg: cfg, at: time.Now()}) // this instance's joins see it at once
 	s.gate(id).wake()
-	e := rushgate.Entry{At: s.opts.Clock().UTC(), Kind: "room", ID: id, Action: "update", Changes: rushgate.Diff(old, cfg)}
+	e := rushgate.Entry{At: s.opts.Clock().UTC(), Kind: "room", ID: id, Action: rushgate.ActionUpdate, Changes: rushgate.Diff(old, cfg)}
 	if created {
-		e.Action, e.Changes = "create", rushgate.Diff(nil, cfg)
+		e.Action, e.Changes = rushgate.ActionCreate, rushgate.Diff(nil, cfg)
 	}
 	rushgate.Audited(ctx, s.opts.Audit, s.log, e)
 	return nil
@@ -210,7 +210,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 	if s.opts.History != nil {
 		_ = s.opts.History.Forget(context.WithoutCancel(ctx), entity(id))
 	}
-	rushgate.Audited(ctx, s.opts.Audit, s.log, rushgate.Entry{At: s.opts.Clock().UTC(), Kind: "room", ID: id, Action: "delete", Changes: rushgate.Diff(old, nil)})
+	rushgate.Audited(ctx, s.opts.Audit, s.log, rushgate.Entry{At: s.opts.Clock().UTC(), Kind: "room", ID: id, Action: rushgate.ActionDelete, Changes: rushgate.Diff(old, nil)})
 	return nil
 }
 
@@ -303,7 +303,7 @@ func (s *Service) AddInvites(ctx context.Context, id string, codes []string) (in
 	}
 	n, err := s.store.AddInvites(ctx, id, codes)
 	if err == nil {
-		rushgate.Audited(ctx, s.opts.Audit, s.log, rushgate.Entry{At: s.opts.Clock().UTC(), Kind: "room", ID: id, Action: "invites",
+		rushgate.Audited(ctx, s.opts.Audit, s.log, rushgate.Entry{At: s.opts.Clock().UTC(), Kind: "room", ID: id, Action: rushgate.ActionInvites,
 			Changes: []rushgate.Change{{Field: "invites", Old: json.RawMessage("null"), New: json.RawMessage(strconv.Itoa(n))}}})
 	}
 	return n, err
