@@ -219,6 +219,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	if err != nil {
 		return nil, err
 	}
+	records.LogTo(log)
 	a.onClose(func() { records.Close() })
 	m := metrics.New()
 	be, err := openBackend(ctx, f, records, m, log)

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"strconv"
 	"strings"
@@ -36,7 +37,12 @@ type DB struct {
 	probed time.Time // when Check last tried a write
 
 	stmts map[string]*sql.Stmt // the group commit's statements, prepared at open (see exec)
+	log   *slog.Logger         // hears of conflicting claims (see keepConflicts)
 }
+
+// LogTo sends what the record has to report (claims that conflict with recorded ones) to log instead
+// of slog.Default().
+func (r *DB) LogTo(log *slog.Logger) { r.log = log }
 
 // Fsync says when writes to the SQLite record reach the disk (rushgate serve --fsync).
 type Fsync int
@@ -103,7 +109,7 @@ func OpenPostgres(ctx context.Context, dsn string) (*DB, error) {
 }
 
 func open(ctx context.Context, db *sql.DB, postgres bool) (*DB, error) {
-	r := &DB{db: db, postgres: postgres}
+	r := &DB{db: db, postgres: postgres, log: slog.Default()}
 	err := r.migrate(ctx)
 	if err == nil {
 		err = r.prepare(ctx)
@@ -143,14 +149,25 @@ func (r *DB) prepare(ctx context.Context) error {
 
 // exec runs one of the statements prepare prepared in tx.
 func (r *DB) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
+	_, err := r.execCount(ctx, tx, query, args...)
+	return err
+}
+
+// execCount is exec that returns how many rows the statement wrote.
+func (r *DB) execCount(ctx context.Context, tx *sql.Tx, query string, args ...any) (int64, error) {
 	st, ok := r.stmts[query]
 	if !ok {
-		return fmt.Errorf("record: statement not prepared: %.40s", query) // a programming error, caught by every test that writes
+		return 0, fmt.Errorf("record: statement not prepared: %.40s", query) // a programming error, caught by every test that writes
 	}
-	if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, args...); err != nil {
-		return fmt.Errorf("record: %w", err)
+	res, err := tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	if err != nil {
+		return 0, fmt.Errorf("record: %w", err)
 	}
-	return nil
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("record: %w", err)
+	}
+	return n, nil
 }
 
 // ErrWrites reports that the record store fails writes; claims and bids on the embedded backend are
@@ -237,6 +254,16 @@ CREATE TABLE IF NOT EXISTS audit (
 	entity  TEXT NOT NULL,
 	action  TEXT NOT NULL,
 	changes TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS drop_claim_conflicts (
+	drop_id    TEXT   NOT NULL,
+	seq        BIGINT NOT NULL,
+	claim_id   TEXT   NOT NULL,
+	visitor    TEXT   NOT NULL,
+	code       TEXT   NOT NULL,
+	claimed_at TEXT   NOT NULL,
+	idem_key   TEXT   NOT NULL DEFAULT '',
+	PRIMARY KEY (drop_id, seq, code)
 );
 CREATE TABLE IF NOT EXISTS auction_results (
 	auction_id  TEXT PRIMARY KEY,
@@ -455,7 +482,7 @@ func (r *DB) writeAuction(ctx context.Context, tx *sql.Tx, id string, st auction
 	err = r.writeRows(ctx, tx, &eventRows, len(evs), func(i int, args []any) []any {
 		ev := evs[i]
 		return append(args, id, ev.Seq, ev.Kind, ev.Bidder, ev.Price, ev.Proxy, ts(ev.At), ts(ev.EndsAt))
-	})
+	}, nil)
 	if err != nil {
 		return err
 	}
@@ -484,7 +511,8 @@ func (r *DB) ForgetAuction(ctx context.Context, id string) error {
 // ForgetDrop removes a drop's record, its config and claims; an embedded store calls it when a drop
 // without claims is deleted.
 func (r *DB) ForgetDrop(ctx context.Context, id string) error {
-	return r.forget(ctx, id, `DELETE FROM drop_claims WHERE drop_id = ?`, `DELETE FROM drops WHERE id = ?`)
+	return r.forget(ctx, id, `DELETE FROM drop_claims WHERE drop_id = ?`, `DELETE FROM drop_claim_conflicts WHERE drop_id = ?`,
+		`DELETE FROM drops WHERE id = ?`)
 }
 
 // forget runs deletes, each taking the id, in one transaction.
@@ -623,7 +651,58 @@ func (r *DB) writeClaims(ctx context.Context, tx *sql.Tx, id string, claims []dr
 	return r.writeRows(ctx, tx, &claimRows, len(claims), func(i int, args []any) []any {
 		c := claims[i]
 		return append(args, id, c.Seq, c.ID, c.Visitor, c.Code, ts(c.ClaimedAt), c.Key)
-	})
+	}, func(from, to int) error { return r.keepConflicts(ctx, tx, id, claims[from:to]) })
+}
+
+// keepConflicts looks at the claims of a statement that skipped some because their numbers were
+// recorded already. The same claim again is a redelivery (the outbox delivers at least once). Another
+// claim under a recorded number is a conflict: Redis came back behind the record (AOF everysec lost
+// its last second) and numbered a claim again. That claim was answered 201 all the same, so it is kept
+// in drop_claim_conflicts, and logged, for the operator to settle.
+func (r *DB) keepConflicts(ctx context.Context, tx *sql.Tx, id string, claims []drop.Claim) error {
+	lo, hi := claims[0].Seq, claims[0].Seq
+	for _, c := range claims {
+		lo, hi = min(lo, c.Seq), max(hi, c.Seq)
+	}
+	rows, err := tx.QueryContext(ctx, r.q(`SELECT seq, code FROM drop_claims WHERE drop_id = ? AND seq BETWEEN ? AND ?`), id, lo, hi)
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	recorded := map[int64]string{}
+	for rows.Next() {
+		var seq int64
+		var code string
+		if err := rows.Scan(&seq, &code); err != nil {
+			rows.Close()
+			return fmt.Errorf("record: %w", err)
+		}
+		recorded[seq] = code
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	for _, c := range claims {
+		if code, ok := recorded[c.Seq]; !ok || code == c.Code {
+			continue
+		}
+		res, err := tx.ExecContext(ctx, r.q(`INSERT INTO drop_claim_conflicts (drop_id, seq, claim_id, visitor, code, claimed_at, idem_key)
+			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (drop_id, seq, code) DO NOTHING`), id, c.Seq, c.ID, c.Visitor, c.Code, ts(c.ClaimedAt), c.Key)
+		if err != nil {
+			return fmt.Errorf("record: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			r.log.Error("a claim conflicts with a recorded one of the same number: the state store came back behind the record; kept in drop_claim_conflicts",
+				"drop", id, "seq", c.Seq, "claim", c.ID)
+		}
+	}
+	return nil
+}
+
+// ClaimConflicts returns the claims of a drop kept in drop_claim_conflicts (see keepConflicts), in
+// order.
+func (r *DB) ClaimConflicts(ctx context.Context, id string) ([]drop.Claim, error) {
+	return r.claims(ctx, "drop_claim_conflicts", id)
 }
 
 // writeRows writes n rows of one table in tx, many rows per statement: a crowd's claims and bids arrive
@@ -631,8 +710,10 @@ func (r *DB) writeClaims(ctx context.Context, tx *sql.Tx, id string, claims []dr
 // The chunks are of the prepared sizes, the largest power of two that fits first (23 rows: 16, 4, 2,
 // 1). Between chunks the writer lets other goroutines run: a transaction of hundreds of rows would
 // otherwise hold a one-core instance for milliseconds, which its requests' latency would show. row
-// appends the values of row i to args.
-func (r *DB) writeRows(ctx context.Context, tx *sql.Tx, m *multiInsert, n int, row func(i int, args []any) []any) error {
+// appends the values of row i to args; skipped, if set, hears of the rows from to to of a statement
+// that wrote fewer than its rows (some were recorded already).
+func (r *DB) writeRows(ctx context.Context, tx *sql.Tx, m *multiInsert, n int, row func(i int, args []any) []any,
+	skipped func(from, to int) error) error {
 	for done := 0; done < n; {
 		k, size := rowsPerInsert, len(m.queries)-1
 		for k > n-done {
@@ -642,8 +723,14 @@ func (r *DB) writeRows(ctx context.Context, tx *sql.Tx, m *multiInsert, n int, r
 		for i := done; i < done+k; i++ {
 			args = row(i, args)
 		}
-		if err := r.exec(ctx, tx, m.queries[size], args...); err != nil {
+		wrote, err := r.execCount(ctx, tx, m.queries[size], args...)
+		if err != nil {
 			return err
+		}
+		if wrote < int64(k) && skipped != nil {
+			if err := skipped(done, done+k); err != nil {
+				return err
+			}
 		}
 		if done += k; done < n {
 			runtime.Gosched()
@@ -686,7 +773,13 @@ var (
 
 // Claims returns the recorded claims of a drop, in order, with their idempotency keys.
 func (r *DB) Claims(ctx context.Context, id string) ([]drop.Claim, error) {
-	rows, err := r.db.QueryContext(ctx, r.q(`SELECT seq, claim_id, visitor, code, claimed_at, idem_key FROM drop_claims WHERE drop_id = ? ORDER BY seq`), id)
+	return r.claims(ctx, "drop_claims", id)
+}
+
+// claims reads the claims of a drop from table, drop_claims or drop_claim_conflicts (a constant,
+// never input).
+func (r *DB) claims(ctx context.Context, table, id string) ([]drop.Claim, error) {
+	rows, err := r.db.QueryContext(ctx, r.q(`SELECT seq, claim_id, visitor, code, claimed_at, idem_key FROM `+table+` WHERE drop_id = ? ORDER BY seq`), id)
 	if err != nil {
 		return nil, err
 	}

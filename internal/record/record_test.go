@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -439,4 +440,38 @@ func makeOldClaims(t *testing.T, db *sql.DB) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestConflictingClaimsAreKept: a claim under a number the record holds for another claim (Redis came
+// back behind the record and numbered a claim again) is not dropped: it goes to drop_claim_conflicts,
+// once however often it is delivered, and is logged. The same claim again is a redelivery and no
+// conflict.
+func TestConflictingClaimsAreKept(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, r *record.DB) {
+		var logged strings.Builder
+		r.LogTo(slog.New(slog.NewTextHandler(&logged, nil)))
+		ctx := context.Background()
+		at := time.Now().UTC().Truncate(time.Millisecond)
+		claim := func(seq int, code, visitor string) drop.Claim {
+			return drop.Claim{ID: fmt.Sprintf("d.%d", seq), Seq: int64(seq), Code: code, Visitor: visitor, ClaimedAt: at}
+		}
+		first := []drop.Claim{claim(1, "A1", "a"), claim(2, "A2", "b"), claim(3, "A3", "c")}
+		again := []drop.Claim{claim(2, "B2", "x"), claim(3, "A3", "c"), claim(4, "B4", "y")}
+		for _, batch := range [][]drop.Claim{first, first, again, again} {
+			if err := r.RecordClaims(ctx, "d", batch); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := r.Claims(ctx, "d")
+		if err != nil || len(got) != 4 || got[1].Code != "A2" || got[3].Code != "B4" {
+			t.Fatalf("claims %+v %v", got, err)
+		}
+		conflicts, err := r.ClaimConflicts(ctx, "d")
+		if err != nil || len(conflicts) != 1 || conflicts[0].Code != "B2" || conflicts[0].Visitor != "x" || !conflicts[0].ClaimedAt.Equal(at) {
+			t.Fatalf("conflicts %+v %v", conflicts, err)
+		}
+		if n := strings.Count(logged.String(), "conflicts with a recorded one"); n != 1 {
+			t.Fatalf("%d conflicts logged:\n%s", n, logged.String())
+		}
+	})
 }
