@@ -255,14 +255,7 @@ CREATE TABLE IF NOT EXISTS audit (
 	action  TEXT NOT NULL,
 	changes TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS drop_claim_conflicts (
-	drop_id    TEXT   NOT NULL,
-	seq        BIGINT NOT NULL,
-	claim_id   TEXT   NOT NULL,
-	visitor    TEXT   NOT NULL,
-	code       TEXT   NOT NULL,
-	claimed_at TEXT   NOT NULL,
-	idem_key   TEXT   NOT NULL DEFAULT '',
+CREATE TABLE IF NOT EXISTS drop_claim_conflicts (` + claimColumns + `
 	PRIMARY KEY (drop_id, seq, code)
 );
 CREATE TABLE IF NOT EXISTS auction_results (
@@ -304,16 +297,19 @@ func (r *DB) migrate(ctx context.Context) error {
 }
 
 // claimsTable is the drop_claims table, also as a rebuild makes it (see dropCodeIndex).
-const claimsTable = `CREATE TABLE IF NOT EXISTS drop_claims (
+const claimsTable = `CREATE TABLE IF NOT EXISTS drop_claims (` + claimColumns + `
+	PRIMARY KEY (drop_id, seq)
+);`
+
+// claimColumns are the columns of a claim, in drop_claims and drop_claim_conflicts.
+const claimColumns = `
 	drop_id    TEXT   NOT NULL,
 	seq        BIGINT NOT NULL,
 	claim_id   TEXT   NOT NULL,
 	visitor    TEXT   NOT NULL,
 	code       TEXT   NOT NULL,
 	claimed_at TEXT   NOT NULL,
-	idem_key   TEXT   NOT NULL DEFAULT '',
-	PRIMARY KEY (drop_id, seq)
-);`
+	idem_key   TEXT   NOT NULL DEFAULT '',`
 
 // dropCodeIndex removes the unique index of claim codes that earlier versions made. Codes are random,
 // so each claim wrote a random page of it: in a group commit of 25 claims it tripled the cost of a
