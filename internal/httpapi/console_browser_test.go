@@ -57,14 +57,30 @@ var (
 	waitInKorean = regexp.MustCompile(`^[0-9.]+(초|분|시간)$`)
 )
 
-// eval runs JavaScript in the tab and returns its value.
+// eval runs JavaScript in the tab and returns its value. A page that is navigating has no context to
+// run it in for a moment (the click that leaves it, a redirect back); eval then runs it again.
 func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
-	if err != nil {
-		t.Fatalf("%s: %v", js, err)
+	for try := 0; ; try++ {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+		if err == nil {
+			return v
+		}
+		if !navigating(err) || try == 40 {
+			t.Fatalf("%s: %v", js, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return v
+}
+
+// navigating reports whether err is Chromium's answer to an evaluation made while the page changed.
+func navigating(err error) bool {
+	for _, s := range []string{"Inspected target navigated or closed", "Execution context was destroyed", "Cannot find context with specified id"} {
+		if strings.Contains(err.Error(), s) {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *env) roomConfig(id string) map[string]any {
