@@ -76,7 +76,7 @@ func loaded(cfg drop.Config, claims []drop.Claim) *dropState {
 }
 
 // Restore implements [drop.Store]: the embedded backend loses no drop its record holds (Open loads
-// them), but it takes one back all the same, recording its config.
+// them), but it takes one back all the same, recording its config. A Put is a Restore of no claims.
 func (d *Drops) Restore(ctx context.Context, id string, cfg drop.Config, claims []drop.Claim) error {
 	if err := drop.Numbered(claims); err != nil {
 		return err
@@ -84,7 +84,7 @@ func (d *Drops) Restore(ctx context.Context, id string, cfg drop.Config, claims 
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if s, ok := d.drops[id]; ok && len(s.Claims) > 0 {
-		return drop.ErrStarted
+		return drop.ErrStarted // claims not yet durable count: they may become so
 	}
 	if d.recorder != nil {
 		if err := d.recorder.RecordDrop(ctx, id, cfg); err != nil {
@@ -97,18 +97,7 @@ func (d *Drops) Restore(ctx context.Context, id string, cfg drop.Config, claims 
 
 // Put implements [drop.Store].
 func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if s, ok := d.drops[id]; ok && len(s.Claims) > 0 {
-		return drop.ErrStarted // claims not yet durable count: they may become so
-	}
-	if d.recorder != nil {
-		if err := d.recorder.RecordDrop(ctx, id, cfg); err != nil {
-			return fmt.Errorf("%w: recording drop %s: %w", rushgate.ErrUnavailable, id, err)
-		}
-	}
-	d.drops[id] = &dropState{State: drop.New(cfg), rev: rushgate.NewRevision()}
-	return nil
+	return d.Restore(ctx, id, cfg, nil)
 }
 
 // Delete implements [drop.Store]; the record goes in the same step.
