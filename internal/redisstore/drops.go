@@ -17,12 +17,17 @@ import (
 
 var _ drop.Store = (*Drops)(nil)
 
+// dropScript is a script that creates drops, with the helpers it shares (lua/drop_lib.lua).
+func dropScript(name string) *rueidis.Lua {
+	return rueidis.NewLuaScript(source("drop_lib") + "\n" + mustSource(name))
+}
+
 var (
-	dropPutScript   = rueidis.NewLuaScript(source("drop_put"))
+	dropPutScript   = dropScript("drop_put")
 	dropClaimScript = rueidis.NewLuaScript(source("drop_claim"))
 	dropDelScript   = rueidis.NewLuaScript(source("drop_delete"))
 	dropSchedScript = rueidis.NewLuaScript(source("drop_schedule"))
-	dropRestScript  = rueidis.NewLuaScript(source("drop_restore"))
+	dropRestScript  = dropScript("drop_restore")
 )
 
 // Drops is the Redis implementation of [drop.Store]: each claim is one script over the drop's

@@ -9,13 +9,5 @@ if claimed and tonumber(claimed) > 0 then
   return 6
 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
-local listed = '0'
-if #ARGV > 6 then
-  listed = '1'
-  for i = 7, #ARGV, 1000 do
-    redis.call('RPUSH', KEYS[5], unpack(ARGV, i, math.min(i + 999, #ARGV)))
-  end
-end
-redis.call('HSET', KEYS[1], 'stock', ARGV[1], 'per_visitor', ARGV[2], 'opens', ARGV[3], 'closes', ARGV[4],
-  'claimed', '0', 'listed', listed, 'cfg', ARGV[5], 'rev', ARGV[6])
+create_drop(1, '0')
 return 0

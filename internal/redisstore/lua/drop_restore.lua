@@ -22,16 +22,7 @@ if ARGV[1] == 'last' then
   if redis.call('XLEN', KEYS[2]) ~= n or stream_top(KEYS[2]) ~= n then
     return 8
   end
-  redis.call('DEL', KEYS[5])
-  local listed = '0'
-  if #ARGV > 8 then
-    listed = '1'
-    for i = 9, #ARGV, 1000 do
-      redis.call('RPUSH', KEYS[5], unpack(ARGV, i, math.min(i + 999, #ARGV)))
-    end
-  end
-  redis.call('HSET', KEYS[1], 'stock', ARGV[3], 'per_visitor', ARGV[4], 'opens', ARGV[5], 'closes', ARGV[6],
-    'claimed', ARGV[2], 'listed', listed, 'cfg', ARGV[7], 'rev', ARGV[8])
+  create_drop(3, ARGV[2])
   return 0
 end
 

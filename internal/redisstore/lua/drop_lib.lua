@@ -1,0 +1,18 @@
+-- drop_lib.lua: what the scripts that create a drop share (drop_put.lua, drop_restore.lua), prepended
+-- to them (not a script of its own).
+
+-- create_drop writes the drop's meta (KEYS[1] HASH) holding claimed claims, and its list of codes
+-- (KEYS[5] LIST), from ARGV[from..]: stock, per visitor, opens_at ms, closes_at ms (0: never), config
+-- JSON, the config's revision, then the codes to hand out in order (none: generated per claim).
+local function create_drop(from, claimed)
+  redis.call('DEL', KEYS[5])
+  local listed = '0'
+  if #ARGV > from + 5 then
+    listed = '1'
+    for i = from + 6, #ARGV, 1000 do
+      redis.call('RPUSH', KEYS[5], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+    end
+  end
+  redis.call('HSET', KEYS[1], 'stock', ARGV[from], 'per_visitor', ARGV[from + 1], 'opens', ARGV[from + 2],
+    'closes', ARGV[from + 3], 'claimed', claimed, 'listed', listed, 'cfg', ARGV[from + 4], 'rev', ARGV[from + 5])
+end
