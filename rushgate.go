@@ -8,11 +8,19 @@
 // standard library.
 package rushgate
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // ErrUnavailable means a backend could not be reached or could not answer in time; the request may be
 // retried. Every backend wraps its own failures in it, whatever the domain, so callers test one error.
 var ErrUnavailable = errors.New("rushgate: store unavailable")
+
+// ErrRecordUnavailable means the durable SQL record could not answer a read that a change depends on
+// (is a drop or auction put afresh one the state store lost?). It wraps ErrUnavailable, so it is
+// retried alike, but lets an answer say which store to look at.
+var ErrRecordUnavailable = fmt.Errorf("%w: the durable record does not answer", ErrUnavailable)
 
 // MaxIDLen bounds an id of a room, drop or auction, which visitor tokens and Redis keys embed.
 const MaxIDLen = 64

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -311,4 +313,130 @@ func TestSecretsSurviveRedisLosingItsData(t *testing.T) {
 	if fmt.Sprint(after["keys"]) != fmt.Sprint(before["keys"]) {
 		t.Fatalf("the new instance publishes %v, the others published %v", after["keys"], before["keys"])
 	}
+}
+
+// TestRecordOutageOnRedis: the shared PostgreSQL record refuses every connection for a while under an
+// instance on Redis. Claims go on being answered 201 from Redis; /healthz answers 200 "degraded" and
+// rushgate_record_up is 0; the log says so once, not once a pass. When the database takes connections
+// again the outbox catches up: every claim answered 201 is recorded, once, and health is ok again.
+func TestRecordOutageOnRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-instance test skipped in -short mode")
+	}
+	dsn := pgtest.Database(t)
+	in := startInstances(t, buildBinary(t), redistest.Shared(t), 1, "--postgres", dsn, "--log-level", "info")[0]
+	cfg := fmt.Sprintf(`{"stock": 100, "opens_at": %q}`, time.Now().Add(-time.Minute).Format(time.RFC3339))
+	if code, b, _ := do(t, "PUT", in.base+"/v1/drops/sale", testAdminKey, cfg); code != 200 {
+		t.Fatalf("PUT: %d %v", code, b)
+	}
+	won := map[string]bool{}
+	claim := func(n int) {
+		t.Helper()
+		for range n {
+			_, v, _ := do(t, "POST", in.base+"/v1/visitors", testAdminKey, fmt.Sprintf(`{"subject": "v%d"}`, len(won)))
+			code, b, _ := do(t, "POST", in.base+"/v1/drops/sale/claims", v["visitor_token"].(string), "")
+			if code != 201 {
+				t.Fatalf("claim %d: %d %v", len(won), code, b)
+			}
+			won[b["code"].(string)] = true
+		}
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { db.Close() }() // the one open at the end: the outage closes the first
+	recorded := func(want int) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			var n int
+			_ = db.QueryRowContext(context.Background(), `SELECT count(*) FROM drop_claims WHERE drop_id = 'sale'`).Scan(&n)
+			if n == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("SQL holds %d claims, want %d", n, want)
+			}
+		}
+	}
+	health := func(want string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			code, b, _ := do(t, "GET", in.base+"/healthz", "", "")
+			if code == 200 && b["status"] == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("healthz: %d %v, want 200 %q", code, b, want)
+			}
+		}
+	}
+	claim(10)
+	recorded(10)
+
+	// The outage: the record's database takes no connection, and loses the ones it had. The server
+	// itself stays up (the package's tests share it), which a refused connection cannot tell apart.
+	admin, err := sql.Open("pgx", strings.Replace(dsn, "/"+dbName(dsn)+"?", "/postgres?", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	name := dbName(dsn)
+	for _, q := range []string{`ALTER DATABASE ` + name + ` ALLOW_CONNECTIONS false`,
+		`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '` + name + `'`} {
+		if _, err := admin.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	claim(10)
+	health("degraded")
+	// A drop put afresh needs the record to say whether Redis lost it: refused, naming the record.
+	code, b, _ := do(t, "PUT", in.base+"/v1/drops/later", testAdminKey, cfg)
+	e, _ := b["error"].(map[string]any)
+	if msg, _ := e["message"].(string); code != 503 || errorCode(b) != "store_unavailable" || !strings.Contains(msg, "record") {
+		t.Errorf("PUT of a new drop while the record is down: %d %v, want 503 store_unavailable naming the record", code, b)
+	}
+	if up := metric(t, in.base, "rushgate_record_up"); up != 0 {
+		t.Errorf("rushgate_record_up is %v while the record refuses connections, want 0", up)
+	}
+	time.Sleep(2 * time.Second) // twenty passes at the idle pace: each used to log
+	if n := strings.Count(in.log.String(), "recording to SQL failed"); n != 1 {
+		t.Errorf("the outage was logged %d times in its first seconds, want once", n)
+	}
+
+	if _, err := admin.Exec(`ALTER DATABASE ` + name + ` ALLOW_CONNECTIONS true`); err != nil {
+		t.Fatal(err)
+	}
+	if db, err = sql.Open("pgx", dsn); err != nil {
+		t.Fatal(err)
+	}
+	recorded(20)
+	health("ok")
+	if up := metric(t, in.base, "rushgate_record_up"); up != 1 {
+		t.Errorf("rushgate_record_up is %v after the record is back, want 1", up)
+	}
+	if !strings.Contains(in.log.String(), "recording to SQL resumed") {
+		t.Errorf("the log does not say that recording resumed:\n%s", in.log)
+	}
+	rows, err := db.QueryContext(context.Background(), `SELECT code FROM drop_claims WHERE drop_id = 'sale'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		if !won[c] {
+			t.Fatalf("recorded code %s was never answered", c)
+		}
+	}
+}
+
+// dbName is the database a postgres:// DSN names.
+func dbName(dsn string) string {
+	u, _ := url.Parse(dsn)
+	return strings.TrimPrefix(u.Path, "/")
 }

@@ -29,6 +29,7 @@ type instance struct {
 	base string
 	cmd  *exec.Cmd
 	dead atomic.Bool
+	log  *syncBuffer // what it wrote to stderr, shown when the test fails
 }
 
 // testAdminKey is the admin key every instance of the multi-instance tests shares.
@@ -71,13 +72,20 @@ func startInstances(t *testing.T, bin, redisAddr string, n int, extra ...string)
 		// Tests share a Redis server (redistest.Shared): each keeps to a key prefix of its own.
 		args := append([]string{"serve", "--addr", addr, "--data", t.TempDir(), "--redis", url, "--redis-prefix", prefixOf(t),
 			"--admin-key", testAdminKey, "--log-level", "warn", "--streams-per-address", "100000"}, extra...)
+		in := &instance{base: "http://" + addr, log: &syncBuffer{}}
 		cmd := exec.Command(bin, args...)
-		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+		cmd.Stdout, cmd.Stderr = io.Discard, in.log
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		in := &instance{base: "http://" + addr, cmd: cmd}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		in.cmd = cmd
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			if t.Failed() && in.log.String() != "" {
+				t.Logf("%s wrote:\n%s", in.base, in.log)
+			}
+		})
 		waitHealthy(t, in.base)
 		out = append(out, in)
 	}

@@ -96,7 +96,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.rotateKeys, "rotate-keys-every", 0, "rotate the admission-token signing key on this schedule, e.g. 720h (0: only on POST /v1/keys/rotate)")
 	fs.DurationVar(&f.keyRetention, "key-retention", keyring.DefaultRetain, "how long a signing key stays published after a newer key took over")
 	fs.StringVar(&f.fsync, "fsync", "always", "embedded backend: always (claims and bids on disk before the answer, line changes within a second), everysec (all within a second) or no (when the OS writes)")
-	fs.StringVar(&f.postgres, "postgres", "", "keep the durable record of auctions in PostgreSQL (postgres:// URL); default SQLite under --data")
+	fs.StringVar(&f.postgres, "postgres", "", "keep the durable record (claims, auction events, configs, the audit log) in PostgreSQL (postgres:// URL); default SQLite under --data")
 }
 
 // check refuses flag values that would make no sense at run time.
@@ -279,9 +279,10 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	if f.captchaURL != "" {
 		cfg.Captcha = captcha.New(f.captchaURL, f.captchaSecret, nil)
 	}
-	if f.redisURL == "" {
-		cfg.Record = records // the embedded backend answers claims and bids once they are recorded
-	}
+	// The embedded backend answers claims and bids once they are recorded; Redis answers from its
+	// outbox, which the recorder copies into the record.
+	cfg.Record, cfg.Outbox = records, f.redisURL != ""
+	m.WatchRecord(records.Check)
 	if a.api, err = httpapi.New(cfg); err != nil {
 		return nil, err
 	}
@@ -341,7 +342,7 @@ type backend struct {
 	close func()
 }
 
-// openRecords opens the durable record of auctions: PostgreSQL when --postgres is set, else a SQLite
+// openRecords opens the durable record: PostgreSQL when --postgres is set, else a SQLite
 // file under --data.
 func openRecords(ctx context.Context, f serveFlags) (*record.DB, error) {
 	fsync, err := record.ParseFsync(f.fsync)

@@ -224,7 +224,7 @@ func (s *Service) restore(ctx context.Context, id string, cfg Config, e rushgate
 		return false, nil
 	}
 	if err != nil {
-		return true, fmt.Errorf("%w: reading the record of auction %s: %w", rushgate.ErrUnavailable, id, err)
+		return true, fmt.Errorf("%w: reading auction %s: %w", rushgate.ErrRecordUnavailable, id, err)
 	}
 	if n := len(evs); n > 0 {
 		st.Seq = max(st.Seq, evs[n-1].Seq)

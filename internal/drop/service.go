@@ -231,7 +231,7 @@ func (s *Service) recorded(ctx context.Context, id string) ([]Claim, error) {
 	}
 	claims, err := s.record.Claims(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("%w: reading the record of drop %s: %w", rushgate.ErrUnavailable, id, err)
+		return nil, fmt.Errorf("%w: reading drop %s: %w", rushgate.ErrRecordUnavailable, id, err)
 	}
 	return claims, nil
 }

@@ -154,6 +154,8 @@ func fromDomain(err error) *Error {
 		return &Error{Status: http.StatusConflict, Code: codeNotAdmitted, Message: "no current admission to release", Cause: err}
 	case errors.Is(err, keyring.ErrConflict):
 		return &Error{Status: http.StatusConflict, Code: codeRotationConflict, Message: "the signing keys kept changing during the rotation; retry", Cause: err}
+	case errors.Is(err, rushgate.ErrRecordUnavailable):
+		return &Error{Status: http.StatusServiceUnavailable, Code: codeStoreUnavailable, Message: "the durable record is unavailable; retry shortly", Cause: err}
 	case errors.Is(err, rushgate.ErrUnavailable):
 		return &Error{Status: http.StatusServiceUnavailable, Code: codeStoreUnavailable, Message: "the state store is unavailable; retry shortly", Cause: err}
 	default:

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -534,6 +535,28 @@ func TestHealthAndMetrics(t *testing.T) {
 	} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// failingRecord is a durable record that fails every write, as a full disk or a stopped database does.
+type failingRecord struct{}
+
+func (failingRecord) Check(context.Context) error { return errors.New("record: disk full") }
+
+// TestHealthReportsTheRecord: a record that fails writes makes /healthz answer 503 where claims and
+// bids wait for it (the embedded backend), and 200 "degraded" where an outbox keeps them until it is
+// back (Redis): every instance shares that record, and a 503 would take them all out of rotation.
+func TestHealthReportsTheRecord(t *testing.T) {
+	for _, c := range []struct {
+		outbox bool
+		code   int
+		status string
+	}{{false, 503, "unavailable"}, {true, 200, "degraded"}} {
+		e := setup(t, func(cfg *httpapi.Config, _ *room.Store) { cfg.Record, cfg.Outbox = failingRecord{}, c.outbox })
+		h := e.do("GET", "/healthz", "", "")
+		if h.code != c.code || h.str("status") != c.status || h.str("record") != "failing writes" || !strings.Contains(h.str("reason"), "disk full") {
+			t.Errorf("outbox %v: healthz %d %v; want %d %q with the record's reason", c.outbox, h.code, h.body, c.code, c.status)
 		}
 	}
 }

@@ -82,9 +82,14 @@ type Config struct {
 	// Audit, when set, is the log of operators' changes that GET /v1/audit reads; the domain services
 	// write it.
 	Audit rushgate.Audit
-	// Record, when set, is the durable record that claims and bids wait for before they are answered
-	// (the embedded backend's); /healthz reports it unavailable while it fails writes.
+	// Record, when set, is the durable SQL record, which /healthz reports on. On the embedded backend
+	// claims and bids wait for it, so /healthz answers 503 while it fails writes.
 	Record RecordChecker
+	// Outbox says that claims and bids are answered before they reach Record, from an outbox that keeps
+	// them until it takes writes again (the Redis backend's streams): /healthz then answers a failing
+	// record with 200 "degraded" rather than 503, since the instance still serves and loses nothing,
+	// and every instance shares the record, so a 503 would take the whole fleet out of its balancer.
+	Outbox bool
 }
 
 // Console is the operator's console as the API sees it: pages to serve, and sessions to accept.
@@ -114,6 +119,7 @@ type Server struct {
 	adminSum      [32]byte
 	limiter       *limiter
 	record        RecordChecker
+	outbox        bool
 	auditLog      rushgate.Audit
 	console       Console
 	released      released // admissions ended early here, for the check endpoint
@@ -150,7 +156,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		rooms: cfg.Rooms, auctions: cfg.Auctions, drops: cfg.Drops, now: cfg.Clock, keys: cfg.Keys, verifier: admission.NewVerifierFunc(cfg.Keys.PublicKeys).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
 		adminSum: sha256.Sum256([]byte(cfg.AdminKey)), secure: cfg.SecureCookies,
-		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, auditLog: cfg.Audit, console: cfg.Console,
+		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, outbox: cfg.Outbox, auditLog: cfg.Audit, console: cfg.Console,
 		limits: newStreamLimits(cfg.StreamsPerAddress), feeds: make(map[string]*feed),
 	}
 	s.challenges, s.spent, s.enqueueSecret, s.captcha = cfg.Challenges, cfg.Spent, cfg.EnqueueSecret, cfg.Captcha
@@ -302,7 +308,11 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.record != nil {
 		if err := s.record.Check(r.Context()); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "record": "failing writes", "reason": err.Error()})
+			status, code := "unavailable", http.StatusServiceUnavailable
+			if s.outbox {
+				status, code = "degraded", http.StatusOK
+			}
+			writeJSON(w, code, map[string]string{"status": status, "record": "failing writes", "reason": err.Error()})
 			return
 		}
 	}

@@ -87,6 +87,22 @@ func (m *Metrics) WatchRooms(rooms Rooms) {
 	m.reg.MustRegister(&roomCollector{rooms: rooms})
 }
 
+// WatchRecord adds rushgate_record_up, read from check when scraped: 1 while the durable SQL record
+// takes writes, 0 while it fails them. On Redis claims and bids wait in the outbox meanwhile, and
+// nothing else in the metrics would show that the record has fallen behind.
+func (m *Metrics) WatchRecord(check func(context.Context) error) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "rushgate_record_up", Help: "1 while the durable SQL record takes writes, 0 while it fails them.",
+	}, func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if check(ctx) != nil {
+			return 0
+		}
+		return 1
+	}))
+}
+
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})

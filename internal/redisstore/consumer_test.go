@@ -1,9 +1,12 @@
 package redisstore
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,6 +35,39 @@ func TestConsumerPassesSoonerWhileBusy(t *testing.T) {
 		if idle := passes(found); idle > 4 {
 			t.Errorf("%d passes in %v while each found %d entries; want at most 4", idle, 3*idlePass, found)
 		}
+	}
+}
+
+// TestConsumerBacksOffWhileTheRecordFails: while passes fail (the SQL record is down) a recorder
+// waits longer after each, up to failedPassMax, instead of retrying every idlePass, and its log says
+// so once when the failures start and once when a pass succeeds again, not once per pass.
+func TestConsumerBacksOffWhileTheRecordFails(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	down := errors.New("connection refused")
+	var n atomic.Int64
+	// Failing for 2 s: retrying every idlePass would make 20 passes; backing off from 100 ms makes
+	// five (at 0, 100, 300, 700 and 1,500 ms), and the sixth, at 3.1 s, succeeds.
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 3700*time.Millisecond)
+	defer cancel()
+	runConsumer(ctx, log, func(context.Context, bool) (int, error) {
+		n.Add(1)
+		if time.Since(start) < 2*time.Second {
+			return 0, down
+		}
+		return 0, nil
+	})
+	// After it succeeds it passes every idlePass again: about five more passes before 3.7 s.
+	if got := n.Load(); got < 6 || got > 12 {
+		t.Errorf("%d passes in 3.7 s, failing for the first 2 s; want 6 (backing off) plus a few idle ones", got)
+	}
+	out := logs.String()
+	if c := strings.Count(out, "recording to SQL failed"); c != 1 {
+		t.Errorf("the failure was logged %d times; want once:\n%s", c, out)
+	}
+	if c := strings.Count(out, "recording to SQL resumed"); c != 1 || !strings.Contains(out, "failed_passes=5") {
+		t.Errorf("the recovery was logged %d times; want once, after 5 failed passes:\n%s", c, out)
 	}
 }
 

@@ -62,19 +62,47 @@ const (
 	busyPass = 10 * time.Millisecond
 )
 
+// failedPassMax and remindEvery shape a recorder's retries while the SQL record fails: after a failed
+// pass the pause doubles from idlePass up to failedPassMax, so that an outage of the record costs
+// neither a connection attempt nor a log line every 100 ms per recorder (the outbox keeps what waits),
+// and the log says so once when it starts, every remindEvery while it lasts, and once when it ends.
+const (
+	failedPassMax = 5 * time.Second
+	remindEvery   = time.Minute
+)
+
 // runConsumer runs pass until ctx ends; pass reports how many entries it recorded.
 func runConsumer(ctx context.Context, log *slog.Logger, pass func(ctx context.Context, retire bool) (int, error)) {
 	pause := time.NewTimer(0)
 	defer pause.Stop()
 	<-pause.C
+	var failures int                // failed passes in a row
+	var failedSince, told time.Time // when they began, and when the log last said so
 	for n := 0; ; n++ {
 		got, err := pass(ctx, n%retireEvery == 0)
-		if err != nil && ctx.Err() == nil {
-			log.Warn("recording to SQL failed; will retry", "err", err)
+		if ctx.Err() != nil {
+			return
 		}
 		next := idlePass
-		if got >= recordPage {
-			next = busyPass
+		if now := time.Now(); err != nil {
+			failures++
+			switch {
+			case failures == 1:
+				failedSince, told = now, now
+				log.Warn("recording to SQL failed; the outbox keeps what waits, retrying with backoff", "err", err)
+			case now.Sub(told) >= remindEvery:
+				told = now
+				log.Warn("recording to SQL still fails", "for", now.Sub(failedSince).Round(time.Second), "passes", failures, "err", err)
+			}
+			next = min(idlePass<<min(failures-1, 8), failedPassMax)
+		} else {
+			if failures > 0 {
+				log.Info("recording to SQL resumed", "failed_for", now.Sub(failedSince).Round(time.Millisecond), "failed_passes", failures)
+				failures = 0
+			}
+			if got >= recordPage {
+				next = busyPass
+			}
 		}
 		pause.Reset(next)
 		select {
