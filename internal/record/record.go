@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime"
 	"strconv"
 	"strings"
@@ -215,15 +216,7 @@ CREATE TABLE IF NOT EXISTS auctions (
 	state      TEXT NOT NULL,
 	updated_at TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS auction_events (
-	auction_id TEXT    NOT NULL,
-	seq        BIGINT  NOT NULL,
-	kind       TEXT    NOT NULL,
-	bidder     TEXT    NOT NULL,
-	price      BIGINT  NOT NULL,
-	proxy      BOOLEAN NOT NULL,
-	at         TEXT    NOT NULL,
-	ends_at    TEXT    NOT NULL,
+CREATE TABLE IF NOT EXISTS auction_events (` + eventColumns + `
 	PRIMARY KEY (auction_id, seq)
 );
 CREATE TABLE IF NOT EXISTS drops (
@@ -257,6 +250,9 @@ CREATE TABLE IF NOT EXISTS audit (
 );
 CREATE TABLE IF NOT EXISTS drop_claim_conflicts (` + claimColumns + `
 	PRIMARY KEY (drop_id, seq, code)
+);
+CREATE TABLE IF NOT EXISTS auction_event_conflicts (` + eventColumns + `
+	PRIMARY KEY (auction_id, seq, kind, bidder, price, at)
 );
 CREATE TABLE IF NOT EXISTS auction_results (
 	auction_id  TEXT PRIMARY KEY,
@@ -310,6 +306,17 @@ const claimColumns = `
 	code       TEXT   NOT NULL,
 	claimed_at TEXT   NOT NULL,
 	idem_key   TEXT   NOT NULL DEFAULT '',`
+
+// eventColumns are the columns of an auction's event, in auction_events and auction_event_conflicts.
+const eventColumns = `
+	auction_id TEXT    NOT NULL,
+	seq        BIGINT  NOT NULL,
+	kind       TEXT    NOT NULL,
+	bidder     TEXT    NOT NULL,
+	price      BIGINT  NOT NULL,
+	proxy      BOOLEAN NOT NULL,
+	at         TEXT    NOT NULL,
+	ends_at    TEXT    NOT NULL,`
 
 // dropCodeIndex removes the unique index of claim codes that earlier versions made. Codes are random,
 // so each claim wrote a random page of it: in a group commit of 25 claims it tripled the cost of a
@@ -464,9 +471,9 @@ const (
 		WHERE auction_results.winner = '' AND auction_results.seq < excluded.seq`
 )
 
-// writeAuction writes an auction's state and events in tx: events already recorded are skipped, and
-// the result row is inserted once. Results are written after the events, in the events' order, which
-// settles the same result as writing each with its event.
+// writeAuction writes an auction's state and events in tx: events already recorded are skipped (one
+// that conflicts is kept, see keepConflicts), and the result row is inserted once. Results are written
+// after the events, in the events' order, which settles the same result as writing each with its event.
 func (r *DB) writeAuction(ctx context.Context, tx *sql.Tx, id string, st auction.State, evs []auction.Event) error {
 	js, err := json.Marshal(st)
 	if err != nil {
@@ -475,10 +482,16 @@ func (r *DB) writeAuction(ctx context.Context, tx *sql.Tx, id string, st auction
 	if err := r.exec(ctx, tx, upsertAuction, id, string(js), ts(time.Now())); err != nil {
 		return err
 	}
-	err = r.writeRows(ctx, tx, &eventRows, len(evs), func(i int, args []any) []any {
-		ev := evs[i]
+	values := func(ev auction.Event, args []any) []any {
 		return append(args, id, ev.Seq, ev.Kind, ev.Bidder, ev.Price, ev.Proxy, ts(ev.At), ts(ev.EndsAt))
-	}, nil)
+	}
+	err = r.writeRows(ctx, tx, &eventRows, len(evs), func(i int, args []any) []any { return values(evs[i], args) },
+		func(from, to int) error {
+			return r.keepConflicts(ctx, tx, eventConflicts, id, to-from, func(i int) (int64, string, []any) {
+				ev := evs[from+i]
+				return ev.Seq, fmt.Sprintf("%s %s %d %s", ev.Kind, ev.Bidder, ev.Price, ts(ev.At)), values(ev, nil)
+			})
+		})
 	if err != nil {
 		return err
 	}
@@ -500,7 +513,7 @@ func (r *DB) writeAuction(ctx context.Context, tx *sql.Tx, id string, st auction
 // ForgetAuction removes an auction's record: its state, events and result. An embedded store calls it
 // when an auction without bids is deleted or replaced, so that the next one of that id starts afresh.
 func (r *DB) ForgetAuction(ctx context.Context, id string) error {
-	return r.forget(ctx, id, `DELETE FROM auction_events WHERE auction_id = ?`,
+	return r.forget(ctx, id, `DELETE FROM auction_events WHERE auction_id = ?`, `DELETE FROM auction_event_conflicts WHERE auction_id = ?`,
 		`DELETE FROM auction_results WHERE auction_id = ?`, `DELETE FROM auctions WHERE id = ?`)
 }
 
@@ -553,7 +566,19 @@ func (r *DB) Result(ctx context.Context, id string) (Result, error) {
 
 // Events returns the recorded events of an auction, in order.
 func (r *DB) Events(ctx context.Context, id string) ([]auction.Event, error) {
-	rows, err := r.db.QueryContext(ctx, r.q(`SELECT seq, kind, bidder, price, proxy, at, ends_at FROM auction_events WHERE auction_id = ? ORDER BY seq`), id)
+	return r.events(ctx, "auction_events", id)
+}
+
+// EventConflicts returns the events of an auction kept in auction_event_conflicts (see
+// keepConflicts), in order.
+func (r *DB) EventConflicts(ctx context.Context, id string) ([]auction.Event, error) {
+	return r.events(ctx, "auction_event_conflicts", id)
+}
+
+// events reads the events of an auction from table, auction_events or auction_event_conflicts (a
+// constant, never input).
+func (r *DB) events(ctx context.Context, table, id string) ([]auction.Event, error) {
+	rows, err := r.db.QueryContext(ctx, r.q(`SELECT seq, kind, bidder, price, proxy, at, ends_at FROM `+table+` WHERE auction_id = ? ORDER BY seq`), id)
 	if err != nil {
 		return nil, err
 	}
@@ -644,52 +669,85 @@ func (r *DB) RecordClaims(ctx context.Context, id string, claims []drop.Claim) e
 
 // writeClaims writes claims of a drop in tx, many rows per statement (see writeRows).
 func (r *DB) writeClaims(ctx context.Context, tx *sql.Tx, id string, claims []drop.Claim) error {
-	return r.writeRows(ctx, tx, &claimRows, len(claims), func(i int, args []any) []any {
-		c := claims[i]
+	values := func(c drop.Claim, args []any) []any {
 		return append(args, id, c.Seq, c.ID, c.Visitor, c.Code, ts(c.ClaimedAt), c.Key)
-	}, func(from, to int) error { return r.keepConflicts(ctx, tx, id, claims[from:to]) })
+	}
+	return r.writeRows(ctx, tx, &claimRows, len(claims), func(i int, args []any) []any { return values(claims[i], args) },
+		func(from, to int) error {
+			return r.keepConflicts(ctx, tx, claimConflicts, id, to-from, func(i int) (int64, string, []any) {
+				c := claims[from+i]
+				return c.Seq, c.Code, values(c, nil)
+			})
+		})
 }
 
-// keepConflicts looks at the claims of a statement that skipped some because their numbers were
-// recorded already. The same claim again is a redelivery (the outbox delivers at least once). Another
-// claim under a recorded number is a conflict: Redis came back behind the record (AOF everysec lost
-// its last second) and numbered a claim again. That claim was answered 201 all the same, so it is kept
-// in drop_claim_conflicts, and logged, for the operator to settle.
-func (r *DB) keepConflicts(ctx context.Context, tx *sql.Tx, id string, claims []drop.Claim) error {
-	lo, hi := claims[0].Seq, claims[0].Seq
-	for _, c := range claims {
-		lo, hi = min(lo, c.Seq), max(hi, c.Seq)
+// conflicts is how keepConflicts treats one kind of row: recorded selects the sequence numbers and
+// fingerprints of an entity's rows numbered between two bounds, keep inserts one row into the table of
+// conflicts (doing nothing if it is there), and what names the rows in the log.
+type conflicts struct {
+	recorded, keep, table, what, entity string
+}
+
+var (
+	claimConflicts = conflicts{
+		recorded: `SELECT seq, code FROM drop_claims WHERE drop_id = ? AND seq BETWEEN ? AND ?`,
+		keep: `INSERT INTO drop_claim_conflicts (drop_id, seq, claim_id, visitor, code, claimed_at, idem_key)
+			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (drop_id, seq, code) DO NOTHING`,
+		table: "drop_claim_conflicts", what: "a claim", entity: "drop",
 	}
-	rows, err := tx.QueryContext(ctx, r.q(`SELECT seq, code FROM drop_claims WHERE drop_id = ? AND seq BETWEEN ? AND ?`), id, lo, hi)
+	// An event's fingerprint, built alike in SQL and in writeAuction, is what happened, by whom, at which
+	// price and when (to the millisecond): two events that agree on all of it are one event.
+	eventConflicts = conflicts{
+		recorded: `SELECT seq, kind || ' ' || bidder || ' ' || price || ' ' || at FROM auction_events
+			WHERE auction_id = ? AND seq BETWEEN ? AND ?`,
+		keep: `INSERT INTO auction_event_conflicts (auction_id, seq, kind, bidder, price, proxy, at, ends_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (auction_id, seq, kind, bidder, price, at) DO NOTHING`,
+		table: "auction_event_conflicts", what: "an auction event", entity: "auction",
+	}
+)
+
+// keepConflicts looks at the n rows of a statement that skipped some because their numbers were
+// recorded already; row returns row i's number, fingerprint and values. The same row again is a
+// redelivery (the outbox delivers at least once). Another row under a recorded number is a conflict:
+// Redis came back behind the record (AOF everysec lost its last second) and numbered a claim or an
+// event again. It was answered all the same (a claim 201, a bid accepted), so it is kept in the
+// table of conflicts, and logged, for the operator to settle.
+func (r *DB) keepConflicts(ctx context.Context, tx *sql.Tx, c conflicts, id string, n int, row func(i int) (int64, string, []any)) error {
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for i := range n {
+		seq, _, _ := row(i)
+		lo, hi = min(lo, seq), max(hi, seq)
+	}
+	rows, err := tx.QueryContext(ctx, r.q(c.recorded), id, lo, hi)
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
 	recorded := map[int64]string{}
 	for rows.Next() {
 		var seq int64
-		var code string
-		if err := rows.Scan(&seq, &code); err != nil {
+		var fp string
+		if err := rows.Scan(&seq, &fp); err != nil {
 			rows.Close()
 			return fmt.Errorf("record: %w", err)
 		}
-		recorded[seq] = code
+		recorded[seq] = fp
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	for _, c := range claims {
-		if code, ok := recorded[c.Seq]; !ok || code == c.Code {
+	for i := range n {
+		seq, fp, args := row(i)
+		if was, ok := recorded[seq]; !ok || was == fp {
 			continue
 		}
-		res, err := tx.ExecContext(ctx, r.q(`INSERT INTO drop_claim_conflicts (drop_id, seq, claim_id, visitor, code, claimed_at, idem_key)
-			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (drop_id, seq, code) DO NOTHING`), id, c.Seq, c.ID, c.Visitor, c.Code, ts(c.ClaimedAt), c.Key)
+		res, err := tx.ExecContext(ctx, r.q(c.keep), args...)
 		if err != nil {
 			return fmt.Errorf("record: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n > 0 {
-			r.log.Error("a claim conflicts with a recorded one of the same number: the state store came back behind the record; kept in drop_claim_conflicts",
-				"drop", id, "seq", c.Seq, "claim", c.ID)
+			r.log.Error(c.what+" conflicts with a recorded one of the same number: the state store came back behind the record; kept in "+c.table,
+				c.entity, id, "seq", seq)
 		}
 	}
 	return nil

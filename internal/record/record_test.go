@@ -475,3 +475,43 @@ func TestConflictingClaimsAreKept(t *testing.T) {
 		}
 	})
 }
+
+// TestConflictingEventsAreKept: an auction event under a number the record holds for another event
+// (Redis came back behind the record and numbered a bid again) is not dropped: it goes to
+// auction_event_conflicts, once however often it is delivered, and is logged. The same event again
+// is a redelivery and no conflict.
+func TestConflictingEventsAreKept(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, r *record.DB) {
+		var logged strings.Builder
+		r.LogTo(slog.New(slog.NewTextHandler(&logged, nil)))
+		ctx := context.Background()
+		at := time.Now().UTC().Truncate(time.Millisecond)
+		bid := func(seq int, bidder string, price int64) auction.Event {
+			return auction.Event{Seq: int64(seq), Kind: auction.EventBid, Bidder: bidder, Price: price, At: at, EndsAt: at.Add(time.Hour)}
+		}
+		first := []auction.Event{bid(1, "a", 100), bid(2, "b", 110), bid(3, "a", 120)}
+		again := []auction.Event{bid(2, "x", 105), bid(3, "a", 120), bid(4, "y", 130)}
+		for _, batch := range [][]auction.Event{first, first, again, again} {
+			if err := r.Record(ctx, "a1", auction.State{}, batch); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := r.Events(ctx, "a1")
+		if err != nil || len(got) != 4 || got[1].Bidder != "b" || got[3].Bidder != "y" {
+			t.Fatalf("events %+v %v", got, err)
+		}
+		conflicts, err := r.EventConflicts(ctx, "a1")
+		if err != nil || len(conflicts) != 1 || conflicts[0].Bidder != "x" || conflicts[0].Price != 105 || !conflicts[0].At.Equal(at) {
+			t.Fatalf("conflicts %+v %v", conflicts, err)
+		}
+		if n := strings.Count(logged.String(), "conflicts with a recorded one"); n != 1 {
+			t.Fatalf("%d conflicts logged:\n%s", n, logged.String())
+		}
+		if err := r.ForgetAuction(ctx, "a1"); err != nil {
+			t.Fatal(err)
+		}
+		if conflicts, err := r.EventConflicts(ctx, "a1"); err != nil || len(conflicts) != 0 {
+			t.Fatalf("conflicts after the auction was forgotten: %+v %v", conflicts, err)
+		}
+	})
+}
