@@ -2,9 +2,11 @@ package httpapi_test
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -271,4 +273,44 @@ func TestConsoleDropAndAuction(t *testing.T) {
 		return strings.Contains(eval[string](t, ctx, `document.getElementById('audit').textContent`), "ended now")
 	})
 	screenshot(t, ctx, "console-auction")
+}
+
+// switchRecord is a durable record that fails writes while failing is set.
+type switchRecord struct{ failing atomic.Bool }
+
+func (r *switchRecord) Check(context.Context) error {
+	if r.failing.Load() {
+		return errors.New("record: connection refused")
+	}
+	return nil
+}
+
+// TestConsoleShowsAFailingRecord: while the durable record fails writes under an instance whose
+// outbox keeps claims and bids (Redis), the console says so on every page, in the operator's language,
+// and stops saying it once the record is back.
+func TestConsoleShowsAFailingRecord(t *testing.T) {
+	rec := &switchRecord{}
+	e := setup(t, withConsole(), func(cfg *httpapi.Config, _ *room.Store) { cfg.Record, cfg.Outbox = rec, true })
+	e.putRoom("sale", `{"capacity": 2}`)
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login"))); err != nil {
+		t.Fatal(err)
+	}
+	banner := func() string {
+		return eval[string](t, ctx, `(() => { const b = document.getElementById('health'); return !b || b.hidden ? '' : b.textContent; })()`)
+	}
+	until(t, "the overview to load", func() bool { return eval[string](t, ctx, `(document.body && document.body.dataset.updated) || ''`) != "" })
+	if b := banner(); b != "" {
+		t.Fatalf("a healthy instance's console shows %q", b)
+	}
+	rec.failing.Store(true)
+	until(t, "the console to say the record fails", func() bool { return strings.Contains(banner(), "wait in Redis") })
+	screenshot(t, ctx, "console-record-degraded")
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/rooms/sale?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the room page to say it in Korean", func() bool { return strings.Contains(banner(), "Redis에서 기다립니다") })
+	rec.failing.Store(false)
+	until(t, "the console to stop saying it", func() bool { return banner() == "" })
 }
