@@ -80,7 +80,7 @@ func TestDiskFull(t *testing.T) {
 	if code, b, _ := do(t, "POST", base+"/v1/drops/d/claims", alice, ""); code != 503 || errorCode(b) != "store_unavailable" {
 		t.Fatalf("claim on a full disk: %d %v, want 503 store_unavailable", code, b)
 	}
-	code, h, _ := do(t, "GET", base+"/healthz", "", "")
+	code, h, _ := do(t, "GET", base+"/healthz", testAdminKey, "")
 	if code != 503 || h["record"] != "failing writes" || !strings.Contains(fmt.Sprint(h["reason"]), "full") {
 		t.Fatalf("/healthz on a full disk: %d %v", code, h)
 	}
