@@ -300,7 +300,9 @@ func TestConsoleShowsAFailingRecord(t *testing.T) {
 	banner := func() string {
 		return eval[string](t, ctx, `(() => { const b = document.getElementById('health'); return !b || b.hidden ? '' : b.textContent; })()`)
 	}
-	until(t, "the overview to load", func() bool { return eval[string](t, ctx, `(document.body && document.body.dataset.updated) || ''`) != "" })
+	until(t, "the overview to load", func() bool {
+		return eval[string](t, ctx, `(document.body && document.body.dataset.updated) || ''`) != ""
+	})
 	if b := banner(); b != "" {
 		t.Fatalf("a healthy instance's console shows %q", b)
 	}
