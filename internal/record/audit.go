@@ -13,6 +13,8 @@ import (
 // next sequence is taken in the insert itself; two racing appends on PostgreSQL collide on the key and
 // the loser tries again.
 func (r *DB) Append(ctx context.Context, e rushgate.Entry) error {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
 	changes, err := json.Marshal(e.Changes)
 	if err != nil {
 		return err
@@ -28,6 +30,8 @@ func (r *DB) Append(ctx context.Context, e rushgate.Entry) error {
 
 // Entries implements [rushgate.Audit]; a cursor is the entry's sequence.
 func (r *DB) Entries(ctx context.Context, kind, id, before string, limit int) ([]rushgate.Entry, error) {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
 	q := `SELECT seq, at, kind, entity, action, changes FROM audit WHERE seq < ?`
 	top := int64(1) << 62
 	if before != "" {
@@ -74,6 +78,8 @@ func (r *DB) Entries(ctx context.Context, kind, id, before string, limit int) ([
 
 // AddInvites records a room's invite codes, each once; it reports how many were new.
 func (r *DB) AddInvites(ctx context.Context, room string, codes []string) (int, error) {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, r.wrote(ctx, err)
@@ -93,6 +99,8 @@ func (r *DB) AddInvites(ctx context.Context, room string, codes []string) (int, 
 
 // TakeInvite marks a listed, unused code as used and reports whether it was.
 func (r *DB) TakeInvite(ctx context.Context, room, code string) (bool, error) {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
 	res, err := r.db.ExecContext(ctx, r.q(`UPDATE invites SET used = 1 WHERE room = ? AND code = ? AND used = 0`), room, code)
 	if err != nil {
 		return false, r.wrote(ctx, err)
@@ -103,12 +111,16 @@ func (r *DB) TakeInvite(ctx context.Context, room, code string) (bool, error) {
 
 // ReturnInvite marks a code unused again.
 func (r *DB) ReturnInvite(ctx context.Context, room, code string) error {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
 	_, err := r.db.ExecContext(ctx, r.q(`UPDATE invites SET used = 0 WHERE room = ? AND code = ?`), room, code)
 	return r.wrote(ctx, err)
 }
 
 // ForgetInvites removes a deleted room's codes.
 func (r *DB) ForgetInvites(ctx context.Context, room string) error {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
 	_, err := r.db.ExecContext(ctx, r.q(`DELETE FROM invites WHERE room = ?`), room)
 	return r.wrote(ctx, err)
 }

@@ -175,11 +175,31 @@ func (r *DB) execCount(ctx context.Context, tx *sql.Tx, query string, args ...an
 // refused meanwhile, so /healthz says so.
 var ErrWrites = errors.New("record: the record store fails writes")
 
-// wrote notes the outcome of a write for Check and returns err. A write cut short by its request's
-// end says nothing about the store.
+// opTimeout bounds each operation on the record (see bound), and probeTimeout a health probe's write.
+// A database that stalls (a network partition, a stopped server) then fails them rather than holding
+// requests and recorders for as long as TCP takes to give up, and /healthz says so. The probe's bound
+// is short because a health check waits for it, and balancers give up on one after a second or so.
+var (
+	opTimeout    = 10 * time.Second
+	probeTimeout = 500 * time.Millisecond
+)
+
+// errStalled is the cause of an operation's end at its bound.
+var errStalled = errors.New("record: the database did not answer in time")
+
+// bound limits one operation on the record to d.
+func bound(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, d, errStalled)
+}
+
+// wrote notes the outcome of a write for Check and returns err. A write cut short by its caller's end
+// (a request that went away) says nothing about the store; one cut short by its bound does.
 func (r *DB) wrote(ctx context.Context, err error) error {
 	if err != nil && ctx.Err() != nil {
-		return err
+		if !errors.Is(context.Cause(ctx), errStalled) {
+			return err
+		}
+		err = fmt.Errorf("%w: %w", errStalled, err)
 	}
 	r.mu.Lock()
 	r.failed = err
@@ -201,6 +221,8 @@ func (r *DB) Check(ctx context.Context) error {
 	case failed == nil:
 		return nil
 	case !recent:
+		ctx, cancel := bound(ctx, probeTimeout)
+		defer cancel()
 		_, err := r.db.ExecContext(ctx, r.q(`INSERT INTO record_health (id, checked_at) VALUES (1, ?)
 			ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at`), ts(time.Now()))
 		if failed = r.wrote(ctx, err); failed == nil {
@@ -434,6 +456,8 @@ func (b *Batch) at(key string) (int, bool) {
 
 // Commit writes the batch in one transaction: all of it or, on an error, none of it.
 func (r *DB) Commit(ctx context.Context, b *Batch) error {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
 	return r.wrote(ctx, r.commit(ctx, b))
 }
 
@@ -526,6 +550,8 @@ func (r *DB) ForgetDrop(ctx context.Context, id string) error {
 
 // forget runs deletes, each taking the id, in one transaction.
 func (r *DB) forget(ctx context.Context, id string, stmts ...string) (err error) {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
 	defer func() { err = r.wrote(ctx, err) }()
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -555,6 +581,8 @@ var ErrNoResult = errors.New("record: no result recorded")
 
 // Result returns the settled outcome of an auction.
 func (r *DB) Result(ctx context.Context, id string) (Result, error) {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
 	var res Result
 	err := r.db.QueryRowContext(ctx, r.q(`SELECT status, winner, final_price FROM auction_results WHERE auction_id = ?`), id).
 		Scan(&res.Status, &res.Winner, &res.FinalPrice)
@@ -578,6 +606,8 @@ func (r *DB) EventConflicts(ctx context.Context, id string) ([]auction.Event, er
 // events reads the events of an auction from table, auction_events or auction_event_conflicts (a
 // constant, never input).
 func (r *DB) events(ctx context.Context, table, id string) ([]auction.Event, error) {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
 	rows, err := r.db.QueryContext(ctx, r.q(`SELECT seq, kind, bidder, price, proxy, at, ends_at FROM `+table+` WHERE auction_id = ? ORDER BY seq`), id)
 	if err != nil {
 		return nil, err
@@ -600,6 +630,8 @@ func (r *DB) events(ctx context.Context, table, id string) ([]auction.Event, err
 // Auction returns one recorded auction: its last state and its events; auction.ErrNotFound when the
 // record holds none of that id.
 func (r *DB) Auction(ctx context.Context, id string) (auction.State, []auction.Event, error) {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
 	var js string
 	err := r.db.QueryRowContext(ctx, r.q(`SELECT state FROM auctions WHERE id = ?`), id).Scan(&js)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -833,6 +865,8 @@ func (r *DB) Claims(ctx context.Context, id string) ([]drop.Claim, error) {
 // claims reads the claims of a drop from table, drop_claims or drop_claim_conflicts (a constant,
 // never input).
 func (r *DB) claims(ctx context.Context, table, id string) ([]drop.Claim, error) {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
 	rows, err := r.db.QueryContext(ctx, r.q(`SELECT seq, claim_id, visitor, code, claimed_at, idem_key FROM `+table+` WHERE drop_id = ? ORDER BY seq`), id)
 	if err != nil {
 		return nil, err
@@ -859,6 +893,8 @@ func (r *DB) RecordDrop(ctx context.Context, id string, cfg drop.Config) error {
 // putConfig writes cfg as JSON to the (id, config, updated_at) table, replacing what id had. table is
 // one of this file's constants, never input.
 func (r *DB) putConfig(ctx context.Context, table, id string, cfg any) error {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
 	js, err := json.Marshal(cfg)
 	if err != nil {
 		return err
@@ -927,6 +963,8 @@ func (r *DB) RecordRoom(ctx context.Context, id string, cfg room.Config) error {
 
 // ForgetRoom removes a deleted room's config.
 func (r *DB) ForgetRoom(ctx context.Context, id string) error {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
 	if _, err := r.db.ExecContext(ctx, r.q(`DELETE FROM rooms WHERE id = ?`), id); err != nil {
 		return r.wrote(ctx, fmt.Errorf("record: %w", err))
 	}

@@ -515,3 +515,57 @@ func TestConflictingEventsAreKept(t *testing.T) {
 		}
 	})
 }
+
+// TestStalledDatabaseFailsInTime: a PostgreSQL that takes a connection but answers nothing (here its
+// tables are locked by another transaction; a network partition or a stopped server looks the same)
+// fails the record's writes and reads at their bound rather than holding them for as long as TCP
+// takes to give up, and Check says so, within its probe's bound. Once it answers, both recover.
+func TestStalledDatabaseFailsInTime(t *testing.T) {
+	record.SetTimeouts(t, 300*time.Millisecond, 200*time.Millisecond)
+	dsn := pgtest.Database(t)
+	r, err := record.OpenPostgres(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	ctx := context.Background()
+	claims := []drop.Claim{{ID: "d.1", Seq: 1, Code: "A1", Visitor: "a", ClaimedAt: time.Now()}}
+	lock, err := admin.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback() //nolint:errcheck // rolled back below, or at a failure
+	if _, err := lock.Exec(`LOCK TABLE drop_claims, record_health IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	timed := func(what string, f func() error) {
+		t.Helper()
+		start := time.Now()
+		err := f()
+		if took := time.Since(start); err == nil || took > 3*time.Second {
+			t.Fatalf("%s on a stalled database: %v after %v; want an error at its bound", what, err, took)
+		}
+		t.Logf("%s: %v after %v", what, err, time.Since(start).Round(time.Millisecond))
+	}
+	timed("a write", func() error { return r.RecordClaims(ctx, "d", claims) })
+	timed("a read", func() error { _, err := r.Claims(ctx, "d"); return err })
+	timed("the health check", func() error { return r.Check(ctx) })
+	if err := r.Check(ctx); !errors.Is(err, record.ErrWrites) || !strings.Contains(err.Error(), "did not answer in time") {
+		t.Fatalf("Check while stalled: %v; want ErrWrites saying the database did not answer in time", err)
+	}
+
+	if err := lock.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RecordClaims(ctx, "d", claims); err != nil {
+		t.Fatalf("a write once the database answers: %v", err)
+	}
+	if err := r.Check(ctx); err != nil {
+		t.Fatalf("Check once writes succeed: %v", err)
+	}
+}
