@@ -108,8 +108,14 @@ func fields(v any) map[string]json.RawMessage {
 	return m
 }
 
-// Audited appends the entry of a change that has happened to a, when there is an audit log. A failure
-// is logged, not returned: the change stands, and its caller must not be told it failed.
+// auditRetries are the pauses before Audited tries an append again: a store that blips (a failover, a
+// write refused for a moment) still gets the entry, and the change's request waits at most their sum.
+var auditRetries = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond}
+
+// Audited appends the entry of a change that has happened to a, when there is an audit log, trying
+// again after each of auditRetries. A failure is logged, not returned: the change stands, and its
+// caller must not be told it failed. The log line then carries the whole entry, changes included, so
+// that the operator's logs keep what the audit log could not.
 func Audited(ctx context.Context, a Audit, log *slog.Logger, e Entry) {
 	if a == nil {
 		return
@@ -117,7 +123,18 @@ func Audited(ctx context.Context, a Audit, log *slog.Logger, e Entry) {
 	if e.Changes == nil {
 		e.Changes = []Change{}
 	}
-	if err := a.Append(context.WithoutCancel(ctx), e); err != nil {
-		log.Error("audit: cannot record a change", "kind", e.Kind, "id", e.ID, "action", e.Action, "err", err)
+	ctx = context.WithoutCancel(ctx)
+	err := a.Append(ctx, e)
+	for _, pause := range auditRetries {
+		if err == nil {
+			return
+		}
+		time.Sleep(pause)
+		err = a.Append(ctx, e)
+	}
+	if err != nil {
+		changes, _ := json.Marshal(e.Changes)
+		log.Error("audit: cannot record a change", "kind", e.Kind, "id", e.ID, "action", e.Action, "at", e.At,
+			"changes", json.RawMessage(changes), "err", err)
 	}
 }

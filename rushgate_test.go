@@ -1,8 +1,12 @@
 package rushgate_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -131,5 +135,48 @@ func TestConfigsRun(t *testing.T) {
 	}
 	if _, _, ok := c.Get("4999"); !ok {
 		t.Fatal("the newest entry was not kept")
+	}
+}
+
+// flakyAudit fails its first fails appends, then keeps entries.
+type flakyAudit struct {
+	fails   int
+	tries   int
+	entries []rushgate.Entry
+}
+
+func (a *flakyAudit) Append(_ context.Context, e rushgate.Entry) error {
+	if a.tries++; a.tries <= a.fails {
+		return errors.New("store blipped")
+	}
+	a.entries = append(a.entries, e)
+	return nil
+}
+
+func (a *flakyAudit) Entries(context.Context, string, string, string, int) ([]rushgate.Entry, error) {
+	return a.entries, nil
+}
+
+// TestAuditedTriesAgain: an append that fails is tried again, so a store that blips still gets the
+// entry, once. One that keeps failing leaves the whole entry in the log instead, changes included.
+func TestAuditedTriesAgain(t *testing.T) {
+	e := rushgate.Entry{Kind: "drop", ID: "d", Action: rushgate.ActionUpdate,
+		Changes: []rushgate.Change{{Field: "stock", Old: json.RawMessage("5"), New: json.RawMessage("7")}}}
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+
+	blip := &flakyAudit{fails: 2}
+	rushgate.Audited(context.Background(), blip, log, e)
+	if len(blip.entries) != 1 || blip.tries != 3 || logs.Len() != 0 {
+		t.Fatalf("after two failures: %d entries in %d tries, log %q; want the entry once, nothing logged", len(blip.entries), blip.tries, logs.String())
+	}
+
+	down := &flakyAudit{fails: 100}
+	rushgate.Audited(context.Background(), down, log, e)
+	if len(down.entries) != 0 || down.tries != 4 {
+		t.Fatalf("a failing audit log: %d entries in %d tries; want none in 4", len(down.entries), down.tries)
+	}
+	if out := logs.String(); !strings.Contains(out, "cannot record a change") || !strings.Contains(out, "changes=") || !strings.Contains(out, "stock") {
+		t.Fatalf("the log of the lost entry lacks its changes: %s", out)
 	}
 }
