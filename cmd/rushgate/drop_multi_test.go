@@ -211,22 +211,7 @@ func TestDropSurvivesRedisLosingItsData(t *testing.T) {
 			t.Fatalf("claim %d: %d %v", i, code, b)
 		}
 	}
-	recorded := func(want int) {
-		t.Helper()
-		db, _ := sql.Open("pgx", dsn)
-		defer db.Close()
-		for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			var n int
-			_ = db.QueryRowContext(context.Background(), `SELECT count(*) FROM drop_claims WHERE drop_id = 'sale'`).Scan(&n)
-			if n == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("SQL holds %d claims, want %d", n, want)
-			}
-		}
-	}
-	recorded(60)
+	recordedCodes(t, dsn, 60)
 
 	srv.Restart(t)
 	waitHealthy(t, in[0].base)
@@ -255,19 +240,7 @@ func TestDropSurvivesRedisLosingItsData(t *testing.T) {
 	if len(won) != 100 || soldOut != 10 {
 		t.Fatalf("%d claims answered 201 in all and %d sold out, want 100 and 10", len(won), soldOut)
 	}
-	recorded(100)
-	db, _ := sql.Open("pgx", dsn)
-	defer db.Close()
-	rows, err := db.QueryContext(context.Background(), `SELECT code FROM drop_claims WHERE drop_id = 'sale'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range recordedCodes(t, dsn, 100) {
 		if _, ok := won[c]; !ok {
 			t.Fatalf("recorded code %s was never answered", c)
 		}
@@ -341,24 +314,6 @@ func TestRecordOutageOnRedis(t *testing.T) {
 			won[b["code"].(string)] = true
 		}
 	}
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { db.Close() }() // the one open at the end: the outage closes the first
-	recorded := func(want int) {
-		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			var n int
-			_ = db.QueryRowContext(context.Background(), `SELECT count(*) FROM drop_claims WHERE drop_id = 'sale'`).Scan(&n)
-			if n == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("SQL holds %d claims, want %d", n, want)
-			}
-		}
-	}
 	health := func(want string) {
 		t.Helper()
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
@@ -372,7 +327,7 @@ func TestRecordOutageOnRedis(t *testing.T) {
 		}
 	}
 	claim(10)
-	recorded(10)
+	recordedCodes(t, dsn, 10)
 
 	// The outage: the record's database takes no connection, and loses the ones it had. The server
 	// itself stays up (the package's tests share it), which a refused connection cannot tell apart.
@@ -388,7 +343,6 @@ func TestRecordOutageOnRedis(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	db.Close()
 	claim(10)
 	health("degraded")
 	// A drop put afresh needs the record to say whether Redis lost it: refused, naming the record.
@@ -408,10 +362,7 @@ func TestRecordOutageOnRedis(t *testing.T) {
 	if _, err := admin.Exec(`ALTER DATABASE ` + name + ` ALLOW_CONNECTIONS true`); err != nil {
 		t.Fatal(err)
 	}
-	if db, err = sql.Open("pgx", dsn); err != nil {
-		t.Fatal(err)
-	}
-	recorded(20)
+	codes := recordedCodes(t, dsn, 20)
 	health("ok")
 	if up := metric(t, in.base, "rushgate_record_up"); up != 1 {
 		t.Errorf("rushgate_record_up is %v after the record is back, want 1", up)
@@ -419,18 +370,39 @@ func TestRecordOutageOnRedis(t *testing.T) {
 	if !strings.Contains(in.log.String(), "recording to SQL resumed") {
 		t.Errorf("the log does not say that recording resumed:\n%s", in.log)
 	}
-	rows, err := db.QueryContext(context.Background(), `SELECT code FROM drop_claims WHERE drop_id = 'sale'`)
+	for _, c := range codes {
+		if !won[c] {
+			t.Fatalf("recorded code %s was never answered", c)
+		}
+	}
+}
+
+// recordedCodes waits up to 20 s until the record at dsn holds want claims of the drop "sale", and
+// returns their codes.
+func recordedCodes(t *testing.T, dsn string, want int) []string {
+	t.Helper()
+	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			t.Fatal(err)
+	defer db.Close()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var codes []string
+		rows, err := db.QueryContext(context.Background(), `SELECT code FROM drop_claims WHERE drop_id = 'sale'`)
+		if err == nil {
+			for rows.Next() {
+				var c string
+				if rows.Scan(&c) == nil {
+					codes = append(codes, c)
+				}
+			}
+			rows.Close()
 		}
-		if !won[c] {
-			t.Fatalf("recorded code %s was never answered", c)
+		if len(codes) == want {
+			return codes
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("SQL holds %d claims (%v), want %d", len(codes), err, want)
 		}
 	}
 }
