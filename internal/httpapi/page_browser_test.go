@@ -7,10 +7,15 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/httpapi"
+	"github.com/rushgate/rushgate/internal/room"
 )
 
 // TestWaitingPage follows a visitor through the waiting page in English and in Korean: joining third,
@@ -340,4 +345,52 @@ func TestWaitingPageSolvesChallenge(t *testing.T) {
 	if st := e.do("GET", "/v1/rooms/pow", adminKey, "").body["stats"].(map[string]any); st["waiting"] != 1.0 {
 		t.Fatalf("stats %v", st)
 	}
+}
+
+// blipStore is a room store whose joins fail as unavailable while down is set.
+type blipStore struct {
+	room.Store
+	down *atomic.Bool
+}
+
+func (s blipStore) Join(ctx context.Context, id string, en room.Entrant) (room.Status, error) {
+	if s.down.Load() {
+		return room.Status{}, rushgate.ErrUnavailable
+	}
+	return s.Store.Join(ctx, id, en)
+}
+
+// TestPagesSpeakTheirLanguageWhenRefused: a refusal the pages have no words of their own for is told
+// in the page's language, never in the API's English message. A visitor who reaches a line while the
+// store is down is asked to wait a moment, and the page joins by itself once the store is back; a
+// claim on a drop for signed-in customers says so.
+func TestPagesSpeakTheirLanguageWhenRefused(t *testing.T) {
+	var down atomic.Bool
+	down.Store(true)
+	e := setup(t, func(_ *httpapi.Config, s *room.Store) { *s = blipStore{*s, &down} })
+	e.putRoom("blip", `{"capacity": 1, "paused": true}`)
+	e.want(e.do("PUT", "/v1/drops/members", adminKey, e.dropCfg(`, "identity": "site"`)), 200, "")
+	ctx := tab(t)
+	shown := func(sel string) string {
+		return eval[string](t, ctx, `(document.querySelector('`+sel+`') || {}).textContent || ''`)
+	}
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/r/blip?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the page to ask for a moment, in Korean", func() bool { return strings.Contains(shown("#message"), "잠시 후 다시 시도하세요") })
+	screenshot(t, ctx, "room-busy-ko")
+	down.Store(false)
+	until(t, "the page to join by itself", func() bool { return shown("#position") == "#1" })
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/d/members?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the claim button", func() bool {
+		return eval[string](t, ctx, `String(document.getElementById('claim').disabled)`) == "false"
+	})
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#claim"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the refusal, in Korean", func() bool { return strings.Contains(shown("#result"), "로그인한 고객만") })
 }

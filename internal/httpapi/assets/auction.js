@@ -170,7 +170,7 @@ $("bidform").addEventListener("submit", async (ev) => {
       carried.forget();
       $("result").textContent = text("need_line");
     } else {
-      $("result").textContent = (s.error && s.error.message) || text("error_retry");
+      $("result").textContent = failure(text, s);
     }
   } catch (_) {
     $("result").textContent = text("error_retry");
@@ -186,7 +186,7 @@ $("buynow").addEventListener("click", async () => {
       sessionStorage.setItem(me.key, s.winner);
       view = s;
     } else {
-      $("result").textContent = (s.error && s.error.message) || text("error_retry");
+      $("result").textContent = failure(text, s);
     }
   } catch (_) {
     $("result").textContent = text("error_retry");

@@ -97,7 +97,7 @@ async function claim() {
       carried.forget();
       $("result").textContent = text("need_line");
     } else {
-      $("result").textContent = (s.error && s.error.message) || text("error_retry");
+      $("result").textContent = failure(text, s);
     }
   } catch (_) {
     $("result").textContent = text("error_retry"); // a retry sends the same key: it cannot claim twice

@@ -34,3 +34,16 @@ function carriedAdmission(room) {
   }
   return { get: () => (room ? sessionStorage.getItem(key) : null), forget: () => sessionStorage.removeItem(key) };
 }
+
+// failures are the words of the visitor pages for the API's refusals they have no words of their own
+// for; failure picks them, in the page's language, never the API's English message.
+const failures = {
+  store_unavailable: "busy_retry", rate_limited: "busy_retry", identity_required: "identity_required",
+  auction_closed: "ended", auction_not_started: "not_started", buy_now_unavailable: "buy_now_gone",
+  invalid_amount: "invalid_amount", not_open: "not_open", sold_out: "sold_out_text",
+  invite_required: "invite_required", invite_invalid: "invite_invalid", invalid_enqueue_token: "invite_invalid",
+};
+function failure(text, s) {
+  const code = s && s.error && s.error.code;
+  return text(failures[code] || "error_retry");
+}

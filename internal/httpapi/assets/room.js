@@ -62,7 +62,7 @@ function lost() {
 
 function show(s) {
   if (s.error) {
-    $("message").textContent = s.error.message;
+    $("message").textContent = failure(text, s);
     return;
   }
   connected();
@@ -198,6 +198,14 @@ async function join(switching, solution) {
     }
     if (r.status === 410 && s.error && s.error.code === "sold_out") {
       soldOut();
+      return;
+    }
+    if (r.status === 503 || r.status === 429) {
+      // The store blipped or this address joins too fast: try again after the pause the server asks
+      // for, spread over twice that so that a crowd does not come back all at once.
+      $("message").textContent = text("busy_retry");
+      const pause = (Number(r.headers.get("Retry-After")) || 2) * 1000;
+      setTimeout(() => join(switching), pause * (1 + Math.random()));
       return;
     }
     if (r.status === 410 && s.error && s.error.code === "room_closed") {
