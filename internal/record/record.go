@@ -21,7 +21,7 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+	"modernc.org/sqlite"               // registers the "sqlite" driver; its errors name the cause
 
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
@@ -94,11 +94,19 @@ func OpenSQLite(ctx context.Context, path string, fsync Fsync) (*DB, error) {
 	}
 	db.SetMaxOpenConns(1) // SQLite has one writer; one connection serialises without busy errors
 	r, err := open(ctx, db, false)
+	var busy *sqlite.Error
+	if errors.As(err, &busy) && busy.Code()&0xff == sqliteBusy {
+		return nil, fmt.Errorf("record: %s is in use by another process, most likely another rushgate with the same --data: "+
+			"give each instance its own --data, and instances that share a Redis one --postgres to record into", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w (database %s)", err, path)
 	}
 	return r, nil
 }
+
+// sqliteBusy is SQLite's primary result code for a database another connection holds locked.
+const sqliteBusy = 5
 
 // OpenPostgres connects to PostgreSQL (a postgres:// URL or key=value DSN) and migrates it.
 func OpenPostgres(ctx context.Context, dsn string) (*DB, error) {

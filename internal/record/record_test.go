@@ -569,3 +569,22 @@ func TestStalledDatabaseFailsInTime(t *testing.T) {
 		t.Fatalf("Check once writes succeed: %v", err)
 	}
 }
+
+// TestSQLiteInUseSaysWhy: a SQLite record that another rushgate holds (two instances given the same
+// --data) is refused with an error that says so and what to do, not SQLite's "database is locked".
+func TestSQLiteInUseSaysWhy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "records.db")
+	first, err := record.OpenSQLite(context.Background(), path, record.FsyncAlways)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	second, err := record.OpenSQLite(context.Background(), path, record.FsyncAlways)
+	if err == nil {
+		second.Close()
+		t.Fatal("a second open of a held SQLite record succeeded")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "in use by another process") || !strings.Contains(msg, "--data") || !strings.Contains(msg, path) {
+		t.Fatalf("error %q: want it to say the file is in use, and to name it and --data", msg)
+	}
+}
