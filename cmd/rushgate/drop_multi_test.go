@@ -412,3 +412,36 @@ func dbName(dsn string) string {
 	u, _ := url.Parse(dsn)
 	return strings.TrimPrefix(u.Path, "/")
 }
+
+// TestSplitRecordIsReported: two instances on one Redis, each recording into a SQLite file of its own,
+// split the record of drops and auctions between them. The second one started says so in its log and
+// in rushgate_records_in_use; instances sharing one --postgres report one record.
+func TestSplitRecordIsReported(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-instance test skipped in -short mode")
+	}
+	addr, bin := redistest.Shared(t), buildBinary(t)
+	// records waits for an instance's first check, which runs as it starts, alongside its first answers.
+	records := func(t *testing.T, in *instance, want float64) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			n, _, err := metricValue(in.base, "rushgate_records_in_use") // not there before the first check
+			if err == nil && n == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("rushgate_records_in_use is %v, want %v", n, want)
+			}
+		}
+	}
+	split := startInstances(t, bin, addr, 2)
+	records(t, split[1], 2)
+	if !strings.Contains(split[1].log.String(), "record into different SQL records") {
+		t.Errorf("the second instance does not warn of the split record; it wrote:\n%s", split[1].log)
+	}
+
+	t.Run("shared", func(t *testing.T) { // a prefix of its own: the split instances above are not seen
+		in := startInstances(t, bin, addr, 2, "--postgres", pgtest.Database(t))
+		records(t, in[1], 1)
+	})
+}

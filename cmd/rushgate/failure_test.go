@@ -148,23 +148,31 @@ func errorCode(body map[string]any) string {
 // metric reads one sample's value from an instance's /metrics.
 func metric(t *testing.T, base, name string) float64 {
 	t.Helper()
+	v, ok, err := metricValue(base, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		t.Fatalf("%s is not in /metrics", name)
+	}
+	return v
+}
+
+// metricValue reads one sample's value from an instance's /metrics, and whether it is there.
+func metricValue(base, name string) (float64, bool, error) {
 	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
 	req.Header.Set("Authorization", "Bearer "+testAdminKey)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, false, err
 	}
 	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
 	for line := range strings.Lines(string(body)) {
 		if v, ok := strings.CutPrefix(line, name+" "); ok {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			return f
+			return f, err == nil, err
 		}
 	}
-	t.Fatalf("%s is not in /metrics", name)
-	return 0
+	return 0, false, nil
 }

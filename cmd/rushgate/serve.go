@@ -371,7 +371,7 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 	if err != nil {
 		return backend{}, err
 	}
-	b := redisstore.New(rdb, redisstore.Options{Prefix: f.redisPrefix, Cluster: cluster, Batched: m.VisitBatch})
+	b := redisstore.New(rdb, redisstore.Options{Prefix: f.redisPrefix, Cluster: cluster, Batched: m.VisitBatch, Records: m.RecordsInUse})
 	name := "redis"
 	if cluster {
 		name = "redis-cluster"

@@ -26,14 +26,16 @@ type Rooms interface {
 
 // Metrics holds the registry and the counters rushgate updates.
 type Metrics struct {
-	reg      *prometheus.Registry
-	joins    *prometheus.CounterVec
-	admitted *prometheus.CounterVec
-	releases *prometheus.CounterVec
-	expiries *prometheus.CounterVec
-	requests *prometheus.HistogramVec
-	batches  prometheus.Histogram
-	guards   *prometheus.CounterVec
+	reg         *prometheus.Registry
+	joins       *prometheus.CounterVec
+	admitted    *prometheus.CounterVec
+	releases    *prometheus.CounterVec
+	expiries    *prometheus.CounterVec
+	requests    *prometheus.HistogramVec
+	batches     prometheus.Histogram
+	guards      *prometheus.CounterVec
+	records     prometheus.Gauge
+	recordsOnce sync.Once // registers records on first use: only the Redis backend has a value for it
 
 	// Children of the vectors on the hot path, looked up once: resolving label values hashes and
 	// validates them on every call, which a join paid twice.
@@ -75,6 +77,10 @@ func New() *Metrics {
 		Name: "rushgate_join_guard_total",
 		Help: "What the bot defences of joins did, by what (challenge, invite, captcha) and outcome (issued, solved, failed, replayed, used, refused).",
 	}, []string{"what", "outcome"})
+	m.records = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "rushgate_records_in_use",
+		Help: "How many different SQL records the instances on this Redis record into (checked every 30 s); more than 1 splits the record of drops and auctions.",
+	})
 	m.reg.MustRegister(m.joins, m.admitted, m.releases, m.expiries, m.requests, m.batches, m.guards,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -145,6 +151,12 @@ func (m *Metrics) ObserveRequest(route string, code int, d time.Duration) {
 		o, _ = m.requestsBy.LoadOrStore(k, m.requests.WithLabelValues(route, strconv.Itoa(code)))
 	}
 	o.(prometheus.Observer).Observe(d.Seconds())
+}
+
+// RecordsInUse sets how many different SQL records the instances on this Redis record into.
+func (m *Metrics) RecordsInUse(n int) {
+	m.recordsOnce.Do(func() { m.reg.MustRegister(m.records) })
+	m.records.Set(float64(n))
 }
 
 // VisitBatch records how many joins and status reads shared one call of Redis's visit script.

@@ -8,7 +8,9 @@ package record
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +34,7 @@ import (
 type DB struct {
 	db       *sql.DB
 	postgres bool
+	id       string // see ID
 
 	mu     sync.Mutex
 	failed error     // the last write's failure, nil once a write succeeds
@@ -122,6 +125,9 @@ func open(ctx context.Context, db *sql.DB, postgres bool) (*DB, error) {
 	err := r.migrate(ctx)
 	if err == nil {
 		err = r.prepare(ctx)
+	}
+	if err == nil {
+		r.id, err = r.identity(ctx)
 	}
 	if err != nil {
 		db.Close()
@@ -215,6 +221,26 @@ func (r *DB) wrote(ctx context.Context, err error) error {
 	return err
 }
 
+// ID names this record: made at random when the database was created, the same for every instance that
+// records into it. Instances on one Redis compare theirs to find a record split between them.
+func (r *DB) ID() string { return r.id }
+
+// identity reads the record's id, making it on first use (two instances racing to make it keep the
+// first one written).
+func (r *DB) identity(ctx context.Context) (string, error) {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	if _, err := r.db.ExecContext(ctx, r.q(`INSERT INTO record_meta (name, value) VALUES ('id', ?) ON CONFLICT (name) DO NOTHING`),
+		hex.EncodeToString(b[:])); err != nil {
+		return "", fmt.Errorf("record: %w", err)
+	}
+	var id string
+	if err := r.db.QueryRowContext(ctx, `SELECT value FROM record_meta WHERE name = 'id'`).Scan(&id); err != nil {
+		return "", fmt.Errorf("record: %w", err)
+	}
+	return id, nil
+}
+
 // Check reports whether the store takes writes: nil, unless the last write failed and a probe write,
 // tried at most once a second, fails too. It wraps ErrWrites and the cause, for health checks, and
 // clears once writes succeed again (the disk has room again, the database is back).
@@ -263,6 +289,10 @@ CREATE TABLE IF NOT EXISTS rooms (
 CREATE TABLE IF NOT EXISTS record_health (
 	id         INTEGER PRIMARY KEY,
 	checked_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS record_meta (
+	name  TEXT PRIMARY KEY,
+	value TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS invites (
 	room TEXT     NOT NULL,

@@ -588,3 +588,21 @@ func TestSQLiteInUseSaysWhy(t *testing.T) {
 		t.Fatalf("error %q: want it to say the file is in use, and to name it and --data", msg)
 	}
 }
+
+// TestRecordID: a record keeps its id across opens, and two records have different ids; instances
+// compare them to find a record split between them.
+func TestRecordID(t *testing.T) {
+	dir := t.TempDir()
+	ids := func(path string) string {
+		r, err := record.OpenSQLite(context.Background(), path, record.FsyncAlways)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		return r.ID()
+	}
+	a, again, b := ids(filepath.Join(dir, "a.db")), ids(filepath.Join(dir, "a.db")), ids(filepath.Join(dir, "b.db"))
+	if a == "" || a != again || a == b {
+		t.Fatalf("ids %q, %q after reopening, %q of another file: want the first two equal, the third different", a, again, b)
+	}
+}

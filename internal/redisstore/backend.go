@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -25,6 +26,9 @@ type Options struct {
 	// visit script, for metrics: batches near 1 mean Redis keeps up with the crowd, batches near the
 	// limit (64) that it is the bottleneck.
 	Batched func(visits int)
+	// Records, when set, is told after each check of Record's how many different SQL records the
+	// instances on this Redis record into, for metrics: more than one is a misconfiguration.
+	Records func(n int)
 }
 
 // Backend is the Redis backend as one value: its stores share one client and one key space, and
@@ -35,6 +39,7 @@ type Backend struct {
 	auctions *Auctions
 	drops    *Drops
 	vault    *Vault
+	records  func(n int) // see Options.Records
 }
 
 // New returns the backend over rdb, a standalone or cluster client; Close closes rdb.
@@ -46,7 +51,8 @@ func New(rdb rueidis.Client, opts Options) *Backend {
 		opts.Timeout = 500 * time.Millisecond
 	}
 	c := &conn{rdb: rdb, keys: keys{prefix: opts.Prefix}, timeout: opts.Timeout, clock: opts.Clock, cluster: opts.Cluster}
-	return &Backend{conn: c, rooms: newRooms(c, opts.Batched), auctions: newAuctions(c), drops: newDrops(c), vault: &Vault{c}}
+	return &Backend{conn: c, rooms: newRooms(c, opts.Batched), auctions: newAuctions(c), drops: newDrops(c), vault: &Vault{c},
+		records: opts.Records}
 }
 
 // Rooms returns the room store.
@@ -74,12 +80,58 @@ func (b *Backend) Spent() Spent { return Spent{b.conn} }
 func (b *Backend) Audit() Audit { return Audit{b.conn} }
 
 // Record copies the auctions' and drops' outboxes into rec until ctx ends, as the recorder named
-// consumer: every instance runs it under its own name (see RunRecorder of Auctions and Drops).
+// consumer: every instance runs it under its own name (see RunRecorder of Auctions and Drops). It also
+// says every recordCheckEvery which record it writes to, and warns when the instances write to more
+// than one (see watchRecords).
 func (b *Backend) Record(ctx context.Context, consumer string, rec Records, log *slog.Logger) {
-	done := make(chan struct{})
-	go func() { defer close(done); b.drops.RunRecorder(ctx, consumer, rec, log) }()
+	var wg sync.WaitGroup
+	wg.Go(func() { b.drops.RunRecorder(ctx, consumer, rec, log) })
+	wg.Go(func() { b.watchRecords(ctx, rec.ID(), log) })
 	b.auctions.RunRecorder(ctx, consumer, rec, log)
-	<-done
+	wg.Wait()
+}
+
+// recordCheckEvery is how often an instance says which SQL record it records into, and recordHorizon
+// how long that word counts: an instance gone, or moved to another record, stops counting after it.
+const (
+	recordCheckEvery = 30 * time.Second
+	recordHorizon    = 4 * recordCheckEvery
+)
+
+// watchRecords says every recordCheckEvery, from the start, that this instance records into the
+// record named id, and hears how many different records the instances on this Redis record into. More
+// than one is a misconfiguration that nothing else shows: each recorder writes the drops and auctions
+// it holds the lease of into its own record, so the record of each is split between them, and putting
+// one back after Redis lost its data finds only a part of it. It is logged when it starts and when it
+// ends, and told to Options.Records.
+func (b *Backend) watchRecords(ctx context.Context, id string, log *slog.Logger) {
+	tick := time.NewTicker(recordCheckEvery)
+	defer tick.Stop()
+	last := 1
+	for {
+		m, err := b.conn.run(ctx, seenScript, []string{b.conn.keys.records()}, id, itoa(recordHorizon.Milliseconds()))
+		n, _ := m.AsInt64()
+		switch {
+		case err != nil || n < 1: // Redis is down: /healthz says so
+		case n > 1 && int(n) != last:
+			log.Warn("the instances on this Redis record into different SQL records: each records the drops and auctions it holds "+
+				"into its own, and one put back after Redis loses its data finds only a part; give them all the same --postgres",
+				"records", n)
+		case n == 1 && last > 1:
+			log.Info("the instances on this Redis record into one SQL record again")
+		}
+		if err == nil && n >= 1 {
+			last = int(n)
+			if b.records != nil {
+				b.records(last)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // Close closes the client.

@@ -48,6 +48,7 @@ var (
 	stockScript   = rueidis.NewLuaScript(mustSource("stock"))
 	settleScript  = rueidis.NewLuaScript(mustSource("line_settle"))
 	leaseScript   = rueidis.NewLuaScript(mustSource("record_lease"))
+	seenScript    = rueidis.NewLuaScript(mustSource("record_seen"))
 	// swapScript stands alone: it is not a room script and needs none of lib.lua's helpers.
 	swapScript = rueidis.NewLuaScript(mustSource("secret_swap"))
 )

@@ -116,3 +116,7 @@ func (k keys) recording(entity string) []string {
 // drops is a SET of the drop ids the recorders poll: created ones, until they are sold out and
 // recorded.
 func (k keys) drops() string { return k.prefix + ":drops" }
+
+// records is a HASH of the SQL records the instances record into, by id, with when an instance last
+// said so (lua/record_seen.lua): more than one splits the record of drops and auctions between them.
+func (k keys) records() string { return k.prefix + ":records" }

@@ -18,6 +18,8 @@ import (
 type Records interface {
 	Record(ctx context.Context, id string, st auction.State, evs []auction.Event) error
 	RecordClaims(ctx context.Context, id string, claims []drop.Claim) error
+	// ID names the record, the same for every instance that records into it (see watchRecords).
+	ID() string
 }
 
 // Each drop's and auction's stream is its outbox to SQL, and one recorder at a time copies it, under a
