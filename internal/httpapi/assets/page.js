@@ -42,6 +42,7 @@ const failures = {
   auction_closed: "ended", auction_not_started: "not_started", buy_now_unavailable: "buy_now_gone",
   invalid_amount: "invalid_amount", not_open: "not_open", sold_out: "sold_out_text",
   invite_required: "invite_required", invite_invalid: "invite_invalid", invalid_enqueue_token: "invite_invalid",
+  captcha_required: "captcha_required", captcha_failed: "captcha_required",
 };
 function failure(text, s) {
   const code = s && s.error && s.error.code;
