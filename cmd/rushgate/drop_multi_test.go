@@ -314,18 +314,6 @@ func TestRecordOutageOnRedis(t *testing.T) {
 			won[b["code"].(string)] = true
 		}
 	}
-	health := func(want string) {
-		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			code, b, _ := do(t, "GET", in.base+"/healthz", "", "")
-			if code == 200 && b["status"] == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("healthz: %d %v, want 200 %q", code, b, want)
-			}
-		}
-	}
 	claim(10)
 	recordedCodes(t, dsn, 10)
 
@@ -344,7 +332,7 @@ func TestRecordOutageOnRedis(t *testing.T) {
 		}
 	}
 	claim(10)
-	health("degraded")
+	waitStatus(t, in.base, "degraded")
 	// A drop put afresh needs the record to say whether Redis lost it: refused, naming the record.
 	code, b, _ := do(t, "PUT", in.base+"/v1/drops/later", testAdminKey, cfg)
 	e, _ := b["error"].(map[string]any)
@@ -363,7 +351,7 @@ func TestRecordOutageOnRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	codes := recordedCodes(t, dsn, 20)
-	health("ok")
+	waitStatus(t, in.base, "ok")
 	if up := metric(t, in.base, "rushgate_record_up"); up != 1 {
 		t.Errorf("rushgate_record_up is %v after the record is back, want 1", up)
 	}
@@ -403,6 +391,80 @@ func recordedCodes(t *testing.T, dsn string, want int) []string {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("SQL holds %d claims (%v), want %d", len(codes), err, want)
+		}
+	}
+}
+
+// waitStatus waits up to 10 s until an instance's /healthz answers 200 with status want.
+func waitStatus(t *testing.T, base, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		code, b, _ := do(t, "GET", base+"/healthz", "", "")
+		if code == 200 && b["status"] == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("healthz: %d %v, want 200 %q", code, b, want)
+		}
+	}
+}
+
+// TestRecordOpensLater: an instance on Redis starts while its PostgreSQL record refuses connections,
+// where it used to stop at its start. Its lines serve meanwhile, /healthz says "degraded", and a new
+// drop waits for the record; once the database takes connections the record opens by itself and the
+// drop's claims reach it.
+func TestRecordOpensLater(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-instance test skipped in -short mode")
+	}
+	dsn := pgtest.Database(t)
+	name := dbName(dsn)
+	admin, err := sql.Open("pgx", strings.Replace(dsn, "/"+name+"?", "/postgres?", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	allow := func(yes bool) {
+		t.Helper()
+		if _, err := admin.Exec(fmt.Sprintf(`ALTER DATABASE %s ALLOW_CONNECTIONS %v`, name, yes)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allow(false)
+	in := startInstances(t, buildBinary(t), redistest.Shared(t), 1, "--postgres", dsn, "--log-level", "info")[0]
+	waitStatus(t, in.base, "degraded")
+	// Lines need no record: they serve meanwhile.
+	if code, b, _ := do(t, "PUT", in.base+"/v1/rooms/line", testAdminKey, `{"capacity": 1}`); code != 200 {
+		t.Fatalf("PUT room while the record is down: %d %v", code, b)
+	}
+	if code, b, _ := do(t, "POST", in.base+"/v1/rooms/line/join", "", ""); code != 200 {
+		t.Fatalf("join while the record is down: %d %v", code, b)
+	}
+	cfg := fmt.Sprintf(`{"stock": 100, "opens_at": %q}`, time.Now().Add(-time.Minute).Format(time.RFC3339))
+	if code, b, _ := do(t, "PUT", in.base+"/v1/drops/sale", testAdminKey, cfg); code != 503 {
+		t.Fatalf("PUT of a drop the record cannot vouch for: %d %v, want 503", code, b)
+	}
+
+	allow(true)
+	waitStatus(t, in.base, "ok")
+	if !strings.Contains(in.log.String(), "the SQL record is open") {
+		t.Errorf("the log does not say the record opened:\n%s", in.log)
+	}
+	if code, b, _ := do(t, "PUT", in.base+"/v1/drops/sale", testAdminKey, cfg); code != 200 {
+		t.Fatalf("PUT once the record is open: %d %v", code, b)
+	}
+	won := map[string]bool{}
+	for i := range 5 {
+		_, v, _ := do(t, "POST", in.base+"/v1/visitors", testAdminKey, fmt.Sprintf(`{"subject": "v%d"}`, i))
+		code, b, _ := do(t, "POST", in.base+"/v1/drops/sale/claims", v["visitor_token"].(string), "")
+		if code != 201 {
+			t.Fatalf("claim: %d %v", code, b)
+		}
+		won[b["code"].(string)] = true
+	}
+	for _, c := range recordedCodes(t, dsn, 5) {
+		if !won[c] {
+			t.Fatalf("recorded code %s was never answered", c)
 		}
 	}
 }

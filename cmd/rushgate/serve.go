@@ -215,7 +215,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 			a.close()
 		}
 	}()
-	records, err := openRecords(ctx, f)
+	records, err := openRecords(ctx, f, log)
 	if err != nil {
 		return nil, err
 	}
@@ -343,14 +343,17 @@ type backend struct {
 }
 
 // openRecords opens the durable record: PostgreSQL when --postgres is set, else a SQLite
-// file under --data.
-func openRecords(ctx context.Context, f serveFlags) (*record.DB, error) {
+// file under --data. On Redis a PostgreSQL that does not answer yet does not stop the start.
+func openRecords(ctx context.Context, f serveFlags, log *slog.Logger) (*record.DB, error) {
 	fsync, err := record.ParseFsync(f.fsync)
 	if err != nil {
 		return nil, fmt.Errorf("--fsync: %w", err)
 	}
-	if f.postgres != "" {
-		return record.OpenPostgres(ctx, f.postgres)
+	switch {
+	case f.postgres != "" && f.redisURL != "":
+		return record.OpenPostgresLater(ctx, f.postgres, log) // Redis keeps claims and bids until it opens
+	case f.postgres != "":
+		return record.OpenPostgres(ctx, f.postgres) // the embedded backend resumes from it
 	}
 	return record.OpenSQLite(ctx, filepath.Join(f.data, "records.db"), fsync)
 }

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -34,14 +35,22 @@ import (
 type DB struct {
 	db       *sql.DB
 	postgres bool
-	id       string // see ID
+	ready    atomic.Pointer[opened] // nil until the database is migrated (see OpenPostgresLater)
+	stop     context.CancelFunc     // ends the opening in the background, if any
+	opening  sync.WaitGroup
 
 	mu     sync.Mutex
 	failed error     // the last write's failure, nil once a write succeeds
 	probed time.Time // when Check last tried a write
 
-	stmts map[string]*sql.Stmt // the group commit's statements, prepared at open (see exec)
-	log   *slog.Logger         // hears of conflicting claims (see keepConflicts)
+	log *slog.Logger // hears of conflicting claims (see keepConflicts)
+}
+
+// opened is what a record holds once its database is migrated: the group commit's statements (see
+// exec) and the record's id (see ID).
+type opened struct {
+	stmts map[string]*sql.Stmt
+	id    string
 }
 
 // LogTo sends what the record has to report (claims that conflict with recorded ones) to log instead
@@ -122,44 +131,118 @@ func OpenPostgres(ctx context.Context, dsn string) (*DB, error) {
 
 func open(ctx context.Context, db *sql.DB, postgres bool) (*DB, error) {
 	r := &DB{db: db, postgres: postgres, log: slog.Default()}
-	err := r.migrate(ctx)
-	if err == nil {
-		err = r.prepare(ctx)
-	}
-	if err == nil {
-		r.id, err = r.identity(ctx)
-	}
+	o, err := r.setUp(ctx)
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
+	r.ready.Store(o)
 	return r, nil
 }
 
-// Close closes the database.
+// retryOpen is how often a record opened later tries its database again.
+var retryOpen = 2 * time.Second
+
+// OpenPostgresLater is OpenPostgres for the Redis backend, which serves while its record is down:
+// claims and bids wait in Redis's outbox. A database that does not open (it is down, refuses
+// connections) does not stop it: the record is returned unopened, fails its writes and Check, and
+// opens in the background, tried again every retryOpen until it opens or Close. The log hears when it
+// fails first and when it opens. A DSN that does not parse is refused at once.
+func OpenPostgresLater(ctx context.Context, dsn string, log *slog.Logger) (*DB, error) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	r := &DB{db: db, postgres: true, log: slog.Default()}
+	o, err := r.setUp(ctx)
+	if err == nil {
+		r.ready.Store(o)
+		return r, nil
+	}
+	log.Warn("the SQL record does not open; claims and bids wait in Redis while it is tried again", "every", retryOpen, "err", err)
+	r.failed = err
+	octx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	r.stop = stop
+	r.opening.Go(func() {
+		tick := time.NewTicker(retryOpen)
+		defer tick.Stop()
+		for {
+			select {
+			case <-octx.Done():
+				return
+			case <-tick.C:
+			}
+			o, err := r.setUp(octx)
+			if err == nil {
+				r.ready.Store(o) // before failed clears: Check reads failed only while ready is nil
+			}
+			r.mu.Lock()
+			r.failed = err
+			r.mu.Unlock()
+			if err == nil {
+				log.Info("the SQL record is open")
+				return
+			}
+		}
+	})
+	return r, nil
+}
+
+// setUp migrates the database, prepares the group commit's statements and reads the record's id.
+func (r *DB) setUp(ctx context.Context) (*opened, error) {
+	if err := r.migrate(ctx); err != nil {
+		return nil, err
+	}
+	stmts, err := r.prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id, err := r.identity(ctx)
+	if err != nil {
+		closeAll(stmts)
+		return nil, err
+	}
+	return &opened{stmts: stmts, id: id}, nil
+}
+
+// errNotOpen is the failure of a write to a record that has not opened yet (see OpenPostgresLater).
+var errNotOpen = errors.New("record: the database has not opened yet")
+
+// Close stops opening the record, if it is still trying, and closes the database.
 func (r *DB) Close() error {
-	for _, st := range r.stmts {
-		st.Close()
+	if r.stop != nil {
+		r.stop()
+		r.opening.Wait()
+	}
+	if o := r.ready.Load(); o != nil {
+		closeAll(o.stmts)
 	}
 	return r.db.Close()
+}
+
+func closeAll(stmts map[string]*sql.Stmt) {
+	for _, st := range stmts {
+		st.Close()
+	}
 }
 
 // prepare prepares the group commit's statements once: it runs the same few hundreds of times a
 // second, and preparing them at each commit cost a fifth of its CPU on SQLite. It runs at open, before
 // any transaction holds SQLite's one connection.
-func (r *DB) prepare(ctx context.Context) error {
+func (r *DB) prepare(ctx context.Context) (map[string]*sql.Stmt, error) {
 	queries := []string{upsertAuction, upsertResult}
 	queries = append(queries, claimRows.queries[:]...)
 	queries = append(queries, eventRows.queries[:]...)
-	r.stmts = make(map[string]*sql.Stmt, len(queries))
+	stmts := make(map[string]*sql.Stmt, len(queries))
 	for _, q := range queries {
 		st, err := r.db.PrepareContext(ctx, r.q(q))
 		if err != nil {
-			return fmt.Errorf("record: %w", err)
+			closeAll(stmts)
+			return nil, fmt.Errorf("record: %w", err)
 		}
-		r.stmts[q] = st
+		stmts[q] = st
 	}
-	return nil
+	return stmts, nil
 }
 
 // exec runs one of the statements prepare prepared in tx.
@@ -170,7 +253,11 @@ func (r *DB) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) er
 
 // execCount is exec that returns how many rows the statement wrote.
 func (r *DB) execCount(ctx context.Context, tx *sql.Tx, query string, args ...any) (int64, error) {
-	st, ok := r.stmts[query]
+	o := r.ready.Load()
+	if o == nil {
+		return 0, errNotOpen
+	}
+	st, ok := o.stmts[query]
 	if !ok {
 		return 0, fmt.Errorf("record: statement not prepared: %.40s", query) // a programming error, caught by every test that writes
 	}
@@ -223,7 +310,12 @@ func (r *DB) wrote(ctx context.Context, err error) error {
 
 // ID names this record: made at random when the database was created, the same for every instance that
 // records into it. Instances on one Redis compare theirs to find a record split between them.
-func (r *DB) ID() string { return r.id }
+func (r *DB) ID() string {
+	if o := r.ready.Load(); o != nil {
+		return o.id
+	}
+	return "" // not open yet
+}
 
 // identity reads the record's id, making it on first use (two instances racing to make it keep the
 // first one written).
@@ -245,6 +337,15 @@ func (r *DB) identity(ctx context.Context) (string, error) {
 // tried at most once a second, fails too. It wraps ErrWrites and the cause, for health checks, and
 // clears once writes succeed again (the disk has room again, the database is back).
 func (r *DB) Check(ctx context.Context) error {
+	if r.ready.Load() == nil {
+		r.mu.Lock()
+		failed := r.failed
+		r.mu.Unlock()
+		if failed == nil {
+			return fmt.Errorf("%w: %w", ErrWrites, errNotOpen)
+		}
+		return fmt.Errorf("%w: %w: %w", ErrWrites, errNotOpen, failed)
+	}
 	r.mu.Lock()
 	failed, recent := r.failed, time.Since(r.probed) < time.Second
 	if failed != nil && !recent {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -604,5 +605,61 @@ func TestRecordID(t *testing.T) {
 	a, again, b := ids(filepath.Join(dir, "a.db")), ids(filepath.Join(dir, "a.db")), ids(filepath.Join(dir, "b.db"))
 	if a == "" || a != again || a == b {
 		t.Fatalf("ids %q, %q after reopening, %q of another file: want the first two equal, the third different", a, again, b)
+	}
+}
+
+// TestOpenPostgresLater: a PostgreSQL record that refuses connections at the start is returned
+// unopened: Check and writes fail, and it has no id yet. It opens by itself once the database takes
+// connections; one closed before that stops trying (goleak checks that nothing keeps running).
+func TestOpenPostgresLater(t *testing.T) {
+	record.SetRetryOpen(t, 50*time.Millisecond)
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	dsn := pgtest.Database(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	admin, err := sql.Open("pgx", strings.Replace(dsn, "/"+name+"?", "/postgres?", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	allow := func(yes bool) {
+		t.Helper()
+		if _, err := admin.Exec(fmt.Sprintf(`ALTER DATABASE %s ALLOW_CONNECTIONS %v`, name, yes)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allow(false)
+	never, err := record.OpenPostgresLater(ctx, dsn, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	never.Close() // stops trying
+
+	r, err := record.OpenPostgresLater(ctx, dsn, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	claims := []drop.Claim{{ID: "d.1", Seq: 1, Code: "A1", Visitor: "a", ClaimedAt: time.Now()}}
+	if err := r.Check(ctx); !errors.Is(err, record.ErrWrites) || r.ID() != "" {
+		t.Fatalf("unopened: Check %v, id %q; want ErrWrites and no id", err, r.ID())
+	}
+	if err := r.RecordClaims(ctx, "d", claims); err == nil {
+		t.Fatal("a write to an unopened record succeeded")
+	}
+	allow(true)
+	until := time.Now().Add(5 * time.Second)
+	for r.Check(ctx) != nil && time.Now().Before(until) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := r.Check(ctx); err != nil || r.ID() == "" {
+		t.Fatalf("once the database takes connections: Check %v, id %q; want it open", err, r.ID())
+	}
+	if err := r.RecordClaims(ctx, "d", claims); err != nil {
+		t.Fatal(err)
 	}
 }

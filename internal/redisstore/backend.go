@@ -86,7 +86,7 @@ func (b *Backend) Audit() Audit { return Audit{b.conn} }
 func (b *Backend) Record(ctx context.Context, consumer string, rec Records, log *slog.Logger) {
 	var wg sync.WaitGroup
 	wg.Go(func() { b.drops.RunRecorder(ctx, consumer, rec, log) })
-	wg.Go(func() { b.watchRecords(ctx, rec.ID(), log) })
+	wg.Go(func() { b.watchRecords(ctx, rec.ID, log) })
 	b.auctions.RunRecorder(ctx, consumer, rec, log)
 	wg.Wait()
 }
@@ -99,17 +99,29 @@ const (
 )
 
 // watchRecords says every recordCheckEvery, from the start, that this instance records into the
-// record named id, and hears how many different records the instances on this Redis record into. More
+// record id names (every second instead while id is "": the record has not opened yet), and hears
+// how many different records the instances on this Redis record into. More
 // than one is a misconfiguration that nothing else shows: each recorder writes the drops and auctions
 // it holds the lease of into its own record, so the record of each is split between them, and putting
 // one back after Redis lost its data finds only a part of it. It is logged when it starts and when it
 // ends, and told to Options.Records.
-func (b *Backend) watchRecords(ctx context.Context, id string, log *slog.Logger) {
-	tick := time.NewTicker(recordCheckEvery)
-	defer tick.Stop()
+func (b *Backend) watchRecords(ctx context.Context, id func() string, log *slog.Logger) {
+	next := time.NewTimer(0)
+	defer next.Stop()
 	last := 1
 	for {
-		m, err := b.conn.run(ctx, seenScript, []string{b.conn.keys.records()}, id, itoa(recordHorizon.Milliseconds()))
+		select {
+		case <-ctx.Done():
+			return
+		case <-next.C:
+		}
+		name := id()
+		if name == "" {
+			next.Reset(time.Second)
+			continue
+		}
+		next.Reset(recordCheckEvery)
+		m, err := b.conn.run(ctx, seenScript, []string{b.conn.keys.records()}, name, itoa(recordHorizon.Milliseconds()))
 		n, _ := m.AsInt64()
 		switch {
 		case err != nil || n < 1: // Redis is down: /healthz says so
@@ -125,11 +137,6 @@ func (b *Backend) watchRecords(ctx context.Context, id string, log *slog.Logger)
 			if b.records != nil {
 				b.records(last)
 			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
 		}
 	}
 }
