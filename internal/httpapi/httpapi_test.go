@@ -508,6 +508,20 @@ func TestStoreUnavailable(t *testing.T) {
 	}
 }
 
+// fullStore is a room store whose backend answers but refuses writes, as a Redis at its maxmemory does.
+type fullStore struct{ room.Store }
+
+func (fullStore) Ping(context.Context) error { return rushgate.ErrWritesRefused }
+
+// TestHealthSaysTheStoreIsFull: a store that answers but refuses writes is not "unreachable": /healthz
+// says it refuses writes, with 503 all the same, since no join, claim or bid goes through.
+func TestHealthSaysTheStoreIsFull(t *testing.T) {
+	e := setup(t, func(_ *httpapi.Config, s *room.Store) { *s = fullStore{*s} })
+	if h := e.do("GET", "/healthz", "", ""); h.code != 503 || h.str("status") != "unavailable" || h.str("store") != "refuses writes" {
+		t.Fatalf("healthz: %d %v; want 503 with the store refusing writes", h.code, h.body)
+	}
+}
+
 func TestHealthAndMetrics(t *testing.T) {
 	e := setup(t)
 	if h := e.do("GET", "/healthz", "", ""); h.code != 200 || h.str("status") != "ok" {

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -303,7 +304,11 @@ func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
 // for) takes writes, else 503 saying which does not and why.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if err := s.rooms.Ready(r.Context()); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "store": "unreachable"})
+		store := "unreachable"
+		if errors.Is(err, rushgate.ErrWritesRefused) {
+			store = "refuses writes"
+		}
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "store": store})
 		return
 	}
 	if s.record != nil {

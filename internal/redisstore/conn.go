@@ -121,7 +121,12 @@ func mapError(err error) error {
 	}
 	if rerr, ok := rueidis.IsRedisErr(err); ok {
 		msg := rerr.Error()
-		for _, transient := range []string{"LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "BUSY ", "OOM ", "MISCONF ", "NOREPLICAS "} {
+		for _, refusal := range []string{"OOM ", "MISCONF ", "NOREPLICAS "} {
+			if strings.HasPrefix(msg, refusal) {
+				return fmt.Errorf("%w: %w", rushgate.ErrWritesRefused, err)
+			}
+		}
+		for _, transient := range []string{"LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "BUSY "} {
 			if strings.HasPrefix(msg, transient) {
 				return fmt.Errorf("%w: %w", rushgate.ErrUnavailable, err)
 			}

@@ -17,7 +17,8 @@ import (
 
 // TestFullRedisRefusesAsUnavailable: a Redis at its maxmemory under noeviction refuses writes with
 // OOM. A join and a claim then fail as ErrUnavailable (503 store_unavailable, to retry), not as a bug
-// (500), and leave nothing behind; once there is room again both go through.
+// (500), and leave nothing behind, and the health check says the store refuses writes; once there is
+// room again all three go through.
 func TestFullRedisRefusesAsUnavailable(t *testing.T) {
 	srv := redistest.Start(t) // its own: the test fills it
 	rdb := redistest.Client(t, srv.Addr)
@@ -47,12 +48,16 @@ func TestFullRedisRefusesAsUnavailable(t *testing.T) {
 	}
 
 	_, err := b.Rooms().Join(ctx, "r", room.Entrant{Visitor: "v1", Switch: true})
-	if !errors.Is(err, rushgate.ErrUnavailable) || !strings.Contains(err.Error(), "OOM") {
-		t.Errorf("join on a full Redis: %v; want ErrUnavailable naming OOM", err)
+	if !errors.Is(err, rushgate.ErrWritesRefused) || !strings.Contains(err.Error(), "OOM") {
+		t.Errorf("join on a full Redis: %v; want ErrWritesRefused (so ErrUnavailable) naming OOM", err)
 	}
 	_, _, err = b.Drops().Claim(ctx, "d", "", "v1", "")
-	if !errors.Is(err, rushgate.ErrUnavailable) || !strings.Contains(err.Error(), "OOM") {
-		t.Errorf("claim on a full Redis: %v; want ErrUnavailable naming OOM", err)
+	if !errors.Is(err, rushgate.ErrWritesRefused) || !strings.Contains(err.Error(), "OOM") {
+		t.Errorf("claim on a full Redis: %v; want ErrWritesRefused (so ErrUnavailable) naming OOM", err)
+	}
+	// Redis answers PING all the same: the health check writes, and says that it is full.
+	if err := b.Rooms().Ping(ctx); !errors.Is(err, rushgate.ErrWritesRefused) {
+		t.Errorf("Ping of a full Redis: %v; want ErrWritesRefused", err)
 	}
 	if info, err := b.Drops().Get(ctx, "d"); err != nil || info.Claimed != 0 {
 		t.Errorf("after the refused claim the drop shows %+v, %v; want nothing claimed", info, err)
@@ -63,6 +68,9 @@ func TestFullRedisRefusesAsUnavailable(t *testing.T) {
 
 	if err := rdb.Do(ctx, rdb.B().ConfigSet().ParameterValue().ParameterValue("maxmemory", "0").Build()).Error(); err != nil {
 		t.Fatal(err)
+	}
+	if err := b.Rooms().Ping(ctx); err != nil {
+		t.Errorf("Ping once memory is free: %v", err)
 	}
 	if _, err := b.Rooms().Join(ctx, "r", room.Entrant{Visitor: "v1", Switch: true}); err != nil {
 		t.Errorf("join once memory is free: %v", err)

@@ -117,6 +117,9 @@ func (k keys) recording(entity string) []string {
 // recorded.
 func (k keys) drops() string { return k.prefix + ":drops" }
 
+// health is a STRING that health checks write (see Rooms.Ping), expiring a minute after the last.
+func (k keys) health() string { return k.prefix + ":health" }
+
 // records is a HASH of the SQL records the instances record into, by id, with when an instance last
 // said so (lua/record_seen.lua): more than one splits the record of drops and auctions between them.
 func (k keys) records() string { return k.prefix + ":records" }

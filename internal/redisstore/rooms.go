@@ -69,9 +69,11 @@ func newRooms(c *conn, batched func(visits int)) *Rooms {
 	return s
 }
 
-// Ping implements [room.Pinger].
+// Ping implements [room.Pinger] with a write, not a PING: a Redis full at its maxmemory still answers
+// PING while it refuses every join, claim and bid, and a health check should say so
+// (rushgate.ErrWritesRefused).
 func (s *Rooms) Ping(ctx context.Context) error {
-	_, err := s.do(ctx, s.rdb.B().Ping().Build())
+	_, err := s.do(ctx, s.rdb.B().Set().Key(s.keys.health()).Value(strconv.FormatInt(time.Now().UnixMilli(), 10)).Px(time.Minute).Build())
 	return err
 }
 

@@ -390,7 +390,8 @@ const Everyone = "*"
 
 // Pinger is implemented by stores that can be unreachable, so that health checks can ask them.
 type Pinger interface {
-	// Ping returns an error wrapping rushgate.ErrUnavailable when the backend does not answer.
+	// Ping returns an error wrapping rushgate.ErrUnavailable when the backend does not answer, and
+	// rushgate.ErrWritesRefused when it answers but refuses writes.
 	Ping(ctx context.Context) error
 }
 

@@ -28,6 +28,7 @@
       act_open: 'opened now', act_close: 'closed now', act_end: 'ended now', act_extend: 'extended', act_invites: 'invite codes added', act_restore: 'restored from the record',
       scheduled: 'scheduled', open: 'open', closed: 'closed', sold_out: 'sold out', sold: 'sold',
       health_store: 'The state store does not answer: requests fail until it is back.',
+      health_store_full: 'The state store refuses writes (full, or unable to persist): joins, claims and bids fail until it has room.',
       health_record: 'The durable record fails writes: claims and bids are refused until it takes them again.',
       health_record_outbox: 'The durable record fails writes: claims and bids go on, and wait in Redis until it takes them again.',
       no_data: 'Collecting samples…', label_paused: 'Paused', label_mode: 'Mode (fifo, passthrough, reject, queue_all)', label_drop: 'Follows the stock of drop', kind_room: 'Room', kind_drop: 'Drop', kind_auction: 'Auction', label_release_on_claim: 'Release admission on claim',
@@ -56,6 +57,7 @@
       act_open: '지금 열기', act_close: '지금 닫기', act_end: '지금 종료', act_extend: '연장', act_invites: '초대 코드 추가', act_restore: '기록에서 복원',
       scheduled: '예정', open: '진행 중', closed: '마감', sold_out: '품절', sold: '판매됨',
       health_store: '상태 저장소가 응답하지 않습니다. 복구될 때까지 요청이 실패합니다.',
+      health_store_full: '상태 저장소가 쓰기를 거부합니다 (가득 찼거나 저장할 수 없음). 공간이 생길 때까지 입장, 수령, 입찰이 실패합니다.',
       health_record: '영구 기록에 쓰지 못하고 있습니다. 다시 쓸 수 있을 때까지 수령과 입찰을 받지 않습니다.',
       health_record_outbox: '영구 기록에 쓰지 못하고 있습니다. 수령과 입찰은 계속되며, 다시 쓸 수 있을 때까지 Redis에서 기다립니다.',
       no_data: '표본을 모으는 중…', label_paused: '일시 정지됨', label_mode: '모드 (fifo, passthrough, reject, queue_all)', label_drop: '재고를 따르는 드롭', kind_room: '대기실', kind_drop: '드롭', kind_auction: '경매', label_release_on_claim: '수령 시 입장 해제',
@@ -470,7 +472,8 @@
     } catch (_) {
       return; // unreachable: refresh says so
     }
-    const key = hz.status === 'ok' ? '' : hz.store ? 'health_store' : hz.status === 'degraded' ? 'health_record_outbox' : 'health_record';
+    const key = hz.status === 'ok' ? '' : hz.store === 'refuses writes' ? 'health_store_full' : hz.store ? 'health_store'
+      : hz.status === 'degraded' ? 'health_record_outbox' : 'health_record';
     health.hidden = !key;
     health.textContent = key ? t(key) : '';
     health.dataset.state = hz.status;
