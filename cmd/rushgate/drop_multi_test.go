@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -319,18 +318,7 @@ func TestRecordOutageOnRedis(t *testing.T) {
 
 	// The outage: the record's database takes no connection, and loses the ones it had. The server
 	// itself stays up (the package's tests share it), which a refused connection cannot tell apart.
-	admin, err := sql.Open("pgx", strings.Replace(dsn, "/"+dbName(dsn)+"?", "/postgres?", 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	name := dbName(dsn)
-	for _, q := range []string{`ALTER DATABASE ` + name + ` ALLOW_CONNECTIONS false`,
-		`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '` + name + `'`} {
-		if _, err := admin.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	pgtest.Refuse(t, dsn, true)
 	claim(10)
 	waitStatus(t, in.base, "degraded")
 	// A drop put afresh needs the record to say whether Redis lost it: refused, naming the record.
@@ -347,9 +335,7 @@ func TestRecordOutageOnRedis(t *testing.T) {
 		t.Errorf("the outage was logged %d times in its first seconds, want once", n)
 	}
 
-	if _, err := admin.Exec(`ALTER DATABASE ` + name + ` ALLOW_CONNECTIONS true`); err != nil {
-		t.Fatal(err)
-	}
+	pgtest.Refuse(t, dsn, false)
 	codes := recordedCodes(t, dsn, 20)
 	waitStatus(t, in.base, "ok")
 	if up := metric(t, in.base, "rushgate_record_up"); up != 1 {
@@ -418,19 +404,7 @@ func TestRecordOpensLater(t *testing.T) {
 		t.Skip("multi-instance test skipped in -short mode")
 	}
 	dsn := pgtest.Database(t)
-	name := dbName(dsn)
-	admin, err := sql.Open("pgx", strings.Replace(dsn, "/"+name+"?", "/postgres?", 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	allow := func(yes bool) {
-		t.Helper()
-		if _, err := admin.Exec(fmt.Sprintf(`ALTER DATABASE %s ALLOW_CONNECTIONS %v`, name, yes)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	allow(false)
+	pgtest.Refuse(t, dsn, true)
 	in := startInstances(t, buildBinary(t), redistest.Shared(t), 1, "--postgres", dsn, "--log-level", "info")[0]
 	waitStatus(t, in.base, "degraded")
 	// Lines need no record: they serve meanwhile.
@@ -445,7 +419,7 @@ func TestRecordOpensLater(t *testing.T) {
 		t.Fatalf("PUT of a drop the record cannot vouch for: %d %v, want 503", code, b)
 	}
 
-	allow(true)
+	pgtest.Refuse(t, dsn, false)
 	waitStatus(t, in.base, "ok")
 	if !strings.Contains(in.log.String(), "the SQL record is open") {
 		t.Errorf("the log does not say the record opened:\n%s", in.log)
@@ -467,12 +441,6 @@ func TestRecordOpensLater(t *testing.T) {
 			t.Fatalf("recorded code %s was never answered", c)
 		}
 	}
-}
-
-// dbName is the database a postgres:// DSN names.
-func dbName(dsn string) string {
-	u, _ := url.Parse(dsn)
-	return strings.TrimPrefix(u.Path, "/")
 }
 
 // TestSplitRecordIsReported: two instances on one Redis, each recording into a SQLite file of its own,

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -76,6 +77,32 @@ func Database(t testing.TB) string {
 		t.Fatalf("creating database %s: %v", name, err)
 	}
 	return strings.Replace(shared.dsn, "/postgres?", "/"+name+"?", 1)
+}
+
+// Refuse makes the database of dsn, one Database handed out, refuse connections and drop the ones it
+// has (refuse true), or take them again: an outage of one database, for a test of what meets it,
+// while the server the other tests share stays up.
+func Refuse(t testing.TB, dsn string, refuse bool) {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	admin, err := sql.Open("pgx", shared.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	stmts := []string{fmt.Sprintf(`ALTER DATABASE %s ALLOW_CONNECTIONS %v`, name, !refuse)}
+	if refuse {
+		stmts = append(stmts, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '`+name+`'`)
+	}
+	for _, q := range stmts {
+		if _, err := admin.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
 }
 
 // Stop stops the shared server of Database, if a test started it; TestMain calls it after the tests.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -616,23 +615,7 @@ func TestOpenPostgresLater(t *testing.T) {
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
 	dsn := pgtest.Database(t)
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := strings.TrimPrefix(u.Path, "/")
-	admin, err := sql.Open("pgx", strings.Replace(dsn, "/"+name+"?", "/postgres?", 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	allow := func(yes bool) {
-		t.Helper()
-		if _, err := admin.Exec(fmt.Sprintf(`ALTER DATABASE %s ALLOW_CONNECTIONS %v`, name, yes)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	allow(false)
+	pgtest.Refuse(t, dsn, true)
 	never, err := record.OpenPostgresLater(ctx, dsn, log)
 	if err != nil {
 		t.Fatal(err)
@@ -651,7 +634,7 @@ func TestOpenPostgresLater(t *testing.T) {
 	if err := r.RecordClaims(ctx, "d", claims); err == nil {
 		t.Fatal("a write to an unopened record succeeded")
 	}
-	allow(true)
+	pgtest.Refuse(t, dsn, false)
 	until := time.Now().Add(5 * time.Second)
 	for r.Check(ctx) != nil && time.Now().Before(until) {
 		time.Sleep(20 * time.Millisecond)
