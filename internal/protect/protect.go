@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"path"
 	"strings"
 	"sync"
 
@@ -101,7 +102,18 @@ func New(cfg Config) http.Handler {
 	gate := &admission.Gate{Verifier: cfg.Verifier, Room: cfg.Room, RoomURL: "/r/" + cfg.Room, Release: cfg.Release, Revoked: cfg.Revoked}
 	gated := gate.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serve(origin, w, r) }))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := r.URL.Path
+		p, ok := cleanPath(r.URL.Path)
+		if !ok {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"error":{"code":"invalid_path","message":"the path has a backslash or a dot segment with parameters"}}` + "\n"))
+			return
+		}
+		if p != r.URL.Path {
+			// The same answer as http.ServeMux gives: a path relative to this site, so it stays here.
+			http.Redirect(w, r, (&url.URL{Path: p, RawQuery: r.URL.RawQuery}).String(), http.StatusTemporaryRedirect)
+			return
+		}
 		for _, own := range Own {
 			if strings.HasPrefix(p, own) {
 				cfg.API.ServeHTTP(w, r)
@@ -116,4 +128,26 @@ func New(cfg Config) http.Handler {
 		}
 		gated.ServeHTTP(w, r)
 	})
+}
+
+// cleanPath returns the form of p that the proxy matches against its prefixes, and false when p has no
+// form that means the same to every origin. An open path must not open more than itself: an origin
+// resolves "/static/../checkout" (or "/static/%2e%2e/checkout", which arrives here decoded) to
+// "/checkout", so a path with dot segments or empty ones is sent to its clean form first, as
+// http.ServeMux does, and is gated there. Some origins also take a backslash for a slash (IIS) or drop
+// a segment's ";parameters" before resolving it (Tomcat: "/static/..;/checkout"); browsers send
+// neither, so such paths are refused.
+func cleanPath(p string) (string, bool) {
+	if p == "" || p[0] != '/' || strings.IndexByte(p, '\\') >= 0 || strings.Contains(p, "/.;") || strings.Contains(p, "/..;") {
+		return "", false
+	}
+	if !strings.Contains(p, "//") && !strings.Contains(p, "/./") && !strings.Contains(p, "/../") &&
+		!strings.HasSuffix(p, "/.") && !strings.HasSuffix(p, "/..") {
+		return p, true // the common case, without an allocation
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c, true
 }

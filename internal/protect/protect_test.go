@@ -1,19 +1,23 @@
 package protect_test
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/rushgate/rushgate/admission"
 	"github.com/rushgate/rushgate/internal/protect"
 )
 
@@ -174,5 +178,82 @@ func readPart(t *testing.T, body io.Reader, want, what string) {
 		}
 	case <-time.After(3 * time.Second):
 		t.Fatalf("%s did not come through while the origin held the rest", what)
+	}
+}
+
+// TestOpenPathsOpenNoMore checks that an open path cannot be climbed out of: against an origin that
+// resolves dot segments, backslashes and ";parameters" as real servers do, every spelling of
+// "/static/../secret" ends at the room's gate or is refused, and never reaches the secret.
+func TestOpenPathsOpenNoMore(t *testing.T) {
+	var seen []string
+	var mu sync.Mutex
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.RequestURI)
+		mu.Unlock()
+		p := strings.ReplaceAll(r.URL.Path, `\`, "/")
+		segs := strings.Split(p, "/")
+		for i, s := range segs {
+			segs[i], _, _ = strings.Cut(s, ";")
+		}
+		switch path.Clean(strings.Join(segs, "/")) {
+		case "/secret":
+			io.WriteString(w, "secret")
+		case "/static/a.txt":
+			io.WriteString(w, "static")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer origin.Close()
+	u, _ := url.Parse(origin.URL)
+	proxy := httptest.NewServer(protect.New(protect.Config{Origin: u, Room: "sale", OpenPaths: []string{"/static/"},
+		Verifier: admission.NewVerifier(nil),
+		API:      http.NotFoundHandler()}))
+	defer proxy.Close()
+
+	for _, c := range []struct{ target, status, location, body string }{
+		{"/static/a.txt", "200", "", "static"},
+		{"/static/a.txt?v=2", "200", "", "static"},
+		{"/secret", "302", "/r/sale?return_to=", ""},
+		{"/static/../secret", "307", "/secret", ""},
+		{"/static/../secret?x=1", "307", "/secret?x=1", ""},
+		{"/static/%2e%2e/secret", "307", "/secret", ""},
+		{"/static%2f..%2fsecret", "307", "/secret", ""},
+		{"/static/./../secret", "307", "/secret", ""},
+		{"/static//a.txt", "307", "/static/a.txt", ""},
+		{"/static/sub/..", "307", "/static", ""},
+		{"//evil.example/static/a.txt", "307", "/evil.example/static/a.txt", ""},
+		{"/static/..;/secret", "400", "", `"invalid_path"`},
+		{"/static/.%3b/../secret", "400", "", `"invalid_path"`},
+		{"/static/..%5csecret", "400", "", `"invalid_path"`},
+		{`/static/..\secret`, "400", "", `"invalid_path"`},
+	} {
+		conn, err := net.Dial("tcp", proxy.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: shop.example\r\nConnection: close\r\n\r\n", c.target)
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.target, err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		conn.Close()
+		loc := res.Header.Get("Location")
+		if fmt.Sprint(res.StatusCode) != c.status || !strings.HasPrefix(loc, c.location) || (c.location == "") != (loc == "") ||
+			!strings.Contains(string(body), c.body) {
+			t.Errorf("%s: %d, Location %q, %q; want %s, %q, %q", c.target, res.StatusCode, loc, body, c.status, c.location, c.body)
+		}
+		if string(body) == "secret" {
+			t.Errorf("%s reached the secret", c.target)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range seen {
+		if s != "/static/a.txt" && s != "/static/a.txt?v=2" {
+			t.Errorf("the origin was asked for %q", s)
+		}
 	}
 }
