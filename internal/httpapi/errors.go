@@ -53,6 +53,7 @@ const (
 	codeCaptchaRequired       = "captcha_required"
 	codeCaptchaFailed         = "captcha_failed"
 	codeCaptchaUnavailable    = "captcha_unavailable"
+	codeCrossOrigin           = "cross_origin"
 )
 
 // Error is an API failure: a stable code and a message for the client, the HTTP status, and the cause,

@@ -278,9 +278,24 @@ func (s *Server) Handler() http.Handler {
 				s.metrics.ObserveRequest(r.Pattern, sw.code, time.Since(start))
 			}
 		}()
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Header["Authorization"] == nil {
+			if err := crossOrigin.Check(r); err != nil {
+				s.writeError(sw, r, apiError(http.StatusForbidden, codeCrossOrigin,
+					"a page of another origin may not make this call; call it from this origin's pages or with an Authorization header"))
+				return
+			}
+		}
 		s.mux.ServeHTTP(sw, r)
 	})
 }
+
+// crossOrigin refuses the calls a page of another origin makes a browser send: a form posted from it
+// to a visitor call carries the rg_visitor cookie (SameSite=Lax keeps it from other sites, not from a
+// sibling subdomain) and would join, leave, claim or bid as the visitor. A call with an Authorization
+// header is let through: no page of another origin can add one without this server's consent, which it
+// never gives (it answers no CORS preflight), and servers calling the API send neither Origin nor
+// Sec-Fetch-Site, which the check lets through too.
+var crossOrigin = http.NewCrossOriginProtection()
 
 // unmatched answers paths no route serves, telling a wrong method from a wrong path.
 func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
