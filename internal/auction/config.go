@@ -148,11 +148,11 @@ func (c Config) Validate() error {
 		return err
 	}
 	if r := c.ReservePrice; r != nil && (!amountOK(*r) || *r < c.StartPrice) {
-		return &ConfigError{"reserve_price", "must be at least the start price"}
+		return &ConfigError{"reserve_price", fmt.Sprintf("must be at least the start price and at most %d", MaxAmount)}
 	}
 	if b := c.BuyNowPrice; b != nil {
 		if !amountOK(*b) || *b <= c.StartPrice || (c.ReservePrice != nil && *b < *c.ReservePrice) {
-			return &ConfigError{"buy_now_price", "must be above the start price and at least the reserve"}
+			return &ConfigError{"buy_now_price", fmt.Sprintf("must be above the start price, at least the reserve and at most %d", MaxAmount)}
 		}
 	}
 	switch {

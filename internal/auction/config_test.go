@@ -3,7 +3,9 @@ package auction
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -37,6 +39,14 @@ func TestDecodeConfig(t *testing.T) {
 		var ce *ConfigError
 		if _, err := DecodeConfigBytes([]byte(in)); !errors.As(err, &ce) || (field != "" && ce.Field != field) {
 			t.Errorf("%s: %v, want a ConfigError on %q", in, err, field)
+		}
+	}
+	// A price above MaxAmount is refused with a message that says so, not one about the other prices.
+	for _, field := range []string{"reserve_price", "buy_now_price"} {
+		in := fmt.Sprintf(`{"title": "x", "currency": "EUR", "start_price": 5, "increment": 1, %q: %d}`, field, MaxAmount+1)
+		var ce *ConfigError
+		if _, err := DecodeConfigBytes([]byte(in)); !errors.As(err, &ce) || ce.Field != field || !strings.Contains(ce.Error(), fmt.Sprint(MaxAmount)) {
+			t.Errorf("%s above MaxAmount: %v", field, err)
 		}
 	}
 }
