@@ -17,3 +17,6 @@ func KeepIdle(d time.Duration) (restore func()) {
 	idleTimeout = d
 	return func() { idleTimeout = old }
 }
+
+// CleanPath is cleanPath, for the fuzz test.
+var CleanPath = cleanPath

@@ -136,9 +136,10 @@ func New(cfg Config) http.Handler {
 // "/checkout", so a path with dot segments or empty ones is sent to its clean form first, as
 // http.ServeMux does, and is gated there. Some origins also take a backslash for a slash (IIS) or drop
 // a segment's ";parameters" before resolving it (Tomcat: "/static/..;/checkout"); browsers send
-// neither, so such paths are refused.
+// neither, so such paths are refused, and so is a segment that is nothing but parameters.
 func cleanPath(p string) (string, bool) {
-	if p == "" || p[0] != '/' || strings.IndexByte(p, '\\') >= 0 || strings.Contains(p, "/.;") || strings.Contains(p, "/..;") {
+	if p == "" || p[0] != '/' || strings.IndexByte(p, '\\') >= 0 ||
+		strings.Contains(p, "/;") || strings.Contains(p, "/.;") || strings.Contains(p, "/..;") {
 		return "", false
 	}
 	if !strings.Contains(p, "//") && !strings.Contains(p, "/./") && !strings.Contains(p, "/../") &&

@@ -257,3 +257,37 @@ func TestOpenPathsOpenNoMore(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCleanPath checks the rule an open path relies on: a path the proxy forwards as it is (its clean
+// form is itself) stays under every prefix it has, however an origin resolves it (dot segments,
+// backslashes as slashes, ";parameters" dropped), and a path it redirects goes to one it forwards.
+func FuzzCleanPath(f *testing.F) {
+	for _, p := range []string{"/static/a.txt", "/static/../secret", "/static/..;/x", `/static/..\x`, "//x", "/a/./b/", "/.."} {
+		f.Add(p)
+	}
+	resolve := func(p string) string { // what a lenient origin makes of p
+		segs := strings.Split(strings.ReplaceAll(p, `\`, "/"), "/")
+		for i, s := range segs {
+			segs[i], _, _ = strings.Cut(s, ";")
+		}
+		return path.Clean("/" + strings.Join(segs, "/"))
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		clean, ok := protect.CleanPath(p)
+		if !ok {
+			return
+		}
+		if again, ok := protect.CleanPath(clean); !ok || again != clean {
+			t.Fatalf("%q cleans to %q, which cleans to %q, %v", p, clean, again, ok)
+		}
+		if clean != p {
+			return // redirected
+		}
+		if i := strings.LastIndexByte(p[:len(p)-1], '/'); i > 0 {
+			dir := p[:i+1]
+			if got, under := resolve(p), strings.TrimSuffix(resolve(dir), "/")+"/"; !strings.HasPrefix(got+"/", under) {
+				t.Fatalf("%q is under %q, but an origin resolves it to %q, not under %q", p, dir, got, under)
+			}
+		}
+	})
+}
