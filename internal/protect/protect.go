@@ -106,7 +106,7 @@ func New(cfg Config) http.Handler {
 		if !ok {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
-			_, _ = w.Write([]byte(`{"error":{"code":"invalid_path","message":"the path has a backslash or a dot segment with parameters"}}` + "\n"))
+			_, _ = w.Write([]byte(`{"error":{"code":"invalid_path","message":"the path has a backslash, or a segment that is a dot or nothing before its parameters"}}` + "\n"))
 			return
 		}
 		if p != r.URL.Path {
