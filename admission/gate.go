@@ -85,12 +85,19 @@ func (g *Gate) Wrap(next http.Handler) http.Handler {
 		cookie = DefaultCookie
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if tok := r.URL.Query().Get(QueryParam); tok != "" {
-			g.adopt(w, r, cookie, tok)
+		tok := g.token(r, cookie)
+		c, ok := g.live(r.Context(), tok)
+		if handed := r.URL.Query().Get(QueryParam); handed != "" {
+			if ok {
+				// A live admission is kept: a link that hands over another (anyone may send one) must not
+				// replace what the visitor holds by navigation alone.
+				g.strip(w, r)
+				return
+			}
+			g.adopt(w, r, cookie, handed)
 			return
 		}
-		tok := g.token(r, cookie)
-		if c, err := g.Verifier.Verify(r.Context(), tok, g.Room); err == nil && (g.Revoked == nil || !g.Revoked(c.ID)) {
+		if ok {
 			if g.Release != nil {
 				w = &commands{ResponseWriter: w, ctx: r.Context(), release: func(ctx context.Context) error { return g.Release(ctx, tok) },
 					cookie: cookie, secure: r.TLS != nil}
@@ -112,11 +119,20 @@ func (g *Gate) token(r *http.Request, cookie string) string {
 	return ""
 }
 
+// live returns the claims of tok when it is a valid admission of the room that was not ended early.
+func (g *Gate) live(ctx context.Context, tok string) (*Claims, bool) {
+	c, err := g.Verifier.Verify(ctx, tok, g.Room)
+	if err != nil || (g.Revoked != nil && g.Revoked(c.ID)) {
+		return nil, false
+	}
+	return c, true
+}
+
 // adopt stores a token handed over in the URL as a cookie and redirects to the URL without it, so the
 // token does not linger in history, logs or Referer headers.
 func (g *Gate) adopt(w http.ResponseWriter, r *http.Request, cookie, tok string) {
-	c, err := g.Verifier.Verify(r.Context(), tok, g.Room)
-	if err != nil {
+	c, ok := g.live(r.Context(), tok)
+	if !ok {
 		g.refuse(w, r)
 		return
 	}
@@ -125,6 +141,11 @@ func (g *Gate) adopt(w http.ResponseWriter, r *http.Request, cookie, tok string)
 		SameSite: http.SameSiteLaxMode, Expires: c.ExpiresAt.Time,
 		MaxAge: int(time.Until(c.ExpiresAt.Time).Seconds()),
 	})
+	g.strip(w, r)
+}
+
+// strip redirects to the request's URL without the handed-over token.
+func (g *Gate) strip(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	q.Del(QueryParam)
 	http.Redirect(w, r, SitePath(r.URL.EscapedPath(), q.Encode()), http.StatusSeeOther)

@@ -112,3 +112,49 @@ func TestGateRelease(t *testing.T) {
 		t.Fatalf("the released admission: %d, want the room", rec.Code)
 	}
 }
+
+// TestGateKeepsALiveAdmission: a link that hands over an admission (anyone may send one) does not
+// replace a live one the visitor holds; it is adopted only when the visitor holds none, or one that
+// expired or was ended early.
+func TestGateKeepsALiveAdmission(t *testing.T) {
+	v := NewVerifier(map[string]ed25519.PublicKey{"k1": seed1.Public().(ed25519.PublicKey)})
+	revoked := map[string]bool{}
+	g := &Gate{Verifier: v, Room: "sale", RoomURL: "https://queue.example/r/sale", Revoked: func(id string) bool { return revoked[id] }}
+	h := g.Wrap(http.NotFoundHandler())
+	admitted := func(subject, id string, exp time.Time) string {
+		c := claims("sale", exp)
+		c.Subject, c.ID = subject, id
+		return mustSign(t, "k1", seed1, c)
+	}
+	mine := admitted("v_mine", "e.1", time.Now().Add(time.Hour))
+	theirs := admitted("v_theirs", "e.2", time.Now().Add(time.Hour))
+	expired := admitted("v_mine", "e.3", time.Now().Add(-time.Minute))
+	ended := admitted("v_mine", "e.4", time.Now().Add(time.Hour))
+	revoked["e.4"] = true
+
+	for _, c := range []struct {
+		name, held, set string
+	}{
+		{"a live admission", mine, ""},
+		{"none", "", theirs},
+		{"an expired admission", expired, theirs},
+		{"an admission ended early", ended, theirs},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "http://shop.example/shop?rg_admission="+theirs, nil)
+		if c.held != "" {
+			req.AddCookie(&http.Cookie{Name: DefaultCookie, Value: c.held})
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		got := ""
+		for _, ck := range rec.Result().Cookies() {
+			if ck.Name == DefaultCookie {
+				got = ck.Value
+			}
+		}
+		if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/shop" || got != c.set {
+			t.Errorf("holding %s: %d to %q, cookie set to %.12q; want 303 to /shop, cookie %.12q",
+				c.name, rec.Code, rec.Header().Get("Location"), got, c.set)
+		}
+	}
+}

@@ -59,7 +59,7 @@ func (s *Server) Released(id string) bool { return s.released.has(id) }
 // check answers nginx's auth_request (GET /v1/rooms/{room}/check): 204 when the request carries a valid
 // admission of the room that was not released, from the rg_admission cookie, Authorization, or the
 // rg_admission parameter of the original URL (X-Original-URL) that the room's page redirects with, in
-// which case it also sets the cookie. Otherwise 401 with a Location of the room's page, return_to the
+// which case it also sets the cookie, unless the visitor holds a live admission already. Otherwise 401 with a Location of the room's page, return_to the
 // original URL. It verifies with the local keys only: no store call.
 func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 	id, err := roomID(r)
@@ -68,16 +68,21 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	original := r.Header.Get("X-Original-URL")
-	tok, adopted := "", false
+	tok := ""
 	if h, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		tok = h
 	} else if c, err := r.Cookie(admission.DefaultCookie); err == nil {
 		tok = c.Value
 	}
-	if u, err := url.Parse(original); err == nil && u.Query().Get(admission.QueryParam) != "" {
-		tok, adopted = u.Query().Get(admission.QueryParam), true
-	}
 	c, err := s.verifier.Verify(r.Context(), tok, id)
+	held := err == nil && !s.released.has(c.ID)
+	adopted := false
+	// A live admission the visitor holds is kept: a link that hands over another (anyone may send one)
+	// must not replace it by navigation alone.
+	if u, perr := url.Parse(original); !held && perr == nil && u.Query().Get(admission.QueryParam) != "" {
+		tok, adopted = u.Query().Get(admission.QueryParam), true
+		c, err = s.verifier.Verify(r.Context(), tok, id)
+	}
 	if err == nil && !s.released.has(c.ID) {
 		if adopted {
 			http.SetCookie(w, &http.Cookie{Name: admission.DefaultCookie, Value: tok, Path: "/", HttpOnly: true,
