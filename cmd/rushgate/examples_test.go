@@ -87,8 +87,11 @@ func TestTokenExamples(t *testing.T) {
 			"cookie": {"through", "sale", "-"},
 			"bearer": {"through", "sale", "-"},
 			// A token brought back from the room's page moves into an HttpOnly cookie.
-			"query":  {"through", "sale", "rg_admission;HttpOnly;Secure"},
-			"forged": {"redirect", away, "-"},
+			"query": {"through", "sale", "rg_admission;HttpOnly;Secure"},
+			// ...unless the visitor holds a live admission already: a link must not replace it.
+			"query-held":  {"through", "sale", "-"},
+			"query-stale": {"through", "sale", "rg_admission;HttpOnly;Secure"},
+			"forged":      {"redirect", away, "-"},
 		}
 		for name, w := range want {
 			if got := cases[name]; strings.Join(got, " ") != strings.Join(w, " ") {

@@ -24,7 +24,8 @@ import java.nio.charset.StandardCharsets;
  * </pre>
  *
  * The token comes from the Authorization bearer header, the rg_admission cookie, or the rg_admission
- * query parameter the room's page sends visitors back with (moved into the cookie). The verified
+ * query parameter the room's page sends visitors back with (moved into the cookie unless the visitor
+ * holds a live admission already, which a link must not replace). The verified
  * admission is set as the request attribute "rushgate.admission".
  */
 public final class RushgateFilter implements Filter {
@@ -43,10 +44,12 @@ public final class RushgateFilter implements Filter {
         HttpServletRequest r = (HttpServletRequest) req;
         HttpServletResponse w = (HttpServletResponse) res;
         String fresh = r.getParameter("rg_admission");
-        String token = fresh != null ? fresh : token(r);
-        try {
-            RushgateVerifier.Admission a = verifier.verify(token, room);
-            if (fresh != null) {
+        // A live admission the visitor holds is kept: a link that hands over another (anyone may send
+        // one) must not replace it by navigation alone.
+        RushgateVerifier.Admission a = verified(token(r));
+        if (a == null && fresh != null) {
+            a = verified(fresh);
+            if (a != null) {
                 Cookie c = new Cookie("rg_admission", fresh);
                 c.setHttpOnly(true);
                 c.setSecure(r.isSecure());
@@ -54,11 +57,22 @@ public final class RushgateFilter implements Filter {
                 c.setMaxAge((int) Math.max(0, a.expiresAt().getEpochSecond() - System.currentTimeMillis() / 1000));
                 w.addCookie(c);
             }
-            r.setAttribute("rushgate.admission", a);
-            chain.doFilter(req, res);
-        } catch (RushgateVerifier.InvalidAdmission e) {
+        }
+        if (a == null) {
             String back = r.getRequestURL() + (r.getQueryString() == null ? "" : "?" + r.getQueryString());
             w.sendRedirect(roomURL + "?return_to=" + URLEncoder.encode(back, StandardCharsets.UTF_8));
+            return;
+        }
+        r.setAttribute("rushgate.admission", a);
+        chain.doFilter(req, res);
+    }
+
+    private RushgateVerifier.Admission verified(String token) {
+        if (token == null) return null;
+        try {
+            return verifier.verify(token, room);
+        } catch (RushgateVerifier.InvalidAdmission e) {
+            return null;
         }
     }
 

@@ -26,6 +26,8 @@ public final class FilterCheck {
         run(filter, "cookie", new Cookie[] {new Cookie("rg_admission", token)}, null, null);
         run(filter, "bearer", null, "Bearer " + token, null);
         run(filter, "query", null, null, token);
+        run(filter, "query-held", new Cookie[] {new Cookie("rg_admission", token)}, null, token);
+        run(filter, "query-stale", new Cookie[] {new Cookie("rg_admission", token.substring(0, token.length() - 4) + "AAAA")}, null, token);
         run(filter, "forged", new Cookie[] {new Cookie("rg_admission", token.substring(0, token.length() - 4) + "AAAA")}, null, null);
     }
 
