@@ -85,8 +85,7 @@ func (g *Gate) Wrap(next http.Handler) http.Handler {
 		cookie = DefaultCookie
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tok := g.token(r, cookie)
-		c, ok := g.live(r.Context(), tok)
+		tok, c, ok := g.held(r, cookie)
 		if handed := r.URL.Query().Get(QueryParam); handed != "" {
 			if ok {
 				// A live admission is kept: a link that hands over another (anyone may send one) must not
@@ -109,14 +108,20 @@ func (g *Gate) Wrap(next http.Handler) http.Handler {
 	})
 }
 
-func (g *Gate) token(r *http.Request, cookie string) string {
+// held returns the live admission the request carries, from Authorization: Bearer or else the cookie.
+// A bearer token that is no admission falls back to the cookie: the site may use the header for its
+// own logins, and a visitor who was admitted must not be sent back to the room for it.
+func (g *Gate) held(r *http.Request, cookie string) (string, *Claims, bool) {
 	if h, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-		return h
+		if c, ok := g.live(r.Context(), h); ok {
+			return h, c, true
+		}
 	}
-	if c, err := r.Cookie(cookie); err == nil {
-		return c.Value
+	if ck, err := r.Cookie(cookie); err == nil {
+		c, ok := g.live(r.Context(), ck.Value)
+		return ck.Value, c, ok
 	}
-	return ""
+	return "", nil, false
 }
 
 // live returns the claims of tok when it is a valid admission of the room that was not ended early.

@@ -158,3 +158,34 @@ func TestGateKeepsALiveAdmission(t *testing.T) {
 		}
 	}
 }
+
+// TestGateLooksPastTheSitesBearer: a site may use Authorization: Bearer for its own logins; an admitted
+// visitor whose requests carry such a header is let through on the admission cookie, with the header
+// passed on untouched, rather than sent back to the room.
+func TestGateLooksPastTheSitesBearer(t *testing.T) {
+	v := NewVerifier(map[string]ed25519.PublicKey{"k1": seed1.Public().(ed25519.PublicKey)})
+	g := &Gate{Verifier: v, Room: "sale", RoomURL: "https://queue.example/r/sale"}
+	var seen string
+	h := g.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = r.Header.Get("Authorization") }))
+	adm := mustSign(t, "k1", seed1, claims("sale", time.Now().Add(time.Hour)))
+	for _, c := range []struct {
+		name, bearer, cookie string
+		through              bool
+	}{
+		{"the site's bearer and an admission cookie", "site-session.abc", adm, true},
+		{"an admission as the bearer", adm, "", true},
+		{"the site's bearer alone", "site-session.abc", "", false},
+	} {
+		seen = ""
+		req := httptest.NewRequest(http.MethodGet, "http://shop.example/api/cart", nil)
+		req.Header.Set("Authorization", "Bearer "+c.bearer)
+		if c.cookie != "" {
+			req.AddCookie(&http.Cookie{Name: DefaultCookie, Value: c.cookie})
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if through := rec.Code == http.StatusOK && seen == "Bearer "+c.bearer; through != c.through {
+			t.Errorf("%s: %d, the site saw %q; want through %v", c.name, rec.Code, seen, c.through)
+		}
+	}
+}

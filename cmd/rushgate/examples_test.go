@@ -86,6 +86,8 @@ func TestTokenExamples(t *testing.T) {
 			"none":   {"redirect", away, "-"},
 			"cookie": {"through", "sale", "-"},
 			"bearer": {"through", "sale", "-"},
+			// The site's own bearer token does not hide the admission cookie.
+			"site-bearer": {"through", "sale", "-"},
 			// A token brought back from the room's page moves into an HttpOnly cookie.
 			"query": {"through", "sale", "rg_admission;HttpOnly;Secure"},
 			// ...unless the visitor holds a live admission already: a link must not replace it.

@@ -23,7 +23,8 @@ import java.nio.charset.StandardCharsets;
  * }
  * </pre>
  *
- * The token comes from the Authorization bearer header, the rg_admission cookie, or the rg_admission
+ * The token comes from the Authorization bearer header (when it holds an admission: the site may use the
+ * header for its own logins), the rg_admission cookie, or the rg_admission
  * query parameter the room's page sends visitors back with (moved into the cookie unless the visitor
  * holds a live admission already, which a link must not replace). The verified
  * admission is set as the request attribute "rushgate.admission".
@@ -46,7 +47,8 @@ public final class RushgateFilter implements Filter {
         String fresh = r.getParameter("rg_admission");
         // A live admission the visitor holds is kept: a link that hands over another (anyone may send
         // one) must not replace it by navigation alone.
-        RushgateVerifier.Admission a = verified(token(r));
+        RushgateVerifier.Admission a = verified(bearer(r));
+        if (a == null) a = verified(cookie(r)); // the site may use the header for its own logins
         if (a == null && fresh != null) {
             a = verified(fresh);
             if (a != null) {
@@ -76,9 +78,12 @@ public final class RushgateFilter implements Filter {
         }
     }
 
-    private static String token(HttpServletRequest r) {
+    private static String bearer(HttpServletRequest r) {
         String h = r.getHeader("Authorization");
-        if (h != null && h.startsWith("Bearer ")) return h.substring(7);
+        return h != null && h.startsWith("Bearer ") ? h.substring(7) : null;
+    }
+
+    private static String cookie(HttpServletRequest r) {
         if (r.getCookies() != null) {
             for (Cookie c : r.getCookies()) {
                 if ("rg_admission".equals(c.getName())) return c.getValue();

@@ -57,10 +57,11 @@ func (s *Server) ended(ctx context.Context, id string, until time.Time) {
 func (s *Server) Released(id string) bool { return s.released.has(id) }
 
 // check answers nginx's auth_request (GET /v1/rooms/{room}/check): 204 when the request carries a valid
-// admission of the room that was not released, from the rg_admission cookie, Authorization, or the
-// rg_admission parameter of the original URL (X-Original-URL) that the room's page redirects with, in
-// which case it also sets the cookie, unless the visitor holds a live admission already. Otherwise 401 with a Location of the room's page, return_to the
-// original URL. It verifies with the local keys only: no store call.
+// admission of the room that was not released, from Authorization (when it holds one: the site may use
+// the header for its own logins), the rg_admission cookie, or the rg_admission parameter of the
+// original URL (X-Original-URL) that the room's page redirects with, in which case it also sets the
+// cookie. Otherwise 401 with a Location of the room's page, return_to the original URL. It verifies
+// with the local keys only: no store call.
 func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 	id, err := roomID(r)
 	if err != nil {
@@ -68,27 +69,26 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	original := r.Header.Get("X-Original-URL")
-	tok := ""
+	held := false
 	if h, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-		tok = h
-	} else if c, err := r.Cookie(admission.DefaultCookie); err == nil {
-		tok = c.Value
+		_, held = s.admitted(r.Context(), h, id)
 	}
-	c, err := s.verifier.Verify(r.Context(), tok, id)
-	held := err == nil && !s.released.has(c.ID)
-	adopted := false
+	if ck, err := r.Cookie(admission.DefaultCookie); !held && err == nil {
+		_, held = s.admitted(r.Context(), ck.Value, id)
+	}
 	// A live admission the visitor holds is kept: a link that hands over another (anyone may send one)
 	// must not replace it by navigation alone.
-	if u, perr := url.Parse(original); !held && perr == nil && u.Query().Get(admission.QueryParam) != "" {
-		tok, adopted = u.Query().Get(admission.QueryParam), true
-		c, err = s.verifier.Verify(r.Context(), tok, id)
-	}
-	if err == nil && !s.released.has(c.ID) {
-		if adopted {
-			http.SetCookie(w, &http.Cookie{Name: admission.DefaultCookie, Value: tok, Path: "/", HttpOnly: true,
-				Secure: strings.HasPrefix(original, "https:") || s.secure, SameSite: http.SameSiteLaxMode,
-				MaxAge: int(time.Until(c.ExpiresAt.Time).Seconds())})
+	if u, err := url.Parse(original); !held && err == nil {
+		if tok := u.Query().Get(admission.QueryParam); tok != "" {
+			if c, ok := s.admitted(r.Context(), tok, id); ok {
+				http.SetCookie(w, &http.Cookie{Name: admission.DefaultCookie, Value: tok, Path: "/", HttpOnly: true,
+					Secure: strings.HasPrefix(original, "https:") || s.secure, SameSite: http.SameSiteLaxMode,
+					MaxAge: int(time.Until(c.ExpiresAt.Time).Seconds())})
+				held = true
+			}
 		}
+	}
+	if held {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
@@ -104,4 +104,10 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Location", page)
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusUnauthorized)
+}
+
+// admitted returns the claims of tok when it is a valid admission of room that was not released.
+func (s *Server) admitted(ctx context.Context, tok, room string) (*admission.Claims, bool) {
+	c, err := s.verifier.Verify(ctx, tok, room)
+	return c, err == nil && !s.released.has(c.ID)
 }

@@ -25,6 +25,7 @@ public final class FilterCheck {
         run(filter, "none", null, null, null);
         run(filter, "cookie", new Cookie[] {new Cookie("rg_admission", token)}, null, null);
         run(filter, "bearer", null, "Bearer " + token, null);
+        run(filter, "site-bearer", new Cookie[] {new Cookie("rg_admission", token)}, "Bearer site-session.abc", null);
         run(filter, "query", null, null, token);
         run(filter, "query-held", new Cookie[] {new Cookie("rg_admission", token)}, null, token);
         run(filter, "query-stale", new Cookie[] {new Cookie("rg_admission", token.substring(0, token.length() - 4) + "AAAA")}, null, token);
