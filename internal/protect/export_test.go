@@ -20,3 +20,11 @@ func KeepIdle(d time.Duration) (restore func()) {
 
 // CleanPath is cleanPath, for the fuzz test.
 var CleanPath = cleanPath
+
+// UploadIdle makes the proxy give up on a request body that pauses for d, and returns what puts the
+// bound back.
+func UploadIdle(d time.Duration) (restore func()) {
+	old := uploadIdle
+	uploadIdle = d
+	return func() { uploadIdle = old }
+}

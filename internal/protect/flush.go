@@ -37,11 +37,22 @@ type batched struct {
 
 type batchedKey struct{}
 
-// serve runs proxy with w batched, so that ModifyResponse (endOnClose) can find it.
+// serve runs proxy with w batched, so that ModifyResponse (endOnClose) can find it, and the request's
+// body, if any, read as an upload.
 func serve(proxy http.Handler, w http.ResponseWriter, r *http.Request) {
 	b := &batched{ResponseWriter: w}
 	defer b.end()
-	proxy.ServeHTTP(b, r.WithContext(context.WithValue(r.Context(), batchedKey{}, b)))
+	ctx := context.WithValue(r.Context(), batchedKey{}, b)
+	var u *upload
+	if r.Body != nil && r.Body != http.NoBody {
+		u = &upload{ReadCloser: r.Body, rc: http.NewResponseController(w)}
+		ctx = context.WithValue(ctx, uploadKey{}, u)
+	}
+	out := r.WithContext(ctx)
+	if u != nil {
+		out.Body = u
+	}
+	proxy.ServeHTTP(b, out)
 }
 
 // endOnClose makes closing the origin's body end the batching of the answer it belongs to. A switch of

@@ -86,11 +86,17 @@ func New(cfg Config) http.Handler {
 		BufferPool:     &buffers{},
 		ModifyResponse: endOnClose,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			w.Header().Set("Content-Type", "application/json")
+			if stalled(r) { // before the check below: net/http cancels the request when a read times out
+				log.InfoContext(r.Context(), "upload stalled", "path", r.URL.Path, "idle", uploadIdle.String())
+				w.WriteHeader(http.StatusRequestTimeout)
+				_, _ = w.Write([]byte(`{"error":{"code":"request_timeout","message":"the request's body stopped arriving"}}` + "\n"))
+				return
+			}
 			if errors.Is(err, context.Canceled) {
 				return // the visitor went away
 			}
 			log.WarnContext(r.Context(), "origin unreachable", "path", r.URL.Path, "err", err)
-			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadGateway)
 			_, _ = w.Write([]byte(`{"error":{"code":"origin_unavailable","message":"the protected site did not answer"}}` + "\n"))
 		},

@@ -291,3 +291,55 @@ func FuzzCleanPath(f *testing.F) {
 		}
 	})
 }
+
+// TestSlowUploadsReachTheOrigin checks that a body uploaded slowly to the site behind the proxy is not
+// cut off by the server's ReadTimeout, which bounds rushgate's own small requests, and that one which
+// stops arriving is answered as the visitor's timeout (408), not as the origin's failure (502).
+func TestSlowUploadsReachTheOrigin(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "got %d", n)
+	}))
+	defer origin.Close()
+	u, _ := url.Parse(origin.URL)
+	proxy := httptest.NewUnstartedServer(protect.New(protect.Config{Origin: u, Room: "sale", OpenPaths: []string{"/upload"},
+		Verifier: admission.NewVerifier(nil), API: http.NotFoundHandler()}))
+	proxy.Config.ReadTimeout = 300 * time.Millisecond // as rushgate serve's 30 s, scaled down
+	proxy.Start()
+	defer proxy.Close()
+
+	// upload sends parts of 1 KiB, pausing between them, and returns the proxy's answer.
+	upload := func(parts int, pause time.Duration) (int, string) {
+		t.Helper()
+		pr, pw := io.Pipe()
+		done := make(chan struct{})
+		defer func() { <-done }()
+		go func() {
+			defer close(done)
+			part := make([]byte, 1024)
+			for i := 0; i < parts; i++ {
+				if _, err := pw.Write(part); err != nil {
+					return
+				}
+				time.Sleep(pause)
+			}
+			pw.Close()
+		}()
+		defer pr.Close()
+		req, _ := http.NewRequest("POST", proxy.URL+"/upload", pr)
+		res, err := proxy.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return res.StatusCode, string(body)
+	}
+	if code, body := upload(10, 100*time.Millisecond); code != 200 || body != "got 10240" {
+		t.Fatalf("an upload taking 1 s past a 300 ms ReadTimeout: %d %q", code, body)
+	}
+	defer protect.UploadIdle(200 * time.Millisecond)()
+	if code, body := upload(2, time.Second); code != http.StatusRequestTimeout || !strings.Contains(body, `"request_timeout"`) {
+		t.Fatalf("an upload that paused past the bound: %d %q", code, body)
+	}
+}
