@@ -46,6 +46,10 @@ type Gate struct {
 	// Revoked, when set, reports admissions ended early (by their id, the token's jti), which the gate
 	// then refuses although their tokens are still good: a cookie kept after a release gets nowhere.
 	Revoked func(id string) bool
+	// HTTPS says the site is served over HTTPS that ends in front of the Gate, at a load balancer:
+	// return_to URLs then say https, so the room sends visitors back to the page they asked for, and
+	// cookies are Secure, as for requests that reach the Gate over TLS.
+	HTTPS bool
 }
 
 // CommandHeader is the response header through which the protected site tells the gate to act on the
@@ -99,7 +103,7 @@ func (g *Gate) Wrap(next http.Handler) http.Handler {
 		if ok {
 			if g.Release != nil {
 				w = &commands{ResponseWriter: w, ctx: r.Context(), release: func(ctx context.Context) error { return g.Release(ctx, tok) },
-					cookie: cookie, secure: r.TLS != nil}
+					cookie: cookie, secure: g.secure(r)}
 			}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), claimsKey{}, c)))
 			return
@@ -142,7 +146,7 @@ func (g *Gate) adopt(w http.ResponseWriter, r *http.Request, cookie, tok string)
 		return
 	}
 	http.SetCookie(w, &http.Cookie{
-		Name: cookie, Value: tok, Path: "/", HttpOnly: true, Secure: r.TLS != nil,
+		Name: cookie, Value: tok, Path: "/", HttpOnly: true, Secure: g.secure(r),
 		SameSite: http.SameSiteLaxMode, Expires: c.ExpiresAt.Time,
 		MaxAge: int(time.Until(c.ExpiresAt.Time).Seconds()),
 	})
@@ -181,14 +185,17 @@ func (g *Gate) refuse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := target.Query()
-	q.Set("return_to", requestURL(r))
+	q.Set("return_to", g.requestURL(r))
 	target.RawQuery = q.Encode()
 	http.Redirect(w, r, target.String(), http.StatusFound)
 }
 
-func requestURL(r *http.Request) string {
+// secure reports whether the visitor reached the site over HTTPS.
+func (g *Gate) secure(r *http.Request) bool { return r.TLS != nil || g.HTTPS }
+
+func (g *Gate) requestURL(r *http.Request) string {
 	scheme := "http"
-	if r.TLS != nil {
+	if g.secure(r) {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host + r.URL.RequestURI()

@@ -189,3 +189,24 @@ func TestGateLooksPastTheSitesBearer(t *testing.T) {
 		}
 	}
 }
+
+// TestGateBehindTLS: with HTTPS set (TLS ends at a balancer in front of the site), the Gate sends
+// visitors to the room with an https return_to, so they come back to the page they asked for rather
+// than to the site's front page, and the cookie it sets is Secure.
+func TestGateBehindTLS(t *testing.T) {
+	v := NewVerifier(map[string]ed25519.PublicKey{"k1": seed1.Public().(ed25519.PublicKey)})
+	g := &Gate{Verifier: v, Room: "sale", RoomURL: "https://queue.example/r/sale", HTTPS: true}
+	h := g.Wrap(http.NotFoundHandler())
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://shop.example/deep/page?x=1", nil))
+	want := "https://queue.example/r/sale?return_to=" + url.QueryEscape("https://shop.example/deep/page?x=1")
+	if loc := rec.Header().Get("Location"); loc != want {
+		t.Errorf("Location %q, want %q", loc, want)
+	}
+	tok := mustSign(t, "k1", seed1, claims("sale", time.Now().Add(time.Hour)))
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://shop.example/deep/page?rg_admission="+tok, nil))
+	if cs := rec.Result().Cookies(); len(cs) != 1 || !cs[0].Secure {
+		t.Errorf("the adopted cookie: %v, want one Secure cookie", cs)
+	}
+}

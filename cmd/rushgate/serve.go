@@ -293,7 +293,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		a.handler = protect.New(protect.Config{Origin: origin, Room: room, OpenPaths: strings.Split(f.openPaths, ","),
 			API: a.api.Handler(), Verifier: admission.NewVerifierFunc(keys.PublicKeys), Logger: log,
 			Release: func(ctx context.Context, token string) error { return a.api.ReleaseAdmission(ctx, room, token) },
-			Revoked: a.api.Released})
+			Revoked: a.api.Released, HTTPS: f.secureCookies, TrustedProxies: trusted})
 	}
 	if f.metricsAddr != "" {
 		msrv, err := sideServer("--metrics-addr", f.metricsAddr, map[string]http.Handler{"/metrics": m.Handler()}, log)

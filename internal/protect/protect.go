@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/netip"
 	"net/url"
 	"path"
 	"strings"
@@ -42,6 +43,15 @@ type Config struct {
 	// ended early, which are refused from then on.
 	Release func(ctx context.Context, token string) error
 	Revoked func(id string) bool
+	// HTTPS says visitors reach the proxy over HTTPS that ends in front of it (--secure-cookies): the
+	// origin is told so in X-Forwarded-Proto (an origin that redirects plain HTTP to HTTPS would
+	// otherwise loop), the room sends visitors back to https URLs, and cookies are Secure.
+	HTTPS bool
+	// TrustedProxies are the load balancers in front of the proxy (--trusted-proxies): the forwarding
+	// headers of their requests reach the origin (X-Forwarded-For with the balancer appended, Forwarded
+	// as it came), so that it sees its visitors' addresses; anyone else's are dropped, since a visitor
+	// could forge them.
+	TrustedProxies []netip.Prefix
 }
 
 // buffers recycles the buffers ReverseProxy copies answers through: without a pool it allocates and
@@ -75,8 +85,19 @@ func New(cfg Config) http.Handler {
 	}
 	origin := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
+			// ReverseProxy has dropped the forwarding headers from Out: a trusted balancer's are put back.
+			if trusted(cfg.TrustedProxies, r.In.RemoteAddr) {
+				for _, h := range []string{"X-Forwarded-For", "Forwarded"} { // SetXForwarded appends to the first
+					if v := r.In.Header[h]; v != nil {
+						r.Out.Header[h] = v
+					}
+				}
+			}
 			r.SetURL(cfg.Origin)
 			r.SetXForwarded()
+			if cfg.HTTPS {
+				r.Out.Header.Set("X-Forwarded-Proto", "https")
+			}
 			r.Out.Host = r.In.Host
 		},
 		// FlushInterval stays 0: ReverseProxy flushes event streams and answers of unknown length as the
@@ -105,7 +126,8 @@ func New(cfg Config) http.Handler {
 		Transport: &transport{addr: hostPort(cfg.Origin), fallback: &http.Transport{Proxy: nil, MaxIdleConns: maxIdle,
 			MaxIdleConnsPerHost: maxIdle, IdleConnTimeout: idleTimeout, ForceAttemptHTTP2: false, DisableCompression: true}},
 	}
-	gate := &admission.Gate{Verifier: cfg.Verifier, Room: cfg.Room, RoomURL: "/r/" + cfg.Room, Release: cfg.Release, Revoked: cfg.Revoked}
+	gate := &admission.Gate{Verifier: cfg.Verifier, Room: cfg.Room, RoomURL: "/r/" + cfg.Room, Release: cfg.Release,
+		Revoked: cfg.Revoked, HTTPS: cfg.HTTPS}
 	gated := gate.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serve(origin, w, r) }))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := cleanPath(r.URL.Path)
@@ -157,4 +179,22 @@ func cleanPath(p string) (string, bool) {
 		c += "/"
 	}
 	return c, true
+}
+
+// trusted reports whether the peer at addr (a RemoteAddr) is one of the trusted proxies.
+func trusted(proxies []netip.Prefix, addr string) bool {
+	if len(proxies) == 0 {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return false
+	}
+	a := ap.Addr().Unmap()
+	for _, p := range proxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }

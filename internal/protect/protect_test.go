@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"path"
 	"strings"
@@ -341,5 +342,55 @@ func TestSlowUploadsReachTheOrigin(t *testing.T) {
 	defer protect.UploadIdle(200 * time.Millisecond)()
 	if code, body := upload(2, time.Second); code != http.StatusRequestTimeout || !strings.Contains(body, `"request_timeout"`) {
 		t.Fatalf("an upload that paused past the bound: %d %q", code, body)
+	}
+}
+
+// TestBehindABalancer checks the proxy behind a load balancer that ends TLS: the origin is told the
+// visitor came over HTTPS (an origin that redirects plain HTTP to HTTPS would otherwise loop) and
+// sees the visitor's address through a trusted balancer, the room is asked to send visitors back to
+// the https page they wanted, and forwarding headers from anyone not trusted are dropped.
+func TestBehindABalancer(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "proto=%s for=%s forwarded=%s", r.Header.Get("X-Forwarded-Proto"),
+			strings.Join(r.Header.Values("X-Forwarded-For"), ","), r.Header.Get("Forwarded"))
+	}))
+	defer origin.Close()
+	u, _ := url.Parse(origin.URL)
+	start := func(cfg protect.Config) *httptest.Server {
+		cfg.Origin, cfg.Room, cfg.OpenPaths, cfg.API = u, "sale", []string{"/open/"}, http.NotFoundHandler()
+		cfg.Verifier = admission.NewVerifier(nil)
+		s := httptest.NewServer(protect.New(cfg))
+		t.Cleanup(s.Close)
+		return s
+	}
+	behind := start(protect.Config{HTTPS: true, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	exposed := start(protect.Config{})
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	defer client.CloseIdleConnections()
+	get := func(s *httptest.Server, path string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", s.URL+path, nil)
+		req.Host = "shop.example"
+		req.Header.Set("X-Forwarded-For", "203.0.113.9")
+		req.Header.Set("X-Forwarded-Proto", "https")
+		req.Header.Set("Forwarded", "for=203.0.113.9;proto=https")
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return res, string(body)
+	}
+	if _, body := get(behind, "/open/x"); body != "proto=https for=203.0.113.9, 127.0.0.1 forwarded=for=203.0.113.9;proto=https" {
+		t.Errorf("behind a trusted balancer the origin saw %q", body)
+	}
+	if _, body := get(exposed, "/open/x"); body != "proto=http for=127.0.0.1 forwarded=" {
+		t.Errorf("reached directly, the origin saw %q", body)
+	}
+	res, _ := get(behind, "/deep/page?x=1")
+	want := "/r/sale?return_to=" + url.QueryEscape("https://shop.example/deep/page?x=1")
+	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusFound || loc != want {
+		t.Errorf("an unadmitted visitor behind TLS: %d to %q, want 302 to %q", res.StatusCode, loc, want)
 	}
 }
