@@ -92,6 +92,35 @@ func TestProtect(t *testing.T) {
 	if code, body, _ := get("/shop", adm); code != 200 || body != "origin: /shop" {
 		t.Fatalf("admitted: %d %q", code, body)
 	}
+	// Under rushgate's prefixes, its own paths are its; the site's other paths there (a Rails or Vite
+	// /assets/, a /v1/ API) are the site's, behind the gate like the rest.
+	for _, c := range []struct{ path, cookie, want string }{
+		{"/assets/app-1234.js", adm, "origin: /assets/app-1234.js"},
+		{"/v1/products", adm, "origin: /v1/products"},
+		{"/r/sale/extra", adm, "origin: /r/sale/extra"},
+		{"/assets/room.js", "", "rushgate: javascript"},
+		{"/v1/keys", "", "rushgate: json"},
+		{"/assets/app-1234.js", "", "the room"},
+	} {
+		code, body, h := get(c.path, c.cookie)
+		var got string
+		switch {
+		case strings.HasPrefix(body, "origin: "):
+			got = body
+		case code == 302 && strings.HasPrefix(h.Get("Location"), "/r/sale?return_to="):
+			got = "the room"
+		case code == 200 && strings.Contains(h.Get("Content-Type"), "javascript"):
+			got = "rushgate: javascript"
+		case code == 200 && strings.HasPrefix(h.Get("Content-Type"), "application/jwk-set+json"):
+			got = "rushgate: json"
+		}
+		if got != c.want {
+			t.Errorf("%s: %d %.60q, want %s", c.path, code, body, c.want)
+		}
+	}
+	if code, body, _ := do(t, "POST", base+"/v1/rooms/sale", "", ""); code != 405 || body["error"] == nil {
+		t.Errorf("a wrong method on rushgate's path: %d %v, want its 405", code, body)
+	}
 	wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer wcancel()
 	c, _, err := websocket.Dial(wctx, "ws://"+addr+"/ws", &websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {"rg_admission=" + adm}}})

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -272,6 +273,29 @@ func (s *Server) auctionPage(w http.ResponseWriter, r *http.Request) {
 
 // assetHandler serves the pages' scripts and styles (not their templates); they change only with the
 // binary.
+// Serves reports whether rushgate itself answers r, for a proxy that shares its host with a site: a
+// path one of its routes takes, with any method (a wrong one is still answered here, as such), or one
+// of its own script and style files. A site's other paths under the same prefixes (its own /assets/
+// or /v1/ API) are the site's.
+func (s *Server) Serves(r *http.Request) bool {
+	if name, ok := strings.CutPrefix(r.URL.Path, "/assets/"); ok {
+		return isAsset(name)
+	}
+	if _, pat := s.mux.Handler(r); pat != "" && pat != "/" {
+		return true
+	}
+	return len(s.allowed(r)) > 0
+}
+
+// isAsset reports whether name is one of the script and style files the pages load.
+func isAsset(name string) bool {
+	if !strings.HasSuffix(name, ".js") && !strings.HasSuffix(name, ".css") {
+		return false
+	}
+	fi, err := fs.Stat(assets, path.Join("assets", name))
+	return err == nil && !fi.IsDir()
+}
+
 func (s *Server) assetHandler() http.Handler {
 	sub, _ := fs.Sub(assets, "assets")
 	files := http.FileServerFS(sub)

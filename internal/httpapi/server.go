@@ -299,6 +299,16 @@ var crossOrigin = http.NewCrossOriginProtection()
 
 // unmatched answers paths no route serves, telling a wrong method from a wrong path.
 func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
+	if allowed := s.allowed(r); len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		s.writeError(w, r, apiError(http.StatusMethodNotAllowed, codeMethodNotAllowed, r.Method+" is not allowed here"))
+		return
+	}
+	s.writeError(w, r, apiError(http.StatusNotFound, codeNotFound, "no such endpoint"))
+}
+
+// allowed returns the methods that r's path has routes for.
+func (s *Server) allowed(r *http.Request) []string {
 	var allowed []string
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		probe := r.Clone(r.Context())
@@ -307,12 +317,7 @@ func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
 			allowed = append(allowed, m)
 		}
 	}
-	if len(allowed) > 0 {
-		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		s.writeError(w, r, apiError(http.StatusMethodNotAllowed, codeMethodNotAllowed, r.Method+" is not allowed here"))
-		return
-	}
-	s.writeError(w, r, apiError(http.StatusNotFound, codeNotFound, "no such endpoint"))
+	return allowed
 }
 
 // health answers 200 while the state store answers and the durable record (when there is one to wait

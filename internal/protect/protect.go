@@ -21,8 +21,8 @@ import (
 	"github.com/rushgate/rushgate/admission"
 )
 
-// Own lists the paths rushgate serves itself in front of a site: its API, pages, scripts, console and
-// health. A site's own paths under these prefixes are not reachable through the proxy.
+// Own lists the prefixes of the paths rushgate serves itself in front of a site: its API, pages,
+// scripts, console and health. Under them, Config.Serves tells rushgate's paths from the site's.
 var Own = []string{"/v1/", "/r/", "/d/", "/a/", "/assets/", "/admin", "/healthz", "/metrics"}
 
 // Config wires a proxy.
@@ -35,6 +35,10 @@ type Config struct {
 	OpenPaths []string
 	// API serves rushgate's own paths.
 	API http.Handler
+	// Serves reports whether a request under one of the Own prefixes is for rushgate (API answers it)
+	// rather than for the site: many sites have their own /assets/ (Rails, Vite) or /v1/ API. Nil
+	// means every path under them is rushgate's.
+	Serves func(r *http.Request) bool
 	// Verifier checks admission tokens, with the server's own keys.
 	Verifier *admission.Verifier
 	// Logger receives the origin's failures; nil means slog.Default().
@@ -144,8 +148,11 @@ func New(cfg Config) http.Handler {
 		}
 		for _, own := range Own {
 			if strings.HasPrefix(p, own) {
-				cfg.API.ServeHTTP(w, r)
-				return
+				if cfg.Serves == nil || cfg.Serves(r) {
+					cfg.API.ServeHTTP(w, r)
+					return
+				}
+				break
 			}
 		}
 		for _, open := range cfg.OpenPaths {
