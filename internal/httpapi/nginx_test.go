@@ -155,6 +155,21 @@ func TestNginxAuthRequest(t *testing.T) {
 	if code, body, _ := get("/about", ""); code != 200 || body != "origin: /about" {
 		t.Fatalf("an open page: %d %q", code, body)
 	}
+	// The room's files are rushgate's; the site keeps its own /assets/ and /v1/.
+	for _, p := range []string{"/assets/room.js", "/assets/page.js", "/assets/pow.js", "/assets/room.css"} {
+		kind := "javascript"
+		if strings.HasSuffix(p, ".css") {
+			kind = "css"
+		}
+		if code, _, h := get(p, ""); code != 200 || !strings.Contains(h.Get("Content-Type"), kind) {
+			t.Fatalf("%s through nginx: %d %q", p, code, h.Get("Content-Type"))
+		}
+	}
+	for _, p := range []string{"/assets/site.css", "/assets/room.js.map", "/v1/products"} {
+		if code, body, _ := get(p, ""); code != 200 || body != "origin: "+p {
+			t.Fatalf("the site's %s through nginx: %d %q", p, code, body)
+		}
+	}
 
 	joined := e.do("POST", "/v1/rooms/sale/join", "", "")
 	if _, err := e.svc.Tick(context.Background(), "sale"); err != nil {
