@@ -111,19 +111,16 @@ func New(cfg Config) http.Handler {
 		BufferPool:     &buffers{},
 		ModifyResponse: endOnClose,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			w.Header().Set("Content-Type", "application/json")
 			if stalled(r) { // before the check below: net/http cancels the request when a read times out
 				log.InfoContext(r.Context(), "upload stalled", "path", r.URL.Path, "idle", uploadIdle.String())
-				w.WriteHeader(http.StatusRequestTimeout)
-				_, _ = w.Write([]byte(`{"error":{"code":"request_timeout","message":"the request's body stopped arriving"}}` + "\n"))
+				writeError(w, http.StatusRequestTimeout, "request_timeout", "the request's body stopped arriving")
 				return
 			}
 			if errors.Is(err, context.Canceled) {
 				return // the visitor went away
 			}
 			log.WarnContext(r.Context(), "origin unreachable", "path", r.URL.Path, "err", err)
-			w.WriteHeader(http.StatusBadGateway)
-			_, _ = w.Write([]byte(`{"error":{"code":"origin_unavailable","message":"the protected site did not answer"}}` + "\n"))
+			writeError(w, http.StatusBadGateway, "origin_unavailable", "the protected site did not answer")
 		},
 		// Connections to the origin are kept for the crowd's requests: net/http's default keeps two
 		// idle, and a crowd would open and close one per request.
@@ -136,9 +133,7 @@ func New(cfg Config) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := cleanPath(r.URL.Path)
 		if !ok {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = w.Write([]byte(`{"error":{"code":"invalid_path","message":"the path has a backslash, or a segment that is a dot or nothing before its parameters"}}` + "\n"))
+			writeError(w, http.StatusBadRequest, "invalid_path", "the path has a backslash, or a segment that is a dot or nothing before its parameters")
 			return
 		}
 		if p != r.URL.Path {
@@ -204,4 +199,12 @@ func trusted(proxies []netip.Prefix, addr string) bool {
 		}
 	}
 	return false
+}
+
+// writeError answers as rushgate's API does: {"error": {"code", "message"}}, the code stable. The
+// messages here are constants without characters JSON would escape.
+func writeError(w http.ResponseWriter, status int, code, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(`{"error":{"code":"` + code + `","message":"` + message + `"}}` + "\n"))
 }
