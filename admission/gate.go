@@ -50,6 +50,9 @@ type Gate struct {
 	// return_to URLs then say https, so the room sends visitors back to the page they asked for, and
 	// cookies are Secure, as for requests that reach the Gate over TLS.
 	HTTPS bool
+	// Refused, when set, is told of each request the Gate turned away (sent to the room, or refused
+	// with 401), for metrics.
+	Refused func(r *http.Request)
 }
 
 // CommandHeader is the response header through which the protected site tells the gate to act on the
@@ -173,6 +176,9 @@ func SitePath(escapedPath, rawQuery string) string {
 }
 
 func (g *Gate) refuse(w http.ResponseWriter, r *http.Request) {
+	if g.Refused != nil {
+		g.Refused(r)
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)

@@ -172,4 +172,16 @@ func TestProtect(t *testing.T) {
 		t.Fatalf("after the release: %d, want the room again", code)
 	}
 	waitAdmitted(t, base, "sale", second["visitor_token"].(string)) // the freed slot goes to the next in line
+
+	// The metrics count what the proxy did with the requests above, and how long the origin took.
+	for name, least := range map[string]float64{
+		`rushgate_protect_requests_total{outcome="admitted"}`: 8, // the shop, the site's paths, streams, checkout
+		`rushgate_protect_requests_total{outcome="refused"}`:  3, // unadmitted, the site's asset, after the release
+		`rushgate_protect_requests_total{outcome="open"}`:     1,
+		`rushgate_protect_origin_duration_seconds_count`:      9,
+	} {
+		if v, ok, err := metricValue(base, name); err != nil || !ok || v < least {
+			t.Errorf("%s = %v (found %v, %v), want at least %v", name, v, ok, err, least)
+		}
+	}
 }

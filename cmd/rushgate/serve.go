@@ -290,7 +290,8 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	if f.protect != "" {
 		origin, _ := url.Parse(f.protect) // checked by serveFlags.check
 		room := f.protectRoom
-		a.handler = protect.New(protect.Config{Origin: origin, Room: room, OpenPaths: strings.Split(f.openPaths, ","),
+		m.WatchProxy()
+		a.handler = protect.New(protect.Config{Observer: m, Origin: origin, Room: room, OpenPaths: strings.Split(f.openPaths, ","),
 			API: a.api.Handler(), Serves: a.api.Serves, Verifier: admission.NewVerifierFunc(keys.PublicKeys), Logger: log,
 			Release: func(ctx context.Context, token string) error { return a.api.ReleaseAdmission(ctx, room, token) },
 			Revoked: a.api.Released, HTTPS: f.secureCookies, TrustedProxies: trusted})

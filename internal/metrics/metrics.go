@@ -37,6 +37,12 @@ type Metrics struct {
 	records     prometheus.Gauge
 	recordsOnce sync.Once // registers records on first use: only the Redis backend has a value for it
 
+	// The protecting proxy's, registered by WatchProxy: only a server with --protect has them.
+	proxied        *prometheus.CounterVec
+	proxiedBy      map[string]prometheus.Counter // its children, resolved once; read-only after New
+	originFailures *prometheus.CounterVec
+	originAnswers  prometheus.Histogram
+
 	// Children of the vectors on the hot path, looked up once: resolving label values hashes and
 	// validates them on every call, which a join paid twice.
 	joinsBy    sync.Map // room -> prometheus.Counter
@@ -81,6 +87,22 @@ func New() *Metrics {
 		Name: "rushgate_records_in_use",
 		Help: "How many different SQL records the instances on this Redis record into (checked every 30 s); more than 1 splits the record of drops and auctions.",
 	})
+	m.proxied = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rushgate_protect_requests_total",
+		Help: "Requests for the protected site, by outcome: admitted (let through), refused (sent to the room), open (an open path), invalid (a refused path).",
+	}, []string{"outcome"})
+	m.proxiedBy = map[string]prometheus.Counter{}
+	for _, o := range []string{"admitted", "refused", "open", "invalid"} {
+		m.proxiedBy[o] = m.proxied.WithLabelValues(o)
+	}
+	m.originFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rushgate_protect_origin_failures_total",
+		Help: "Requests the protected site did not answer, by kind: unreachable, or upload_stalled (the visitor's body stopped arriving).",
+	}, []string{"kind"})
+	m.originAnswers = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "rushgate_protect_origin_duration_seconds", Help: "How long the protected site took to answer, up to its headers.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+	})
 	m.reg.MustRegister(m.joins, m.admitted, m.releases, m.expiries, m.requests, m.batches, m.guards,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -108,6 +130,27 @@ func (m *Metrics) WatchRecord(check func(context.Context) error) {
 		return 1
 	}))
 }
+
+// WatchProxy adds the protecting proxy's metrics, which Proxied, OriginFailed and OriginAnswered
+// update: a server with --protect calls it.
+func (m *Metrics) WatchProxy() {
+	m.reg.MustRegister(m.proxied, m.originFailures, m.originAnswers)
+}
+
+// Proxied counts a request for the protected site by its outcome (protect.Observer).
+func (m *Metrics) Proxied(outcome string) {
+	if c, ok := m.proxiedBy[outcome]; ok {
+		c.Inc()
+		return
+	}
+	m.proxied.WithLabelValues(outcome).Inc()
+}
+
+// OriginFailed counts a request the protected site did not answer (protect.Observer).
+func (m *Metrics) OriginFailed(kind string) { m.originFailures.WithLabelValues(kind).Inc() }
+
+// OriginAnswered records how long the protected site took to answer (protect.Observer).
+func (m *Metrics) OriginAnswered(d time.Duration) { m.originAnswers.Observe(d.Seconds()) }
 
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {

@@ -27,7 +27,8 @@ var flushDelay = time.Millisecond
 // handler returns) stops any later flush.
 type batched struct {
 	http.ResponseWriter
-	stream bool // an event stream: flush at once
+	stream bool      // an event stream: flush at once
+	start  time.Time // when the request left for the origin
 
 	mu      sync.Mutex
 	timer   *time.Timer
@@ -40,7 +41,7 @@ type batchedKey struct{}
 // serve runs proxy with w batched, so that ModifyResponse (endOnClose) can find it, and the request's
 // body, if any, read as an upload.
 func serve(proxy http.Handler, w http.ResponseWriter, r *http.Request) {
-	b := &batched{ResponseWriter: w}
+	b := &batched{ResponseWriter: w, start: time.Now()}
 	defer b.end()
 	ctx := context.WithValue(r.Context(), batchedKey{}, b)
 	var u *upload

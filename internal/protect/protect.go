@@ -17,6 +17,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rushgate/rushgate/admission"
 )
@@ -56,7 +57,38 @@ type Config struct {
 	// as it came), so that it sees its visitors' addresses; anyone else's are dropped, since a visitor
 	// could forge them.
 	TrustedProxies []netip.Prefix
+	// Observer, when set, is told what the proxy did, for metrics.
+	Observer Observer
 }
+
+// Observer is told what the proxy did; metrics.Metrics implements it.
+type Observer interface {
+	// Proxied counts a request for the site by what became of it: OutcomeAdmitted, OutcomeRefused,
+	// OutcomeOpen or OutcomeInvalid.
+	Proxied(outcome string)
+	// OriginFailed counts a request the origin did not answer: FailureUnreachable, or
+	// FailureUploadStalled when the visitor's body stopped arriving.
+	OriginFailed(kind string)
+	// OriginAnswered records how long the origin took to answer a request, up to its headers.
+	OriginAnswered(d time.Duration)
+}
+
+// What became of a request for the site, and why the origin did not answer one, as Observer hears.
+const (
+	OutcomeAdmitted      = "admitted"       // the gate let it through to the origin
+	OutcomeRefused       = "refused"        // the gate sent it to the room (or refused it, for a non-GET)
+	OutcomeOpen          = "open"           // an open path, straight to the origin
+	OutcomeInvalid       = "invalid"        // a path the proxy refuses (invalid_path)
+	FailureUnreachable   = "unreachable"    // the origin did not answer
+	FailureUploadStalled = "upload_stalled" // the visitor's body stopped arriving
+)
+
+// nobody is the Observer of a proxy without one.
+type nobody struct{}
+
+func (nobody) Proxied(string)               {}
+func (nobody) OriginFailed(string)          {}
+func (nobody) OriginAnswered(time.Duration) {}
 
 // buffers recycles the buffers ReverseProxy copies answers through: without a pool it allocates and
 // clears 32 KiB for every answer, a tenth of the proxy's CPU under a crowd.
@@ -87,6 +119,10 @@ func New(cfg Config) http.Handler {
 	if log == nil {
 		log = slog.Default()
 	}
+	obs := cfg.Observer
+	if obs == nil {
+		obs = nobody{}
+	}
 	origin := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			// ReverseProxy has dropped the forwarding headers from Out: a trusted balancer's are put back.
@@ -108,10 +144,16 @@ func New(cfg Config) http.Handler {
 		// origin writes them (batched holds the latter for up to flushDelay), and everything else once.
 		// Flushing after every write (-1) cost an extra system call per answer, and a third of the
 		// proxy's CPU went to flushes.
-		BufferPool:     &buffers{},
-		ModifyResponse: endOnClose,
+		BufferPool: &buffers{},
+		ModifyResponse: func(res *http.Response) error {
+			if b, ok := res.Request.Context().Value(batchedKey{}).(*batched); ok {
+				obs.OriginAnswered(time.Since(b.start))
+			}
+			return endOnClose(res)
+		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if stalled(r) { // before the check below: net/http cancels the request when a read times out
+				obs.OriginFailed(FailureUploadStalled)
 				log.InfoContext(r.Context(), "upload stalled", "path", r.URL.Path, "idle", uploadIdle.String())
 				writeError(w, http.StatusRequestTimeout, "request_timeout", "the request's body stopped arriving")
 				return
@@ -119,6 +161,7 @@ func New(cfg Config) http.Handler {
 			if errors.Is(err, context.Canceled) {
 				return // the visitor went away
 			}
+			obs.OriginFailed(FailureUnreachable)
 			log.WarnContext(r.Context(), "origin unreachable", "path", r.URL.Path, "err", err)
 			writeError(w, http.StatusBadGateway, "origin_unavailable", "the protected site did not answer")
 		},
@@ -128,11 +171,15 @@ func New(cfg Config) http.Handler {
 			MaxIdleConnsPerHost: maxIdle, IdleConnTimeout: idleTimeout, ForceAttemptHTTP2: false, DisableCompression: true}},
 	}
 	gate := &admission.Gate{Verifier: cfg.Verifier, Room: cfg.Room, RoomURL: "/r/" + cfg.Room, Release: cfg.Release,
-		Revoked: cfg.Revoked, HTTPS: cfg.HTTPS}
-	gated := gate.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serve(origin, w, r) }))
+		Revoked: cfg.Revoked, HTTPS: cfg.HTTPS, Refused: func(*http.Request) { obs.Proxied(OutcomeRefused) }}
+	gated := gate.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		obs.Proxied(OutcomeAdmitted)
+		serve(origin, w, r)
+	}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := cleanPath(r.URL.Path)
 		if !ok {
+			obs.Proxied(OutcomeInvalid)
 			writeError(w, http.StatusBadRequest, "invalid_path", "the path has a backslash, or a segment that is a dot or nothing before its parameters")
 			return
 		}
@@ -152,6 +199,7 @@ func New(cfg Config) http.Handler {
 		}
 		for _, open := range cfg.OpenPaths {
 			if open != "" && strings.HasPrefix(p, open) {
+				obs.Proxied(OutcomeOpen)
 				serve(origin, w, r)
 				return
 			}

@@ -208,9 +208,10 @@ func TestOpenPathsOpenNoMore(t *testing.T) {
 	}))
 	defer origin.Close()
 	u, _ := url.Parse(origin.URL)
+	obs := &observed{}
 	proxy := httptest.NewServer(protect.New(protect.Config{Origin: u, Room: "sale", OpenPaths: []string{"/static/"},
 		Verifier: admission.NewVerifier(nil),
-		API:      http.NotFoundHandler()}))
+		API:      http.NotFoundHandler(), Observer: obs}))
 	defer proxy.Close()
 
 	for _, c := range []struct{ target, status, location, body string }{
@@ -249,6 +250,9 @@ func TestOpenPathsOpenNoMore(t *testing.T) {
 		if string(body) == "secret" {
 			t.Errorf("%s reached the secret", c.target)
 		}
+	}
+	if obs.count(protect.OutcomeInvalid) != 4 || obs.count(protect.OutcomeOpen) != 2 || obs.count(protect.OutcomeRefused) != 1 {
+		t.Errorf("observed %v, want 4 invalid, 2 open, 1 refused", obs.counts)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -303,8 +307,9 @@ func TestSlowUploadsReachTheOrigin(t *testing.T) {
 	}))
 	defer origin.Close()
 	u, _ := url.Parse(origin.URL)
+	obs := &observed{}
 	proxy := httptest.NewUnstartedServer(protect.New(protect.Config{Origin: u, Room: "sale", OpenPaths: []string{"/upload"},
-		Verifier: admission.NewVerifier(nil), API: http.NotFoundHandler()}))
+		Verifier: admission.NewVerifier(nil), API: http.NotFoundHandler(), Observer: obs}))
 	proxy.Config.ReadTimeout = 300 * time.Millisecond // as rushgate serve's 30 s, scaled down
 	proxy.Start()
 	defer proxy.Close()
@@ -342,6 +347,9 @@ func TestSlowUploadsReachTheOrigin(t *testing.T) {
 	defer protect.UploadIdle(200 * time.Millisecond)()
 	if code, body := upload(2, time.Second); code != http.StatusRequestTimeout || !strings.Contains(body, `"request_timeout"`) {
 		t.Fatalf("an upload that paused past the bound: %d %q", code, body)
+	}
+	if obs.count("failed "+protect.FailureUploadStalled) != 1 || obs.count("failed "+protect.FailureUnreachable) != 0 {
+		t.Errorf("observed %v, want one stalled upload and no unreachable origin", obs.counts)
 	}
 }
 
@@ -392,5 +400,57 @@ func TestBehindABalancer(t *testing.T) {
 	want := "/r/sale?return_to=" + url.QueryEscape("https://shop.example/deep/page?x=1")
 	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusFound || loc != want {
 		t.Errorf("an unadmitted visitor behind TLS: %d to %q, want 302 to %q", res.StatusCode, loc, want)
+	}
+}
+
+// observed records what a proxy tells its Observer.
+type observed struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (o *observed) add(k string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.counts == nil {
+		o.counts = map[string]int{}
+	}
+	o.counts[k]++
+}
+
+func (o *observed) Proxied(outcome string)       { o.add(outcome) }
+func (o *observed) OriginFailed(kind string)     { o.add("failed " + kind) }
+func (o *observed) OriginAnswered(time.Duration) { o.add("answered") }
+
+func (o *observed) count(k string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.counts[k]
+}
+
+// TestAnOriginDownIsCounted checks that a request the origin does not answer is answered 502
+// origin_unavailable and counted as the origin's failure.
+func TestAnOriginDownIsCounted(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down, _ := url.Parse("http://" + ln.Addr().String())
+	ln.Close() // nothing listens there now
+	obs := &observed{}
+	proxy := httptest.NewServer(protect.New(protect.Config{Origin: down, Room: "sale", OpenPaths: []string{"/"},
+		Verifier: admission.NewVerifier(nil), API: http.NotFoundHandler(), Observer: obs}))
+	defer proxy.Close()
+	res, err := proxy.Client().Get(proxy.URL + "/page")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusBadGateway || !strings.Contains(string(body), `"origin_unavailable"`) {
+		t.Fatalf("an origin down: %d %q", res.StatusCode, body)
+	}
+	if obs.count("failed "+protect.FailureUnreachable) != 1 || obs.count(protect.OutcomeOpen) != 1 || obs.count("answered") != 0 {
+		t.Fatalf("observed %v", obs.counts)
 	}
 }
