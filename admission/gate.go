@@ -179,11 +179,21 @@ func (g *Gate) refuse(w http.ResponseWriter, r *http.Request) {
 	if g.Refused != nil {
 		g.Refused(r)
 	}
+	back, status := g.requestURL(r), http.StatusFound
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = w.Write([]byte(`{"error":{"code":"not_admitted","message":"an admission from the waiting room is required"}}` + "\n"))
-		return
+		if r.Header.Get("Sec-Fetch-Mode") != "navigate" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":{"code":"not_admitted","message":"an admission from the waiting room is required"}}` + "\n"))
+			return
+		}
+		// A form a person posted (its admission ran out mid-checkout, say): a page of JSON would strand
+		// them, so they go to the room too, and back to the page the form was on, which they can send
+		// again; its URL is taken from Referer only when it is on this site.
+		back, status = g.siteRoot(r), http.StatusSeeOther // the room's page is read with GET
+		if ref, err := url.Parse(r.Referer()); err == nil && ref.Host == r.Host && (ref.Scheme == "http" || ref.Scheme == "https") {
+			back = ref.String()
+		}
 	}
 	target, err := url.Parse(g.RoomURL)
 	if err != nil {
@@ -191,9 +201,17 @@ func (g *Gate) refuse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := target.Query()
-	q.Set("return_to", g.requestURL(r))
+	q.Set("return_to", back)
 	target.RawQuery = q.Encode()
-	http.Redirect(w, r, target.String(), http.StatusFound)
+	http.Redirect(w, r, target.String(), status)
+}
+
+// siteRoot returns the front page of the site r is for.
+func (g *Gate) siteRoot(r *http.Request) string {
+	if g.secure(r) {
+		return "https://" + r.Host + "/"
+	}
+	return "http://" + r.Host + "/"
 }
 
 // secure reports whether the visitor reached the site over HTTPS.

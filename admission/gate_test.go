@@ -210,3 +210,40 @@ func TestGateBehindTLS(t *testing.T) {
 		t.Errorf("the adopted cookie: %v, want one Secure cookie", cs)
 	}
 }
+
+// TestGateSendsAPostedFormToTheRoom: a form a person posts without a live admission (it ran out during
+// checkout) sends them to the room, and back to the page the form was on when that page is on the
+// site, instead of showing them JSON; a script's POST still gets 401 not_admitted.
+func TestGateSendsAPostedFormToTheRoom(t *testing.T) {
+	v := NewVerifier(map[string]ed25519.PublicKey{"k1": seed1.Public().(ed25519.PublicKey)})
+	g := &Gate{Verifier: v, Room: "sale", RoomURL: "https://queue.example/r/sale"}
+	h := g.Wrap(http.NotFoundHandler())
+	room := func(back string) string { return "https://queue.example/r/sale?return_to=" + url.QueryEscape(back) }
+	for _, c := range []struct {
+		name, mode, referer string
+		code                int
+		location            string
+	}{
+		{"a form posted from the cart", "navigate", "http://shop.example/cart?step=2", 303, room("http://shop.example/cart?step=2")},
+		{"a form posted from elsewhere", "navigate", "https://evil.example/x", 303, room("http://shop.example/")},
+		{"a form without a Referer", "navigate", "", 303, room("http://shop.example/")},
+		{"a script's POST", "cors", "http://shop.example/cart", 401, ""},
+		{"a client that says nothing", "", "", 401, ""},
+	} {
+		req := httptest.NewRequest(http.MethodPost, "http://shop.example/checkout/pay", strings.NewReader("card=1"))
+		if c.mode != "" {
+			req.Header.Set("Sec-Fetch-Mode", c.mode)
+		}
+		if c.referer != "" {
+			req.Header.Set("Referer", c.referer)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.code || rec.Header().Get("Location") != c.location {
+			t.Errorf("%s: %d to %q, want %d to %q", c.name, rec.Code, rec.Header().Get("Location"), c.code, c.location)
+		}
+		if c.code == 401 && !strings.Contains(rec.Body.String(), `"not_admitted"`) {
+			t.Errorf("%s: %q", c.name, rec.Body.String())
+		}
+	}
+}
