@@ -89,10 +89,10 @@ func New() *Metrics {
 	})
 	m.proxied = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rushgate_protect_requests_total",
-		Help: "Requests for the protected site, by outcome: admitted (let through), refused (sent to the room), open (an open path), invalid (a refused path).",
+		Help: "Requests for the protected site, by outcome: admitted (let through), refused (sent to the room), open (an open path), preflight (a CORS preflight), invalid (a refused path).",
 	}, []string{"outcome"})
 	m.proxiedBy = map[string]prometheus.Counter{}
-	for _, o := range []string{"admitted", "refused", "open", "invalid"} {
+	for _, o := range []string{"admitted", "refused", "open", "preflight", "invalid"} {
 		m.proxiedBy[o] = m.proxied.WithLabelValues(o)
 	}
 	m.originFailures = prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -64,7 +64,7 @@ type Config struct {
 // Observer is told what the proxy did; metrics.Metrics implements it.
 type Observer interface {
 	// Proxied counts a request for the site by what became of it: OutcomeAdmitted, OutcomeRefused,
-	// OutcomeOpen or OutcomeInvalid.
+	// OutcomeOpen, OutcomePreflight or OutcomeInvalid.
 	Proxied(outcome string)
 	// OriginFailed counts a request the origin did not answer: FailureUnreachable, or
 	// FailureUploadStalled when the visitor's body stopped arriving.
@@ -79,6 +79,7 @@ const (
 	OutcomeRefused       = "refused"        // the gate sent it to the room (or refused it, for a non-GET)
 	OutcomeOpen          = "open"           // an open path, straight to the origin
 	OutcomeInvalid       = "invalid"        // a path the proxy refuses (invalid_path)
+	OutcomePreflight     = "preflight"      // a CORS preflight, which carries no admission, to the origin
 	FailureUnreachable   = "unreachable"    // the origin did not answer
 	FailureUploadStalled = "upload_stalled" // the visitor's body stopped arriving
 )
@@ -196,6 +197,14 @@ func New(cfg Config) http.Handler {
 				}
 				break
 			}
+		}
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" && r.Header.Get("Origin") != "" {
+			// A CORS preflight: browsers send it without cookies, so the gate could only refuse it, and
+			// then the request it asks about, which the gate judges, would never be sent. It changes
+			// nothing, so the site answers it.
+			obs.Proxied(OutcomePreflight)
+			serve(origin, w, r)
+			return
 		}
 		for _, open := range cfg.OpenPaths {
 			if open != "" && strings.HasPrefix(p, open) {

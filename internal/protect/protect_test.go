@@ -454,3 +454,50 @@ func TestAnOriginDownIsCounted(t *testing.T) {
 		t.Fatalf("observed %v", obs.counts)
 	}
 }
+
+// TestCORSPreflightReachesTheSite checks that a CORS preflight, which browsers send without cookies,
+// is answered by the site rather than refused by the gate (which would stop the request it asks
+// about, even an admitted visitor's), while the request itself is still gated.
+func TestCORSPreflightReachesTheSite(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodOptions {
+			w.Header().Set("Access-Control-Allow-Origin", "https://app.example")
+			w.Header().Set("Access-Control-Allow-Methods", "POST")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		io.WriteString(w, "the site's answer")
+	}))
+	defer origin.Close()
+	u, _ := url.Parse(origin.URL)
+	obs := &observed{}
+	proxy := httptest.NewServer(protect.New(protect.Config{Origin: u, Room: "sale", Verifier: admission.NewVerifier(nil),
+		API: http.NotFoundHandler(), Observer: obs}))
+	defer proxy.Close()
+	send := func(method string, headers ...string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, proxy.URL+"/api/cart", nil)
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+		res, err := proxy.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	res := send("OPTIONS", "Origin", "https://app.example", "Access-Control-Request-Method", "POST")
+	if res.StatusCode != http.StatusNoContent || res.Header.Get("Access-Control-Allow-Origin") != "https://app.example" {
+		t.Fatalf("a preflight: %d %v", res.StatusCode, res.Header)
+	}
+	if res := send("OPTIONS"); res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("an OPTIONS that is no preflight: %d, want the gate's 401", res.StatusCode)
+	}
+	if res := send("POST", "Origin", "https://app.example"); res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the request itself, without an admission: %d, want the gate's 401", res.StatusCode)
+	}
+	if obs.count(protect.OutcomePreflight) != 1 || obs.count(protect.OutcomeRefused) != 2 {
+		t.Fatalf("observed %v", obs.counts)
+	}
+}
