@@ -181,7 +181,7 @@ func New(cfg Config) http.Handler {
 		p, ok := cleanPath(r.URL.Path)
 		if !ok {
 			obs.Proxied(OutcomeInvalid)
-			writeError(w, http.StatusBadRequest, "invalid_path", "the path has a backslash, or a segment that is a dot or nothing before its parameters")
+			writeError(w, http.StatusBadRequest, "invalid_path", "the path has a backslash, or a dot segment with parameters")
 			return
 		}
 		if p != r.URL.Path {
@@ -223,10 +223,10 @@ func New(cfg Config) http.Handler {
 // "/checkout", so a path with dot segments or empty ones is sent to its clean form first, as
 // http.ServeMux does, and is gated there. Some origins also take a backslash for a slash (IIS) or drop
 // a segment's ";parameters" before resolving it (Tomcat: "/static/..;/checkout"); browsers send
-// neither, so such paths are refused, and so is a segment that is nothing but parameters.
+// neither, so such paths are refused. A segment of parameters alone ("/app/;jsessionid=..." in a
+// Java site's links) cannot climb, and passes.
 func cleanPath(p string) (string, bool) {
-	if p == "" || p[0] != '/' || strings.IndexByte(p, '\\') >= 0 ||
-		strings.Contains(p, "/;") || strings.Contains(p, "/.;") || strings.Contains(p, "/..;") {
+	if p == "" || p[0] != '/' || strings.IndexByte(p, '\\') >= 0 || strings.Contains(p, "/.;") || strings.Contains(p, "/..;") {
 		return "", false
 	}
 	if !strings.Contains(p, "//") && !strings.Contains(p, "/./") && !strings.Contains(p, "/../") &&
