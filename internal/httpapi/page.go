@@ -140,11 +140,14 @@ type PageData struct {
 	// Drop and Auction name the drop or auction of their pages; Room is then the room they sit behind
 	// ("" for none).
 	Drop, Auction string
+	// Refresh, on notice.html (a page that could not be served: Title and Message say why), is how many
+	// seconds until the page loads itself again, 0 for never.
+	Refresh int
 }
 
 // pages holds the visitor pages' templates: the built-in ones, each replaced by a file of the same name
 // in the --templates directory when there is one.
-type pages struct{ room, drop, auction *template.Template }
+type pages struct{ room, drop, auction, notice *template.Template }
 
 // loadPages parses the templates, preferring those in dir ("" for none).
 func loadPages(dir string) (*pages, error) {
@@ -168,7 +171,7 @@ func loadPages(dir string) (*pages, error) {
 	for _, t := range []struct {
 		name string
 		into **template.Template
-	}{{"room.html", &p.room}, {"drop.html", &p.drop}, {"auction.html", &p.auction}} {
+	}{{"room.html", &p.room}, {"drop.html", &p.drop}, {"auction.html", &p.auction}, {"notice.html", &p.notice}} {
 		if *t.into, err = load(t.name); err != nil {
 			return nil, err
 		}
@@ -192,12 +195,12 @@ func pageCSP(img string) string {
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	id, err := roomID(r)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.pageError(w, r, "room", err)
 		return
 	}
 	cfg, _, err := s.rooms.Get(r.Context(), id)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.pageError(w, r, "room", err)
 		return
 	}
 	var brand room.Page
@@ -208,7 +211,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	d.Room, d.Join, d.Events, d.Status = id, "/v1/rooms/"+id+"/join", "/v1/rooms/"+id+"/events", "/v1/rooms/"+id+"/status"
 	d.Target = cfg.Target(r.URL.Query().Get("return_to"))
 	d.Title, d.Message, d.LogoURL, d.BrandColor = brand.Title, brand.Message, brand.LogoURL, brand.BrandColor
-	s.render(w, r, s.pages.room, d)
+	s.render(w, r, s.pages.room, d, http.StatusOK)
 }
 
 // pageData starts a page's data in the visitor's language.
@@ -217,8 +220,28 @@ func (s *Server) pageData(r *http.Request, fallback string) PageData {
 	return PageData{Lang: lang.Code, Texts: lang.texts, TextsJSON: lang.textsJSON, Languages: languages, Now: s.now().UnixMilli()}
 }
 
+// pageError answers a visitor page that cannot be served with a page in the visitor's language, not
+// the API's JSON: a room, drop or auction (kind) that does not exist or a malformed id, or a store that
+// does not answer, which the page retries by itself.
+func (s *Server) pageError(w http.ResponseWriter, r *http.Request, kind string, err error) {
+	e := fromDomain(err)
+	d := s.pageData(r, "")
+	d.Title, d.Message = d.Texts["missing_title"], d.Texts[kind+"_missing"]
+	if e.Status >= 500 {
+		if r.Context().Err() != nil {
+			panic(http.ErrAbortHandler) // the visitor went away
+		}
+		if e.Status != http.StatusServiceUnavailable {
+			s.log.ErrorContext(r.Context(), "page failed", "path", r.URL.Path, "err", err)
+		}
+		d.Title, d.Message, d.Refresh = d.Texts["busy_title"], d.Texts["busy_page"], 5
+		w.Header().Set("Retry-After", "5")
+	}
+	s.render(w, r, s.pages.notice, d, e.Status)
+}
+
 // render writes a visitor page with the headers every page has.
-func (s *Server) render(w http.ResponseWriter, r *http.Request, t *template.Template, d PageData) {
+func (s *Server) render(w http.ResponseWriter, r *http.Request, t *template.Template, d PageData, status int) {
 	img := ""
 	if u, err := url.Parse(d.LogoURL); err == nil && d.LogoURL != "" {
 		img = " " + u.Scheme + "://" + u.Host
@@ -231,6 +254,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, t *template.Temp
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Language", d.Lang)
 	h.Add("Vary", "Accept-Language")
+	w.WriteHeader(status)
 	if err := t.Execute(w, d); err != nil {
 		s.log.WarnContext(r.Context(), "page template failed", "path", r.URL.Path, "err", err)
 	}
@@ -246,12 +270,12 @@ func (s *Server) dropPage(w http.ResponseWriter, r *http.Request) {
 		info, err = s.drops.Get(r.Context(), id)
 	}
 	if err != nil {
-		s.writeError(w, r, err)
+		s.pageError(w, r, "drop", err)
 		return
 	}
 	d := s.pageData(r, "")
 	d.Drop, d.Room = id, info.Config.Room
-	s.render(w, r, s.pages.drop, d)
+	s.render(w, r, s.pages.drop, d, http.StatusOK)
 }
 
 // auctionPage serves an auction's page: live price and bids over the live feed (resumed after a
@@ -263,12 +287,12 @@ func (s *Server) auctionPage(w http.ResponseWriter, r *http.Request) {
 		st, err = s.auctions.Get(r.Context(), id)
 	}
 	if err != nil {
-		s.writeError(w, r, err)
+		s.pageError(w, r, "auction", err)
 		return
 	}
 	d := s.pageData(r, "")
 	d.Auction, d.Room, d.Title = id, st.Config.Room, st.Config.Title
-	s.render(w, r, s.pages.auction, d)
+	s.render(w, r, s.pages.auction, d, http.StatusOK)
 }
 
 // assetHandler serves the pages' scripts and styles (not their templates); they change only with the

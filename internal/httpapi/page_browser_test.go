@@ -394,3 +394,32 @@ func TestPagesSpeakTheirLanguageWhenRefused(t *testing.T) {
 	}
 	until(t, "the refusal, in Korean", func() bool { return strings.Contains(shown("#result"), "로그인한 고객만") })
 }
+
+// TestPageOfWhatIsNotThere: in a browser, a link to a room that does not exist shows a page in the
+// visitor's language that fits a phone, whose language links the keyboard reaches.
+func TestPageOfWhatIsNotThere(t *testing.T) {
+	e := setup(t)
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/r/gone?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, ctx, "h1"); got != "찾을 수 없습니다" {
+		t.Fatalf("the heading: %q", got)
+	}
+	if got := text(t, ctx, "main p"); !strings.Contains(got, "대기실은 없거나") {
+		t.Fatalf("the text: %q", got)
+	}
+	if w := eval[float64](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
+		t.Fatalf("the page is %v px wide on a 390 px phone", w)
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("\t")); err != nil {
+		t.Fatal(err)
+	}
+	if got := eval[string](t, ctx, `document.activeElement.textContent`); got != "English" {
+		t.Fatalf("the first Tab reached %q, want the English link", got)
+	}
+	screenshot(t, ctx, "room-missing-phone-ko")
+}

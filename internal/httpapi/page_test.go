@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/httpapi"
 	"github.com/rushgate/rushgate/internal/room"
 )
@@ -118,5 +120,43 @@ func TestClaimWithoutToken(t *testing.T) {
 	}
 	if code, _, _ := e.get("/d/nope", nil); code != 404 {
 		t.Fatalf("page of an unknown drop: %d", code)
+	}
+}
+
+// downRooms is a room store whose rooms cannot be read: the store is down.
+type downRooms struct{ room.Store }
+
+func (downRooms) Room(context.Context, string) (room.Config, error) {
+	return room.Config{}, rushgate.ErrUnavailable
+}
+
+// TestPagesOfWhatIsNotThere: a visitor who follows a link to a room, drop or auction that does not
+// exist (or has been deleted since) gets a page in their language with the right status, not the API's
+// JSON; one who arrives while the store is down gets a page that loads itself again.
+func TestPagesOfWhatIsNotThere(t *testing.T) {
+	e := setup(t)
+	for _, c := range []struct {
+		path, lang string
+		code       int
+		want       string
+	}{
+		{"/r/gone", "en", 404, "This waiting room does not exist, or it has closed."},
+		{"/r/gone", "ko", 404, "이 대기실은 없거나 이미 닫혔습니다."},
+		{"/r/bad%20id", "en", 400, "This waiting room does not exist"},
+		{"/d/gone", "ko", 404, "이 한정 판매는 없거나 이미 끝났습니다."},
+		{"/a/gone", "en", 404, "This auction does not exist, or it has ended."},
+	} {
+		code, h, body := e.get(c.path, map[string]string{"Accept-Language": c.lang})
+		if code != c.code || !strings.HasPrefix(h.Get("Content-Type"), "text/html") || !strings.Contains(body, c.want) ||
+			!strings.Contains(h.Get("Content-Security-Policy"), "script-src 'self'") || strings.Contains(body, `"error"`) {
+			t.Errorf("%s in %s: %d %q, %q; want %d with %q", c.path, c.lang, code, h.Get("Content-Type"), body, c.code, c.want)
+		}
+	}
+
+	e = setup(t, func(_ *httpapi.Config, s *room.Store) { *s = downRooms{*s} })
+	code, h, body := e.get("/r/sale?lang=ko", nil)
+	if code != 503 || h.Get("Retry-After") == "" || !strings.Contains(body, `<meta http-equiv="refresh" content="5">`) ||
+		!strings.Contains(body, "지금 접속이 많습니다") {
+		t.Errorf("the store down: %d, Retry-After %q, %q", code, h.Get("Retry-After"), body)
 	}
 }
