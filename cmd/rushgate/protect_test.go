@@ -185,3 +185,30 @@ func TestProtect(t *testing.T) {
 		}
 	}
 }
+
+// TestProtectOriginDown: when the site behind the proxy does not answer, a person loading a page gets
+// a page in their language that tries again by itself, and a script gets the JSON error.
+func TestProtectOriginDown(t *testing.T) {
+	base, _ := serveInProcess(t, "--protect", "http://"+freeAddr(t), "--room", "sale", "--open-paths", "/static/")
+	fetch := func(mode string) (int, string, http.Header) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+"/static/app.css", nil)
+		req.Header.Set("Sec-Fetch-Mode", mode)
+		req.Header.Set("Accept-Language", "ko")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b), res.Header
+	}
+	code, body, h := fetch("navigate")
+	if code != 502 || !strings.HasPrefix(h.Get("Content-Type"), "text/html") || !strings.Contains(body, "사이트가 응답하지 않습니다") ||
+		!strings.Contains(body, `http-equiv="refresh"`) {
+		t.Errorf("a page, the site down: %d %q %q", code, h.Get("Content-Type"), body)
+	}
+	if code, body, _ := fetch("cors"); code != 502 || !strings.Contains(body, `"origin_unavailable"`) {
+		t.Errorf("a script's call, the site down: %d %q", code, body)
+	}
+}

@@ -292,7 +292,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		room := f.protectRoom
 		m.WatchProxy()
 		a.handler = protect.New(protect.Config{Observer: m, Origin: origin, Room: room, OpenPaths: strings.Split(f.openPaths, ","),
-			API: a.api.Handler(), Serves: a.api.Serves, Verifier: admission.NewVerifierFunc(keys.PublicKeys), Logger: log,
+			API: a.api.Handler(), Serves: a.api.Serves, OriginDown: a.api.OriginDown, Verifier: admission.NewVerifierFunc(keys.PublicKeys), Logger: log,
 			Release: func(ctx context.Context, token string) error { return a.api.ReleaseAdmission(ctx, room, token) },
 			Revoked: a.api.Released, HTTPS: f.secureCookies, TrustedProxies: trusted})
 	}

@@ -240,6 +240,16 @@ func (s *Server) pageError(w http.ResponseWriter, r *http.Request, kind string, 
 	s.render(w, r, s.pages.notice, d, e.Status)
 }
 
+// OriginDown answers a person's request for a page of the site behind the protecting proxy when the
+// site did not answer: a page in their language, 502, that loads itself again after five seconds. In a
+// crowd the site is the likeliest part to fail, and the API's JSON would be all they saw.
+func (s *Server) OriginDown(w http.ResponseWriter, r *http.Request) {
+	d := s.pageData(r, "")
+	d.Title, d.Message, d.Refresh = d.Texts["origin_title"], d.Texts["origin_down"], 5
+	w.Header().Set("Retry-After", "5")
+	s.render(w, r, s.pages.notice, d, http.StatusBadGateway)
+}
+
 // render writes a visitor page with the headers every page has.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, t *template.Template, d PageData, status int) {
 	img := ""

@@ -59,6 +59,9 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// Observer, when set, is told what the proxy did, for metrics.
 	Observer Observer
+	// OriginDown, when set, answers a person's request for a page (a navigation) that the origin did
+	// not answer, in place of the JSON error scripts get.
+	OriginDown http.HandlerFunc
 }
 
 // Observer is told what the proxy did; metrics.Metrics implements it.
@@ -164,6 +167,10 @@ func New(cfg Config) http.Handler {
 			}
 			obs.OriginFailed(FailureUnreachable)
 			log.WarnContext(r.Context(), "origin unreachable", "path", r.URL.Path, "err", err)
+			if cfg.OriginDown != nil && navigation(r) {
+				cfg.OriginDown(w, r)
+				return
+			}
 			writeError(w, http.StatusBadGateway, "origin_unavailable", "the protected site did not answer")
 		},
 		// Connections to the origin are kept for the crowd's requests: net/http's default keeps two
@@ -264,4 +271,13 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(`{"error":{"code":"` + code + `","message":"` + message + `"}}` + "\n"))
+}
+
+// navigation reports whether r is a person loading a page rather than a script's call: the browser
+// says so in Sec-Fetch-Mode, or, from one too old to send it, asks for HTML.
+func navigation(r *http.Request) bool {
+	if m := r.Header.Get("Sec-Fetch-Mode"); m != "" {
+		return m == "navigate"
+	}
+	return strings.Contains(r.Header.Get("Accept"), "text/html")
 }

@@ -430,8 +430,9 @@ func (o *observed) count(k string) int {
 	return o.counts[k]
 }
 
-// TestAnOriginDownIsCounted checks that a request the origin does not answer is answered 502
-// origin_unavailable and counted as the origin's failure.
+// TestAnOriginDownIsCounted checks that a request the origin does not answer is answered 502, with
+// the OriginDown page for a person loading a page and origin_unavailable for a script, and counted as
+// the origin's failure.
 func TestAnOriginDownIsCounted(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -441,18 +442,33 @@ func TestAnOriginDownIsCounted(t *testing.T) {
 	ln.Close() // nothing listens there now
 	obs := &observed{}
 	proxy := httptest.NewServer(protect.New(protect.Config{Origin: down, Room: "sale", OpenPaths: []string{"/"},
-		Verifier: admission.NewVerifier(nil), API: http.NotFoundHandler(), Observer: obs}))
+		Verifier: admission.NewVerifier(nil), API: http.NotFoundHandler(), Observer: obs,
+		OriginDown: func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusBadGateway)
+			io.WriteString(w, "<p>the site is down</p>")
+		}}))
 	defer proxy.Close()
-	res, err := proxy.Client().Get(proxy.URL + "/page")
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct{ name, header, value, want string }{
+		{"a script's call", "Sec-Fetch-Mode", "cors", `"origin_unavailable"`},
+		{"a client that says nothing", "", "", `"origin_unavailable"`},
+		{"a page", "Sec-Fetch-Mode", "navigate", "<p>the site is down</p>"},
+		{"a page from an old browser", "Accept", "text/html,*/*", "<p>the site is down</p>"},
+	} {
+		req, _ := http.NewRequest("GET", proxy.URL+"/page", nil)
+		if c.header != "" {
+			req.Header.Set(c.header, c.value)
+		}
+		res, err := proxy.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusBadGateway || !strings.Contains(string(body), c.want) {
+			t.Errorf("%s, the origin down: %d %q", c.name, res.StatusCode, body)
+		}
 	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if res.StatusCode != http.StatusBadGateway || !strings.Contains(string(body), `"origin_unavailable"`) {
-		t.Fatalf("an origin down: %d %q", res.StatusCode, body)
-	}
-	if obs.count("failed "+protect.FailureUnreachable) != 1 || obs.count(protect.OutcomeOpen) != 1 || obs.count("answered") != 0 {
+	if obs.count("failed "+protect.FailureUnreachable) != 4 || obs.count(protect.OutcomeOpen) != 4 || obs.count("answered") != 0 {
 		t.Fatalf("observed %v", obs.counts)
 	}
 }
