@@ -105,8 +105,9 @@ func (g *Gate) Wrap(next http.Handler) http.Handler {
 		}
 		if ok {
 			if g.Release != nil {
+				pending, _ := r.Cookie(pendingCookie)
 				w = &commands{ResponseWriter: w, ctx: r.Context(), release: func(ctx context.Context) error { return g.Release(ctx, tok) },
-					cookie: cookie, secure: g.secure(r)}
+					cookie: cookie, secure: g.secure(r), host: r.Host, pending: pending != nil}
 			}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), claimsKey{}, c)))
 			return
@@ -225,14 +226,24 @@ func (g *Gate) requestURL(r *http.Request) string {
 	return scheme + "://" + r.Host + r.URL.RequestURI()
 }
 
+// pendingCookie marks a release the site asked for with a redirect on the site, which the gate carries
+// out on the next request: the redirect's.
+const pendingCookie = "rg_release"
+
 // commands watches the site's response for the gate's command header and carries it out before the
-// header is sent: a release ends the admission and clears its cookie.
+// header is sent: a release ends the admission and clears its cookie. A release sent with a redirect
+// to a page of the site (a checkout's POST answered 303 to its thank-you page, the usual pattern)
+// waits for the next request, the redirect's, so that the visitor sees that page rather than the
+// room: a cookie marks it pending (pending), and the next answer carries it out. A visitor who drops
+// that cookie keeps their admission until it runs out, as one who never finishes a checkout does.
 type commands struct {
 	http.ResponseWriter
 	ctx     context.Context
 	release func(context.Context) error
 	cookie  string
 	secure  bool
+	host    string // the site's, to tell its redirects from others
+	pending bool   // a release waits from the request before
 	done    bool
 }
 
@@ -240,15 +251,34 @@ func (c *commands) WriteHeader(code int) {
 	if !c.done {
 		c.done = true
 		h := c.Header()
-		if strings.EqualFold(h.Get(CommandHeader), "release") {
+		if strings.EqualFold(h.Get(CommandHeader), "release") || c.pending {
 			h.Del(CommandHeader)
-			// The site's answer stands even if the release fails: the admission then runs out.
-			_ = c.release(context.WithoutCancel(c.ctx))
-			h.Add("Set-Cookie", (&http.Cookie{Name: c.cookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: c.secure,
-				SameSite: http.SameSiteLaxMode}).String())
+			if code >= 300 && code < 400 && c.onSite(h.Get("Location")) {
+				h.Add("Set-Cookie", c.setCookie(pendingCookie, "1", 60))
+			} else {
+				// The site's answer stands even if the release fails: the admission then runs out.
+				_ = c.release(context.WithoutCancel(c.ctx))
+				h.Add("Set-Cookie", c.setCookie(c.cookie, "", -1))
+				if c.pending {
+					h.Add("Set-Cookie", c.setCookie(pendingCookie, "", -1))
+				}
+			}
 		}
 	}
 	c.ResponseWriter.WriteHeader(code)
+}
+
+// setCookie returns the Set-Cookie value that sets cookie name to value for maxAge seconds (-1 removes
+// it).
+func (c *commands) setCookie(name, value string, maxAge int) string {
+	return (&http.Cookie{Name: name, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: true, Secure: c.secure,
+		SameSite: http.SameSiteLaxMode}).String()
+}
+
+// onSite reports whether a redirect's Location is a page of this site.
+func (c *commands) onSite(location string) bool {
+	u, err := url.Parse(location)
+	return location != "" && err == nil && (u.Host == "" || u.Host == c.host)
 }
 
 func (c *commands) Write(b []byte) (int, error) {

@@ -247,3 +247,73 @@ func TestGateSendsAPostedFormToTheRoom(t *testing.T) {
 		}
 	}
 }
+
+// TestGateReleasesAfterTheRedirect: a checkout's POST answered with a redirect to its thank-you page
+// and "Rushgate-Command: release" lets the visitor see that page: the release waits for the redirect's
+// request, then happens and clears the cookies, and the visitor's next request goes to the room. A
+// redirect off the site releases at once.
+func TestGateReleasesAfterTheRedirect(t *testing.T) {
+	v := NewVerifier(map[string]ed25519.PublicKey{"k1": seed1.Public().(ed25519.PublicKey)})
+	revoked := map[string]bool{}
+	var released []string
+	g := &Gate{Verifier: v, Room: "sale", RoomURL: "https://queue.example/r/sale",
+		Release: func(ctx context.Context, tok string) error {
+			c, _ := v.VerifySignature(ctx, tok)
+			revoked[c.ID] = true
+			released = append(released, c.ID)
+			return nil
+		},
+		Revoked: func(id string) bool { return revoked[id] }}
+	h := g.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/pay":
+			w.Header().Set(CommandHeader, "release")
+			http.Redirect(w, r, "/thanks", http.StatusSeeOther)
+		case "/pay-elsewhere":
+			w.Header().Set(CommandHeader, "release")
+			http.Redirect(w, r, "https://bank.example/3ds", http.StatusSeeOther)
+		default:
+			_, _ = w.Write([]byte("page " + r.URL.Path))
+		}
+	}))
+	// call sends a request with the cookies a browser holds, and keeps what the answer sets.
+	call := func(jar map[string]string, method, path string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(method, "http://shop.example"+path, nil)
+		for k, v := range jar {
+			req.AddCookie(&http.Cookie{Name: k, Value: v})
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		for _, c := range rec.Result().Cookies() {
+			if c.MaxAge < 0 {
+				delete(jar, c.Name)
+			} else {
+				jar[c.Name] = c.Value
+			}
+		}
+		return rec
+	}
+	admitted := func(id string) map[string]string {
+		c := claims("sale", time.Now().Add(time.Hour))
+		c.ID = id
+		return map[string]string{DefaultCookie: mustSign(t, "k1", seed1, c)}
+	}
+
+	jar := admitted("adm-1")
+	if rec := call(jar, http.MethodPost, "/pay"); rec.Code != 303 || rec.Header().Get(CommandHeader) != "" || len(released) != 0 ||
+		jar[DefaultCookie] == "" || jar[pendingCookie] == "" {
+		t.Fatalf("the POST: %d %v, released %v, cookies %v", rec.Code, rec.Header(), released, jar)
+	}
+	if rec := call(jar, http.MethodGet, "/thanks"); rec.Code != 200 || rec.Body.String() != "page /thanks" ||
+		len(released) != 1 || len(jar) != 0 {
+		t.Fatalf("the thank-you page: %d %q, released %v, cookies left %v", rec.Code, rec.Body, released, jar)
+	}
+	if rec := call(jar, http.MethodGet, "/cart"); rec.Code != http.StatusFound {
+		t.Fatalf("after the release: %d, want the room", rec.Code)
+	}
+
+	jar = admitted("adm-2")
+	if rec := call(jar, http.MethodPost, "/pay-elsewhere"); rec.Code != 303 || len(released) != 2 || len(jar) != 0 {
+		t.Fatalf("a redirect off the site: %d, released %v, cookies left %v", rec.Code, released, jar)
+	}
+}
