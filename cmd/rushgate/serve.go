@@ -291,10 +291,13 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		origin, _ := url.Parse(f.protect) // checked by serveFlags.check
 		room := f.protectRoom
 		m.WatchProxy()
-		a.handler = protect.New(protect.Config{Observer: m, Origin: origin, Room: room, OpenPaths: strings.Split(f.openPaths, ","),
-			API: a.api.Handler(), Serves: a.api.Serves, OriginDown: a.api.OriginDown, Verifier: admission.NewVerifierFunc(keys.PublicKeys), Logger: log,
+		a.handler = protect.New(protect.Config{
+			Origin: origin, Room: room, OpenPaths: strings.Split(f.openPaths, ","),
+			API: a.api.Handler(), Serves: a.api.Serves, OriginDown: a.api.OriginDown,
+			Verifier: admission.NewVerifierFunc(keys.PublicKeys), Logger: log, Observer: m,
 			Release: func(ctx context.Context, token string) error { return a.api.ReleaseAdmission(ctx, room, token) },
-			Revoked: a.api.Released, HTTPS: f.secureCookies, TrustedProxies: trusted})
+			Revoked: a.api.Released, HTTPS: f.secureCookies, TrustedProxies: trusted,
+		})
 	}
 	if f.metricsAddr != "" {
 		msrv, err := sideServer("--metrics-addr", f.metricsAddr, map[string]http.Handler{"/metrics": m.Handler()}, log)
