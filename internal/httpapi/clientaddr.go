@@ -35,14 +35,8 @@ func ParseTrustedProxies(list string) ([]netip.Prefix, error) {
 // (Forwarded, or else X-Forwarded-For) from the right, that is not itself a trusted proxy. Entries to
 // the left of it were written by the client and prove nothing, so they are never read.
 func (s *Server) clientAddr(r *http.Request) string {
-	peer, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		peer = r.RemoteAddr
-	}
-	if len(s.trusted) == 0 {
-		return peer
-	}
-	if a, err := netip.ParseAddr(peer); err != nil || !s.trustedAddr(a) {
+	peer, trusted := s.peer(r)
+	if !trusted {
 		return peer
 	}
 	hops := forwardedFor(r.Header)
@@ -59,6 +53,26 @@ func (s *Server) clientAddr(r *http.Request) string {
 		return hops[0] // every hop is a proxy of ours: the first is as near the client as we know
 	}
 	return peer
+}
+
+// FromTrustedProxy reports whether r's TCP peer is one of Config.TrustedProxies, whose forwarding
+// headers may then be believed (the protecting proxy passes them on to the site).
+func (s *Server) FromTrustedProxy(r *http.Request) bool {
+	_, trusted := s.peer(r)
+	return trusted
+}
+
+// peer returns r's TCP peer address, and whether it is a trusted proxy.
+func (s *Server) peer(r *http.Request) (string, bool) {
+	peer, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		peer = r.RemoteAddr
+	}
+	if len(s.trusted) == 0 {
+		return peer, false
+	}
+	a, err := netip.ParseAddr(peer)
+	return peer, err == nil && s.trustedAddr(a)
 }
 
 func (s *Server) trustedAddr(a netip.Addr) bool {

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
-	"net/netip"
 	"net/url"
 	"path"
 	"strings"
@@ -52,11 +51,11 @@ type Config struct {
 	// origin is told so in X-Forwarded-Proto (an origin that redirects plain HTTP to HTTPS would
 	// otherwise loop), the room sends visitors back to https URLs, and cookies are Secure.
 	HTTPS bool
-	// TrustedProxies are the load balancers in front of the proxy (--trusted-proxies): the forwarding
-	// headers of their requests reach the origin (X-Forwarded-For with the balancer appended, Forwarded
-	// as it came), so that it sees its visitors' addresses; anyone else's are dropped, since a visitor
-	// could forge them.
-	TrustedProxies []netip.Prefix
+	// FromProxy, when set, reports whether a request came from a load balancer in front of the proxy
+	// (--trusted-proxies; httpapi.Server.FromTrustedProxy): the forwarding headers of its requests
+	// reach the origin (X-Forwarded-For with the balancer appended, Forwarded as it came), so that the
+	// origin sees its visitors' addresses; anyone else's are dropped, since a visitor could forge them.
+	FromProxy func(r *http.Request) bool
 	// Observer, when set, is told what the proxy did, for metrics.
 	Observer Observer
 	// OriginDown, when set, answers a person's request for a page (a navigation) that the origin did
@@ -130,7 +129,7 @@ func New(cfg Config) http.Handler {
 	origin := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			// ReverseProxy has dropped the forwarding headers from Out: a trusted balancer's are put back.
-			if trusted(cfg.TrustedProxies, r.In.RemoteAddr) {
+			if cfg.FromProxy != nil && cfg.FromProxy(r.In) {
 				for _, h := range []string{"X-Forwarded-For", "Forwarded"} { // SetXForwarded appends to the first
 					if v := r.In.Header[h]; v != nil {
 						r.Out.Header[h] = v
@@ -245,24 +244,6 @@ func cleanPath(p string) (string, bool) {
 		c += "/"
 	}
 	return c, true
-}
-
-// trusted reports whether the peer at addr (a RemoteAddr) is one of the trusted proxies.
-func trusted(proxies []netip.Prefix, addr string) bool {
-	if len(proxies) == 0 {
-		return false
-	}
-	ap, err := netip.ParseAddrPort(addr)
-	if err != nil {
-		return false
-	}
-	a := ap.Addr().Unmap()
-	for _, p := range proxies {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
 }
 
 // writeError answers as rushgate's API does: {"error": {"code", "message"}}, the code stable. The

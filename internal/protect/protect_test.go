@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"net/url"
 	"path"
 	"strings"
@@ -373,7 +372,7 @@ func TestBehindABalancer(t *testing.T) {
 		t.Cleanup(s.Close)
 		return s
 	}
-	behind := start(protect.Config{HTTPS: true, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	behind := start(protect.Config{HTTPS: true, FromProxy: func(r *http.Request) bool { return strings.HasPrefix(r.RemoteAddr, "127.0.0.1:") }})
 	exposed := start(protect.Config{})
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	defer client.CloseIdleConnections()
