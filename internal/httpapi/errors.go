@@ -190,7 +190,9 @@ type errorBody struct {
 // written, since a client that half-closed after a short body still reads it; a failure that came from
 // the leaving is neither answered nor logged, and the connection is closed without a response, so that
 // net/http never completes it as an empty 200.
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+// failure maps err to what the API answers, logs it when it is the server's fault (5xx), and aborts
+// the answer when the visitor has gone: a failure they caused by leaving is neither answered nor logged.
+func (s *Server) failure(r *http.Request, err error) *Error {
 	e := fromDomain(err)
 	if r.Context().Err() != nil && e.Status >= 500 {
 		panic(http.ErrAbortHandler)
@@ -204,6 +206,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.String("code", e.Code), slog.Any("err", err))
 	}
+	return e
+}
+
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e := s.failure(r, err)
 	if e.Status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}

@@ -224,30 +224,31 @@ func (s *Server) pageData(r *http.Request, fallback string) PageData {
 // the API's JSON: a room, drop or auction (kind) that does not exist or a malformed id, or a store that
 // does not answer, which the page retries by itself.
 func (s *Server) pageError(w http.ResponseWriter, r *http.Request, kind string, err error) {
-	e := fromDomain(err)
-	d := s.pageData(r, "")
-	d.Title, d.Message = d.Texts["missing_title"], d.Texts[kind+"_missing"]
+	e := s.failure(r, err)
 	if e.Status >= 500 {
-		if r.Context().Err() != nil {
-			panic(http.ErrAbortHandler) // the visitor went away
-		}
-		if e.Status != http.StatusServiceUnavailable {
-			s.log.ErrorContext(r.Context(), "page failed", "path", r.URL.Path, "err", err)
-		}
-		d.Title, d.Message, d.Refresh = d.Texts["busy_title"], d.Texts["busy_page"], 5
-		w.Header().Set("Retry-After", "5")
+		s.notice(w, r, e.Status, "busy_title", "busy_page", true)
+		return
 	}
-	s.render(w, r, s.pages.notice, d, e.Status)
+	s.notice(w, r, e.Status, "missing_title", kind+"_missing", false)
 }
 
 // OriginDown answers a person's request for a page of the site behind the protecting proxy when the
 // site did not answer: a page in their language, 502, that loads itself again after five seconds. In a
 // crowd the site is the likeliest part to fail, and the API's JSON would be all they saw.
 func (s *Server) OriginDown(w http.ResponseWriter, r *http.Request) {
+	s.notice(w, r, http.StatusBadGateway, "origin_title", "origin_down", true)
+}
+
+// notice renders notice.html with the texts title and message of the visitor's language; with retry,
+// the page loads itself again after five seconds, as Retry-After also says.
+func (s *Server) notice(w http.ResponseWriter, r *http.Request, status int, title, message string, retry bool) {
 	d := s.pageData(r, "")
-	d.Title, d.Message, d.Refresh = d.Texts["origin_title"], d.Texts["origin_down"], 5
-	w.Header().Set("Retry-After", "5")
-	s.render(w, r, s.pages.notice, d, http.StatusBadGateway)
+	d.Title, d.Message = d.Texts[title], d.Texts[message]
+	if retry {
+		d.Refresh = 5
+		w.Header().Set("Retry-After", "5")
+	}
+	s.render(w, r, s.pages.notice, d, status)
 }
 
 // render writes a visitor page with the headers every page has.
