@@ -208,22 +208,21 @@ func (g *Gate) refuse(w http.ResponseWriter, r *http.Request) {
 }
 
 // siteRoot returns the front page of the site r is for.
-func (g *Gate) siteRoot(r *http.Request) string {
-	if g.secure(r) {
-		return "https://" + r.Host + "/"
-	}
-	return "http://" + r.Host + "/"
-}
+func (g *Gate) siteRoot(r *http.Request) string { return g.origin(r) + "/" }
 
 // secure reports whether the visitor reached the site over HTTPS.
 func (g *Gate) secure(r *http.Request) bool { return r.TLS != nil || g.HTTPS }
 
-func (g *Gate) requestURL(r *http.Request) string {
-	scheme := "http"
+// origin returns the scheme and host visitors reach the site at.
+func (g *Gate) origin(r *http.Request) string {
 	if g.secure(r) {
-		scheme = "https"
+		return "https://" + r.Host
 	}
-	return scheme + "://" + r.Host + r.URL.RequestURI()
+	return "http://" + r.Host
+}
+
+func (g *Gate) requestURL(r *http.Request) string {
+	return g.origin(r) + r.URL.RequestURI()
 }
 
 // pendingCookie marks a release the site asked for with a redirect on the site, which the gate carries
