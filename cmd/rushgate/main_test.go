@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -56,7 +57,11 @@ func serveInProcess(t *testing.T, extra ...string) (base, addr string) {
 		}
 	})
 	base = "http://" + addr
-	waitHealthy(t, base)
+	health := base // under --protect-prefix, rushgate's /healthz is there, and the root's is the site's
+	if i := slices.Index(extra, "--protect-prefix"); i >= 0 && i+1 < len(extra) {
+		health += extra[i+1]
+	}
+	waitHealthy(t, health)
 	return base, addr
 }
 
@@ -92,7 +97,11 @@ func TestCommands(t *testing.T) {
 		t.Fatal("bad --log-format accepted")
 	}
 	for _, bad := range [][]string{{"--rotate-keys-every", "1m"}, {"--rotate-keys-every", "-1h"}, {"--key-retention", "0s"},
-		{"--admin-key", "a"}, {"--admin-key", " "}, {"--admin-key", "fifteen-chars-x"}, {"--fsync", "sometimes"}} {
+		{"--admin-key", "a"}, {"--admin-key", " "}, {"--admin-key", "fifteen-chars-x"}, {"--fsync", "sometimes"},
+		{"--protect-prefix", "/rushgate"}, // without --protect
+		{"--protect-prefix", "/rushgate/", "--protect", "http://127.0.0.1:1", "--room", "sale"},
+		{"--protect-prefix", "/a/../b", "--protect", "http://127.0.0.1:1", "--room", "sale"},
+		{"--protect-prefix", "/a b", "--protect", "http://127.0.0.1:1", "--room", "sale"}} {
 		err := run(context.Background(), append([]string{"serve", "--data", t.TempDir()}, bad...), &out, &errb)
 		if err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Fatalf("serve %v: %v, want an error naming the flag", bad, err)

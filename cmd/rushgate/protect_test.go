@@ -212,3 +212,77 @@ func TestProtectOriginDown(t *testing.T) {
 		t.Errorf("a script's call, the site down: %d %q", code, body)
 	}
 }
+
+// TestProtectUnderAPrefix runs the proxy with --protect-prefix: rushgate's pages, API, files, console and
+// health live under /rushgate only, and every other path is the site's, behind the gate, even where
+// rushgate has a route at the root (a Django /admin/, a /healthz, a /v1/rooms/{id} API of the site's).
+func TestProtectUnderAPrefix(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "origin: %s", r.URL.Path)
+	}))
+	defer origin.Close()
+	base, _ := serveInProcess(t, "--protect", origin.URL, "--room", "sale", "--protect-prefix", "/rushgate")
+	own := base + "/rushgate"
+	if code, body, _ := do(t, "PUT", own+"/v1/rooms/sale", testAdminKey, `{"capacity": 2, "site_url": "`+base+`/"}`); code != 200 {
+		t.Fatalf("PUT room: %d %v", code, body)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(path, cookie string) (int, string, http.Header) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+path, nil)
+		if cookie != "" {
+			req.Header.Set("Cookie", "rg_admission="+cookie)
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b), res.Header
+	}
+	if code, _, h := get("/admin/", ""); code != 302 || !strings.HasPrefix(h.Get("Location"), "/rushgate/r/sale?return_to=") {
+		t.Fatalf("the site's /admin/ without an admission: %d %q, want the room under the prefix", code, h.Get("Location"))
+	}
+	req, _ := http.NewRequest("POST", own+"/v1/rooms/sale/join", nil)
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if c := res.Header.Get("Set-Cookie"); !strings.Contains(c, "rg_visitor=") || !strings.Contains(c, "; Path=/rushgate;") {
+		t.Fatalf("the visitor cookie: %q, want it on rushgate's paths only", c)
+	}
+	_, joined, _ := do(t, "POST", own+"/v1/rooms/sale/join", "", "")
+	adm := waitAdmitted(t, own, "sale", joined["visitor_token"].(string))
+	for _, c := range []struct{ path, cookie, want string }{
+		{"/admin/", adm, "origin: /admin/"},
+		{"/healthz", adm, "origin: /healthz"},
+		{"/v1/rooms/sale", adm, "origin: /v1/rooms/sale"},
+		{"/r/sale", adm, "origin: /r/sale"},
+		{"/assets/room.js", adm, "origin: /assets/room.js"},
+		{"/rushgates/x", adm, "origin: /rushgates/x"},
+		{"/healthz", "", "the room"},
+		{"/rushgate/healthz", "", `rushgate: {"status":"ok"}`},
+		{"/rushgate/assets/room.js", "", "rushgate: javascript"},
+		{"/rushgate/r/sale", "", `rushgate: <script src="/rushgate/assets/room.js">`},
+		{"/rushgate/admin", "", `rushgate: <script src="/rushgate/admin/assets/console.js">`},
+		{"/rushgate/v1/rooms/sale", "", `rushgate: {"error":{"code":"unauthorized"`},
+	} {
+		code, body, h := get(c.path, c.cookie)
+		got := fmt.Sprintf("%d %.60q", code, body)
+		switch {
+		case strings.HasPrefix(body, "origin: "):
+			got = body
+		case code == 302 && strings.HasPrefix(h.Get("Location"), "/rushgate/r/sale?return_to="):
+			got = "the room"
+		case strings.Contains(h.Get("Content-Type"), "javascript"):
+			got = "rushgate: javascript"
+		case strings.HasPrefix(c.want, "rushgate: ") && strings.Contains(body, strings.TrimPrefix(c.want, "rushgate: ")):
+			got = c.want
+		}
+		if got != c.want {
+			t.Errorf("%s: %s, want %s", c.path, got, c.want)
+		}
+	}
+}

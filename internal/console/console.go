@@ -54,6 +54,9 @@ type Config struct {
 	SecureCookies bool
 	// Clock dates sessions; nil means time.Now.
 	Clock func() time.Time
+	// Base is the path rushgate is served under, "" at the root (httpapi.Config.Base): the console's
+	// links, forms, calls and cookies have it in front, while its routes stay /admin.
+	Base string
 }
 
 // Console serves /admin and says whether a request carries a signed-in session.
@@ -61,6 +64,7 @@ type Console struct {
 	key    [32]byte
 	admin  [32]byte
 	secure bool
+	base   string
 	now    func() time.Time
 	mux    *http.ServeMux
 }
@@ -70,7 +74,7 @@ func New(cfg Config) *Console {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	c := &Console{secure: cfg.SecureCookies, now: cfg.Clock, admin: sha256.Sum256([]byte(cfg.AdminKey))}
+	c := &Console{secure: cfg.SecureCookies, base: cfg.Base, now: cfg.Clock, admin: sha256.Sum256([]byte(cfg.AdminKey))}
 	c.key = sha256.Sum256([]byte("rushgate console session\x00" + cfg.AdminKey))
 	m := http.NewServeMux()
 	m.HandleFunc("GET /admin", c.page("overview"))
@@ -149,6 +153,7 @@ func (c *Console) sign(purpose, payload string) string {
 
 // pageData is what the console's templates show.
 type pageData struct {
+	Base           string
 	Page, ID, Kind string
 	CSRF           string
 	// LoginCSRF is the sign-in form's token, matched against its cookie.
@@ -182,7 +187,7 @@ func (c *Console) signIn(w http.ResponseWriter, status int, msg string) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	tok := base64.RawURLEncoding.EncodeToString(b[:])
-	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: tok, Path: "/admin", HttpOnly: true, Secure: c.secure,
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: tok, Path: c.base + "/admin", HttpOnly: true, Secure: c.secure,
 		SameSite: http.SameSiteStrictMode, MaxAge: 3600})
 	c.render(w, status, "login.html", pageData{LoginCSRF: tok, Error: msg})
 }
@@ -204,10 +209,10 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		c.signIn(w, http.StatusUnauthorized, "wrong_key")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: "", Path: "/admin", MaxAge: -1})
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: c.newSession(), Path: "/", HttpOnly: true, Secure: c.secure,
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: "", Path: c.base + "/admin", MaxAge: -1})
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: c.newSession(), Path: c.path(), HttpOnly: true, Secure: c.secure,
 		SameSite: http.SameSiteStrictMode, MaxAge: int(SessionTTL / time.Second)})
-	http.Redirect(w, r, "/admin", http.StatusSeeOther)
+	http.Redirect(w, r, c.base+"/admin", http.StatusSeeOther)
 }
 
 // logout ends the session; its form carries the CSRF token, so no other site can sign an operator out.
@@ -215,13 +220,22 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	sess, ok := c.session(r)
 	if ok && r.ParseForm() == nil && hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(c.csrf(sess))) {
-		http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: c.secure,
+		http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: c.path(), MaxAge: -1, HttpOnly: true, Secure: c.secure,
 			SameSite: http.SameSiteStrictMode})
 	}
-	http.Redirect(w, r, "/admin", http.StatusSeeOther)
+	http.Redirect(w, r, c.base+"/admin", http.StatusSeeOther)
+}
+
+// path is the session cookie's path: every path of rushgate, whose admin API takes the session too.
+func (c *Console) path() string {
+	if c.base == "" {
+		return "/"
+	}
+	return c.base
 }
 
 func (c *Console) render(w http.ResponseWriter, status int, name string, d pageData) {
+	d.Base = c.base
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")

@@ -92,7 +92,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	page := "/r/" + id
+	page := s.base + "/r/" + id
 	if original != "" {
 		if u, err := url.Parse(original); err == nil {
 			q := u.Query()

@@ -39,6 +39,7 @@ const adminKey = "test-admin-key"
 type env struct {
 	t     *testing.T
 	srv   *httptest.Server
+	api   http.Handler // what srv serves
 	svc   *room.Service
 	clock *storetest.Clock
 	keys  *keyring.Keyring
@@ -93,7 +94,7 @@ func setup(t *testing.T, opts ...option) *env {
 		cfg.Drops.Stop()
 		svc.Stop()
 	})
-	return &env{t: t, srv: srv, svc: svc, clock: c, keys: keys, auctions: cfg.Auctions, drops: cfg.Drops}
+	return &env{t: t, srv: srv, api: api.Handler(), svc: svc, clock: c, keys: keys, auctions: cfg.Auctions, drops: cfg.Drops}
 }
 
 type resp struct {

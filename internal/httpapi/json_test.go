@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"testing"
@@ -70,11 +71,13 @@ func TestClaimJSONMatchesEncoding(t *testing.T) {
 }
 
 func TestVisitorCookieMatchesNetHTTP(t *testing.T) {
-	for _, secure := range []bool{false, true} {
-		want := (&http.Cookie{Name: VisitorCookie, Value: "v1.v_abc234.xyz-_AZ", Path: "/", HttpOnly: true,
-			Secure: secure, SameSite: http.SameSiteLaxMode, MaxAge: 7 * 24 * 3600}).String()
-		if got := visitorCookie("v1.v_abc234.xyz-_AZ", secure); got != want {
-			t.Errorf("secure=%v: %q, net/http writes %q", secure, got, want)
+	for _, base := range []string{"", "/rushgate"} {
+		for _, secure := range []bool{false, true} {
+			want := (&http.Cookie{Name: VisitorCookie, Value: "v1.v_abc234.xyz-_AZ", Path: cmp.Or(base, "/"), HttpOnly: true,
+				Secure: secure, SameSite: http.SameSiteLaxMode, MaxAge: 7 * 24 * 3600}).String()
+			if got := visitorCookie("v1.v_abc234.xyz-_AZ", base, secure); got != want {
+				t.Errorf("base=%q secure=%v: %q, net/http writes %q", base, secure, got, want)
+			}
 		}
 	}
 }

@@ -122,6 +122,10 @@ func pickLanguage(r *http.Request, roomDefault string) language {
 // PageData is what the visitor pages' templates (room.html, drop.html, auction.html) are given. A site that replaces the template
 // with --templates has these fields; html/template escapes each for where it is used.
 type PageData struct {
+	// Base is the path rushgate is served under, "" at the root (--protect-prefix): it goes in front of
+	// the paths of rushgate's own files, pages and calls ({{.Base}}/assets/room.js), and the scripts read
+	// it from data-base.
+	Base string
 	// Room is the room's id; Join, Events and Status are the paths of its join, event stream and status.
 	Room, Join, Events, Status string
 	// Target is where an admitted visitor is sent: the room's site_url, or a return_to on its origin.
@@ -208,16 +212,35 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 		brand = *cfg.Page
 	}
 	d := s.pageData(r, brand.Language)
-	d.Room, d.Join, d.Events, d.Status = id, "/v1/rooms/"+id+"/join", "/v1/rooms/"+id+"/events", "/v1/rooms/"+id+"/status"
-	d.Target = cfg.Target(r.URL.Query().Get("return_to"))
+	api := s.base + "/v1/rooms/" + id
+	d.Room, d.Join, d.Events, d.Status = id, api+"/join", api+"/events", api+"/status"
+	d.Target = s.target(cfg, r.URL.Query().Get("return_to"))
 	d.Title, d.Message, d.LogoURL, d.BrandColor = brand.Title, brand.Message, brand.LogoURL, brand.BrandColor
 	s.render(w, r, s.pages.room, d, http.StatusOK)
+}
+
+// target is where the room's page sends an admitted visitor (room.Config.Target), with a path of
+// rushgate's own pages seen under the server's base: the room knows a drop's page as /d/ID, which a
+// browser reaches at Base/d/ID.
+func (s *Server) target(cfg room.Config, returnTo string) string {
+	if s.base == "" {
+		return cfg.Target(returnTo)
+	}
+	if rest, ok := strings.CutPrefix(returnTo, s.base); ok && strings.HasPrefix(rest, "/") {
+		returnTo = rest
+	}
+	t := cfg.Target(returnTo)
+	if strings.HasPrefix(t, "/") {
+		return s.base + t
+	}
+	return t
 }
 
 // pageData starts a page's data in the visitor's language.
 func (s *Server) pageData(r *http.Request, fallback string) PageData {
 	lang := pickLanguage(r, fallback)
-	return PageData{Lang: lang.Code, Texts: lang.texts, TextsJSON: lang.textsJSON, Languages: languages, Now: s.now().UnixMilli()}
+	return PageData{Base: s.base, Lang: lang.Code, Texts: lang.texts, TextsJSON: lang.textsJSON, Languages: languages,
+		Now: s.now().UnixMilli()}
 }
 
 // pageError answers a visitor page that cannot be served with a page in the visitor's language, not

@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -77,6 +78,11 @@ type Config struct {
 	// Templates, when set, is a directory whose room.html replaces the waiting-room page's template
 	// (see PageData for its fields).
 	Templates string
+	// Base is the path the server is mounted under ("" for the root), such as "/rushgate" when the
+	// protecting proxy gives the site every other path (--protect-prefix). The server still routes the
+	// paths with Base taken off; what it hands browsers (its pages' files and calls, redirects, cookie
+	// paths) has Base in front.
+	Base string
 	// Console, when set, serves the operator's console under /admin, and its signed-in sessions are
 	// taken by the admin API in place of the admin key.
 	Console Console
@@ -133,6 +139,7 @@ type Server struct {
 	listening     sync.WaitGroup // the listener of other instances' releases
 	trusted       []netip.Prefix
 	secure        bool
+	base          string // the path the server is mounted under, "" at the root
 	mux           *http.ServeMux
 
 	// streamCtx is the context of streams served on taken-over connections, which outlive their
@@ -146,8 +153,12 @@ type Server struct {
 	feeds   map[string]*feed // room NUL visitor -> the feed its streams share
 }
 
-// New returns a server; its Handler is ready at once. It fails only on templates that do not parse.
+// New returns a server; its Handler is ready at once. It fails only on templates that do not parse and
+// on a Base that is not a plain path.
 func New(cfg Config) (*Server, error) {
+	if err := CheckBase(cfg.Base); err != nil {
+		return nil, err
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -156,7 +167,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		rooms: cfg.Rooms, auctions: cfg.Auctions, drops: cfg.Drops, now: cfg.Clock, keys: cfg.Keys, verifier: admission.NewVerifierFunc(cfg.Keys.PublicKeys).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
-		adminSum: sha256.Sum256([]byte(cfg.AdminKey)), secure: cfg.SecureCookies,
+		adminSum: sha256.Sum256([]byte(cfg.AdminKey)), secure: cfg.SecureCookies, base: cfg.Base,
 		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, outbox: cfg.Outbox, auditLog: cfg.Audit, console: cfg.Console,
 		limits: newStreamLimits(cfg.StreamsPerAddress), feeds: make(map[string]*feed),
 	}
@@ -181,6 +192,29 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.routes()
 	return s, nil
+}
+
+// CheckBase reports whether base can be a Server's Config.Base: "" or a path of plain segments
+// ("/rushgate", "/queue/v2"), which pages may put in front of their URLs as they are, without a
+// trailing slash, a dot segment or a character a URL or an HTML attribute would need escaped.
+func CheckBase(base string) error {
+	if base == "" {
+		return nil
+	}
+	bad := len(base) > 100 || !strings.HasPrefix(base, "/") || strings.HasSuffix(base, "/")
+	for _, seg := range strings.Split(base[min(1, len(base)):], "/") {
+		bad = bad || seg == "" || seg == "." || seg == ".." ||
+			strings.IndexFunc(seg, func(c rune) bool { return !unreserved(c) }) >= 0
+	}
+	if bad {
+		return fmt.Errorf("base path %q: want \"\" or a path such as /rushgate: segments of letters, digits, '-', '.', '_' and '~', no trailing slash", base)
+	}
+	return nil
+}
+
+// unreserved reports whether c may appear in a URL's path as it is (RFC 3986 unreserved).
+func unreserved(c rune) bool {
+	return c < 0x80 && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-._~", c))
 }
 
 // Drain ends every open event stream, so that an http.Server's Shutdown can finish: register it with

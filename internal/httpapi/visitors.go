@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"net/http"
 	"strings"
 
@@ -79,15 +80,19 @@ func presented(r *http.Request) (string, bool) {
 // new visitor's first join, the request a crowd sends most; visitor tokens are cookie-safe by
 // construction ([a-z0-9._-A-Z]), which TestVisitorCookieMatchesNetHTTP checks against http.Cookie.
 func (s *Server) setVisitorCookie(w http.ResponseWriter, r *http.Request, tok string) {
-	w.Header()["Set-Cookie"] = []string{visitorCookie(tok, s.secure || r.TLS != nil)}
+	w.Header()["Set-Cookie"] = []string{visitorCookie(tok, s.base, s.secure || r.TLS != nil)}
 }
 
-func visitorCookie(tok string, secure bool) string {
-	const attrs, secureAttr, sameSite = "; Path=/; Max-Age=604800; HttpOnly", "; Secure", "; SameSite=Lax"
+// visitorCookie is the rg_visitor cookie for tok, on the paths under base (all of them for ""): under
+// the protecting proxy's prefix, the site behind it never sees it.
+func visitorCookie(tok, base string, secure bool) string {
+	const attrs, secureAttr, sameSite = "; Max-Age=604800; HttpOnly", "; Secure", "; SameSite=Lax"
 	var b strings.Builder
-	b.Grow(len(VisitorCookie) + 1 + len(tok) + len(attrs) + len(secureAttr) + len(sameSite))
+	b.Grow(len(VisitorCookie) + 8 + len(tok) + len(base) + len(attrs) + len(secureAttr) + len(sameSite))
 	b.WriteString(VisitorCookie + "=")
 	b.WriteString(tok)
+	b.WriteString("; Path=")
+	b.WriteString(cmp.Or(base, "/"))
 	b.WriteString(attrs)
 	if secure {
 		b.WriteString(secureAttr)

@@ -21,8 +21,9 @@ import (
 	"github.com/rushgate/rushgate/admission"
 )
 
-// Own lists the prefixes of the paths rushgate serves itself in front of a site: its API, pages,
-// scripts, console and health. Under them, Config.Serves tells rushgate's paths from the site's.
+// Own lists the prefixes of the paths rushgate serves itself in front of a site when it has no
+// Config.Prefix: its API, pages, scripts, console and health. Under them, Config.Serves tells rushgate's
+// paths from the site's.
 var Own = []string{"/v1/", "/r/", "/d/", "/a/", "/assets/", "/admin", "/healthz", "/metrics"}
 
 // Config wires a proxy.
@@ -35,6 +36,11 @@ type Config struct {
 	OpenPaths []string
 	// API serves rushgate's own paths.
 	API http.Handler
+	// Prefix, when set ("/rushgate"), is the one path under which rushgate serves its own, with Prefix
+	// taken off before API sees them (API must put it back in what it hands browsers: httpapi's Base);
+	// every other path is the site's, so a site's own /admin, /healthz or /v1/rooms/{id} stays its own.
+	// Empty means rushgate's paths are those of Own, at the root.
+	Prefix string
 	// Serves reports whether a request under one of the Own prefixes is for rushgate (API answers it)
 	// rather than for the site: many sites have their own /assets/ (Rails, Vite) or /v1/ API. Nil
 	// means every path under them is rushgate's.
@@ -177,8 +183,14 @@ func New(cfg Config) http.Handler {
 		Transport: &transport{addr: hostPort(cfg.Origin), fallback: &http.Transport{Proxy: nil, MaxIdleConns: maxIdle,
 			MaxIdleConnsPerHost: maxIdle, IdleConnTimeout: idleTimeout, ForceAttemptHTTP2: false, DisableCompression: true}},
 	}
-	gate := &admission.Gate{Verifier: cfg.Verifier, Room: cfg.Room, RoomURL: "/r/" + cfg.Room, Release: cfg.Release,
+	gate := &admission.Gate{Verifier: cfg.Verifier, Room: cfg.Room, RoomURL: cfg.Prefix + "/r/" + cfg.Room, Release: cfg.Release,
 		Revoked: cfg.Revoked, HTTPS: cfg.HTTPS, Refused: func(*http.Request) { obs.Proxied(OutcomeRefused) }}
+	mounted := http.StripPrefix(cfg.Prefix, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "" { // the prefix itself: rushgate's root, which holds nothing
+			r.URL.Path, r.URL.RawPath = "/", ""
+		}
+		cfg.API.ServeHTTP(w, r)
+	}))
 	gated := gate.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		obs.Proxied(OutcomeAdmitted)
 		serve(origin, w, r)
@@ -195,14 +207,14 @@ func New(cfg Config) http.Handler {
 			http.Redirect(w, r, (&url.URL{Path: p, RawQuery: r.URL.RawQuery}).String(), http.StatusTemporaryRedirect)
 			return
 		}
-		for _, own := range Own {
-			if strings.HasPrefix(p, own) {
-				if cfg.Serves == nil || cfg.Serves(r) {
-					cfg.API.ServeHTTP(w, r)
-					return
-				}
-				break
+		if cfg.Prefix != "" {
+			if rest, ok := strings.CutPrefix(p, cfg.Prefix); ok && (rest == "" || rest[0] == '/') {
+				mounted.ServeHTTP(w, r)
+				return
 			}
+		} else if ownPath(p) && (cfg.Serves == nil || cfg.Serves(r)) {
+			cfg.API.ServeHTTP(w, r)
+			return
 		}
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" && r.Header.Get("Origin") != "" {
 			// A CORS preflight: browsers send it without cookies, so the gate could only refuse it, and
@@ -221,6 +233,16 @@ func New(cfg Config) http.Handler {
 		}
 		gated.ServeHTTP(w, r)
 	})
+}
+
+// ownPath reports whether p is under one of the Own prefixes.
+func ownPath(p string) bool {
+	for _, own := range Own {
+		if strings.HasPrefix(p, own) {
+			return true
+		}
+	}
+	return false
 }
 
 // cleanPath returns the form of p that the proxy matches against its prefixes, and false when p has no

@@ -518,3 +518,54 @@ func TestCORSPreflightReachesTheSite(t *testing.T) {
 		t.Fatalf("observed %v", obs.counts)
 	}
 }
+
+// TestAPrefixLeavesTheSiteItsPaths: with a Prefix, rushgate answers under it alone, seeing each path
+// without it, and every other path is the site's, through the gate or an open path, whatever
+// rushgate's routes at the root would have been; the room the gate sends visitors to is under the
+// prefix too.
+func TestAPrefixLeavesTheSiteItsPaths(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "origin "+r.URL.Path)
+	}))
+	defer origin.Close()
+	u, _ := url.Parse(origin.URL)
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "rushgate "+r.URL.Path) })
+	proxy := httptest.NewServer(protect.New(protect.Config{Origin: u, Room: "sale", OpenPaths: []string{"/admin/static/"},
+		Verifier: admission.NewVerifier(nil), API: api, Prefix: "/rushgate",
+		Serves: func(*http.Request) bool { t.Error("Serves asked under a prefix"); return true }}))
+	defer proxy.Close()
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, c := range []struct{ path, want string }{
+		{"/rushgate/r/sale", "rushgate /r/sale"},
+		{"/rushgate/v1/rooms/sale/join?x=1", "rushgate /v1/rooms/sale/join"},
+		{"/rushgate/admin/", "rushgate /admin/"},
+		{"/rushgate", "rushgate /"},
+		{"/rushgate/", "rushgate /"},
+		{"/rushgate/%61ssets/room.js", "rushgate /assets/room.js"},
+		{"/admin/static/site.css", "origin /admin/static/site.css"},
+		{"/admin/", "room"},
+		{"/healthz", "room"},
+		{"/v1/rooms/sale", "room"},
+		{"/assets/room.js", "room"},
+		{"/r/sale", "room"},
+		{"/rushgates", "room"},
+		{"/x/rushgate/r/sale", "room"},
+	} {
+		res, err := client.Get(proxy.URL + c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		got := string(body)
+		if loc := res.Header.Get("Location"); res.StatusCode == http.StatusFound {
+			got = "room"
+			if !strings.HasPrefix(loc, "/rushgate/r/sale?return_to=") {
+				t.Errorf("%s: sent to %q, want the room under the prefix", c.path, loc)
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: %d %q, want %q", c.path, res.StatusCode, got, c.want)
+		}
+	}
+}

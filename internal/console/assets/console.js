@@ -93,6 +93,7 @@
   const page = body.dataset.page;
   const id = body.dataset.id;
   const csrf = body.dataset.csrf;
+  const base = body.dataset.base || ''; // the path rushgate is served under, '' at the root
   const status = document.getElementById('status');
 
   // h builds an element: h('td', {class: 'x'}, 'text', child...).
@@ -114,7 +115,7 @@
       opts.headers['Content-Type'] = 'application/json';
       opts.body = JSON.stringify(data);
     }
-    const res = await fetch(path, opts);
+    const res = await fetch(base + path, opts);
     let json = null;
     try { json = await res.json(); } catch (_) { /* not JSON */ }
     if (res.status === 401) {
@@ -233,7 +234,7 @@
       if (create) {
         const newID = form.querySelector('input[name=id]').value.trim();
         await api('PUT', PATHS[kind] + encodeURIComponent(newID), withoutNulls(formConfig(form, kind)));
-        location.href = '/admin/' + kind + 's/' + encodeURIComponent(newID);
+        location.href = base + '/admin/' + kind + 's/' + encodeURIComponent(newID);
         return;
       }
       if (kind === 'room') await api('PATCH', PATHS.room + id, formConfig(form, kind));
@@ -454,11 +455,11 @@
       const tbody = document.querySelector('#' + tableID + ' tbody');
       tbody.replaceChildren(...(items.length ? items.map(make) : [h('tr', {}, h('td', { class: 'empty', colspan: 6, text: t('none') }))]));
     };
-    fill('rooms', rooms.rooms, (r) => row('/admin/rooms/' + r.id, [r.id, badge(r.config.paused ? 'paused' : 'running'),
+    fill('rooms', rooms.rooms, (r) => row(base + '/admin/rooms/' + r.id, [r.id, badge(r.config.paused ? 'paused' : 'running'),
       fmtNum(r.stats.waiting), fmtNum(r.stats.active), fmtNum(r.stats.admitted_total),
       [r.config.capacity ? '≤ ' + r.config.capacity : '', r.config.rate ? r.config.rate.admits + '/' + r.config.rate.per : ''].filter(Boolean).join(' · ')]));
-    fill('drops', drops.drops, (d) => row('/admin/drops/' + d.id, [d.id, badge(d.status), fmtNum(d.claimed), fmtNum(d.remaining), fmtTime(d.config.opens_at)]));
-    fill('auctions', auctions.auctions, (a) => row('/admin/auctions/' + a.id, [a.id, badge(a.status), fmtNum(a.price) + ' ' + a.config.currency,
+    fill('drops', drops.drops, (d) => row(base + '/admin/drops/' + d.id, [d.id, badge(d.status), fmtNum(d.claimed), fmtNum(d.remaining), fmtTime(d.config.opens_at)]));
+    fill('auctions', auctions.auctions, (a) => row(base + '/admin/auctions/' + a.id, [a.id, badge(a.status), fmtNum(a.price) + ' ' + a.config.currency,
       fmtNum(a.bids), fmtTime(a.ends_at)]));
   }
 
@@ -468,7 +469,7 @@
   async function refreshHealth() {
     let hz;
     try {
-      hz = await (await fetch('/healthz', { credentials: 'same-origin' })).json();
+      hz = await (await fetch(base + '/healthz', { credentials: 'same-origin' })).json();
     } catch (_) {
       return; // unreachable: refresh says so
     }

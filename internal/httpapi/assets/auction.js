@@ -4,11 +4,11 @@
 "use strict";
 
 const root = document.getElementById("auction");
-const cfg = { auction: root.dataset.auction, room: root.dataset.room, lang: root.dataset.lang };
+const cfg = { base: root.dataset.base || "", auction: root.dataset.auction, room: root.dataset.room, lang: root.dataset.lang };
 const text = texts(root);
 const skew = Number(root.dataset.now) - Date.now();
 const now = () => Date.now() + skew;
-const api = "/v1/auctions/" + encodeURIComponent(cfg.auction);
+const api = cfg.base + "/v1/auctions/" + encodeURIComponent(cfg.auction);
 
 let view = null; // the auction as last known
 let seq = 0; // the last event applied
@@ -51,7 +51,7 @@ function render() {
   const gated = cfg.room && !admission();
   $("gate").hidden = !gated;
   if (gated) {
-    $("line").href = "/r/" + encodeURIComponent(cfg.room) + "?return_to=" + encodeURIComponent("/a/" + cfg.auction) + "&lang=" + cfg.lang;
+    $("line").href = cfg.base + "/r/" + encodeURIComponent(cfg.room) + "?return_to=" + encodeURIComponent(cfg.base + "/a/" + cfg.auction) + "&lang=" + cfg.lang;
   }
   $("bidform").hidden = over;
   $("bid").disabled = gated;

@@ -5,11 +5,11 @@
 "use strict";
 
 const root = document.getElementById("drop");
-const cfg = { drop: root.dataset.drop, room: root.dataset.room, lang: root.dataset.lang };
+const cfg = { base: root.dataset.base || "", drop: root.dataset.drop, room: root.dataset.room, lang: root.dataset.lang };
 const text = texts(root);
 const skew = Number(root.dataset.now) - Date.now(); // the server's clock, as of the page's making
 const now = () => Date.now() + skew;
-const api = "/v1/drops/" + encodeURIComponent(cfg.drop);
+const api = cfg.base + "/v1/drops/" + encodeURIComponent(cfg.drop);
 
 // One key for this page load: every retry of the claim sends it.
 const key = (() => {
@@ -55,7 +55,7 @@ function render() {
   const gated = cfg.room && !admission();
   $("gate").hidden = !gated;
   if (gated) {
-    $("line").href = "/r/" + encodeURIComponent(cfg.room) + "?return_to=" + encodeURIComponent("/d/" + cfg.drop) + "&lang=" + cfg.lang;
+    $("line").href = cfg.base + "/r/" + encodeURIComponent(cfg.room) + "?return_to=" + encodeURIComponent(cfg.base + "/d/" + cfg.drop) + "&lang=" + cfg.lang;
   }
   $("claim").disabled = busy || done || gated || status !== "open";
   if (status === "sold_out" && !done) $("result").textContent = text("sold_out_text");

@@ -8,7 +8,7 @@
 
 const root = document.getElementById("room");
 const cfg = {
-  room: root.dataset.room, join: root.dataset.join, events: root.dataset.events, status: root.dataset.status,
+  base: root.dataset.base || "", room: root.dataset.room, join: root.dataset.join, events: root.dataset.events, status: root.dataset.status,
   target: root.dataset.target, lang: root.dataset.lang,
 };
 const text = texts(root);
@@ -167,7 +167,7 @@ function solve(c) {
   root.dataset.checking = "shown";
   const started = performance.now();
   return new Promise((resolve) => {
-    const worker = new Worker("/assets/pow.js");
+    const worker = new Worker(cfg.base + "/assets/pow.js");
     worker.onmessage = (e) => {
       worker.terminate();
       root.dataset.solvedMs = String(Math.round(performance.now() - started));
@@ -225,7 +225,7 @@ async function join(switching, solution) {
 
 // elsewhere asks the visitor whether to give up the place it holds in another room.
 function elsewhere(other) {
-  const page = "/r/" + encodeURIComponent(other) + "?lang=" + encodeURIComponent(cfg.lang);
+  const page = cfg.base + "/r/" + encodeURIComponent(other) + "?lang=" + encodeURIComponent(cfg.lang);
   $("title").textContent = text("elsewhere_title");
   $("position").textContent = "";
   $("message").textContent = "";
