@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/rushgate/rushgate/internal/console"
 )
 
 // TestProtect runs rushgate serve --protect in front of an origin: a visitor is sent to the room, joins
@@ -48,6 +50,8 @@ func TestProtect(t *testing.T) {
 		case "/checkout":
 			w.Header().Set("Rushgate-Command", "release")
 			fmt.Fprint(w, "thank you")
+		case "/static/cookies":
+			fmt.Fprintf(w, "cookies: %s", r.Header.Get("Cookie"))
 		default:
 			fmt.Fprintf(w, "origin: %s", r.URL.Path)
 		}
@@ -77,6 +81,18 @@ func TestProtect(t *testing.T) {
 	}
 	if code, body, _ := get("/static/app.css", ""); code != 200 || body != "origin: /static/app.css" {
 		t.Fatalf("an open path: %d %q", code, body)
+	}
+	// An operator signed in to the console browses the site: the session cookie stays with rushgate.
+	req, _ := http.NewRequest("GET", base+"/static/cookies", nil)
+	req.Header.Set("Cookie", "cart=3; "+console.SessionCookie+"=operator.session; lang=ko")
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if string(sent) != "cookies: cart=3; lang=ko" {
+		t.Fatalf("the origin was sent %q", sent)
 	}
 	if code, body, _ := get("/r/sale", ""); code != 200 || !strings.Contains(body, `id="room"`) {
 		t.Fatalf("the room's page through the proxy: %d", code)

@@ -303,7 +303,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 			API: a.api.Handler(), Serves: a.api.Serves, OriginDown: a.api.OriginDown,
 			Verifier: admission.NewVerifierFunc(keys.PublicKeys), Logger: log, Observer: m,
 			Release: func(ctx context.Context, token string) error { return a.api.ReleaseAdmission(ctx, room, token) },
-			Revoked: a.api.Released, HTTPS: f.secureCookies, FromProxy: a.api.FromTrustedProxy,
+			Revoked: a.api.Released, HTTPS: f.secureCookies, FromProxy: a.api.FromTrustedProxy, Hidden: console.Cookies,
 		})
 	}
 	if f.metricsAddr != "" {

@@ -34,6 +34,10 @@ const (
 	CSRFHeader    = "Rushgate-CSRF"
 )
 
+// Cookies names the console's cookies: an operator's credentials, which the site behind the protecting
+// proxy must never be sent.
+var Cookies = []string{SessionCookie, loginCookie}
+
 // SessionTTL is how long a sign-in lasts.
 const SessionTTL = 12 * time.Hour
 

@@ -14,6 +14,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -62,6 +63,9 @@ type Config struct {
 	// reach the origin (X-Forwarded-For with the balancer appended, Forwarded as it came), so that the
 	// origin sees its visitors' addresses; anyone else's are dropped, since a visitor could forge them.
 	FromProxy func(r *http.Request) bool
+	// Hidden names cookies of rushgate's own that the origin is never sent (the console's session: an
+	// operator's credential, which a site that logs its cookies would otherwise keep).
+	Hidden []string
 	// Observer, when set, is told what the proxy did, for metrics.
 	Observer Observer
 	// OriginDown, when set, answers a person's request for a page (a navigation) that the origin did
@@ -142,6 +146,7 @@ func New(cfg Config) http.Handler {
 					}
 				}
 			}
+			hideCookies(r.Out.Header, cfg.Hidden)
 			r.SetURL(cfg.Origin)
 			r.SetXForwarded()
 			if cfg.HTTPS {
@@ -233,6 +238,39 @@ func New(cfg Config) http.Handler {
 		}
 		gated.ServeHTTP(w, r)
 	})
+}
+
+// hideCookies takes the cookies named in hidden out of h's Cookie headers, dropping a header left empty.
+// A request without them, nearly every one, is left as it is.
+func hideCookies(h http.Header, hidden []string) {
+	values := h["Cookie"]
+	found := false
+	for _, v := range values {
+		for _, name := range hidden {
+			found = found || strings.Contains(v, name+"=")
+		}
+	}
+	if !found {
+		return
+	}
+	var kept []string
+	for _, v := range values {
+		var parts []string
+		for part := range strings.SplitSeq(v, ";") {
+			name, _, _ := strings.Cut(strings.TrimSpace(part), "=")
+			if strings.TrimSpace(part) != "" && !slices.Contains(hidden, strings.TrimSpace(name)) {
+				parts = append(parts, strings.TrimSpace(part))
+			}
+		}
+		if len(parts) > 0 {
+			kept = append(kept, strings.Join(parts, "; "))
+		}
+	}
+	if len(kept) == 0 {
+		h.Del("Cookie")
+		return
+	}
+	h["Cookie"] = kept
 }
 
 // ownPath reports whether p is under one of the Own prefixes.

@@ -569,3 +569,39 @@ func TestAPrefixLeavesTheSiteItsPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestTheSiteNeverSeesHiddenCookies: an operator signed in to the console who browses the site sends
+// the console's session cookie with every request, since it is on every path; the proxy takes it out
+// of what reaches the origin and leaves the site's own cookies as they came.
+func TestTheSiteNeverSeesHiddenCookies(t *testing.T) {
+	seen := make(chan []string, 1)
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.Header.Values("Cookie")
+	}))
+	defer origin.Close()
+	u, _ := url.Parse(origin.URL)
+	proxy := httptest.NewServer(protect.New(protect.Config{Origin: u, Room: "sale", OpenPaths: []string{"/"},
+		Verifier: admission.NewVerifier(nil), API: http.NotFoundHandler(), Hidden: []string{"rg_console", "rg_console_login"}}))
+	defer proxy.Close()
+	for _, c := range []struct {
+		sent []string
+		want string
+	}{
+		{[]string{"cart=3; rg_console=secret.sig; lang=ko"}, "cart=3; lang=ko"},
+		{[]string{"rg_console=secret.sig"}, ""},
+		{[]string{"rg_console=a", "rg_console_login=b; x=1"}, "x=1"},
+		{[]string{"my_rg_console=keep; rg_consoles=keep"}, "my_rg_console=keep; rg_consoles=keep"},
+		{[]string{"session=abc"}, "session=abc"},
+	} {
+		req, _ := http.NewRequest("GET", proxy.URL+"/page", nil)
+		req.Header["Cookie"] = c.sent
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if got := strings.Join(<-seen, " | "); got != c.want {
+			t.Errorf("sent %q: the origin saw %q, want %q", c.sent, got, c.want)
+		}
+	}
+}
