@@ -247,7 +247,7 @@ func hideCookies(h http.Header, hidden []string) {
 	found := false
 	for _, v := range values {
 		for _, name := range hidden {
-			found = found || strings.Contains(v, name+"=")
+			found = found || strings.Contains(v, name) // a superset of the cookies named so: parsed below
 		}
 	}
 	if !found {
