@@ -57,8 +57,8 @@ func serveInProcess(t *testing.T, extra ...string) (base, addr string) {
 		}
 	})
 	base = "http://" + addr
-	health := base // under --protect-prefix, rushgate's /healthz is there, and the root's is the site's
-	if i := slices.Index(extra, "--protect-prefix"); i >= 0 && i+1 < len(extra) {
+	health := base // under --path-prefix, rushgate's /healthz is there (with --protect the root's is the site's)
+	if i := slices.Index(extra, "--path-prefix"); i >= 0 && i+1 < len(extra) {
 		health += extra[i+1]
 	}
 	waitHealthy(t, health)
@@ -98,10 +98,8 @@ func TestCommands(t *testing.T) {
 	}
 	for _, bad := range [][]string{{"--rotate-keys-every", "1m"}, {"--rotate-keys-every", "-1h"}, {"--key-retention", "0s"},
 		{"--admin-key", "a"}, {"--admin-key", " "}, {"--admin-key", "fifteen-chars-x"}, {"--fsync", "sometimes"},
-		{"--protect-prefix", "/rushgate"}, // without --protect
-		{"--protect-prefix", "/rushgate/", "--protect", "http://127.0.0.1:1", "--room", "sale"},
-		{"--protect-prefix", "/a/../b", "--protect", "http://127.0.0.1:1", "--room", "sale"},
-		{"--protect-prefix", "/a b", "--protect", "http://127.0.0.1:1", "--room", "sale"}} {
+		{"--path-prefix", "/rushgate/"}, {"--path-prefix", "rushgate"}, {"--path-prefix", "/a/../b"},
+		{"--path-prefix", "/a b", "--protect", "http://127.0.0.1:1", "--room", "sale"}} {
 		err := run(context.Background(), append([]string{"serve", "--data", t.TempDir()}, bad...), &out, &errb)
 		if err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Fatalf("serve %v: %v, want an error naming the flag", bad, err)

@@ -229,7 +229,7 @@ func TestProtectOriginDown(t *testing.T) {
 	}
 }
 
-// TestProtectUnderAPrefix runs the proxy with --protect-prefix: rushgate's pages, API, files, console and
+// TestProtectUnderAPrefix runs the proxy with --path-prefix: rushgate's pages, API, files, console and
 // health live under /rushgate only, and every other path is the site's, behind the gate, even where
 // rushgate has a route at the root (a Django /admin/, a /healthz, a /v1/rooms/{id} API of the site's).
 func TestProtectUnderAPrefix(t *testing.T) {
@@ -237,7 +237,7 @@ func TestProtectUnderAPrefix(t *testing.T) {
 		fmt.Fprintf(w, "origin: %s", r.URL.Path)
 	}))
 	defer origin.Close()
-	base, _ := serveInProcess(t, "--protect", origin.URL, "--room", "sale", "--protect-prefix", "/rushgate")
+	base, _ := serveInProcess(t, "--protect", origin.URL, "--room", "sale", "--path-prefix", "/rushgate")
 	own := base + "/rushgate"
 	if code, body, _ := do(t, "PUT", own+"/v1/rooms/sale", testAdminKey, `{"capacity": 2, "site_url": "`+base+`/"}`); code != 200 {
 		t.Fatalf("PUT room: %d %v", code, body)

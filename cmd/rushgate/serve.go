@@ -53,7 +53,7 @@ type serveFlags struct {
 	captchaSecret string
 	protect       string
 	protectRoom   string
-	protectPrefix string
+	pathPrefix    string
 	openPaths     string
 	drainTimeout  time.Duration
 	debugAddr     string
@@ -84,7 +84,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.captchaSecret, "captcha-secret", "", "the secret key of that CAPTCHA service")
 	fs.StringVar(&f.protect, "protect", "", "origin URL to protect as a reverse proxy: admitted visitors of --room reach it")
 	fs.StringVar(&f.protectRoom, "room", "", "with --protect, the room whose admissions let visitors through")
-	fs.StringVar(&f.protectPrefix, "protect-prefix", "", "with --protect, serve rushgate's own paths under this one (/rushgate) and leave every other path to the site (empty: rushgate's own at the root)")
+	fs.StringVar(&f.pathPrefix, "path-prefix", "", "the path rushgate lives under on the public site (/rushgate): its pages, scripts and redirects name it; with --protect the site keeps every other path (empty: the root)")
 	fs.StringVar(&f.openPaths, "open-paths", "", "with --protect, comma-separated path prefixes that need no admission (/static/,/favicon.ico)")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", 15*time.Second, "how long SIGTERM waits for in-flight requests")
 	fs.StringVar(&f.debugAddr, "debug-addr", "", "serve net/http/pprof on this separate address (empty: off)")
@@ -123,11 +123,9 @@ func (f *serveFlags) check() error {
 		if !rushgate.ValidID(f.protectRoom) {
 			return errors.New("--protect needs --room, the id of the room whose admissions let visitors through")
 		}
-		if err := httpapi.CheckBase(f.protectPrefix); err != nil {
-			return fmt.Errorf("--protect-prefix: %w", err)
-		}
-	} else if f.protectPrefix != "" {
-		return errors.New("--protect-prefix is for --protect: without it rushgate's paths are at the root")
+	}
+	if err := httpapi.CheckBase(f.pathPrefix); err != nil {
+		return fmt.Errorf("--path-prefix: %w", err)
 	}
 	if f.adminKey != "" {
 		// A blank key would lock the admin API out; a short one can be guessed.
@@ -278,8 +276,8 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		Rooms: svc, Auctions: auctions, Drops: drops, Keys: keys, Visitors: visitors, Metrics: m, Logger: log,
 		AdminKey: adminKey, NewVisitorsPerMinute: f.newVisitors, SecureCookies: f.secureCookies,
 		TrustedProxies: trusted, StreamsPerAddress: f.streamsPerIP, Audit: be.audit,
-		Console:   console.New(console.Config{AdminKey: adminKey, SecureCookies: f.secureCookies, Base: f.protectPrefix}),
-		Templates: f.templates, Base: f.protectPrefix,
+		Console:   console.New(console.Config{AdminKey: adminKey, SecureCookies: f.secureCookies, Base: f.pathPrefix}),
+		Templates: f.templates, Base: f.pathPrefix,
 		Challenges: challenge.NewIssuer([]byte(strings.TrimSpace(string(challengeSecret))), nil), Spent: be.spent,
 		EnqueueSecret: []byte(f.enqueueSecret), Releases: be.releases,
 	}
@@ -299,7 +297,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		room := f.protectRoom
 		m.WatchProxy()
 		a.handler = protect.New(protect.Config{
-			Origin: origin, Room: room, OpenPaths: strings.Split(f.openPaths, ","), Prefix: f.protectPrefix,
+			Origin: origin, Room: room, OpenPaths: strings.Split(f.openPaths, ","), Prefix: f.pathPrefix,
 			API: a.api.Handler(), Serves: a.api.Serves, OriginDown: a.api.OriginDown,
 			Verifier: admission.NewVerifierFunc(keys.PublicKeys), Logger: log, Observer: m,
 			Release: func(ctx context.Context, token string) error { return a.api.ReleaseAdmission(ctx, room, token) },

@@ -128,11 +128,12 @@ http {
 	return ""
 }
 
-// TestNginxAuthRequest runs the ready nginx config in front of an origin and rushgate: an unadmitted
-// request is sent to the room's page, an admitted one reaches the origin (the admission coming back in
-// the URL is moved into a cookie), and a released one is sent to the room again.
+// TestNginxAuthRequest runs the ready nginx config in front of an origin and rushgate (under
+// --path-prefix /rushgate, as the config asks): an unadmitted request is sent to the room's page, an
+// admitted one reaches the origin (the admission coming back in the URL is moved into a cookie), and a
+// released one is sent to the room again. Every path but /rushgate/ is the site's.
 func TestNginxAuthRequest(t *testing.T) {
-	e := setup(t)
+	e := setup(t, withBase("/rushgate"))
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "origin: %s", r.URL.Path)
 	}))
@@ -145,18 +146,18 @@ func TestNginxAuthRequest(t *testing.T) {
 	}
 
 	code, _, h := get("/shop/item?size=9", "")
-	want := base + "/r/sale?return_to=" + url.QueryEscape(base+"/shop/item?size=9") // nginx makes it absolute
+	want := base + "/rushgate/r/sale?return_to=" + url.QueryEscape(base+"/shop/item?size=9") // nginx makes it absolute
 	if code != 302 || h.Get("Location") != want {
 		t.Fatalf("unadmitted: %d, Location %q; want 302 to %q", code, h.Get("Location"), want)
 	}
-	if code, body, _ := get("/r/sale", ""); code != 200 || !strings.Contains(body, `id="room"`) {
+	if code, body, _ := get("/rushgate/r/sale", ""); code != 200 || !strings.Contains(body, `src="/rushgate/assets/room.js"`) {
 		t.Fatalf("the room's page through nginx: %d", code)
 	}
 	if code, body, _ := get("/about", ""); code != 200 || body != "origin: /about" {
 		t.Fatalf("an open page: %d %q", code, body)
 	}
-	// The room's files are rushgate's; the site keeps its own /assets/ and /v1/.
-	for _, p := range []string{"/assets/room.js", "/assets/page.js", "/assets/pow.js", "/assets/room.css"} {
+	// The room's files are rushgate's, under its prefix; the site keeps every other path.
+	for _, p := range []string{"/rushgate/assets/room.js", "/rushgate/assets/page.js", "/rushgate/assets/pow.js", "/rushgate/assets/room.css"} {
 		kind := "javascript"
 		if strings.HasSuffix(p, ".css") {
 			kind = "css"
@@ -165,7 +166,7 @@ func TestNginxAuthRequest(t *testing.T) {
 			t.Fatalf("%s through nginx: %d %q", p, code, h.Get("Content-Type"))
 		}
 	}
-	for _, p := range []string{"/assets/site.css", "/assets/room.js.map", "/v1/products"} {
+	for _, p := range []string{"/assets/site.css", "/assets/room.js", "/v1/products", "/v1/rooms/sale", "/r/sale", "/admin/"} {
 		if code, body, _ := get(p, ""); code != 200 || body != "origin: "+p {
 			t.Fatalf("the site's %s through nginx: %d %q", p, code, body)
 		}
@@ -187,7 +188,7 @@ func TestNginxAuthRequest(t *testing.T) {
 		t.Fatalf("admitted: %d %q", code, body)
 	}
 	e.want(e.do("POST", "/v1/rooms/sale/release", "", `{"admission_token": "`+tok+`"}`), 200, "")
-	if code, _, h := get("/shop/cart", tok); code != 302 || !strings.HasPrefix(h.Get("Location"), base+"/r/sale?") {
+	if code, _, h := get("/shop/cart", tok); code != 302 || !strings.HasPrefix(h.Get("Location"), base+"/rushgate/r/sale?") {
 		t.Fatalf("released: %d %q", code, h.Get("Location"))
 	}
 }
@@ -196,7 +197,7 @@ func TestNginxAuthRequest(t *testing.T) {
 // "Rushgate-Command: release" on a checkout page ends the visitor's admission at once, without an API
 // call of the origin's, and the header never reaches the visitor; the next visitor in line is admitted.
 func TestNginxRelease(t *testing.T) {
-	e := setup(t)
+	e := setup(t, withBase("/rushgate"))
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		switch {
@@ -230,7 +231,7 @@ func TestNginxRelease(t *testing.T) {
 		t.Fatal("want the first visitor admitted and the next one waiting (capacity 1)")
 	}
 
-	if code, _, h := send("GET", "/shop/checkout/pay", ""); code != 302 || !strings.HasPrefix(h.Get("Location"), base+"/r/sale?") {
+	if code, _, h := send("GET", "/shop/checkout/pay", ""); code != 302 || !strings.HasPrefix(h.Get("Location"), base+"/rushgate/r/sale?") {
 		t.Fatalf("unadmitted at the checkout: %d %q", code, h.Get("Location"))
 	}
 	code, body, h := send("POST", "/shop/checkout/pay?step=2", tok)
@@ -245,7 +246,7 @@ func TestNginxRelease(t *testing.T) {
 	if code != 200 || body != "origin: GET /shop/checkout/done" || h.Get("Rushgate-Command") != "" {
 		t.Fatalf("the page that releases: %d %q, Rushgate-Command %q", code, body, h.Get("Rushgate-Command"))
 	}
-	if code, _, h := send("GET", "/shop/cart", tok); code != 302 || !strings.HasPrefix(h.Get("Location"), base+"/r/sale?") {
+	if code, _, h := send("GET", "/shop/cart", tok); code != 302 || !strings.HasPrefix(h.Get("Location"), base+"/rushgate/r/sale?") {
 		t.Fatalf("released: %d %q", code, h.Get("Location"))
 	}
 	if admitted(next) == "" {

@@ -122,7 +122,7 @@ func pickLanguage(r *http.Request, roomDefault string) language {
 // PageData is what the visitor pages' templates (room.html, drop.html, auction.html) are given. A site that replaces the template
 // with --templates has these fields; html/template escapes each for where it is used.
 type PageData struct {
-	// Base is the path rushgate is served under, "" at the root (--protect-prefix): it goes in front of
+	// Base is the path rushgate is served under, "" at the root (--path-prefix): it goes in front of
 	// the paths of rushgate's own files, pages and calls ({{.Base}}/assets/room.js), and the scripts read
 	// it from data-base.
 	Base string

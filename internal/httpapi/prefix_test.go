@@ -1,10 +1,12 @@
 package httpapi_test
 
 import (
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path"
 	"strings"
 	"testing"
 
@@ -17,7 +19,7 @@ import (
 	"github.com/rushgate/rushgate/internal/room"
 )
 
-// withBase mounts the server, console included, under base, as --protect-prefix does.
+// withBase mounts the server, console included, under base, as --path-prefix does.
 func withBase(base string) option {
 	return func(c *httpapi.Config, _ *room.Store) {
 		c.Base = base
@@ -42,9 +44,32 @@ func TestCheckBase(t *testing.T) {
 	}
 }
 
+// FuzzCheckBase: whatever base CheckBase accepts can go in front of a URL's path and into an HTML
+// attribute as it is: it is its own clean path, needs no escaping, and cannot lead off the site.
+func FuzzCheckBase(f *testing.F) {
+	for _, seed := range []string{"", "/rushgate", "/a/b", "/a/../b", "//evil.example", "/a%2fb", "/ä", "/a b", "/.", "/~x.y-z_"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, base string) {
+		if httpapi.CheckBase(base) != nil || base == "" {
+			return
+		}
+		u, err := url.Parse(base + "/r/sale")
+		switch {
+		case path.Clean(base) != base, !strings.HasPrefix(base, "/"), strings.HasPrefix(base, "//"):
+			t.Fatalf("%q is not a clean absolute path", base)
+		case html.EscapeString(base) != base, url.PathEscape(strings.ReplaceAll(base, "/", "")) != strings.ReplaceAll(base, "/", ""):
+			t.Fatalf("%q needs escaping", base)
+		case err != nil || u.Host != "" || u.Scheme != "" || u.Path != base+"/r/sale":
+			t.Fatalf("%q/r/sale parses as %#v, %v", base, u, err)
+		}
+	})
+}
+
 // TestPagesUnderABase: a server mounted under a base puts it in front of every path it hands a browser
 // (its pages' files and calls, the way back from a room to a drop's page, the nginx check's room, the
-// console's links and redirects) and scopes its cookies to it, while it routes the paths without it.
+// console's links and redirects) and scopes its cookies to it, while it routes the paths without it,
+// taking it off a path that has it.
 func TestPagesUnderABase(t *testing.T) {
 	e := setup(t, withBase("/rushgate"))
 	e.putRoom("sale", `{"capacity": 1, "site_url": "https://shop.example/"}`)
@@ -83,6 +108,17 @@ func TestPagesUnderABase(t *testing.T) {
 	} {
 		_, body, _ := page("/r/sale?return_to=" + url.QueryEscape(returnTo))
 		has("return_to "+returnTo, body, `data-target="`+target+`"`)
+	}
+	// A front that passes the base on as the browser sent it (nginx's proxy_pass without a URI) reaches
+	// the same routes.
+	if _, prefixed, _ := page("/rushgate/r/sale"); prefixed != body {
+		t.Error("the room's page under the base differs from the one without it")
+	}
+	for path, want := range map[string]int{"/rushgate/v1/keys": 200, "/rushgate/%76%31/keys": 200, "/rushgatex/v1/keys": 404,
+		"/rushgate": 404, "/x/rushgate/v1/keys": 404} {
+		if code, _, _ := page(path); code != want {
+			t.Errorf("%s: %d, want %d", path, code, want)
+		}
 	}
 	_, body, _ = page("/d/vip")
 	has("the drop's page", body, `data-base="/rushgate"`, `src="/rushgate/assets/drop.js"`)

@@ -4,6 +4,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -13,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -79,7 +81,7 @@ type Config struct {
 	// (see PageData for its fields).
 	Templates string
 	// Base is the path the server is mounted under ("" for the root), such as "/rushgate" when the
-	// protecting proxy gives the site every other path (--protect-prefix). The server still routes the
+	// protecting proxy gives the site every other path (--path-prefix). The server still routes the
 	// paths with Base taken off; what it hands browsers (its pages' files and calls, redirects, cookie
 	// paths) has Base in front.
 	Base string
@@ -319,8 +321,32 @@ func (s *Server) Handler() http.Handler {
 				return
 			}
 		}
+		r = s.unmount(r)
 		s.mux.ServeHTTP(sw, r)
 	})
+}
+
+// unmount takes the base off a path that has it, so that a front that passes rushgate's paths on as
+// the browser asked for them (nginx's proxy_pass without a URI) reaches the same routes as one that
+// takes it off; paths without it are routed as they are.
+func (s *Server) unmount(r *http.Request) *http.Request {
+	if s.base == "" {
+		return r
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, s.base)
+	if !ok || (rest != "" && rest[0] != '/') {
+		return r
+	}
+	r2 := new(http.Request)
+	*r2 = *r
+	r2.URL = new(url.URL)
+	*r2.URL = *r.URL
+	r2.URL.Path = cmp.Or(rest, "/")
+	r2.URL.RawPath = ""
+	if raw, ok := strings.CutPrefix(r.URL.RawPath, s.base); ok && raw != "" {
+		r2.URL.RawPath = raw
+	}
+	return r2
 }
 
 // crossOrigin refuses the calls a page of another origin makes a browser send: a form posted from it
