@@ -62,20 +62,7 @@ func TestProtect(t *testing.T) {
 		t.Fatalf("PUT room: %d %v", code, body)
 	}
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	get := func(path, cookie string) (int, string, http.Header) {
-		t.Helper()
-		req, _ := http.NewRequest("GET", base+path, nil)
-		if cookie != "" {
-			req.Header.Set("Cookie", "rg_admission="+cookie)
-		}
-		res, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(b), res.Header
-	}
+	get := getter(t, client, base)
 	if code, _, h := get("/shop", ""); code != 302 || !strings.HasPrefix(h.Get("Location"), "/r/sale?return_to=") {
 		t.Fatalf("unadmitted: %d %q", code, h.Get("Location"))
 	}
@@ -229,6 +216,25 @@ func TestProtectOriginDown(t *testing.T) {
 	}
 }
 
+// getter returns get(path, admission): a GET of base+path with the admission as the rg_admission cookie
+// (none for ""), which answers the status, the body and the headers.
+func getter(t *testing.T, client *http.Client, base string) func(path, admission string) (int, string, http.Header) {
+	return func(path, admission string) (int, string, http.Header) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+path, nil)
+		if admission != "" {
+			req.Header.Set("Cookie", "rg_admission="+admission)
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b), res.Header
+	}
+}
+
 // TestProtectUnderAPrefix runs the proxy with --path-prefix: rushgate's pages, API, files, console and
 // health live under /rushgate only, and every other path is the site's, behind the gate, even where
 // rushgate has a route at the root (a Django /admin/, a /healthz, a /v1/rooms/{id} API of the site's).
@@ -243,20 +249,7 @@ func TestProtectUnderAPrefix(t *testing.T) {
 		t.Fatalf("PUT room: %d %v", code, body)
 	}
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	get := func(path, cookie string) (int, string, http.Header) {
-		t.Helper()
-		req, _ := http.NewRequest("GET", base+path, nil)
-		if cookie != "" {
-			req.Header.Set("Cookie", "rg_admission="+cookie)
-		}
-		res, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(b), res.Header
-	}
+	get := getter(t, client, base)
 	if code, _, h := get("/admin/", ""); code != 302 || !strings.HasPrefix(h.Get("Location"), "/rushgate/r/sale?return_to=") {
 		t.Fatalf("the site's /admin/ without an admission: %d %q, want the room under the prefix", code, h.Get("Location"))
 	}
