@@ -11,7 +11,7 @@ import (
 
 // TestLoadtestMatchesServer rehearses against a started server, by SSE and by polling: the report's
 // joins and admissions are exactly the room's own counts, every admitted visitor verified its token
-// and released, and the HTML report is written.
+// and released, the waits told as upper bounds held, and the HTML report is written.
 func TestLoadtestMatchesServer(t *testing.T) {
 	base, _ := serveInProcess(t)
 	for _, mode := range []string{"--sse", "--poll"} {
@@ -34,6 +34,8 @@ func TestLoadtestMatchesServer(t *testing.T) {
 			Errors    map[string]int `json:"errors"`
 			RoomRate  float64        `json:"room_rate"`
 			ETASample int            `json:"eta_samples"`
+			Bounds    int            `json:"eta_bounds"`
+			Exceeded  int            `json:"eta_bounds_exceeded"`
 		}
 		data, err := os.ReadFile(filepath.Join(dir, "r.json"))
 		if err != nil || json.Unmarshal(data, &rep) != nil {
@@ -46,6 +48,10 @@ func TestLoadtestMatchesServer(t *testing.T) {
 		}
 		if rep.Joins != 30 || rep.Admitted != 30 || rep.Done != 30 || len(rep.Errors) != 0 || rep.RoomRate != 20 || rep.ETASample == 0 {
 			t.Fatalf("%s: report %+v\n%s", mode, rep, report.String())
+		}
+		// The first to wait were told the most their wait could be (4 slots of 10 minutes), which held.
+		if rep.Bounds == 0 || rep.Exceeded != 0 || !strings.Contains(report.String(), "ETA upper bounds") {
+			t.Fatalf("%s: ETA upper bounds %d, exceeded %d\n%s", mode, rep.Bounds, rep.Exceeded, report.String())
 		}
 		if !strings.Contains(report.String(), "joins 30, admissions 30") {
 			t.Fatalf("%s: the printed report: %s", mode, report.String())

@@ -29,6 +29,9 @@ func (b statusBody) appendJSON(buf []byte) []byte {
 		buf = append(buf, `,"eta_seconds":`...)
 		buf = strconv.AppendInt(buf, *b.ETASeconds, 10)
 	}
+	if b.ETAUpperBound {
+		buf = append(buf, `,"eta_upper_bound":true`...)
+	}
 	if b.AdmissionToken != "" {
 		buf = append(buf, `,"admission_token":`...)
 		buf = appendString(buf, b.AdmissionToken)

@@ -19,6 +19,7 @@ type statusBody struct {
 	State          room.State `json:"state"`
 	Position       int64      `json:"position,omitempty"`
 	ETASeconds     *int64     `json:"eta_seconds,omitempty"`
+	ETAUpperBound  bool       `json:"eta_upper_bound,omitempty"`
 	AdmissionToken string     `json:"admission_token,omitempty"`
 	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
 }
@@ -30,7 +31,7 @@ func (s *Server) body(id, visitorID string, v room.View) (statusBody, error) {
 	switch v.State {
 	case room.StateWaiting:
 		eta := int64(math.Ceil(v.ETA.Seconds()))
-		b.Position, b.ETASeconds = v.Position, &eta
+		b.Position, b.ETASeconds, b.ETAUpperBound = v.Position, &eta, v.ETAUpperBound
 	case room.StateAdmitted:
 		tok, err := s.keys.Sign(admission.Claims{Room: id, RegisteredClaims: jwt.RegisteredClaims{
 			Subject: visitorID, ID: v.Admission.ID, ExpiresAt: jwt.NewNumericDate(v.Admission.ExpiresAt),

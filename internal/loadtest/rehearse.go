@@ -43,7 +43,9 @@ type rehearsal struct {
 	mu       sync.Mutex
 	calls    map[string][]time.Duration // call -> latencies
 	errors   map[string]int             // error code -> count
-	etaErrs  []float64                  // |predicted - actual| wait, seconds, of visitors that waited
+	etaErrs  []float64                  // |predicted - actual| wait, seconds, of visitors first told an estimate
+	bounds   int                        // visitors first told an upper bound of their wait
+	exceeded int                        // of those, whose wait was longer than it
 	admitAt  []time.Duration            // when each admission came, since the start
 	timeline []tick
 }
@@ -69,11 +71,15 @@ type Report struct {
 	// RoomRate is the room's configured rate in admissions a second, 0 when it has none or could not
 	// be read (it needs --admin-key).
 	RoomRate float64 `json:"room_rate"`
-	// ETA accuracy: each waiting visitor's first predicted wait against its actual wait, seconds.
-	ETAMedianError float64 `json:"eta_median_error"`
-	ETAP90Error    float64 `json:"eta_p90_error"`
-	ETASamples     int     `json:"eta_samples"`
-	Timeline       []tick  `json:"timeline"`
+	// ETA accuracy: each waiting visitor's first predicted wait against its actual wait, seconds. A
+	// visitor first told an upper bound (eta_upper_bound: the line had not moved yet) is counted
+	// in ETABounds instead, and in ETABoundsExceeded if its wait was longer than the bound.
+	ETAMedianError    float64 `json:"eta_median_error"`
+	ETAP90Error       float64 `json:"eta_p90_error"`
+	ETASamples        int     `json:"eta_samples"`
+	ETABounds         int     `json:"eta_bounds"`
+	ETABoundsExceeded int     `json:"eta_bounds_exceeded"`
+	Timeline          []tick  `json:"timeline"`
 }
 
 // Latency sums one kind of call.
@@ -208,6 +214,7 @@ type status struct {
 	State          string `json:"state"`
 	Position       int64  `json:"position"`
 	ETASeconds     *int64 `json:"eta_seconds"`
+	ETAUpperBound  bool   `json:"eta_upper_bound"`
 	AdmissionToken string `json:"admission_token"`
 }
 
@@ -293,6 +300,7 @@ func (r *rehearsal) visit(ctx context.Context) {
 	token := st.VisitorToken
 	waited := st.State == "waiting"
 	var predicted float64 = -1
+	bound := st.ETAUpperBound
 	if waited {
 		r.waiting.Add(1)
 		if st.ETASeconds != nil {
@@ -317,8 +325,15 @@ func (r *rehearsal) visit(ctx context.Context) {
 	now := time.Now()
 	r.mu.Lock()
 	r.admitAt = append(r.admitAt, now.Sub(r.start))
-	if waited && predicted >= 0 {
-		r.etaErrs = append(r.etaErrs, math.Abs(predicted-now.Sub(joinedAt).Seconds()))
+	switch waitedFor := now.Sub(joinedAt).Seconds(); {
+	case !waited || predicted < 0:
+	case bound:
+		r.bounds++
+		if waitedFor > predicted+1 { // the answer's seconds are rounded up; a second for the way back
+			r.exceeded++
+		}
+	default:
+		r.etaErrs = append(r.etaErrs, math.Abs(predicted-waitedFor))
 	}
 	r.mu.Unlock()
 	start := time.Now()
@@ -407,7 +422,7 @@ func (r *rehearsal) report(roomRate float64) Report {
 		Room: r.room, Visitors: r.visitors, Seconds: time.Since(r.start).Seconds(), Joins: r.joined.Load(),
 		Admitted: r.admitted.Load(), Done: r.done.Load(), Unserved: r.joined.Load() - r.admitted.Load(),
 		Calls: map[string]Latency{}, Errors: r.errors, RoomRate: roomRate, ETASamples: len(r.etaErrs),
-		Timeline: r.timeline,
+		ETABounds: r.bounds, ETABoundsExceeded: r.exceeded, Timeline: r.timeline,
 	}
 	for name, ds := range r.calls {
 		slices.Sort(ds)
@@ -447,8 +462,12 @@ func writeText(out io.Writer, rep Report) {
 	}
 	fmt.Fprintf(out, "admissions/s %.2f (%s)\n", rep.AdmitRate, rate)
 	if rep.ETASamples > 0 {
-		fmt.Fprintf(out, "ETA error (first prediction against the actual wait, %d visitors): median %.1fs, p90 %.1fs\n",
+		fmt.Fprintf(out, "ETA error (first estimate against the actual wait, %d visitors): median %.1fs, p90 %.1fs\n",
 			rep.ETASamples, rep.ETAMedianError, rep.ETAP90Error)
+	}
+	if rep.ETABounds > 0 {
+		fmt.Fprintf(out, "ETA upper bounds (told before the line had moved, %d visitors): %d waited longer\n",
+			rep.ETABounds, rep.ETABoundsExceeded)
 	}
 	names := make([]string, 0, len(rep.Calls))
 	for k := range rep.Calls {

@@ -23,7 +23,8 @@ figure { margin: 1rem 0; } svg { width: 100%; height: 220px; background: #fafafc
 <p>{{.R.Visitors}} visitors in {{printf "%.1f" .R.Seconds}}s: {{.R.Joins}} joined, {{.R.Admitted}} admitted, {{.R.Done}} released,
 {{.R.Unserved}} still waiting at the end. Admissions/s {{printf "%.2f" .R.AdmitRate}}{{if gt .R.RoomRate 0.0}} against the room's
 {{printf "%.2f" .R.RoomRate}}/s{{end}}.{{if .R.ETASamples}} ETA error over {{.R.ETASamples}} visitors: median
-{{printf "%.1f" .R.ETAMedianError}}s, p90 {{printf "%.1f" .R.ETAP90Error}}s.{{end}}</p>
+{{printf "%.1f" .R.ETAMedianError}}s, p90 {{printf "%.1f" .R.ETAP90Error}}s.{{end}}{{if .R.ETABounds}} Upper bounds told before
+the line moved: {{.R.ETABounds}}, of which {{.R.ETABoundsExceeded}} the wait exceeded.{{end}}</p>
 <figure><figcaption>Visitors over the run</figcaption>
 <svg viewBox="0 0 900 220" role="img" aria-label="visitors over the run">
 <line x1="50" y1="200" x2="890" y2="200" stroke="#999"/><text x="45" y="24" text-anchor="end" font-size="12">{{.Top}}</text>

@@ -22,11 +22,40 @@ func TestEstimateBounded(t *testing.T) {
 		{"far opening", 1, Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Minute), OpensAt: &far}},
 		{"both", 1 << 62, Config{Capacity: 1, SessionTTL: rushgate.Duration(rushgate.MaxDuration), OpensAt: &far}},
 	} {
-		if got := e.estimate(now, c.position, c.cfg); got != maxETA {
+		if got, _ := e.estimate(now, c.position, c.cfg); got != maxETA {
 			t.Errorf("%s: %v, want the cap %v", c.name, got, maxETA)
 		}
 	}
-	if got := e.estimate(now, 10, Config{Capacity: 5, SessionTTL: rushgate.Duration(time.Minute)}); got != 2*time.Minute {
-		t.Errorf("10 behind 5 slots of a minute: %v, want 2m", got)
+	if got, bound := e.estimate(now, 10, Config{Capacity: 5, SessionTTL: rushgate.Duration(time.Minute)}); got != 2*time.Minute || !bound {
+		t.Errorf("10 behind 5 slots of a minute: %v (upper bound %v), want 2m, an upper bound", got, bound)
+	}
+}
+
+// TestEstimateSaysWhenItIsABound: before admissions are observed, a wait set by the capacity (every
+// admitted visitor staying the whole session) is the most it can be, and says so; one set by the
+// rate, which admits no faster whoever leaves, is an estimate; so is every wait once the line moves.
+func TestEstimateSaysWhenItIsABound(t *testing.T) {
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	ttl := rushgate.Duration(10 * time.Minute)
+	for _, c := range []struct {
+		name  string
+		cfg   Config
+		want  time.Duration
+		bound bool
+	}{
+		{"capacity alone", Config{Capacity: 5, SessionTTL: ttl}, 20 * time.Minute, true},
+		{"capacity slower than the rate", Config{Capacity: 5, SessionTTL: ttl, Rate: &Rate{Admits: 10, Per: rushgate.Duration(time.Second)}}, 20 * time.Minute, true},
+		{"rate slower than the capacity", Config{Capacity: 5000, SessionTTL: ttl, Rate: &Rate{Admits: 1, Per: rushgate.Duration(time.Second)}}, 10 * time.Second, false},
+		{"rate alone", Config{Rate: &Rate{Admits: 2, Per: rushgate.Duration(time.Second)}}, 5 * time.Second, false},
+	} {
+		var e estimator
+		if got, bound := e.estimate(now, 10, c.cfg); got != c.want || bound != c.bound {
+			t.Errorf("%s, before any admission: %v (upper bound %v), want %v (%v)", c.name, got, bound, c.want, c.bound)
+		}
+		e.observe(now, 0)
+		e.observe(now.Add(time.Second), 5) // 5 admitted a second
+		if got, bound := e.estimate(now.Add(time.Second), 10, c.cfg); got != 2*time.Second || bound {
+			t.Errorf("%s, at 5 a second: %v (upper bound %v), want 2s, an estimate", c.name, got, bound)
+		}
 	}
 }

@@ -207,7 +207,7 @@ func (g *gate) view(ctx context.Context, st Status) View {
 	if err != nil {
 		return v
 	}
-	v.ETA = g.eta.estimate(g.s.opts.Clock(), st.Position, cfg)
+	v.ETA, v.ETAUpperBound = g.eta.estimate(g.s.opts.Clock(), st.Position, cfg)
 	return v
 }
 
@@ -268,23 +268,38 @@ func (e *estimator) observed() float64 {
 	return float64(last.total-first.total) / dt
 }
 
-// estimate is the wait for the visitor at position: observed rate when there is one, else the rate the
-// config promises at best, plus the time until the room opens.
-func (e *estimator) estimate(now time.Time, position int64, cfg Config) time.Duration {
-	return wait(e.observed(), position, cfg, now)
+// estimate is the wait for the visitor at position: from the observed rate when there is one, else
+// from the rate the config guarantees at least, plus the time until the room opens; bound says the
+// latter's capacity term set it, which makes it the most the wait can be (see View.ETAUpperBound).
+func (e *estimator) estimate(now time.Time, position int64, cfg Config) (d time.Duration, bound bool) {
+	rate := e.observed()
+	if rate == 0 {
+		rate, bound = configRate(cfg)
+	}
+	return wait(rate, position, cfg, now), bound
+}
+
+// configRate is the admissions a second the config guarantees while the line is long: its rate, or the
+// capacity renewed every session_ttl when that is slower (every admitted visitor staying the whole
+// session, the slowest they can be let in), when capped says so; +Inf for a room with neither.
+func configRate(cfg Config) (rate float64, capped bool) {
+	rate = math.Inf(1)
+	if cfg.Rate != nil {
+		rate = float64(cfg.Rate.Admits) / time.Duration(cfg.Rate.Per).Seconds()
+	}
+	if cfg.Capacity > 0 {
+		if c := float64(cfg.Capacity) / time.Duration(cfg.SessionTTL).Seconds(); c <= rate {
+			rate, capped = c, true
+		}
+	}
+	return rate, capped
 }
 
 // wait is the wait at position for a line that moves at rate admissions a second, or at the rate the
-// config promises at best when rate is 0, plus the time until the room opens.
+// config guarantees when rate is 0, plus the time until the room opens.
 func wait(rate float64, position int64, cfg Config, now time.Time) time.Duration {
 	if rate == 0 {
-		rate = math.Inf(1)
-		if cfg.Rate != nil {
-			rate = float64(cfg.Rate.Admits) / time.Duration(cfg.Rate.Per).Seconds()
-		}
-		if cfg.Capacity > 0 {
-			rate = min(rate, float64(cfg.Capacity)/time.Duration(cfg.SessionTTL).Seconds())
-		}
+		rate, _ = configRate(cfg)
 	}
 	// In float seconds, bounded before it becomes a Duration: a rate near zero must not turn into a
 	// conversion out of int64's range.

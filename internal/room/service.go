@@ -58,6 +58,10 @@ type View struct {
 	Status
 	// ETA is the estimated wait until admission, from the admission rate observed recently.
 	ETA time.Duration
+	// ETAUpperBound says ETA is the most the wait can be rather than an estimate: the room has not yet
+	// seen its line move, and its capacity bounds the pace, so ETA assumes that every admitted visitor
+	// stays the whole session_ttl. Once the line moves, ETA follows its pace, usually far shorter.
+	ETAUpperBound bool
 }
 
 // Service runs rooms on a [Store]: it keeps one gate loop per room that admits visitors as slots and

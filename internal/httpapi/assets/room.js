@@ -74,7 +74,10 @@ function show(s) {
     $("title").textContent = text("title_waiting");
     $("position").textContent = "#" + s.position;
     $("ahead").textContent = ahead === 0 ? text("ahead_none") : ahead === 1 ? text("ahead_one") : text("ahead_many", { n: ahead.toLocaleString(cfg.lang) });
-    $("message").textContent = text("eta", { eta: wait(s.eta_seconds || 0) });
+    // An upper bound (no admission seen yet, every admitted visitor assumed to stay the whole session)
+    // says so, lest a wait that then shrinks to seconds look like an error.
+    const secs = s.eta_seconds || 0;
+    $("message").textContent = text(s.eta_upper_bound && secs >= 60 ? "eta_upto" : "eta", { eta: wait(secs) });
     progress(ahead);
     return;
   }
