@@ -183,6 +183,26 @@ func loadPages(dir string) (*pages, error) {
 	return &p, nil
 }
 
+// unprefixed names the templates in dir (the --templates directory) that load rushgate's files or call
+// its API by absolute paths of their own ("/assets/room.js") rather than under {{.Base}}: under a
+// path prefix those paths are the site's, and the page's scripts would not load.
+func unprefixed(dir string) []string {
+	var names []string
+	for _, name := range []string{"room.html", "drop.html", "auction.html", "notice.html"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			continue
+		}
+		for _, own := range []string{`"/assets/`, `'/assets/`, `"/v1/`, `'/v1/`} {
+			if strings.Contains(string(b), own) {
+				names = append(names, name)
+				break
+			}
+		}
+	}
+	return names
+}
+
 // pageCSP allows the pages nothing but their own files: no inline script or style, no other origin;
 // img adds the origin of the room's logo.
 func pageCSP(img string) string {

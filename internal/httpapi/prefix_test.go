@@ -1,12 +1,16 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"html"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -236,4 +240,31 @@ func TestWaitingUnderAPrefix(t *testing.T) {
 		t.Fatalf("the console links a room to %q", got)
 	}
 	screenshot(t, ctx, "prefix-console")
+}
+
+// TestTemplatesUnderABaseAreChecked: a replaced template that loads rushgate's files by their paths at
+// the root would break under a path prefix, where those paths are the site's; the server says so in
+// its log when it starts, and says nothing of one that puts {{.Base}} in front.
+func TestTemplatesUnderABaseAreChecked(t *testing.T) {
+	for _, c := range []struct {
+		script string
+		warned bool
+	}{
+		{`<script src="/assets/room.js"></script>`, true},
+		{`<script src="{{.Base}}/assets/room.js"></script>`, false},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "room.html"), []byte(`<main id="room"></main>`+c.script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var log bytes.Buffer
+		api, err := httpapi.New(httpapi.Config{Templates: dir, Base: "/rushgate", Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		api.Drain()
+		if warned := strings.Contains(log.String(), "room.html") && strings.Contains(log.String(), "level=WARN"); warned != c.warned {
+			t.Errorf("%s: warned %v, want %v; log: %s", c.script, warned, c.warned, log.String())
+		}
+	}
 }

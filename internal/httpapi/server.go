@@ -183,6 +183,12 @@ func New(cfg Config) (*Server, error) {
 	if s.pages, err = loadPages(cfg.Templates); err != nil {
 		return nil, err
 	}
+	if s.base != "" && cfg.Templates != "" {
+		if names := unprefixed(cfg.Templates); len(names) > 0 {
+			s.log.Warn("templates load rushgate's files by paths without the path prefix; use {{.Base}}/assets/...",
+				"templates", names, "prefix", s.base)
+		}
+	}
 	s.streamCtx, s.drain = context.WithCancel(context.Background())
 	if s.releases = cfg.Releases; s.releases != nil {
 		announced := s.releases.Listen(s.streamCtx)
