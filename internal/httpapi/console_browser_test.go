@@ -53,10 +53,10 @@ func until(t *testing.T, what string, cond func() bool) {
 }
 
 // waitIn and waitInKorean match a wait as the console shows it: a number and its unit, in the page's
-// language.
+// language, after "≤ " when it is the most the wait can be.
 var (
-	waitIn       = regexp.MustCompile(`^[0-9.]+(s|m|h)$`)
-	waitInKorean = regexp.MustCompile(`^[0-9.]+(초|분|시간)$`)
+	waitIn       = regexp.MustCompile(`^(≤ )?[0-9.]+(s|m|h)$`)
+	waitInKorean = regexp.MustCompile(`^(≤ )?[0-9.]+(초|분|시간)$`)
 )
 
 // eval runs JavaScript in the tab and returns its value. A page that is navigating has no context to

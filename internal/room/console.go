@@ -58,8 +58,11 @@ type Point struct {
 	IdleExpiries  float64   `json:"idle_expiries"`
 	GraceExpiries float64   `json:"grace_expiries"`
 	// ETABack is the wait at the back of the line in seconds: the line's length over the admission
-	// rate of the minute before (or the rate the config promises, before there is one).
+	// rate of the minute before (or the rate the config guarantees, before there is one).
 	ETABack float64 `json:"eta_back"`
+	// ETABackBound says ETABack is the most that wait can be, as visitors are told (View.ETAUpperBound):
+	// no admission in the minute before, and the capacity bounds the pace.
+	ETABackBound bool `json:"eta_back_bound,omitempty"`
 }
 
 // The figures of a room's samples, in order.
@@ -122,6 +125,9 @@ func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Po
 		}
 		if p.Waiting > 0 {
 			rate := rushgate.PerSecond(samples[from], cur, figAdmitted)
+			if rate == 0 {
+				_, p.ETABackBound = configRate(cfg)
+			}
 			p.ETABack = wait(rate, p.Waiting, cfg, cur.At).Seconds()
 		}
 		out = append(out, p)

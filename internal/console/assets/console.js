@@ -357,7 +357,7 @@
       cards: (cur, last) => [['status', t(cur.config.paused ? 'paused' : 'running')], ['waiting', fmtNum(cur.stats.waiting)],
         ['active', fmtNum(cur.stats.active)], ['admitted_total', fmtNum(cur.stats.admitted_total)],
         ['joins_s', fmtNum(last && last.joins)], ['admissions_s', fmtNum(last && last.admissions)],
-        ['eta_back', fmtWait(last && last.eta_back)]],
+        ['eta_back', (last && last.eta_back_bound ? '≤ ' : '') + fmtWait(last && last.eta_back)]],
       controls: (cur) => [cur.config.paused
         ? control('resume', 'primary', () => api('PATCH', '/v1/rooms/' + id, { paused: false }))
         : control('pause', 'danger', () => api('PATCH', '/v1/rooms/' + id, { paused: true }))],
