@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/httpapi"
@@ -422,4 +423,73 @@ func TestPageOfWhatIsNotThere(t *testing.T) {
 		t.Fatalf("the first Tab reached %q, want the English link", got)
 	}
 	screenshot(t, ctx, "room-missing-phone-ko")
+}
+
+// TestInvitationLinks: a line by invitation is joined from the link the site sends, in a real browser:
+// the page takes the invite code or the site's enqueue token out of the address bar, joins nothing
+// until the visitor clicks (a link alone spends no invitation and makes nobody an account's visitor),
+// then joins with it; a used code is refused in the page's language, and a reload keeps the place.
+func TestInvitationLinks(t *testing.T) {
+	secret := []byte("site-enqueue-secret")
+	e := setup(t, func(c *httpapi.Config, _ *room.Store) { c.EnqueueSecret = secret })
+	e.putRoom("presale", `{"capacity": 1, "paused": true, "entry": "invite"}`)
+	e.want(e.do("POST", "/v1/rooms/presale/invites", adminKey, `{"codes": ["K7Q-2M"]}`), 200, "")
+	joined := func() float64 {
+		return e.do("GET", "/v1/rooms/presale", adminKey, "").body["stats"].(map[string]any)["joined_total"].(float64)
+	}
+	shown := func(ctx context.Context, sel string) string {
+		return eval[string](t, ctx, `(document.querySelector('`+sel+`') || {}).textContent || ''`)
+	}
+	accept := func(ctx context.Context, link, lang, title string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+link)); err != nil {
+			t.Fatal(err)
+		}
+		until(t, "the invitation", func() bool { return shown(ctx, "#title") == title })
+		if got := eval[string](t, ctx, `location.search`); got != "?lang="+lang {
+			t.Fatalf("the address bar still carries the invitation: %q", got)
+		}
+		if got := eval[string](t, ctx, `document.activeElement.id`); got != "accept" {
+			t.Fatalf("the keyboard is on %q, want the join button", got)
+		}
+	}
+
+	ctx := tab(t)
+	accept(ctx, "/r/presale?invite=K7Q-2M&lang=en", "en", "You are invited")
+	if n := joined(); n != 0 {
+		t.Fatalf("the link alone joined %v", n)
+	}
+	screenshot(t, ctx, "room-invited")
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("\r")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "a place with the invitation", func() bool { return shown(ctx, "#position") == "#1" })
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the place after a reload", func() bool { return shown(ctx, "#position") == "#1" })
+
+	// Another browser with the same code: it was used.
+	other := tab(t)
+	accept(other, "/r/presale?invite=K7Q-2M&lang=ko", "ko", "초대받으셨습니다")
+	if err := chromedp.Do(other, chromedp.Click(chromedp.CSS("#accept"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the used code refused, in Korean", func() bool { return strings.Contains(shown(other, "#message"), "이미 사용되었습니다") })
+
+	// The site's enqueue token for an account: the account's one visitor joins.
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "user-77", "room": "presale",
+		"exp": e.clock.Now().Add(time.Hour).Unix()}).SignedString(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	third := tab(t)
+	accept(third, "/r/presale?enqueue="+tok+"&lang=en", "en", "You are invited")
+	if err := chromedp.Do(third, chromedp.Click(chromedp.CSS("#accept"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the account's place", func() bool { return shown(third, "#position") == "#2" })
+	if n := joined(); n != 2 {
+		t.Fatalf("joined %v, want the invited visitor and the account's", n)
+	}
 }

@@ -180,9 +180,31 @@ function solve(c) {
   });
 }
 
+// invitation is what the link to a line by invitation carries: an invite code (?invite=) or the site's
+// enqueue token for an account (?enqueue=), sent with every join of this page. It leaves the address
+// bar at once (kept for this tab until a join takes it, so that a reload still has it), and the page
+// joins with it only on a click: a link alone must not spend an invitation, nor make the visitor an
+// account's visitor.
+const invitation = (() => {
+  const key = "rg-invitation-" + cfg.room;
+  const u = new URL(location.href);
+  let inv = { invite: u.searchParams.get("invite") || "", enqueue: u.searchParams.get("enqueue") || "" };
+  if (inv.invite || inv.enqueue) {
+    u.searchParams.delete("invite");
+    u.searchParams.delete("enqueue");
+    history.replaceState(null, "", u.pathname + u.search);
+    try { sessionStorage.setItem(key, JSON.stringify(inv)); } catch (_) { /* private mode */ }
+  } else {
+    try { inv = JSON.parse(sessionStorage.getItem(key) || "null") || inv; } catch (_) { /* none kept */ }
+  }
+  return { ...inv, held: Boolean(inv.invite || inv.enqueue), taken: () => sessionStorage.removeItem(key) };
+})();
+
 async function join(switching, solution) {
   $("message").textContent = text("joining");
   const init = { method: "POST", credentials: "same-origin", headers: {} };
+  if (invitation.invite) init.headers["Rushgate-Invite"] = invitation.invite;
+  if (invitation.enqueue) init.headers["Rushgate-Enqueue"] = invitation.enqueue;
   if (switching) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify({ switch: true });
@@ -217,6 +239,7 @@ async function join(switching, solution) {
       $("keep").hidden = true;
       return;
     }
+    if (r.ok) invitation.taken();
     show(s);
     if (r.ok && s.state === "waiting") listen();
   } catch (e) {
@@ -242,4 +265,18 @@ function elsewhere(other) {
 
 $("rejoin").addEventListener("click", () => join(false));
 $("switch").addEventListener("click", () => join(true));
-join(false);
+if (invitation.held && $("invited")) {
+  // A page that predates the invitation's prompt (an old --templates room.html) joins at once.
+  $("title").textContent = text("invited_title");
+  $("message").textContent = "";
+  $("keep").hidden = true;
+  $("invited").hidden = false;
+  $("accept").addEventListener("click", () => {
+    $("invited").hidden = true;
+    $("keep").hidden = false;
+    join(false);
+  });
+  $("accept").focus();
+} else {
+  join(false);
+}
