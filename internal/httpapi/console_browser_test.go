@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"regexp"
 	"strings"
 	"sync"
@@ -315,4 +316,34 @@ func TestConsoleShowsAFailingRecord(t *testing.T) {
 	until(t, "the room page to say it in Korean", func() bool { return strings.Contains(banner(), "Redis에서 기다립니다") })
 	rec.failing.Store(false)
 	until(t, "the console to stop saying it", func() bool { return banner() == "" })
+}
+
+// TestConsoleInvites: on the page of a room by invitation, the operator pastes invite codes, and is
+// told how many were new and the link each invitee gets; a code added so takes a place.
+func TestConsoleInvites(t *testing.T) {
+	e := setup(t, withConsole())
+	e.putRoom("presale", `{"capacity": 1, "entry": "invite"}`)
+	e.putRoom("open", `{"capacity": 1}`)
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#rooms tbody a"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/rooms/open")); err != nil {
+		t.Fatal(err)
+	}
+	text(t, ctx, "#ctl-pause")
+	if eval[bool](t, ctx, `document.getElementById('invite-codes') !== null`) {
+		t.Fatal("an open room's page offers invite codes")
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/rooms/presale"), chromedp.WaitVisible(chromedp.CSS("#invite-codes")),
+		chromedp.SendKeys(chromedp.CSS("#invite-codes"), "K7Q-2M\nK7Q-3N, K7Q-2M"), chromedp.Click(chromedp.CSS("#ctl-add_invites"))); err != nil {
+		t.Fatal(err)
+	}
+	want := "Added 2 new codes. Send each invitee its link: " + e.srv.URL + "/r/presale?invite=CODE"
+	until(t, "the codes added", func() bool { return text(t, ctx, "#status") == want })
+	screenshot(t, ctx, "console-invites")
+	req, _ := http.NewRequest("POST", e.srv.URL+"/v1/rooms/presale/join", nil)
+	req.Header.Set("Rushgate-Invite", "K7Q-3N")
+	e.want(e.send(req), 200, "")
 }

@@ -12,7 +12,8 @@
       admitted: 'Admitted', limits: 'Limits', claimed: 'Claimed', remaining: 'Remaining', opens: 'Opens', price: 'Price',
       bids: 'Bids', ends: 'Ends', new_room: 'New room', new_drop: 'New drop', new_auction: 'New auction',
       settings: 'Settings', audit: 'Changes', none: 'None yet.', save: 'Save', create: 'Create',
-      saved: 'Saved.', updated: 'Updated', offline: 'Cannot reach rushgate; retrying…',
+      saved: 'Saved.', updated: 'Updated', invite_codes: 'Invite codes, one per line', add_invites: 'Add invite codes',
+      invites_added: 'Added {n} new codes. Send each invitee its link: {link}', offline: 'Cannot reach rushgate; retrying…',
       paused: 'paused', running: 'admitting', pause: 'Pause admissions', resume: 'Resume admissions',
       open_now: 'Open now', close_now: 'Close now', end_now: 'End now', extend: 'Extend by', confirm_end: 'Press again to end now',
       capacity: 'Capacity', rate_admits: 'Admissions per interval', rate_per: 'Interval', session_ttl: 'Session length',
@@ -41,7 +42,8 @@
       admitted: '누적 입장', limits: '제한', claimed: '수령', remaining: '남은 수량', opens: '오픈', price: '가격',
       bids: '입찰', ends: '종료', new_room: '새 대기실', new_drop: '새 드롭', new_auction: '새 경매',
       settings: '설정', audit: '변경 기록', none: '아직 없습니다.', save: '저장', create: '만들기',
-      saved: '저장했습니다.', updated: '갱신', offline: 'rushgate에 연결할 수 없습니다. 다시 시도하는 중…',
+      saved: '저장했습니다.', updated: '갱신', invite_codes: '초대 코드 (한 줄에 하나)', add_invites: '초대 코드 추가',
+      invites_added: '새 코드 {n}개를 추가했습니다. 초대받은 분께 각자의 링크를 보내세요: {link}', offline: 'rushgate에 연결할 수 없습니다. 다시 시도하는 중…',
       paused: '일시 정지', running: '입장 중', pause: '입장 일시 정지', resume: '입장 재개',
       open_now: '지금 열기', close_now: '지금 닫기', end_now: '지금 종료', extend: '연장', confirm_end: '한 번 더 누르면 지금 종료합니다',
       capacity: '동시 입장 수', rate_admits: '구간당 입장 수', rate_per: '구간', session_ttl: '세션 길이',
@@ -327,12 +329,13 @@
     const b = h('button', { type: 'button', class: cls, id: 'ctl-' + label, text: t(label), onclick: async () => {
       b.disabled = true;
       try {
-        if (await fn() === 'armed') {
+        const done = await fn();
+        if (done === 'armed') {
           b.textContent = t('confirm_end');
           b.disabled = false;
           return;
         }
-        say(t('saved'));
+        say(typeof done === 'string' ? done : t('saved')); // a control may say what it did
       } catch (e) {
         say(e.message);
       }
@@ -358,9 +361,22 @@
         ['active', fmtNum(cur.stats.active)], ['admitted_total', fmtNum(cur.stats.admitted_total)],
         ['joins_s', fmtNum(last && last.joins)], ['admissions_s', fmtNum(last && last.admissions)],
         ['eta_back', (last && last.eta_back_bound ? '≤ ' : '') + fmtWait(last && last.eta_back)]],
-      controls: (cur) => [cur.config.paused
-        ? control('resume', 'primary', () => api('PATCH', '/v1/rooms/' + id, { paused: false }))
-        : control('pause', 'danger', () => api('PATCH', '/v1/rooms/' + id, { paused: true }))],
+      controls: (cur) => {
+        const pause = cur.config.paused
+          ? control('resume', 'primary', () => api('PATCH', '/v1/rooms/' + id, { paused: false }))
+          : control('pause', 'danger', () => api('PATCH', '/v1/rooms/' + id, { paused: true }));
+        if (cur.config.entry !== 'invite') return [pause];
+        // A line by invitation: codes pasted here, and the link each invitee gets.
+        const codes = h('textarea', { id: 'invite-codes', rows: 3, 'aria-label': t('invite_codes'), placeholder: t('invite_codes') });
+        const add = control('add_invites', '', async () => {
+          const list = codes.value.split(/[\s,]+/).filter(Boolean);
+          const r = await api('POST', '/v1/rooms/' + id + '/invites', { codes: list });
+          codes.value = '';
+          const link = location.origin + base + '/r/' + encodeURIComponent(id) + '?invite=CODE';
+          return t('invites_added').replace('{n}', fmtNum(r.added)).replace('{link}', link);
+        });
+        return [pause, codes, add];
+      },
     },
     drop: {
       read: async () => api('GET', '/v1/drops/' + id + '/config'),
@@ -424,7 +440,7 @@
     points = points.filter((x) => Date.parse(x.t) >= cutoff);
     const last = points[points.length - 1];
     renderCards(p.cards(cur, last));
-    const key = JSON.stringify([cur.status, cur.config && cur.config.paused]);
+    const key = JSON.stringify([cur.status, cur.config && cur.config.paused, cur.config && cur.config.entry]);
     if (key !== controlsKey) {
       controlsKey = key;
       document.getElementById('controls').replaceChildren(...p.controls(cur));
