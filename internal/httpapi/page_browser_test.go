@@ -476,6 +476,13 @@ func TestInvitationLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	until(t, "the used code refused, in Korean", func() bool { return strings.Contains(shown(other, "#message"), "이미 사용되었습니다") })
+	// The refused invitation is dropped: the page, opened again, does not offer it.
+	if err := chromedp.Do(other, chromedp.Navigate(e.srv.URL+"/r/presale?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the line by invitation, without one", func() bool {
+		return strings.Contains(shown(other, "#message"), "come in through the link you were sent")
+	})
 
 	// The site's enqueue token for an account: the account's one visitor joins.
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "user-77", "room": "presale",

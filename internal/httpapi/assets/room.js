@@ -239,7 +239,8 @@ async function join(switching, solution) {
       $("keep").hidden = true;
       return;
     }
-    if (r.ok) invitation.taken();
+    // A join takes the invitation; a refused one drops it, lest every visit offer it again.
+    if (r.ok || (s.error && (s.error.code === "invite_invalid" || s.error.code === "invalid_enqueue_token"))) invitation.taken();
     show(s);
     if (r.ok && s.state === "waiting") listen();
   } catch (e) {
