@@ -471,7 +471,17 @@ func TestInvitationLinks(t *testing.T) {
 
 	// Another browser with the same code: it was used.
 	other := tab(t)
+	if err := chromedp.Do(other, chromedp.EmulateViewport(390, 844)); err != nil {
+		t.Fatal(err)
+	}
 	accept(other, "/r/presale?invite=K7Q-2M&lang=ko", "ko", "초대받으셨습니다")
+	if w := eval[int](t, other, `document.documentElement.scrollWidth`); w > 390 {
+		t.Fatalf("the invitation is %dpx wide on a 390px phone", w)
+	}
+	if wb := eval[string](t, other, `getComputedStyle(document.querySelector('#invited p')).wordBreak`); wb != "keep-all" {
+		t.Fatalf("Korean text breaks lines as %q, want between words (keep-all)", wb)
+	}
+	screenshot(t, other, "room-invited-phone-ko")
 	if err := chromedp.Do(other, chromedp.Click(chromedp.CSS("#accept"))); err != nil {
 		t.Fatal(err)
 	}
