@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"fmt"
 	"html"
 	"io"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -267,4 +269,33 @@ func TestTemplatesUnderABaseAreChecked(t *testing.T) {
 			t.Errorf("%s: warned %v, want %v; log: %s", c.script, warned, c.warned, log.String())
 		}
 	}
+}
+
+// TestAuctionUnderAPrefix: an auction's page under the protecting proxy's prefix holds its live feed
+// (a WebSocket through the proxy), shows another bidder's bid at once, and takes the page's own bid.
+func TestAuctionUnderAPrefix(t *testing.T) {
+	e := setup(t, withBase("/rushgate"))
+	origin := httptest.NewServer(http.NotFoundHandler())
+	defer origin.Close()
+	u, _ := url.Parse(origin.URL)
+	proxy := httptest.NewServer(protect.New(protect.Config{Origin: u, Room: "sale", API: e.api, Prefix: "/rushgate",
+		Verifier: admission.NewVerifierFunc(e.keys.PublicKeys)}))
+	defer proxy.Close()
+	now := e.clock.Now()
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, fmt.Sprintf(`{"title": "Guitar", "currency": "KRW", "start_price": 10000,
+		"increment": 1000, "starts_at": %q, "ends_at": %q}`, now.Add(-time.Minute).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))), 200, "")
+	ctx := tab(t)
+	shown := func(sel string) string {
+		return eval[string](t, ctx, `(document.querySelector('`+sel+`') || {}).textContent || ''`)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(proxy.URL+"/rushgate/a/lot?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the live feed", func() bool { return eval[string](t, ctx, `String(document.getElementById('live').hidden)`) == "false" })
+	e.want(e.do("POST", "/v1/auctions/lot/bids", e.visitorToken("other"), `{"amount": 12000}`), 201, "")
+	until(t, "the other bidder's bid", func() bool { return strings.Contains(shown("#price"), "12,000") })
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#amount"), "20000"), chromedp.Click(chromedp.CSS("#bid"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the page to lead", func() bool { return shown("#standing") == "You are leading." })
 }
