@@ -134,7 +134,7 @@ func (s *Server) postBid(w http.ResponseWriter, r *http.Request) {
 	} else {
 		b.Max = *req.MaxAmount
 	}
-	if b.Bidder, err = s.actor(w, r); err != nil {
+	if b.Bidder, err = s.actor(w, r, "auction", id); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -166,7 +166,7 @@ func (s *Server) buyNow(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	vid, err := s.actor(w, r)
+	vid, err := s.actor(w, r, "auction", id)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

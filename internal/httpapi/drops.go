@@ -91,7 +91,7 @@ func (s *Server) postClaim(w http.ResponseWriter, r *http.Request) {
 	}
 	var vid string
 	if err == nil {
-		vid, err = s.actor(w, r)
+		vid, err = s.actor(w, r, "drop", id)
 	}
 	var c drop.Claim
 	if err == nil {

@@ -23,22 +23,27 @@ const (
 )
 
 // enqueueClaims are the claims of an enqueue token: an HS256 JWT the site signs with the server's
-// --enqueue-secret, naming the subject (one place per subject), the room, and an expiry.
+// --enqueue-secret, naming the subject (one of its accounts), an expiry, and what it vouches for: a
+// room (the account's one place in its line), or a drop or an auction (the account's claims or bids
+// on rushgate's pages, which know visitors only by their cookie).
 type enqueueClaims struct {
-	Room string `json:"room"`
+	Room    string `json:"room,omitempty"`
+	Drop    string `json:"drop,omitempty"`
+	Auction string `json:"auction,omitempty"`
 	jwt.RegisteredClaims
 }
 
-// enqueued verifies an enqueue token for room id and returns its subject.
-func (s *Server) enqueued(tok, id string) (string, error) {
-	bad := apiError(http.StatusUnauthorized, codeInvalidEnqueueToken, "the enqueue token is not valid for this room")
+// enqueued verifies an enqueue token for the room, drop or auction (kind) id and returns its subject.
+func (s *Server) enqueued(tok, kind, id string) (string, error) {
+	bad := apiError(http.StatusUnauthorized, codeInvalidEnqueueToken, "the enqueue token is not valid for this "+kind)
 	if len(s.enqueueSecret) == 0 || len(tok) > 4096 {
 		return "", bad
 	}
 	var c enqueueClaims
 	_, err := jwt.ParseWithClaims(tok, &c, func(*jwt.Token) (any, error) { return s.enqueueSecret, nil },
 		jwt.WithValidMethods([]string{"HS256"}), jwt.WithExpirationRequired(), jwt.WithTimeFunc(s.now))
-	if err != nil || c.Room != id || c.Subject == "" || len(c.Subject) > 256 {
+	scope := map[string]string{"room": c.Room, "drop": c.Drop, "auction": c.Auction}[kind]
+	if err != nil || scope != id || c.Subject == "" || len(c.Subject) > 256 {
 		return "", bad
 	}
 	return c.Subject, nil

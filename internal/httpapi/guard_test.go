@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -144,6 +145,60 @@ func TestInvites(t *testing.T) {
 		"garbage":      "x.y.z",
 	} {
 		if r := invited("", bad); r.code != 401 || r.errCode() != "invalid_enqueue_token" {
+			t.Errorf("%s: %d %v", name, r.code, r.body)
+		}
+	}
+}
+
+// TestEnqueueTokensForDropsAndAuctions: the site's enqueue token, naming a drop or an auction instead
+// of a room, makes a claim or a bid the account's, whatever visitor the browser held, and sets the
+// account's visitor as the cookie; it serves only the drop or auction it names.
+func TestEnqueueTokensForDropsAndAuctions(t *testing.T) {
+	secret := []byte("site-enqueue-secret")
+	e := setup(t, func(c *httpapi.Config, _ *room.Store) { c.EnqueueSecret = secret })
+	e.want(e.do("PUT", "/v1/drops/members", adminKey, e.dropCfg(`, "identity": "site"`)), 200, "")
+	now := e.clock.Now()
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, fmt.Sprintf(`{"title": "Lot", "currency": "KRW", "start_price": 100, "increment": 10,
+		"identity": "site", "starts_at": %q, "ends_at": %q}`, now.Add(-time.Minute).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))), 200, "")
+	sign := func(claims jwt.MapClaims) string {
+		claims["exp"] = now.Add(time.Hour).Unix()
+		s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	vouched := func(method, path, token, body string) resp {
+		t.Helper()
+		req, _ := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Rushgate-Enqueue", token)
+		req.AddCookie(&http.Cookie{Name: httpapi.VisitorCookie, Value: e.do("POST", "/v1/rooms/anyroom/join", "", "").str("visitor_token")})
+		return e.send(req)
+	}
+	e.putRoom("anyroom", `{"capacity": 100}`)
+	forDrop := sign(jwt.MapClaims{"sub": "user-77", "drop": "members"})
+	c := vouched("POST", "/v1/drops/members/claims", forDrop, "")
+	e.want(c, 201, "")
+	cookie := c.header.Get("Set-Cookie")
+	account := e.visitorToken("user-77")
+	if !strings.Contains(cookie, httpapi.VisitorCookie+"="+account+";") {
+		t.Fatalf("the cookie after a vouched claim: %q, want the account's visitor", cookie)
+	}
+	// The same account again, from another browser: its one claim is taken.
+	e.want(vouched("POST", "/v1/drops/members/claims", forDrop, ""), 409, "already_claimed")
+	e.want(vouched("POST", "/v1/auctions/lot/bids", sign(jwt.MapClaims{"sub": "user-77", "auction": "lot"}), `{"amount": 100}`), 201, "")
+	if leader := e.do("GET", "/v1/auctions/lot", "", "").body["leader"]; leader == nil || leader == "" {
+		t.Fatalf("the vouched bid leads nobody: %v", leader)
+	}
+	for name, bad := range map[string]struct{ path, token, body string }{
+		"a room's token on a drop":     {"/v1/drops/members/claims", sign(jwt.MapClaims{"sub": "u", "room": "members"}), ""},
+		"another drop's token":         {"/v1/drops/members/claims", sign(jwt.MapClaims{"sub": "u", "drop": "other"}), ""},
+		"a drop's token on an auction": {"/v1/auctions/lot/bids", forDrop, `{"amount": 200}`},
+		"a drop's token on buy-now":    {"/v1/auctions/lot/buy-now", forDrop, `{}`},
+		"an auction's token on a drop": {"/v1/drops/members/claims", sign(jwt.MapClaims{"sub": "u", "auction": "lot"}), ""},
+		"a token without an account":   {"/v1/drops/members/claims", sign(jwt.MapClaims{"drop": "members"}), ""},
+	} {
+		if r := vouched("POST", bad.path, bad.token, bad.body); r.code != 401 || r.errCode() != "invalid_enqueue_token" {
 			t.Errorf("%s: %d %v", name, r.code, r.body)
 		}
 	}

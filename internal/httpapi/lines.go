@@ -79,7 +79,7 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	vouched := false
 	if et := r.Header.Get(EnqueueHeader); et != "" {
 		// The site vouches for a subject: its one visitor joins, so a subject holds one place.
-		subject, err := s.enqueued(et, id)
+		subject, err := s.enqueued(et, "room", id)
 		if err != nil {
 			s.writeError(w, r, err)
 			return

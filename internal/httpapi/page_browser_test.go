@@ -510,3 +510,44 @@ func TestInvitationLinks(t *testing.T) {
 		t.Fatalf("joined %v, want the invited visitor and the account's", n)
 	}
 }
+
+// TestDropPageForAnAccount: a drop that counts the site's accounts is claimed on its page from the
+// link the site sends a signed-in customer (?enqueue=, the site's token for the account): the token
+// leaves the address bar, the claim is the account's, and another browser with the account's link is
+// told the account already holds one. An expired link is refused in the page's words.
+func TestDropPageForAnAccount(t *testing.T) {
+	secret := []byte("site-enqueue-secret")
+	e := setup(t, func(c *httpapi.Config, _ *room.Store) { c.EnqueueSecret = secret })
+	e.want(e.do("PUT", "/v1/drops/members", adminKey, e.dropCfg(`, "identity": "site"`)), 200, "")
+	link := func(sub string, exp time.Time) string {
+		tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": sub, "drop": "members", "exp": exp.Unix()}).SignedString(secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.srv.URL + "/d/members?enqueue=" + tok + "&lang=en"
+	}
+	claim := func(ctx context.Context, url, want string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+			t.Fatal(err)
+		}
+		until(t, "the claim button", func() bool {
+			return eval[string](t, ctx, `String(document.getElementById('claim').disabled)`) == "false"
+		})
+		if got := eval[string](t, ctx, `location.search`); got != "?lang=en" {
+			t.Fatalf("the address bar still carries the token: %q", got)
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#claim"))); err != nil {
+			t.Fatal(err)
+		}
+		until(t, want, func() bool {
+			return strings.Contains(eval[string](t, ctx, `document.getElementById('result').textContent`), want)
+		})
+	}
+	claim(tab(t), link("user-77", e.clock.Now().Add(time.Hour)), "It is yours")
+	claim(tab(t), link("user-77", e.clock.Now().Add(time.Hour)), "You already hold")
+	claim(tab(t), link("user-78", e.clock.Now().Add(-time.Minute)), "open it again from the site")
+	if n := e.do("GET", "/v1/drops/members", "", "").num("claimed"); n != 1 {
+		t.Fatalf("claimed %d, want the account's one", n)
+	}
+}

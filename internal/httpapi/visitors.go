@@ -37,11 +37,22 @@ func (s *Server) visitor(r *http.Request) (id, token string, err error) {
 	return v.ID, tok, err
 }
 
-// actor returns the visitor a claim, bid or buy-now comes from: the one its token names, or, for a
-// browser that holds none (a drop's or an auction's page opened directly), a new anonymous visitor
-// whose token is set as the cookie, as a first join does, and limited per address the same way.
-// Whether the drop or auction takes such a visitor is its own rule (identity).
-func (s *Server) actor(w http.ResponseWriter, r *http.Request) (string, error) {
+// actor returns the visitor a claim, bid or buy-now on the drop or auction (kind) id comes from: the
+// account an enqueue token of the site's names (Rushgate-Enqueue, from the link the site sent to the
+// page; that account's visitor becomes the cookie), else the one its token names, or, for a browser
+// that holds none (a drop's or an auction's page opened directly), a new anonymous visitor whose token
+// is set as the cookie, as a first join does, and limited per address the same way. Whether the drop
+// or auction takes such a visitor is its own rule (identity).
+func (s *Server) actor(w http.ResponseWriter, r *http.Request, kind, id string) (string, error) {
+	if et := r.Header.Get(EnqueueHeader); et != "" {
+		subject, err := s.enqueued(et, kind, id)
+		if err != nil {
+			return "", err
+		}
+		tok, vid := s.visitors.ForSubject(subject)
+		s.setVisitorCookie(w, r, tok)
+		return vid, nil
+	}
 	if _, ok := presented(r); ok {
 		id, _, err := s.visitor(r)
 		return id, err

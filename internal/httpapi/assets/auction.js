@@ -9,6 +9,9 @@ const text = texts(root);
 const skew = Number(root.dataset.now) - Date.now();
 const now = () => Date.now() + skew;
 const api = cfg.base + "/v1/auctions/" + encodeURIComponent(cfg.auction);
+// The site's enqueue token for one of its accounts (?enqueue= in its link), for an auction that counts
+// the site's accounts: the bids are then the account's.
+const vouch = fromLink("enqueue", "rg-enqueue-auction-" + cfg.auction);
 
 let view = null; // the auction as last known
 let seq = 0; // the last event applied
@@ -144,9 +147,11 @@ async function loadHistory() {
 
 async function post(path, body) {
   if (admission()) body.admission_token = admission();
-  const r = await fetch(api + path, {
-    method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
-  });
+  const headers = { "Content-Type": "application/json" };
+  if (vouch.get()) headers["Rushgate-Enqueue"] = vouch.get();
+  const r = await fetch(api + path, { method: "POST", credentials: "same-origin", headers, body: JSON.stringify(body) });
+  // The account's visitor is now the cookie; a refused token is dropped, lest every bid send it.
+  if (r.status !== 503 && r.status !== 429) vouch.forget();
   return { r, s: await r.json() };
 }
 

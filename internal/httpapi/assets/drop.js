@@ -10,6 +10,9 @@ const text = texts(root);
 const skew = Number(root.dataset.now) - Date.now(); // the server's clock, as of the page's making
 const now = () => Date.now() + skew;
 const api = cfg.base + "/v1/drops/" + encodeURIComponent(cfg.drop);
+// The site's enqueue token for one of its accounts (?enqueue= in its link), for a drop that counts the
+// site's accounts: the claim is then the account's.
+const vouch = fromLink("enqueue", "rg-enqueue-drop-" + cfg.drop);
 
 // One key for this page load: every retry of the claim sends it.
 const key = (() => {
@@ -77,12 +80,13 @@ async function claim() {
   const body = {};
   if (admission()) body.admission_token = admission();
   try {
-    const r = await fetch(api + "/claims", {
-      method: "POST", credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "Idempotency-Key": key }, body: JSON.stringify(body),
-    });
+    const headers = { "Content-Type": "application/json", "Idempotency-Key": key };
+    if (vouch.get()) headers["Rushgate-Enqueue"] = vouch.get();
+    const r = await fetch(api + "/claims", { method: "POST", credentials: "same-origin", headers, body: JSON.stringify(body) });
     const s = await r.json();
     const code = s.error && s.error.code;
+    // The account's visitor is now the cookie; a refused token is dropped, lest every claim send it.
+    if (r.status !== 503 && r.status !== 429) vouch.forget();
     if (r.status === 201) {
       done = true;
       showCodes(text("won"), [s]);

@@ -35,13 +35,36 @@ function carriedAdmission(room) {
   return { get: () => (room ? sessionStorage.getItem(key) : null), forget: () => sessionStorage.removeItem(key) };
 }
 
+// fromLink takes what a link brought in the URL parameter name (an invite code, the site's enqueue
+// token) out of the address bar, where history and screenshots would keep it, and keeps it for this
+// tab under key, so that a reload still has it. get reads it ("" for none); forget drops it, once a
+// call has taken it or refused it.
+function fromLink(name, key) {
+  const u = new URL(location.href);
+  const v = u.searchParams.get(name) || "";
+  if (v) {
+    try { sessionStorage.setItem(key, v); } catch (_) { /* private mode: this page load keeps it */ }
+    u.searchParams.delete(name);
+    history.replaceState(null, "", u.pathname + u.search);
+  }
+  let kept = v;
+  try { kept = sessionStorage.getItem(key) || v; } catch (_) { /* private mode */ }
+  return {
+    get: () => kept,
+    forget: () => {
+      kept = "";
+      try { sessionStorage.removeItem(key); } catch (_) { /* private mode */ }
+    },
+  };
+}
+
 // failures are the words of the visitor pages for the API's refusals they have no words of their own
 // for; failure picks them, in the page's language, never the API's English message.
 const failures = {
   store_unavailable: "busy_retry", rate_limited: "busy_retry", identity_required: "identity_required",
   auction_closed: "ended", auction_not_started: "not_started", buy_now_unavailable: "buy_now_gone",
   invalid_amount: "invalid_amount", not_open: "not_open", sold_out: "sold_out_text",
-  invite_required: "invite_required", invite_invalid: "invite_invalid", invalid_enqueue_token: "invite_invalid",
+  invite_required: "invite_required", invite_invalid: "invite_invalid", invalid_enqueue_token: "link_invalid",
   captcha_required: "captcha_required", captcha_failed: "captcha_required",
 };
 function failure(text, s) {

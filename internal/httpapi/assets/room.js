@@ -181,23 +181,15 @@ function solve(c) {
 }
 
 // invitation is what the link to a line by invitation carries: an invite code (?invite=) or the site's
-// enqueue token for an account (?enqueue=), sent with every join of this page. It leaves the address
-// bar at once (kept for this tab until a join takes it, so that a reload still has it), and the page
-// joins with it only on a click: a link alone must not spend an invitation, nor make the visitor an
-// account's visitor.
+// enqueue token for an account (?enqueue=), sent with the joins of this page until one takes it. The
+// page joins with it only on a click: a link alone must not spend an invitation, nor make the visitor
+// an account's visitor.
 const invitation = (() => {
-  const key = "rg-invitation-" + cfg.room;
-  const u = new URL(location.href);
-  let inv = { invite: u.searchParams.get("invite") || "", enqueue: u.searchParams.get("enqueue") || "" };
-  if (inv.invite || inv.enqueue) {
-    u.searchParams.delete("invite");
-    u.searchParams.delete("enqueue");
-    history.replaceState(null, "", u.pathname + u.search);
-    try { sessionStorage.setItem(key, JSON.stringify(inv)); } catch (_) { /* private mode */ }
-  } else {
-    try { inv = JSON.parse(sessionStorage.getItem(key) || "null") || inv; } catch (_) { /* none kept */ }
-  }
-  return { ...inv, held: Boolean(inv.invite || inv.enqueue), taken: () => sessionStorage.removeItem(key) };
+  const invite = fromLink("invite", "rg-invite-" + cfg.room), enqueue = fromLink("enqueue", "rg-enqueue-room-" + cfg.room);
+  return {
+    invite: invite.get(), enqueue: enqueue.get(), held: Boolean(invite.get() || enqueue.get()),
+    taken: () => { invite.forget(); enqueue.forget(); },
+  };
 })();
 
 async function join(switching, solution) {
