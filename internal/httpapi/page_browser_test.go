@@ -551,3 +551,39 @@ func TestDropPageForAnAccount(t *testing.T) {
 		t.Fatalf("claimed %d, want the account's one", n)
 	}
 }
+
+// TestAuctionPageForAnAccount: an auction that counts the site's accounts takes a bid from its page
+// opened with the site's link for an account (?enqueue=): the page's bid is the account's, where an
+// anonymous visitor's is refused.
+func TestAuctionPageForAnAccount(t *testing.T) {
+	secret := []byte("site-enqueue-secret")
+	e := setup(t, func(c *httpapi.Config, _ *room.Store) { c.EnqueueSecret = secret })
+	now := e.clock.Now()
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, fmt.Sprintf(`{"title": "Guitar", "currency": "KRW", "start_price": 10000,
+		"increment": 1000, "identity": "site", "starts_at": %q, "ends_at": %q}`,
+		now.Add(-time.Minute).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))), 200, "")
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "user-77", "auction": "lot",
+		"exp": now.Add(time.Hour).Unix()}).SignedString(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ link, want string }{
+		{"/a/lot?lang=en", "signed-in customers"},
+		{"/a/lot?enqueue=" + tok + "&lang=en", "You are leading."},
+	} {
+		ctx := tab(t)
+		if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+c.link)); err != nil {
+			t.Fatal(err)
+		}
+		until(t, "the live feed", func() bool { return eval[string](t, ctx, `String(document.getElementById('live').hidden)`) == "false" })
+		if got := eval[string](t, ctx, `location.search`); got != "?lang=en" {
+			t.Fatalf("the address bar carries %q", got)
+		}
+		if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#amount"), "20000"), chromedp.Click(chromedp.CSS("#bid"))); err != nil {
+			t.Fatal(err)
+		}
+		until(t, c.want, func() bool {
+			return strings.Contains(eval[string](t, ctx, `document.getElementById('standing').textContent + ' ' + document.getElementById('result').textContent`), c.want)
+		})
+	}
+}
