@@ -42,7 +42,13 @@ func (s *Server) enqueued(tok, kind, id string) (string, error) {
 	var c enqueueClaims
 	_, err := jwt.ParseWithClaims(tok, &c, func(*jwt.Token) (any, error) { return s.enqueueSecret, nil },
 		jwt.WithValidMethods([]string{"HS256"}), jwt.WithExpirationRequired(), jwt.WithTimeFunc(s.now))
-	scope := map[string]string{"room": c.Room, "drop": c.Drop, "auction": c.Auction}[kind]
+	scope := c.Room
+	switch kind {
+	case "drop":
+		scope = c.Drop
+	case "auction":
+		scope = c.Auction
+	}
 	if err != nil || scope != id || c.Subject == "" || len(c.Subject) > 256 {
 		return "", bad
 	}
