@@ -256,14 +256,15 @@ func (c *crowd) sample(stop <-chan struct{}) {
 
 // runCrowd sends visitors to random instances: they join one at a time (which defines the join order),
 // one in five joins again at once (a reload, which must keep its place), then they wait by polling or,
-// one in ten, by an event stream, and release 100-200ms after admission, so that the line builds up and
-// capacity binds.
+// one in ten, by an event stream, and release 100-200ms after admission. The room opens paused and
+// resumes once four times its capacity wait, so that capacity binds however slowly a busy machine
+// lets them join.
 // onHalf runs once half of them are admitted.
 func runCrowd(t *testing.T, instances []*instance, visitors, capacity int, onHalf func()) *crowd {
 	c := &crowd{t: t, instances: instances, client: &http.Client{Timeout: 3 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 200}},
 		admission: map[string]string{}, sseFrom: map[int]int{}}
 	put, _ := http.NewRequest("PUT", instances[0].base+"/v1/rooms/multi", strings.NewReader(fmt.Sprintf(
-		`{"capacity": %d, "session_ttl": "5s", "grace": "30s", "idle_timeout": "2m"}`, capacity)))
+		`{"capacity": %d, "session_ttl": "5s", "grace": "30s", "idle_timeout": "2m", "paused": true}`, capacity)))
 	put.Header.Set("Authorization", "Bearer "+testAdminKey)
 	if res, err := c.client.Do(put); err != nil || res.StatusCode != 200 {
 		t.Fatalf("PUT room: %v %v", res, err)
@@ -274,7 +275,17 @@ func runCrowd(t *testing.T, instances []*instance, visitors, capacity int, onHal
 	var wg sync.WaitGroup
 	var admitted atomic.Int64
 	var once sync.Once
+	resume := func() {
+		req, _ := http.NewRequest("PATCH", instances[0].base+"/v1/rooms/multi", strings.NewReader(`{"paused": false}`))
+		req.Header.Set("Authorization", "Bearer "+testAdminKey)
+		if res, err := c.client.Do(req); err != nil || res.StatusCode != 200 {
+			t.Fatalf("resume the room: %v %v", res, err)
+		}
+	}
 	for i := range visitors {
+		if i == min(visitors, 4*capacity) {
+			resume()
+		}
 		st, err := c.call("POST", "/v1/rooms/multi/join", "")
 		if err != nil {
 			t.Fatalf("join %d: %v", i, err)
@@ -315,6 +326,9 @@ func runCrowd(t *testing.T, instances []*instance, visitors, capacity int, onHal
 				once.Do(onHalf)
 			}
 		})
+	}
+	if visitors <= 4*capacity {
+		resume()
 	}
 	wg.Wait()
 	close(stop)
