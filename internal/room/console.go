@@ -125,10 +125,8 @@ func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Po
 		}
 		if p.Waiting > 0 {
 			rate := rushgate.PerSecond(samples[from], cur, figAdmitted)
-			if rate == 0 {
-				_, p.ETABackBound = configRate(cfg)
-			}
-			p.ETABack = wait(rate, p.Waiting, cfg, cur.At).Seconds()
+			eta, bound := wait(rate, p.Waiting, cfg, cur.At)
+			p.ETABack, p.ETABackBound = eta.Seconds(), bound
 		}
 		out = append(out, p)
 	})

@@ -268,15 +268,9 @@ func (e *estimator) observed() float64 {
 	return float64(last.total-first.total) / dt
 }
 
-// estimate is the wait for the visitor at position: from the observed rate when there is one, else
-// from the rate the config guarantees at least, plus the time until the room opens; bound says the
-// latter's capacity term set it, which makes it the most the wait can be (see View.ETAUpperBound).
+// estimate is the wait for the visitor at position, from the rate observed recently (see wait).
 func (e *estimator) estimate(now time.Time, position int64, cfg Config) (d time.Duration, bound bool) {
-	rate := e.observed()
-	if rate == 0 {
-		rate, bound = configRate(cfg)
-	}
-	return wait(rate, position, cfg, now), bound
+	return wait(e.observed(), position, cfg, now)
 }
 
 // configRate is the admissions a second the config guarantees while the line is long: its rate, or the
@@ -296,10 +290,11 @@ func configRate(cfg Config) (rate float64, capped bool) {
 }
 
 // wait is the wait at position for a line that moves at rate admissions a second, or at the rate the
-// config guarantees when rate is 0, plus the time until the room opens.
-func wait(rate float64, position int64, cfg Config, now time.Time) time.Duration {
+// config guarantees when rate is 0, plus the time until the room opens; bound says the config's
+// capacity term set the pace, which makes the wait the most it can be (see View.ETAUpperBound).
+func wait(rate float64, position int64, cfg Config, now time.Time) (d time.Duration, bound bool) {
 	if rate == 0 {
-		rate, _ = configRate(cfg)
+		rate, bound = configRate(cfg)
 	}
 	// In float seconds, bounded before it becomes a Duration: a rate near zero must not turn into a
 	// conversion out of int64's range.
@@ -308,7 +303,7 @@ func wait(rate float64, position int64, cfg Config, now time.Time) time.Duration
 		secs += cfg.OpensAt.Sub(now).Seconds()
 	}
 	if !(secs >= 0 && secs < maxETA.Seconds()) {
-		return maxETA
+		return maxETA, bound
 	}
-	return time.Duration(secs * float64(time.Second))
+	return time.Duration(secs * float64(time.Second)), bound
 }
