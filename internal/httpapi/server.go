@@ -210,7 +210,7 @@ func CheckBase(base string) error {
 		return nil
 	}
 	bad := len(base) > 100 || !strings.HasPrefix(base, "/") || strings.HasSuffix(base, "/")
-	for _, seg := range strings.Split(base[min(1, len(base)):], "/") {
+	for _, seg := range strings.Split(base[1:], "/") {
 		bad = bad || seg == "" || seg == "." || seg == ".." ||
 			strings.IndexFunc(seg, func(c rune) bool { return !unreserved(c) }) >= 0
 	}

@@ -257,9 +257,10 @@ func hideCookies(h http.Header, hidden []string) {
 	for _, v := range values {
 		var parts []string
 		for part := range strings.SplitSeq(v, ";") {
-			name, _, _ := strings.Cut(strings.TrimSpace(part), "=")
-			if strings.TrimSpace(part) != "" && !slices.Contains(hidden, strings.TrimSpace(name)) {
-				parts = append(parts, strings.TrimSpace(part))
+			part = strings.TrimSpace(part)
+			name, _, _ := strings.Cut(part, "=")
+			if part != "" && !slices.Contains(hidden, strings.TrimSpace(name)) {
+				parts = append(parts, part)
 			}
 		}
 		if len(parts) > 0 {
