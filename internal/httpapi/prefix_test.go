@@ -33,6 +33,18 @@ func withBase(base string) option {
 	}
 }
 
+// behindProxy puts the protecting proxy, with rushgate under prefix and room "sale", in front of e's
+// API and a site that site answers; both stop when the test ends.
+func (e *env) behindProxy(prefix string, site http.Handler) *httptest.Server {
+	origin := httptest.NewServer(site)
+	e.t.Cleanup(origin.Close)
+	u, _ := url.Parse(origin.URL)
+	proxy := httptest.NewServer(protect.New(protect.Config{Origin: u, Room: "sale", API: e.api, Prefix: prefix,
+		Verifier: admission.NewVerifierFunc(e.keys.PublicKeys)}))
+	e.t.Cleanup(proxy.Close)
+	return proxy
+}
+
 func TestCheckBase(t *testing.T) {
 	for _, ok := range []string{"", "/rushgate", "/queue/v2", "/a.b_c~d-e"} {
 		if err := httpapi.CheckBase(ok); err != nil {
@@ -179,15 +191,10 @@ func TestPagesUnderABase(t *testing.T) {
 // the site's own /admin/ is the site's. The operator signs in to the console under the prefix.
 func TestWaitingUnderAPrefix(t *testing.T) {
 	e := setup(t, withBase("/rushgate"))
-	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	proxy := e.behindProxy("/rushgate", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, `<!doctype html><title>shop</title><p id="site">the site at `+r.URL.Path+`</p>`)
 	}))
-	defer origin.Close()
-	u, _ := url.Parse(origin.URL)
-	proxy := httptest.NewServer(protect.New(protect.Config{Origin: u, Room: "sale", API: e.api, Prefix: "/rushgate",
-		Verifier: admission.NewVerifierFunc(e.keys.PublicKeys)}))
-	defer proxy.Close()
 	e.putRoom("sale", `{"capacity": 1, "grace": "1h", "idle_timeout": "1h", "site_url": "`+proxy.URL+`/"}`)
 	e.want(e.do("PUT", "/v1/drops/vip", adminKey, e.dropCfg(`, "room": "sale"`)), 200, "")
 	ctx := tab(t)
@@ -275,12 +282,7 @@ func TestTemplatesUnderABaseAreChecked(t *testing.T) {
 // (a WebSocket through the proxy), shows another bidder's bid at once, and takes the page's own bid.
 func TestAuctionUnderAPrefix(t *testing.T) {
 	e := setup(t, withBase("/rushgate"))
-	origin := httptest.NewServer(http.NotFoundHandler())
-	defer origin.Close()
-	u, _ := url.Parse(origin.URL)
-	proxy := httptest.NewServer(protect.New(protect.Config{Origin: u, Room: "sale", API: e.api, Prefix: "/rushgate",
-		Verifier: admission.NewVerifierFunc(e.keys.PublicKeys)}))
-	defer proxy.Close()
+	proxy := e.behindProxy("/rushgate", http.NotFoundHandler())
 	now := e.clock.Now()
 	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, fmt.Sprintf(`{"title": "Guitar", "currency": "KRW", "start_price": 10000,
 		"increment": 1000, "starts_at": %q, "ends_at": %q}`, now.Add(-time.Minute).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))), 200, "")

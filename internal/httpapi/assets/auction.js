@@ -150,8 +150,7 @@ async function post(path, body) {
   const headers = { "Content-Type": "application/json" };
   if (vouch.get()) headers["Rushgate-Enqueue"] = vouch.get();
   const r = await fetch(api + path, { method: "POST", credentials: "same-origin", headers, body: JSON.stringify(body) });
-  // The account's visitor is now the cookie; a refused token is dropped, lest every bid send it.
-  if (r.status !== 503 && r.status !== 429) vouch.forget();
+  vouch.answered(r.status); // the account's visitor is now the cookie, or the token was refused
   return { r, s: await r.json() };
 }
 

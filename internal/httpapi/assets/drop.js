@@ -85,8 +85,7 @@ async function claim() {
     const r = await fetch(api + "/claims", { method: "POST", credentials: "same-origin", headers, body: JSON.stringify(body) });
     const s = await r.json();
     const code = s.error && s.error.code;
-    // The account's visitor is now the cookie; a refused token is dropped, lest every claim send it.
-    if (r.status !== 503 && r.status !== 429) vouch.forget();
+    vouch.answered(r.status); // the account's visitor is now the cookie, or the token was refused
     if (r.status === 201) {
       done = true;
       showCodes(text("won"), [s]);

@@ -38,7 +38,8 @@ function carriedAdmission(room) {
 // fromLink takes what a link brought in the URL parameter name (an invite code, the site's enqueue
 // token) out of the address bar, where history and screenshots would keep it, and keeps it for this
 // tab under key, so that a reload still has it. get reads it ("" for none); forget drops it, once a
-// call has taken it or refused it.
+// call has taken it or refused it; answered(status) does so unless the server was only too busy to
+// look at it (503, 429), when the retry must send it again.
 function fromLink(name, key) {
   const u = new URL(location.href);
   const v = u.searchParams.get(name) || "";
@@ -49,13 +50,11 @@ function fromLink(name, key) {
   }
   let kept = v;
   try { kept = sessionStorage.getItem(key) || v; } catch (_) { /* private mode */ }
-  return {
-    get: () => kept,
-    forget: () => {
-      kept = "";
-      try { sessionStorage.removeItem(key); } catch (_) { /* private mode */ }
-    },
+  const forget = () => {
+    kept = "";
+    try { sessionStorage.removeItem(key); } catch (_) { /* private mode */ }
   };
+  return { get: () => kept, forget, answered: (status) => { if (status !== 503 && status !== 429) forget(); } };
 }
 
 // failures are the words of the visitor pages for the API's refusals they have no words of their own
