@@ -277,6 +277,7 @@ func TestProtectUnderAPrefix(t *testing.T) {
 		{"/rushgate/r/sale", "", `rushgate: <script src="/rushgate/assets/room.js">`},
 		{"/rushgate/admin", "", `rushgate: <script src="/rushgate/admin/assets/console.js">`},
 		{"/rushgate/v1/rooms/sale", "", `rushgate: {"error":{"code":"unauthorized"`},
+		{"/rushgate/rushgate/v1/keys", "", `rushgate: {"error":{"code":"not_found"`}, // the prefix is taken off once
 	} {
 		code, body, h := get(c.path, c.cookie)
 		got := fmt.Sprintf("%d %.60q", code, body)

@@ -133,7 +133,7 @@ func TestPagesUnderABase(t *testing.T) {
 		t.Error("the room's page under the base differs from the one without it")
 	}
 	for path, want := range map[string]int{"/rushgate/v1/keys": 200, "/rushgate/%76%31/keys": 200, "/rushgatex/v1/keys": 404,
-		"/rushgate": 404, "/x/rushgate/v1/keys": 404} {
+		"/rushgate": 404, "/x/rushgate/v1/keys": 404, "/rushgate/rushgate/v1/keys": 404} {
 		if code, _, _ := page(path); code != want {
 			t.Errorf("%s: %d, want %d", path, code, want)
 		}

@@ -37,10 +37,10 @@ type Config struct {
 	OpenPaths []string
 	// API serves rushgate's own paths.
 	API http.Handler
-	// Prefix, when set ("/rushgate"), is the one path under which rushgate serves its own, with Prefix
-	// taken off before API sees them (API must put it back in what it hands browsers: httpapi's Base);
-	// every other path is the site's, so a site's own /admin, /healthz or /v1/rooms/{id} stays its own.
-	// Empty means rushgate's paths are those of Own, at the root.
+	// Prefix, when set ("/rushgate"), is the one path under which rushgate serves its own: API gets
+	// those requests as they came and takes Prefix off itself (httpapi.Server does, for its Base, as it
+	// must behind nginx too), and every other path is the site's, so a site's own /admin, /healthz or
+	// /v1/rooms/{id} stays its own. Empty means rushgate's paths are those of Own, at the root.
 	Prefix string
 	// Serves reports whether a request under one of the Own prefixes is for rushgate (API answers it)
 	// rather than for the site: many sites have their own /assets/ (Rails, Vite) or /v1/ API. Nil
@@ -190,12 +190,6 @@ func New(cfg Config) http.Handler {
 	}
 	gate := &admission.Gate{Verifier: cfg.Verifier, Room: cfg.Room, RoomURL: cfg.Prefix + "/r/" + cfg.Room, Release: cfg.Release,
 		Revoked: cfg.Revoked, HTTPS: cfg.HTTPS, Refused: func(*http.Request) { obs.Proxied(OutcomeRefused) }}
-	mounted := http.StripPrefix(cfg.Prefix, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "" { // the prefix itself: rushgate's root, which holds nothing
-			r.URL.Path, r.URL.RawPath = "/", ""
-		}
-		cfg.API.ServeHTTP(w, r)
-	}))
 	gated := gate.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		obs.Proxied(OutcomeAdmitted)
 		serve(origin, w, r)
@@ -214,7 +208,7 @@ func New(cfg Config) http.Handler {
 		}
 		if cfg.Prefix != "" {
 			if rest, ok := strings.CutPrefix(p, cfg.Prefix); ok && (rest == "" || rest[0] == '/') {
-				mounted.ServeHTTP(w, r)
+				cfg.API.ServeHTTP(w, r)
 				return
 			}
 		} else if ownPath(p) && (cfg.Serves == nil || cfg.Serves(r)) {

@@ -519,8 +519,8 @@ func TestCORSPreflightReachesTheSite(t *testing.T) {
 	}
 }
 
-// TestAPrefixLeavesTheSiteItsPaths: with a Prefix, rushgate answers under it alone, seeing each path
-// without it, and every other path is the site's, through the gate or an open path, whatever
+// TestAPrefixLeavesTheSiteItsPaths: with a Prefix, rushgate answers under it alone (each path as it
+// came: httpapi takes its base off), and every other path is the site's, through the gate or an open path, whatever
 // rushgate's routes at the root would have been; the room the gate sends visitors to is under the
 // prefix too.
 func TestAPrefixLeavesTheSiteItsPaths(t *testing.T) {
@@ -536,12 +536,12 @@ func TestAPrefixLeavesTheSiteItsPaths(t *testing.T) {
 	defer proxy.Close()
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, c := range []struct{ path, want string }{
-		{"/rushgate/r/sale", "rushgate /r/sale"},
-		{"/rushgate/v1/rooms/sale/join?x=1", "rushgate /v1/rooms/sale/join"},
-		{"/rushgate/admin/", "rushgate /admin/"},
-		{"/rushgate", "rushgate /"},
-		{"/rushgate/", "rushgate /"},
-		{"/rushgate/%61ssets/room.js", "rushgate /assets/room.js"},
+		{"/rushgate/r/sale", "rushgate /rushgate/r/sale"},
+		{"/rushgate/v1/rooms/sale/join?x=1", "rushgate /rushgate/v1/rooms/sale/join"},
+		{"/rushgate/admin/", "rushgate /rushgate/admin/"},
+		{"/rushgate", "rushgate /rushgate"},
+		{"/rushgate/", "rushgate /rushgate/"},
+		{"/rushgate/%61ssets/room.js", "rushgate /rushgate/assets/room.js"},
 		{"/admin/static/site.css", "origin /admin/static/site.css"},
 		{"/admin/", "room"},
 		{"/healthz", "room"},
