@@ -11,6 +11,7 @@
 package console
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -231,12 +232,7 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 }
 
 // path is the session cookie's path: every path of rushgate, whose admin API takes the session too.
-func (c *Console) path() string {
-	if c.base == "" {
-		return "/"
-	}
-	return c.base
-}
+func (c *Console) path() string { return cmp.Or(c.base, "/") }
 
 func (c *Console) render(w http.ResponseWriter, status int, name string, d pageData) {
 	d.Base = c.base
