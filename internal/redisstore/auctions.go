@@ -190,8 +190,8 @@ func (a *Auctions) step(ctx context.Context, id, rev, op, bidder string, max int
 // only a close reports such a failure, to the closer.
 func (a *Auctions) sendSteps(ctx context.Context, r revision, batch []stepReq) ([]stepped, error) {
 	held, heldRev, _ := a.configs.Get(r.id)
-	args := make([]string, 3, 3+4*len(batch))
-	args[0], args[1], args[2] = a.now(), r.rev, heldRev
+	args := make([]string, 4, 4+4*len(batch))
+	args[0], args[1], args[2], args[3] = a.now(), r.rev, heldRev, a.keys.auctionChanges(r.id)
 	for _, q := range batch {
 		ex := "0"
 		if q.exact {
@@ -362,6 +362,30 @@ func (a *Auctions) Events(ctx context.Context, id string, after int64, limit int
 		out = append(out, eventOfEntry(e))
 	}
 	return out, nil
+}
+
+// Watch implements [auction.Watcher]: one subscription per auction per instance, on which the step
+// script announces new events. Pub/sub loses what is said while a subscription is not yet or no longer
+// held, so the channel is also told each time the subscription is confirmed, after a reconnection too,
+// and the feeds then read whatever they missed.
+func (a *Auctions) Watch(ctx context.Context, id string) <-chan struct{} {
+	out := make(chan struct{}, 1)
+	tell := func() {
+		select {
+		case out <- struct{}{}:
+		default: // a change is already pending: the feeds' next read takes both
+		}
+	}
+	go func() {
+		defer close(out)
+		ctx := rueidis.WithOnSubscriptionHook(ctx, func(s rueidis.PubSubSubscription) {
+			if s.Kind == "subscribe" {
+				tell()
+			}
+		})
+		_ = a.rdb.Receive(ctx, a.rdb.B().Subscribe().Channel(a.keys.auctionChanges(id)).Build(), func(rueidis.PubSubMessage) { tell() })
+	}()
+	return out
 }
 
 func eventOfEntry(e rueidis.XRangeEntry) auction.Event {

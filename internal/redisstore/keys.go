@@ -83,6 +83,10 @@ func (k keys) auction(id string) []string {
 	return []string{p + "state", p + "events", p + "bidders"}
 }
 
+// auctionChanges is the pub/sub channel on which the step script announces an auction's new events,
+// with the last one's sequence number.
+func (k keys) auctionChanges(id string) string { return k.prefix + ":{auction:" + id + "}:changes" }
+
 // auctionDeadlines is a ZSET of open auction id -> end (ms): the closers' deadline index.
 func (k keys) auctionDeadlines() string { return k.prefix + ":auction-deadlines" }
 
