@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -169,5 +173,91 @@ func TestAuctionClosesAfterAllInstancesDown(t *testing.T) {
 	}
 	if _, st, _ := do(t, "GET", again.base+"/v1/auctions/lot", "", ""); st["status"] != "closed" || st["final_price"] != 100.0 {
 		t.Fatalf("after restart: %v", st)
+	}
+}
+
+// TestAuctionFeedAcrossInstances: bids made through one instance reach the live feeds (SSE) that
+// visitors hold on the two others within a second, every feed gets every event once and in order,
+// and each bid's event says the least next bid, as the bid's own answer did.
+func TestAuctionFeedAcrossInstances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-instance test skipped in -short mode")
+	}
+	in := startInstances(t, buildBinary(t), redistest.Shared(t), 3)
+	now := time.Now().UTC()
+	cfg := fmt.Sprintf(`{"title": "Lot", "currency": "EUR", "start_price": 100, "increment": 10, "starts_at": %q, "ends_at": %q}`,
+		now.Add(-time.Minute).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))
+	if code, b, _ := do(t, "PUT", in[0].base+"/v1/auctions/feed", testAdminKey, cfg); code != 200 {
+		t.Fatalf("PUT: %d %v", code, b)
+	}
+	_, v, _ := do(t, "POST", in[0].base+"/v1/visitors", testAdminKey, `{"subject": "bidder"}`)
+	_, w, _ := do(t, "POST", in[0].base+"/v1/visitors", testAdminKey, `{"subject": "rival"}`)
+	tokens := []string{v["visitor_token"].(string), w["visitor_token"].(string)}
+
+	type seen struct {
+		seq int64
+		at  time.Time
+		min float64
+	}
+	const perInstance, bids = 10, 8
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var feeds []chan seen
+	for _, target := range in[1:] {
+		for range perInstance {
+			req, _ := http.NewRequestWithContext(ctx, "GET", target.base+"/v1/auctions/feed/live", nil)
+			req.Header.Set("Accept", "text/event-stream")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil || res.StatusCode != 200 {
+				t.Fatalf("feed: %v %v", res, err)
+			}
+			got := make(chan seen, bids+1)
+			feeds = append(feeds, got)
+			go func() {
+				defer res.Body.Close()
+				defer close(got)
+				sc := bufio.NewScanner(res.Body)
+				for sc.Scan() {
+					data, ok := strings.CutPrefix(sc.Text(), "data: ")
+					if !ok {
+						continue
+					}
+					var e struct {
+						Seq  int64   `json:"seq"`
+						Kind string  `json:"kind"`
+						Min  float64 `json:"min_next_bid"`
+					}
+					if json.Unmarshal([]byte(data), &e) == nil && e.Kind == "bid" {
+						got <- seen{e.Seq, time.Now(), e.Min}
+					}
+				}
+			}()
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // every feed has its snapshot and its instance its subscription
+	minNext := 100.0
+	for i := range bids {
+		start := time.Now()
+		code, body, _ := do(t, "POST", in[0].base+"/v1/auctions/feed/bids", tokens[i%2], fmt.Sprintf(`{"amount": %d}`, int(minNext)))
+		if code != 201 {
+			t.Fatalf("bid %d: %d %v", i, code, body)
+		}
+		minNext = body["auction"].(map[string]any)["min_next_bid"].(float64)
+		for f, got := range feeds {
+			select {
+			case e, ok := <-got:
+				if !ok {
+					t.Fatalf("feed %d ended", f)
+				}
+				if e.seq != int64(i+1) || e.min != minNext {
+					t.Fatalf("feed %d: bid %d came as event %d saying %v next; want event %d saying %v", f, i, e.seq, e.min, i+1, minNext)
+				}
+				if d := e.at.Sub(start); d > time.Second {
+					t.Fatalf("feed %d: bid %d reached it after %v", f, i, d)
+				}
+			case <-time.After(3 * time.Second):
+				t.Fatalf("feed %d on another instance: no event for bid %d", f, i)
+			}
+		}
 	}
 }

@@ -42,8 +42,8 @@ type ServiceOptions struct {
 }
 
 // Service runs auctions on a [Store]: a closer that wakes at the nearest deadline of the index and
-// closes what is due, and a push hub that tells live feeds when an auction has new events. Several
-// instances may run closers at once; closing is idempotent.
+// closes what is due, and hubs that fan each auction's new events out to its live feeds (see Follow).
+// Several instances may run closers at once; closing is idempotent.
 type Service struct {
 	store Store
 	gate  rushgate.Gatekeeper
@@ -52,7 +52,9 @@ type Service struct {
 	wakeC chan struct{}
 
 	mu      sync.Mutex
-	changed map[string]chan struct{} // closed when the auction has new events
+	hubs    map[string]*hub // the live feeds of each followed auction (see Follow)
+	live    context.Context // the watches' parent, from Start to Stop
+	watches sync.WaitGroup  // of other instances' changes, one per followed auction
 
 	configs rushgate.Configs[Config] // what bids are checked against, by revision
 
@@ -78,13 +80,16 @@ func NewService(store Store, opts ServiceOptions) *Service {
 	}
 	return &Service{store: store, gate: opts.Gate, log: opts.Logger, poll: opts.Poll, wakeC: make(chan struct{}, 1),
 		history: opts.History, audit: opts.Audit, record: opts.Record, clock: opts.Clock,
-		changed: make(map[string]chan struct{}), cancel: func() {}, done: make(chan struct{})}
+		hubs: make(map[string]*hub), cancel: func() {}, done: make(chan struct{})}
 }
 
 // Start closes every overdue auction, then keeps closing them at their deadlines until Stop.
 func (s *Service) Start(ctx context.Context) {
 	s.CloseDue(ctx)
 	ctx, s.cancel = context.WithCancel(context.Background())
+	s.mu.Lock()
+	s.live = ctx
+	s.mu.Unlock()
 	go func() {
 		defer close(s.done)
 		if s.history == nil {
@@ -98,10 +103,11 @@ func (s *Service) Start(ctx context.Context) {
 	}()
 }
 
-// Stop ends the closer and waits for it. Call it once, after Start.
+// Stop ends the closer and the watches of live feeds, and waits for them. Call it once, after Start.
 func (s *Service) Stop() {
 	s.cancel()
 	<-s.done
+	s.watches.Wait()
 }
 
 func (s *Service) closer(ctx context.Context) {
@@ -163,29 +169,6 @@ func (s *Service) wake() {
 	case s.wakeC <- struct{}{}:
 	default:
 	}
-}
-
-// publish tells the auction's live feeds to read its new events.
-func (s *Service) publish(id string) {
-	s.mu.Lock()
-	if ch, ok := s.changed[id]; ok {
-		close(ch)
-		delete(s.changed, id)
-	}
-	s.mu.Unlock()
-}
-
-// Changed returns a channel closed at the auction's next events. Take it before reading events, so
-// that none slips between the read and the wait.
-func (s *Service) Changed(id string) <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ch, ok := s.changed[id]
-	if !ok {
-		ch = make(chan struct{})
-		s.changed[id] = ch
-	}
-	return ch
 }
 
 // Put creates or replaces an auction, waking the closer in case its deadline is the nearest.

@@ -29,7 +29,9 @@ func TestCloserClosesAtDeadline(t *testing.T) {
 	if _, err := svc.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 500}, nil); err != nil {
 		t.Fatal(err)
 	}
-	changed := svc.Changed("a")
+	feed := svc.Follow("a")
+	defer feed.Close()
+	changed := feed.Changed()
 	select {
 	case <-changed:
 	case <-time.After(2 * time.Second):

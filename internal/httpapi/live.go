@@ -87,7 +87,9 @@ func (s *Server) liveWebSocket(w http.ResponseWriter, r *http.Request, id string
 // feed sends the snapshot ("snapshot"), then each event under its kind, and a keep-alive (kind "")
 // when quiet, until send fails, ctx ends or the server drains.
 func (s *Server) feed(ctx context.Context, id string, after int64, send func(kind string, seq int64, data []byte) bool) {
-	changed := s.auctions.Changed(id)
+	f := s.auctions.Follow(id)
+	defer f.Close()
+	changed := f.Changed()
 	st, err := s.auctions.Get(ctx, id)
 	if err != nil {
 		return
@@ -103,7 +105,7 @@ func (s *Server) feed(ctx context.Context, id string, after int64, send func(kin
 		after = st.Seq
 	}
 	for {
-		evs, err := s.auctions.Events(ctx, id, after, 500)
+		evs, err := f.Events(ctx, after, 500)
 		if err != nil {
 			return
 		}
@@ -123,7 +125,7 @@ func (s *Server) feed(ctx context.Context, id string, after int64, send func(kin
 		case <-s.streamCtx.Done():
 			return
 		case <-changed:
-			changed = s.auctions.Changed(id)
+			changed = f.Changed()
 		case <-time.After(keepAlive):
 			if !send("", 0, nil) {
 				return
