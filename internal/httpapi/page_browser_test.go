@@ -204,9 +204,9 @@ func TestDropPage(t *testing.T) {
 // within a second, the page's own bid leads and is then outbid, and a bid in the soft-close window
 // shows the extension.
 func TestAuctionPage(t *testing.T) {
-	for _, lang := range []struct{ code, leading, outbid, extended string }{
-		{"en", "You are leading.", "You have been outbid.", "Extended"},
-		{"ko", "최고 입찰자입니다.", "더 높은 입찰이 나왔습니다.", "연장됨"},
+	for _, lang := range []struct{ code, leading, outbid, extended, auto string }{
+		{"en", "You are leading.", "You have been outbid.", "Extended", "(automatic bid)"},
+		{"ko", "최고 입찰자입니다.", "더 높은 입찰이 나왔습니다.", "연장됨", "(자동 입찰)"},
 	} {
 		t.Run(lang.code, func(t *testing.T) {
 			e := setup(t)
@@ -231,6 +231,11 @@ func TestAuctionPage(t *testing.T) {
 			if d := time.Since(start); d > time.Second {
 				t.Fatalf("the bid showed after %v", d)
 			}
+			// What the bid leaves open comes with its event: the next minimum, and no more buy-now.
+			until(t, "the next minimum", func() bool { return strings.Contains(shown("#min"), "13,000") })
+			if js(`String(document.getElementById('buynow').hidden)`) != "true" {
+				t.Fatal("buy-now still offered after a bid")
+			}
 			if n := js(`String(document.querySelectorAll('#history li').length)`); n != "1" {
 				t.Fatalf("history has %s bids", n)
 			}
@@ -247,6 +252,22 @@ func TestAuctionPage(t *testing.T) {
 			e.want(e.do("POST", "/v1/auctions/lot/bids", other, `{"amount": 25000}`), 201, "")
 			until(t, "outbid", func() bool { return shown("#standing") == lang.outbid })
 			until(t, "the extension", func() bool { return strings.HasPrefix(shown("#extended"), lang.extended) })
+			// The page sets a maximum; the other client's next bid is answered by it, automatically.
+			if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#proxy")), chromedp.SetValue(chromedp.CSS("#amount"), "40000"),
+				chromedp.Click(chromedp.CSS("#bid"))); err != nil {
+				t.Fatal(err)
+			}
+			until(t, "the page to lead again", func() bool { return shown("#standing") == lang.leading })
+			e.want(e.do("POST", "/v1/auctions/lot/bids", other, `{"amount": 30000}`), 201, "")
+			until(t, "the automatic answer", func() bool { return strings.Contains(shown("#price"), "31,000") })
+			if top := shown("#history li:first-child"); !strings.Contains(top, lang.auto) || shown("#standing") != lang.leading {
+				t.Fatalf("after the automatic answer: history %q, standing %q", top, shown("#standing"))
+			}
+			until(t, "the next minimum", func() bool { return strings.Contains(shown("#min"), "32,000") })
+			// Every event came with what the page shows: it never read the auction again.
+			if n := js(`String(performance.getEntriesByType('resource').filter(r => new URL(r.name).pathname === '/v1/auctions/lot').length)`); n != "0" {
+				t.Fatalf("the page read the auction %s times beside its live feed", n)
+			}
 			screenshot(t, ctx, "auction-"+lang.code)
 		})
 	}

@@ -66,7 +66,7 @@ function render() {
 
 function addHistory(e) {
   const li = document.createElement("li");
-  li.textContent = money(e.price) + " · " + mask(e.bidder) + (e.proxy ? " (auto)" : "") + " · " +
+  li.textContent = money(e.price) + " · " + mask(e.bidder) + (e.proxy ? " " + text("auto_bid") : "") + " · " +
     new Date(e.at).toLocaleTimeString(cfg.lang);
   if (e.bidder && e.bidder === myID()) li.className = "mine";
   $("history").prepend(li);
@@ -82,7 +82,9 @@ function apply(e) {
   if (e.kind === "bid") {
     view.leader = e.bidder;
     view.bid_count = (view.bid_count || 0) + 1;
-    view.buy_now_price = null;
+    // What the bid leaves open comes with it, by the server's rules: no read per event.
+    view.min_next_bid = e.min_next_bid;
+    view.buy_now_price = e.buy_now_price || null;
     addHistory(e);
   } else if (e.kind === "extended") {
     $("extended").hidden = false;
@@ -97,18 +99,6 @@ function apply(e) {
     view.final_price = e.price;
   }
   render();
-  refreshView(); // the minimum next bid and buy-now come from the server's rules
-}
-
-async function refreshView() {
-  try {
-    const r = await fetch(api, { credentials: "same-origin" });
-    if (r.ok) {
-      const v = await r.json();
-      if (!view || v.seq >= (view.seq || 0)) view = v;
-      render();
-    }
-  } catch (_) { /* the feed brings the next change */ }
 }
 
 let socket = null;
