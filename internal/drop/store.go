@@ -2,13 +2,28 @@ package drop
 
 import "context"
 
-// Info is what anyone may see of a drop.
+// Info is what anyone may see of a drop. Its Config leaves the listed codes out: only claims hand them
+// out, and every read of a drop (a page's poll, the console's, the history's each second) would
+// otherwise carry thousands of them. Listed says how many there are.
 type Info struct {
 	Config  Config
 	Claimed int
+	Listed  int
 	// Rev is the revision of Config, new at each Put: what a claim checked against a cached config
 	// names, so that the store refuses it if the config has changed since.
 	Rev string
+}
+
+// audited is the drop's config as the audit log keeps it: its listed codes by their number, since they
+// are the drop's secrets and may be thousands.
+func (i Info) audited() any {
+	type bare Config
+	c := bare(i.Config)
+	c.Codes = nil
+	return struct {
+		bare
+		Codes int `json:"codes,omitempty"`
+	}{c, i.Listed}
 }
 
 // Store holds drops. Claim is one atomic step (a critical section in memory, one script in Redis):
@@ -29,8 +44,12 @@ type Store interface {
 	// is still of revision rev (rushgate.ErrStale otherwise): an operator opening or closing it now.
 	// Nothing but the window changes, whatever else cfg says.
 	Schedule(ctx context.Context, id, rev string, cfg Config) error
-	// Get returns the drop's config and how much is claimed.
+	// Get returns the drop's config without its listed codes, how many it lists, and how much is
+	// claimed.
 	Get(ctx context.Context, id string) (Info, error)
+	// Codes returns the codes the drop's config lists, in the order claims hand them out (none when
+	// claims get generated codes): the operator's view of the whole config, which a form edits.
+	Codes(ctx context.Context, id string) ([]string, error)
 	// Claim takes one unit for visitor. With a non-empty key, a repeat returns the first answer and
 	// reports created false. Refusals: ErrNotOpen, ErrSoldOut, *AlreadyClaimedError, ErrNotFound, and
 	// rushgate.ErrStale when rev is not empty and no longer the revision of the drop's config (see

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -142,6 +143,17 @@ func (d *Drops) Schedule(ctx context.Context, id, rev string, cfg drop.Config) e
 	return nil
 }
 
+// Codes implements [drop.Store].
+func (d *Drops) Codes(_ context.Context, id string) ([]string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s, ok := d.drops[id]
+	if !ok {
+		return nil, drop.ErrNotFound
+	}
+	return slices.Clone(s.Config.Codes), nil
+}
+
 // Get implements [drop.Store].
 func (d *Drops) Get(_ context.Context, id string) (drop.Info, error) {
 	d.mu.Lock()
@@ -150,7 +162,9 @@ func (d *Drops) Get(_ context.Context, id string) (drop.Info, error) {
 	if !ok {
 		return drop.Info{}, drop.ErrNotFound
 	}
-	return drop.Info{Config: s.Config, Claimed: len(s.Claims), Rev: s.rev}, nil
+	cfg := s.Config
+	cfg.Codes = nil
+	return drop.Info{Config: cfg, Claimed: len(s.Claims), Listed: len(s.Config.Codes), Rev: s.rev}, nil
 }
 
 // Claim implements [drop.Store]. A new claim is taken in memory at once and answered once its record

@@ -75,9 +75,12 @@ func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
 
 // configArgs are the arguments lua/drop_put.lua and lua/drop_restore.lua take for a config: stock,
 // per visitor, opens_at and closes_at (ms, 0: never), the config as JSON, a new revision, then the
-// codes to hand out in order.
+// codes to hand out in order. The JSON leaves the codes out: they are in the codes list, and Get reads
+// the JSON for every poll of the drop.
 func configArgs(cfg drop.Config) ([]string, error) {
-	js, err := json.Marshal(cfg)
+	bare := cfg
+	bare.Codes = nil
+	js, err := json.Marshal(bare)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +154,7 @@ func (d *Drops) Schedule(ctx context.Context, id, rev string, cfg drop.Config) e
 
 // Get implements [drop.Store].
 func (d *Drops) Get(ctx context.Context, id string) (drop.Info, error) {
-	m, err := d.do(ctx, d.rdb.B().Hmget().Key(d.keys.drop(id)[0]).Field("cfg", "claimed", "rev").Build())
+	m, err := d.do(ctx, d.rdb.B().Hmget().Key(d.keys.drop(id)[0]).Field("cfg", "claimed", "rev", "listed").Build())
 	if err != nil {
 		return drop.Info{}, err
 	}
@@ -167,7 +170,29 @@ func (d *Drops) Get(ctx context.Context, id string) (drop.Info, error) {
 	n, _ := f[1].ToString()
 	info.Claimed, _ = strconv.Atoi(n)
 	info.Rev, _ = f[2].ToString()
+	n, _ = f[3].ToString()
+	info.Listed, _ = strconv.Atoi(n)
+	info.Config.Codes = nil // kept in the JSON by versions before 2026-12-05
 	return info, nil
+}
+
+// Codes implements [drop.Store]: the codes list, which claims read by index and never shorten.
+func (d *Drops) Codes(ctx context.Context, id string) ([]string, error) {
+	k := d.keys.drop(id)
+	if _, err := d.do(ctx, d.rdb.B().Hget().Key(k[0]).Field("rev").Build()); errors.Is(err, errNil) {
+		return nil, drop.ErrNotFound
+	} else if err != nil {
+		return nil, err
+	}
+	m, err := d.do(ctx, d.rdb.B().Lrange().Key(k[4]).Start(0).Stop(-1).Build())
+	if err != nil {
+		return nil, err
+	}
+	codes, _ := m.AsStrSlice()
+	if len(codes) == 0 {
+		return nil, nil
+	}
+	return codes, nil
 }
 
 // Claim implements [drop.Store]. Concurrent claims on one drop share a script call (see batch.go).

@@ -98,12 +98,32 @@ func testCodes(t *testing.T, h Harness) {
 	c := dropCfg(h, 3)
 	c.Codes = []string{"FIRST", "SECOND", "THIRD"}
 	putDrop(t, h, "listed", c)
+	// A read of the drop tells how many codes it lists but not the codes: they are its secrets, and a
+	// page polls the read.
+	info, err := h.Drops.Get(t.Context(), "listed")
+	if err != nil || info.Listed != 3 || len(info.Config.Codes) != 0 || info.Config.Stock != 3 {
+		t.Fatalf("get: %+v %v; want 3 listed, no codes shown", info, err)
+	}
+	if codes, err := h.Drops.Codes(t.Context(), "listed"); err != nil || !slices.Equal(codes, c.Codes) {
+		t.Fatalf("codes: %v %v; want %v", codes, err, c.Codes)
+	}
 	for i, v := range []string{"a", "b", "c"} {
+		if i == 1 { // moving the window, from the config as read, keeps the codes
+			if err := h.Drops.Schedule(t.Context(), "listed", info.Rev, info.Config); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if got := claim(t, h, "listed", v); got.Code != c.Codes[i] {
 			t.Fatalf("claim %d got %s, want %s", i, got.Code, c.Codes[i])
 		}
 	}
 	putDrop(t, h, "gen", dropCfg(h, 50))
+	if codes, err := h.Drops.Codes(t.Context(), "gen"); err != nil || len(codes) != 0 {
+		t.Fatalf("codes of a drop that generates them: %v %v", codes, err)
+	}
+	if _, err := h.Drops.Codes(t.Context(), "nope"); !errors.Is(err, drop.ErrNotFound) {
+		t.Fatalf("codes of no drop: %v", err)
+	}
 	seen := map[string]bool{}
 	for i := range 50 {
 		code := claim(t, h, "gen", fmt.Sprint("v", i)).Code

@@ -6,9 +6,8 @@
 -- JSON, the config's revision, then the codes to hand out in order (none: generated per claim).
 local function create_drop(from, claimed)
   redis.call('DEL', KEYS[5])
-  local listed = '0'
+  local listed = string.format('%d', math.max(0, #ARGV - (from + 5)))
   if #ARGV > from + 5 then
-    listed = '1'
     for i = from + 6, #ARGV, 1000 do
       redis.call('RPUSH', KEYS[5], unpack(ARGV, i, math.min(i + 999, #ARGV)))
     end
