@@ -23,9 +23,13 @@ func Summarize(id string, info Info, now time.Time) Summary {
 	return Summary{ID: id, Config: info.Config, Claimed: info.Claimed, Remaining: max(0, info.Config.Stock-info.Claimed), Status: info.Status(now)}
 }
 
-// Summary returns one drop as the operator's list shows it, with its whole config.
+// Summary returns one drop as the operator's list shows it, with its whole config: the listed codes
+// too, which the list leaves out.
 func (s *Service) Summary(ctx context.Context, id string) (Summary, error) {
 	info, err := s.store.Get(ctx, id)
+	if err == nil && info.Listed > 0 {
+		info.Config.Codes, err = s.store.Codes(ctx, id)
+	}
 	if err != nil {
 		return Summary{}, err
 	}

@@ -193,9 +193,10 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) 
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Info{}, err
 	}
-	e := rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: rushgate.ActionUpdate, Changes: rushgate.Diff(old.Config, cfg)}
+	now := Info{Config: cfg, Listed: len(cfg.Codes)}
+	e := rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: rushgate.ActionUpdate, Changes: rushgate.Diff(old.audited(), now.audited())}
 	if err != nil {
-		e.Action, e.Changes = rushgate.ActionCreate, rushgate.Diff(nil, cfg)
+		e.Action, e.Changes = rushgate.ActionCreate, rushgate.Diff(nil, now.audited())
 		claims, err := s.recorded(ctx, id)
 		if err != nil {
 			return Info{}, err
@@ -252,7 +253,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 	if s.history != nil {
 		_ = s.history.Forget(context.WithoutCancel(ctx), entity(id))
 	}
-	rushgate.Audited(ctx, s.audit, s.log, rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: rushgate.ActionDelete, Changes: rushgate.Diff(old.Config, nil)})
+	rushgate.Audited(ctx, s.audit, s.log, rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: rushgate.ActionDelete, Changes: rushgate.Diff(old.audited(), nil)})
 	return nil
 }
 

@@ -2,8 +2,10 @@ package drop_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -315,5 +317,41 @@ func TestPutRestoresWhatTheStoreLost(t *testing.T) {
 	}
 	if got := log.entries[len(log.entries)-2:]; got[0].Action != "create" || got[1].Action != "update" {
 		t.Fatalf("audit %+v", got)
+	}
+}
+
+// TestAuditCountsListedCodes: the audit log keeps a drop's listed codes by their number, never the
+// codes, which are the drop's secrets: a create says how many, a replace with other codes of the same
+// number is no change of them, one with more says so, and a delete says how many went.
+func TestAuditCountsListedCodes(t *testing.T) {
+	ctx := context.Background()
+	log := &audit{}
+	svc := drop.NewService(memstore.NewDrops(nil, nil), drop.Options{Audit: log})
+	defer svc.Stop()
+	cfg := drop.Config{PerVisitor: 1, OpensAt: time.Now().Add(time.Hour), Codes: []string{"SECRET-1", "SECRET-2"}}
+	for _, codes := range [][]string{{"SECRET-1", "SECRET-2"}, {"SECRET-3", "SECRET-4"}, {"SECRET-5", "SECRET-6", "SECRET-7"}} {
+		cfg.Codes, cfg.Stock = codes, len(codes)
+		if _, err := svc.Put(ctx, "coupons", cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := svc.Delete(ctx, "coupons"); err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	for _, e := range log.entries {
+		b, _ := json.Marshal(e)
+		if strings.Contains(string(b), "SECRET") {
+			t.Fatalf("the audit keeps codes: %s", b)
+		}
+		for _, c := range e.Changes {
+			if c.Field == "codes" {
+				said = append(said, fmt.Sprintf("%s %s->%s", e.Action, c.Old, c.New))
+			}
+		}
+	}
+	want := []string{"create null->2", "update 2->3", "delete 3->null"}
+	if !slices.Equal(said, want) {
+		t.Fatalf("the audit says of the codes %q, want %q", said, want)
 	}
 }

@@ -2,9 +2,11 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +28,17 @@ func TestDropAPI(t *testing.T) {
 	e.want(e.do("PUT", "/v1/drops/coupon", adminKey, `{"stock": 0}`), 400, "invalid_config")
 	e.want(e.do("PUT", "/v1/drops/coupon", adminKey, e.dropCfg(`, "codes": ["SAVE10", "SAVE20"]`)), 200, "")
 	e.want(e.do("GET", "/v1/drops/nope", "", ""), 404, "drop_not_found")
+	// The listed codes are the operator's: the whole config (which the console's form edits) has them,
+	// in order; the public view and the operator's list do not.
+	whole := e.do("GET", "/v1/drops/coupon/config", adminKey, "")
+	if codes := fmt.Sprint(whole.body["config"].(map[string]any)["codes"]); codes != "[SAVE10 SAVE20]" {
+		t.Fatalf("the whole config lists codes %s", codes)
+	}
+	for _, read := range []resp{e.do("GET", "/v1/drops/coupon", "", ""), e.do("GET", "/v1/drops", adminKey, "")} {
+		if b, _ := json.Marshal(read.body); read.code != 200 || strings.Contains(string(b), "SAVE") {
+			t.Fatalf("a read shows the codes: %d %s", read.code, b)
+		}
+	}
 	a, b, c := e.visitorToken("a"), e.visitorToken("b"), e.visitorToken("c")
 	first := e.do("POST", "/v1/drops/coupon/claims", a, "")
 	e.want(first, 201, "")
