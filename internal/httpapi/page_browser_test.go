@@ -196,6 +196,14 @@ func TestDropPage(t *testing.T) {
 				t.Fatal(err)
 			}
 			screenshot(t, ctx, "drop-sold-out-phone-"+lang.code)
+			if lang.code == "en" { // sold out is final: the page stops reading the drop
+				reads := `String(performance.getEntriesByType('resource').filter(r => new URL(r.name).pathname === '/v1/drops/gold').length)`
+				before := js(reads)
+				time.Sleep(2500 * time.Millisecond) // longer than the page's refresh interval
+				if after := js(reads); after != before {
+					t.Fatalf("the sold-out page read the drop %s times, then %s", before, after)
+				}
+			}
 		})
 	}
 }

@@ -64,7 +64,10 @@ function render() {
   if (status === "sold_out" && !done) $("result").textContent = text("sold_out_text");
 }
 
+// refresh reads the drop again every few seconds while its page is shown, until it is sold out, which
+// is final: a crowd that stays on the sold-out page, or leaves it in a background tab, reads nothing.
 async function refresh() {
+  if (document.hidden || (view && view.status === "sold_out")) return;
   try {
     const r = await fetch(api, { credentials: "same-origin" });
     if (r.ok) view = await r.json();
@@ -127,3 +130,4 @@ $("claim").addEventListener("click", claim);
 mine().then(refresh);
 setInterval(render, 250);
 setInterval(refresh, 2000);
+document.addEventListener("visibilitychange", refresh);
