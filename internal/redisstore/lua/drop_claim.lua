@@ -17,7 +17,7 @@ if ARGV[3] ~= '' and ARGV[3] ~= m[7] then
   return {7}
 end
 local now = now_ms(ARGV[1])
-local stock, per, opens, closes, listed = tonumber(m[1]), tonumber(m[2]), tonumber(m[3]), tonumber(m[4]), tonumber(m[6]) > 0
+local stock, per, opens, closes, listed = tonumber(m[1]), tonumber(m[2]), tonumber(m[3]), tonumber(m[4]), (tonumber(m[6]) or 0) > 0
 local claimed = tonumber(m[5])
 local open = now >= opens and (closes == 0 or now < closes)
 local at = string.format('%d', now)
