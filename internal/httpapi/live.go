@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/rushgate/rushgate/internal/auction"
 )
 
 // live streams an auction: a snapshot, then every event from after (the snapshot's sequence by
@@ -24,7 +26,8 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if _, err := s.auctions.Get(r.Context(), id); err != nil {
+	st, err := s.auctions.Get(r.Context(), id) // the snapshot too: one read per feed opened
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -37,13 +40,13 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	s.streams.Add(1) // a stream outlives net/http's bookkeeping of its request: Wait waits for it
 	defer s.streams.Done()
 	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-		s.liveSSE(w, r, id, after)
+		s.liveSSE(w, r, id, st, after)
 		return
 	}
-	s.liveWebSocket(w, r, id, after)
+	s.liveWebSocket(w, r, id, st, after)
 }
 
-func (s *Server) liveSSE(w http.ResponseWriter, r *http.Request, id string, after int64) {
+func (s *Server) liveSSE(w http.ResponseWriter, r *http.Request, id string, st auction.State, after int64) {
 	out, ok := openStream(w)
 	if !ok {
 		return
@@ -52,7 +55,7 @@ func (s *Server) liveSSE(w http.ResponseWriter, r *http.Request, id string, afte
 	if !out.send([]byte("retry: 2000\n\n")) {
 		return
 	}
-	s.feed(r.Context(), id, after, func(kind string, seq int64, data []byte) bool {
+	s.feed(r.Context(), id, st, after, func(kind string, seq int64, data []byte) bool {
 		head := "event: " + kind + "\n"
 		if kind != "snapshot" && kind != "" {
 			head = "id: " + strconv.FormatInt(seq, 10) + "\n" + head
@@ -64,7 +67,7 @@ func (s *Server) liveSSE(w http.ResponseWriter, r *http.Request, id string, afte
 	})
 }
 
-func (s *Server) liveWebSocket(w http.ResponseWriter, r *http.Request, id string, after int64) {
+func (s *Server) liveWebSocket(w http.ResponseWriter, r *http.Request, id string, st auction.State, after int64) {
 	// The feed is public and read-only, and a socket carries no cookie-authorised action, so any
 	// origin may watch.
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
@@ -73,7 +76,7 @@ func (s *Server) liveWebSocket(w http.ResponseWriter, r *http.Request, id string
 	}
 	defer c.CloseNow()
 	ctx := c.CloseRead(r.Context()) // ends when the client closes
-	s.feed(ctx, id, after, func(kind string, _ int64, data []byte) bool {
+	s.feed(ctx, id, st, after, func(kind string, _ int64, data []byte) bool {
 		if kind == "" {
 			return c.Ping(ctx) == nil
 		}
@@ -84,16 +87,13 @@ func (s *Server) liveWebSocket(w http.ResponseWriter, r *http.Request, id string
 	_ = c.Close(websocket.StatusGoingAway, "stream ended")
 }
 
-// feed sends the snapshot ("snapshot"), then each event under its kind, and a keep-alive (kind "")
-// when quiet, until send fails, ctx ends or the server drains.
-func (s *Server) feed(ctx context.Context, id string, after int64, send func(kind string, seq int64, data []byte) bool) {
+// feed sends the snapshot st ("snapshot"), then each event under its kind, and a keep-alive (kind "")
+// when quiet, until send fails, ctx ends or the server drains. Events after the snapshot that came
+// before the feed followed the auction are read first, so none is missed.
+func (s *Server) feed(ctx context.Context, id string, st auction.State, after int64, send func(kind string, seq int64, data []byte) bool) {
 	f := s.auctions.Follow(id)
 	defer f.Close()
 	changed := f.Changed()
-	st, err := s.auctions.Get(ctx, id)
-	if err != nil {
-		return
-	}
 	snap, _ := json.Marshal(struct {
 		Type string `json:"type"`
 		auctionView
