@@ -4,7 +4,9 @@
 // twice: in Go, as [State]'s methods, pure functions of the state and an instant that the embedded
 // backend applies inside its critical section; and in Lua (internal/redisstore/lua/auction_lib.lua),
 // which the Redis backend runs as one step inside Redis. The conformance suite (internal/storetest)
-// holds the two to one behaviour. Who may bid is the [Service]'s.
+// holds the two to one behaviour. Who may bid is the [Service]'s, and so are live feeds: the feeds of
+// one auction on one instance share one read of its events per change ([Service.Follow]), and a shared
+// store's [Watcher] brings the changes other instances make.
 package auction
 
 import (
