@@ -107,6 +107,9 @@ func (s *Service) Start(ctx context.Context) {
 func (s *Service) Stop() {
 	s.cancel()
 	<-s.done
+	s.mu.Lock()
+	s.live = nil // Follow starts no watch from here on, so none is added while Wait waits
+	s.mu.Unlock()
 	s.watches.Wait()
 }
 
