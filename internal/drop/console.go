@@ -11,8 +11,10 @@ import (
 
 // Summary is a drop as the operator's list shows it.
 type Summary struct {
-	ID        string `json:"id"`
-	Config    Config `json:"config"`
+	ID     string `json:"id"`
+	Config Config `json:"config"`
+	// Listed is how many codes the config lists, whether Config shows them or not.
+	Listed    int    `json:"listed"`
 	Claimed   int    `json:"claimed"`
 	Remaining int    `json:"remaining"`
 	Status    Status `json:"status"`
@@ -20,14 +22,15 @@ type Summary struct {
 
 // Summarize is what the operator's list and the drop's own page show of info at now.
 func Summarize(id string, info Info, now time.Time) Summary {
-	return Summary{ID: id, Config: info.Config, Claimed: info.Claimed, Remaining: max(0, info.Config.Stock-info.Claimed), Status: info.Status(now)}
+	return Summary{ID: id, Config: info.Config, Listed: info.Listed, Claimed: info.Claimed, Remaining: max(0, info.Config.Stock-info.Claimed), Status: info.Status(now)}
 }
 
-// Summary returns one drop as the operator's list shows it, with its whole config: the listed codes
-// too, which the list leaves out.
-func (s *Service) Summary(ctx context.Context, id string) (Summary, error) {
+// Summary returns one drop as the operator's list shows it, with its whole config when codes is set:
+// the listed codes too, which the list leaves out, and which a form that replaces the config must send
+// again.
+func (s *Service) Summary(ctx context.Context, id string, codes bool) (Summary, error) {
 	info, err := s.store.Get(ctx, id)
-	if err == nil && info.Listed > 0 {
+	if err == nil && codes && info.Listed > 0 {
 		info.Config.Codes, err = s.store.Codes(ctx, id)
 	}
 	if err != nil {

@@ -25,6 +25,8 @@ import (
 const (
 	MaxStock   = 10_000_000
 	MaxCodeLen = 128
+	// MaxCodes bounds the codes a config lists, a coupon partner's batch.
+	MaxCodes = 100_000
 )
 
 // Domain outcomes of a claim.
@@ -112,6 +114,8 @@ func (c Config) Validate() error {
 		return &ConfigError{"release_on_claim", "needs a room"}
 	case len(c.Codes) > 0 && len(c.Codes) < c.Stock:
 		return &ConfigError{"codes", "fewer codes than stock"}
+	case len(c.Codes) > MaxCodes:
+		return &ConfigError{"codes", fmt.Sprintf("at most %d codes", MaxCodes)}
 	case !c.Identity.Valid():
 		return &ConfigError{"identity", `must be "any", "site" or "room"`}
 	case c.Identity == visitor.IdentityRoom && c.Room == "":

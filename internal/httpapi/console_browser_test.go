@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -256,6 +257,34 @@ func TestConsoleDropAndAuction(t *testing.T) {
 			"0|0.5|1|Collecting samples…"
 	})
 	screenshot(t, ctx, "console-drop")
+
+	// A drop that lists its codes, edited through the form, keeps them; the page's refreshes every
+	// second leave them out, and only the save reads them.
+	e.want(e.do("PUT", "/v1/drops/listed", adminKey, `{"opens_at": "`+now.Add(time.Hour).Format(time.RFC3339)+`", "codes": ["A-1", "A-2", "A-3"]}`), 200, "")
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/drops/listed")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the form", func() bool {
+		return eval[string](t, ctx, `document.getElementById('edit-drop-per_visitor').value`) == "1"
+	})
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-drop-per_visitor"), "2"), chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
+		t.Fatal(err)
+	}
+	saved := func() map[string]any {
+		c, _ := e.do("GET", "/v1/drops/listed/config", adminKey, "").body["config"].(map[string]any)
+		return c
+	}
+	until(t, "the save", func() bool { return saved()["per_visitor"] == 2.0 })
+	if codes := fmt.Sprint(saved()["codes"]); codes != "[A-1 A-2 A-3]" {
+		t.Fatalf("after a save through the form the drop lists %s", codes)
+	}
+	reads := func(query string) string {
+		return eval[string](t, ctx, `String(performance.getEntriesByType('resource').filter(r => { const u = new URL(r.name);
+			return u.pathname === '/v1/drops/listed/config' && u.search === '`+query+`'; }).length)`)
+	}
+	if whole, brief := reads(""), reads("?codes=0"); whole != "1" || brief == "0" {
+		t.Fatalf("the page read the whole config %s times and the brief one %s times; want once (the save), and each refresh", whole, brief)
+	}
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/auctions/lot"), chromedp.Click(chromedp.CSS("#ctl-end_now"))); err != nil {
 		t.Fatal(err)

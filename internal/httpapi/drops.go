@@ -47,7 +47,7 @@ func (s *Server) putDrop(w http.ResponseWriter, r *http.Request) {
 	id, err := dropID(r)
 	var body []byte
 	if err == nil {
-		body, err = readBody(r)
+		body, err = readBodyUpTo(r, maxDropBody)
 	}
 	var cfg drop.Config
 	if err == nil {
@@ -63,6 +63,21 @@ func (s *Server) putDrop(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.InfoContext(r.Context(), "drop saved", "drop", id, "stock", cfg.Stock)
 	writeJSON(w, http.StatusOK, dropViewOf(id, info, s.now()))
+}
+
+// dropConfig is the operator's view of one drop with its whole config; ?codes=0 leaves the listed codes
+// out (listed says how many), for a page that refreshes it every second.
+func (s *Server) dropConfig(w http.ResponseWriter, r *http.Request) {
+	id, err := dropID(r)
+	var v drop.Summary
+	if err == nil {
+		v, err = s.drops.Summary(r.Context(), id, r.URL.Query().Get("codes") != "0")
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
 }
 
 func (s *Server) getDrop(w http.ResponseWriter, r *http.Request) {

@@ -31,10 +31,14 @@ func TestDropAPI(t *testing.T) {
 	// The listed codes are the operator's: the whole config (which the console's form edits) has them,
 	// in order; the public view and the operator's list do not.
 	whole := e.do("GET", "/v1/drops/coupon/config", adminKey, "")
-	if codes := fmt.Sprint(whole.body["config"].(map[string]any)["codes"]); codes != "[SAVE10 SAVE20]" {
-		t.Fatalf("the whole config lists codes %s", codes)
+	if codes := fmt.Sprint(whole.body["config"].(map[string]any)["codes"]); codes != "[SAVE10 SAVE20]" || whole.num("listed") != 2 {
+		t.Fatalf("the whole config lists codes %s, listed %d", codes, whole.num("listed"))
 	}
-	for _, read := range []resp{e.do("GET", "/v1/drops/coupon", "", ""), e.do("GET", "/v1/drops", adminKey, "")} {
+	if brief := e.do("GET", "/v1/drops/coupon/config?codes=0", adminKey, ""); brief.num("listed") != 2 {
+		t.Fatalf("without the codes: %v", brief.body)
+	}
+	for _, read := range []resp{e.do("GET", "/v1/drops/coupon", "", ""), e.do("GET", "/v1/drops", adminKey, ""),
+		e.do("GET", "/v1/drops/coupon/config?codes=0", adminKey, "")} {
 		if b, _ := json.Marshal(read.body); read.code != 200 || strings.Contains(string(b), "SAVE") {
 			t.Fatalf("a read shows the codes: %d %s", read.code, b)
 		}
@@ -166,4 +170,48 @@ func TestDropCrowdOverHTTP(t *testing.T) {
 			t.Fatalf("recorded code %s was never answered", r.Code)
 		}
 	}
+}
+
+// TestDropWithManyCodes: a coupon partner's batch of 50,000 codes (a 700 KB config) is taken and handed
+// out in order; the operator's whole config has every code and its brief view none; more codes than
+// drop.MaxCodes, or a body past its bound, are refused with their codes, and leave no drop.
+func TestDropWithManyCodes(t *testing.T) {
+	e := setup(t)
+	codes := make([]string, 50_000)
+	for i := range codes {
+		codes[i] = fmt.Sprintf("PARTNER-%06d", i)
+	}
+	cfgWith := func(codes []string) string {
+		b, _ := json.Marshal(map[string]any{"opens_at": e.clock.Now().Format(time.RFC3339), "codes": codes})
+		return string(b)
+	}
+	e.want(e.do("PUT", "/v1/drops/batch", adminKey, cfgWith(codes)), 200, "")
+	for i := range 3 {
+		if c := e.do("POST", "/v1/drops/batch/claims", e.visitorToken(fmt.Sprint("v", i)), ""); c.code != 201 || c.str("code") != codes[i] {
+			t.Fatalf("claim %d: %d %v", i, c.code, c.body)
+		}
+	}
+	whole := e.do("GET", "/v1/drops/batch/config", adminKey, "")
+	if got, _ := whole.body["config"].(map[string]any)["codes"].([]any); len(got) != len(codes) || got[len(got)-1] != codes[len(codes)-1] {
+		t.Fatalf("the whole config lists %d codes", len(got))
+	}
+	if brief := e.do("GET", "/v1/drops/batch/config?codes=0", adminKey, ""); brief.num("listed") != int64(len(codes)) || brief.num("remaining") != int64(len(codes)-3) {
+		t.Fatalf("brief view %v", brief.body)
+	}
+
+	tooMany := make([]string, drop.MaxCodes+1)
+	for i := range tooMany {
+		tooMany[i] = fmt.Sprint(i)
+	}
+	if r := e.do("PUT", "/v1/drops/more", adminKey, cfgWith(tooMany)); r.code != 400 || r.errCode() != "invalid_config" ||
+		!strings.Contains(fmt.Sprint(r.body), "at most 100000 codes") {
+		t.Fatalf("too many codes: %d %v", r.code, r.body)
+	}
+	long := make([]string, 40_000)
+	for i := range long {
+		long[i] = fmt.Sprintf("%0120d", i)
+	}
+	e.want(e.do("PUT", "/v1/drops/more", adminKey, cfgWith(long)), 400, "invalid_request") // 5 MB
+	e.want(e.do("GET", "/v1/drops/more", "", ""), 404, "drop_not_found")
+	e.want(e.do("PUT", "/v1/rooms/big", adminKey, `{"capacity": 1, "x": "`+strings.Repeat("a", 70<<10)+`"}`), 400, "invalid_request")
 }

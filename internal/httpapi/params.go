@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -48,7 +49,10 @@ func roomID(r *http.Request) (string, error) {
 }
 
 // readBody reads a request body of at most maxBody bytes.
-func readBody(r *http.Request) ([]byte, error) {
+func readBody(r *http.Request) ([]byte, error) { return readBodyUpTo(r, maxBody) }
+
+// readBodyUpTo reads a request body of at most maxBody bytes.
+func readBodyUpTo(r *http.Request, maxBody int64) ([]byte, error) {
 	var body []byte
 	var err error
 	if n := r.ContentLength; n >= 0 && n <= maxBody {
@@ -59,8 +63,8 @@ func readBody(r *http.Request) ([]byte, error) {
 	} else {
 		body, err = io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	}
-	if err != nil || len(body) > maxBody {
-		return nil, apiError(http.StatusBadRequest, codeInvalidRequest, "could not read a body of at most 64 KiB")
+	if err != nil || int64(len(body)) > maxBody {
+		return nil, apiError(http.StatusBadRequest, codeInvalidRequest, fmt.Sprintf("could not read a body of at most %d KiB", maxBody>>10))
 	}
 	return body, nil
 }

@@ -34,8 +34,12 @@ import (
 // VisitorCookie carries the visitor token in browsers.
 const VisitorCookie = "rg_visitor"
 
-// maxBody bounds request bodies; every request of this API fits in a few hundred bytes.
-const maxBody = 64 << 10
+// Bounds of request bodies: every request of this API fits in a few hundred bytes, but a drop's config
+// may list a coupon partner's codes, up to drop.MaxCodes of them.
+const (
+	maxBody     = 64 << 10
+	maxDropBody = 4 << 20
+)
 
 // Config wires a Server to the rest of rushgate.
 type Config struct {
@@ -282,7 +286,7 @@ func (s *Server) routes() {
 	if s.drops != nil {
 		m.HandleFunc("GET /v1/drops", s.admin(s.listDrops))
 		m.HandleFunc("GET /v1/drops/{drop}/history", s.admin(history(s, "drop", s.drops.History)))
-		m.HandleFunc("GET /v1/drops/{drop}/config", s.admin(summary(s, "drop", s.drops.Summary)))
+		m.HandleFunc("GET /v1/drops/{drop}/config", s.admin(s.dropConfig))
 		m.HandleFunc("POST /v1/drops/{drop}/open", s.admin(s.dropControl(true)))
 		m.HandleFunc("POST /v1/drops/{drop}/close", s.admin(s.dropControl(false)))
 		m.HandleFunc("PUT /v1/drops/{drop}", s.admin(s.putDrop))

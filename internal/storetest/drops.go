@@ -117,6 +117,18 @@ func testCodes(t *testing.T, h Harness) {
 			t.Fatalf("claim %d got %s, want %s", i, got.Code, c.Codes[i])
 		}
 	}
+	// A coupon partner's batch: more codes than one step of the store writes at a time.
+	many := dropCfg(h, 2500)
+	for i := range 2500 {
+		many.Codes = append(many.Codes, fmt.Sprintf("BATCH-%05d", i))
+	}
+	putDrop(t, h, "many", many)
+	if codes, err := h.Drops.Codes(t.Context(), "many"); err != nil || !slices.Equal(codes, many.Codes) {
+		t.Fatalf("codes of a batch of 2500: %d of them, %v", len(codes), err)
+	}
+	if got := claim(t, h, "many", "a"); got.Code != "BATCH-00000" {
+		t.Fatalf("the batch's first claim got %s", got.Code)
+	}
 	putDrop(t, h, "gen", dropCfg(h, 50))
 	if codes, err := h.Drops.Codes(t.Context(), "gen"); err != nil || len(codes) != 0 {
 		t.Fatalf("codes of a drop that generates them: %v %v", codes, err)

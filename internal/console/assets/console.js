@@ -240,7 +240,12 @@
         return;
       }
       if (kind === 'room') await api('PATCH', PATHS.room + id, formConfig(form, kind));
-      else await api('PUT', PATHS[kind] + id, withoutNulls(formConfig(form, kind, current.config)));
+      else {
+        // A PUT replaces the whole config: a drop's listed codes go with it, or it would hand out
+        // generated ones instead.
+        const whole = kind === 'drop' && current.listed ? (await api('GET', PATHS.drop + id + '/config')).config : current.config;
+        await api('PUT', PATHS[kind] + id, withoutNulls(formConfig(form, kind, whole)));
+      }
       form.dataset.dirty = '';
       say(t('saved'));
       refresh(true);
@@ -379,7 +384,8 @@
       },
     },
     drop: {
-      read: async () => api('GET', '/v1/drops/' + id + '/config'),
+      // Each second without the listed codes, which may be a hundred thousand; a save reads them.
+      read: async () => api('GET', '/v1/drops/' + id + '/config?codes=0'),
       charts: () => [
         chart('stock', t('chart_stock'), [{ label: 'remaining', get: (p) => p.remaining }, { label: 'claimed', get: (p) => p.claimed }]),
         chart('claims', t('chart_claims'), [{ label: 'claims_s', get: (p) => p.claims }]),
