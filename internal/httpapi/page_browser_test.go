@@ -148,9 +148,9 @@ func (c *cutter) cut() {
 // its code, a reload shows the code again, and once others have taken the rest the page says sold out.
 // A drop not yet open counts down to its opening.
 func TestDropPage(t *testing.T) {
-	for _, lang := range []struct{ code, won, soldOut, opens string }{
-		{"en", "It is yours", "Sold out", "Opens in 00:59:"},
-		{"ko", "받았습니다", "품절", "오픈까지 00:59:"},
+	for _, lang := range []struct{ code, won, soldOut, opens, nowOpen string }{
+		{"en", "It is yours", "Sold out", "Opens in 00:59:", "It is open: you can claim now."},
+		{"ko", "받았습니다", "품절", "오픈까지 00:59:", "지금 열렸습니다. 받기를 누르세요."},
 	} {
 		t.Run(lang.code, func(t *testing.T) {
 			e := setup(t)
@@ -167,6 +167,19 @@ func TestDropPage(t *testing.T) {
 			until(t, "the countdown", func() bool { return strings.HasPrefix(shown("#when"), lang.opens) })
 			if js(`String(document.getElementById('claim').disabled)`) != "true" {
 				t.Fatal("the claim button is enabled before the opening")
+			}
+			// The countdown ticks silently for screen readers; the opening itself is announced once.
+			if live := js(`String(document.getElementById('when').getAttribute('aria-live'))`); live != "null" || shown("#announce") != "" {
+				t.Fatalf("the countdown is a live region (%s), or something was announced: %q", live, shown("#announce"))
+			}
+			e.want(e.do("PUT", "/v1/drops/soon", adminKey, fmt.Sprintf(`{"stock": 5, "opens_at": %q}`,
+				e.clock.Now().Add(2*time.Second).Format(time.RFC3339Nano))), 200, "")
+			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/d/soon?lang="+lang.code)); err != nil {
+				t.Fatal(err)
+			}
+			until(t, "the opening to be announced", func() bool { return shown("#announce") == lang.nowOpen })
+			if js(`String(document.getElementById('claim').disabled)`) != "false" {
+				t.Fatal("announced open, but the claim button is disabled")
 			}
 
 			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/d/gold?lang="+lang.code)); err != nil {

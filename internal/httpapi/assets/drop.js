@@ -27,6 +27,7 @@ const admission = carried.get;
 let view = null;
 let done = false; // won, or holds all it may
 let busy = false;
+let told = null; // the status last announced: the countdown itself is not read out each second
 
 function showCodes(title, claims) {
   const box = $("result");
@@ -62,6 +63,10 @@ function render() {
   }
   $("claim").disabled = busy || done || gated || status !== "open";
   if (status === "sold_out" && !done) $("result").textContent = text("sold_out_text");
+  if (told !== null && status !== told && (status === "open" || status === "closed")) {
+    $("announce").textContent = text(status === "open" ? "now_open" : "closed_drop");
+  }
+  told = status;
 }
 
 // refresh reads the drop again every few seconds while its page is shown, until it is sold out, which
