@@ -290,6 +290,15 @@ func TestAuctionPage(t *testing.T) {
 				t.Fatalf("the page read the auction %s times beside its live feed", n)
 			}
 			screenshot(t, ctx, "auction-"+lang.code)
+			// The end is announced once to screen readers, with its winner, as the page then shows it.
+			if shown("#announce") != "" {
+				t.Fatalf("announced before the end: %q", shown("#announce"))
+			}
+			e.want(e.do("POST", "/v1/auctions/lot/end", adminKey, ""), 200, "")
+			until(t, "the end to be announced", func() bool { return shown("#announce") != "" })
+			if a := shown("#announce"); a != shown("#when") || !strings.Contains(a, "31,000") {
+				t.Fatalf("announced %q; the page shows %q", a, shown("#when"))
+			}
 		})
 	}
 }

@@ -14,6 +14,7 @@ const api = cfg.base + "/v1/auctions/" + encodeURIComponent(cfg.auction);
 const vouch = fromLink("enqueue", "rg-enqueue-auction-" + cfg.auction);
 
 let view = null; // the auction as last known
+let wasOver = null; // whether the auction was over at the last render: its end is announced once
 let seq = 0; // the last event applied
 const me = { key: "rg-bidder-" + cfg.auction };
 const money = (n) => (view ? n.toLocaleString(cfg.lang) + " " + view.currency : String(n));
@@ -56,6 +57,8 @@ function render() {
   if (gated) {
     $("line").href = cfg.base + "/r/" + encodeURIComponent(cfg.room) + "?return_to=" + encodeURIComponent(cfg.base + "/a/" + cfg.auction) + "&lang=" + cfg.lang;
   }
+  if (wasOver === false && over) $("announce").textContent = $("when").textContent; // who won, or that it ended
+  wasOver = over;
   $("bidform").hidden = over;
   $("bid").disabled = gated;
   $("bid").textContent = text($("proxy").checked ? "bid_max" : "bid");
