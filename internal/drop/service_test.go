@@ -350,6 +350,9 @@ func TestAuditCountsListedCodes(t *testing.T) {
 			}
 		}
 	}
+	if fields := fmt.Sprint(log.entries[0].Changes); !strings.Contains(fields, "stock") || !strings.Contains(fields, "opens_at") {
+		t.Fatalf("the creation's entry lacks the rest of the config: %s", fields)
+	}
 	want := []string{"create null->2", "update 2->3", "delete 3->null"}
 	if !slices.Equal(said, want) {
 		t.Fatalf("the audit says of the codes %q, want %q", said, want)
