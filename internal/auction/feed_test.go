@@ -127,6 +127,9 @@ func TestFollowersShareReads(t *testing.T) {
 		})
 	}
 	started.Wait()
+	for store.watching("a") == 0 && ctx.Err() == nil { // the watch starts on a goroutine of its own
+		time.Sleep(time.Millisecond)
+	}
 	if n := store.watching("a"); n != 1 {
 		t.Fatalf("%d watches of the store for %d feeds, want one", n, feeds)
 	}
