@@ -1,0 +1,96 @@
+package auction_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/memstore"
+)
+
+// TestFollowersComeAndGo: while 200 bids land, 16 goroutines keep opening a feed at some point of the
+// auction, reading it for a while and closing it. Every feed sees every event after its start once
+// and in order, and when the last feed closes no hub is left behind.
+func TestFollowersComeAndGo(t *testing.T) {
+	svc := auction.NewService(memstore.NewAuctions(nil, nil), auction.ServiceOptions{Poll: time.Minute})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	svc.Start(ctx)
+	defer svc.Stop()
+	now := time.Now()
+	cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10),
+		StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)}
+	if err := svc.Put(ctx, "a", cfg); err != nil {
+		t.Fatal(err)
+	}
+	const bids = 200
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for g := range 16 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 1))
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				st, err := svc.Get(ctx, "a")
+				if err != nil {
+					errs <- err
+					return
+				}
+				f := svc.Follow("a")
+				after, want := st.Seq, st.Seq+int64(1+rng.IntN(20))
+				for after < want {
+					changed := f.Changed()
+					ups, err := f.Events(ctx, after, 1+rng.IntN(5))
+					if err != nil {
+						errs <- err
+						break
+					}
+					for _, u := range ups {
+						if u.Seq != after+1 {
+							errs <- fmt.Errorf("a feed from %d saw %d after %d", st.Seq, u.Seq, after)
+						}
+						after = u.Seq
+					}
+					if len(ups) > 0 {
+						continue
+					}
+					select {
+					case <-changed:
+					case <-done:
+						want = after
+					case <-ctx.Done():
+						errs <- ctx.Err()
+						want = after
+					}
+				}
+				f.Close()
+			}
+		})
+	}
+	for i := range bids {
+		if _, err := svc.Bid(ctx, "a", auction.Bid{Bidder: fmt.Sprint("b", i%3), Max: 100 + 10*int64(i), Exact: true}, nil); err != nil {
+			t.Fatalf("bid %d: %v", i, err)
+		}
+		if i%10 == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	close(done)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := auction.Hubs(svc); n != 0 {
+		t.Fatalf("%d hubs left after every feed closed", n)
+	}
+}
