@@ -90,6 +90,7 @@ func (s *Server) getDrop(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	w.Header()["Cache-Control"] = sharedBriefly // every visitor of the drop's page polls this
 	writeJSON(w, http.StatusOK, dropViewOf(id, info, s.now()))
 }
 

@@ -37,6 +37,11 @@ func TestDropAPI(t *testing.T) {
 	if brief := e.do("GET", "/v1/drops/coupon/config?codes=0", adminKey, ""); brief.num("listed") != 2 {
 		t.Fatalf("without the codes: %v", brief.body)
 	}
+	// The public view is every visitor's: a cache in front may answer a crowd's polls for a second.
+	if pub, admin := e.do("GET", "/v1/drops/coupon", "", ""), e.do("GET", "/v1/drops/coupon/config", adminKey, ""); pub.header.Get("Cache-Control") != "public, max-age=1" ||
+		admin.header.Get("Cache-Control") != "no-store" || e.do("GET", "/v1/drops/nope", "", "").header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("Cache-Control: public view %q, operator's %q", pub.header.Get("Cache-Control"), admin.header.Get("Cache-Control"))
+	}
 	for _, read := range []resp{e.do("GET", "/v1/drops/coupon", "", ""), e.do("GET", "/v1/drops", adminKey, ""),
 		e.do("GET", "/v1/drops/coupon/config?codes=0", adminKey, "")} {
 		if b, _ := json.Marshal(read.body); read.code != 200 || strings.Contains(string(b), "SAVE") {

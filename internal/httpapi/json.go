@@ -105,12 +105,19 @@ func appendString(buf []byte, s string) []byte {
 var (
 	jsonType = []string{"application/json"}
 	noStore  = []string{"no-store"}
+	// sharedBriefly marks an answer that is the same for every visitor and may be a second old: a
+	// cache in front (a CDN) may then answer a crowd's polls of it.
+	sharedBriefly = []string{"public, max-age=1"}
 )
 
-// writeJSONHeader sends the status line and the headers every JSON answer carries.
+// writeJSONHeader sends the status line and the headers every JSON answer carries; it keeps a
+// Cache-Control the handler set (sharedBriefly), and otherwise says no-store.
 func writeJSONHeader(w http.ResponseWriter, status int) {
 	h := w.Header()
-	h["Content-Type"], h["Cache-Control"] = jsonType, noStore
+	h["Content-Type"] = jsonType
+	if _, ok := h["Cache-Control"]; !ok || status != http.StatusOK {
+		h["Cache-Control"] = noStore
+	}
 	w.WriteHeader(status)
 }
 
