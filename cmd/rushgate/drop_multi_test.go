@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -474,4 +476,79 @@ func TestSplitRecordIsReported(t *testing.T) {
 		in := startInstances(t, bin, addr, 2, "--postgres", pgtest.Database(t))
 		records(t, in[1], 1)
 	})
+}
+
+// TestDropFeedAcrossInstances: claims made through one instance reach the live feeds (SSE) that
+// visitors hold on another within about two read intervals, down to sold out, where the feeds end.
+func TestDropFeedAcrossInstances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-instance test skipped in -short mode")
+	}
+	in := startInstances(t, buildBinary(t), redistest.Shared(t), 2)
+	cfg := fmt.Sprintf(`{"stock": 3, "opens_at": %q}`, time.Now().UTC().Add(-time.Minute).Format(time.RFC3339))
+	if code, b, _ := do(t, "PUT", in[0].base+"/v1/drops/feed", testAdminKey, cfg); code != 200 {
+		t.Fatalf("PUT: %d %v", code, b)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var feeds []chan float64
+	for range 5 {
+		req, _ := http.NewRequestWithContext(ctx, "GET", in[1].base+"/v1/drops/feed/live", nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("feed: %v %v", res, err)
+		}
+		got := make(chan float64, 8)
+		feeds = append(feeds, got)
+		go func() {
+			defer res.Body.Close()
+			defer close(got)
+			sc := bufio.NewScanner(res.Body)
+			for sc.Scan() {
+				if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+					var v struct {
+						Remaining float64 `json:"remaining"`
+					}
+					if json.Unmarshal([]byte(data), &v) == nil {
+						got <- v.Remaining
+					}
+				}
+			}
+		}()
+	}
+	for f, got := range feeds {
+		if r := <-got; r != 3 {
+			t.Fatalf("feed %d starts at %v remaining", f, r)
+		}
+	}
+	for i := range 3 {
+		_, v, _ := do(t, "POST", in[0].base+"/v1/visitors", testAdminKey, fmt.Sprintf(`{"subject": "buyer-%d"}`, i))
+		start := time.Now()
+		if code, b, _ := do(t, "POST", in[0].base+"/v1/drops/feed/claims", v["visitor_token"].(string), ""); code != 201 {
+			t.Fatalf("claim %d: %d %v", i, code, b)
+		}
+		for f, got := range feeds {
+			select {
+			case r := <-got:
+				if r != float64(2-i) {
+					t.Fatalf("feed %d after claim %d: %v remaining", f, i, r)
+				}
+				if d := time.Since(start); d > 2*time.Second+500*time.Millisecond {
+					t.Fatalf("feed %d: claim %d showed after %v", f, i, d)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("feed %d on the other instance: nothing after claim %d", f, i)
+			}
+		}
+	}
+	for f, got := range feeds {
+		select {
+		case _, ok := <-got:
+			if ok {
+				t.Fatalf("feed %d went on after sold out", f)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("feed %d did not end after sold out", f)
+		}
+	}
 }

@@ -29,6 +29,11 @@ type Service struct {
 	ctx     context.Context // ends at Stop; releases being retried and the sampler stop with it
 	cancel  context.CancelFunc
 	retries sync.WaitGroup
+
+	feedsMu     sync.Mutex
+	feeds       map[string]*feed // the followed drops (see Follow)
+	stopped     bool             // by Stop: Follow starts no reader, so none is added while Stop waits
+	feedReaders sync.WaitGroup
 }
 
 // Record is the durable record of claims, which outlives the state store: a drop is never deleted
@@ -77,10 +82,15 @@ func (s *Service) Start() {
 	}
 }
 
-// Stop ends the releases still being retried and the sampler, and waits for them.
+// Stop ends the releases still being retried, the sampler and the reads of live feeds, and waits for
+// them.
 func (s *Service) Stop() {
 	s.cancel()
+	s.feedsMu.Lock()
+	s.stopped = true
+	s.feedsMu.Unlock()
 	s.retries.Wait()
+	s.feedReaders.Wait()
 }
 
 // ClaimRequest is one visitor's attempt to claim a unit.

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -63,6 +64,69 @@ func (s *Server) putDrop(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.InfoContext(r.Context(), "drop saved", "drop", id, "stock", cfg.Stock)
 	writeJSON(w, http.StatusOK, dropViewOf(id, info, s.now()))
+}
+
+// dropLive streams a drop's public view as Server-Sent Events ("drop"): at once, then whenever it
+// changes, at most once per drop.FeedEvery, until it is sold out or gone. A crowd on the drop's page
+// holds these rather than polling: whatever its size, each instance reads the drop once per interval.
+func (s *Server) dropLive(w http.ResponseWriter, r *http.Request) {
+	id, err := dropID(r)
+	var info drop.Info
+	if err == nil {
+		info, err = s.drops.Get(r.Context(), id)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	slot, ok := s.limits.acquire(s.clientAddr(r), "")
+	if !ok {
+		s.writeError(w, r, apiError(http.StatusTooManyRequests, codeTooManyStreams, "too many live feeds from this address; close some and retry"))
+		return
+	}
+	defer s.limits.release(slot)
+	s.streams.Add(1) // a stream outlives net/http's bookkeeping of its request: Wait waits for it
+	defer s.streams.Done()
+	out, ok := openStream(w)
+	if !ok {
+		return
+	}
+	defer out.close()
+	f := s.drops.Follow(id, info)
+	defer f.Close()
+	changed := f.Changed()
+	if latest, err := f.Latest(); err == nil && latest.Claimed > info.Claimed { // the feed read after this request did
+		info = latest
+	}
+	if !out.send([]byte("retry: 2000\n\n")) {
+		return
+	}
+	keep := time.NewTicker(keepAlive / 2)
+	defer keep.Stop()
+	for {
+		v := dropViewOf(id, info, s.now())
+		data, _ := json.Marshal(v)
+		if !out.send([]byte("event: drop\ndata: "+string(data)+"\n\n")) || v.Status == string(drop.StatusSoldOut) {
+			return // sold out is final
+		}
+		for fresh := false; !fresh; {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-s.streamCtx.Done():
+				return
+			case <-keep.C:
+				if !out.send([]byte(": keep-alive\n\n")) {
+					return
+				}
+			case <-changed:
+				changed, fresh = f.Changed(), true
+				if info, err = f.Latest(); err != nil {
+					return // the drop is gone
+				}
+			}
+		}
+	}
 }
 
 // dropConfig is the operator's view of one drop with its whole config; ?codes=0 leaves the listed codes

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -219,4 +220,64 @@ func TestDropWithManyCodes(t *testing.T) {
 	e.want(e.do("PUT", "/v1/drops/more", adminKey, cfgWith(long)), 400, "invalid_request") // 5 MB
 	e.want(e.do("GET", "/v1/drops/more", "", ""), 404, "drop_not_found")
 	e.want(e.do("PUT", "/v1/rooms/big", adminKey, `{"capacity": 1, "x": "`+strings.Repeat("a", 70<<10)+`"}`), 400, "invalid_request")
+}
+
+// TestDropLive: a drop's live feed sends its view at once, the claims that follow within about
+// drop.FeedEvery, and the sold-out view, after which it ends; an unknown drop is a 404.
+func TestDropLive(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/drops/live", adminKey, e.dropCfg("")), 200, "") // stock 2
+	e.want(e.do("GET", "/v1/drops/nope/live", "", ""), 404, "drop_not_found")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/v1/drops/live/live", nil)
+	res, err := e.srv.Client().Do(req)
+	if err != nil || res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("live: %v %v", res, err)
+	}
+	defer res.Body.Close()
+	views := make(chan map[string]any, 8)
+	go func() {
+		defer close(views)
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var m map[string]any
+				_ = json.Unmarshal([]byte(data), &m)
+				views <- m
+			}
+		}
+	}()
+	next := func(what string) map[string]any {
+		t.Helper()
+		select {
+		case m, ok := <-views:
+			if !ok {
+				t.Fatalf("%s: the feed ended", what)
+			}
+			return m
+		case <-time.After(3 * drop.FeedEvery):
+			t.Fatalf("%s: nothing within %v", what, 3*drop.FeedEvery)
+			return nil
+		}
+	}
+	if m := next("the view"); m["remaining"] != 2.0 || m["status"] != "open" {
+		t.Fatalf("first view %v", m)
+	}
+	e.want(e.do("POST", "/v1/drops/live/claims", e.visitorToken("a"), ""), 201, "")
+	if m := next("a claim"); m["remaining"] != 1.0 {
+		t.Fatalf("after a claim %v", m)
+	}
+	e.want(e.do("POST", "/v1/drops/live/claims", e.visitorToken("b"), ""), 201, "")
+	if m := next("the last claim"); m["remaining"] != 0.0 || m["status"] != "sold_out" {
+		t.Fatalf("after the last claim %v", m)
+	}
+	select {
+	case _, ok := <-views:
+		if ok {
+			t.Fatal("the feed went on after sold out")
+		}
+	case <-time.After(3 * drop.FeedEvery):
+		t.Fatal("the feed did not end after sold out")
+	}
 }

@@ -203,8 +203,12 @@ func TestDropPage(t *testing.T) {
 			}
 			until(t, "the code after a reload", func() bool { return strings.Contains(shown("#result"), "GOLD-1") })
 
+			time.Sleep(2500 * time.Millisecond) // longer than the page's polls: it holds the live feed instead
 			e.want(e.do("POST", "/v1/drops/gold/claims", e.visitorToken("other"), ""), 201, "")
 			until(t, "sold out", func() bool { return shown("#when") == lang.soldOut })
+			if n := js(`String(performance.getEntriesByType('resource').filter(r => new URL(r.name).pathname === '/v1/drops/gold').length)`); n != "1" {
+				t.Fatalf("the page read the drop %s times since its reload; want once, then its live feed", n)
+			}
 			if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
 				t.Fatal(err)
 			}

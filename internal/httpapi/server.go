@@ -292,6 +292,7 @@ func (s *Server) routes() {
 		m.HandleFunc("PUT /v1/drops/{drop}", s.admin(s.putDrop))
 		m.HandleFunc("DELETE /v1/drops/{drop}", s.admin(s.deleteDrop))
 		m.HandleFunc("GET /v1/drops/{drop}", s.getDrop)
+		m.HandleFunc("GET /v1/drops/{drop}/live", s.dropLive)
 		m.HandleFunc("POST /v1/drops/{drop}/claims", s.postClaim)
 		m.HandleFunc("GET /v1/drops/{drop}/claims", s.admin(s.listClaims))
 		m.HandleFunc("GET /v1/drops/{drop}/claims/mine", s.myClaims)

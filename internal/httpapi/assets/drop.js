@@ -69,9 +69,24 @@ function render() {
   told = status;
 }
 
-// refresh reads the drop again every few seconds while its page is shown, until it is sold out, which
-// is final: a crowd that stays on the sold-out page, or leaves it in a background tab, reads nothing.
+// The drop's live feed: its view whenever it changes, until it is sold out. While it holds, the page
+// reads nothing; the browser reconnects it after a failure, and the polls below cover the gap.
+let stream = null;
+function listen() {
+  if (typeof EventSource === "undefined") return;
+  stream = new EventSource(api + "/live");
+  stream.addEventListener("drop", (m) => {
+    view = JSON.parse(m.data);
+    if (view.status === "sold_out") stream.close(); // final: the server ends the feed, and so do we
+    render();
+  });
+}
+
+// refresh reads the drop again every few seconds while its page is shown and its feed is down, until
+// it is sold out, which is final: a crowd that stays on the sold-out page, or leaves it in a background
+// tab, reads nothing.
 async function refresh() {
+  if (stream && stream.readyState === EventSource.OPEN) return;
   if (document.hidden || (view && view.status === "sold_out")) return;
   try {
     const r = await fetch(api, { credentials: "same-origin" });
@@ -132,7 +147,7 @@ async function mine() {
 }
 
 $("claim").addEventListener("click", claim);
-mine().then(refresh);
+mine().then(refresh).then(listen);
 setInterval(render, 250);
 setInterval(refresh, 2000);
 document.addEventListener("visibilitychange", refresh);
