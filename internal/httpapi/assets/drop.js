@@ -73,7 +73,7 @@ function render() {
 // reads nothing; the browser reconnects it after a failure, and the polls below cover the gap.
 let stream = null;
 function listen() {
-  if (typeof EventSource === "undefined") return;
+  if (typeof EventSource === "undefined" || (view && view.status === "sold_out")) return;
   stream = new EventSource(api + "/live");
   stream.addEventListener("drop", (m) => {
     view = JSON.parse(m.data);
