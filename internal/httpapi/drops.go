@@ -70,23 +70,15 @@ func (s *Server) putDrop(w http.ResponseWriter, r *http.Request) {
 // changes, at most once per drop.FeedEvery, until it is sold out or gone. A crowd on the drop's page
 // holds these rather than polling: whatever its size, each instance reads the drop once per interval.
 func (s *Server) dropLive(w http.ResponseWriter, r *http.Request) {
-	id, err := dropID(r)
-	var info drop.Info
-	if err == nil {
-		info, err = s.drops.Get(r.Context(), id)
-	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	slot, ok := s.limits.acquire(s.clientAddr(r), "")
+	id, info, ok := s.readDrop(w, r)
 	if !ok {
-		s.writeError(w, r, apiError(http.StatusTooManyRequests, codeTooManyStreams, "too many live feeds from this address; close some and retry"))
 		return
 	}
-	defer s.limits.release(slot)
-	s.streams.Add(1) // a stream outlives net/http's bookkeeping of its request: Wait waits for it
-	defer s.streams.Done()
+	done, ok := s.holdFeed(w, r)
+	if !ok {
+		return
+	}
+	defer done()
 	out, ok := openStream(w)
 	if !ok {
 		return
@@ -103,6 +95,7 @@ func (s *Server) dropLive(w http.ResponseWriter, r *http.Request) {
 	}
 	keep := time.NewTicker(keepAlive / 2)
 	defer keep.Stop()
+	var err error
 	for {
 		v := dropViewOf(id, info, s.now())
 		data, _ := json.Marshal(v)
@@ -144,7 +137,8 @@ func (s *Server) dropConfig(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, v)
 }
 
-func (s *Server) getDrop(w http.ResponseWriter, r *http.Request) {
+// readDrop reads the drop a request names, answering the error itself when there is none.
+func (s *Server) readDrop(w http.ResponseWriter, r *http.Request) (string, drop.Info, bool) {
 	id, err := dropID(r)
 	var info drop.Info
 	if err == nil {
@@ -152,6 +146,14 @@ func (s *Server) getDrop(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		s.writeError(w, r, err)
+		return "", drop.Info{}, false
+	}
+	return id, info, true
+}
+
+func (s *Server) getDrop(w http.ResponseWriter, r *http.Request) {
+	id, info, ok := s.readDrop(w, r)
+	if !ok {
 		return
 	}
 	w.Header()["Cache-Control"] = sharedBriefly // every visitor of the drop's page polls this

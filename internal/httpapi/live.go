@@ -31,19 +31,32 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	slot, ok := s.limits.acquire(s.clientAddr(r), "")
+	done, ok := s.holdFeed(w, r)
 	if !ok {
-		s.writeError(w, r, apiError(http.StatusTooManyRequests, codeTooManyStreams, "too many live feeds from this address; close some and retry"))
 		return
 	}
-	defer s.limits.release(slot)
-	s.streams.Add(1) // a stream outlives net/http's bookkeeping of its request: Wait waits for it
-	defer s.streams.Done()
+	defer done()
 	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 		s.liveSSE(w, r, id, st, after)
 		return
 	}
 	s.liveWebSocket(w, r, id, st, after)
+}
+
+// holdFeed takes one of the client address's slots for a public live feed (an auction's, a drop's) and
+// counts the feed for the drain; it answers 429 too_many_streams when the address holds too many.
+// Call done when the feed ends.
+func (s *Server) holdFeed(w http.ResponseWriter, r *http.Request) (done func(), ok bool) {
+	slot, ok := s.limits.acquire(s.clientAddr(r), "")
+	if !ok {
+		s.writeError(w, r, apiError(http.StatusTooManyRequests, codeTooManyStreams, "too many live feeds from this address; close some and retry"))
+		return nil, false
+	}
+	s.streams.Add(1) // a feed outlives net/http's bookkeeping of its request: Wait waits for it
+	return func() {
+		s.streams.Done()
+		s.limits.release(slot)
+	}, true
 }
 
 func (s *Server) liveSSE(w http.ResponseWriter, r *http.Request, id string, st auction.State, after int64) {
