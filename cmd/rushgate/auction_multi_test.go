@@ -176,6 +176,40 @@ func TestAuctionClosesAfterAllInstancesDown(t *testing.T) {
 	}
 }
 
+// sseLine is one data line of a Server-Sent Events feed, with when it came.
+type sseLine struct {
+	data string
+	at   time.Time
+}
+
+// sseData opens the Server-Sent Events feed at url and returns its data lines until the feed ends (the
+// channel then closes) or ctx ends.
+func sseData(ctx context.Context, t *testing.T, url string) <-chan sseLine {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("feed %s: %v %v", url, res, err)
+	}
+	out := make(chan sseLine, 16)
+	go func() {
+		defer res.Body.Close()
+		defer close(out)
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				select {
+				case out <- sseLine{data, time.Now()}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out
+}
+
 // TestAuctionFeedAcrossInstances: bids made through one instance reach the live feeds (SSE) that
 // visitors hold on the two others within a second, every feed gets every event once and in order,
 // and each bid's event says the least next bid, as the bid's own answer did.
@@ -205,30 +239,19 @@ func TestAuctionFeedAcrossInstances(t *testing.T) {
 	var feeds []chan seen
 	for _, target := range in[1:] {
 		for range perInstance {
-			req, _ := http.NewRequestWithContext(ctx, "GET", target.base+"/v1/auctions/feed/live", nil)
-			req.Header.Set("Accept", "text/event-stream")
-			res, err := http.DefaultClient.Do(req)
-			if err != nil || res.StatusCode != 200 {
-				t.Fatalf("feed: %v %v", res, err)
-			}
+			lines := sseData(ctx, t, target.base+"/v1/auctions/feed/live")
 			got := make(chan seen, bids+1)
 			feeds = append(feeds, got)
 			go func() {
-				defer res.Body.Close()
 				defer close(got)
-				sc := bufio.NewScanner(res.Body)
-				for sc.Scan() {
-					data, ok := strings.CutPrefix(sc.Text(), "data: ")
-					if !ok {
-						continue
-					}
+				for l := range lines {
 					var e struct {
 						Seq  int64   `json:"seq"`
 						Kind string  `json:"kind"`
 						Min  float64 `json:"min_next_bid"`
 					}
-					if json.Unmarshal([]byte(data), &e) == nil && e.Kind == "bid" {
-						got <- seen{e.Seq, time.Now(), e.Min}
+					if json.Unmarshal([]byte(l.data), &e) == nil && e.Kind == "bid" {
+						got <- seen{e.Seq, l.at, e.Min}
 					}
 				}
 			}()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -493,25 +492,17 @@ func TestDropFeedAcrossInstances(t *testing.T) {
 	defer cancel()
 	var feeds []chan float64
 	for range 5 {
-		req, _ := http.NewRequestWithContext(ctx, "GET", in[1].base+"/v1/drops/feed/live", nil)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil || res.StatusCode != 200 {
-			t.Fatalf("feed: %v %v", res, err)
-		}
+		lines := sseData(ctx, t, in[1].base+"/v1/drops/feed/live")
 		got := make(chan float64, 8)
 		feeds = append(feeds, got)
 		go func() {
-			defer res.Body.Close()
 			defer close(got)
-			sc := bufio.NewScanner(res.Body)
-			for sc.Scan() {
-				if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-					var v struct {
-						Remaining float64 `json:"remaining"`
-					}
-					if json.Unmarshal([]byte(data), &v) == nil {
-						got <- v.Remaining
-					}
+			for l := range lines {
+				var v struct {
+					Remaining float64 `json:"remaining"`
+				}
+				if json.Unmarshal([]byte(l.data), &v) == nil {
+					got <- v.Remaining
 				}
 			}
 		}()

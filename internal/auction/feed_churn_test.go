@@ -1,7 +1,6 @@
 package auction_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -16,17 +15,7 @@ import (
 // auction, reading it for a while and closing it. Every feed sees every event after its start once
 // and in order, and when the last feed closes no hub is left behind.
 func TestFollowersComeAndGo(t *testing.T) {
-	svc := auction.NewService(memstore.NewAuctions(nil, nil), auction.ServiceOptions{Poll: time.Minute})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	svc.Start(ctx)
-	defer svc.Stop()
-	now := time.Now()
-	cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10),
-		StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)}
-	if err := svc.Put(ctx, "a", cfg); err != nil {
-		t.Fatal(err)
-	}
+	svc, ctx := openAuction(t, memstore.NewAuctions(nil, nil))
 	const bids = 200
 	done := make(chan struct{})
 	var wg sync.WaitGroup

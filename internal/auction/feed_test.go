@@ -65,6 +65,24 @@ func (s *sharedAuctions) watching(id string) int {
 	return len(s.watches[id])
 }
 
+// openAuction starts a service over store with auction "a" open for an hour, from 100 by steps of 10;
+// the service stops and ctx ends with the test.
+func openAuction(t *testing.T, store auction.Store) (*auction.Service, context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	svc := auction.NewService(store, auction.ServiceOptions{Poll: time.Minute})
+	svc.Start(ctx)
+	t.Cleanup(svc.Stop)
+	now := time.Now()
+	cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10),
+		StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)}
+	if err := svc.Put(ctx, "a", cfg); err != nil {
+		t.Fatal(err)
+	}
+	return svc, ctx
+}
+
 // follow runs a live feed's loop on f from after until it has seen seq want or ctx ends, and returns
 // the sequence numbers it saw; progress, if not nil, holds the last.
 func follow(ctx context.Context, f *auction.Follower, after, want int64, progress *atomic.Int64) ([]int64, error) {
@@ -100,17 +118,7 @@ func follow(ctx context.Context, f *auction.Follower, after, want int64, progres
 // has shown the one before, so that no two changes share a read.
 func TestFollowersShareReads(t *testing.T) {
 	store := &sharedAuctions{Store: memstore.NewAuctions(nil, nil), watches: map[string][]chan struct{}{}}
-	svc := auction.NewService(store, auction.ServiceOptions{Poll: time.Minute})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	svc.Start(ctx)
-	defer svc.Stop()
-	now := time.Now()
-	cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10),
-		StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)}
-	if err := svc.Put(ctx, "a", cfg); err != nil {
-		t.Fatal(err)
-	}
+	svc, ctx := openAuction(t, store)
 	const feeds, bids = 50, 40
 	var wg sync.WaitGroup
 	var started sync.WaitGroup
