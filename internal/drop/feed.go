@@ -73,8 +73,8 @@ func (s *Service) readFeed(ctx context.Context, id string, f *feed) {
 		case err != nil: // a failed read: the feeds keep what they show, and the next read tries again
 			s.feedsMu.Unlock()
 			continue
-		case info.Claimed != old.Claimed || info.Rev != old.Rev:
-			f.latest = info
+		case info.Claimed != old.Claimed || info.Rev != old.Rev || f.err != nil:
+			f.latest, f.err = info, nil // (put again after it was gone)
 		default:
 			s.feedsMu.Unlock()
 			continue
