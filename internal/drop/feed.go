@@ -34,9 +34,6 @@ type Follower struct {
 func (s *Service) Follow(id string, info Info) *Follower {
 	s.feedsMu.Lock()
 	defer s.feedsMu.Unlock()
-	if s.feeds == nil {
-		s.feeds = make(map[string]*feed)
-	}
 	f := s.feeds[id]
 	if f == nil {
 		ctx, cancel := context.WithCancel(s.ctx)
@@ -66,27 +63,21 @@ func (s *Service) readFeed(ctx context.Context, id string, f *feed) {
 			return
 		}
 		s.feedsMu.Lock()
-		old := f.latest
+		news := false
 		switch {
-		case err != nil && f.err == nil && errorIsFinal(err):
-			f.err = err
+		case errors.Is(err, ErrNotFound): // gone: the feeds end
+			news, f.err = f.err == nil, err
 		case err != nil: // a failed read: the feeds keep what they show, and the next read tries again
-			s.feedsMu.Unlock()
-			continue
-		case info.Claimed != old.Claimed || info.Rev != old.Rev || f.err != nil:
-			f.latest, f.err = info, nil // (put again after it was gone)
-		default:
-			s.feedsMu.Unlock()
-			continue
+		case info.Claimed != f.latest.Claimed || info.Rev != f.latest.Rev || f.err != nil: // (or put again)
+			news, f.latest, f.err = true, info, nil
 		}
-		close(f.changed)
-		f.changed = make(chan struct{})
+		if news {
+			close(f.changed)
+			f.changed = make(chan struct{})
+		}
 		s.feedsMu.Unlock()
 	}
 }
-
-// errorIsFinal reports whether a read's error ends the feeds: the drop is gone.
-func errorIsFinal(err error) bool { return errors.Is(err, ErrNotFound) }
 
 // Changed returns a channel closed when the drop's view changes; take it before reading Latest.
 func (f *Follower) Changed() <-chan struct{} {

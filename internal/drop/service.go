@@ -72,7 +72,7 @@ func NewService(store Store, opts Options) *Service {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Service{store: store, gate: opts.Gate, log: opts.Logger, history: opts.History, audit: opts.Audit,
-		record: opts.Record, clock: opts.Clock, ctx: ctx, cancel: cancel}
+		record: opts.Record, clock: opts.Clock, ctx: ctx, cancel: cancel, feeds: make(map[string]*feed)}
 }
 
 // Start samples every drop's figures into the history each second until Stop.

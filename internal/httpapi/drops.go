@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -125,16 +126,8 @@ func (s *Server) dropLive(w http.ResponseWriter, r *http.Request) {
 // dropConfig is the operator's view of one drop with its whole config; ?codes=0 leaves the listed codes
 // out (listed says how many), for a page that refreshes it every second.
 func (s *Server) dropConfig(w http.ResponseWriter, r *http.Request) {
-	id, err := dropID(r)
-	var v drop.Summary
-	if err == nil {
-		v, err = s.drops.Summary(r.Context(), id, r.URL.Query().Get("codes") != "0")
-	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, v)
+	codes := r.URL.Query().Get("codes") != "0"
+	summary(s, "drop", func(ctx context.Context, id string) (drop.Summary, error) { return s.drops.Summary(ctx, id, codes) })(w, r)
 }
 
 // readDrop reads the drop a request names, answering the error itself when there is none.
