@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/rushgate/rushgate/internal/console"
@@ -375,4 +376,79 @@ func TestConsoleInvites(t *testing.T) {
 	req, _ := http.NewRequest("POST", e.srv.URL+"/v1/rooms/presale/join", nil)
 	req.Header.Set("Rushgate-Invite", "K7Q-3N")
 	e.want(e.send(req), 200, "")
+}
+
+// TestConsoleTimesAreLocal: an operator in Seoul types a drop's opening in Seoul time and the drop
+// opens at that instant (20:00 there is 11:00Z), the form shows the API's UTC back in Seoul time and
+// says which zone it speaks, a save that leaves a time alone sends back the very instant it read
+// (fractions of a second included, so the audit log lists no change), and a half-typed time is not
+// sent.
+func TestConsoleTimesAreLocal(t *testing.T) {
+	e := setup(t, withConsole())
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "Asia/Seoul"})
+		return err
+	})); err != nil {
+		t.Fatal(err)
+	}
+	seoul := time.FixedZone("KST", 9*3600) // Korea keeps no summer time
+	// shown is a time as a datetime-local input holds it: without its seconds when they are zero.
+	shown := func(at time.Time) string {
+		if at.Second() == 0 {
+			return at.Format("2006-01-02T15:04")
+		}
+		return at.Format("2006-01-02T15:04:05")
+	}
+	opens := e.clock.Now().Add(48 * time.Hour).Truncate(time.Hour).In(seoul)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#drops")),
+		chromedp.Click(chromedp.CSS(`details:has(form[data-kind=drop]) summary`)),
+		chromedp.SendKeys(chromedp.CSS("#new-drop-id"), "night"), chromedp.SendKeys(chromedp.CSS("#new-drop-stock"), "10"),
+		chromedp.SetValue(chromedp.CSS("#new-drop-opens_at"), shown(opens)),
+		chromedp.Click(chromedp.CSS(`form[data-kind=drop] button[type=submit]`))); err != nil {
+		t.Fatal(err)
+	}
+	config := func() map[string]any {
+		c, _ := e.do("GET", "/v1/drops/night/config", adminKey, "").body["config"].(map[string]any)
+		return c
+	}
+	until(t, "the drop", func() bool { return config() != nil })
+	if got, want := config()["opens_at"], opens.UTC().Format(time.RFC3339); got != want {
+		t.Fatalf("typed %s in Seoul, the drop opens at %v; want %s", opens.Format(time.DateTime), got, want)
+	}
+	until(t, "the drop's page", func() bool {
+		return eval[string](t, ctx, `(document.getElementById('edit-drop-opens_at') || {}).value || ''`) == shown(opens)
+	})
+	if label := text(t, ctx, `label[for=edit-drop-opens_at]`); label != "Opens at (your time, Asia/Seoul, UTC+09:00)" {
+		t.Fatalf("the time's label says %q", label)
+	}
+
+	// A time to the millisecond, set through the API, survives a save of another field untouched.
+	precise := opens.Add(1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+	e.want(e.do("PUT", "/v1/drops/night", adminKey, `{"stock": 10, "opens_at": "`+precise+`"}`), 200, "")
+	until(t, "the form to show the new time", func() bool {
+		return eval[string](t, ctx, `document.getElementById('edit-drop-opens_at').value`) == shown(opens.Add(time.Second))
+	})
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-drop-stock"), "12"), chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the save", func() bool { return config()["stock"] == 12.0 })
+	if got := config()["opens_at"]; got != precise {
+		t.Fatalf("a save that left the opening alone moved it from %s to %v", precise, got)
+	}
+
+	// Half a time is the browser's to refuse: the form is not sent, and the field says it is invalid.
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-drop-opens_at"), ""), chromedp.Focus(chromedp.CSS("#edit-drop-opens_at")),
+		chromedp.KeyEvent("12")); err != nil {
+		t.Fatal(err)
+	}
+	eval[bool](t, ctx, `document.getElementById('edit').addEventListener('submit', () => { window.sent = true; }, true), true`)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
+		t.Fatal(err)
+	}
+	if state := eval[string](t, ctx, `String(window.sent) + ' ' + document.getElementById('edit-drop-opens_at').matches(':invalid')`); state != "undefined true" {
+		t.Fatalf("a half-typed time: sent, invalid = %s", state)
+	}
+	screenshot(t, ctx, "console-time-local")
 }

@@ -229,9 +229,9 @@ func TestDropPage(t *testing.T) {
 // within a second, the page's own bid leads and is then outbid, and a bid in the soft-close window
 // shows the extension.
 func TestAuctionPage(t *testing.T) {
-	for _, lang := range []struct{ code, leading, outbid, extended, auto string }{
-		{"en", "You are leading.", "You have been outbid.", "Extended", "(automatic bid)"},
-		{"ko", "최고 입찰자입니다.", "더 높은 입찰이 나왔습니다.", "연장됨", "(자동 입찰)"},
+	for _, lang := range []struct{ code, leading, outbid, extended, auto, max string }{
+		{"en", "You are leading.", "You have been outbid.", "Extended", "(automatic bid)", "Your maximum"},
+		{"ko", "최고 입찰자입니다.", "더 높은 입찰이 나왔습니다.", "연장됨", "(자동 입찰)", "최대 입찰가"},
 	} {
 		t.Run(lang.code, func(t *testing.T) {
 			e := setup(t)
@@ -283,6 +283,10 @@ func TestAuctionPage(t *testing.T) {
 				t.Fatal(err)
 			}
 			until(t, "the page to lead again", func() bool { return shown("#standing") == lang.leading })
+			// The field then asks for the maximum, which the box beside it does not say again.
+			if field, box := shown("#amount-label"), shown("label.check"); field != lang.max || strings.Contains(box, lang.max) {
+				t.Fatalf("with automatic bidding on, the field says %q and the box %q", field, box)
+			}
 			e.want(e.do("POST", "/v1/auctions/lot/bids", other, `{"amount": 30000}`), 201, "")
 			until(t, "the automatic answer", func() bool { return strings.Contains(shown("#price"), "31,000") })
 			if top := shown("#history li:first-child"); !strings.Contains(top, lang.auto) || shown("#standing") != lang.leading {

@@ -17,11 +17,11 @@
       paused: 'paused', running: 'admitting', pause: 'Pause admissions', resume: 'Resume admissions',
       open_now: 'Open now', close_now: 'Close now', end_now: 'End now', extend: 'Extend by', confirm_end: 'Press again to end now',
       capacity: 'Capacity', rate_admits: 'Admissions per interval', rate_per: 'Interval', session_ttl: 'Session length',
-      grace: 'Grace to collect', idle_timeout: 'Idle timeout', opens_at: 'Opens at (RFC 3339)', site_url: 'Site URL',
-      stock: 'Stock', per_visitor: 'Per visitor', closes_at: 'Closes at (RFC 3339)', room: 'Behind room',
+      grace: 'Grace to collect', idle_timeout: 'Idle timeout', opens_at: 'Opens at', site_url: 'Site URL',
+      stock: 'Stock', per_visitor: 'Per visitor', closes_at: 'Closes at', room: 'Behind room',
       release_on_claim: 'Release admission on claim', title: 'Title', currency: 'Currency', start_price: 'Start price',
-      increment: 'Increment', reserve_price: 'Reserve price', buy_now_price: 'Buy-now price', starts_at: 'Starts at (RFC 3339)',
-      ends_at: 'Ends at (RFC 3339)', admitted_total: 'Admitted in all', joins_s: 'Joins/s', admissions_s: 'Admissions/s',
+      increment: 'Increment', reserve_price: 'Reserve price', buy_now_price: 'Buy-now price', starts_at: 'Starts at',
+      ends_at: 'Ends at', admitted_total: 'Admitted in all', joins_s: 'Joins/s', admissions_s: 'Admissions/s',
       eta_back: 'Wait at the back', claims_s: 'Claims/s', bids_s: 'Bids/s', bidders: 'Bidders', status: 'Status',
       chart_line: 'The line', chart_flow: 'Per second', chart_eta: 'Wait at the back (minutes)', chart_stock: 'Stock',
       chart_claims: 'Claims per second', chart_price: 'Price', chart_bids: 'Bids per second and bidders',
@@ -33,6 +33,7 @@
       health_record: 'The durable record fails writes: claims and bids are refused until it takes them again.',
       health_record_outbox: 'The durable record fails writes: claims and bids go on, and wait in Redis until it takes them again.',
       no_data: 'Collecting samples…', label_paused: 'Paused', label_mode: 'Mode (fifo, passthrough, reject, queue_all)', label_drop: 'Follows the stock of drop', kind_room: 'Room', kind_drop: 'Drop', kind_auction: 'Auction', label_release_on_claim: 'Release admission on claim',
+      local_time: 'your time, {zone}',
     },
     ko: {
       console: '콘솔', admin_key: '관리자 키', sign_in: '로그인', sign_out: '로그아웃', overview: '개요',
@@ -47,11 +48,11 @@
       paused: '일시 정지', running: '입장 중', pause: '입장 일시 정지', resume: '입장 재개',
       open_now: '지금 열기', close_now: '지금 닫기', end_now: '지금 종료', extend: '연장', confirm_end: '한 번 더 누르면 지금 종료합니다',
       capacity: '동시 입장 수', rate_admits: '구간당 입장 수', rate_per: '구간', session_ttl: '세션 길이',
-      grace: '입장 확인 유예', idle_timeout: '유휴 제한 시간', opens_at: '오픈 시각 (RFC 3339)', site_url: '사이트 URL',
-      stock: '재고', per_visitor: '1인당 수량', closes_at: '마감 시각 (RFC 3339)', room: '연결된 대기실',
+      grace: '입장 확인 유예', idle_timeout: '유휴 제한 시간', opens_at: '오픈 시각', site_url: '사이트 URL',
+      stock: '재고', per_visitor: '1인당 수량', closes_at: '마감 시각', room: '연결된 대기실',
       release_on_claim: '수령 시 입장 해제', title: '제목', currency: '통화', start_price: '시작가',
-      increment: '입찰 단위', reserve_price: '최저 낙찰가', buy_now_price: '즉시 구매가', starts_at: '시작 시각 (RFC 3339)',
-      ends_at: '종료 시각 (RFC 3339)', admitted_total: '누적 입장', joins_s: '초당 합류', admissions_s: '초당 입장',
+      increment: '입찰 단위', reserve_price: '최저 낙찰가', buy_now_price: '즉시 구매가', starts_at: '시작 시각',
+      ends_at: '종료 시각', admitted_total: '누적 입장', joins_s: '초당 합류', admissions_s: '초당 입장',
       eta_back: '맨 뒤 대기 시간', claims_s: '초당 수령', bids_s: '초당 입찰', bidders: '입찰자', status: '상태',
       chart_line: '대기열', chart_flow: '초당 흐름', chart_eta: '맨 뒤 대기 시간 (분)', chart_stock: '재고',
       chart_claims: '초당 수령', chart_price: '가격', chart_bids: '초당 입찰과 입찰자',
@@ -63,6 +64,7 @@
       health_record: '영구 기록에 쓰지 못하고 있습니다. 다시 쓸 수 있을 때까지 수령과 입찰을 받지 않습니다.',
       health_record_outbox: '영구 기록에 쓰지 못하고 있습니다. 수령과 입찰은 계속되며, 다시 쓸 수 있을 때까지 Redis에서 기다립니다.',
       no_data: '표본을 모으는 중…', label_paused: '일시 정지됨', label_mode: '모드 (fifo, passthrough, reject, queue_all)', label_drop: '재고를 따르는 드롭', kind_room: '대기실', kind_drop: '드롭', kind_auction: '경매', label_release_on_claim: '수령 시 입장 해제',
+      local_time: '현지 시각, {zone}',
     },
   };
 
@@ -145,15 +147,34 @@
   // ---- Forms: one spec per kind; the API's refusal is shown next to the field it names. ----
   const FIELDS = {
     room: [['capacity', 'number'], ['rate_admits', 'number', 'rate'], ['rate_per', 'text', 'rate'], ['session_ttl', 'text'],
-      ['grace', 'text'], ['idle_timeout', 'text'], ['opens_at', 'text'], ['site_url', 'text'], ['mode', 'text'], ['drop', 'text', 'drop'], ['paused', 'checkbox']],
-    drop: [['stock', 'number'], ['per_visitor', 'number'], ['opens_at', 'text'], ['closes_at', 'text'], ['room', 'text'],
+      ['grace', 'text'], ['idle_timeout', 'text'], ['opens_at', 'datetime-local'], ['site_url', 'text'], ['mode', 'text'], ['drop', 'text', 'drop'], ['paused', 'checkbox']],
+    drop: [['stock', 'number'], ['per_visitor', 'number'], ['opens_at', 'datetime-local'], ['closes_at', 'datetime-local'], ['room', 'text'],
       ['release_on_claim', 'checkbox']],
     auction: [['title', 'text'], ['currency', 'text'], ['start_price', 'number'], ['increment', 'number'],
-      ['reserve_price', 'number'], ['buy_now_price', 'number'], ['starts_at', 'text'], ['ends_at', 'text'], ['room', 'text']],
+      ['reserve_price', 'number'], ['buy_now_price', 'number'], ['starts_at', 'datetime-local'], ['ends_at', 'datetime-local'], ['room', 'text']],
   };
-  const PLACEHOLDERS = { rate_per: '1m', session_ttl: '10m', grace: '60s', idle_timeout: '2m', opens_at: '2026-12-24T10:00:00Z',
-    closes_at: '2026-12-24T11:00:00Z', starts_at: '2026-12-24T10:00:00Z', ends_at: '2026-12-24T11:00:00Z', currency: 'KRW', mode: 'fifo' };
+  const PLACEHOLDERS = { rate_per: '1m', session_ttl: '10m', grace: '60s', idle_timeout: '2m', currency: 'KRW', mode: 'fifo' };
   const PATHS = { room: '/v1/rooms/', drop: '/v1/drops/', auction: '/v1/auctions/' };
+
+  // Times are edited in the operator's own time zone, which the label names, and sent as UTC
+  // instants: an opening typed as 20:00 in Seoul is 11:00Z, never 20:00Z.
+  const pad = (n) => String(n).padStart(2, '0');
+  const zone = (() => {
+    const off = -new Date().getTimezoneOffset();
+    const utc = 'UTC' + (off < 0 ? '-' : '+') + pad(Math.floor(Math.abs(off) / 60)) + ':' + pad(Math.abs(off) % 60);
+    const name = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    return name && name !== 'UTC' ? name + ', ' + utc : utc;
+  })();
+  const TIMES = new Set(['opens_at', 'closes_at', 'starts_at', 'ends_at']);
+  // change shows a value of the audit log: times as the form shows them, the rest as JSON.
+  const change = (field, v) => (TIMES.has(field) && typeof v === 'string' ? fmtTime(v) : JSON.stringify(v));
+  // localTime is an RFC 3339 instant as a datetime-local input shows it, to the second.
+  function localTime(s) {
+    const d = new Date(s);
+    if (Number.isNaN(d.getTime())) return '';
+    return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + 'T' + pad(d.getHours()) + ':' +
+      pad(d.getMinutes()) + ':' + pad(d.getSeconds());
+  }
 
   function buildForm(form) {
     const kind = form.dataset.kind;
@@ -162,10 +183,12 @@
     const prefix = (create ? 'new-' : 'edit-') + kind + '-';
     form.append(h('p', { class: 'error wide', 'data-err': '', role: 'alert' }));
     for (const [name, type, errKey] of fields) {
-      const input = h('input', { id: prefix + name, name, type, 'data-errkey': errKey || name, step: type === 'number' ? 'any' : null,
-        placeholder: PLACEHOLDERS[name],
+      const input = h('input', { id: prefix + name, name, type, 'data-errkey': errKey || name,
+        step: type === 'number' ? 'any' : type === 'datetime-local' ? '1' : null, placeholder: PLACEHOLDERS[name],
         'aria-describedby': prefix + name + '-err', required: create && name === 'id' });
-      form.append(h('div', { class: 'field' }, h('label', { for: prefix + name, text: name === 'id' ? 'ID' : t(TEXTS.en['label_' + name] ? 'label_' + name : name) }), input,
+      let label = name === 'id' ? 'ID' : t(TEXTS.en['label_' + name] ? 'label_' + name : name);
+      if (type === 'datetime-local') label += ' (' + t('local_time').replace('{zone}', zone) + ')';
+      form.append(h('div', { class: 'field' }, h('label', { for: prefix + name, text: label }), input,
         h('p', { class: 'error', id: prefix + name + '-err', 'data-err': errKey || name })));
     }
     form.append(h('div', { class: 'wide' }, h('button', { class: 'primary', type: 'submit', text: t(create ? 'create' : 'save') })));
@@ -180,7 +203,13 @@
     for (const input of form.querySelectorAll('input[name]')) {
       const x = v[input.name];
       if (input.type === 'checkbox') input.checked = !!x;
-      else input.value = x === undefined || x === null ? '' : String(x);
+      else if (input.type === 'datetime-local') {
+        // What the input shows is whole seconds: an unchanged field sends back the instant it was
+        // filled with, not one rounded to the second that the audit log would list as a change.
+        input.value = x ? localTime(x) : '';
+        input.dataset.filled = input.value;
+        input.dataset.instant = x || '';
+      } else input.value = x === undefined || x === null ? '' : String(x);
     }
   }
 
@@ -188,6 +217,11 @@
   // names the field it refuses), undefined when empty.
   function value(input) {
     if (input.type === 'checkbox') return input.checked;
+    if (input.type === 'datetime-local') {
+      if (input.value === '') return undefined;
+      if (input.value === input.dataset.filled && input.dataset.instant) return input.dataset.instant;
+      return new Date(input.value).toISOString().replace('.000Z', 'Z');
+    }
     const s = input.value.trim();
     if (s === '') return undefined;
     if (input.type === 'number' || input.name === 'increment') {
@@ -429,7 +463,7 @@
     }
     ol.replaceChildren(...entries.map((e) => h('li', {}, h('time', { datetime: e.at, text: fmtTime(e.at) }), ' — ',
       h('strong', { text: t('act_' + e.action) }), e.changes.length ? ': ' : '',
-      ...e.changes.flatMap((c, i) => [i ? ', ' : '', h('code', { text: c.field }), ' ' + JSON.stringify(c.old) + ' → ' + JSON.stringify(c.new)]))));
+      ...e.changes.flatMap((c, i) => [i ? ', ' : '', h('code', { text: c.field }), ' ' + change(c.field, c.old) + ' → ' + change(c.field, c.new)]))));
   }
 
   let controlsKey = '';
