@@ -181,6 +181,18 @@ func TestConsole(t *testing.T) {
 	until(t, "the change to be listed", func() bool {
 		return strings.Contains(eval[string](t, ctx, `document.getElementById('audit').textContent`), "rate")
 	})
+	// The mode is a choice named in words. The save above sent it back as it was (the room has none, which
+	// is fifo): the log lists no change of it.
+	if log := eval[string](t, ctx, `document.getElementById('audit').textContent`); strings.Contains(log, "mode") {
+		t.Fatalf("saving the rate changed the mode: %s", log)
+	}
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-room-mode"), "reject"), chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the mode to be applied", func() bool { return e.roomConfig("sale")["mode"] == "reject" })
+	if shown := eval[string](t, ctx, `document.querySelector('#edit-room-mode option:checked').textContent`); shown != "No new joins" {
+		t.Fatalf("the mode shows as %q", shown)
+	}
 
 	// A bad value is refused next to its field, and nothing changes.
 	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-room-capacity"), "-3"), chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {

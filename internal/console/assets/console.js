@@ -32,7 +32,7 @@
       health_store_full: 'The state store refuses writes (full, or unable to persist): joins, claims and bids fail until it has room.',
       health_record: 'The durable record fails writes: claims and bids are refused until it takes them again.',
       health_record_outbox: 'The durable record fails writes: claims and bids go on, and wait in Redis until it takes them again.',
-      no_data: 'Collecting samples…', label_paused: 'Paused', label_mode: 'Mode (fifo, passthrough, reject, queue_all)', label_drop: 'Follows the stock of drop', kind_room: 'Room', kind_drop: 'Drop', kind_auction: 'Auction', label_release_on_claim: 'Release admission on claim',
+      no_data: 'Collecting samples…', label_paused: 'Paused', label_mode: 'Mode', mode_fifo: 'A line, first come first served', mode_passthrough: 'Let everyone in', mode_reject: 'No new joins', mode_queue_all: 'Everyone waits until the opening', label_drop: 'Follows the stock of drop', kind_room: 'Room', kind_drop: 'Drop', kind_auction: 'Auction', label_release_on_claim: 'Release admission on claim',
       local_time: 'your time, {zone}',
     },
     ko: {
@@ -63,7 +63,7 @@
       health_store_full: '상태 저장소가 쓰기를 거부합니다 (가득 찼거나 저장할 수 없음). 공간이 생길 때까지 입장, 수령, 입찰이 실패합니다.',
       health_record: '영구 기록에 쓰지 못하고 있습니다. 다시 쓸 수 있을 때까지 수령과 입찰을 받지 않습니다.',
       health_record_outbox: '영구 기록에 쓰지 못하고 있습니다. 수령과 입찰은 계속되며, 다시 쓸 수 있을 때까지 Redis에서 기다립니다.',
-      no_data: '표본을 모으는 중…', label_paused: '일시 정지됨', label_mode: '모드 (fifo, passthrough, reject, queue_all)', label_drop: '재고를 따르는 드롭', kind_room: '대기실', kind_drop: '드롭', kind_auction: '경매', label_release_on_claim: '수령 시 입장 해제',
+      no_data: '표본을 모으는 중…', label_paused: '일시 정지됨', label_mode: '모드', mode_fifo: '선착순 대기열', mode_passthrough: '모두 바로 입장', mode_reject: '새 합류 받지 않음', mode_queue_all: '오픈까지 모두 대기', label_drop: '재고를 따르는 드롭', kind_room: '대기실', kind_drop: '드롭', kind_auction: '경매', label_release_on_claim: '수령 시 입장 해제',
       local_time: '현지 시각, {zone}',
     },
   };
@@ -147,13 +147,14 @@
   // ---- Forms: one spec per kind; the API's refusal is shown next to the field it names. ----
   const FIELDS = {
     room: [['capacity', 'number'], ['rate_admits', 'number', 'rate'], ['rate_per', 'text', 'rate'], ['session_ttl', 'text'],
-      ['grace', 'text'], ['idle_timeout', 'text'], ['opens_at', 'datetime-local'], ['site_url', 'text'], ['mode', 'text'], ['drop', 'text', 'drop'], ['paused', 'checkbox']],
+      ['grace', 'text'], ['idle_timeout', 'text'], ['opens_at', 'datetime-local'], ['site_url', 'text'], ['mode', 'select'], ['drop', 'text', 'drop'], ['paused', 'checkbox']],
     drop: [['stock', 'number'], ['per_visitor', 'number'], ['opens_at', 'datetime-local'], ['closes_at', 'datetime-local'], ['room', 'text'],
       ['release_on_claim', 'checkbox']],
     auction: [['title', 'text'], ['currency', 'text'], ['start_price', 'number'], ['increment', 'number'],
       ['reserve_price', 'number'], ['buy_now_price', 'number'], ['starts_at', 'datetime-local'], ['ends_at', 'datetime-local'], ['room', 'text']],
   };
-  const PLACEHOLDERS = { rate_per: '1m', session_ttl: '10m', grace: '60s', idle_timeout: '2m', currency: 'KRW', mode: 'fifo' };
+  const PLACEHOLDERS = { rate_per: '1m', session_ttl: '10m', grace: '60s', idle_timeout: '2m', currency: 'KRW' };
+  const CHOICES = { mode: ['fifo', 'passthrough', 'reject', 'queue_all'] };
   const PATHS = { room: '/v1/rooms/', drop: '/v1/drops/', auction: '/v1/auctions/' };
 
   // Times are edited in the operator's own time zone, which the label names, and sent as UTC
@@ -183,9 +184,11 @@
     const prefix = (create ? 'new-' : 'edit-') + kind + '-';
     form.append(h('p', { class: 'error wide', 'data-err': '', role: 'alert' }));
     for (const [name, type, errKey] of fields) {
-      const input = h('input', { id: prefix + name, name, type, 'data-errkey': errKey || name,
-        step: type === 'number' ? 'any' : type === 'datetime-local' ? '1' : null, placeholder: PLACEHOLDERS[name],
-        'aria-describedby': prefix + name + '-err', required: create && name === 'id' });
+      const attrs = { id: prefix + name, name, 'data-errkey': errKey || name, 'aria-describedby': prefix + name + '-err' };
+      const input = type === 'select'
+        ? h('select', attrs, ...CHOICES[name].map((v) => h('option', { value: v, text: t(name + '_' + v) })))
+        : h('input', Object.assign(attrs, { type, step: type === 'number' ? 'any' : type === 'datetime-local' ? '1' : null,
+          placeholder: PLACEHOLDERS[name], required: create && name === 'id' }));
       let label = name === 'id' ? 'ID' : t(TEXTS.en['label_' + name] ? 'label_' + name : name);
       if (type === 'datetime-local') label += ' (' + t('local_time').replace('{zone}', zone) + ')';
       form.append(h('div', { class: 'field' }, h('label', { for: prefix + name, text: label }), input,
@@ -200,15 +203,15 @@
     const v = Object.assign({}, cfg);
     if (cfg.rate) { v.rate_admits = cfg.rate.admits; v.rate_per = cfg.rate.per; }
     if (typeof cfg.increment === 'object') v.increment = JSON.stringify(cfg.increment);
-    for (const input of form.querySelectorAll('input[name]')) {
+    for (const input of form.querySelectorAll('[name]')) {
       const x = v[input.name];
       if (input.type === 'checkbox') input.checked = !!x;
-      else if (input.type === 'datetime-local') {
-        // What the input shows is whole seconds: an unchanged field sends back the instant it was
-        // filled with, not one rounded to the second that the audit log would list as a change.
-        input.value = x ? localTime(x) : '';
+      else if (input.type === 'datetime-local' || input.tagName === 'SELECT') {
+        // A time shows whole seconds, and a choice shows the default ("" is fifo) by its name: an
+        // unchanged field sends back what it was filled with, which the audit log lists as no change.
+        input.value = input.type === 'datetime-local' ? (x ? localTime(x) : '') : x || CHOICES[input.name][0];
         input.dataset.filled = input.value;
-        input.dataset.instant = x || '';
+        input.dataset.read = JSON.stringify(x === undefined ? null : x);
       } else input.value = x === undefined || x === null ? '' : String(x);
     }
   }
@@ -217,11 +220,9 @@
   // names the field it refuses), undefined when empty.
   function value(input) {
     if (input.type === 'checkbox') return input.checked;
-    if (input.type === 'datetime-local') {
-      if (input.value === '') return undefined;
-      if (input.value === input.dataset.filled && input.dataset.instant) return input.dataset.instant;
-      return new Date(input.value).toISOString().replace('.000Z', 'Z');
-    }
+    if (input.dataset.filled !== undefined && input.value === input.dataset.filled) return JSON.parse(input.dataset.read) ?? undefined;
+    if (input.type === 'datetime-local') return input.value === '' ? undefined : new Date(input.value).toISOString().replace('.000Z', 'Z');
+    if (input.tagName === 'SELECT' && input.form.dataset.create === '1' && input.value === CHOICES[input.name][0]) return undefined; // the default
     const s = input.value.trim();
     if (s === '') return undefined;
     if (input.type === 'number' || input.name === 'increment') {
@@ -235,7 +236,7 @@
   function formConfig(form, kind, base) {
     const out = Object.assign({}, base || {});
     const read = {};
-    for (const input of form.querySelectorAll('input[name]')) read[input.name] = value(input);
+    for (const input of form.querySelectorAll('[name]')) read[input.name] = value(input);
     delete read.id;
     if (kind === 'room') {
       out.rate = read.rate_admits !== undefined || read.rate_per !== undefined ? { admits: read.rate_admits, per: read.rate_per } : null;
@@ -256,7 +257,7 @@
     let slot = key && form.querySelector('p[data-err="' + key + '"]');
     if (!slot) slot = form.querySelector('p[data-err=""]');
     slot.textContent = e.message;
-    const bad = key ? form.querySelectorAll('input[data-errkey="' + key + '"]') : [];
+    const bad = key ? form.querySelectorAll('[data-errkey="' + key + '"]') : [];
     bad.forEach((i) => i.setAttribute('aria-invalid', 'true'));
     if (bad.length) bad[0].focus();
   }
