@@ -298,6 +298,13 @@ func TestAuctionPage(t *testing.T) {
 				t.Fatalf("the page read the auction %s times beside its live feed", n)
 			}
 			screenshot(t, ctx, "auction-"+lang.code)
+			if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
+				t.Fatal(err)
+			}
+			if wide := js(`String(document.documentElement.scrollWidth > window.innerWidth)`); wide != "false" {
+				t.Fatalf("at phone width the auction page scrolls sideways")
+			}
+			screenshot(t, ctx, "auction-phone-"+lang.code)
 			// The end is announced once to screen readers, with its winner, as the page then shows it.
 			if shown("#announce") != "" {
 				t.Fatalf("announced before the end: %q", shown("#announce"))
