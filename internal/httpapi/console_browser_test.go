@@ -225,6 +225,14 @@ func TestConsole(t *testing.T) {
 	}
 	until(t, "the cards", func() bool { return card("waiting") == "3" })
 	until(t, "the wait at the back in Korean units", func() bool { return waitInKorean.MatchString(card("eta_back")) })
+	// The API's refusal, said in Korean.
+	until(t, "the form", func() bool { return eval[string](t, ctx, `document.getElementById('edit-room-capacity').value`) == "2" })
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-room-capacity"), "-3"), chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the refusal in Korean", func() bool {
+		return eval[string](t, ctx, `document.getElementById('edit-room-capacity-err').textContent`) == "0에서 1000000000 사이여야 합니다"
+	})
 	screenshot(t, ctx, "console-room-ko")
 
 	// Sign out: the page is the sign-in form again and the API refuses the browser.

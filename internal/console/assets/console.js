@@ -252,11 +252,71 @@
     form.querySelectorAll('[aria-invalid]').forEach((i) => i.removeAttribute('aria-invalid'));
   }
 
+  // REASONS_KO say in Korean why the API refused a config: each pattern is tried on the reason (its
+  // message after "room config: field: "), and a reason none matches is shown as the API words it.
+  // TestRefusalsInKorean holds every refusal of a config to a pattern here.
+  const REASONS_KO = [
+    [/^must be between 0 and (\d+) leading zero bits$/, '0에서 $1 사이의 비트 수여야 합니다'],
+    [/^must be between 1 and (\d+) minor units$/, '1에서 $1 (최소 화폐 단위) 사이여야 합니다'],
+    [/^must be between 1 and the stock$/, '1에서 재고 수량 사이여야 합니다'],
+    [/^must be between (\S+) and (\S+)$/, '$1에서 $2 사이여야 합니다'],
+    [/^must be "#rrggbb"$/, '"#rrggbb" 형식이어야 합니다'],
+    [/^must be ("[^"]+"(?:, "[^"]+")*) or ("[^"]+")$/, '$1, $2 중 하나여야 합니다'],
+    [/^must be an RFC 3339 time from (\d+) to (\d+)$/, '$1년에서 $2년 사이의 RFC 3339 시각이어야 합니다'],
+    [/^must be an absolute http or https URL$/, 'http 또는 https로 시작하는 절대 URL이어야 합니다'],
+    [/^must be an ISO 4217 code such as (\w+)$/, '$1 같은 ISO 4217 통화 코드여야 합니다'],
+    [/^must be at least the start price and at most (\d+)$/, '시작가 이상, $1 이하여야 합니다'],
+    [/^must be above the start price, at least the reserve and at most (\d+)$/, '시작가보다 크고, 최저 낙찰가 이상, $1 이하여야 합니다'],
+    [/^must be after (\w+)$/, '$1 이후여야 합니다'],
+    [/^must be 1-(\d+) bytes$/, '1-$1바이트여야 합니다'],
+    [/^at most (\d+) bytes$/, '$1바이트 이하여야 합니다'],
+    [/^at most (\d+) codes$/, '코드는 $1개 이하여야 합니다'],
+    [/^codes are 1-(\d+) bytes$/, '코드는 1-$1바이트여야 합니다'],
+    [/^codes must be distinct and 1-(\d+) bytes$/, '코드는 서로 달라야 하고 1-$1바이트여야 합니다'],
+    [/^fewer codes than stock$/, '코드가 재고 수량보다 적습니다'],
+    [/^a language code such as "(\w+)" or "(\w+)"$/, '"$1"나 "$2" 같은 언어 코드여야 합니다'],
+    [/^set capacity, rate or both: a room with neither admits everybody at once$/, '동시 입장 수나 입장 속도를 정하세요. 둘 다 없는 대기실은 모두를 한꺼번에 들여보냅니다'],
+    [/^not a valid (room|drop) id$/, '올바른 ID가 아닙니다'],
+    [/^this server runs no drops$/, '이 서버는 드롭을 운영하지 않습니다'],
+    [/^is required$/, '꼭 입력해야 합니다'],
+    [/^needs a room$/, '대기실이 있어야 합니다'],
+    [/^"room" needs a room$/, '"room"에는 대기실이 있어야 합니다'],
+    [/^starts_at and ends_at are required$/, '시작 시각과 종료 시각을 모두 입력해야 합니다'],
+    [/^an auction lasts at most a year$/, '경매는 최대 1년 동안 열 수 있습니다'],
+    [/^window and extend must be positive durations of at most (\S+)$/, 'window와 extend는 $1 이하의 양의 기간이어야 합니다'],
+    [/^needs 1-(\d+) tiers$/, '구간이 1-$1개 있어야 합니다'],
+    [/^every step must be at least 1$/, '모든 입찰 단위는 1 이상이어야 합니다'],
+    [/^the first tier must start from 0$/, '첫 구간은 0에서 시작해야 합니다'],
+    [/^tiers must be in increasing order of from$/, '구간은 from이 커지는 순서여야 합니다'],
+    [/^tier bounds must be amounts$/, '구간 경계는 금액이어야 합니다'],
+    [/^the record holds (\d+) claims of this drop, more than the stock$/, '기록에 이 드롭의 수령이 $1건 있어 재고 수량보다 많습니다'],
+    [/^a patch is one JSON object of the fields to change$/, '바꿀 필드를 담은 JSON 객체 하나여야 합니다'],
+    [/^malformed JSON at offset (\d+)$/, 'JSON 형식이 잘못되었습니다 (위치 $1)'],
+    [/^malformed JSON: the body ends inside the object$/, 'JSON 객체가 끝나기 전에 본문이 끝났습니다'],
+    [/^field "([^"]+)" must be of type (\S+)$/, '"$1" 필드는 $2 형식이어야 합니다'],
+    [/^field "([^"]+)" is given twice$/, '"$1" 필드가 두 번 있습니다'],
+    [/^json: unknown field "([^"]+)"$/, '알 수 없는 필드 "$1"'],
+    [/^unexpected data after the JSON object$/, 'JSON 객체 뒤에 다른 내용이 있습니다'],
+    [/^empty body$/, '본문이 비어 있습니다'],
+    [/^duration must be a string such as "90s" or "10m"$/, '기간은 "90s"나 "10m" 같은 문자열이어야 합니다'],
+    [/^invalid duration "(.*)"$/, '올바른 기간이 아닙니다: "$1"'],
+    [/^parsing time "(.*)" as "[^"]+": .*$/, '"$1"은(는) RFC 3339 시각이 아닙니다'],
+  ];
+
+  // refusal is what the form says of the API's refusal, in the page's language.
+  function refusal(e) {
+    if (lang !== 'ko' || e.code !== 'invalid_config') return e.message;
+    let why = e.message.replace(/^(room|drop|auction) config: /, '');
+    if (e.field && why.startsWith(e.field + ': ')) why = why.slice(e.field.length + 2);
+    for (const [pattern, ko] of REASONS_KO) if (pattern.test(why)) return why.replace(pattern, ko);
+    return e.message;
+  }
+
   function showError(form, e) {
     const key = (e.field || '').split('.')[0];
     let slot = key && form.querySelector('p[data-err="' + key + '"]');
     if (!slot) slot = form.querySelector('p[data-err=""]');
-    slot.textContent = e.message;
+    slot.textContent = refusal(e);
     const bad = key ? form.querySelectorAll('[data-errkey="' + key + '"]') : [];
     bad.forEach((i) => i.setAttribute('aria-invalid', 'true'));
     if (bad.length) bad[0].focus();
