@@ -424,8 +424,17 @@ func TestConsoleTimesAreLocal(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
 		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#drops")),
 		chromedp.Click(chromedp.CSS(`details:has(form[data-kind=drop]) summary`)),
-		chromedp.SendKeys(chromedp.CSS("#new-drop-id"), "night"), chromedp.SendKeys(chromedp.CSS("#new-drop-stock"), "10"),
+		chromedp.SendKeys(chromedp.CSS("#new-drop-id"), "night sale"), chromedp.SendKeys(chromedp.CSS("#new-drop-stock"), "10"),
 		chromedp.SetValue(chromedp.CSS("#new-drop-opens_at"), shown(opens)),
+		chromedp.Click(chromedp.CSS(`form[data-kind=drop] button[type=submit]`))); err != nil {
+		t.Fatal(err)
+	}
+	// An id the API would refuse is the browser's to refuse, with the rule in the console's words.
+	if state := eval[string](t, ctx, `(() => { const i = document.getElementById('new-drop-id');
+		return i.matches(':invalid') + ' ' + i.title + ' ' + Boolean(document.querySelector('#drops tbody a')); })()`); state != "true An ID is 1-64 characters of A-Z, a-z, 0-9, _ and -. false" {
+		t.Fatalf("an id with a space: invalid, rule, a drop listed = %s", state)
+	}
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#new-drop-id"), "night"),
 		chromedp.Click(chromedp.CSS(`form[data-kind=drop] button[type=submit]`))); err != nil {
 		t.Fatal(err)
 	}

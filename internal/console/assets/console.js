@@ -34,6 +34,11 @@
       health_record_outbox: 'The durable record fails writes: claims and bids go on, and wait in Redis until it takes them again.',
       no_data: 'Collecting samples…', label_paused: 'Paused', label_mode: 'Mode', mode_fifo: 'A line, first come first served', mode_passthrough: 'Let everyone in', mode_reject: 'No new joins', mode_queue_all: 'Everyone waits until the opening', label_drop: 'Follows the stock of drop', kind_room: 'Room', kind_drop: 'Drop', kind_auction: 'Auction', label_release_on_claim: 'Release admission on claim',
       local_time: 'your time, {zone}',
+      id_rule: 'An ID is 1-64 characters of A-Z, a-z, 0-9, _ and -.',
+      err_drop_started: 'This drop has claims: it can no longer be replaced or deleted.',
+      err_auction_started: 'This auction has bids: it can no longer be replaced or deleted.',
+      err_auction_closed: 'The auction has ended.', err_not_found: 'It no longer exists.',
+      err_store_unavailable: 'The state store does not answer; try again in a moment.',
     },
     ko: {
       console: '콘솔', admin_key: '관리자 키', sign_in: '로그인', sign_out: '로그아웃', overview: '개요',
@@ -65,6 +70,11 @@
       health_record_outbox: '영구 기록에 쓰지 못하고 있습니다. 수령과 입찰은 계속되며, 다시 쓸 수 있을 때까지 Redis에서 기다립니다.',
       no_data: '표본을 모으는 중…', label_paused: '일시 정지됨', label_mode: '모드', mode_fifo: '선착순 대기열', mode_passthrough: '모두 바로 입장', mode_reject: '새 합류 받지 않음', mode_queue_all: '오픈까지 모두 대기', label_drop: '재고를 따르는 드롭', kind_room: '대기실', kind_drop: '드롭', kind_auction: '경매', label_release_on_claim: '수령 시 입장 해제',
       local_time: '현지 시각, {zone}',
+      id_rule: 'ID는 A-Z, a-z, 0-9, _, -로 된 1-64자여야 합니다.',
+      err_drop_started: '수령이 있는 드롭은 바꾸거나 지울 수 없습니다.',
+      err_auction_started: '입찰이 있는 경매는 바꾸거나 지울 수 없습니다.',
+      err_auction_closed: '경매가 끝났습니다.', err_not_found: '더 이상 없습니다.',
+      err_store_unavailable: '상태 저장소가 응답하지 않습니다. 잠시 후 다시 시도하세요.',
     },
   };
 
@@ -188,7 +198,9 @@
       const input = type === 'select'
         ? h('select', attrs, ...CHOICES[name].map((v) => h('option', { value: v, text: t(name + '_' + v) })))
         : h('input', Object.assign(attrs, { type, step: type === 'number' ? 'any' : type === 'datetime-local' ? '1' : null,
-          placeholder: PLACEHOLDERS[name], required: create && name === 'id' }));
+          placeholder: PLACEHOLDERS[name], required: create && name === 'id' },
+          // An id the API would refuse is refused here, with the rule: the form is not sent.
+          name === 'id' ? { pattern: '[A-Za-z0-9_\\-]{1,64}', maxlength: '64', title: t('id_rule') } : {}));
       let label = name === 'id' ? 'ID' : t(TEXTS.en['label_' + name] ? 'label_' + name : name);
       if (type === 'datetime-local') label += ' (' + t('local_time').replace('{zone}', zone) + ')';
       form.append(h('div', { class: 'field' }, h('label', { for: prefix + name, text: label }), input,
@@ -303,8 +315,12 @@
     [/^parsing time "(.*)" as "[^"]+": .*$/, '"$1"은(는) RFC 3339 시각이 아닙니다'],
   ];
 
-  // refusal is what the form says of the API's refusal, in the page's language.
+  // refusal is what the console says of the API's refusal, in the page's language: its own words for
+  // the refusals an operator meets, and for a config the API's reason, in Korean when the page is.
   function refusal(e) {
+    if (e.code === 'invalid_room_id') return t('id_rule');
+    const code = /_not_found$/.test(e.code || '') ? 'not_found' : e.code;
+    if (TEXTS.en['err_' + code]) return t('err_' + code);
     if (lang !== 'ko' || e.code !== 'invalid_config') return e.message;
     let why = e.message.replace(/^(room|drop|auction) config: /, '');
     if (e.field && why.startsWith(e.field + ': ')) why = why.slice(e.field.length + 2);
@@ -313,7 +329,7 @@
   }
 
   function showError(form, e) {
-    const key = (e.field || '').split('.')[0];
+    const key = (e.field || (e.code === 'invalid_room_id' ? 'id' : '')).split('.')[0];
     let slot = key && form.querySelector('p[data-err="' + key + '"]');
     if (!slot) slot = form.querySelector('p[data-err=""]');
     slot.textContent = refusal(e);
@@ -437,7 +453,7 @@
         }
         say(typeof done === 'string' ? done : t('saved')); // a control may say what it did
       } catch (e) {
-        say(e.message);
+        say(refusal(e));
       }
       b.disabled = false;
       refresh(true);
@@ -607,7 +623,7 @@
       if (status.textContent === t('offline')) say('');
       body.dataset.updated = new Date().toISOString();
     } catch (e) {
-      say(e.code ? e.message : t('offline'));
+      say(e.code ? refusal(e) : t('offline'));
     }
     timer = setTimeout(refresh, 1000);
   }
