@@ -278,6 +278,20 @@ func TestConsoleDropAndAuction(t *testing.T) {
 			"0|0.5|1|Collecting samples…"
 	})
 	screenshot(t, ctx, "console-drop")
+	// The claims download with the session, as the link on the page does.
+	fetchLink := func(sel string) string {
+		t.Helper()
+		text(t, ctx, sel)
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch(document.querySelector('`+sel+`').href).then(r =>
+			r.headers.get('Content-Disposition') + '\n' + r.status)`, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("fetching %s: %v", sel, err)
+		}
+		return got
+	}
+	if got := fetchLink("#ctl-export_claims"); got != "attachment; filename=\"drop-coupon-claims.csv\"\n200" {
+		t.Fatalf("the claims link answers %q", got)
+	}
 
 	// A drop that lists its codes, edited through the form, keeps them; the page's refreshes every
 	// second leave them out, and only the save reads them.
@@ -323,6 +337,9 @@ func TestConsoleDropAndAuction(t *testing.T) {
 	until(t, "the end to be listed", func() bool {
 		return strings.Contains(eval[string](t, ctx, `document.getElementById('audit').textContent`), "ended now")
 	})
+	if got := fetchLink("#ctl-export_events"); got != "attachment; filename=\"auction-lot-events.csv\"\n200" {
+		t.Fatalf("the ended auction's history link answers %q", got)
+	}
 	screenshot(t, ctx, "console-auction")
 }
 

@@ -272,6 +272,7 @@ func (s *Server) routes() {
 		m.HandleFunc("GET /v1/auctions", s.admin(s.listAuctions))
 		m.HandleFunc("GET /v1/auctions/{auction}/history", s.admin(history(s, "auction", s.auctions.History)))
 		m.HandleFunc("GET /v1/auctions/{auction}/config", s.admin(summary(s, "auction", s.auctions.Summary)))
+		m.HandleFunc("GET /v1/auctions/{auction}/events.csv", s.admin(s.exportEvents))
 		m.HandleFunc("POST /v1/auctions/{auction}/end", s.admin(s.endAuction))
 		m.HandleFunc("POST /v1/auctions/{auction}/extend", s.admin(s.extendAuction))
 		m.HandleFunc("PUT /v1/auctions/{auction}", s.admin(s.putAuction))
@@ -295,6 +296,7 @@ func (s *Server) routes() {
 		m.HandleFunc("GET /v1/drops/{drop}/live", s.dropLive)
 		m.HandleFunc("POST /v1/drops/{drop}/claims", s.postClaim)
 		m.HandleFunc("GET /v1/drops/{drop}/claims", s.admin(s.listClaims))
+		m.HandleFunc("GET /v1/drops/{drop}/claims.csv", s.admin(s.exportClaims))
 		m.HandleFunc("GET /v1/drops/{drop}/claims/mine", s.myClaims)
 		m.HandleFunc("GET /d/{drop}", s.dropPage)
 	}

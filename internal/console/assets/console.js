@@ -33,7 +33,7 @@
       health_record: 'The durable record fails writes: claims and bids are refused until it takes them again.',
       health_record_outbox: 'The durable record fails writes: claims and bids go on, and wait in Redis until it takes them again.',
       no_data: 'Collecting samples…', label_paused: 'Paused', label_mode: 'Mode', mode_fifo: 'A line, first come first served', mode_passthrough: 'Let everyone in', mode_reject: 'No new joins', mode_queue_all: 'Everyone waits until the opening', label_drop: 'Follows the stock of drop', kind_room: 'Room', kind_drop: 'Drop', kind_auction: 'Auction', label_release_on_claim: 'Release admission on claim',
-      local_time: 'your time, {zone}',
+      local_time: 'your time, {zone}', export_claims: 'Download the claims (CSV)', export_events: 'Download the auction’s history (CSV)',
       id_rule: 'An ID is 1-64 characters of A-Z, a-z, 0-9, _ and -.',
       err_drop_started: 'This drop has claims: it can no longer be replaced or deleted.',
       err_auction_started: 'This auction has bids: it can no longer be replaced or deleted.',
@@ -69,7 +69,7 @@
       health_record: '영구 기록에 쓰지 못하고 있습니다. 다시 쓸 수 있을 때까지 수령과 입찰을 받지 않습니다.',
       health_record_outbox: '영구 기록에 쓰지 못하고 있습니다. 수령과 입찰은 계속되며, 다시 쓸 수 있을 때까지 Redis에서 기다립니다.',
       no_data: '표본을 모으는 중…', label_paused: '일시 정지됨', label_mode: '모드', mode_fifo: '선착순 대기열', mode_passthrough: '모두 바로 입장', mode_reject: '새 합류 받지 않음', mode_queue_all: '오픈까지 모두 대기', label_drop: '재고를 따르는 드롭', kind_room: '대기실', kind_drop: '드롭', kind_auction: '경매', label_release_on_claim: '수령 시 입장 해제',
-      local_time: '현지 시각, {zone}',
+      local_time: '현지 시각, {zone}', export_claims: '수령 목록 내려받기 (CSV)', export_events: '경매 기록 내려받기 (CSV)',
       id_rule: 'ID는 A-Z, a-z, 0-9, _, -로 된 1-64자여야 합니다.',
       err_drop_started: '수령이 있는 드롭은 바꾸거나 지울 수 없습니다.',
       err_auction_started: '입찰이 있는 경매는 바꾸거나 지울 수 없습니다.',
@@ -441,6 +441,9 @@
     el.replaceChildren(...items.map(([k, v]) => card(k, v)));
   }
 
+  // download links an export of the API, which the session reads as it reads the rest.
+  const download = (path, label) => h('a', { href: base + path, download: '', id: 'ctl-' + label, class: 'download', text: t(label) });
+
   function control(label, cls, fn) {
     const b = h('button', { type: 'button', class: cls, id: 'ctl-' + label, text: t(label), onclick: async () => {
       b.disabled = true;
@@ -505,7 +508,7 @@
         ['stock', fmtNum(cur.config.stock)], ['claims_s', fmtNum(last && last.claims)]],
       controls: (cur) => [cur.status === 'open'
         ? control('close_now', 'danger', () => api('POST', '/v1/drops/' + id + '/close'))
-        : control('open_now', 'primary', () => api('POST', '/v1/drops/' + id + '/open'))],
+        : control('open_now', 'primary', () => api('POST', '/v1/drops/' + id + '/open')), download('/v1/drops/' + id + '/claims.csv', 'export_claims')],
     },
     auction: {
       read: async () => api('GET', '/v1/auctions/' + id + '/config'),
@@ -516,7 +519,8 @@
       cards: (cur, last) => [['status', t(cur.status)], ['price', fmtNum(cur.price) + ' ' + cur.config.currency],
         ['bids', fmtNum(cur.bids)], ['bidders', fmtNum(last && last.bidders)], ['ends', fmtTime(cur.ends_at)]],
       controls: (cur) => {
-        if (cur.status === 'closed' || cur.status === 'sold') return [];
+        const history = download('/v1/auctions/' + id + '/events.csv', 'export_events');
+        if (cur.status === 'closed' || cur.status === 'sold') return [history];
         const by = h('input', { id: 'extend-by', value: '5m', size: 5, 'aria-label': t('extend') });
         // Ending is asked twice: the first press arms the button for five seconds.
         const end = control('end_now', 'danger', async () => {
@@ -527,7 +531,7 @@
           }
           await api('POST', '/v1/auctions/' + id + '/end');
         });
-        return [end, control('extend', '', () => api('POST', '/v1/auctions/' + id + '/extend', { by: by.value })), by];
+        return [end, control('extend', '', () => api('POST', '/v1/auctions/' + id + '/extend', { by: by.value })), by, history];
       },
     },
   };
