@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -117,6 +118,23 @@ func checkDrop(t *testing.T, in []*instance, dsn string, won map[string]string, 
 	}
 	if len(claims) != 1000 {
 		t.Fatalf("%d claims in the drop, stock 1000", len(claims))
+	}
+	// The operator's export of the drop, on Redis: the same claims, in the same order.
+	req, _ := http.NewRequest("GET", live.base+"/v1/drops/big/claims.csv", nil)
+	req.Header.Set("Authorization", "Bearer "+testAdminKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(res.Body).ReadAll()
+	res.Body.Close()
+	if err != nil || len(rows) != len(claims)+1 {
+		t.Fatalf("the export: %d rows, %v; want %d claims", len(rows), err, len(claims))
+	}
+	for i, c := range claims {
+		if m := c.(map[string]any); rows[i+1][1] != m["claim_id"] || rows[i+1][2] != m["code"] {
+			t.Fatalf("export row %d is %v; the listing says %v", i+1, rows[i+1], m)
+		}
 	}
 	if exact201 && len(won) != 1000 {
 		t.Fatalf("%d claims answered 201, stock 1000", len(won))
