@@ -498,3 +498,37 @@ func TestConsoleTimesAreLocal(t *testing.T) {
 	}
 	screenshot(t, ctx, "console-time-local")
 }
+
+// TestConsoleDeletes: a drop is deleted from its page by two presses, the first of which only asks,
+// and the page then shows the overview; a drop that has claims is refused, in the console's words.
+func TestConsoleDeletes(t *testing.T) {
+	e := setup(t, withConsole())
+	e.want(e.do("PUT", "/v1/drops/spare", adminKey, e.dropCfg("")), 200, "")
+	e.want(e.do("PUT", "/v1/drops/taken", adminKey, e.dropCfg("")), 200, "")
+	e.want(e.do("POST", "/v1/drops/taken/claims", "", ""), 201, "")
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#drops tbody a")),
+		chromedp.Navigate(e.srv.URL+"/admin/drops/spare"), chromedp.Click(chromedp.CSS("#ctl-delete"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the press to ask", func() bool { return text(t, ctx, "#ctl-delete") == "Press again to delete" })
+	e.want(e.do("GET", "/v1/drops/spare", "", ""), 200, "")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#ctl-delete"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the overview", func() bool { return eval[string](t, ctx, `location.pathname`) == "/admin" })
+	e.want(e.do("GET", "/v1/drops/spare", "", ""), 404, "drop_not_found")
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/drops/taken"), chromedp.Click(chromedp.CSS("#ctl-delete"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the press to ask", func() bool { return text(t, ctx, "#ctl-delete") == "Press again to delete" })
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#ctl-delete"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the refusal", func() bool {
+		return text(t, ctx, "#status") == "This drop has claims: it can no longer be replaced or deleted."
+	})
+	e.want(e.do("GET", "/v1/drops/taken", "", ""), 200, "")
+}

@@ -15,7 +15,7 @@
       saved: 'Saved.', updated: 'Updated', invite_codes: 'Invite codes, one per line', add_invites: 'Add invite codes',
       invites_added: 'Added {n} new codes. Send each invitee its link: {link}', offline: 'Cannot reach rushgate; retrying…',
       paused: 'paused', running: 'admitting', pause: 'Pause admissions', resume: 'Resume admissions',
-      open_now: 'Open now', close_now: 'Close now', end_now: 'End now', extend: 'Extend by', confirm_end: 'Press again to end now',
+      open_now: 'Open now', close_now: 'Close now', end_now: 'End now', extend: 'Extend by', confirm_end: 'Press again to end now', delete: 'Delete', confirm_delete: 'Press again to delete',
       capacity: 'Capacity', rate_admits: 'Admissions per interval', rate_per: 'Interval', session_ttl: 'Session length',
       grace: 'Grace to collect', idle_timeout: 'Idle timeout', opens_at: 'Opens at', site_url: 'Site URL',
       stock: 'Stock', per_visitor: 'Per visitor', closes_at: 'Closes at', room: 'Behind room',
@@ -51,7 +51,7 @@
       saved: '저장했습니다.', updated: '갱신', invite_codes: '초대 코드 (한 줄에 하나)', add_invites: '초대 코드 추가',
       invites_added: '새 코드 {n}개를 추가했습니다. 초대받은 분께 각자의 링크를 보내세요: {link}', offline: 'rushgate에 연결할 수 없습니다. 다시 시도하는 중…',
       paused: '일시 정지', running: '입장 중', pause: '입장 일시 정지', resume: '입장 재개',
-      open_now: '지금 열기', close_now: '지금 닫기', end_now: '지금 종료', extend: '연장', confirm_end: '한 번 더 누르면 지금 종료합니다',
+      open_now: '지금 열기', close_now: '지금 닫기', end_now: '지금 종료', extend: '연장', confirm_end: '한 번 더 누르면 지금 종료합니다', delete: '삭제', confirm_delete: '한 번 더 누르면 삭제합니다',
       capacity: '동시 입장 수', rate_admits: '구간당 입장 수', rate_per: '구간', session_ttl: '세션 길이',
       grace: '입장 확인 유예', idle_timeout: '유휴 제한 시간', opens_at: '오픈 시각', site_url: '사이트 URL',
       stock: '재고', per_visitor: '1인당 수량', closes_at: '마감 시각', room: '연결된 대기실',
@@ -444,13 +444,34 @@
   // download links an export of the API, which the session reads as it reads the rest.
   const download = (path, label) => h('a', { href: base + path, download: '', id: 'ctl-' + label, class: 'download', text: t(label) });
 
+  // twice makes a control that acts only on a second press within five seconds: the first one says so.
+  function twice(label, confirm, cls, fn) {
+    const b = control(label, cls, async () => {
+      if (b.dataset.armed !== '1') {
+        b.dataset.armed = '1';
+        setTimeout(() => { b.dataset.armed = ''; b.textContent = t(label); }, 5000);
+        return 'armed:' + confirm;
+      }
+      return fn();
+    });
+    return b;
+  }
+
+  // remove deletes the page's room, drop or auction, then shows the overview; the API refuses a drop
+  // with claims and an auction with bids, and the page says so.
+  const remove = () => twice('delete', 'confirm_delete', 'danger', async () => {
+    await api('DELETE', PATHS[page] + id);
+    location.href = base + '/admin';
+    return t('saved');
+  });
+
   function control(label, cls, fn) {
     const b = h('button', { type: 'button', class: cls, id: 'ctl-' + label, text: t(label), onclick: async () => {
       b.disabled = true;
       try {
         const done = await fn();
-        if (done === 'armed') {
-          b.textContent = t('confirm_end');
+        if (typeof done === 'string' && done.startsWith('armed:')) {
+          b.textContent = t(done.slice(6));
           b.disabled = false;
           return;
         }
@@ -484,7 +505,7 @@
         const pause = cur.config.paused
           ? control('resume', 'primary', () => api('PATCH', '/v1/rooms/' + id, { paused: false }))
           : control('pause', 'danger', () => api('PATCH', '/v1/rooms/' + id, { paused: true }));
-        if (cur.config.entry !== 'invite') return [pause];
+        if (cur.config.entry !== 'invite') return [pause, remove()];
         // A line by invitation: codes pasted here, and the link each invitee gets.
         const codes = h('textarea', { id: 'invite-codes', rows: 3, 'aria-label': t('invite_codes'), placeholder: t('invite_codes') });
         const add = control('add_invites', '', async () => {
@@ -494,7 +515,7 @@
           const link = location.origin + base + '/r/' + encodeURIComponent(id) + '?invite=CODE';
           return t('invites_added').replace('{n}', fmtNum(r.added)).replace('{link}', link);
         });
-        return [pause, codes, add];
+        return [pause, codes, add, remove()];
       },
     },
     drop: {
@@ -508,7 +529,7 @@
         ['stock', fmtNum(cur.config.stock)], ['claims_s', fmtNum(last && last.claims)]],
       controls: (cur) => [cur.status === 'open'
         ? control('close_now', 'danger', () => api('POST', '/v1/drops/' + id + '/close'))
-        : control('open_now', 'primary', () => api('POST', '/v1/drops/' + id + '/open')), download('/v1/drops/' + id + '/claims.csv', 'export_claims')],
+        : control('open_now', 'primary', () => api('POST', '/v1/drops/' + id + '/open')), remove(), download('/v1/drops/' + id + '/claims.csv', 'export_claims')],
     },
     auction: {
       read: async () => api('GET', '/v1/auctions/' + id + '/config'),
@@ -520,18 +541,10 @@
         ['bids', fmtNum(cur.bids)], ['bidders', fmtNum(last && last.bidders)], ['ends', fmtTime(cur.ends_at)]],
       controls: (cur) => {
         const history = download('/v1/auctions/' + id + '/events.csv', 'export_events');
-        if (cur.status === 'closed' || cur.status === 'sold') return [history];
+        if (cur.status === 'closed' || cur.status === 'sold') return [remove(), history];
         const by = h('input', { id: 'extend-by', value: '5m', size: 5, 'aria-label': t('extend') });
-        // Ending is asked twice: the first press arms the button for five seconds.
-        const end = control('end_now', 'danger', async () => {
-          if (end.dataset.armed !== '1') {
-            end.dataset.armed = '1';
-            setTimeout(() => { end.dataset.armed = ''; end.textContent = t('end_now'); }, 5000);
-            return 'armed';
-          }
-          await api('POST', '/v1/auctions/' + id + '/end');
-        });
-        return [end, control('extend', '', () => api('POST', '/v1/auctions/' + id + '/extend', { by: by.value })), by, history];
+        const end = twice('end_now', 'confirm_end', 'danger', () => api('POST', '/v1/auctions/' + id + '/end'));
+        return [end, control('extend', '', () => api('POST', '/v1/auctions/' + id + '/extend', { by: by.value })), by, remove(), history];
       },
     },
   };
