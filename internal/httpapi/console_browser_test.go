@@ -321,7 +321,20 @@ func TestConsoleDropAndAuction(t *testing.T) {
 		t.Fatalf("the page read the whole config %s times and the brief one %s times; want once (the save), and each refresh", whole, brief)
 	}
 
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/auctions/lot"), chromedp.Click(chromedp.CSS("#ctl-end_now"))); err != nil {
+	// A soft close, set through the form's two fields.
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/auctions/lot"), chromedp.WaitVisible(chromedp.CSS("#edit-auction-soft_window"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the auction's form", func() bool { return eval[string](t, ctx, `document.getElementById('edit-auction-title').value`) == "Lot" })
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-auction-soft_window"), "2m"), chromedp.SetValue(chromedp.CSS("#edit-auction-soft_extend"), "1m"),
+		chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the soft close", func() bool {
+		c, _ := e.do("GET", "/v1/auctions/lot/config", adminKey, "").body["config"].(map[string]any)
+		return fmt.Sprint(c["soft_close"]) == "map[extend:1m0s window:2m0s]"
+	})
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#ctl-end_now"))); err != nil {
 		t.Fatal(err)
 	}
 	until(t, "the end button to arm", func() bool {
@@ -451,7 +464,7 @@ func TestConsoleTimesAreLocal(t *testing.T) {
 		return i.matches(':invalid') + ' ' + i.title + ' ' + Boolean(document.querySelector('#drops tbody a')); })()`); state != "true An ID is 1-64 characters of A-Z, a-z, 0-9, _ and -. false" {
 		t.Fatalf("an id with a space: invalid, rule, a drop listed = %s", state)
 	}
-	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#new-drop-id"), "night"),
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#new-drop-id"), "night"), chromedp.SetValue(chromedp.CSS("#new-drop-identity"), "site"),
 		chromedp.Click(chromedp.CSS(`form[data-kind=drop] button[type=submit]`))); err != nil {
 		t.Fatal(err)
 	}
@@ -462,6 +475,9 @@ func TestConsoleTimesAreLocal(t *testing.T) {
 	until(t, "the drop", func() bool { return config() != nil })
 	if got, want := config()["opens_at"], opens.UTC().Format(time.RFC3339); got != want {
 		t.Fatalf("typed %s in Seoul, the drop opens at %v; want %s", opens.Format(time.DateTime), got, want)
+	}
+	if got := config()["identity"]; got != "site" {
+		t.Fatalf("chose the site's customers; the drop's identity is %v", got)
 	}
 	until(t, "the drop's page", func() bool {
 		return eval[string](t, ctx, `(document.getElementById('edit-drop-opens_at') || {}).value || ''`) == shown(opens)

@@ -33,6 +33,9 @@
       health_record: 'The durable record fails writes: claims and bids are refused until it takes them again.',
       health_record_outbox: 'The durable record fails writes: claims and bids go on, and wait in Redis until it takes them again.',
       no_data: 'Collecting samples…', label_paused: 'Paused', label_mode: 'Mode', mode_fifo: 'A line, first come first served', mode_passthrough: 'Let everyone in', mode_reject: 'No new joins', mode_queue_all: 'Everyone waits until the opening', label_drop: 'Follows the stock of drop', kind_room: 'Room', kind_drop: 'Drop', kind_auction: 'Auction', label_release_on_claim: 'Release admission on claim',
+      label_entry: 'Entry', entry_open: 'Open to everybody', entry_invite: 'By invitation only',
+      label_identity: 'Who may take part', identity_any: 'Anybody (per visitor token)', identity_site: 'Customers your site signed in',
+      identity_room: 'Visitors the room admitted', soft_window: 'Soft close: bids in the last', soft_extend: 'extend the end by',
       local_time: 'your time, {zone}', export_claims: 'Download the claims (CSV)', export_events: 'Download the auction’s history (CSV)',
       id_rule: 'An ID is 1-64 characters of A-Z, a-z, 0-9, _ and -.',
       err_drop_started: 'This drop has claims: it can no longer be replaced or deleted.',
@@ -69,6 +72,9 @@
       health_record: '영구 기록에 쓰지 못하고 있습니다. 다시 쓸 수 있을 때까지 수령과 입찰을 받지 않습니다.',
       health_record_outbox: '영구 기록에 쓰지 못하고 있습니다. 수령과 입찰은 계속되며, 다시 쓸 수 있을 때까지 Redis에서 기다립니다.',
       no_data: '표본을 모으는 중…', label_paused: '일시 정지됨', label_mode: '모드', mode_fifo: '선착순 대기열', mode_passthrough: '모두 바로 입장', mode_reject: '새 합류 받지 않음', mode_queue_all: '오픈까지 모두 대기', label_drop: '재고를 따르는 드롭', kind_room: '대기실', kind_drop: '드롭', kind_auction: '경매', label_release_on_claim: '수령 시 입장 해제',
+      label_entry: '입장 방식', entry_open: '누구나', entry_invite: '초대받은 사람만',
+      label_identity: '참여할 수 있는 사람', identity_any: '누구나 (방문자 토큰마다)', identity_site: '사이트에 로그인한 고객',
+      identity_room: '대기실이 입장시킨 방문자', soft_window: '연장 마감: 마지막 구간의 입찰은', soft_extend: '종료를 이만큼 연장',
       local_time: '현지 시각, {zone}', export_claims: '수령 목록 내려받기 (CSV)', export_events: '경매 기록 내려받기 (CSV)',
       id_rule: 'ID는 A-Z, a-z, 0-9, _, -로 된 1-64자여야 합니다.',
       err_drop_started: '수령이 있는 드롭은 바꾸거나 지울 수 없습니다.',
@@ -157,14 +163,17 @@
   // ---- Forms: one spec per kind; the API's refusal is shown next to the field it names. ----
   const FIELDS = {
     room: [['capacity', 'number'], ['rate_admits', 'number', 'rate'], ['rate_per', 'text', 'rate'], ['session_ttl', 'text'],
-      ['grace', 'text'], ['idle_timeout', 'text'], ['opens_at', 'datetime-local'], ['site_url', 'text'], ['mode', 'select'], ['drop', 'text', 'drop'], ['paused', 'checkbox']],
+      ['grace', 'text'], ['idle_timeout', 'text'], ['opens_at', 'datetime-local'], ['site_url', 'text'], ['mode', 'select'], ['entry', 'select'], ['drop', 'text', 'drop'], ['paused', 'checkbox']],
     drop: [['stock', 'number'], ['per_visitor', 'number'], ['opens_at', 'datetime-local'], ['closes_at', 'datetime-local'], ['room', 'text'],
-      ['release_on_claim', 'checkbox']],
+      ['identity', 'select'], ['release_on_claim', 'checkbox']],
     auction: [['title', 'text'], ['currency', 'text'], ['start_price', 'number'], ['increment', 'number'],
-      ['reserve_price', 'number'], ['buy_now_price', 'number'], ['starts_at', 'datetime-local'], ['ends_at', 'datetime-local'], ['room', 'text']],
+      ['reserve_price', 'number'], ['buy_now_price', 'number'], ['starts_at', 'datetime-local'], ['ends_at', 'datetime-local'], ['room', 'text'],
+      ['identity', 'select'], ['soft_window', 'text', 'soft_close'], ['soft_extend', 'text', 'soft_close']],
   };
-  const PLACEHOLDERS = { rate_per: '1m', session_ttl: '10m', grace: '60s', idle_timeout: '2m', currency: 'KRW' };
-  const CHOICES = { mode: ['fifo', 'passthrough', 'reject', 'queue_all'] };
+  const PLACEHOLDERS = { rate_per: '1m', session_ttl: '10m', grace: '60s', idle_timeout: '2m', currency: 'KRW', soft_window: '2m',
+    soft_extend: '2m' };
+  // The choices of a select, its default first.
+  const CHOICES = { mode: ['fifo', 'passthrough', 'reject', 'queue_all'], entry: ['open', 'invite'], identity: ['any', 'site', 'room'] };
   const PATHS = { room: '/v1/rooms/', drop: '/v1/drops/', auction: '/v1/auctions/' };
 
   // Times are edited in the operator's own time zone, which the label names, and sent as UTC
@@ -214,6 +223,7 @@
   function fill(form, cfg) {
     const v = Object.assign({}, cfg);
     if (cfg.rate) { v.rate_admits = cfg.rate.admits; v.rate_per = cfg.rate.per; }
+    if (cfg.soft_close) { v.soft_window = cfg.soft_close.window; v.soft_extend = cfg.soft_close.extend; }
     if (typeof cfg.increment === 'object') v.increment = JSON.stringify(cfg.increment);
     for (const input of form.querySelectorAll('[name]')) {
       const x = v[input.name];
@@ -254,6 +264,11 @@
       out.rate = read.rate_admits !== undefined || read.rate_per !== undefined ? { admits: read.rate_admits, per: read.rate_per } : null;
       delete read.rate_admits;
       delete read.rate_per;
+    }
+    if (kind === 'auction') {
+      out.soft_close = read.soft_window !== undefined || read.soft_extend !== undefined ? { window: read.soft_window, extend: read.soft_extend } : null;
+      delete read.soft_window;
+      delete read.soft_extend;
     }
     for (const [k, v] of Object.entries(read)) out[k] = v === undefined ? null : v;
     return out;
