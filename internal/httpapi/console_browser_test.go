@@ -416,6 +416,15 @@ func TestConsoleInvites(t *testing.T) {
 	if eval[bool](t, ctx, `document.getElementById('invite-codes') !== null`) {
 		t.Fatal("an open room's page offers invite codes")
 	}
+	// Made a room by invitation through its form, it offers them.
+	until(t, "the room's form", func() bool { return eval[string](t, ctx, `document.getElementById('edit-room-capacity').value`) == "1" })
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-room-entry"), "invite"), chromedp.Click(chromedp.CSS("#edit button[type=submit]")),
+		chromedp.WaitVisible(chromedp.CSS("#invite-codes"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.roomConfig("open")["entry"]; got != "invite" {
+		t.Fatalf("the room's entry after the form: %v", got)
+	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/rooms/presale"), chromedp.WaitVisible(chromedp.CSS("#invite-codes")),
 		chromedp.SendKeys(chromedp.CSS("#invite-codes"), "K7Q-2M\nK7Q-3N, K7Q-2M"), chromedp.Click(chromedp.CSS("#ctl-add_invites"))); err != nil {
 		t.Fatal(err)
