@@ -325,7 +325,9 @@ func TestConsoleDropAndAuction(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/auctions/lot"), chromedp.WaitVisible(chromedp.CSS("#edit-auction-soft_window"))); err != nil {
 		t.Fatal(err)
 	}
-	until(t, "the auction's form", func() bool { return eval[string](t, ctx, `document.getElementById('edit-auction-title').value`) == "Lot" })
+	until(t, "the auction's form", func() bool {
+		return eval[string](t, ctx, `document.getElementById('edit-auction-title').value`) == "Lot"
+	})
 	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-auction-soft_window"), "2m"), chromedp.SetValue(chromedp.CSS("#edit-auction-soft_extend"), "1m"),
 		chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
 		t.Fatal(err)
