@@ -321,13 +321,20 @@ func TestConsoleDropAndAuction(t *testing.T) {
 		t.Fatalf("the page read the whole config %s times and the brief one %s times; want once (the save), and each refresh", whole, brief)
 	}
 
-	// A soft close, set through the form's two fields.
+	// The auction's page: amounts as their currency writes them (the API keeps minor units, of which ₩
+	// has none), and a soft close set through the form's two fields.
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/auctions/lot"), chromedp.WaitVisible(chromedp.CSS("#edit-auction-soft_window"))); err != nil {
 		t.Fatal(err)
 	}
 	until(t, "the auction's form", func() bool {
 		return eval[string](t, ctx, `document.getElementById('edit-auction-title').value`) == "Lot"
 	})
+	until(t, "the price card", func() bool {
+		return eval[string](t, ctx, `document.querySelector('[data-card="price"] .v').textContent`) == "₩10,000"
+	})
+	if hint := eval[string](t, ctx, `document.getElementById('edit-auction-start_price-money').textContent`); hint != "= ₩10,000" {
+		t.Fatalf("the start price's line says %q", hint)
+	}
 	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-auction-soft_window"), "2m"), chromedp.SetValue(chromedp.CSS("#edit-auction-soft_extend"), "1m"),
 		chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
 		t.Fatal(err)

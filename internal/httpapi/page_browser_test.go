@@ -653,3 +653,34 @@ func TestAuctionPageForAnAccount(t *testing.T) {
 		})
 	}
 }
+
+// TestAuctionPageInCents: amounts are minor units. A euro auction starting at 1000 shows €10.00, not
+// "1,000 EUR"; a bidder types a price as people do, 11.50, and bids 1150 cents; the history shows the
+// bids made before the page opened, newest first, in euros too.
+func TestAuctionPageInCents(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg("")), 200, "") // EUR, from 1000, steps of 100
+	e.want(e.do("POST", "/v1/auctions/lot/bids", e.visitorToken("early"), `{"amount": 1000}`), 201, "")
+	e.want(e.do("POST", "/v1/auctions/lot/bids", e.visitorToken("later"), `{"amount": 1100}`), 201, "")
+	ctx := tab(t)
+	shown := func(sel string) string {
+		return eval[string](t, ctx, `(document.querySelector('`+sel+`') || {}).textContent || ''`)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/a/lot?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the price in euros", func() bool { return shown("#price") == "€11.00" })
+	if min := shown("#min"); !strings.HasSuffix(min, "€12.00") {
+		t.Fatalf("the next minimum reads %q", min)
+	}
+	until(t, "the history", func() bool { return strings.Count(shown("#history"), "€") == 2 })
+	if h := shown("#history li:first-child"); !strings.HasPrefix(h, "€11.00") {
+		t.Fatalf("the newest bid of the history reads %q", h)
+	}
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#amount"), "12.50"), chromedp.Click(chromedp.CSS("#bid"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the bid", func() bool { return e.do("GET", "/v1/auctions/lot", "", "").num("price") == 1250 })
+	until(t, "the new price", func() bool { return shown("#price") == "€12.50" })
+	screenshot(t, ctx, "auction-euro")
+}

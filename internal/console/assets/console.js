@@ -152,6 +152,15 @@
 
   const fmtTime = (s) => (s ? new Date(s).toLocaleString(lang) : '–');
   const fmtNum = (n) => (typeof n === 'number' ? n.toLocaleString(lang, { maximumFractionDigits: 1 }) : '–');
+  // fmtMoney shows an amount, which the API keeps in minor units (cents), as its currency writes it.
+  function fmtMoney(n, code) {
+    try {
+      const f = new Intl.NumberFormat(lang, { style: 'currency', currency: code });
+      return f.format(n / 10 ** f.resolvedOptions().maximumFractionDigits);
+    } catch (_) {
+      return fmtNum(n) + ' ' + code;
+    }
+  }
   // fmtWait shows a wait in its largest whole unit, in the page's language ("42s", "42초").
   function fmtWait(secs) {
     if (!secs) return '–';
@@ -196,6 +205,17 @@
       pad(d.getMinutes()) + ':' + pad(d.getSeconds());
   }
 
+  // An amount is typed as the API keeps it, in minor units (cents); the line under it says what that is
+  // in its currency: 1050 in EUR is €10.50, 31000 in KRW is ₩31,000.
+  const MONEY = new Set(['start_price', 'reserve_price', 'buy_now_price']);
+  function moneyHints(form) {
+    const code = ((form.querySelector('[name=currency]') || {}).value || '').trim().toUpperCase();
+    form.querySelectorAll('[data-money]').forEach((p) => {
+      const v = Number(form.querySelector('[name=' + p.dataset.money + ']').value);
+      p.textContent = /^[A-Z]{3}$/.test(code) && Number.isInteger(v) && v > 0 ? '= ' + fmtMoney(v, code) : '';
+    });
+  }
+
   function buildForm(form) {
     const kind = form.dataset.kind;
     const create = form.dataset.create === '1';
@@ -203,7 +223,8 @@
     const prefix = (create ? 'new-' : 'edit-') + kind + '-';
     form.append(h('p', { class: 'error wide', 'data-err': '', role: 'alert' }));
     for (const [name, type, errKey] of fields) {
-      const attrs = { id: prefix + name, name, 'data-errkey': errKey || name, 'aria-describedby': prefix + name + '-err' };
+      const attrs = { id: prefix + name, name, 'data-errkey': errKey || name,
+        'aria-describedby': prefix + name + '-err' + (MONEY.has(name) ? ' ' + prefix + name + '-money' : '') };
       const input = type === 'select'
         ? h('select', attrs, ...CHOICES[name].map((v) => h('option', { value: v, text: t(name + '_' + v) })))
         : h('input', Object.assign(attrs, { type, step: type === 'number' ? 'any' : type === 'datetime-local' ? '1' : null,
@@ -213,10 +234,11 @@
       let label = name === 'id' ? 'ID' : t(TEXTS.en['label_' + name] ? 'label_' + name : name);
       if (type === 'datetime-local') label += ' (' + t('local_time').replace('{zone}', zone) + ')';
       form.append(h('div', { class: 'field' }, h('label', { for: prefix + name, text: label }), input,
+        MONEY.has(name) ? h('p', { class: 'hint', id: prefix + name + '-money', 'data-money': name }) : null,
         h('p', { class: 'error', id: prefix + name + '-err', 'data-err': errKey || name })));
     }
     form.append(h('div', { class: 'wide' }, h('button', { class: 'primary', type: 'submit', text: t(create ? 'create' : 'save') })));
-    form.addEventListener('input', () => { form.dataset.dirty = '1'; });
+    form.addEventListener('input', () => { form.dataset.dirty = '1'; moneyHints(form); });
     form.addEventListener('submit', (ev) => { ev.preventDefault(); submit(form, kind, create); });
   }
 
@@ -236,6 +258,7 @@
         input.dataset.read = JSON.stringify(x === undefined ? null : x);
       } else input.value = x === undefined || x === null ? '' : String(x);
     }
+    moneyHints(form);
   }
 
   // value reads an input: a number when it reads as one, the text as typed otherwise (so that the API
@@ -552,7 +575,7 @@
         chart('price', t('chart_price'), [{ label: 'price', get: (p) => p.price }]),
         chart('bids', t('chart_bids'), [{ label: 'bids_s', get: (p) => p.bids }, { label: 'bidders', get: (p) => p.bidders }]),
       ],
-      cards: (cur, last) => [['status', t(cur.status)], ['price', fmtNum(cur.price) + ' ' + cur.config.currency],
+      cards: (cur, last) => [['status', t(cur.status)], ['price', fmtMoney(cur.price, cur.config.currency)],
         ['bids', fmtNum(cur.bids)], ['bidders', fmtNum(last && last.bidders)], ['ends', fmtTime(cur.ends_at)]],
       controls: (cur) => {
         const history = download('/v1/auctions/' + id + '/events.csv', 'export_events');
@@ -624,7 +647,7 @@
       fmtNum(r.stats.waiting), fmtNum(r.stats.active), fmtNum(r.stats.admitted_total),
       [r.config.capacity ? '≤ ' + r.config.capacity : '', r.config.rate ? r.config.rate.admits + '/' + r.config.rate.per : ''].filter(Boolean).join(' · ')]));
     fill('drops', drops.drops, (d) => row(base + '/admin/drops/' + d.id, [d.id, badge(d.status), fmtNum(d.claimed), fmtNum(d.remaining), fmtTime(d.config.opens_at)]));
-    fill('auctions', auctions.auctions, (a) => row(base + '/admin/auctions/' + a.id, [a.id, badge(a.status), fmtNum(a.price) + ' ' + a.config.currency,
+    fill('auctions', auctions.auctions, (a) => row(base + '/admin/auctions/' + a.id, [a.id, badge(a.status), fmtMoney(a.price, a.config.currency),
       fmtNum(a.bids), fmtTime(a.ends_at)]));
   }
 

@@ -17,7 +17,24 @@ let view = null; // the auction as last known
 let wasOver = null; // whether the auction was over at the last render: its end is announced once
 let seq = 0; // the last event applied
 const me = { key: "rg-bidder-" + cfg.auction };
-const money = (n) => (view ? n.toLocaleString(cfg.lang) + " " + view.currency : String(n));
+// Amounts are integer minor units (cents): the page shows them as the currency writes them (€10.50,
+// ₩31,000) and reads a bid as a person types a price, in the currency's whole units (10.5).
+let currency = { code: "", format: null, unit: 1 }; // unit: minor units in one whole unit
+function setCurrency(code) {
+  if (!code || code === currency.code) return;
+  try {
+    const format = new Intl.NumberFormat(cfg.lang, { style: "currency", currency: code });
+    currency = { code, format, unit: 10 ** format.resolvedOptions().maximumFractionDigits };
+  } catch (_) {
+    currency = { code, format: null, unit: 1 }; // a code this browser does not know: minor units as they are
+  }
+  $("amount").step = String(1 / currency.unit);
+  $("amount").min = String(1 / currency.unit);
+  $("amount").inputMode = currency.unit > 1 ? "decimal" : "numeric";
+}
+const money = (n) => (currency.format ? currency.format.format(n / currency.unit) : n.toLocaleString(cfg.lang) + " " + currency.code);
+const whole = (n) => (n / currency.unit).toFixed(Math.round(Math.log10(currency.unit))); // minor units as typed
+const typed = () => Math.round(Number($("amount").value) * currency.unit); // what was typed, in minor units
 const mask = (id) => (id ? id.slice(0, 4) + "…" + id.slice(-2) : "");
 const myID = () => sessionStorage.getItem(me.key);
 
@@ -39,6 +56,7 @@ function standing() {
 
 function render() {
   if (!view) return;
+  setCurrency(view.currency);
   const t = now();
   const ends = Date.parse(view.ends_at);
   const starts = Date.parse(view.starts_at);
@@ -51,7 +69,7 @@ function render() {
   else $("when").textContent = text("ends_in", { time: span(ends - t) });
   const min = view.min_next_bid || 0;
   $("min").textContent = over || !min ? "" : text("min_next", { amount: money(min) });
-  if (!$("amount").value || Number($("amount").value) < min) $("amount").placeholder = String(min || "");
+  if (!$("amount").value || typed() < min) $("amount").placeholder = min ? whole(min) : "";
   const gated = cfg.room && !admission();
   $("gate").hidden = !gated;
   if (gated) {
@@ -67,12 +85,14 @@ function render() {
   standing();
 }
 
-function addHistory(e) {
+// addHistory shows a bid at the top of the history, or below the rest when it is older than them.
+function addHistory(e, older) {
   const li = document.createElement("li");
   li.textContent = money(e.price) + " · " + mask(e.bidder) + (e.proxy ? " " + text("auto_bid") : "") + " · " +
     new Date(e.at).toLocaleTimeString(cfg.lang);
   if (e.bidder && e.bidder === myID()) li.className = "mine";
-  $("history").prepend(li);
+  if (older) $("history").append(li);
+  else $("history").prepend(li);
 }
 
 // apply takes one event of the feed into the view.
@@ -116,7 +136,10 @@ function connect() {
     const e = JSON.parse(m.data);
     if (e.type === "snapshot") {
       view = e;
-      if (seq === 0) seq = e.seq;
+      if (seq === 0) {
+        seq = e.seq;
+        loadHistory(e.seq); // once the currency is known, and below the bids the feed brings meanwhile
+      }
       render();
       return;
     }
@@ -129,12 +152,13 @@ function connect() {
   });
 }
 
-async function loadHistory() {
+// loadHistory shows the bids among the last 100 events up to the snapshot's, newest first.
+async function loadHistory(upTo) {
   try {
-    const r = await fetch(api + "/bids?limit=100");
+    const r = await fetch(api + "/bids?limit=100&after=" + Math.max(0, upTo - 100));
     if (!r.ok) return;
     const s = await r.json();
-    for (const e of s.bids) addHistory(e);
+    for (const e of s.bids.filter((b) => b.seq <= upTo).reverse()) addHistory(e, true);
   } catch (_) { /* the feed brings new bids */ }
 }
 
@@ -153,7 +177,7 @@ $("proxy").addEventListener("change", () => {
 });
 $("bidform").addEventListener("submit", async (ev) => {
   ev.preventDefault();
-  const amount = Number($("amount").value);
+  const amount = typed();
   $("bid").disabled = true;
   try {
     const { r, s } = await post("/bids", $("proxy").checked ? { max_amount: amount } : { amount });
@@ -192,5 +216,5 @@ $("buynow").addEventListener("click", async () => {
   render();
 });
 
-loadHistory().then(connect);
+connect();
 setInterval(render, 250);
