@@ -65,7 +65,7 @@ func TestRefusalsInKorean(t *testing.T) {
 		`{"capacity": 1, "capacity": 2}`, `{"capacity": 1, "grace": 5}`, `{"capacity": 1, "grace": "soon"}`,
 		`{"capacity": 1, "opens_at": "tomorrow"}`}
 	add("room", func(s string) error { _, err := room.DecodeConfig(strings.NewReader(s)); return err }, rooms)
-	drops := []string{`{"stock": 0, ` + opens + `}`, `{"stock": 1, "per_visitor": 2, ` + opens + `}`, `{"stock": 1}`,
+	drops := []string{`{"stock": 0, ` + opens + `}`, `{"title": "` + strings.Repeat("t", 201) + `", "stock": 1, ` + opens + `}`, `{"stock": 1, "per_visitor": 2, ` + opens + `}`, `{"stock": 1}`,
 		`{"stock": 1, "opens_at": "2300-01-01T00:00:00Z"}`, `{"stock": 1, ` + opens + `, "closes_at": "2300-01-01T00:00:00Z"}`,
 		`{"stock": 1, ` + opens + `, "closes_at": "2029-01-01T00:00:00Z"}`, `{"stock": 1, ` + opens + `, "room": "no such id!"}`,
 		`{"stock": 1, ` + opens + `, "release_on_claim": true}`, `{"stock": 3, ` + opens + `, "codes": ["a", "b"]}`,

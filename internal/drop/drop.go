@@ -44,6 +44,8 @@ func (e *AlreadyClaimedError) Error() string { return "drop: already claimed" }
 
 // Config is a drop as the operator describes it.
 type Config struct {
+	// Title says what is dropped ("Air Max 97, size 42"): the drop's page shows it to every visitor.
+	Title      string     `json:"title,omitempty"`
 	Stock      int        `json:"stock"`
 	PerVisitor int        `json:"per_visitor"`
 	OpensAt    time.Time  `json:"opens_at"`
@@ -96,6 +98,8 @@ func DecodeConfigBytes(b []byte) (Config, error) { return DecodeConfig(bytes.New
 // Validate reports the first problem with c, as a *ConfigError.
 func (c Config) Validate() error {
 	switch {
+	case len(c.Title) > 200:
+		return &ConfigError{"title", "at most 200 bytes"}
 	case c.Stock < 1 || c.Stock > MaxStock:
 		return &ConfigError{"stock", fmt.Sprintf("must be between 1 and %d", MaxStock)}
 	case c.PerVisitor < 1 || c.PerVisitor > c.Stock:

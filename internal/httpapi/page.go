@@ -328,7 +328,7 @@ func (s *Server) dropPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := s.pageData(r, "")
-	d.Drop, d.Room = id, info.Config.Room
+	d.Drop, d.Room, d.Title = id, info.Config.Room, info.Config.Title
 	s.render(w, r, s.pages.drop, d, http.StatusOK)
 }
 

@@ -154,7 +154,7 @@ func TestDropPage(t *testing.T) {
 	} {
 		t.Run(lang.code, func(t *testing.T) {
 			e := setup(t)
-			e.want(e.do("PUT", "/v1/drops/gold", adminKey, e.dropCfg(`, "codes": ["GOLD-1", "GOLD-2"]`)), 200, "")
+			e.want(e.do("PUT", "/v1/drops/gold", adminKey, e.dropCfg(`, "codes": ["GOLD-1", "GOLD-2"], "title": "Gold coin <1 oz>"`)), 200, "")
 			e.want(e.do("PUT", "/v1/drops/later", adminKey, fmt.Sprintf(`{"stock": 5, "opens_at": %q}`,
 				e.clock.Now().Add(time.Hour).Format(time.RFC3339))), 200, "")
 			ctx := tab(t)
@@ -186,6 +186,10 @@ func TestDropPage(t *testing.T) {
 				t.Fatal(err)
 			}
 			until(t, "the claim button", func() bool { return js(`String(document.getElementById('claim').disabled)`) == "false" })
+			// The drop's title names what is dropped, on the page and its tab, as text.
+			if h1, tab := shown("h1"), js(`document.title`); h1 != "Gold coin <1 oz>" || tab != h1 {
+				t.Fatalf("the page's title %q, the tab's %q", h1, tab)
+			}
 			if err := chromedp.Do(ctx, chromedp.DoubleClick(chromedp.CSS("#claim"))); err != nil {
 				t.Fatal(err)
 			}

@@ -181,8 +181,13 @@ func testListing(t *testing.T, h Harness) {
 
 func testReplace(t *testing.T, h Harness) {
 	putDrop(t, h, "d", dropCfg(h, 10))
-	putDrop(t, h, "d", dropCfg(h, 20)) // nothing claimed: may be replaced
+	second := dropCfg(h, 20)
+	second.Title = "Second batch, ボックス"
+	putDrop(t, h, "d", second) // nothing claimed: may be replaced
 	claim(t, h, "d", "a")
+	if info, err := h.Drops.Get(ctx, "d"); err != nil || info.Config.Title != second.Title || info.Config.Stock != 20 {
+		t.Fatalf("the replaced drop reads %+v %v", info.Config, err)
+	}
 	if err := h.Drops.Put(ctx, "d", dropCfg(h, 30)); !errors.Is(err, drop.ErrStarted) {
 		t.Fatalf("replacing after a claim: %v", err)
 	}

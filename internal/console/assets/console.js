@@ -173,7 +173,7 @@
   const FIELDS = {
     room: [['capacity', 'number'], ['rate_admits', 'number', 'rate'], ['rate_per', 'text', 'rate'], ['session_ttl', 'text'],
       ['grace', 'text'], ['idle_timeout', 'text'], ['opens_at', 'datetime-local'], ['site_url', 'text'], ['mode', 'select'], ['entry', 'select'], ['drop', 'text', 'drop'], ['paused', 'checkbox']],
-    drop: [['stock', 'number'], ['per_visitor', 'number'], ['opens_at', 'datetime-local'], ['closes_at', 'datetime-local'], ['room', 'text'],
+    drop: [['title', 'text'], ['stock', 'number'], ['per_visitor', 'number'], ['opens_at', 'datetime-local'], ['closes_at', 'datetime-local'], ['room', 'text'],
       ['identity', 'select'], ['release_on_claim', 'checkbox']],
     auction: [['title', 'text'], ['currency', 'text'], ['start_price', 'number'], ['increment', 'number'],
       ['reserve_price', 'number'], ['buy_now_price', 'number'], ['starts_at', 'datetime-local'], ['ends_at', 'datetime-local'], ['room', 'text'],
