@@ -630,6 +630,29 @@ func (s *stream) next(t *testing.T) map[string]any {
 	}
 }
 
+// TestRejoinWakesItsStream: a visitor who leaves and joins again while an event stream of its is still
+// open (a page that just closed it, which the server notices only at its next write; another tab) is
+// told it waits again. The stream read "not in line" at the leave and went on saying so: the page then
+// showed "your place has lapsed" to a visitor in line.
+func TestRejoinWakesItsStream(t *testing.T) {
+	e := setup(t)
+	e.putRoom("sale", `{"capacity": 1, "paused": true}`)
+	e.join("sale", "")
+	v := e.join("sale", "").str("visitor_token")
+	s := e.stream("sale", v)
+	if m := s.next(t); m["state"] != "waiting" || m["position"].(float64) != 2 {
+		t.Fatalf("first event: %v", m)
+	}
+	e.want(e.do("POST", "/v1/rooms/sale/leave", v, ""), 200, "")
+	if m := s.next(t); m["state"] != "none" {
+		t.Fatalf("after leaving: %v", m)
+	}
+	e.want(e.join("sale", v), 200, "")
+	if m := s.next(t); m["state"] != "waiting" || m["position"].(float64) != 2 {
+		t.Fatalf("after joining again: %v", m)
+	}
+}
+
 func TestEvents(t *testing.T) {
 	e := setup(t)
 	e.putRoom("sale", `{"capacity": 1}`)

@@ -688,3 +688,49 @@ func TestAuctionPageInCents(t *testing.T) {
 	until(t, "the new price", func() bool { return shown("#price") == "€12.50" })
 	screenshot(t, ctx, "auction-euro")
 }
+
+// TestPageLeaves: a visitor who no longer wants to wait gives the place up from the page, with a second
+// press (the first only asks), and the people behind move up; joining again puts them at the back. The
+// tab's title says the place, for a visitor who waits in another tab.
+func TestPageLeaves(t *testing.T) {
+	e := setup(t)
+	e.putRoom("sale", `{"capacity": 1, "paused": true}`)
+	e.want(e.join("sale", ""), 200, "") // someone ahead
+	ctx := tab(t)
+	shown := func(sel string) string {
+		return eval[string](t, ctx, `(document.querySelector('`+sel+`') || {}).textContent || ''`)
+	}
+	waiting := func() float64 { return e.roomConfig("sale")["stats"].(map[string]any)["waiting"].(float64) }
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/r/sale?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the place", func() bool { return shown("#position") == "#2" })
+	if title := eval[string](t, ctx, `document.title`); title != "#2 · Waiting room" {
+		t.Fatalf("the tab's title is %q", title)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#leave"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the press to ask", func() bool { return shown("#leave") == "Press again to give up your place" })
+	if n := waiting(); n != 2 {
+		t.Fatalf("one press left the line: %v waiting", n)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#leave"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the page to say so", func() bool { return shown("#title") == "You left the line" })
+	if n := waiting(); n != 1 {
+		t.Fatalf("after leaving, %v waiting", n)
+	}
+	if hidden := eval[string](t, ctx, `String(document.getElementById('leave').hidden) + ' ' + document.getElementById('rejoin').hidden + ' ' + document.title`); hidden != "true false Waiting room" {
+		t.Fatalf("after leaving: leave hidden, rejoin hidden, title = %s", hidden)
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "room-left-phone")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#rejoin"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the place at the back", func() bool { return shown("#position") == "#2" && waiting() == 2 })
+}

@@ -245,6 +245,9 @@ func (s *Service) Join(ctx context.Context, id string, e Entrant) (View, error) 
 	}
 	g := s.gate(id)
 	s.opts.Observer.Joined(id)
+	// A visitor who joins again (after leaving, or after the place lapsed) may still hold an event
+	// stream that read "not in line": it must read again, not wait for the room's next movement.
+	g.hub.notify(e.Visitor)
 	if st.State == StateWaiting && st.Position <= int64(s.opts.Batch) && !s.opts.Manual {
 		// Near the front a slot may be free right now: run the step here rather than make the visitor
 		// poll for an admission it could have had with this answer. Far back the step cannot reach

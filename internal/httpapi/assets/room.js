@@ -48,6 +48,9 @@ let stream = null;
 let pollTimer = 0;
 let lostSince = 0;
 let done = false;
+let left = false; // the visitor gave the place up on this page
+const pageTitle = document.title;
+const leave = $("leave"); // absent from a --templates page that predates it
 
 function connected() {
   lostSince = 0;
@@ -69,7 +72,11 @@ function show(s) {
   $("rejoin").hidden = true;
   $("elsewhere").hidden = true;
   $("keep").hidden = false;
+  if (leave) leave.hidden = s.state !== "waiting";
+  // The tab says the place too, for a visitor who waits in another tab.
+  document.title = s.state === "waiting" ? "#" + s.position + " · " + pageTitle : s.state === "admitted" ? text("turn") + " · " + pageTitle : pageTitle;
   if (s.state === "waiting") {
+    left = false;
     const ahead = Math.max(0, s.position - 1);
     $("title").textContent = text("title_waiting");
     $("position").textContent = "#" + s.position;
@@ -106,9 +113,37 @@ function show(s) {
     soldOut();
     return;
   }
-  $("title").textContent = text("none_title");
-  $("message").textContent = text("lapsed");
+  $("title").textContent = text(left ? "left_title" : "none_title");
+  $("message").textContent = text(left ? "left" : "lapsed");
+  $("keep").hidden = left;
   $("rejoin").hidden = false;
+}
+
+// giveUp leaves the line on a second press within five seconds: the first asks, lest a stray tap lose
+// a long wait.
+async function giveUp() {
+  if (leave.dataset.armed !== "1") {
+    leave.dataset.armed = "1";
+    leave.textContent = text("leave_confirm");
+    setTimeout(() => { leave.dataset.armed = ""; leave.textContent = text("leave"); }, 5000);
+    return;
+  }
+  leave.disabled = true;
+  try {
+    const r = await fetch(cfg.join.replace(/\/join$/, "/leave"), { method: "POST", credentials: "same-origin" });
+    if (r.ok) {
+      left = true;
+      stop();
+      show({ state: "none" });
+    } else {
+      $("message").textContent = failure(text, await r.json());
+    }
+  } catch (_) {
+    $("message").textContent = text("error_retry");
+  }
+  leave.disabled = false;
+  leave.dataset.armed = "";
+  leave.textContent = text("leave");
 }
 
 // soldOut tells the visitor that what the line was for is gone: nothing more to wait for.
@@ -257,6 +292,7 @@ function elsewhere(other) {
 }
 
 $("rejoin").addEventListener("click", () => join(false));
+if (leave) leave.addEventListener("click", giveUp);
 $("switch").addEventListener("click", () => join(true));
 if (invitation.held && $("invited")) {
   // A page that predates the invitation's prompt (an old --templates room.html) joins at once.
