@@ -734,3 +734,73 @@ func TestPageLeaves(t *testing.T) {
 	}
 	until(t, "the place at the back", func() bool { return shown("#position") == "#2" && waiting() == 2 })
 }
+
+// TestDropPageTwoEach: with two claims per visitor the page claims a second unit with a key of its own,
+// where it allowed only one (and, reloaded, none more); a double click still claims once.
+func TestDropPageTwoEach(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/drops/pair", adminKey, fmt.Sprintf(`{"stock": 5, "per_visitor": 2, "opens_at": %q, "codes": ["A", "B", "C", "D", "E"]}`,
+		e.clock.Now().Format(time.RFC3339))), 200, "")
+	ctx := tab(t)
+	shown := func(sel string) string {
+		return eval[string](t, ctx, `(document.querySelector('`+sel+`') || {}).textContent || ''`)
+	}
+	enabled := func() bool {
+		return eval[string](t, ctx, `String(document.getElementById('claim').disabled)`) == "false"
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/d/pair?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the claim button", enabled)
+	if err := chromedp.Do(ctx, chromedp.DoubleClick(chromedp.CSS("#claim"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the first code and the offer of another", func() bool { return shown("#result") == "It is yours. Your code:A" && enabled() })
+	if label := shown("#claim"); label != "Claim another" {
+		t.Fatalf("the button after one of two reads %q", label)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#claim"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "both codes", func() bool { return shown("#result") == "It is yours. Your codes:AB" })
+	if enabled() {
+		t.Fatal("the button is enabled for a visitor holding all it may")
+	}
+	if n := len(list(e.do("GET", "/v1/drops/pair/claims", adminKey, ""), "claims")); n != 2 {
+		t.Fatalf("the drop has %d claims", n)
+	}
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the codes after a reload", func() bool { return shown("#result") == "You already hold:AB" })
+	if enabled() {
+		t.Fatal("after a reload the button offers a third")
+	}
+}
+
+// TestAuctionBuyNowAsksFirst: buying now is a purchase in one press, so the first press only asks,
+// with the price; the second buys.
+func TestAuctionBuyNowAsksFirst(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg(`, "reserve_price": 5000, "buy_now_price": 9000`)), 200, "")
+	ctx := tab(t)
+	shown := func(sel string) string {
+		return eval[string](t, ctx, `(document.querySelector('`+sel+`') || {}).textContent || ''`)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/a/lot?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the buy-now button", func() bool { return shown("#buynow") == "Buy now for €90.00" })
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#buynow"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the press to ask", func() bool { return shown("#buynow") == "Press again to buy it now for €90.00" })
+	if st := e.do("GET", "/v1/auctions/lot", "", "").str("status"); st != "open" {
+		t.Fatalf("one press bought: %s", st)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#buynow"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the sale", func() bool { return e.do("GET", "/v1/auctions/lot", "", "").str("status") == "sold" })
+	until(t, "the page to say so", func() bool { return strings.Contains(shown("#when"), "€90.00") })
+}

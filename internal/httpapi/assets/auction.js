@@ -14,6 +14,9 @@ const api = cfg.base + "/v1/auctions/" + encodeURIComponent(cfg.auction);
 const vouch = fromLink("enqueue", "rg-enqueue-auction-" + cfg.auction);
 
 let view = null; // the auction as last known
+// Buying now is a purchase in one press: the first press only asks, for five seconds.
+let buyArmed = false;
+let buyTimer = 0;
 let wasOver = null; // whether the auction was over at the last render: its end is announced once
 let seq = 0; // the last event applied
 const me = { key: "rg-bidder-" + cfg.auction };
@@ -81,7 +84,9 @@ function render() {
   $("bid").disabled = gated;
   $("bid").textContent = text($("proxy").checked ? "bid_max" : "bid");
   $("buynow").hidden = over || !view.buy_now_price;
-  if (view.buy_now_price) $("buynow").textContent = text("buy_now", { amount: money(view.buy_now_price) });
+  if (view.buy_now_price) {
+    $("buynow").textContent = text(buyArmed ? "buy_now_confirm" : "buy_now", { amount: money(view.buy_now_price) });
+  }
   standing();
 }
 
@@ -200,6 +205,14 @@ $("bidform").addEventListener("submit", async (ev) => {
   render();
 });
 $("buynow").addEventListener("click", async () => {
+  clearTimeout(buyTimer);
+  if (!buyArmed) {
+    buyArmed = true;
+    buyTimer = setTimeout(() => { buyArmed = false; render(); }, 5000);
+    render();
+    return;
+  }
+  buyArmed = false;
   $("buynow").disabled = true;
   try {
     const { r, s } = await post("/buy-now", {});

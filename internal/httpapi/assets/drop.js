@@ -1,6 +1,7 @@
 // A drop's page: a countdown to the opening by the server's clock, a claim button, the code when won and
-// "sold out" when gone. The page load makes one Idempotency-Key, so a double click or a retry of the
-// same claim never takes two units. A drop behind a room sends the visitor through the room's line,
+// "sold out" when gone. Each claim has its Idempotency-Key, so a double click or a retry of the same
+// claim never takes two units; a visitor who may claim more than one (per_visitor) claims again with
+// a new key. A drop behind a room sends the visitor through the room's line,
 // which sends them back here with the admission.
 "use strict";
 
@@ -14,18 +15,20 @@ const api = cfg.base + "/v1/drops/" + encodeURIComponent(cfg.drop);
 // site's accounts: the claim is then the account's.
 const vouch = fromLink("enqueue", "rg-enqueue-drop-" + cfg.drop);
 
-// One key for this page load: every retry of the claim sends it.
-const key = (() => {
+// newKey makes the key of one claim: every retry of that claim sends it, and the next claim has another.
+function newKey() {
   const b = new Uint8Array(16);
   crypto.getRandomValues(b);
   return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
-})();
+}
+let key = newKey();
 
 const carried = carriedAdmission(cfg.room);
 const admission = carried.get;
 
 let view = null;
-let done = false; // won, or holds all it may
+let held = []; // the claims this visitor holds
+const full = () => held.length >= ((view && view.per_visitor) || 1); // holds all it may
 let busy = false;
 let told = null; // the status last announced: the countdown itself is not read out each second
 
@@ -61,8 +64,9 @@ function render() {
   if (gated) {
     $("line").href = cfg.base + "/r/" + encodeURIComponent(cfg.room) + "?return_to=" + encodeURIComponent(cfg.base + "/d/" + cfg.drop) + "&lang=" + cfg.lang;
   }
-  $("claim").disabled = busy || done || gated || status !== "open";
-  if (status === "sold_out" && !done) $("result").textContent = text("sold_out_text");
+  $("claim").disabled = busy || full() || gated || status !== "open";
+  if (!busy) $("claim").textContent = text(held.length ? "claim_more" : "claim");
+  if (status === "sold_out" && !held.length) $("result").textContent = text("sold_out_text");
   if (told !== null && status !== told && (status === "open" || status === "closed")) {
     $("announce").textContent = text(status === "open" ? "now_open" : "closed_drop");
   }
@@ -96,7 +100,7 @@ async function refresh() {
 }
 
 async function claim() {
-  if (busy || done) return;
+  if (busy || full()) return;
   busy = true;
   render();
   $("claim").textContent = text("claiming");
@@ -110,11 +114,12 @@ async function claim() {
     const code = s.error && s.error.code;
     vouch.answered(r.status); // the account's visitor is now the cookie, or the token was refused
     if (r.status === 201) {
-      done = true;
-      showCodes(text("won"), [s]);
+      if (!held.some((c) => c.claim_id === s.claim_id)) held.push(s); // a retry's answer is the same claim
+      key = newKey();
+      showCodes(text(held.length > 1 ? "won_more" : "won"), held);
     } else if (code === "already_claimed") {
-      done = true;
-      showCodes(text("already"), s.error.claims || []);
+      held = s.error.claims || [];
+      showCodes(text("already"), held);
     } else if (code === "sold_out") {
       $("result").textContent = text("sold_out_text");
     } else if (code === "not_open") {
@@ -129,7 +134,7 @@ async function claim() {
     $("result").textContent = text("error_retry"); // a retry sends the same key: it cannot claim twice
   }
   busy = false;
-  $("claim").textContent = text("claim");
+  render();
   refresh();
 }
 
@@ -140,8 +145,8 @@ async function mine() {
     if (!r.ok) return;
     const s = await r.json();
     if (s.claims && s.claims.length) {
-      done = true;
-      showCodes(text("already"), s.claims);
+      held = s.claims;
+      showCodes(text("already"), held);
     }
   } catch (_) { /* none known */ }
 }
