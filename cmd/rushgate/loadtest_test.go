@@ -62,3 +62,44 @@ func TestLoadtestMatchesServer(t *testing.T) {
 	}
 
 }
+
+// TestRehearseADrop rehearses a coupon drop behind a room that follows its stock: thirty visitors, ten
+// units. Each admitted visitor claims with its admission, which the claim ends; the report's claims
+// are the drop's own, the rest are told it is sold out (at the door, in line or at the claim), and
+// nothing counts as an error.
+func TestRehearseADrop(t *testing.T) {
+	base, _ := serveInProcess(t)
+	if code, body, _ := do(t, "PUT", base+"/v1/drops/gift", testAdminKey, `{"title": "Gift card", "stock": 10, "opens_at": "2026-01-01T00:00:00Z",
+		"room": "launch", "release_on_claim": true, "identity": "room"}`); code != 200 {
+		t.Fatalf("PUT drop: %d %v", code, body)
+	}
+	if code, body, _ := do(t, "PUT", base+"/v1/rooms/launch", testAdminKey, `{"capacity": 3, "drop": "gift"}`); code != 200 {
+		t.Fatalf("PUT room: %d %v", code, body)
+	}
+	dir := t.TempDir()
+	var report, progress syncBuffer
+	err := run(context.Background(), []string{"loadtest", "--target", base, "--room", "launch", "--drop", "gift", "--visitors", "30",
+		"--arrival-rate", "60", "--think", "0s", "--duration", "30s", "--report-json", filepath.Join(dir, "r.json")}, &report, &progress)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, report.String())
+	}
+	var rep struct {
+		Joins       int64          `json:"joins"`
+		Claims      int64          `json:"claims"`
+		SoldOut     int64          `json:"sold_out"`
+		Unserved    int64          `json:"unserved"`
+		DropStock   int            `json:"drop_stock"`
+		DropClaimed int            `json:"drop_claimed"`
+		Errors      map[string]int `json:"errors"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "r.json"))
+	if err != nil || json.Unmarshal(data, &rep) != nil {
+		t.Fatalf("report: %v %s", err, data)
+	}
+	if rep.Claims != 10 || rep.DropClaimed != 10 || rep.DropStock != 10 || rep.Claims+rep.SoldOut != 30 || rep.Unserved != 0 || len(rep.Errors) != 0 {
+		t.Fatalf("report %+v\n%s", rep, report.String())
+	}
+	if !strings.Contains(report.String(), "drop gift: claims 10, told sold out 20; the drop counts 10 of 10 claimed") {
+		t.Fatalf("the printed report:\n%s", report.String())
+	}
+}

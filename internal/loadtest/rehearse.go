@@ -25,10 +25,11 @@ import (
 // cannot hold an event stream.
 const pollEvery = 2 * time.Second
 
-// rehearsal is one run of simulated visitors through a room.
+// rehearsal is one run of simulated visitors through a room, and on to a drop behind it.
 type rehearsal struct {
 	base     string
 	room     string
+	drop     string // claimed from after each admission; "" for none
 	visitors int
 	arrival  float64
 	think    time.Duration
@@ -39,6 +40,8 @@ type rehearsal struct {
 
 	// Live counts, for the progress line.
 	joined, waiting, admitted, done, requests, failed atomic.Int64
+	// With a drop: units claimed, and visitors told it is sold out, at the door, in line or at the claim.
+	claims, soldOut, soldOutInLine atomic.Int64
 
 	mu       sync.Mutex
 	calls    map[string][]time.Duration // call -> latencies
@@ -58,16 +61,23 @@ type tick struct {
 
 // Report is what a rehearsal found; --report-json writes it as is, and --report as a page.
 type Report struct {
-	Room      string             `json:"room"`
-	Visitors  int                `json:"visitors"`
-	Seconds   float64            `json:"seconds"`
-	Joins     int64              `json:"joins"`
-	Admitted  int64              `json:"admissions"`
-	Done      int64              `json:"done"`
-	Unserved  int64              `json:"unserved"` // still waiting when the run ended
-	Calls     map[string]Latency `json:"calls"`
-	Errors    map[string]int     `json:"errors"`
-	AdmitRate float64            `json:"admissions_per_second"`
+	Room     string  `json:"room"`
+	Visitors int     `json:"visitors"`
+	Seconds  float64 `json:"seconds"`
+	Joins    int64   `json:"joins"`
+	Admitted int64   `json:"admissions"`
+	Done     int64   `json:"done"`
+	Unserved int64   `json:"unserved"` // still waiting when the run ended
+	// With --drop: the units the run claimed, the visitors told the drop is sold out (at the door, in
+	// line or at the claim), and the drop's own counts at the end.
+	Drop        string             `json:"drop,omitempty"`
+	Claims      int64              `json:"claims"`
+	SoldOut     int64              `json:"sold_out"`
+	DropStock   int                `json:"drop_stock,omitempty"`
+	DropClaimed int                `json:"drop_claimed,omitempty"`
+	Calls       map[string]Latency `json:"calls"`
+	Errors      map[string]int     `json:"errors"`
+	AdmitRate   float64            `json:"admissions_per_second"`
 	// RoomRate is the room's configured rate in admissions a second, 0 when it has none or could not
 	// be read (it needs --admin-key).
 	RoomRate float64 `json:"room_rate"`
@@ -95,6 +105,7 @@ func rehearse(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	target := fs.String("target", "http://127.0.0.1:8080", "the rushgate to rehearse against")
 	roomID := fs.String("room", "", "the room the visitors join (required)")
+	dropID := fs.String("drop", "", "after each admission, claim a unit of this drop with it, as the drop's page does")
 	visitors := fs.Int("visitors", 100, "how many visitors arrive in all (at most 1,000,000)")
 	arrival := fs.Float64("arrival-rate", 10, "visitors arriving per second")
 	think := fs.Duration("think", 30*time.Second, "how long an admitted visitor stays before releasing")
@@ -126,7 +137,7 @@ func rehearse(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("--target %q: want an http(s) URL", *target)
 	}
 	r := &rehearsal{
-		base: strings.TrimSuffix(base.String(), "/"), room: *roomID, visitors: *visitors, arrival: *arrival, think: *think,
+		base: strings.TrimSuffix(base.String(), "/"), room: *roomID, drop: *dropID, visitors: *visitors, arrival: *arrival, think: *think,
 		sse: !*poll, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024}},
 		calls: map[string][]time.Duration{}, errors: map[string]int{},
 	}
@@ -156,6 +167,9 @@ func rehearse(ctx context.Context, args []string, out io.Writer) error {
 	wg.Wait()
 	stopProgress()
 	rep := r.report(roomRate)
+	if r.drop != "" {
+		r.dropCounts(context.WithoutCancel(ctx), &rep)
+	}
 	writeText(out, rep)
 	if *report != "" {
 		if err := writeHTML(*report, rep); err != nil {
@@ -223,8 +237,9 @@ type apiError struct{ code string }
 
 func (e *apiError) Error() string { return e.code }
 
-// call sends one request, timing it under name, and decodes a JSON answer into v.
-func (r *rehearsal) call(ctx context.Context, name, method, path, token string, body any, v any) (int, time.Duration, error) {
+// call sends one request, timing it under name, and decodes a JSON answer into v. A refusal is counted
+// as an error unless its code is one of outcomes, an answer the run expects.
+func (r *rehearsal) call(ctx context.Context, name, method, path, token string, body any, v any, outcomes ...string) (int, time.Duration, error) {
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -264,7 +279,9 @@ func (r *rehearsal) call(ctx context.Context, name, method, path, token string, 
 		if json.Unmarshal(data, &e) == nil && e.Error.Code != "" {
 			code = e.Error.Code
 		}
-		r.fail(code)
+		if !slices.Contains(outcomes, code) {
+			r.fail(code)
+		}
 		return res.StatusCode, took, &apiError{code}
 	}
 	if v != nil {
@@ -289,11 +306,14 @@ func (r *rehearsal) fail(code string) {
 	r.mu.Unlock()
 }
 
-// visit is one visitor's way through the room: join, wait, verify, think, release.
+// visit is one visitor's way through the room: join, wait, verify, claim (with a drop), think, release.
 func (r *rehearsal) visit(ctx context.Context) {
 	var st status
 	joinedAt := time.Now()
-	if _, _, err := r.call(ctx, "join", "POST", "/v1/rooms/"+r.room+"/join", "", nil, &st); err != nil {
+	if _, _, err := r.call(ctx, "join", "POST", "/v1/rooms/"+r.room+"/join", "", nil, &st, r.dropOutcomes()...); err != nil {
+		if isCode(err, "sold_out") {
+			r.soldOut.Add(1)
+		}
 		return
 	}
 	r.joined.Add(1)
@@ -316,6 +336,11 @@ func (r *rehearsal) visit(ctx context.Context) {
 		if err != nil {
 			return
 		}
+	}
+	if st.State == "sold_out" && r.drop != "" { // a room that follows the drop's stock
+		r.soldOut.Add(1)
+		r.soldOutInLine.Add(1)
+		return
 	}
 	if st.State != "admitted" {
 		r.fail("not_admitted")
@@ -344,13 +369,51 @@ func (r *rehearsal) visit(ctx context.Context) {
 		return
 	}
 	r.observe("verify", time.Since(start))
+	if r.drop != "" {
+		_, _, err := r.call(ctx, "claim", "POST", "/v1/drops/"+r.drop+"/claims", token, map[string]string{"admission_token": st.AdmissionToken},
+			nil, "sold_out")
+		switch {
+		case err == nil:
+			r.claims.Add(1)
+		case isCode(err, "sold_out"):
+			r.soldOut.Add(1)
+		}
+	}
 	if !sleepUntil(ctx, time.Now().Add(r.think)) {
 		return
 	}
-	if _, _, err := r.call(ctx, "release", "POST", "/v1/rooms/"+r.room+"/release", token, nil, nil); err != nil {
+	// A drop with release_on_claim has ended the admission with the claim: nothing is left to release.
+	if _, _, err := r.call(ctx, "release", "POST", "/v1/rooms/"+r.room+"/release", token, nil, nil, r.dropOutcomes()...); err != nil &&
+		!(r.drop != "" && isCode(err, "not_admitted")) {
 		return
 	}
 	r.done.Add(1)
+}
+
+// dropOutcomes are the refusals a run with a drop expects: its stock gone, an admission its claim ended.
+func (r *rehearsal) dropOutcomes() []string {
+	if r.drop == "" {
+		return nil
+	}
+	return []string{"sold_out", "not_admitted"}
+}
+
+// isCode reports whether err is the API's refusal with this code.
+func isCode(err error, code string) bool {
+	var ae *apiError
+	return errors.As(err, &ae) && ae.code == code
+}
+
+// dropCounts reads the drop's own counts at the end, to set beside the run's.
+func (r *rehearsal) dropCounts(ctx context.Context, rep *Report) {
+	var v struct {
+		Stock   int `json:"stock"`
+		Claimed int `json:"claimed"`
+	}
+	if _, _, err := r.call(ctx, "drop", "GET", "/v1/drops/"+r.drop, "", nil, &v); err == nil {
+		rep.DropStock, rep.DropClaimed = v.Stock, v.Claimed
+	}
+	rep.Drop, rep.Claims, rep.SoldOut = r.drop, r.claims.Load(), r.soldOut.Load()
 }
 
 // poll asks for the status at the page's pace until the visitor is admitted or leaves the line.
@@ -420,7 +483,7 @@ func (r *rehearsal) report(roomRate float64) Report {
 	defer r.mu.Unlock()
 	rep := Report{
 		Room: r.room, Visitors: r.visitors, Seconds: time.Since(r.start).Seconds(), Joins: r.joined.Load(),
-		Admitted: r.admitted.Load(), Done: r.done.Load(), Unserved: r.joined.Load() - r.admitted.Load(),
+		Admitted: r.admitted.Load(), Done: r.done.Load(), Unserved: r.joined.Load() - r.admitted.Load() - r.soldOutInLine.Load(),
 		Calls: map[string]Latency{}, Errors: r.errors, RoomRate: roomRate, ETASamples: len(r.etaErrs),
 		ETABounds: r.bounds, ETABoundsExceeded: r.exceeded, Timeline: r.timeline,
 	}
@@ -461,6 +524,10 @@ func writeText(out io.Writer, rep Report) {
 		rate = fmt.Sprintf("the room's rate %.2f/s", rep.RoomRate)
 	}
 	fmt.Fprintf(out, "admissions/s %.2f (%s)\n", rep.AdmitRate, rate)
+	if rep.Drop != "" {
+		fmt.Fprintf(out, "drop %s: claims %d, told sold out %d; the drop counts %d of %d claimed\n", rep.Drop, rep.Claims, rep.SoldOut,
+			rep.DropClaimed, rep.DropStock)
+	}
 	if rep.ETASamples > 0 {
 		fmt.Fprintf(out, "ETA error (first estimate against the actual wait, %d visitors): median %.1fs, p90 %.1fs\n",
 			rep.ETASamples, rep.ETAMedianError, rep.ETAP90Error)

@@ -25,6 +25,8 @@ figure { margin: 1rem 0; } svg { width: 100%; height: 220px; background: #fafafc
 {{printf "%.2f" .R.RoomRate}}/s{{end}}.{{if .R.ETASamples}} ETA error over {{.R.ETASamples}} visitors: median
 {{printf "%.1f" .R.ETAMedianError}}s, p90 {{printf "%.1f" .R.ETAP90Error}}s.{{end}}{{if .R.ETABounds}} Upper bounds told before
 the line moved: {{.R.ETABounds}}, of which {{.R.ETABoundsExceeded}} the wait exceeded.{{end}}</p>
+{{if .R.Drop}}<p>Drop {{.R.Drop}}: {{.R.Claims}} claimed by the run, {{.R.SoldOut}} told it is sold out; the drop counts
+{{.R.DropClaimed}} of {{.R.DropStock}} claimed.</p>{{end}}
 <figure><figcaption>Visitors over the run</figcaption>
 <svg viewBox="0 0 900 220" role="img" aria-label="visitors over the run">
 <line x1="50" y1="200" x2="890" y2="200" stroke="#999"/><text x="45" y="24" text-anchor="end" font-size="12">{{.Top}}</text>
