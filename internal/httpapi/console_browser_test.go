@@ -130,6 +130,9 @@ func TestConsole(t *testing.T) {
 		t.Fatal(err)
 	}
 	text(t, ctx, "#ctl-pause")
+	if href := eval[string](t, ctx, `document.getElementById('visitor-page').href`); href != e.srv.URL+"/r/sale" {
+		t.Fatalf("the visitors' page is linked as %q", href)
+	}
 	var tokens []string
 	for range 5 {
 		j := e.do("POST", "/v1/rooms/sale/join", "", "")
