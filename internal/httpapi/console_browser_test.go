@@ -462,6 +462,7 @@ func TestConsoleTimesAreLocal(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
+	e.putRoom("lobby", `{"capacity": 5}`)
 	seoul := time.FixedZone("KST", 9*3600) // Korea keeps no summer time
 	// shown is a time as a datetime-local input holds it: without its seconds when they are zero.
 	shown := func(at time.Time) string {
@@ -479,6 +480,11 @@ func TestConsoleTimesAreLocal(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`form[data-kind=drop] button[type=submit]`))); err != nil {
 		t.Fatal(err)
 	}
+	// The form offers the rooms there are where it names one.
+	until(t, "the rooms offered", func() bool {
+		return eval[string](t, ctx, `(() => { const l = document.getElementById('new-drop-room').list;
+			return l ? [...l.options].map(o => o.value).join(',') : ''; })()`) == "lobby"
+	})
 	// An id the API would refuse is the browser's to refuse, with the rule in the console's words.
 	if state := eval[string](t, ctx, `(() => { const i = document.getElementById('new-drop-id');
 		return i.matches(':invalid') + ' ' + i.title + ' ' + Boolean(document.querySelector('#drops tbody a')); })()`); state != "true An ID is 1-64 characters of A-Z, a-z, 0-9, _ and -. false" {

@@ -639,6 +639,22 @@
     return h('tr', {}, h('td', {}, h('a', { href, text: cells[0] })), ...cells.slice(1).map((c) => h('td', {}, c)));
   }
 
+  // suggestIDs offers the rooms and drops there are where a form names one (a drop's or an auction's
+  // room, a room's drop), once per page load; a name typed by hand still goes.
+  async function suggestIDs() {
+    for (const [kind, names] of [['rooms', ['room']], ['drops', ['drop']]]) {
+      let list;
+      try {
+        list = (await api('GET', '/v1/' + kind + '?limit=500'))[kind] || [];
+      } catch (_) {
+        continue;
+      }
+      const dl = h('datalist', { id: 'known-' + kind }, ...list.map((x) => h('option', { value: x.id })));
+      document.body.append(dl);
+      names.forEach((n) => document.querySelectorAll('form.edit input[name=' + n + ']').forEach((i) => i.setAttribute('list', dl.id)));
+    }
+  }
+
   async function refreshOverview() {
     const [rooms, drops, auctions] = await Promise.all([api('GET', '/v1/rooms?limit=200'), api('GET', '/v1/drops?limit=200'),
       api('GET', '/v1/auctions?limit=200')]);
@@ -687,6 +703,7 @@
   }
 
   document.querySelectorAll('form.edit').forEach(buildForm);
+  suggestIDs();
   if (page !== 'overview') {
     charts = PAGES[page].charts();
     document.getElementById('charts').replaceChildren(...charts.map((c) => c.fig));
