@@ -23,17 +23,20 @@ type Update struct {
 	// BuyNowPrice, after a bid, is the buy-now price while buy-now is still offered: the auction has a
 	// reserve that the bids have not met yet.
 	BuyNowPrice *int64 `json:"buy_now_price,omitempty"`
+	// ReserveMet, after a bid, says whether the price has reached the reserve (true without one): a
+	// page tells bidders that a win needs more.
+	ReserveMet *bool `json:"reserve_met,omitempty"`
 }
 
-// offer returns what bidders are offered after bid event e under cfg. After a bid the auction has a
+// offer returns what bidders are offered after bid event e under cfg, and whether the reserve is met. After a bid the auction has a
 // leader at e.Price, which is all the rules need; the config is final by then, since an auction with
 // bids cannot be replaced.
-func offer(e Event, cfg Config) (minNext int64, buyNow *int64) {
+func offer(e Event, cfg Config) (minNext int64, buyNow *int64, reserveMet bool) {
 	st := State{Config: cfg, Price: e.Price, Leader: e.Bidder, Bids: 1, EndsAt: e.EndsAt}
 	if st.BuyNowAvailable(e.At) {
 		buyNow = cfg.BuyNowPrice
 	}
-	return st.MinNext(), buyNow
+	return st.MinNext(), buyNow, st.ReserveMet()
 }
 
 // Feed limits.
@@ -207,7 +210,9 @@ func (s *Service) updates(ctx context.Context, id string, h *hub, after int64, l
 		if err != nil {
 			return nil, err
 		}
-		out[i].MinNextBid, out[i].BuyNowPrice = offer(e, cfg)
+		var met bool
+		out[i].MinNextBid, out[i].BuyNowPrice, met = offer(e, cfg)
+		out[i].ReserveMet = &met
 	}
 	return out, nil
 }

@@ -252,8 +252,9 @@ func TestUpdatesSayWhatIsOpen(t *testing.T) {
 		if st.BuyNowAvailable(now) {
 			wantBuy = &buyNow
 		}
-		if last.MinNextBid != st.MinNext() || (last.BuyNowPrice == nil) != (wantBuy == nil) {
-			t.Fatalf("bid %d: update %+v; the auction says min next %d, buy-now offered %v", i, last, st.MinNext(), wantBuy != nil)
+		if last.MinNextBid != st.MinNext() || (last.BuyNowPrice == nil) != (wantBuy == nil) || last.ReserveMet == nil || *last.ReserveMet != st.ReserveMet() {
+			t.Fatalf("bid %d: update %+v; the auction says min next %d, buy-now offered %v, reserve met %v", i, last, st.MinNext(),
+				wantBuy != nil, st.ReserveMet())
 		}
 	}
 	if _, err := svc.EndNow(ctx, "a"); err != nil {

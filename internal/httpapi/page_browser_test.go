@@ -791,6 +791,9 @@ func TestAuctionBuyNowAsksFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	until(t, "the buy-now button", func() bool { return shown("#buynow") == "Buy now for €90.00" })
+	if r := eval[string](t, ctx, `String(document.getElementById('reserve').hidden)`); r != "false" || shown("#reserve") != "The reserve price has not been met yet." {
+		t.Fatalf("the reserve is not said: hidden %s, %q", r, shown("#reserve"))
+	}
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#buynow"))); err != nil {
 		t.Fatal(err)
 	}
@@ -803,4 +806,38 @@ func TestAuctionBuyNowAsksFirst(t *testing.T) {
 	}
 	until(t, "the sale", func() bool { return e.do("GET", "/v1/auctions/lot", "", "").str("status") == "sold" })
 	until(t, "the page to say so", func() bool { return strings.Contains(shown("#when"), "€90.00") })
+	if r := eval[string](t, ctx, `String(document.getElementById('reserve').hidden)`); r != "true" {
+		t.Fatal("a sold auction still says its reserve is not met")
+	}
+}
+
+// TestAuctionReserveOnThePage: a page tells bidders the reserve is not met yet, learns from a bid's
+// event that it is met, and an auction that ends below it says so rather than just "ended".
+func TestAuctionReserveOnThePage(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/auctions/met", adminKey, e.auctionCfg(`, "reserve_price": 1200`)), 200, "")
+	e.want(e.do("PUT", "/v1/auctions/unmet", adminKey, e.auctionCfg(`, "reserve_price": 5000`)), 200, "")
+	ctx := tab(t)
+	shown := func(sel string) string {
+		return eval[string](t, ctx, `(() => { const el = document.querySelector('`+sel+`'); return el && !el.hidden ? el.textContent : ''; })()`)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/a/met?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the reserve", func() bool { return shown("#reserve") == "The reserve price has not been met yet." })
+	e.want(e.do("POST", "/v1/auctions/met/bids", e.visitorToken("a"), `{"amount": 1100}`), 201, "")
+	until(t, "the first bid", func() bool { return shown("#price") == "€11.00" })
+	if shown("#reserve") == "" {
+		t.Fatal("a bid below the reserve hid it")
+	}
+	e.want(e.do("POST", "/v1/auctions/met/bids", e.visitorToken("b"), `{"amount": 1200}`), 201, "")
+	until(t, "the reserve met", func() bool { return shown("#price") == "€12.00" && shown("#reserve") == "" })
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/a/unmet?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the reserve, in Korean", func() bool { return shown("#reserve") == "아직 최저 낙찰가에 이르지 않았습니다." })
+	e.want(e.do("POST", "/v1/auctions/unmet/bids", e.visitorToken("a"), `{"amount": 1000}`), 201, "")
+	e.want(e.do("POST", "/v1/auctions/unmet/end", adminKey, ""), 200, "")
+	until(t, "the end, below the reserve", func() bool { return shown("#when") == "종료: 최저 낙찰가에 이르지 못했습니다." })
 }

@@ -67,11 +67,12 @@ function render() {
   $("price").textContent = money(view.price);
   $("leader").textContent = view.leader ? text("leader") + ": " + mask(view.leader) + " · " + text("bids_count", { n: view.bid_count }) : text("no_bids");
   if (view.status === "sold") $("when").textContent = text("sold_to", { who: mask(view.winner), price: money(view.final_price || view.price) });
-  else if (over) $("when").textContent = view.winner ? text("won_by", { who: mask(view.winner), price: money(view.final_price || view.price) }) : text("ended");
+  else if (over) $("when").textContent = view.winner ? text("won_by", { who: mask(view.winner), price: money(view.final_price || view.price) }) : text(view.reserve_met ? "ended" : "ended_unmet");
   else if (t < starts) $("when").textContent = text("starts_in", { time: span(starts - t) });
   else $("when").textContent = text("ends_in", { time: span(ends - t) });
   const min = view.min_next_bid || 0;
   $("min").textContent = over || !min ? "" : text("min_next", { amount: money(min) });
+  if ($("reserve")) $("reserve").hidden = over || view.reserve_met !== false; // absent from an older --templates page
   if (!$("amount").value || typed() < min) $("amount").placeholder = min ? whole(min) : "";
   const gated = cfg.room && !admission();
   $("gate").hidden = !gated;
@@ -113,6 +114,7 @@ function apply(e) {
     // What the bid leaves open comes with it, by the server's rules: no read per event.
     view.min_next_bid = e.min_next_bid;
     view.buy_now_price = e.buy_now_price || null;
+    view.reserve_met = e.reserve_met;
     addHistory(e);
   } else if (e.kind === "extended") {
     $("extended").hidden = false;
