@@ -75,6 +75,14 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Logf("screenshot: %s", path)
 }
 
+// shownIn returns a reader of an element's text in the tab ("" for no such element), for the
+// conditions a test polls with until.
+func shownIn(t *testing.T, ctx context.Context) func(sel string) string {
+	return func(sel string) string {
+		return eval[string](t, ctx, `(document.querySelector('`+sel+`') || {}).textContent || ''`)
+	}
+}
+
 // text returns an element's text once it is visible.
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()

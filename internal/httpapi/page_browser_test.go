@@ -44,7 +44,7 @@ func TestWaitingPage(t *testing.T) {
 			proxy := newCutter(t, e.srv.Listener.Addr().String())
 			ctx := tab(t)
 			js := func(expr string) string { return eval[string](t, ctx, expr) }
-			shown := func(sel string) string { return js(`(document.querySelector('` + sel + `') || {}).textContent || ''`) }
+			shown := shownIn(t, ctx)
 			if err := chromedp.Do(ctx, chromedp.Navigate(proxy.url+"/r/"+id+"?lang="+lang.code)); err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +159,7 @@ func TestDropPage(t *testing.T) {
 				e.clock.Now().Add(time.Hour).Format(time.RFC3339))), 200, "")
 			ctx := tab(t)
 			js := func(expr string) string { return eval[string](t, ctx, expr) }
-			shown := func(sel string) string { return js(`(document.querySelector('` + sel + `') || {}).textContent || ''`) }
+			shown := shownIn(t, ctx)
 
 			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/d/later?lang="+lang.code)); err != nil {
 				t.Fatal(err)
@@ -245,7 +245,7 @@ func TestAuctionPage(t *testing.T) {
 				now.Add(-time.Minute).Format(time.RFC3339), now.Add(30*time.Minute).Format(time.RFC3339))), 200, "")
 			ctx := tab(t)
 			js := func(expr string) string { return eval[string](t, ctx, expr) }
-			shown := func(sel string) string { return js(`(document.querySelector('` + sel + `') || {}).textContent || ''`) }
+			shown := shownIn(t, ctx)
 			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/a/lot?lang="+lang.code)); err != nil {
 				t.Fatal(err)
 			}
@@ -339,9 +339,7 @@ func TestSoldOutRoomTellsItsLine(t *testing.T) {
 				t.Fatalf("tick: %v %v", tk, err)
 			}
 			ctx := tab(t)
-			shown := func(sel string) string {
-				return eval[string](t, ctx, `(document.querySelector('`+sel+`') || {}).textContent || ''`)
-			}
+			shown := shownIn(t, ctx)
 			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/r/queue?lang="+lang.code)); err != nil {
 				t.Fatal(err)
 			}
@@ -442,9 +440,7 @@ func TestPagesSpeakTheirLanguageWhenRefused(t *testing.T) {
 	e.putRoom("blip", `{"capacity": 1, "paused": true}`)
 	e.want(e.do("PUT", "/v1/drops/members", adminKey, e.dropCfg(`, "identity": "site"`)), 200, "")
 	ctx := tab(t)
-	shown := func(sel string) string {
-		return eval[string](t, ctx, `(document.querySelector('`+sel+`') || {}).textContent || ''`)
-	}
+	shown := shownIn(t, ctx)
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/r/blip?lang=ko")); err != nil {
 		t.Fatal(err)
@@ -667,9 +663,7 @@ func TestAuctionPageInCents(t *testing.T) {
 	e.want(e.do("POST", "/v1/auctions/lot/bids", e.visitorToken("early"), `{"amount": 1000}`), 201, "")
 	e.want(e.do("POST", "/v1/auctions/lot/bids", e.visitorToken("later"), `{"amount": 1100}`), 201, "")
 	ctx := tab(t)
-	shown := func(sel string) string {
-		return eval[string](t, ctx, `(document.querySelector('`+sel+`') || {}).textContent || ''`)
-	}
+	shown := shownIn(t, ctx)
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/a/lot?lang=en")); err != nil {
 		t.Fatal(err)
 	}
@@ -697,9 +691,7 @@ func TestPageLeaves(t *testing.T) {
 	e.putRoom("sale", `{"capacity": 1, "paused": true}`)
 	e.want(e.join("sale", ""), 200, "") // someone ahead
 	ctx := tab(t)
-	shown := func(sel string) string {
-		return eval[string](t, ctx, `(document.querySelector('`+sel+`') || {}).textContent || ''`)
-	}
+	shown := shownIn(t, ctx)
 	waiting := func() float64 { return e.roomConfig("sale")["stats"].(map[string]any)["waiting"].(float64) }
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/r/sale?lang=en")); err != nil {
 		t.Fatal(err)
@@ -742,9 +734,7 @@ func TestDropPageTwoEach(t *testing.T) {
 	e.want(e.do("PUT", "/v1/drops/pair", adminKey, fmt.Sprintf(`{"stock": 5, "per_visitor": 2, "opens_at": %q, "codes": ["A", "B", "C", "D", "E"]}`,
 		e.clock.Now().Format(time.RFC3339))), 200, "")
 	ctx := tab(t)
-	shown := func(sel string) string {
-		return eval[string](t, ctx, `(document.querySelector('`+sel+`') || {}).textContent || ''`)
-	}
+	shown := shownIn(t, ctx)
 	enabled := func() bool {
 		return eval[string](t, ctx, `String(document.getElementById('claim').disabled)`) == "false"
 	}
@@ -784,9 +774,7 @@ func TestAuctionBuyNowAsksFirst(t *testing.T) {
 	e := setup(t)
 	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg(`, "reserve_price": 5000, "buy_now_price": 9000`)), 200, "")
 	ctx := tab(t)
-	shown := func(sel string) string {
-		return eval[string](t, ctx, `(document.querySelector('`+sel+`') || {}).textContent || ''`)
-	}
+	shown := shownIn(t, ctx)
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/a/lot?lang=en")); err != nil {
 		t.Fatal(err)
 	}

@@ -287,9 +287,7 @@ func TestAuctionUnderAPrefix(t *testing.T) {
 	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, fmt.Sprintf(`{"title": "Guitar", "currency": "KRW", "start_price": 10000,
 		"increment": 1000, "starts_at": %q, "ends_at": %q}`, now.Add(-time.Minute).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))), 200, "")
 	ctx := tab(t)
-	shown := func(sel string) string {
-		return eval[string](t, ctx, `(document.querySelector('`+sel+`') || {}).textContent || ''`)
-	}
+	shown := shownIn(t, ctx)
 	if err := chromedp.Do(ctx, chromedp.Navigate(proxy.URL+"/rushgate/a/lot?lang=en")); err != nil {
 		t.Fatal(err)
 	}
