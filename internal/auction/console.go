@@ -18,6 +18,9 @@ type Summary struct {
 	Bids   int64     `json:"bids"`
 	EndsAt time.Time `json:"ends_at"`
 	Winner string    `json:"winner,omitempty"`
+	// Leader and ReserveMet tell the operator who would win now, and whether that would be a sale.
+	Leader     string `json:"leader,omitempty"`
+	ReserveMet bool   `json:"reserve_met"`
 }
 
 // List returns up to limit auctions after the id after, in id order.
@@ -50,7 +53,8 @@ func (s *Service) Summary(ctx context.Context, id string) (Summary, error) {
 }
 
 func summarize(id string, st State, now time.Time) Summary {
-	return Summary{ID: id, Config: st.Config, Status: st.Status(now), Price: st.Price, Bids: st.Bids, EndsAt: st.EndsAt, Winner: st.Winner}
+	return Summary{ID: id, Config: st.Config, Status: st.Status(now), Price: st.Price, Bids: st.Bids, EndsAt: st.EndsAt, Winner: st.Winner,
+		Leader: st.Leader, ReserveMet: st.ReserveMet()}
 }
 
 // EndNow ends the auction at once: the leader wins if the reserve is met, as at a normal end.

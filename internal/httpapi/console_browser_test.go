@@ -335,6 +335,10 @@ func TestConsoleDropAndAuction(t *testing.T) {
 	until(t, "the price card", func() bool {
 		return eval[string](t, ctx, `document.querySelector('[data-card="price"] .v').textContent`) == "₩10,000"
 	})
+	// Nobody leads an auction without bids, and one without a reserve shows none.
+	if cards := eval[string](t, ctx, `document.querySelector('[data-card="leader"] .v').textContent + ' ' + !!document.querySelector('[data-card="reserve"]')`); cards != "– false" {
+		t.Fatalf("leader and reserve cards: %s", cards)
+	}
 	if hint := eval[string](t, ctx, `document.getElementById('edit-auction-start_price-money').textContent`); hint != "= ₩10,000" {
 		t.Fatalf("the start price's line says %q", hint)
 	}

@@ -148,6 +148,11 @@ func TestExportEvents(t *testing.T) {
 	alice, bob := e.visitorToken("alice"), e.visitorToken("bob")
 	e.want(e.do("POST", "/v1/auctions/lot/bids", alice, `{"max_amount": 3000}`), 201, "")
 	e.want(e.do("POST", "/v1/auctions/lot/bids", bob, `{"amount": 2000}`), 201, "")
+	// The operator's summary says who would win now, and that it would not be a sale yet.
+	sum := e.do("GET", "/v1/auctions/lot/config", adminKey, "")
+	if sum.str("leader") == "" || sum.str("leader") != e.do("GET", "/v1/auctions/lot", "", "").str("leader") || sum.body["reserve_met"] != false {
+		t.Fatalf("summary: %v", sum.body)
+	}
 	e.want(e.do("POST", "/v1/auctions/lot/buy-now", bob, ``), 200, "")
 	res, rows := e.export("/v1/auctions/lot/events.csv")
 	if res.StatusCode != 200 || res.Header.Get("Content-Disposition") != `attachment; filename="auction-lot-events.csv"` {
