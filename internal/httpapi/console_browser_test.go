@@ -268,6 +268,9 @@ func TestConsoleDropAndAuction(t *testing.T) {
 	if got := text(t, ctx, "#drops tbody a"); got != "coupon" {
 		t.Fatalf("overview lists drop %q", got)
 	}
+	if got := text(t, ctx, "#auctions tbody td"); got != "lot Lot" {
+		t.Fatalf("overview lists the auction as %q; want its id and title", got)
+	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/drops/coupon"), chromedp.Click(chromedp.CSS("#ctl-close_now"))); err != nil {
 		t.Fatal(err)
 	}

@@ -638,8 +638,10 @@
     }
   }
 
-  function row(href, cells) {
-    return h('tr', {}, h('td', {}, h('a', { href, text: cells[0] })), ...cells.slice(1).map((c) => h('td', {}, c)));
+  // row is a line of an overview's table: the id links the entity's page, its title (if any) follows.
+  function row(href, cells, title) {
+    return h('tr', {}, h('td', {}, h('a', { href, text: cells[0] }), title ? h('span', { class: 'muted', text: ' ' + title }) : null),
+      ...cells.slice(1).map((c) => h('td', {}, c)));
   }
 
   // suggestIDs offers the rooms and drops there are where a form names one (a drop's or an auction's
@@ -667,10 +669,11 @@
     };
     fill('rooms', rooms.rooms, (r) => row(base + '/admin/rooms/' + r.id, [r.id, badge(r.config.paused ? 'paused' : 'running'),
       fmtNum(r.stats.waiting), fmtNum(r.stats.active), fmtNum(r.stats.admitted_total),
-      [r.config.capacity ? '≤ ' + r.config.capacity : '', r.config.rate ? r.config.rate.admits + '/' + r.config.rate.per : ''].filter(Boolean).join(' · ')]));
-    fill('drops', drops.drops, (d) => row(base + '/admin/drops/' + d.id, [d.id, badge(d.status), fmtNum(d.claimed), fmtNum(d.remaining), fmtTime(d.config.opens_at)]));
+      [r.config.capacity ? '≤ ' + r.config.capacity : '', r.config.rate ? r.config.rate.admits + '/' + r.config.rate.per : ''].filter(Boolean).join(' · ')], r.config.page && r.config.page.title));
+    fill('drops', drops.drops, (d) => row(base + '/admin/drops/' + d.id, [d.id, badge(d.status), fmtNum(d.claimed), fmtNum(d.remaining),
+      fmtTime(d.config.opens_at)], d.config.title));
     fill('auctions', auctions.auctions, (a) => row(base + '/admin/auctions/' + a.id, [a.id, badge(a.status), fmtMoney(a.price, a.config.currency),
-      fmtNum(a.bids), fmtTime(a.ends_at)]));
+      fmtNum(a.bids), fmtTime(a.ends_at)], a.config.title));
   }
 
   // refreshHealth shows what /healthz reports when it is not "ok": which store fails, and what that
