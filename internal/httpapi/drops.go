@@ -183,7 +183,7 @@ func (s *Server) postClaim(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	v := claimView{ID: c.ID, Code: c.Code, ClaimedAt: c.ClaimedAt}
+	v := claimView{ID: c.ID, Code: c.Code, ClaimedAt: c.ClaimedAt, Seq: c.Seq}
 	if y := v.ClaimedAt.Year(); y < 0 || y > 9999 { // outside what RFC 3339 writes: encoding/json's error
 		writeJSON(w, http.StatusCreated, v)
 		return
@@ -198,6 +198,9 @@ type claimView struct {
 	ID        string    `json:"claim_id"`
 	Code      string    `json:"code"`
 	ClaimedAt time.Time `json:"claimed_at"`
+	// Seq is the claim's number in the drop: at least that many units are gone, which a page shows at
+	// once rather than after the drop's feed catches up.
+	Seq int64 `json:"seq"`
 }
 
 func (s *Server) listClaims(w http.ResponseWriter, r *http.Request) {

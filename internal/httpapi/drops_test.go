@@ -52,7 +52,7 @@ func TestDropAPI(t *testing.T) {
 	a, b, c := e.visitorToken("a"), e.visitorToken("b"), e.visitorToken("c")
 	first := e.do("POST", "/v1/drops/coupon/claims", a, "")
 	e.want(first, 201, "")
-	if first.str("code") != "SAVE10" || first.str("claim_id") == "" || first.str("claimed_at") == "" {
+	if first.str("code") != "SAVE10" || first.str("claim_id") == "" || first.str("claimed_at") == "" || first.num("seq") != 1 {
 		t.Fatalf("claim %v", first.body)
 	}
 	again := e.do("POST", "/v1/drops/coupon/claims", a, "")
@@ -75,7 +75,7 @@ func TestDropAPI(t *testing.T) {
 		return out
 	}
 	one, two := req(b, "k1"), req(b, "k1")
-	if one.code != 201 || two.code != 201 || one.str("claim_id") != two.str("claim_id") || one.str("code") != "SAVE20" {
+	if one.code != 201 || two.code != 201 || one.str("claim_id") != two.str("claim_id") || one.str("code") != "SAVE20" || two.num("seq") != 2 {
 		t.Fatalf("idempotent repeat: %v / %v", one.body, two.body)
 	}
 	e.want(e.do("POST", "/v1/drops/coupon/claims", c, ""), 410, "sold_out")

@@ -82,7 +82,9 @@ func (c claimView) appendJSON(buf []byte) []byte {
 	buf = appendString(buf, c.Code)
 	buf = append(buf, `,"claimed_at":"`...)
 	buf = c.ClaimedAt.AppendFormat(buf, time.RFC3339Nano)
-	return append(buf, `"}`...)
+	buf = append(buf, `","seq":`...)
+	buf = strconv.AppendInt(buf, c.Seq, 10)
+	return append(buf, '}')
 }
 
 // appendString appends s as a JSON string. Tokens, states and messages are mostly printable ASCII

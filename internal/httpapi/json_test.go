@@ -60,7 +60,7 @@ func TestErrorJSONMatchesEncoding(t *testing.T) {
 
 func TestClaimJSONMatchesEncoding(t *testing.T) {
 	for _, v := range []claimView{
-		{ID: "d1.42", Code: "ABCD-EFGH-IJKL", ClaimedAt: time.Date(2026, 12, 4, 3, 30, 0, 123456789, time.UTC)},
+		{ID: "d1.42", Code: "ABCD-EFGH-IJKL", ClaimedAt: time.Date(2026, 12, 4, 3, 30, 0, 123456789, time.UTC), Seq: 42},
 		{ID: "d1.1", Code: "<listed & odd \"code\">", ClaimedAt: time.Date(2026, 12, 4, 12, 0, 0, 0, time.FixedZone("KST", 9*3600))},
 		{},
 	} {

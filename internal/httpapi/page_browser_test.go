@@ -148,9 +148,9 @@ func (c *cutter) cut() {
 // its code, a reload shows the code again, and once others have taken the rest the page says sold out.
 // A drop not yet open counts down to its opening.
 func TestDropPage(t *testing.T) {
-	for _, lang := range []struct{ code, won, soldOut, opens, nowOpen string }{
-		{"en", "It is yours", "Sold out", "Opens in 00:59:", "It is open: you can claim now."},
-		{"ko", "받았습니다", "품절", "오픈까지 00:59:", "지금 열렸습니다. 받기를 누르세요."},
+	for _, lang := range []struct{ code, won, soldOut, opens, nowOpen, claim, left string }{
+		{"en", "It is yours", "Sold out", "Opens in 00:59:", "It is open: you can claim now.", "Claim", "1 of 2 left"},
+		{"ko", "받았습니다", "품절", "오픈까지 00:59:", "지금 열렸습니다. 받기를 누르세요.", "받기", "2개 중 1개 남음"},
 	} {
 		t.Run(lang.code, func(t *testing.T) {
 			e := setup(t)
@@ -197,6 +197,10 @@ func TestDropPage(t *testing.T) {
 			if !strings.Contains(shown("#result"), lang.won) {
 				t.Fatalf("result %q", shown("#result"))
 			}
+			// One each: the button does not offer another, and the count already knows this one is gone.
+			until(t, "the button and the count", func() bool {
+				return js(`String(document.getElementById('claim').disabled)`) == "true" && shown("#claim") == lang.claim && shown("#left") == lang.left
+			})
 			claims := list(e.do("GET", "/v1/drops/gold/claims", adminKey, ""), "claims")
 			if len(claims) != 1 {
 				t.Fatalf("a double click made %d claims", len(claims))

@@ -28,6 +28,7 @@ const admission = carried.get;
 
 let view = null;
 let held = []; // the claims this visitor holds
+let gone = 0; // units known to be claimed: the highest claim number seen, ahead of the feed
 const full = () => held.length >= ((view && view.per_visitor) || 1); // holds all it may
 let busy = false;
 let told = null; // the status last announced: the countdown itself is not read out each second
@@ -54,7 +55,9 @@ function render() {
   let status = view.status;
   if (status === "scheduled" && t >= opens) status = "open";
   if (status === "open" && closes && t >= closes) status = "closed";
-  $("left").textContent = text("remaining", { n: view.remaining.toLocaleString(cfg.lang), stock: view.stock.toLocaleString(cfg.lang) });
+  for (const c of held) gone = Math.max(gone, c.seq || 0);
+  const left = Math.max(0, Math.min(view.remaining, view.stock - gone));
+  $("left").textContent = text("remaining", { n: left.toLocaleString(cfg.lang), stock: view.stock.toLocaleString(cfg.lang) });
   if (status === "scheduled") $("when").textContent = text("opens_in", { time: span(opens - t) });
   else if (status === "open") $("when").textContent = closes ? text("closes_in", { time: span(closes - t) }) : "";
   else if (status === "sold_out") $("when").textContent = text("sold_out");
@@ -65,7 +68,7 @@ function render() {
     $("line").href = cfg.base + "/r/" + encodeURIComponent(cfg.room) + "?return_to=" + encodeURIComponent(cfg.base + "/d/" + cfg.drop) + "&lang=" + cfg.lang;
   }
   $("claim").disabled = busy || full() || gated || status !== "open";
-  if (!busy) $("claim").textContent = text(held.length ? "claim_more" : "claim");
+  if (!busy) $("claim").textContent = text(held.length && !full() ? "claim_more" : "claim");
   if (status === "sold_out" && !held.length) $("result").textContent = text("sold_out_text");
   if (told !== null && status !== told && (status === "open" || status === "closed")) {
     $("announce").textContent = text(status === "open" ? "now_open" : "closed_drop");
