@@ -569,3 +569,30 @@ func TestConsoleDeletes(t *testing.T) {
 	})
 	e.want(e.do("GET", "/v1/drops/taken", "", ""), 200, "")
 }
+
+// TestConsoleAuditPages: an entity's page shows the newest twenty changes and reads older ones on
+// request, until there are none; each change is listed once.
+func TestConsoleAuditPages(t *testing.T) {
+	e := setup(t, withConsole())
+	e.putRoom("busy", `{"capacity": 1}`)
+	for i := 2; i <= 26; i++ {
+		e.want(e.do("PATCH", "/v1/rooms/busy", adminKey, fmt.Sprintf(`{"capacity": %d}`, i)), 200, "")
+	}
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#rooms tbody a")),
+		chromedp.Navigate(e.srv.URL+"/admin/rooms/busy")); err != nil {
+		t.Fatal(err)
+	}
+	listed := func() string {
+		return eval[string](t, ctx, `document.querySelectorAll('#audit li').length + ' ' + (document.getElementById('audit-older') || {}).hidden`)
+	}
+	until(t, "the newest twenty", func() bool { return listed() == "20 false" })
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#audit-older"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "all 26, and no more to read", func() bool { return listed() == "26 true" })
+	if last := text(t, ctx, "#audit li:last-child"); !strings.Contains(last, "created") {
+		t.Fatalf("the oldest change listed is %q", last)
+	}
+}

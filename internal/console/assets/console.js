@@ -37,7 +37,7 @@
       label_identity: 'Who may take part', identity_any: 'Anybody (per visitor token)', identity_site: 'Customers your site signed in',
       identity_room: 'Visitors the room admitted', soft_window: 'Soft close: bids in the last', soft_extend: 'extend the end by',
       local_time: 'your time, {zone}', export_claims: 'Download the claims (CSV)', visitor_page: 'The visitors’ page',
-      leader: 'Leading bidder', reserve: 'Reserve', reserve_yes: 'met', reserve_no: 'not met', export_events: 'Download the auction’s history (CSV)',
+      leader: 'Leading bidder', reserve: 'Reserve', older: 'Older changes', reserve_yes: 'met', reserve_no: 'not met', export_events: 'Download the auction’s history (CSV)',
       id_rule: 'An ID is 1-64 characters of A-Z, a-z, 0-9, _ and -.',
       err_drop_started: 'This drop has claims: it can no longer be replaced or deleted.',
       err_auction_started: 'This auction has bids: it can no longer be replaced or deleted.',
@@ -77,7 +77,7 @@
       label_identity: '참여할 수 있는 사람', identity_any: '누구나 (방문자 토큰마다)', identity_site: '사이트에 로그인한 고객',
       identity_room: '대기실이 입장시킨 방문자', soft_window: '연장 마감: 마지막 구간의 입찰은', soft_extend: '종료를 이만큼 연장',
       local_time: '현지 시각, {zone}', export_claims: '수령 목록 내려받기 (CSV)', visitor_page: '방문자 페이지',
-      leader: '최고 입찰자', reserve: '최저 낙찰가', reserve_yes: '도달', reserve_no: '미달', export_events: '경매 기록 내려받기 (CSV)',
+      leader: '최고 입찰자', reserve: '최저 낙찰가', older: '이전 변경 기록', reserve_yes: '도달', reserve_no: '미달', export_events: '경매 기록 내려받기 (CSV)',
       id_rule: 'ID는 A-Z, a-z, 0-9, _, -로 된 1-64자여야 합니다.',
       err_drop_started: '수령이 있는 드롭은 바꾸거나 지울 수 없습니다.',
       err_auction_started: '입찰이 있는 경매는 바꾸거나 지울 수 없습니다.',
@@ -590,8 +590,19 @@
     },
   };
 
-  function renderAudit(entries) {
+  // The audit log shows its newest page, read again every few seconds, and the older pages the operator
+  // asked for with the button under it; an entry the newest page has reached is shown once.
+  const audit = { newest: [], older: [], next: '' };
+  function renderAudit() {
+    const seen = new Set();
+    const entries = audit.newest.concat(audit.older).filter((e) => !seen.has(e.cursor) && seen.add(e.cursor));
     const ol = document.getElementById('audit');
+    let more = document.getElementById('audit-older');
+    if (!more) {
+      more = h('button', { type: 'button', id: 'audit-older', text: t('older'), onclick: olderAudit });
+      ol.after(more);
+    }
+    more.hidden = !audit.next;
     if (!entries.length) {
       ol.replaceChildren(h('li', { class: 'muted', text: t('none') }));
       return;
@@ -599,6 +610,17 @@
     ol.replaceChildren(...entries.map((e) => h('li', {}, h('time', { datetime: e.at, text: fmtTime(e.at) }), ' — ',
       h('strong', { text: t('act_' + e.action) }), e.changes.length ? ': ' : '',
       ...e.changes.flatMap((c, i) => [i ? ', ' : '', h('code', { text: c.field }), ' ' + change(c.field, c.old) + ' → ' + change(c.field, c.new)]))));
+  }
+
+  async function olderAudit() {
+    try {
+      const r = await api('GET', '/v1/audit?kind=' + page + '&id=' + id + '&limit=20&before=' + encodeURIComponent(audit.next));
+      audit.older = audit.older.concat(r.entries);
+      audit.next = r.next_before || '';
+      renderAudit();
+    } catch (e) {
+      say(refusal(e));
+    }
   }
 
   let controlsKey = '';
@@ -626,7 +648,10 @@
     charts.forEach((c) => draw(c, points));
     if (force || Date.now() - auditAt > 5000) {
       auditAt = Date.now();
-      renderAudit((await api('GET', '/v1/audit?kind=' + page + '&id=' + id + '&limit=20')).entries);
+      const r = await api('GET', '/v1/audit?kind=' + page + '&id=' + id + '&limit=20');
+      audit.newest = r.entries;
+      if (!audit.older.length) audit.next = r.next_before || '';
+      renderAudit();
     }
     // The form follows the entity until the operator starts editing it, so that saving it never undoes
     // a change made since (a pause, another operator's edit).
