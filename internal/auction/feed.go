@@ -28,9 +28,9 @@ type Update struct {
 	ReserveMet *bool `json:"reserve_met,omitempty"`
 }
 
-// offer returns what bidders are offered after bid event e under cfg, and whether the reserve is met. After a bid the auction has a
-// leader at e.Price, which is all the rules need; the config is final by then, since an auction with
-// bids cannot be replaced.
+// offer returns what bidders are offered after bid event e under cfg, and whether the reserve is met.
+// After a bid the auction has a leader at e.Price, which is all the rules need; the config is final by
+// then, since an auction with bids cannot be replaced.
 func offer(e Event, cfg Config) (minNext int64, buyNow *int64, reserveMet bool) {
 	st := State{Config: cfg, Price: e.Price, Leader: e.Bidder, Bids: 1, EndsAt: e.EndsAt}
 	if st.BuyNowAvailable(e.At) {

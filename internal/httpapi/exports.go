@@ -11,8 +11,8 @@ import (
 // exportPage is how many rows an export reads from the store at a time.
 const exportPage = 1000
 
-// page is one page of an export's rows, and the sequence number to read the next page after.
-type page struct {
+// exportRows are one read of an export's rows, and the sequence number to read the next after.
+type exportRows struct {
 	rows [][]string
 	last int64
 }
@@ -22,7 +22,7 @@ type page struct {
 // store that does not answer is the API's JSON error. A failure after that aborts the response: the
 // download then fails in the browser rather than ending short, which would look like the whole list.
 func (s *Server) exportCSV(w http.ResponseWriter, r *http.Request, filename string, header []string,
-	next func(ctx context.Context, after int64) (page, error)) {
+	next func(ctx context.Context, after int64) (exportRows, error)) {
 	p, err := next(r.Context(), 0)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -45,6 +45,9 @@ func (s *Server) exportCSV(w http.ResponseWriter, r *http.Request, filename stri
 		out.Flush()
 		if out.Error() != nil || r.Context().Err() != nil {
 			return // the client has gone
+		}
+		if len(p.rows) < exportPage {
+			break // a short read was the last
 		}
 		if p, err = next(r.Context(), p.last); err != nil {
 			s.log.Warn("export: a page failed; the download is cut", "path", r.URL.Path, "err", err)
@@ -73,9 +76,9 @@ func (s *Server) exportClaims(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.exportCSV(w, r, "drop-"+id+"-claims.csv", []string{"seq", "claim_id", "code", "visitor", "claimed_at"},
-		func(ctx context.Context, after int64) (page, error) {
+		func(ctx context.Context, after int64) (exportRows, error) {
 			claims, err := s.drops.Claims(ctx, id, after, exportPage)
-			p := page{last: after}
+			p := exportRows{last: after}
 			for _, c := range claims {
 				p.rows = append(p.rows, []string{strconv.FormatInt(c.Seq, 10), c.ID, c.Code, c.Visitor, c.ClaimedAt.UTC().Format(time.RFC3339Nano)})
 				p.last = c.Seq
@@ -93,9 +96,9 @@ func (s *Server) exportEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.exportCSV(w, r, "auction-"+id+"-events.csv", []string{"seq", "at", "kind", "bidder", "price", "automatic", "ends_at"},
-		func(ctx context.Context, after int64) (page, error) {
+		func(ctx context.Context, after int64) (exportRows, error) {
 			evs, err := s.auctions.Events(ctx, id, after, exportPage)
-			p := page{last: after}
+			p := exportRows{last: after}
 			for _, e := range evs {
 				p.rows = append(p.rows, []string{strconv.FormatInt(e.Seq, 10), e.At.UTC().Format(time.RFC3339Nano), e.Kind, e.Bidder,
 					strconv.FormatInt(e.Price, 10), strconv.FormatBool(e.Proxy), e.EndsAt.UTC().Format(time.RFC3339Nano)})
