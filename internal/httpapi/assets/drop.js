@@ -68,7 +68,8 @@ function render() {
     $("line").href = cfg.base + "/r/" + encodeURIComponent(cfg.room) + "?return_to=" + encodeURIComponent(cfg.base + "/d/" + cfg.drop) + "&lang=" + cfg.lang;
   }
   $("claim").disabled = busy || full() || gated || status !== "open";
-  if (!busy) $("claim").textContent = text(held.length && !full() ? "claim_more" : "claim");
+  const more = held.length > 0 && !full(); // may claim again
+  if (!busy) $("claim").textContent = text(more ? "claim_more" : "claim");
   if (status === "sold_out" && !held.length) $("result").textContent = text("sold_out_text");
   if (told !== null && status !== told && (status === "open" || status === "closed")) {
     $("announce").textContent = text(status === "open" ? "now_open" : "closed_drop");
