@@ -15,8 +15,8 @@ const vouch = fromLink("enqueue", "rg-enqueue-auction-" + cfg.auction);
 
 let view = null; // the auction as last known
 // Buying now is a purchase in one press: the first press only asks, for five seconds.
-let buyArmed = false;
-let buyTimer = 0;
+let buyAsking = false;
+const buyPress = secondPress((asking) => { buyAsking = asking; render(); });
 let wasOver = null; // whether the auction was over at the last render: its end is announced once
 let seq = 0; // the last event applied
 const me = { key: "rg-bidder-" + cfg.auction };
@@ -86,7 +86,7 @@ function render() {
   $("bid").textContent = text($("proxy").checked ? "bid_max" : "bid");
   $("buynow").hidden = over || !view.buy_now_price;
   if (view.buy_now_price) {
-    $("buynow").textContent = text(buyArmed ? "buy_now_confirm" : "buy_now", { amount: money(view.buy_now_price) });
+    $("buynow").textContent = text(buyAsking ? "buy_now_confirm" : "buy_now", { amount: money(view.buy_now_price) });
   }
   standing();
 }
@@ -207,14 +207,7 @@ $("bidform").addEventListener("submit", async (ev) => {
   render();
 });
 $("buynow").addEventListener("click", async () => {
-  clearTimeout(buyTimer);
-  if (!buyArmed) {
-    buyArmed = true;
-    buyTimer = setTimeout(() => { buyArmed = false; render(); }, 5000);
-    render();
-    return;
-  }
-  buyArmed = false;
+  if (!buyPress()) return;
   $("buynow").disabled = true;
   try {
     const { r, s } = await post("/buy-now", {});

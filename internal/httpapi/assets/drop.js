@@ -28,7 +28,6 @@ const admission = carried.get;
 
 let view = null;
 let held = []; // the claims this visitor holds
-let gone = 0; // units known to be claimed: the highest claim number seen, ahead of the feed
 const full = () => held.length >= ((view && view.per_visitor) || 1); // holds all it may
 let busy = false;
 let told = null; // the status last announced: the countdown itself is not read out each second
@@ -55,7 +54,7 @@ function render() {
   let status = view.status;
   if (status === "scheduled" && t >= opens) status = "open";
   if (status === "open" && closes && t >= closes) status = "closed";
-  for (const c of held) gone = Math.max(gone, c.seq || 0);
+  const gone = Math.max(0, ...held.map((c) => c.seq || 0)); // units surely claimed, ahead of the feed
   const left = Math.max(0, Math.min(view.remaining, view.stock - gone));
   $("left").textContent = text("remaining", { n: left.toLocaleString(cfg.lang), stock: view.stock.toLocaleString(cfg.lang) });
   if (status === "scheduled") $("when").textContent = text("opens_in", { time: span(opens - t) });

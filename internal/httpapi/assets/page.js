@@ -57,6 +57,22 @@ function fromLink(name, key) {
   return { get: () => kept, forget, answered: (status) => { if (status !== 503 && status !== 429) forget(); } };
 }
 
+// secondPress makes a button act only on its second press within five seconds, since one stray tap
+// must not give up a place or buy something: it returns a function for the button's click, true when
+// the press should act. asking(true) is called when a first press asks, asking(false) when the
+// question ends, by the second press or by the wait.
+function secondPress(asking) {
+  let armed = false;
+  let timer = 0;
+  return () => {
+    clearTimeout(timer);
+    armed = !armed;
+    asking(armed);
+    if (armed) timer = setTimeout(() => { armed = false; asking(false); }, 5000);
+    return !armed;
+  };
+}
+
 // failures are the words of the visitor pages for the API's refusals they have no words of their own
 // for; failure picks them, in the page's language, never the API's English message.
 const failures = {

@@ -119,15 +119,10 @@ function show(s) {
   $("rejoin").hidden = false;
 }
 
-// giveUp leaves the line on a second press within five seconds: the first asks, lest a stray tap lose
-// a long wait.
+// giveUp leaves the line on a second press: the first asks, lest a stray tap lose a long wait.
+const leavePress = secondPress((asking) => { leave.textContent = text(asking ? "leave_confirm" : "leave"); });
 async function giveUp() {
-  if (leave.dataset.armed !== "1") {
-    leave.dataset.armed = "1";
-    leave.textContent = text("leave_confirm");
-    setTimeout(() => { leave.dataset.armed = ""; leave.textContent = text("leave"); }, 5000);
-    return;
-  }
+  if (!leavePress()) return;
   leave.disabled = true;
   try {
     const r = await fetch(cfg.join.replace(/\/join$/, "/leave"), { method: "POST", credentials: "same-origin" });
@@ -142,8 +137,6 @@ async function giveUp() {
     $("message").textContent = text("error_retry");
   }
   leave.disabled = false;
-  leave.dataset.armed = "";
-  leave.textContent = text("leave");
 }
 
 // soldOut tells the visitor that what the line was for is gone: nothing more to wait for.
