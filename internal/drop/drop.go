@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rushgate/rushgate"
@@ -35,6 +36,8 @@ var (
 	ErrSoldOut  = errors.New("drop: sold out")
 	ErrNotOpen  = errors.New("drop: not open")
 	ErrStarted  = errors.New("drop: already has claims")
+	// ErrNoSuchCode answers a lookup of a code that no claim of the drop handed out (yet).
+	ErrNoSuchCode = errors.New("drop: no claim has this code")
 )
 
 // AlreadyClaimedError is a refused claim by a visitor who holds all it may; it carries those claims.
@@ -221,7 +224,7 @@ func (s *State) Decide(dropID, visitor, key, generated string, now time.Time) (C
 		return Claim{}, false, ErrSoldOut
 	}
 	seq := int64(len(s.Claims) + 1)
-	code := generated
+	code := GeneratedCode(generated, seq)
 	if len(s.Config.Codes) > 0 {
 		code = s.Config.Codes[seq-1]
 	}
@@ -254,10 +257,32 @@ func Numbered(claims []Claim) error {
 
 var codeEncoding = base32.NewEncoding("ABCDEFGHJKLMNPQRSTUVWXYZ23456789").WithPadding(base32.NoPadding)
 
-// NewCode draws an unguessable claim code: 80 random bits as 16 characters without 0/O or 1/I. Every
-// backend draws codes here, outside its atomic step, and passes them in.
+// NewCode draws the unguessable part of a generated claim code: 80 random bits as 16 characters
+// without 0/O or 1/I. Every backend draws it here, outside its atomic step, and passes it in; the step
+// adds the claim's number (see [GeneratedCode]).
 func NewCode() string {
 	var b [10]byte
 	_, _ = rand.Read(b[:])
 	return codeEncoding.EncodeToString(b[:])
+}
+
+// GeneratedCode is the code claim seq hands out when its drop lists none: the drawn part, a hyphen and
+// the claim's number ("7KQ2M9XDPT4ZABCD-17"). The number lets a lookup by code (a site's checkout)
+// read one claim instead of searching them, with no index to write per claim; the drawn part keeps the
+// code unguessable. The Redis claim script builds it the same way.
+func GeneratedCode(drawn string, seq int64) string {
+	return drawn + "-" + strconv.FormatInt(seq, 10)
+}
+
+// generatedSeq returns the claim number a generated code ends with, or false when code has none.
+func generatedSeq(code string) (int64, bool) {
+	i := strings.LastIndexByte(code, '-')
+	if i < 0 {
+		return 0, false
+	}
+	seq, err := strconv.ParseInt(code[i+1:], 10, 64)
+	if err != nil || seq < 1 || code[i+1] == '+' {
+		return 0, false
+	}
+	return seq, true
 }

@@ -2,6 +2,7 @@ package drop
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -270,6 +271,36 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 // Claims pages through a drop's claims by sequence.
 func (s *Service) Claims(ctx context.Context, id string, after int64, limit int) ([]Claim, error) {
 	return s.store.Claims(ctx, id, after, limit)
+}
+
+// ClaimOf returns the claim that handed out code: what a site's checkout asks of a code a customer
+// presents, and an operator of a customer who says theirs does not work. ErrNoSuchCode when no claim
+// of the drop has it, a listed code not handed out yet included. A listed code is found by its place in
+// the list, a generated one by the number it ends with, so a lookup reads one claim, however many
+// there are.
+func (s *Service) ClaimOf(ctx context.Context, id, code string) (Claim, error) {
+	info, err := s.store.Get(ctx, id)
+	if err != nil {
+		return Claim{}, err
+	}
+	seq, ok := generatedSeq(code)
+	if info.Listed > 0 {
+		if seq, err = s.store.ListedSeq(ctx, id, code); err != nil {
+			return Claim{}, err
+		}
+		ok = seq > 0
+	}
+	if !ok || seq > int64(info.Claimed) {
+		return Claim{}, ErrNoSuchCode
+	}
+	claims, err := s.store.Claims(ctx, id, seq-1, 1)
+	if err != nil {
+		return Claim{}, err
+	}
+	if len(claims) == 0 || subtle.ConstantTimeCompare([]byte(claims[0].Code), []byte(code)) != 1 {
+		return Claim{}, ErrNoSuchCode
+	}
+	return claims[0], nil
 }
 
 // Mine returns a visitor's claims on a drop.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -223,6 +224,25 @@ func (s *Server) listClaims(w http.ResponseWriter, r *http.Request) {
 		next = claims[len(claims)-1].Seq
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"claims": nonNil(claims), "next_after": next})
+}
+
+// claimOfCode answers which claim handed out a code: a site's checkout asks it of the code a customer
+// presents.
+func (s *Server) claimOfCode(w http.ResponseWriter, r *http.Request) {
+	id, err := dropID(r)
+	code := r.PathValue("code")
+	if err == nil && (code == "" || len(code) > drop.MaxCodeLen) {
+		err = apiError(http.StatusBadRequest, codeInvalidRequest, fmt.Sprintf("a code is 1-%d bytes", drop.MaxCodeLen))
+	}
+	var c drop.Claim
+	if err == nil {
+		c, err = s.drops.ClaimOf(r.Context(), id, code)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
 }
 
 func (s *Server) myClaims(w http.ResponseWriter, r *http.Request) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -93,6 +94,40 @@ func TestDropAPI(t *testing.T) {
 
 	e.want(e.do("PUT", "/v1/drops/later", adminKey, fmt.Sprintf(`{"stock": 5, "opens_at": %q}`, e.clock.Now().Add(time.Hour).Format(time.RFC3339))), 200, "")
 	e.want(e.do("POST", "/v1/drops/later/claims", a, ""), 409, "not_open")
+}
+
+// TestClaimOfCode: a site's checkout asks which claim handed out the code a customer presents: the
+// claim for a real code (listed or generated, whatever its characters), 404 code_not_found for any
+// other, never to a caller without the admin key.
+func TestClaimOfCode(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/drops/listed", adminKey, e.dropCfg(`, "codes": ["SAVE 10/20%", "SAVE20"]`)), 200, "")
+	e.want(e.do("PUT", "/v1/drops/gen", adminKey, e.dropCfg("")), 200, "")
+	a := e.visitorToken("a")
+	listed, gen := e.do("POST", "/v1/drops/listed/claims", a, ""), e.do("POST", "/v1/drops/gen/claims", a, "")
+	e.want(listed, 201, "")
+	e.want(gen, 201, "")
+	for _, c := range []struct{ drop, code string }{{"listed", "SAVE 10/20%"}, {"gen", gen.str("code")}} {
+		path := "/v1/drops/" + c.drop + "/codes/" + url.PathEscape(c.code)
+		e.want(e.do("GET", path, "", ""), 401, "unauthorized")
+		e.want(e.do("GET", path, a, ""), 401, "unauthorized")
+		got := e.do("GET", path, adminKey, "")
+		e.want(got, 200, "")
+		if got.str("code") != c.code || got.num("seq") != 1 || got.str("claim_id") != c.drop+".1" || got.str("visitor") == "" || got.str("claimed_at") == "" {
+			t.Fatalf("the claim of %q: %v", c.code, got.body)
+		}
+	}
+	for path, code := range map[string]string{
+		"/v1/drops/listed/codes/SAVE20":                   "code_not_found", // listed, not handed out yet
+		"/v1/drops/gen/codes/SAVE20":                      "code_not_found",
+		"/v1/drops/gen/codes/" + gen.str("code") + "0":    "code_not_found", // a later claim's number
+		"/v1/drops/gen/codes/ABCDEFGHJKLMNPQR-1":          "code_not_found", // forged
+		"/v1/drops/nope/codes/SAVE20":                     "drop_not_found",
+		"/v1/drops/gen/codes/" + strings.Repeat("A", 129): "invalid_request",
+	} {
+		want := map[string]int{"code_not_found": 404, "drop_not_found": 404, "invalid_request": 400}[code]
+		e.want(e.do("GET", path, adminKey, ""), want, code)
+	}
 }
 
 func TestDropBehindRoomReleasesOnClaim(t *testing.T) {

@@ -42,6 +42,7 @@ const (
 	codeAlreadyClaimed        = "already_claimed"
 	codeNotOpen               = "not_open"
 	codeDropStarted           = "drop_started"
+	codeCodeNotFound          = "code_not_found"
 	codeRotationConflict      = "rotation_conflict"
 	codeTooManyStreams        = "too_many_streams"
 	codeIdentityRequired      = "identity_required"
@@ -122,6 +123,8 @@ func fromDomain(err error) *Error {
 		return &Error{Status: http.StatusGone, Code: codeSoldOut, Message: "the stock is gone", Cause: err}
 	case errors.Is(err, drop.ErrNotOpen):
 		return &Error{Status: http.StatusConflict, Code: codeNotOpen, Message: "the drop is not open", Cause: err}
+	case errors.Is(err, drop.ErrNoSuchCode):
+		return &Error{Status: http.StatusNotFound, Code: codeCodeNotFound, Message: "no claim of this drop has this code", Cause: err}
 	case errors.Is(err, drop.ErrStarted):
 		return &Error{Status: http.StatusConflict, Code: codeDropStarted, Message: "a drop with claims cannot be replaced or deleted", Cause: err}
 	case as(err, &e):

@@ -298,6 +298,7 @@ func (s *Server) routes() {
 		m.HandleFunc("GET /v1/drops/{drop}/claims", s.admin(s.listClaims))
 		m.HandleFunc("GET /v1/drops/{drop}/claims.csv", s.admin(s.exportClaims))
 		m.HandleFunc("GET /v1/drops/{drop}/claims/mine", s.myClaims)
+		m.HandleFunc("GET /v1/drops/{drop}/codes/{code}", s.admin(s.claimOfCode))
 		m.HandleFunc("GET /d/{drop}", s.dropPage)
 	}
 	if s.console != nil {

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ var dropTests = []check{
 	{"Drop/StockAndPerVisitor", testStock},
 	{"Drop/OpenWindow", testOpenWindow},
 	{"Drop/Codes", testCodes},
+	{"Drop/LookupByCode", testLookupByCode},
 	{"Drop/Idempotency", testIdempotency},
 	{"Drop/Listing", testListing},
 	{"Drop/Replace", testReplace},
@@ -143,6 +145,80 @@ func testCodes(t *testing.T, h Harness) {
 			t.Fatalf("generated code %q is short or repeated", code)
 		}
 		seen[code] = true
+	}
+}
+
+// generated is the shape of a generated code: 16 drawn characters, a hyphen and the claim's number.
+var generated = regexp.MustCompile(`^[A-HJ-NP-Z2-9]{16}-([1-9][0-9]*)$`)
+
+// testLookupByCode: a site's checkout finds the claim behind a code a customer presents, by the number
+// a generated code ends with or a listed code's place in the list, and nothing for a code no claim
+// handed out: a forged one, one of a later claim, or a listed one not handed out yet.
+func testLookupByCode(t *testing.T, h Harness) {
+	svc := drop.NewService(h.Drops, drop.Options{})
+	defer svc.Stop()
+	putDrop(t, h, "gen", dropCfg(h, 5))
+	var claims []drop.Claim
+	for i := range 3 {
+		c, _, err := h.Drops.Claim(ctx, "gen", "", fmt.Sprint("v", i), fmt.Sprint("key", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := generated.FindStringSubmatch(c.Code); m == nil || m[1] != fmt.Sprint(c.Seq) {
+			t.Fatalf("claim %d has code %q: want 16 drawn characters, '-', %d", c.Seq, c.Code, c.Seq)
+		}
+		claims = append(claims, c)
+	}
+	// A repeat answers the same code.
+	if again, _, err := h.Drops.Claim(ctx, "gen", "", "v1", "key1"); err != nil || again.Code != claims[1].Code {
+		t.Fatalf("repeat: %+v %v; want code %s", again, err, claims[1].Code)
+	}
+	for _, c := range claims {
+		got, err := svc.ClaimOf(ctx, "gen", c.Code)
+		if err != nil || got.ID != c.ID || got.Seq != c.Seq || got.Visitor != c.Visitor || got.Code != c.Code || !got.ClaimedAt.Equal(c.ClaimedAt) {
+			t.Fatalf("ClaimOf(%s) = %+v, %v; want %+v", c.Code, got, err, c)
+		}
+	}
+	drawn := claims[0].Code[:16]
+	for _, code := range []string{
+		drop.GeneratedCode("ABCDEFGHJKLMNPQR", 1), // the right number, a forged drawn part
+		drop.GeneratedCode(drawn, 2),              // a real drawn part under another claim's number
+		drop.GeneratedCode(drawn, 4),              // a number not claimed yet
+		drawn, drawn + "-", drawn + "-0", drawn + "-+1", drawn + "-01", "-1", "",
+	} {
+		if got, err := svc.ClaimOf(ctx, "gen", code); !errors.Is(err, drop.ErrNoSuchCode) {
+			t.Fatalf("ClaimOf(%q) = %+v, %v; want ErrNoSuchCode", code, got, err)
+		}
+	}
+	if seq, err := h.Drops.ListedSeq(ctx, "gen", claims[0].Code); err != nil || seq != 0 {
+		t.Fatalf("ListedSeq on a drop without a list: %d %v", seq, err)
+	}
+
+	// Listed codes go by their place, even one that looks like a generated code.
+	c := dropCfg(h, 4)
+	c.Codes = []string{"GOLD-2", "SILVER", "BRONZE", "TIN"}
+	putDrop(t, h, "listed", c)
+	first, second := claim(t, h, "listed", "a"), claim(t, h, "listed", "b")
+	for code, want := range map[string]int64{"GOLD-2": 1, "SILVER": 2, "TIN": 4, "LEAD": 0, "gold-2": 0} {
+		if seq, err := h.Drops.ListedSeq(ctx, "listed", code); err != nil || seq != want {
+			t.Fatalf("ListedSeq(%s) = %d, %v; want %d", code, seq, err, want)
+		}
+	}
+	if seq, err := h.Drops.ListedSeq(ctx, "nope", "GOLD-2"); err != nil || seq != 0 {
+		t.Fatalf("ListedSeq on no drop: %d %v", seq, err)
+	}
+	for _, want := range []drop.Claim{first, second} {
+		if got, err := svc.ClaimOf(ctx, "listed", want.Code); err != nil || got.ID != want.ID || got.Visitor != want.Visitor {
+			t.Fatalf("ClaimOf(%s) = %+v, %v; want %+v", want.Code, got, err, want)
+		}
+	}
+	for _, code := range []string{"BRONZE", "LEAD", drop.GeneratedCode("ABCDEFGHJKLMNPQR", 1)} {
+		if got, err := svc.ClaimOf(ctx, "listed", code); !errors.Is(err, drop.ErrNoSuchCode) {
+			t.Fatalf("ClaimOf(%q) on the listed drop = %+v, %v; want ErrNoSuchCode", code, got, err)
+		}
+	}
+	if _, err := svc.ClaimOf(ctx, "nope", "GOLD-2"); !errors.Is(err, drop.ErrNotFound) {
+		t.Fatalf("ClaimOf on no drop: %v", err)
 	}
 }
 

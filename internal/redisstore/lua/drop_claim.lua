@@ -3,7 +3,8 @@
 -- KEYS[1] meta HASH  KEYS[2] claims STREAM (id seq-1)  KEYS[3] mine HASH (visitor -> "seq,seq")
 -- KEYS[4] keys HASH (visitor NUL idempotency key -> seq)  KEYS[5] codes LIST
 -- ARGV[1] now override (ms)  ARGV[2] drop id  ARGV[3] the config revision the claims were checked
--- against ('' any), then per claim: visitor, idempotency key ('' none), generated code
+-- against ('' any), then per claim: visitor, idempotency key ('' none), the drawn part of a generated
+-- code, to which take adds '-' and the claim's number, as drop.GeneratedCode does
 -- Returns {1} not found, {7} stale (another revision), or {now ms, one answer per claim...}. An answer is
 -- {seq, code} for a new claim (made now, its id the drop's id '.' seq); the number 2 (not open) or 3
 -- (sold out); or {code, created (1/0), {claim as seq, id, code, visitor, at ms}...} for an idempotent
@@ -34,6 +35,8 @@ end
 local function take(seq, v, key, code)
   if listed then
     code = redis.call('LINDEX', KEYS[5], claimed - 1)
+  else
+    code = code .. '-' .. seq
   end
   if key == '' then
     redis.call('XADD', KEYS[2], seq .. '-1', 'claim_id', ARGV[2] .. '.' .. seq, 'code', code, 'visitor', v, 'at', at)
