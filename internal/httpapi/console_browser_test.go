@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/rushgate/rushgate/internal/console"
 	"github.com/rushgate/rushgate/internal/httpapi"
@@ -568,6 +569,49 @@ func TestConsoleDeletes(t *testing.T) {
 		return text(t, ctx, "#status") == "This drop has claims: it can no longer be replaced or deleted."
 	})
 	e.want(e.do("GET", "/v1/drops/taken", "", ""), 200, "")
+}
+
+// TestConsoleFindsACode: an operator types the code a customer presents, and presses Enter: the
+// drop's page says which claim handed it out, or that none did, in the operator's language.
+func TestConsoleFindsACode(t *testing.T) {
+	e := setup(t, withConsole())
+	e.want(e.do("PUT", "/v1/drops/coupon", adminKey, e.dropCfg("")), 200, "")
+	won := e.do("POST", "/v1/drops/coupon/claims", e.visitorToken("kim"), "")
+	e.want(won, 201, "")
+	visitor := e.do("GET", "/v1/drops/coupon/claims", adminKey, "").body["claims"].([]any)[0].(map[string]any)["visitor"].(string)
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#drops tbody a")),
+		chromedp.Navigate(e.srv.URL+"/admin/drops/coupon"), chromedp.WaitVisible(chromedp.CSS("#ctl-close_now"))); err != nil {
+		t.Fatal(err)
+	}
+	shown := shownIn(t, ctx)
+	find := func(code string) {
+		t.Helper()
+		eval[string](t, ctx, `document.getElementById('code').value = ''`)
+		if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#code"), code+kb.Enter)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	find(" " + won.str("code") + " ") // as pasted from a message, spaces and all
+	until(t, "the claim", func() bool {
+		got := shown("#found")
+		return strings.HasPrefix(got, "Claim #1, by visitor "+visitor+", at ") && strings.HasSuffix(got, ".")
+	})
+	screenshot(t, ctx, "console-find-code")
+	find(won.str("code")[:16] + "-2")
+	until(t, "no claim", func() bool { return shown("#found") == "No claim of this drop has this code." })
+	find("")
+	until(t, "a code first", func() bool { return shown("#found") == "Type a code first." })
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/drops/coupon?lang=ko"), chromedp.WaitVisible(chromedp.CSS("#ctl-close_now"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, ctx, "label[for=code]"); got != "고객이 제시한 코드" {
+		t.Fatalf("the Korean label: %q", got)
+	}
+	find("NOPE")
+	until(t, "no claim, in Korean", func() bool { return shown("#found") == "이 드롭에서 이 코드를 받은 수령이 없습니다." })
 }
 
 // TestConsoleAuditPages: an entity's page shows the newest twenty changes and reads older ones on

@@ -43,6 +43,9 @@
       err_auction_started: 'This auction has bids: it can no longer be replaced or deleted.',
       err_auction_closed: 'The auction has ended.', err_not_found: 'It no longer exists.',
       err_store_unavailable: 'The state store does not answer; try again in a moment.',
+      find_claim: 'Find a claim by its code', code_label: 'A code a customer presents', find: 'Find',
+      code_empty: 'Type a code first.', code_found: 'Claim #{seq}, by visitor {visitor}, at {at}.',
+      err_code_not_found: 'No claim of this drop has this code.',
     },
     ko: {
       console: '콘솔', admin_key: '관리자 키', sign_in: '로그인', sign_out: '로그아웃', overview: '개요',
@@ -83,6 +86,9 @@
       err_auction_started: '입찰이 있는 경매는 바꾸거나 지울 수 없습니다.',
       err_auction_closed: '경매가 끝났습니다.', err_not_found: '더 이상 없습니다.',
       err_store_unavailable: '상태 저장소가 응답하지 않습니다. 잠시 후 다시 시도하세요.',
+      find_claim: '코드로 수령 찾기', code_label: '고객이 제시한 코드', find: '찾기',
+      code_empty: '먼저 코드를 입력하세요.', code_found: '#{seq}번 수령: 방문자 {visitor}, {at}.',
+      err_code_not_found: '이 드롭에서 이 코드를 받은 수령이 없습니다.',
     },
   };
 
@@ -359,7 +365,7 @@
   // the refusals an operator meets, and for a config the API's reason, in Korean when the page is.
   function refusal(e) {
     if (e.code === 'invalid_room_id') return t('id_rule');
-    const code = /_not_found$/.test(e.code || '') ? 'not_found' : e.code;
+    const code = !TEXTS.en['err_' + e.code] && /_not_found$/.test(e.code || '') ? 'not_found' : e.code;
     if (TEXTS.en['err_' + code]) return t('err_' + code);
     if (lang !== 'ko' || e.code !== 'invalid_config') return e.message;
     let why = e.message.replace(/^(room|drop|auction) config: /, '');
@@ -622,6 +628,24 @@
       say(refusal(e));
     }
   }
+
+  // A code a customer presents: which claim handed it out (what a site's checkout asks, asked by hand).
+  const lookup = document.getElementById('find-code');
+  if (lookup) lookup.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const out = document.getElementById('found');
+    const code = lookup.elements.code.value.trim();
+    if (!code) {
+      out.textContent = t('code_empty');
+      return;
+    }
+    try {
+      const c = await api('GET', '/v1/drops/' + id + '/codes/' + encodeURIComponent(code));
+      out.textContent = t('code_found').replace('{seq}', fmtNum(c.seq)).replace('{visitor}', c.visitor).replace('{at}', fmtTime(c.claimed_at));
+    } catch (e) {
+      out.textContent = refusal(e);
+    }
+  });
 
   let controlsKey = '';
   let auditAt = 0;
