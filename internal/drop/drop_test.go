@@ -66,3 +66,21 @@ func FuzzDecodeConfig(f *testing.F) {
 		}
 	})
 }
+
+// FuzzGeneratedSeq: the number a lookup reads from a code is the one GeneratedCode wrote, whatever the
+// drawn part; any other text gives a positive number or none, and never a panic.
+func FuzzGeneratedSeq(f *testing.F) {
+	f.Add("7KQ2M9XDPT4ZABCD", int64(17), "7KQ2M9XDPT4ZABCD-17")
+	f.Add("A-B", int64(1), "-+1")
+	f.Add("", int64(9223372036854775807), "X-9223372036854775808")
+	f.Fuzz(func(t *testing.T, drawn string, seq int64, any string) {
+		if seq >= 1 {
+			if got, ok := generatedSeq(GeneratedCode(drawn, seq)); !ok || got != seq {
+				t.Fatalf("generatedSeq(GeneratedCode(%q, %d)) = %d, %v", drawn, seq, got, ok)
+			}
+		}
+		if got, ok := generatedSeq(any); ok && got < 1 {
+			t.Fatalf("generatedSeq(%q) = %d", any, got)
+		}
+	})
+}
