@@ -772,6 +772,35 @@ func TestDropPageTwoEach(t *testing.T) {
 	}
 }
 
+// TestDropPageCodeOnAPhone: a generated code (16 characters, '-', its number) shows whole at phone
+// width, without scrolling the page sideways, and one tap selects all of it for copying.
+func TestDropPageCodeOnAPhone(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/drops/shoes", adminKey, fmt.Sprintf(`{"stock": 9999999, "opens_at": %q, "title": "Air Max 97"}`,
+		e.clock.Now().Format(time.RFC3339))), 200, "")
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(360, 740), chromedp.Navigate(e.srv.URL+"/d/shoes?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the claim button", func() bool {
+		return eval[string](t, ctx, `String(document.getElementById('claim').disabled)`) == "false"
+	})
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#claim"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the code", func() bool {
+		claims := list(e.do("GET", "/v1/drops/shoes/claims", adminKey, ""), "claims")
+		return len(claims) == 1 && shown(".code") == claims[0]["code"]
+	})
+	screenshot(t, ctx, "drop-won-phone-ko")
+	fit := eval[string](t, ctx, `const c = document.querySelector('.code'); [document.documentElement.scrollWidth, c.scrollWidth <= c.clientWidth,
+		getComputedStyle(c).userSelect].join(' ')`)
+	if fit != "360 true all" {
+		t.Fatalf("page width, code unclipped, selection: %s; want 360 true all", fit)
+	}
+}
+
 // TestAuctionBuyNowAsksFirst: buying now is a purchase in one press, so the first press only asks,
 // with the price; the second buys.
 func TestAuctionBuyNowAsksFirst(t *testing.T) {
