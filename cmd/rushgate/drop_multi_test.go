@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -142,6 +143,26 @@ func checkDrop(t *testing.T, in []*instance, dsn string, won map[string]string, 
 	for _, code := range won {
 		if !codes[code] {
 			t.Fatalf("claim %s answered 201 is lost", code)
+		}
+	}
+	// A checkout finds the claim behind a code through any instance, and every instance's metrics count
+	// every claim, whichever instance took it.
+	var alive []*instance
+	for _, i := range in {
+		if !i.dead.Load() {
+			alive = append(alive, i)
+		}
+	}
+	for i, c := range claims[:50] {
+		m := c.(map[string]any)
+		code, got, _ := do(t, "GET", alive[i%len(alive)].base+"/v1/drops/big/codes/"+url.PathEscape(m["code"].(string)), testAdminKey, "")
+		if code != 200 || got["claim_id"] != m["claim_id"] || got["visitor"] != m["visitor"] {
+			t.Fatalf("the lookup of %s: %d %v; want %v", m["code"], code, got, m)
+		}
+	}
+	for _, i := range alive {
+		if n, left := metric(t, i.base, `rushgate_drop_claimed{drop="big"}`), metric(t, i.base, `rushgate_drop_remaining{drop="big"}`); n != 1000 || left != 0 {
+			t.Fatalf("an instance's metrics: %v claimed, %v remaining; want 1000 and 0", n, left)
 		}
 	}
 	db, _ := sql.Open("pgx", dsn)

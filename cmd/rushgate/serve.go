@@ -258,6 +258,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		Record: records})
 	drops.Start()
 	a.onClose(drops.Stop) // after the HTTP server has drained: no claim starts a release after it
+	m.WatchSales(drops, auctions)
 	if be.record != nil {
 		rctx, stopRecord := context.WithCancel(context.Background())
 		recorded := make(chan struct{})

@@ -6,12 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -81,6 +83,7 @@ func setup(t *testing.T, opts ...option) *env {
 		cfg.Drops = drop.NewService(drops, drop.Options{Gate: svc, Logger: cfg.Logger, History: hist,
 			Audit: cfg.Audit, Clock: c.Now})
 	}
+	cfg.Metrics.WatchSales(cfg.Drops, cfg.Auctions)
 	api, err := httpapi.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -532,6 +535,14 @@ func TestHealthAndMetrics(t *testing.T) {
 	e.join("sale", "")
 	e.join("sale", "")
 	e.tick("sale")
+	// Drops and auctions, whichever instance took their claims and bids.
+	e.want(e.do("PUT", "/v1/drops/gift", adminKey, e.dropCfg("")), 200, "")
+	e.want(e.do("PUT", "/v1/drops/later", adminKey, fmt.Sprintf(`{"stock": 5, "opens_at": %q}`, e.clock.Now().Add(time.Hour).Format(time.RFC3339))), 200, "")
+	e.want(e.do("POST", "/v1/drops/gift/claims", e.visitorToken("a"), ""), 201, "")
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg("")), 200, "")
+	e.want(e.do("POST", "/v1/auctions/lot/bids", e.visitorToken("b"), `{"amount": 1500}`), 201, "")
+	lot := e.do("GET", "/v1/auctions/lot", "", "")
+	endsAt, _ := time.Parse(time.RFC3339Nano, lot.str("ends_at"))
 	// Metrics name every room with live counts: only the admin reads them here (--metrics-addr serves
 	// them without the key on a private listener).
 	e.want(e.do("GET", "/metrics", "", ""), 401, "unauthorized")
@@ -547,6 +558,10 @@ func TestHealthAndMetrics(t *testing.T) {
 		`rushgate_room_waiting{room="sale"} 1`, `rushgate_room_active{room="sale"} 1`,
 		`rushgate_room_joins_total{room="sale"} 2`, `rushgate_room_admitted_total{room="sale"} 1`,
 		`rushgate_http_request_duration_seconds_count{code="200",route="POST /v1/rooms/{room}/join"} 2`,
+		`rushgate_drop_claimed{drop="gift"} 1`, `rushgate_drop_remaining{drop="gift"} 1`, `rushgate_drop_open{drop="gift"} 1`,
+		`rushgate_drop_claimed{drop="later"} 0`, `rushgate_drop_remaining{drop="later"} 5`, `rushgate_drop_open{drop="later"} 0`,
+		`rushgate_auction_bids{auction="lot"} 1`, fmt.Sprintf(`rushgate_auction_price{auction="lot",currency="EUR"} %d`, lot.num("price")),
+		`rushgate_auction_open{auction="lot"} 1`, `rushgate_auction_ends_at_seconds{auction="lot"} ` + strconv.FormatFloat(float64(endsAt.Unix()), 'g', -1, 64),
 	} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("metrics lack %s", want)

@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/room"
 )
 
@@ -113,6 +115,23 @@ func New() *Metrics {
 // these metrics as its observer.
 func (m *Metrics) WatchRooms(rooms Rooms) {
 	m.reg.MustRegister(&roomCollector{rooms: rooms})
+}
+
+// Drops is what the metrics read to report per-drop figures at scrape time: the drops service.
+type Drops interface {
+	List(ctx context.Context, after string, limit int) ([]drop.Summary, error)
+}
+
+// Auctions is what the metrics read to report per-auction figures at scrape time: the auctions service.
+type Auctions interface {
+	List(ctx context.Context, after string, limit int) ([]auction.Summary, error)
+}
+
+// WatchSales adds per-drop and per-auction figures, read from the services when scraped, as the
+// rooms' are: an operator alerts on a drop's stock running out or an auction's end as on a line's
+// length, and these are the counts every instance shares, not one instance's share of them.
+func (m *Metrics) WatchSales(drops Drops, auctions Auctions) {
+	m.reg.MustRegister(&salesCollector{drops: drops, auctions: auctions})
 }
 
 // WatchRecord adds rushgate_record_up, read from check when scraped: 1 while the durable SQL record
@@ -235,4 +254,71 @@ func (c *roomCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(activeDesc, prometheus.GaugeValue, float64(st.Active), id)
 		ch <- prometheus.MustNewConstMetric(totalDesc, prometheus.CounterValue, float64(st.AdmittedTotal), id)
 	}
+}
+
+// salesCollector reports drops and auctions, a page of the services' lists at a time.
+type salesCollector struct {
+	drops    Drops
+	auctions Auctions
+}
+
+var (
+	dropClaimedDesc   = prometheus.NewDesc("rushgate_drop_claimed", "Units the drop has handed out since it was created, across all instances.", []string{"drop"}, nil)
+	dropRemainingDesc = prometheus.NewDesc("rushgate_drop_remaining", "Units of the drop left to claim.", []string{"drop"}, nil)
+	dropOpenDesc      = prometheus.NewDesc("rushgate_drop_open", "1 while the drop takes claims, else 0 (scheduled, closed or sold out).", []string{"drop"}, nil)
+	auctionBidsDesc   = prometheus.NewDesc("rushgate_auction_bids", "Bids the auction has accepted since it opened, across all instances.", []string{"auction"}, nil)
+	auctionPriceDesc  = prometheus.NewDesc("rushgate_auction_price", "The auction's current price, in minor units of its currency.", []string{"auction", "currency"}, nil)
+	auctionOpenDesc   = prometheus.NewDesc("rushgate_auction_open", "1 while the auction takes bids, else 0.", []string{"auction"}, nil)
+	auctionEndsDesc   = prometheus.NewDesc("rushgate_auction_ends_at_seconds", "When the auction ends, in Unix seconds (soft close moves it).", []string{"auction"}, nil)
+)
+
+// salesPage is how many drops or auctions one read of a list asks for.
+const salesPage = 500
+
+func (c *salesCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{dropClaimedDesc, dropRemainingDesc, dropOpenDesc, auctionBidsDesc, auctionPriceDesc, auctionOpenDesc, auctionEndsDesc} {
+		ch <- d
+	}
+}
+
+func (c *salesCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	each(ctx, c.drops.List, func(d drop.Summary) string {
+		ch <- prometheus.MustNewConstMetric(dropClaimedDesc, prometheus.CounterValue, float64(d.Claimed), d.ID)
+		gauge(dropRemainingDesc, float64(d.Remaining), d.ID)
+		gauge(dropOpenDesc, one(d.Status == drop.StatusOpen), d.ID)
+		return d.ID
+	})
+	each(ctx, c.auctions.List, func(a auction.Summary) string {
+		ch <- prometheus.MustNewConstMetric(auctionBidsDesc, prometheus.CounterValue, float64(a.Bids), a.ID)
+		gauge(auctionPriceDesc, float64(a.Price), a.ID, a.Config.Currency)
+		gauge(auctionOpenDesc, one(a.Status == auction.StatusOpen), a.ID)
+		gauge(auctionEndsDesc, float64(a.EndsAt.Unix()), a.ID)
+		return a.ID
+	})
+}
+
+// each calls report on every item of a list, page by page, until the list ends, a read fails or ctx
+// does: a scrape shows what it could read. report returns the item's id, from which the next page starts.
+func each[T any](ctx context.Context, list func(ctx context.Context, after string, limit int) ([]T, error), report func(T) string) {
+	for after := ""; ctx.Err() == nil; {
+		page, err := list(ctx, after, salesPage)
+		if err != nil || len(page) == 0 {
+			return
+		}
+		for _, item := range page {
+			after = report(item)
+		}
+	}
+}
+
+func one(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
