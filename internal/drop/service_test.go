@@ -358,3 +358,68 @@ func TestAuditCountsListedCodes(t *testing.T) {
 		t.Fatalf("the audit says of the codes %q, want %q", said, want)
 	}
 }
+
+// countingCodes is a drop store that counts the reads of listed codes.
+type countingCodes struct {
+	drop.Store
+	reads atomic.Int64
+}
+
+func (c *countingCodes) Codes(ctx context.Context, id string) ([]string, error) {
+	c.reads.Add(1)
+	return c.Store.Codes(ctx, id)
+}
+
+// TestLookupsOfListedCodes: a checkout's lookups of a drop's listed codes, 200 at once, read the list
+// once, not once a lookup; each finds its own claim. Lookups of more drops than the service keeps
+// indexes of still find theirs.
+func TestLookupsOfListedCodes(t *testing.T) {
+	now := time.Now()
+	store := &countingCodes{Store: memstore.NewDrops(func() time.Time { return now }, nil)}
+	svc := drop.NewService(store, drop.Options{Clock: func() time.Time { return now }})
+	defer svc.Stop()
+	ctx := t.Context()
+	codes := make([]string, 5000)
+	for i := range codes {
+		codes[i] = fmt.Sprintf("C%05d", i)
+	}
+	if _, err := svc.Put(ctx, "big", drop.Config{Stock: len(codes), PerVisitor: 1, OpensAt: now.Add(-time.Minute), Codes: codes}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		if _, _, err := svc.Claim(ctx, drop.ClaimRequest{Drop: "big", Visitor: fmt.Sprint("v", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := store.reads.Load()
+	var wg sync.WaitGroup
+	for i := range 200 {
+		wg.Go(func() {
+			c, err := svc.ClaimOf(ctx, "big", codes[i])
+			if err != nil || c.Seq != int64(i+1) || c.Visitor != fmt.Sprint("v", i) {
+				t.Errorf("ClaimOf(%s) = %+v, %v; want claim %d of v%d", codes[i], c, err, i+1, i)
+			}
+		})
+	}
+	wg.Wait()
+	if n := store.reads.Load() - before; n != 1 {
+		t.Fatalf("200 lookups read the codes %d times; want once", n)
+	}
+	for d := range 6 { // more drops than the service keeps indexes of, each looked up twice
+		id := fmt.Sprint("d", d)
+		if _, err := svc.Put(ctx, id, drop.Config{Stock: 1, PerVisitor: 1, OpensAt: now.Add(-time.Minute), Codes: []string{id + "-code"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := svc.Claim(ctx, drop.ClaimRequest{Drop: id, Visitor: "v"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		for d := range 6 {
+			id := fmt.Sprint("d", d)
+			if c, err := svc.ClaimOf(ctx, id, id+"-code"); err != nil || c.Seq != 1 {
+				t.Fatalf("ClaimOf on %s: %+v, %v", id, c, err)
+			}
+		}
+	}
+}

@@ -50,10 +50,6 @@ type Store interface {
 	// Codes returns the codes the drop's config lists, in the order claims hand them out (none when
 	// claims get generated codes): the operator's view of the whole config, which a form edits.
 	Codes(ctx context.Context, id string) ([]string, error)
-	// ListedSeq returns the number of the claim that hands out the listed code, its place in the list
-	// from 1, or 0 when the drop lists no such code (a drop with generated codes lists none) or there
-	// is no such drop.
-	ListedSeq(ctx context.Context, id, code string) (int64, error)
 	// Claim takes one unit for visitor. With a non-empty key, a repeat returns the first answer and
 	// reports created false. Refusals: ErrNotOpen, ErrSoldOut, *AlreadyClaimedError, ErrNotFound, and
 	// rushgate.ErrStale when rev is not empty and no longer the revision of the drop's config (see

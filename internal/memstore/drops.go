@@ -154,16 +154,6 @@ func (d *Drops) Codes(_ context.Context, id string) ([]string, error) {
 	return slices.Clone(s.Config.Codes), nil
 }
 
-// ListedSeq implements [drop.Store].
-func (d *Drops) ListedSeq(_ context.Context, id, code string) (int64, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if s, ok := d.drops[id]; ok {
-		return int64(slices.Index(s.Config.Codes, code) + 1), nil
-	}
-	return 0, nil
-}
-
 // Get implements [drop.Store].
 func (d *Drops) Get(_ context.Context, id string) (drop.Info, error) {
 	d.mu.Lock()

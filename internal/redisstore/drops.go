@@ -195,23 +195,6 @@ func (d *Drops) Codes(ctx context.Context, id string) ([]string, error) {
 	return codes, nil
 }
 
-// ListedSeq implements [drop.Store]: Redis finds the code in the list (LPOS), so a lookup moves one
-// number, not the list.
-func (d *Drops) ListedSeq(ctx context.Context, id, code string) (int64, error) {
-	m, err := d.do(ctx, d.rdb.B().Lpos().Key(d.keys.drop(id)[4]).Element(code).Build())
-	if errors.Is(err, errNil) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	i, err := m.AsInt64()
-	if err != nil {
-		return 0, fmt.Errorf("redisstore: LPOS answered %v: %w", m, err)
-	}
-	return i + 1, nil
-}
-
 // Claim implements [drop.Store]. Concurrent claims on one drop share a script call (see batch.go).
 func (d *Drops) Claim(ctx context.Context, id, rev, visitor, key string) (drop.Claim, bool, error) {
 	r, err := d.claims.do(ctx, revision{id, rev}, claimReq{visitor: visitor, key: key, code: drop.NewCode()})
