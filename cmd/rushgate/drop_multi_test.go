@@ -329,7 +329,8 @@ func TestSecretsSurviveRedisLosingItsData(t *testing.T) {
 
 // TestRecordOutageOnRedis: the shared PostgreSQL record refuses every connection for a while under an
 // instance on Redis. Claims go on being answered 201 from Redis; /healthz answers 200 "degraded" and
-// rushgate_record_up is 0; the log says so once, not once a pass. When the database takes connections
+// rushgate_record_up is 0 and rushgate_record_backlog counts the claims waiting; the log says so once,
+// not once a pass. When the database takes connections
 // again the outbox catches up: every claim answered 201 is recorded, once, and health is ok again.
 func TestRecordOutageOnRedis(t *testing.T) {
 	if testing.Short() {
@@ -370,6 +371,9 @@ func TestRecordOutageOnRedis(t *testing.T) {
 	if up := metric(t, in.base, "rushgate_record_up"); up != 0 {
 		t.Errorf("rushgate_record_up is %v while the record refuses connections, want 0", up)
 	}
+	if n := metric(t, in.base, `rushgate_record_backlog{kind="claims"}`); n != 10 {
+		t.Errorf("rushgate_record_backlog of claims is %v while the record refuses connections, want the 10 claimed since", n)
+	}
 	time.Sleep(2 * time.Second) // twenty passes at the idle pace: each used to log
 	if n := strings.Count(in.log.String(), "recording to SQL failed"); n != 1 {
 		t.Errorf("the outage was logged %d times in its first seconds, want once", n)
@@ -380,6 +384,12 @@ func TestRecordOutageOnRedis(t *testing.T) {
 	waitStatus(t, in.base, "ok")
 	if up := metric(t, in.base, "rushgate_record_up"); up != 1 {
 		t.Errorf("rushgate_record_up is %v after the record is back, want 1", up)
+	}
+	for deadline := time.Now().Add(10 * time.Second); metric(t, in.base, `rushgate_record_backlog{kind="claims"}`) != 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the backlog of claims is still %v after the record came back", metric(t, in.base, `rushgate_record_backlog{kind="claims"}`))
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	if !strings.Contains(in.log.String(), "recording to SQL resumed") {
 		t.Errorf("the log does not say that recording resumed:\n%s", in.log)

@@ -289,6 +289,9 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	// outbox, which the recorder copies into the record.
 	cfg.Record, cfg.Outbox = records, f.redisURL != ""
 	m.WatchRecord(records.Check)
+	if be.backlog != nil {
+		m.WatchBacklog(be.backlog)
+	}
 	if a.api, err = httpapi.New(cfg); err != nil {
 		return nil, err
 	}
@@ -347,6 +350,8 @@ type backend struct {
 	releases rushgate.Releases // nil on the embedded backend: one instance
 	// record, when set, copies the backend's outbox into the SQL record until ctx ends.
 	record func(ctx context.Context, log *slog.Logger)
+	// backlog, when set, counts what the outbox holds that the record does not yet.
+	backlog func(ctx context.Context) (claims, events int64, err error)
 	// close closes the backend; for the embedded one it saves the lines, so it runs once nothing
 	// uses them.
 	close func()
@@ -391,7 +396,8 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 	}
 	consumer := consumerName()
 	return backend{name: name, rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),
-		history: b.History(), audit: b.Audit(), spent: b.Spent(), releases: b.Releases(), record: func(ctx context.Context, log *slog.Logger) { b.Record(ctx, consumer, records, log) }, close: b.Close}, nil
+		history: b.History(), audit: b.Audit(), spent: b.Spent(), releases: b.Releases(), record: func(ctx context.Context, log *slog.Logger) { b.Record(ctx, consumer, records, log) },
+		backlog: b.Backlog, close: b.Close}, nil
 }
 
 // consumerName names this instance as a recorder, the holder of its leases: unique across hosts and restarts.

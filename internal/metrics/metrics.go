@@ -134,6 +134,13 @@ func (m *Metrics) WatchSales(drops Drops, auctions Auctions) {
 	m.reg.MustRegister(&salesCollector{drops: drops, auctions: auctions})
 }
 
+// WatchBacklog adds rushgate_record_backlog, read from backlog when scraped: on Redis, the claims and
+// auction events answered but not in the SQL record yet. rushgate_record_up says the record fails;
+// this says how much waits on it, and it also grows when the record is merely slow.
+func (m *Metrics) WatchBacklog(backlog func(context.Context) (claims, events int64, err error)) {
+	m.reg.MustRegister(&backlogCollector{backlog})
+}
+
 // WatchRecord adds rushgate_record_up, read from check when scraped: 1 while the durable SQL record
 // takes writes, 0 while it fails them. On Redis claims and bids wait in the outbox meanwhile, and
 // nothing else in the metrics would show that the record has fallen behind.
@@ -321,4 +328,24 @@ func one(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+type backlogCollector struct {
+	backlog func(context.Context) (claims, events int64, err error)
+}
+
+var backlogDesc = prometheus.NewDesc("rushgate_record_backlog",
+	"Claims and auction events in Redis's outbox that the SQL record does not hold yet, across all instances.", []string{"kind"}, nil)
+
+func (c *backlogCollector) Describe(ch chan<- *prometheus.Desc) { ch <- backlogDesc }
+
+func (c *backlogCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	claims, events, err := c.backlog(ctx)
+	if err != nil {
+		return // Redis does not answer: /healthz says so
+	}
+	ch <- prometheus.MustNewConstMetric(backlogDesc, prometheus.GaugeValue, float64(claims), "claims")
+	ch <- prometheus.MustNewConstMetric(backlogDesc, prometheus.GaugeValue, float64(events), "events")
 }

@@ -288,6 +288,57 @@ func (c *conn) lease(ctx context.Context, box outbox, recorder string, lease tim
 	return cursor, err == nil, err
 }
 
+// Backlog counts what the outboxes hold that the SQL record does not yet: the claims of every live drop
+// and the events of every live auction after their recorded cursors. While the record fails or falls
+// behind, those rest on Redis alone (its AOF), so an operator watches it as a queue's length.
+func (b *Backend) Backlog(ctx context.Context) (claims, events int64, err error) {
+	k := b.conn.keys
+	claims, err = b.conn.backlog(ctx, k.drops(), func(id string) (string, string) { return k.drop(id)[1], k.recording("drop:" + id)[1] })
+	if err != nil {
+		return 0, 0, err
+	}
+	events, err = b.conn.backlog(ctx, k.auctions(), func(id string) (string, string) {
+		return k.auction(id)[1], k.recording("auction:" + id)[1]
+	})
+	return claims, events, err
+}
+
+// backlog adds up, over the entities of registry, how far each stream runs past its cursor; keys
+// names an entity's stream and cursor. The entities' reads go in one pipeline.
+func (c *conn) backlog(ctx context.Context, registry string, keys func(id string) (stream, cursor string)) (int64, error) {
+	m, err := c.do(ctx, c.rdb.B().Smembers().Key(registry).Build())
+	if err != nil {
+		return 0, err
+	}
+	ids, _ := m.AsStrSlice()
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	cmds := make(rueidis.Commands, 0, 2*len(ids))
+	for _, id := range ids {
+		stream, cursor := keys(id)
+		cmds = append(cmds, c.rdb.B().Xrevrange().Key(stream).End("+").Start("-").Count(1).Build(), c.rdb.B().Get().Key(cursor).Build())
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	var total int64
+	res := c.rdb.DoMulti(ctx, cmds...)
+	for i := 0; i < len(res); i += 2 {
+		last, err := res[i].AsXRange()
+		if err != nil {
+			return 0, mapError(err)
+		}
+		recorded, err := res[i+1].AsInt64()
+		if err != nil && !rueidis.IsRedisNil(err) {
+			return 0, mapError(err)
+		}
+		if len(last) == 1 {
+			total += max(0, seqOfID(last[0].ID)-recorded)
+		}
+	}
+	return total, nil
+}
+
 // seqOfID is the sequence number of a stream entry of a drop or an auction, as a number.
 func seqOfID(id string) int64 {
 	n, _ := strconv.ParseInt(seqOf(id), 10, 64)
