@@ -287,7 +287,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	}
 	// The embedded backend answers claims and bids once they are recorded; Redis answers from its
 	// outbox, which the recorder copies into the record.
-	cfg.Record, cfg.Outbox = records, f.redisURL != ""
+	cfg.Record, cfg.Outbox, cfg.Backlog = records, f.redisURL != "", be.backlog
 	m.WatchRecord(records.Check)
 	if be.backlog != nil {
 		m.WatchBacklog(be.backlog)

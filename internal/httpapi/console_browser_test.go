@@ -391,7 +391,10 @@ func (r *switchRecord) Check(context.Context) error {
 // and stops saying it once the record is back.
 func TestConsoleShowsAFailingRecord(t *testing.T) {
 	rec := &switchRecord{}
-	e := setup(t, withConsole(), func(cfg *httpapi.Config, _ *room.Store) { cfg.Record, cfg.Outbox = rec, true })
+	e := setup(t, withConsole(), func(cfg *httpapi.Config, _ *room.Store) {
+		cfg.Record, cfg.Outbox = rec, true
+		cfg.Backlog = func(context.Context) (int64, int64, error) { return 1234, 5, nil }
+	})
 	e.putRoom("sale", `{"capacity": 2}`)
 	ctx := tab(t)
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
@@ -408,12 +411,16 @@ func TestConsoleShowsAFailingRecord(t *testing.T) {
 		t.Fatalf("a healthy instance's console shows %q", b)
 	}
 	rec.failing.Store(true)
-	until(t, "the console to say the record fails", func() bool { return strings.Contains(banner(), "wait in Redis") })
+	until(t, "the console to say the record fails, and how much waits", func() bool {
+		return strings.Contains(banner(), "wait in Redis") && strings.HasSuffix(banner(), " 1,234 claims and 5 auction events wait.")
+	})
 	screenshot(t, ctx, "console-record-degraded")
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/rooms/sale?lang=ko")); err != nil {
 		t.Fatal(err)
 	}
-	until(t, "the room page to say it in Korean", func() bool { return strings.Contains(banner(), "Redis에서 기다립니다") })
+	until(t, "the room page to say it in Korean", func() bool {
+		return strings.Contains(banner(), "Redis에서 기다립니다") && strings.Contains(banner(), "수령 1,234건과 경매 기록 5건이")
+	})
 	rec.failing.Store(false)
 	until(t, "the console to stop saying it", func() bool { return banner() == "" })
 }

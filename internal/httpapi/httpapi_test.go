@@ -584,14 +584,21 @@ func TestHealthReportsTheRecord(t *testing.T) {
 		code   int
 		status string
 	}{{false, 503, "unavailable"}, {true, 200, "degraded"}} {
-		e := setup(t, func(cfg *httpapi.Config, _ *room.Store) { cfg.Record, cfg.Outbox = failingRecord{}, c.outbox })
+		e := setup(t, func(cfg *httpapi.Config, _ *room.Store) {
+			cfg.Record, cfg.Outbox = failingRecord{}, c.outbox
+			if c.outbox {
+				cfg.Backlog = func(context.Context) (int64, int64, error) { return 7, 3, nil }
+			}
+		})
 		// The reason, a driver's message, is the operator's: anyone else learns what fails, not why.
 		h := e.do("GET", "/healthz", "", "")
-		if h.code != c.code || h.str("status") != c.status || h.str("record") != "failing writes" || h.body["reason"] != nil {
+		if h.code != c.code || h.str("status") != c.status || h.str("record") != "failing writes" || h.body["reason"] != nil || h.body["waiting"] != nil {
 			t.Errorf("outbox %v: healthz %d %v; want %d %q without a reason", c.outbox, h.code, h.body, c.code, c.status)
 		}
 		if h := e.do("GET", "/healthz", adminKey, ""); h.code != c.code || !strings.Contains(h.str("reason"), "disk full") {
 			t.Errorf("outbox %v: healthz for the admin %d %v; want %d with the record's reason", c.outbox, h.code, h.body, c.code)
+		} else if waiting := fmt.Sprint(h.body["waiting"]); c.outbox != (waiting == "map[claims:7 events:3]") {
+			t.Errorf("outbox %v: the admin is told %s waits", c.outbox, waiting)
 		}
 	}
 }

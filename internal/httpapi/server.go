@@ -103,6 +103,9 @@ type Config struct {
 	// record with 200 "degraded" rather than 503, since the instance still serves and loses nothing,
 	// and every instance shares the record, so a 503 would take the whole fleet out of its balancer.
 	Outbox bool
+	// Backlog, when set, counts what the outbox holds that Record does not yet: an operator's /healthz
+	// says it while the record fails.
+	Backlog func(ctx context.Context) (claims, events int64, err error)
 }
 
 // Console is the operator's console as the API sees it: pages to serve, and sessions to accept.
@@ -133,6 +136,7 @@ type Server struct {
 	limiter       *limiter
 	record        RecordChecker
 	outbox        bool
+	backlog       func(ctx context.Context) (claims, events int64, err error)
 	auditLog      rushgate.Audit
 	console       Console
 	released      released // admissions ended early here, for the check endpoint
@@ -174,7 +178,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		rooms: cfg.Rooms, auctions: cfg.Auctions, drops: cfg.Drops, now: cfg.Clock, keys: cfg.Keys, verifier: admission.NewVerifierFunc(cfg.Keys.PublicKeys).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
 		adminSum: sha256.Sum256([]byte(cfg.AdminKey)), secure: cfg.SecureCookies, base: cfg.Base,
-		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, outbox: cfg.Outbox, auditLog: cfg.Audit, console: cfg.Console,
+		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, outbox: cfg.Outbox, backlog: cfg.Backlog, auditLog: cfg.Audit, console: cfg.Console,
 		limits: newStreamLimits(cfg.StreamsPerAddress), feeds: make(map[string]*feed),
 	}
 	s.challenges, s.spent, s.enqueueSecret, s.captcha = cfg.Challenges, cfg.Spent, cfg.EnqueueSecret, cfg.Captcha
@@ -411,9 +415,14 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 			if s.outbox {
 				status, code = "degraded", http.StatusOK
 			}
-			body := map[string]string{"status": status, "record": "failing writes"}
+			body := map[string]any{"status": status, "record": "failing writes"}
 			if s.isAdmin(r) { // a driver's message names hosts, users and paths: the operator's to read
 				body["reason"] = err.Error()
+				if s.backlog != nil { // and how much waits for the record, which the console shows
+					if claims, events, err := s.backlog(r.Context()); err == nil {
+						body["waiting"] = map[string]int64{"claims": claims, "events": events}
+					}
+				}
 			}
 			writeJSON(w, code, body)
 			return

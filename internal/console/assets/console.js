@@ -32,6 +32,7 @@
       health_store_full: 'The state store refuses writes (full, or unable to persist): joins, claims and bids fail until it has room.',
       health_record: 'The durable record fails writes: claims and bids are refused until it takes them again.',
       health_record_outbox: 'The durable record fails writes: claims and bids go on, and wait in Redis until it takes them again.',
+      health_waiting: '{claims} claims and {events} auction events wait.',
       no_data: 'Collecting samples…', label_paused: 'Paused', label_mode: 'Mode', mode_fifo: 'A line, first come first served', mode_passthrough: 'Let everyone in', mode_reject: 'No new joins', mode_queue_all: 'Everyone waits until the opening', label_drop: 'Follows the stock of drop', kind_room: 'Room', kind_drop: 'Drop', kind_auction: 'Auction', label_release_on_claim: 'Release admission on claim',
       label_entry: 'Entry', entry_open: 'Open to everybody', entry_invite: 'By invitation only',
       label_identity: 'Who may take part', identity_any: 'Anybody (per visitor token)', identity_site: 'Customers your site signed in',
@@ -75,6 +76,7 @@
       health_store_full: '상태 저장소가 쓰기를 거부합니다 (가득 찼거나 저장할 수 없음). 공간이 생길 때까지 입장, 수령, 입찰이 실패합니다.',
       health_record: '영구 기록에 쓰지 못하고 있습니다. 다시 쓸 수 있을 때까지 수령과 입찰을 받지 않습니다.',
       health_record_outbox: '영구 기록에 쓰지 못하고 있습니다. 수령과 입찰은 계속되며, 다시 쓸 수 있을 때까지 Redis에서 기다립니다.',
+      health_waiting: '수령 {claims}건과 경매 기록 {events}건이 기다리고 있습니다.',
       no_data: '표본을 모으는 중…', label_paused: '일시 정지됨', label_mode: '모드', mode_fifo: '선착순 대기열', mode_passthrough: '모두 바로 입장', mode_reject: '새 합류 받지 않음', mode_queue_all: '오픈까지 모두 대기', label_drop: '재고를 따르는 드롭', kind_room: '대기실', kind_drop: '드롭', kind_auction: '경매', label_release_on_claim: '수령 시 입장 해제',
       label_entry: '입장 방식', entry_open: '누구나', entry_invite: '초대받은 사람만',
       label_identity: '참여할 수 있는 사람', identity_any: '누구나 (방문자 토큰마다)', identity_site: '사이트에 로그인한 고객',
@@ -738,7 +740,8 @@
     const key = hz.status === 'ok' ? '' : hz.store === 'refuses writes' ? 'health_store_full' : hz.store ? 'health_store'
       : hz.status === 'degraded' ? 'health_record_outbox' : 'health_record';
     health.hidden = !key;
-    health.textContent = key ? t(key) : '';
+    const waiting = hz.waiting ? ' ' + t('health_waiting').replace('{claims}', fmtNum(hz.waiting.claims)).replace('{events}', fmtNum(hz.waiting.events)) : '';
+    health.textContent = key ? t(key) + waiting : '';
     health.dataset.state = hz.status;
   }
 
