@@ -619,6 +619,16 @@ func TestConsoleFindsACode(t *testing.T) {
 	}
 	find("NOPE")
 	until(t, "no claim, in Korean", func() bool { return shown("#found") == "이 드롭에서 이 코드를 받은 수령이 없습니다." })
+	// At a phone's width the box and its answer fit the screen.
+	find(won.str("code"))
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.ScrollIntoView(chromedp.CSS("#find-code"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the claim, in Korean", func() bool { return strings.HasPrefix(shown("#found"), "#1번 수령: 방문자 "+visitor) })
+	if w := eval[float64](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
+		t.Fatalf("the drop's console page is %v px wide on a 390 px phone", w)
+	}
+	screenshot(t, ctx, "console-find-code-phone-ko")
 }
 
 // TestConsoleAuditPages: an entity's page shows the newest twenty changes and reads older ones on
