@@ -75,14 +75,21 @@ func EachPair(samples []Sample, since time.Time, n int, point func(i int, prev, 
 // EachID calls fn with every id a paged list returns, in pages of 500, until the list ends or fails:
 // how a service visits all its entities to sample them.
 func EachID(ctx context.Context, list func(ctx context.Context, after string, limit int) ([]string, error), fn func(id string)) {
+	Each(ctx, list, func(id string) string { return id }, fn)
+}
+
+// Each calls fn with every item a paged list returns, in pages of 500, until the list ends or fails;
+// key returns an item's id, after which the next page starts. A scrape of the metrics visits the
+// services' lists so.
+func Each[T any](ctx context.Context, list func(ctx context.Context, after string, limit int) ([]T, error), key func(T) string, fn func(T)) {
 	for after := ""; ; {
-		ids, err := list(ctx, after, 500)
-		if err != nil || len(ids) == 0 {
+		items, err := list(ctx, after, 500)
+		if err != nil || len(items) == 0 {
 			return
 		}
-		for _, id := range ids {
-			fn(id)
+		for _, item := range items {
+			fn(item)
 		}
-		after = ids[len(ids)-1]
+		after = key(items[len(items)-1])
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/room"
@@ -279,9 +280,6 @@ var (
 	auctionEndsDesc   = prometheus.NewDesc("rushgate_auction_ends_at_seconds", "When the auction ends, in Unix seconds (soft close moves it).", []string{"auction"}, nil)
 )
 
-// salesPage is how many drops or auctions one read of a list asks for.
-const salesPage = 500
-
 func (c *salesCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dropClaimedDesc, dropRemainingDesc, dropOpenDesc, auctionBidsDesc, auctionPriceDesc, auctionOpenDesc, auctionEndsDesc} {
 		ch <- d
@@ -294,33 +292,18 @@ func (c *salesCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	each(ctx, c.drops.List, func(d drop.Summary) string {
+	// A scrape shows what it could read: a list that fails or runs out of time ends its part.
+	rushgate.Each(ctx, c.drops.List, func(d drop.Summary) string { return d.ID }, func(d drop.Summary) {
 		ch <- prometheus.MustNewConstMetric(dropClaimedDesc, prometheus.CounterValue, float64(d.Claimed), d.ID)
 		gauge(dropRemainingDesc, float64(d.Remaining), d.ID)
 		gauge(dropOpenDesc, one(d.Status == drop.StatusOpen), d.ID)
-		return d.ID
 	})
-	each(ctx, c.auctions.List, func(a auction.Summary) string {
+	rushgate.Each(ctx, c.auctions.List, func(a auction.Summary) string { return a.ID }, func(a auction.Summary) {
 		ch <- prometheus.MustNewConstMetric(auctionBidsDesc, prometheus.CounterValue, float64(a.Bids), a.ID)
 		gauge(auctionPriceDesc, float64(a.Price), a.ID, a.Config.Currency)
 		gauge(auctionOpenDesc, one(a.Status == auction.StatusOpen), a.ID)
 		gauge(auctionEndsDesc, float64(a.EndsAt.Unix()), a.ID)
-		return a.ID
 	})
-}
-
-// each calls report on every item of a list, page by page, until the list ends, a read fails or ctx
-// does: a scrape shows what it could read. report returns the item's id, from which the next page starts.
-func each[T any](ctx context.Context, list func(ctx context.Context, after string, limit int) ([]T, error), report func(T) string) {
-	for after := ""; ctx.Err() == nil; {
-		page, err := list(ctx, after, salesPage)
-		if err != nil || len(page) == 0 {
-			return
-		}
-		for _, item := range page {
-			after = report(item)
-		}
-	}
 }
 
 func one(b bool) float64 {
