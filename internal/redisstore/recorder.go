@@ -303,9 +303,9 @@ func (b *Backend) Backlog(ctx context.Context) (claims, events int64, err error)
 	return claims, events, err
 }
 
-// backlog adds up, over the entities of registry, how far each stream runs past its cursor; keys
+// backlog adds up, over the entities of registry, how far each stream runs past its cursor; keysOf
 // names an entity's stream and cursor. The entities' reads go in one pipeline.
-func (c *conn) backlog(ctx context.Context, registry string, keys func(id string) (stream, cursor string)) (int64, error) {
+func (c *conn) backlog(ctx context.Context, registry string, keysOf func(id string) (stream, cursor string)) (int64, error) {
 	m, err := c.do(ctx, c.rdb.B().Smembers().Key(registry).Build())
 	if err != nil {
 		return 0, err
@@ -316,7 +316,7 @@ func (c *conn) backlog(ctx context.Context, registry string, keys func(id string
 	}
 	cmds := make(rueidis.Commands, 0, 2*len(ids))
 	for _, id := range ids {
-		stream, cursor := keys(id)
+		stream, cursor := keysOf(id)
 		cmds = append(cmds, c.rdb.B().Xrevrange().Key(stream).End("+").Start("-").Count(1).Build(), c.rdb.B().Get().Key(cursor).Build())
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
