@@ -105,7 +105,8 @@
     if (saved && TEXTS[saved]) return saved;
     return (navigator.language || '').toLowerCase().startsWith('ko') ? 'ko' : 'en';
   })();
-  const t = (k) => TEXTS[lang][k] || TEXTS.en[k] || k;
+  // t is a text in the page's language, its {placeholders} filled from args, as the visitors' pages do.
+  const t = (k, args) => (TEXTS[lang][k] || TEXTS.en[k] || k).replace(/\{(\w+)\}/g, (m, n) => (args && n in args ? args[n] : m));
   document.documentElement.lang = lang;
   document.querySelectorAll('[data-t]').forEach((el) => { el.textContent = t(el.dataset.t); });
 
@@ -242,7 +243,7 @@
           // An id the API would refuse is refused here, with the rule: the form is not sent.
           name === 'id' ? { pattern: '[A-Za-z0-9_\\-]{1,64}', maxlength: '64', title: t('id_rule') } : {}));
       let label = name === 'id' ? 'ID' : t(TEXTS.en['label_' + name] ? 'label_' + name : name);
-      if (type === 'datetime-local') label += ' (' + t('local_time').replace('{zone}', zone) + ')';
+      if (type === 'datetime-local') label += ' (' + t('local_time', { zone }) + ')';
       form.append(h('div', { class: 'field' }, h('label', { for: prefix + name, text: label }), input,
         MONEY.has(name) ? h('p', { class: 'hint', id: prefix + name + '-money', 'data-money': name }) : null,
         h('p', { class: 'error', id: prefix + name + '-err', 'data-err': errKey || name })));
@@ -561,7 +562,7 @@
           const r = await api('POST', '/v1/rooms/' + id + '/invites', { codes: list });
           codes.value = '';
           const link = location.origin + base + '/r/' + encodeURIComponent(id) + '?invite=CODE';
-          return t('invites_added').replace('{n}', fmtNum(r.added)).replace('{link}', link);
+          return t('invites_added', { n: fmtNum(r.added), link });
         });
         return [pause, codes, add, remove()];
       },
@@ -643,7 +644,7 @@
     }
     try {
       const c = await api('GET', '/v1/drops/' + id + '/codes/' + encodeURIComponent(code));
-      out.textContent = t('code_found').replace('{seq}', fmtNum(c.seq)).replace('{visitor}', c.visitor).replace('{at}', fmtTime(c.claimed_at));
+      out.textContent = t('code_found', { seq: fmtNum(c.seq), visitor: c.visitor, at: fmtTime(c.claimed_at) });
     } catch (e) {
       out.textContent = refusal(e);
     }
@@ -740,7 +741,7 @@
     const key = hz.status === 'ok' ? '' : hz.store === 'refuses writes' ? 'health_store_full' : hz.store ? 'health_store'
       : hz.status === 'degraded' ? 'health_record_outbox' : 'health_record';
     health.hidden = !key;
-    const waiting = hz.waiting ? ' ' + t('health_waiting').replace('{claims}', fmtNum(hz.waiting.claims)).replace('{events}', fmtNum(hz.waiting.events)) : '';
+    const waiting = hz.waiting ? ' ' + t('health_waiting', { claims: fmtNum(hz.waiting.claims), events: fmtNum(hz.waiting.events) }) : '';
     health.textContent = key ? t(key) + waiting : '';
     health.dataset.state = hz.status;
   }
