@@ -149,7 +149,7 @@ func (m *Metrics) WatchRecord(check func(context.Context) error) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "rushgate_record_up", Help: "1 while the durable SQL record takes writes, 0 while it fails them.",
 	}, func() float64 {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ctx, cancel := scrapeContext()
 		defer cancel()
 		if check(ctx) != nil {
 			return 0
@@ -232,6 +232,12 @@ func (m *Metrics) RecordsInUse(n int) {
 // VisitBatch records how many joins and status reads shared one call of Redis's visit script.
 func (m *Metrics) VisitBatch(visits int) { m.batches.Observe(float64(visits)) }
 
+// scrapeContext bounds the reads of one scrape: a store that does not answer leaves its figures out
+// rather than holding Prometheus past its own timeout.
+func scrapeContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 2*time.Second)
+}
+
 type roomCollector struct{ rooms Rooms }
 
 var (
@@ -247,7 +253,7 @@ func (c *roomCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *roomCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := scrapeContext()
 	defer cancel()
 	ids, err := c.rooms.Rooms(ctx)
 	if err != nil {
@@ -287,7 +293,7 @@ func (c *salesCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *salesCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := scrapeContext()
 	defer cancel()
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
@@ -323,7 +329,7 @@ var backlogDesc = prometheus.NewDesc("rushgate_record_backlog",
 func (c *backlogCollector) Describe(ch chan<- *prometheus.Desc) { ch <- backlogDesc }
 
 func (c *backlogCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := scrapeContext()
 	defer cancel()
 	claims, events, err := c.backlog(ctx)
 	if err != nil {
