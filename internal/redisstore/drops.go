@@ -27,6 +27,7 @@ var (
 	dropClaimScript = rueidis.NewLuaScript(source("drop_claim"))
 	dropDelScript   = rueidis.NewLuaScript(source("drop_delete"))
 	dropSchedScript = rueidis.NewLuaScript(source("drop_schedule"))
+	dropOverScript  = rueidis.NewLuaScript(source("drop_over"))
 	dropRestScript  = dropScript("drop_restore")
 )
 
@@ -148,8 +149,12 @@ func (d *Drops) Schedule(ctx context.Context, id, rev string, cfg drop.Config) e
 	if cfg.ClosesAt != nil {
 		closes = cfg.ClosesAt.UnixMilli()
 	}
-	return d.runCode(ctx, dropSchedScript, d.keys.drop(id)[:1], &dropErrors, rev, itoa(cfg.OpensAt.UnixMilli()), itoa(closes),
-		string(js), rushgate.NewRevision())
+	if err := d.runCode(ctx, dropSchedScript, d.keys.drop(id)[:1], &dropErrors, rev, itoa(cfg.OpensAt.UnixMilli()), itoa(closes),
+		string(js), rushgate.NewRevision()); err != nil {
+		return err
+	}
+	// A drop reopened after the recorders retired it takes claims again: they must poll it again.
+	return d.register(ctx, d.keys.drops(), id)
 }
 
 // Get implements [drop.Store].

@@ -370,19 +370,19 @@ func (d *Drops) recordPass(ctx context.Context, consumer string, rec Records, re
 	})
 }
 
-// over reports whether a drop can take no more claims: sold out, or gone. A drop past its closing time
-// stays registered: whether it has closed is the script's to judge by Redis's clock, and a closed drop
-// with claims left is rare and costs only its polling.
+// over reports whether a drop can take no more claims: gone, sold out, or closed (lua/drop_over.lua).
+// Whether it has closed is judged by Redis's clock, as the claim script judges it, and only
+// closedMargin after its closing time: a claim the script took just before can be in the stream by
+// then, never after it. A drop reopened later is registered again by its Schedule or Put.
 func (d *Drops) over(ctx context.Context, id string) (bool, error) {
-	m, err := d.do(ctx, d.rdb.B().Hmget().Key(d.keys.drop(id)[0]).Field("stock", "claimed").Build())
+	m, err := d.run(ctx, dropOverScript, d.keys.drop(id)[:1], "", itoa(closedMargin.Milliseconds()))
 	if err != nil {
 		return false, err
 	}
-	f, _ := m.AsStrSlice()
-	if len(f) < 2 || f[0] == "" {
-		return true, nil
-	}
-	stock, _ := strconv.ParseInt(f[0], 10, 64)
-	claimed, _ := strconv.ParseInt(f[1], 10, 64)
-	return claimed >= stock, nil
+	n, err := m.AsInt64()
+	return n == 1, err
 }
+
+// closedMargin is how long after its closing time, by Redis's clock, a drop counts as over for the
+// recorders: a margin for a step back of that clock.
+const closedMargin = 5 * time.Second

@@ -88,9 +88,10 @@ func TestRecorderSurvivesAConsumerDeath(t *testing.T) {
 }
 
 // TestRecorderRetiresWhatIsOver: the recorders used to poll every auction and drop ever created, every
-// 100 ms. Once an auction is closed or sold, or a drop sold out, and all of its events are recorded, it
-// leaves the registry they poll; an auction replaced after a close without bids comes back, and its new
-// events are recorded; an open one stays.
+// 100 ms. Once an auction is closed or sold, or a drop sold out or closed, and all of its events are
+// recorded, it leaves the registry they poll; an auction replaced after a close without bids comes
+// back, and so does a drop reopened by its operator, and their new events are recorded; an open one
+// stays.
 func TestRecorderRetiresWhatIsOver(t *testing.T) {
 	addr := redistest.Shared(t)
 	rdb := redistest.Client(t, addr)
@@ -137,7 +138,7 @@ func TestRecorderRetiresWhatIsOver(t *testing.T) {
 	if _, err := a.Close(ctx, "ended"); err != nil {
 		t.Fatal(err)
 	}
-	for id, stock := range map[string]int{"gone": 1, "left": 5} {
+	for id, stock := range map[string]int{"gone": 1, "left": 5, "shut": 5} {
 		if err := d.Put(ctx, id, drop.Config{Stock: stock, PerVisitor: 1, OpensAt: now.Add(-time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
@@ -145,6 +146,20 @@ func TestRecorderRetiresWhatIsOver(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	schedule := func(id string, closes *time.Time) {
+		t.Helper()
+		info, err := d.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := info.Config
+		cfg.ClosesAt = closes
+		if err := d.Schedule(ctx, id, info.Rev, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	closed := now.Add(-time.Minute) // closed with stock left, as an operator's Close now does
+	schedule("shut", &closed)
 	pass() // records the sale, the close and the claims
 	pass() // nothing left to record: what is over retires
 	if got := registered("auctions"); !slices.Equal(got, []string{"open"}) {
@@ -170,6 +185,18 @@ func TestRecorderRetiresWhatIsOver(t *testing.T) {
 	evs, err := rec.Events(ctx, "ended")
 	if err != nil || len(evs) != 2 || evs[1].Kind != auction.EventBid || evs[1].Bidder != "y" {
 		t.Fatalf("the corrected auction's record: %+v %v", evs, err)
+	}
+	// The drop closed with stock left is opened again: it is polled again, and its new claim recorded.
+	schedule("shut", nil)
+	if got := registered("drops"); !slices.Equal(got, []string{"left", "shut"}) {
+		t.Fatalf("drops polled after the reopening: %v", got)
+	}
+	if _, _, err := d.Claim(ctx, "shut", "", "w", ""); err != nil {
+		t.Fatal(err)
+	}
+	pass()
+	if claims, err := rec.Claims(ctx, "shut"); err != nil || len(claims) != 2 || claims[1].Visitor != "w" {
+		t.Fatalf("the reopened drop's record: %+v %v", claims, err)
 	}
 }
 
