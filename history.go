@@ -2,6 +2,7 @@ package rushgate
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -58,6 +59,59 @@ func Sampled(ctx context.Context, sample func(ctx context.Context)) {
 			sample(ctx)
 		}
 	}
+}
+
+// QuietEvery is how often a domain's sampler reads an entity that is over (a drop sold out or closed,
+// an auction closed or sold) instead of every second: its figures have stopped, and a sample a minute
+// keeps its chart reaching the present.
+const QuietEvery = time.Minute
+
+// Quiet is what a domain's sampler remembers of the entities it found over, so that entities that
+// ended long ago cost a read a minute rather than a read a second for as long as they exist. A change
+// that may reopen one wakes it; one made on another instance is seen at the next minute's read, while
+// that instance, woken, samples it every second into the shared history. The zero value is ready.
+type Quiet struct {
+	mu    sync.Mutex
+	until map[string]time.Time // an entity found over -> when it is due again
+	swept time.Time
+}
+
+// Due reports whether the sampler reads id at now.
+func (q *Quiet) Due(id string, now time.Time) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	until, ok := q.until[id]
+	return !ok || !now.Before(until)
+}
+
+// Saw records what the sampler read of id at now: over, id is not due again for QuietEvery; live, it
+// is due every second.
+func (q *Quiet) Saw(id string, over bool, now time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !over {
+		delete(q.until, id)
+		return
+	}
+	if q.until == nil {
+		q.until = make(map[string]time.Time)
+	}
+	q.until[id] = now.Add(QuietEvery)
+	if now.Sub(q.swept) >= QuietEvery { // an entity deleted on another instance is never read again
+		q.swept = now
+		for other, until := range q.until {
+			if now.Sub(until) > QuietEvery {
+				delete(q.until, other)
+			}
+		}
+	}
+}
+
+// Wake makes id due at once: its config changed, and it may take claims or bids again.
+func (q *Quiet) Wake(id string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.until, id)
 }
 
 // EachPair calls point for each sample taken after since, with its index and the sample before it,

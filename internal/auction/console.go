@@ -103,14 +103,21 @@ const (
 
 func entity(id string) string { return "auction:" + id }
 
-// Sample offers every auction's figures to the history: two reads per auction. Start runs it every second;
-// tests call it to take a sample when they choose.
+// Sample offers every auction's figures to the history: two reads per auction, once a minute for one
+// that is closed or sold (see [rushgate.Quiet]). Start runs it every second; tests call it to take a
+// sample when they choose.
 func (s *Service) Sample(ctx context.Context) {
+	now := s.clock()
 	rushgate.EachID(ctx, s.store.List, func(id string) {
+		if !s.quiet.Due(id, now) {
+			return
+		}
 		st, err := s.store.Get(ctx, id)
 		if err != nil {
 			return
 		}
+		// Closed as recorded, not by the clock: a bid in the last moment may still move the end.
+		s.quiet.Saw(id, st.Closed || st.Sold, now)
 		n, err := s.store.Bidders(ctx, id)
 		if err != nil {
 			return

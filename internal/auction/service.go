@@ -59,6 +59,7 @@ type Service struct {
 	configs rushgate.Configs[Config] // what bids are checked against, by revision
 
 	history rushgate.History
+	quiet   rushgate.Quiet // the auctions the sampler found over
 	audit   rushgate.Audit
 	record  Record
 	clock   func() time.Time
@@ -237,9 +238,11 @@ func (s *Service) restore(ctx context.Context, id string, cfg Config, e rushgate
 }
 
 // changedConfig tells what caches or watches an auction that it changed: its cached config, the
-// closer (its deadline may be the nearest now) and its live feeds.
+// closer (its deadline may be the nearest now), the sampler (it may take bids again) and its live
+// feeds.
 func (s *Service) changedConfig(id string) {
 	s.configs.Forget(id)
+	s.quiet.Wake(id)
 	s.wake()
 	s.publish(id)
 }
@@ -254,6 +257,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	s.configs.Forget(id)
+	s.quiet.Wake(id)
 	s.publish(id)
 	if s.history != nil {
 		_ = s.history.Forget(context.WithoutCancel(ctx), entity(id))

@@ -3,6 +3,8 @@ package auction_test
 import (
 	"context"
 	"errors"
+	"maps"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -225,3 +227,73 @@ func TestPutRestoresWhatTheStoreLost(t *testing.T) {
 		t.Fatal("a put of a known auction read the record")
 	}
 }
+
+// countingGets counts the reads of each auction's state.
+type countingGets struct {
+	auction.Store
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (c *countingGets) Get(ctx context.Context, id string) (auction.State, error) {
+	c.mu.Lock()
+	c.reads[id]++
+	c.mu.Unlock()
+	return c.Store.Get(ctx, id)
+}
+
+func (c *countingGets) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.reads
+	c.reads = map[string]int{}
+	return r
+}
+
+// TestSamplingQuietsWhatIsOver: an auction closed or sold is sampled once a minute instead of every
+// second, and one replaced after a close without bids is read every second again.
+func TestSamplingQuietsWhatIsOver(t *testing.T) {
+	now := time.Now().Truncate(time.Second)
+	clock := func() time.Time { return now }
+	store := &countingGets{Store: memstore.NewAuctions(clock, nil), reads: map[string]int{}}
+	hist := memstore.NewHistory(clock)
+	svc := auction.NewService(store, auction.ServiceOptions{History: hist, Clock: clock})
+	ctx := t.Context()
+	lot := func(ends time.Time) auction.Config {
+		return auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10),
+			BuyNowPrice: ptr(900), StartsAt: now.Add(-time.Minute), EndsAt: ends}
+	}
+	for id, ends := range map[string]time.Time{"open": now.Add(time.Hour), "sold": now.Add(time.Hour), "ended": now.Add(time.Second)} {
+		if err := svc.Put(ctx, id, lot(ends)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := svc.BuyNow(ctx, "sold", "x", nil); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(2 * time.Second)
+	if _, err := store.Close(ctx, "ended"); err != nil {
+		t.Fatal(err)
+	}
+	store.take()
+	for range 120 {
+		now = now.Add(time.Second)
+		svc.Sample(ctx)
+	}
+	if got, want := store.take(), map[string]int{"open": 120, "sold": 2, "ended": 2}; !maps.Equal(got, want) {
+		t.Fatalf("reads over two minutes of samples: %v, want %v", got, want)
+	}
+	if err := svc.Put(ctx, "ended", lot(now.Add(time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	store.take()
+	for range 3 {
+		now = now.Add(time.Second)
+		svc.Sample(ctx)
+	}
+	if got := store.take(); got["ended"] != 3 {
+		t.Fatalf("the replaced auction was read %d times in three samples", got["ended"])
+	}
+}
+
+func ptr(v int64) *int64 { return &v }

@@ -82,7 +82,7 @@ func (s *Service) CloseNow(ctx context.Context, id string) error {
 // schedule moves the drop's window as move says, against the config it read (again, if another
 // change came first), and audits it.
 func (s *Service) schedule(ctx context.Context, id, action string, move func(c *Config, now time.Time)) error {
-	defer s.configs.Forget(id)
+	defer s.changed(id)
 	for range 3 {
 		info, err := s.store.Get(ctx, id)
 		if err != nil {
@@ -119,14 +119,27 @@ const (
 
 func entity(id string) string { return "drop:" + id }
 
-// Sample offers every drop's figures to the history, one read per drop. Start runs it every second;
-// tests call it to take a sample when they choose.
+// over reports whether the drop's figures have stopped at now: sold out, or closed for a few seconds
+// (the store may judge its window by a clock a little behind this one).
+func (i Info) over(now time.Time) bool {
+	c := i.Config
+	return i.Claimed >= c.Stock || (c.ClosesAt != nil && now.Sub(*c.ClosesAt) > 5*time.Second)
+}
+
+// Sample offers every drop's figures to the history, one read per drop, and one a minute per drop that
+// is over (see [rushgate.Quiet]). Start runs it every second; tests call it to take a sample when they
+// choose.
 func (s *Service) Sample(ctx context.Context) {
+	now := s.clock()
 	rushgate.EachID(ctx, s.store.List, func(id string) {
+		if !s.quiet.Due(id, now) {
+			return
+		}
 		info, err := s.store.Get(ctx, id)
 		if err != nil {
 			return
 		}
+		s.quiet.Saw(id, info.over(now), now)
 		figs := []int64{int64(info.Claimed), int64(max(0, info.Config.Stock-info.Claimed))}
 		if err := s.history.Sample(ctx, entity(id), figs); err != nil && ctx.Err() == nil {
 			s.log.Warn("drop: history sample", "drop", id, "err", err)

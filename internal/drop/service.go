@@ -23,6 +23,7 @@ type Service struct {
 	configs rushgate.Configs[Config] // what claims are checked against, by revision
 
 	history rushgate.History
+	quiet   rushgate.Quiet // the drops the sampler found over
 	audit   rushgate.Audit
 	record  Record
 	clock   func() time.Time
@@ -203,7 +204,7 @@ func (s *Service) ensure(ctx context.Context, what, room string, step func(conte
 // as it now stands. A drop that the store lost but the record holds claims of is restored with them
 // (see [Record]); a stock below them is refused.
 func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) {
-	defer s.configs.Forget(id)
+	defer s.changed(id)
 	old, err := s.store.Get(ctx, id)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Info{}, err
@@ -239,6 +240,13 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) 
 	return Info{Config: cfg}, nil
 }
 
+// changed tells what keeps a drop's config that it changed: the checks of claims, and the sampler,
+// since it may take claims again.
+func (s *Service) changed(id string) {
+	s.configs.Forget(id)
+	s.quiet.Wake(id)
+}
+
 // recorded returns the claims the record holds of a drop the store does not know: none without a
 // record.
 func (s *Service) recorded(ctx context.Context, id string) ([]Claim, error) {
@@ -257,7 +265,7 @@ func (s *Service) Get(ctx context.Context, id string) (Info, error) { return s.s
 
 // Delete removes a drop while nothing is claimed.
 func (s *Service) Delete(ctx context.Context, id string) error {
-	defer s.configs.Forget(id)
+	defer s.changed(id)
 	old, err := s.store.Get(ctx, id)
 	if err != nil {
 		return err

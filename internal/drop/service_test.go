@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -421,5 +422,81 @@ func TestLookupsOfListedCodes(t *testing.T) {
 				t.Fatalf("ClaimOf on %s: %+v, %v", id, c, err)
 			}
 		}
+	}
+}
+
+// countingGets counts the reads of each drop.
+type countingGets struct {
+	drop.Store
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (c *countingGets) Get(ctx context.Context, id string) (drop.Info, error) {
+	c.mu.Lock()
+	c.reads[id]++
+	c.mu.Unlock()
+	return c.Store.Get(ctx, id)
+}
+
+func (c *countingGets) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.reads
+	c.reads = map[string]int{}
+	return r
+}
+
+// TestSamplingQuietsWhatIsOver: the sampler read every drop ever created every second, forever. A drop
+// sold out or closed is read once a minute, and its chart still gets a sample a minute; one its
+// operator opens again is read every second from the next sample on, and a deleted one not at all.
+func TestSamplingQuietsWhatIsOver(t *testing.T) {
+	now := time.Now().Truncate(time.Second)
+	clock := func() time.Time { return now }
+	store := &countingGets{Store: memstore.NewDrops(clock, nil), reads: map[string]int{}}
+	hist := memstore.NewHistory(clock)
+	svc := drop.NewService(store, drop.Options{History: hist, Clock: clock})
+	defer svc.Stop()
+	ctx := t.Context()
+	for id, stock := range map[string]int{"open": 10, "gone": 1, "shut": 5} {
+		if _, err := svc.Put(ctx, id, drop.Config{Stock: stock, PerVisitor: 1, OpensAt: now.Add(-time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := svc.Claim(ctx, drop.ClaimRequest{Drop: "gone", Visitor: "v"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.CloseNow(ctx, "shut"); err != nil {
+		t.Fatal(err)
+	}
+	start := now
+	now = now.Add(10 * time.Second) // past the margin for the store's clock
+	store.take()
+	for range 120 {
+		now = now.Add(time.Second)
+		svc.Sample(ctx)
+	}
+	if got, want := store.take(), map[string]int{"open": 120, "gone": 2, "shut": 2}; !maps.Equal(got, want) {
+		t.Fatalf("reads over two minutes of samples: %v, want %v", got, want)
+	}
+	for _, id := range []string{"gone", "shut"} {
+		if s, err := hist.Since(ctx, "drop:"+id, start); err != nil || len(s) != 2 {
+			t.Fatalf("%s's samples: %d (%v), want one a minute", id, len(s), err)
+		}
+	}
+	if err := svc.OpenNow(ctx, "shut"); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Delete(ctx, "open"); err != nil {
+		t.Fatal(err)
+	}
+	store.take()
+	for range 3 {
+		now = now.Add(time.Second)
+		svc.Sample(ctx)
+	}
+	// The sold-out drop's minute is up at the first of these samples.
+	if got, want := store.take(), map[string]int{"shut": 3, "gone": 1}; !maps.Equal(got, want) {
+		t.Fatalf("reads after the reopening and the deletion: %v, want %v", got, want)
 	}
 }
