@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/memstore"
+	"github.com/rushgate/rushgate/internal/storetest"
 )
 
 // TestCloserClosesAtDeadline runs the real closer on the real clock: an auction ending in 50ms is
@@ -228,42 +228,30 @@ func TestPutRestoresWhatTheStoreLost(t *testing.T) {
 	}
 }
 
-// countingGets counts the reads of each auction's state.
+// countingGets counts the reads of each auction.
 type countingGets struct {
 	auction.Store
-	mu    sync.Mutex
-	reads map[string]int
+	storetest.Reads
 }
 
 func (c *countingGets) Get(ctx context.Context, id string) (auction.State, error) {
-	c.mu.Lock()
-	c.reads[id]++
-	c.mu.Unlock()
+	c.Add(id)
 	return c.Store.Get(ctx, id)
-}
-
-func (c *countingGets) take() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r := c.reads
-	c.reads = map[string]int{}
-	return r
 }
 
 // TestSamplingQuietsWhatIsOver: an auction closed or sold is sampled once a minute instead of every
 // second, and one replaced after a close without bids is read every second again.
 func TestSamplingQuietsWhatIsOver(t *testing.T) {
-	now := time.Now().Truncate(time.Second)
-	clock := func() time.Time { return now }
-	store := &countingGets{Store: memstore.NewAuctions(clock, nil), reads: map[string]int{}}
-	hist := memstore.NewHistory(clock)
-	svc := auction.NewService(store, auction.ServiceOptions{History: hist, Clock: clock})
+	clock := storetest.NewClock(time.Now().Truncate(time.Second))
+	store := &countingGets{Store: memstore.NewAuctions(clock.Now, nil)}
+	hist := memstore.NewHistory(clock.Now)
+	svc := auction.NewService(store, auction.ServiceOptions{History: hist, Clock: clock.Now})
 	ctx := t.Context()
 	lot := func(ends time.Time) auction.Config {
 		return auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10),
-			BuyNowPrice: ptr(900), StartsAt: now.Add(-time.Minute), EndsAt: ends}
+			BuyNowPrice: ptr(900), StartsAt: clock.Now().Add(-time.Minute), EndsAt: ends}
 	}
-	for id, ends := range map[string]time.Time{"open": now.Add(time.Hour), "sold": now.Add(time.Hour), "ended": now.Add(time.Second)} {
+	for id, ends := range map[string]time.Time{"open": clock.Now().Add(time.Hour), "sold": clock.Now().Add(time.Hour), "ended": clock.Now().Add(time.Second)} {
 		if err := svc.Put(ctx, id, lot(ends)); err != nil {
 			t.Fatal(err)
 		}
@@ -271,27 +259,27 @@ func TestSamplingQuietsWhatIsOver(t *testing.T) {
 	if _, err := svc.BuyNow(ctx, "sold", "x", nil); err != nil {
 		t.Fatal(err)
 	}
-	now = now.Add(2 * time.Second)
+	clock.Advance(2 * time.Second)
 	if _, err := store.Close(ctx, "ended"); err != nil {
 		t.Fatal(err)
 	}
-	store.take()
+	store.Take()
 	for range 120 {
-		now = now.Add(time.Second)
+		clock.Advance(time.Second)
 		svc.Sample(ctx)
 	}
-	if got, want := store.take(), map[string]int{"open": 120, "sold": 2, "ended": 2}; !maps.Equal(got, want) {
+	if got, want := store.Take(), map[string]int{"open": 120, "sold": 2, "ended": 2}; !maps.Equal(got, want) {
 		t.Fatalf("reads over two minutes of samples: %v, want %v", got, want)
 	}
-	if err := svc.Put(ctx, "ended", lot(now.Add(time.Hour))); err != nil {
+	if err := svc.Put(ctx, "ended", lot(clock.Now().Add(time.Hour))); err != nil {
 		t.Fatal(err)
 	}
-	store.take()
+	store.Take()
 	for range 3 {
-		now = now.Add(time.Second)
+		clock.Advance(time.Second)
 		svc.Sample(ctx)
 	}
-	if got := store.take(); got["ended"] != 3 {
+	if got := store.Take(); got["ended"] != 3 {
 		t.Fatalf("the replaced auction was read %d times in three samples", got["ended"])
 	}
 }

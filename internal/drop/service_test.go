@@ -16,6 +16,7 @@ import (
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/memstore"
+	"github.com/rushgate/rushgate/internal/storetest"
 )
 
 // gate is a waiting room as a drop sees it: which admissions are live, and releases that fail while
@@ -428,38 +429,26 @@ func TestLookupsOfListedCodes(t *testing.T) {
 // countingGets counts the reads of each drop.
 type countingGets struct {
 	drop.Store
-	mu    sync.Mutex
-	reads map[string]int
+	storetest.Reads
 }
 
 func (c *countingGets) Get(ctx context.Context, id string) (drop.Info, error) {
-	c.mu.Lock()
-	c.reads[id]++
-	c.mu.Unlock()
+	c.Add(id)
 	return c.Store.Get(ctx, id)
-}
-
-func (c *countingGets) take() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r := c.reads
-	c.reads = map[string]int{}
-	return r
 }
 
 // TestSamplingQuietsWhatIsOver: the sampler read every drop ever created every second, forever. A drop
 // sold out or closed is read once a minute, and its chart still gets a sample a minute; one its
 // operator opens again is read every second from the next sample on, and a deleted one not at all.
 func TestSamplingQuietsWhatIsOver(t *testing.T) {
-	now := time.Now().Truncate(time.Second)
-	clock := func() time.Time { return now }
-	store := &countingGets{Store: memstore.NewDrops(clock, nil), reads: map[string]int{}}
-	hist := memstore.NewHistory(clock)
-	svc := drop.NewService(store, drop.Options{History: hist, Clock: clock})
+	clock := storetest.NewClock(time.Now().Truncate(time.Second))
+	store := &countingGets{Store: memstore.NewDrops(clock.Now, nil)}
+	hist := memstore.NewHistory(clock.Now)
+	svc := drop.NewService(store, drop.Options{History: hist, Clock: clock.Now})
 	defer svc.Stop()
 	ctx := t.Context()
 	for id, stock := range map[string]int{"open": 10, "gone": 1, "shut": 5} {
-		if _, err := svc.Put(ctx, id, drop.Config{Stock: stock, PerVisitor: 1, OpensAt: now.Add(-time.Minute)}); err != nil {
+		if _, err := svc.Put(ctx, id, drop.Config{Stock: stock, PerVisitor: 1, OpensAt: clock.Now().Add(-time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -469,14 +458,14 @@ func TestSamplingQuietsWhatIsOver(t *testing.T) {
 	if err := svc.CloseNow(ctx, "shut"); err != nil {
 		t.Fatal(err)
 	}
-	start := now
-	now = now.Add(10 * time.Second) // past the margin for the store's clock
-	store.take()
+	start := clock.Now()
+	clock.Advance(10 * time.Second) // past the margin for the store's clock
+	store.Take()
 	for range 120 {
-		now = now.Add(time.Second)
+		clock.Advance(time.Second)
 		svc.Sample(ctx)
 	}
-	if got, want := store.take(), map[string]int{"open": 120, "gone": 2, "shut": 2}; !maps.Equal(got, want) {
+	if got, want := store.Take(), map[string]int{"open": 120, "gone": 2, "shut": 2}; !maps.Equal(got, want) {
 		t.Fatalf("reads over two minutes of samples: %v, want %v", got, want)
 	}
 	for _, id := range []string{"gone", "shut"} {
@@ -490,13 +479,13 @@ func TestSamplingQuietsWhatIsOver(t *testing.T) {
 	if err := svc.Delete(ctx, "open"); err != nil {
 		t.Fatal(err)
 	}
-	store.take()
+	store.Take()
 	for range 3 {
-		now = now.Add(time.Second)
+		clock.Advance(time.Second)
 		svc.Sample(ctx)
 	}
 	// The sold-out drop's minute is up at the first of these samples.
-	if got, want := store.take(), map[string]int{"shut": 3, "gone": 1}; !maps.Equal(got, want) {
+	if got, want := store.Take(), map[string]int{"shut": 3, "gone": 1}; !maps.Equal(got, want) {
 		t.Fatalf("reads after the reopening and the deletion: %v, want %v", got, want)
 	}
 }
