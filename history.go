@@ -69,49 +69,47 @@ const QuietEvery = time.Minute
 // Quiet is what a domain's sampler remembers of the entities it found over, so that entities that
 // ended long ago cost a read a minute rather than a read a second for as long as they exist. A change
 // that may reopen one wakes it; one made on another instance is seen at the next minute's read, while
-// that instance, woken, samples it every second into the shared history. The zero value is ready.
+// that instance, woken, samples it every second into the shared history. Wake costs a lock-free look-up
+// for an entity that is not quiet, so a join may call it. The zero value is ready.
 type Quiet struct {
-	mu    sync.Mutex
-	until map[string]time.Time // an entity found over -> when it is due again
+	until sync.Map // an entity found over -> when it is due again (time.Time)
+
+	mu    sync.Mutex // guards swept
 	swept time.Time
 }
 
 // Due reports whether the sampler reads id at now.
 func (q *Quiet) Due(id string, now time.Time) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	until, ok := q.until[id]
-	return !ok || !now.Before(until)
+	until, ok := q.until.Load(id)
+	return !ok || !now.Before(until.(time.Time))
 }
 
 // Saw records what the sampler read of id at now: over, id is not due again for QuietEvery; live, it
 // is due every second.
 func (q *Quiet) Saw(id string, over bool, now time.Time) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
 	if !over {
-		delete(q.until, id)
+		q.Wake(id)
 		return
 	}
-	if q.until == nil {
-		q.until = make(map[string]time.Time)
-	}
-	q.until[id] = now.Add(QuietEvery)
+	q.until.Store(id, now.Add(QuietEvery))
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	if now.Sub(q.swept) >= QuietEvery { // an entity deleted on another instance is never read again
 		q.swept = now
-		for other, until := range q.until {
-			if now.Sub(until) > QuietEvery {
-				delete(q.until, other)
+		q.until.Range(func(other, until any) bool {
+			if now.Sub(until.(time.Time)) > QuietEvery {
+				q.until.Delete(other)
 			}
-		}
+			return true
+		})
 	}
 }
 
-// Wake makes id due at once: its config changed, and it may take claims or bids again.
+// Wake makes id due at once: its config changed, or a visitor came, and its figures may move again.
 func (q *Quiet) Wake(id string) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	delete(q.until, id)
+	if _, ok := q.until.Load(id); ok {
+		q.until.Delete(id)
+	}
 }
 
 // EachPair calls point for each sample taken after since, with its index and the sample before it,

@@ -3,6 +3,7 @@ package room_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -192,5 +193,57 @@ func TestSubscriptionPushesAdmission(t *testing.T) {
 	}
 	if _, err := svc.Subscribe(ctx, "r", "b"); err == nil {
 		t.Fatal("subscribed to a deleted room")
+	}
+}
+
+// countingStats counts the reads of each room's counts.
+type countingStats struct {
+	room.Store
+	storetest.Reads
+}
+
+func (c *countingStats) Stats(ctx context.Context, id string) (room.Stats, error) {
+	c.Add(id)
+	return c.Store.Stats(ctx, id)
+}
+
+// TestSamplingQuietsEmptyRooms: the sampler read every room ever created every second. A room with
+// nobody in line or admitted is read once a minute, since only a join can move its figures; a join
+// wakes it, and a room with a line is read every second.
+func TestSamplingQuietsEmptyRooms(t *testing.T) {
+	c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+	store := &countingStats{Store: memstore.NewRooms(memstore.Options{Clock: c.Now})}
+	hist := memstore.NewHistory(c.Now)
+	svc := room.NewService(store, room.Options{Clock: c.Now, Manual: true, History: hist})
+	t.Cleanup(svc.Stop)
+	ctx := t.Context()
+	for _, id := range []string{"empty", "busy"} {
+		if err := svc.Put(ctx, id, config(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := svc.Join(ctx, "busy", room.Entrant{Visitor: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	store.Take()
+	for range 120 {
+		c.Advance(time.Second)
+		svc.Sample(ctx)
+	}
+	if got, want := store.Take(), map[string]int{"empty": 2, "busy": 120}; !maps.Equal(got, want) {
+		t.Fatalf("reads over two minutes of samples: %v, want %v", got, want)
+	}
+	if s, err := hist.Since(ctx, "room:empty", c.Now().Add(-3*time.Minute)); err != nil || len(s) != 2 {
+		t.Fatalf("the empty room's samples: %d (%v), want one a minute", len(s), err)
+	}
+	if _, err := svc.Join(ctx, "empty", room.Entrant{Visitor: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		c.Advance(time.Second)
+		svc.Sample(ctx)
+	}
+	if got := store.Take(); got["empty"] != 3 {
+		t.Fatalf("the room joined was read %d times in three samples, want 3", got["empty"])
 	}
 }
