@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,6 +19,10 @@ const (
 	touchBatch   = 1000
 )
 
+// stillPollMax is the longest a gate waits between steps while its room stays still (nobody admitted
+// or expiring, nothing due with time): an empty room costs a step every 8 s instead of every second.
+const stillPollMax = 8 * time.Second
+
 // gate is one room's admission loop, push hub and wait estimator.
 type gate struct {
 	s     *Service
@@ -29,6 +34,8 @@ type gate struct {
 	cfgMu   sync.Mutex
 	cfg     *Config
 	cfgRead time.Time
+
+	still atomic.Bool // the loop found nothing to do and waits longer (see stillPollMax)
 
 	cancel context.CancelFunc
 }
@@ -60,6 +67,8 @@ func (g *gate) watch(ctx context.Context, w Watcher) {
 				g.hub.notify(v)
 			}
 			g.hub.markDirty()
+			g.wakeIfStill()
+
 		}
 		select {
 		case <-ctx.Done():
@@ -73,6 +82,14 @@ func (g *gate) stop() {
 	g.hub.closeAll()
 }
 
+// wakeIfStill wakes a loop that waits longer because its room was still: something changed, so its
+// steps may have work again. A busy loop is left alone, so that a crowd's joins cost no extra steps.
+func (g *gate) wakeIfStill() {
+	if g.still.Load() {
+		g.wake()
+	}
+}
+
 // wake asks the loop for a step now; wakes arriving during a step coalesce into one more step.
 func (g *gate) wake() {
 	select {
@@ -84,10 +101,21 @@ func (g *gate) wake() {
 func (g *gate) loop(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	failures := 0
+	failures, still := 0, 0
 	for {
 		t, err := g.tick(ctx)
 		delay := g.s.opts.Poll
+		if err == nil && !t.More && t.Next.IsZero() && len(t.Admitted)+len(t.Expired)+len(t.Idle) == 0 {
+			// Nothing moved and nothing is due with time: the room is empty (anyone in it has a
+			// deadline), and only a join can make work. Joins here wake a still loop, as do other
+			// instances' changes through watch, so the poll is a safety net and slows down, up to
+			// stillPollMax, while the room stays still.
+			still++
+			delay = min(delay<<min(still-1, 8), max(delay, stillPollMax))
+		} else {
+			still = 0
+		}
+		g.still.Store(still > 0)
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -159,6 +187,9 @@ func (g *gate) pulse(ctx context.Context) {
 			if g.hub.takeDirty() || now.Sub(lastRefresh) >= refreshEvery {
 				g.hub.broadcast()
 				lastRefresh = now
+			}
+			if !g.hub.streaming() {
+				continue // no presence to keep, so no config to read: an empty room costs no read here
 			}
 			if cfg, err := g.config(ctx); err == nil && now.Sub(lastTouch) >= time.Duration(cfg.IdleTimeout)/3 {
 				g.touch(ctx)

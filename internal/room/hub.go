@@ -105,6 +105,13 @@ func (h *hub) broadcast() {
 	h.changed = make(chan struct{})
 }
 
+// streaming reports whether any visitor streams from this instance.
+func (h *hub) streaming() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs) > 0
+}
+
 func (h *hub) visitors() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -248,6 +248,7 @@ func (s *Service) Join(ctx context.Context, id string, e Entrant) (View, error) 
 		return View{}, err
 	}
 	g := s.gate(id)
+	g.wakeIfStill() // the room was empty: what comes due now, its loop must see
 	s.opts.Observer.Joined(id)
 	// A visitor who joins again (after leaving, or after the place lapsed) may still hold an event
 	// stream that read "not in line": it must read again, not wait for the room's next movement.

@@ -247,3 +247,57 @@ func TestSamplingQuietsEmptyRooms(t *testing.T) {
 		t.Fatalf("the room joined was read %d times in three samples, want 3", got["empty"])
 	}
 }
+
+// countingSteps counts a room store's admission steps.
+type countingSteps struct {
+	room.Store
+	steps atomic.Int64
+}
+
+func (c *countingSteps) Admit(ctx context.Context, id string, max int) (room.Tick, error) {
+	c.steps.Add(1)
+	return c.Store.Admit(ctx, id, max)
+}
+
+// TestStillRoomSlowsItsGate: a room nobody is in had its admission step run every poll, forever. Its
+// gate now slows down while the room stays still, and a join wakes it, so that what comes due after
+// the join (here the end of the first visitor's admission, which frees the slot) is seen when due,
+// not at the slowed poll.
+func TestStillRoomSlowsItsGate(t *testing.T) {
+	store := &countingSteps{Store: memstore.NewRooms(memstore.Options{})}
+	svc := room.NewService(store, room.Options{Poll: 10 * time.Millisecond})
+	defer svc.Stop()
+	ctx := t.Context()
+	cfg := config(1)
+	// Collected or not (the join's own step or the loop's may admit a), a's admission ends in 300 ms.
+	cfg.SessionTTL, cfg.Grace = rushgate.Duration(300*time.Millisecond), rushgate.Duration(300*time.Millisecond)
+	if err := svc.Put(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // the gate's wait grows past a second meanwhile
+	if n := store.steps.Load(); n > 20 {
+		t.Fatalf("an empty room's gate stepped %d times in 1.5 s at a 10 ms poll; want it to slow down", n)
+	}
+	for _, v := range []string{"a", "b"} {
+		if _, err := svc.Join(ctx, "r", room.Entrant{Visitor: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	joined := time.Now()
+	for {
+		v, err := svc.Status(ctx, "r", "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.State == room.StateAdmitted {
+			break
+		}
+		if time.Since(joined) > 2*time.Second {
+			t.Fatal("b was not admitted within 2 s of a's admission ending after 300 ms")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if d := time.Since(joined); d > 800*time.Millisecond { // the slowed poll would come after about 1 s
+		t.Fatalf("b admitted %v after joining; a's admission ended after 300 ms", d)
+	}
+}
