@@ -68,7 +68,6 @@ func (g *gate) watch(ctx context.Context, w Watcher) {
 			}
 			g.hub.markDirty()
 			g.wakeIfStill()
-
 		}
 		select {
 		case <-ctx.Done():
