@@ -375,7 +375,7 @@ func (d *Drops) recordPass(ctx context.Context, consumer string, rec Records, re
 // closedMargin after its closing time: a claim the script took just before can be in the stream by
 // then, never after it. A drop reopened later is registered again by its Schedule or Put.
 func (d *Drops) over(ctx context.Context, id string) (bool, error) {
-	m, err := d.run(ctx, dropOverScript, d.keys.drop(id)[:1], "", itoa(closedMargin.Milliseconds()))
+	m, err := d.run(ctx, dropOverScript, d.keys.drop(id)[:1], d.now(), itoa(closedMargin.Milliseconds()))
 	if err != nil {
 		return false, err
 	}

@@ -200,6 +200,51 @@ func TestRecorderRetiresWhatIsOver(t *testing.T) {
 	}
 }
 
+// TestRecorderJudgesClosingByTheStoresClock: whether a drop has closed is judged by the clock its
+// claims are judged by, which a test (or a restore) may set apart from Redis's own: a drop open by the
+// store's clock stays polled, and leaves once that clock passes its closing time.
+func TestRecorderJudgesClosingByTheStoresClock(t *testing.T) {
+	addr := redistest.Shared(t)
+	rdb := redistest.Client(t, addr)
+	prefix := redistest.Prefix("retireclock")
+	at := time.Now().Add(-24 * time.Hour).Truncate(time.Millisecond) // a day behind Redis's clock
+	b := redisstore.New(rdb, redisstore.Options{Prefix: prefix, Clock: func() time.Time { return at }})
+	d := b.Drops()
+	rec, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "r.db"), record.FsyncAlways)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	ctx := context.Background()
+	closes := at.Add(time.Hour)
+	if err := d.Put(ctx, "d", drop.Config{Stock: 5, PerVisitor: 1, OpensAt: at.Add(-time.Minute), ClosesAt: &closes}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := d.Claim(ctx, "d", "", "v", ""); err != nil {
+		t.Fatal(err)
+	}
+	polled := func() []string {
+		t.Helper()
+		for range 2 { // the first records the claim, the second may retire
+			if err := d.RecordOnce(ctx, "c", rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ids, err := rdb.Do(ctx, rdb.B().Smembers().Key(prefix+":drops").Build()).AsStrSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	if got := polled(); !slices.Equal(got, []string{"d"}) {
+		t.Fatalf("drops polled while open by the store's clock: %v", got)
+	}
+	at = closes.Add(time.Minute)
+	if got := polled(); len(got) != 0 {
+		t.Fatalf("drops polled once closed by the store's clock: %v", got)
+	}
+}
+
 func ptr(v int64) *int64 { return &v }
 
 // TestRecorderKeepsUpWithACrowd: one pass records every claim a crowd made on one drop since the last
