@@ -124,8 +124,7 @@ func (a *Auctions) RecordOnce(ctx context.Context, consumer string, rec Records)
 
 func (a *Auctions) recordPass(ctx context.Context, consumer string, rec Records, retire bool) (int, error) {
 	return a.eachRegistered(ctx, a.keys.auctions(), func(id string) (int, error) {
-		box := outbox{registry: a.keys.auctions(), id: id, stream: a.keys.auction(id)[1], recording: a.keys.recording("auction:" + id)}
-		return a.recordOne(ctx, box, consumer, a.RecordLease, retire, a.over, func(entries []rueidis.XRangeEntry) error {
+		return a.recordOne(ctx, a.keys.auctionOutbox(id), consumer, a.RecordLease, retire, a.over, func(entries []rueidis.XRangeEntry) error {
 			evs := make([]auction.Event, len(entries))
 			for i, e := range entries {
 				evs[i] = eventOfEntry(e)
@@ -144,6 +143,15 @@ func (a *Auctions) recordPass(ctx context.Context, consumer string, rec Records,
 type outbox struct {
 	registry, id, stream string
 	recording            []string
+}
+
+// dropOutbox and auctionOutbox name an entity's outbox, as its recorder and Backlog read it.
+func (k keys) dropOutbox(id string) outbox {
+	return outbox{registry: k.drops(), id: id, stream: k.drop(id)[1], recording: k.recording("drop:" + id)}
+}
+
+func (k keys) auctionOutbox(id string) outbox {
+	return outbox{registry: k.auctions(), id: id, stream: k.auction(id)[1], recording: k.recording("auction:" + id)}
 }
 
 // recordOne is one entity's share of a recorder pass: it hands handle the entries of the entity's
@@ -293,19 +301,16 @@ func (c *conn) lease(ctx context.Context, box outbox, recorder string, lease tim
 // behind, those rest on Redis alone (its AOF), so an operator watches it as a queue's length.
 func (b *Backend) Backlog(ctx context.Context) (claims, events int64, err error) {
 	k := b.conn.keys
-	claims, err = b.conn.backlog(ctx, k.drops(), func(id string) (string, string) { return k.drop(id)[1], k.recording("drop:" + id)[1] })
-	if err != nil {
+	if claims, err = b.conn.backlog(ctx, k.drops(), k.dropOutbox); err != nil {
 		return 0, 0, err
 	}
-	events, err = b.conn.backlog(ctx, k.auctions(), func(id string) (string, string) {
-		return k.auction(id)[1], k.recording("auction:" + id)[1]
-	})
+	events, err = b.conn.backlog(ctx, k.auctions(), k.auctionOutbox)
 	return claims, events, err
 }
 
-// backlog adds up, over the entities of registry, how far each stream runs past its cursor; keysOf
+// backlog adds up, over the entities of registry, how far each stream runs past its cursor; outboxOf
 // names an entity's stream and cursor. The entities' reads go in one pipeline.
-func (c *conn) backlog(ctx context.Context, registry string, keysOf func(id string) (stream, cursor string)) (int64, error) {
+func (c *conn) backlog(ctx context.Context, registry string, outboxOf func(id string) outbox) (int64, error) {
 	m, err := c.do(ctx, c.rdb.B().Smembers().Key(registry).Build())
 	if err != nil {
 		return 0, err
@@ -316,8 +321,9 @@ func (c *conn) backlog(ctx context.Context, registry string, keysOf func(id stri
 	}
 	cmds := make(rueidis.Commands, 0, 2*len(ids))
 	for _, id := range ids {
-		stream, cursor := keysOf(id)
-		cmds = append(cmds, c.rdb.B().Xrevrange().Key(stream).End("+").Start("-").Count(1).Build(), c.rdb.B().Get().Key(cursor).Build())
+		box := outboxOf(id)
+		cmds = append(cmds, c.rdb.B().Xrevrange().Key(box.stream).End("+").Start("-").Count(1).Build(),
+			c.rdb.B().Get().Key(box.recording[1]).Build())
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
@@ -359,8 +365,7 @@ func (d *Drops) RecordOnce(ctx context.Context, consumer string, rec Records) er
 
 func (d *Drops) recordPass(ctx context.Context, consumer string, rec Records, retire bool) (int, error) {
 	return d.eachRegistered(ctx, d.keys.drops(), func(id string) (int, error) {
-		box := outbox{registry: d.keys.drops(), id: id, stream: d.keys.drop(id)[1], recording: d.keys.recording("drop:" + id)}
-		return d.recordOne(ctx, box, consumer, DefaultRecordLease, retire, d.over, func(entries []rueidis.XRangeEntry) error {
+		return d.recordOne(ctx, d.keys.dropOutbox(id), consumer, DefaultRecordLease, retire, d.over, func(entries []rueidis.XRangeEntry) error {
 			claims := make([]drop.Claim, len(entries))
 			for i, e := range entries {
 				claims[i] = claimOfEntry(e)
