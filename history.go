@@ -3,6 +3,7 @@ package rushgate
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -66,50 +67,85 @@ func Sampled(ctx context.Context, sample func(ctx context.Context)) {
 // keeps its chart reaching the present.
 const QuietEvery = time.Minute
 
-// Quiet is what a domain's sampler remembers of the entities it found over, so that entities that
-// ended long ago cost a read a minute rather than a read a second for as long as they exist. A change
-// that may reopen one wakes it; one made on another instance is seen at the next minute's read, while
-// that instance, woken, samples it every second into the shared history. Wake costs a lock-free look-up
-// for an entity that is not quiet, so a join may call it. The zero value is ready.
-type Quiet struct {
-	until sync.Map // an entity found over -> when it is due again (time.Time)
+// SeenKeep is how long [Seen.Each] still reports an entity after the sampler first found it over: a
+// dashboard sees a sale's last figures for an hour, and the metrics of an instance that has run a
+// thousand sales name only the recent ones.
+const SeenKeep = HistoryKeep
 
-	mu    sync.Mutex // guards swept
-	swept time.Time
+// Seen is what a domain's sampler has seen of each entity: its latest figures, and whether it is over,
+// so that entities that ended long ago cost a read a minute rather than a read a second for as long as
+// they exist, and so that a metrics scrape reports every entity from memory rather than reading each
+// from the store. A change that may reopen an entity wakes it; one made on another instance is seen
+// at the next minute's read, while that instance, woken, samples it every second into the shared
+// history. Wake costs a lock-free look-up and, for an entity found over, one atomic store, so a join
+// may call it. The zero value is ready.
+type Seen[T any] struct {
+	m     sync.Map     // id -> *seen[T]
+	swept atomic.Int64 // when entities no longer read were last forgotten, in Unix nanoseconds
+}
+
+// seen is one read of an entity. A read replaces it whole; only due changes in place, so that Wake
+// needs no lock.
+type seen[T any] struct {
+	v    T
+	read time.Time    // when the sampler read it
+	over time.Time    // since when the sampler has found it over; zero while it is live
+	due  atomic.Int64 // when the sampler reads it again, in Unix nanoseconds; 0: at once
 }
 
 // Due reports whether the sampler reads id at now.
-func (q *Quiet) Due(id string, now time.Time) bool {
-	until, ok := q.until.Load(id)
-	return !ok || !now.Before(until.(time.Time))
+func (s *Seen[T]) Due(id string, now time.Time) bool {
+	e, ok := s.m.Load(id)
+	return !ok || now.UnixNano() >= e.(*seen[T]).due.Load()
 }
 
-// Saw records what the sampler read of id at now: over, id is not due again for QuietEvery; live, it
-// is due every second.
-func (q *Quiet) Saw(id string, over bool, now time.Time) {
-	if !over {
-		q.Wake(id)
+// Saw records v as what the sampler read of id at now: over, id is not due again for QuietEvery;
+// live, it is due every second.
+func (s *Seen[T]) Saw(id string, v T, over bool, now time.Time) {
+	e := &seen[T]{v: v, read: now}
+	if over {
+		e.over = now
+		if old, ok := s.m.Load(id); ok && !old.(*seen[T]).over.IsZero() {
+			e.over = old.(*seen[T]).over
+		}
+		e.due.Store(now.Add(QuietEvery).UnixNano())
+	}
+	s.m.Store(id, e)
+	// An entity deleted on another instance is never read again: forget it two minutes after its
+	// last read, when any entity that still exists has been read again.
+	last := s.swept.Load()
+	if now.UnixNano()-last < int64(QuietEvery) || !s.swept.CompareAndSwap(last, now.UnixNano()) {
 		return
 	}
-	q.until.Store(id, now.Add(QuietEvery))
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if now.Sub(q.swept) >= QuietEvery { // an entity deleted on another instance is never read again
-		q.swept = now
-		q.until.Range(func(other, until any) bool {
-			if now.Sub(until.(time.Time)) > QuietEvery {
-				q.until.Delete(other)
-			}
-			return true
-		})
-	}
+	s.m.Range(func(id, e any) bool {
+		if now.Sub(e.(*seen[T]).read) > 2*QuietEvery {
+			s.m.Delete(id)
+		}
+		return true
+	})
 }
 
 // Wake makes id due at once: its config changed, or a visitor came, and its figures may move again.
-func (q *Quiet) Wake(id string) {
-	if _, ok := q.until.Load(id); ok {
-		q.until.Delete(id)
+func (s *Seen[T]) Wake(id string) {
+	if e, ok := s.m.Load(id); ok && e.(*seen[T]).due.Load() != 0 {
+		e.(*seen[T]).due.Store(0)
 	}
+}
+
+// Forget drops id, deleted on this instance.
+func (s *Seen[T]) Forget(id string) { s.m.Delete(id) }
+
+// Each calls fn with what the sampler last read of every entity, in no order, leaving out an entity
+// over for longer than SeenKeep and one not read for two minutes (deleted elsewhere, or a store that
+// fails to answer). Its figures are a second old for an entity that is live, a minute for one over.
+func (s *Seen[T]) Each(now time.Time, fn func(id string, v T)) {
+	s.m.Range(func(id, e any) bool {
+		x := e.(*seen[T])
+		if now.Sub(x.read) <= 2*QuietEvery && (x.over.IsZero() || now.Sub(x.over) <= SeenKeep) {
+			fn(id.(string), x.v)
+		}
+		return true
+	})
 }
 
 // EachPair calls point for each sample taken after since, with its index and the sample before it,
@@ -127,21 +163,14 @@ func EachPair(samples []Sample, since time.Time, n int, point func(i int, prev, 
 // EachID calls fn with every id a paged list returns, in pages of 500, until the list ends or fails:
 // how a service visits all its entities to sample them.
 func EachID(ctx context.Context, list func(ctx context.Context, after string, limit int) ([]string, error), fn func(id string)) {
-	Each(ctx, list, func(id string) string { return id }, fn)
-}
-
-// Each calls fn with every item a paged list returns, in pages of 500, until the list ends or fails;
-// key returns an item's id, after which the next page starts. A scrape of the metrics visits the
-// services' lists so.
-func Each[T any](ctx context.Context, list func(ctx context.Context, after string, limit int) ([]T, error), key func(T) string, fn func(T)) {
 	for after := ""; ; {
-		items, err := list(ctx, after, 500)
-		if err != nil || len(items) == 0 {
+		ids, err := list(ctx, after, 500)
+		if err != nil || len(ids) == 0 {
 			return
 		}
-		for _, item := range items {
-			fn(item)
+		for _, id := range ids {
+			fn(id)
 		}
-		after = key(items[len(items)-1])
+		after = ids[len(ids)-1]
 	}
 }

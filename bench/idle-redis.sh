@@ -3,7 +3,8 @@
 # on a throwaway redis-server, holding N drops closed with stock left, N auctions closed without bids
 # and ROOMS rooms nobody joined, then the commands Redis received per second over a minute (INFO
 # commandstats): what is over or empty is sampled once a minute, so a shorter window would catch that
-# minute's reads or not. Loopback only; stops by itself.
+# minute's reads or not. Then ten scrapes of /metrics, and what Redis received meanwhile. Loopback only;
+# stops by itself.
 # Usage: bench/idle-redis.sh [N] [ROOMS]   (defaults 300 and 0)
 source "$(dirname "$0")/lib.sh"
 n=${1:-300}
@@ -27,3 +28,10 @@ sleep 60
 echo "Redis commands a second, one idle instance holding $n closed drops, $n closed auctions and $rooms empty rooms:"
 redis-cli -p "$port" INFO commandstats | tr -d '\r' | awk -F'[:=,]' '/^cmdstat_/ && $1 !~ /config/ {
   sub("cmdstat_", "", $1); all += $3; printf "  %-14s %9.1f\n", $1, $3 / 60 } END { printf "  %-14s %9.1f\n", "all", all / 60 }'
+redis-cli -p "$port" CONFIG RESETSTAT >/dev/null
+t0=$(date +%s%N)
+for _ in $(seq 10); do curl -fsS -H "$auth" "$api/metrics" >"$bin/metrics.txt"; done
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+calls=$(redis-cli -p "$port" INFO commandstats | tr -d '\r' | awk -F'[:=,]' '/^cmdstat_/ && $1 !~ /config/ { all += $3 } END { print all + 0 }')
+echo "ten scrapes of /metrics in $ms ms: $calls Redis commands in all meanwhile (the idle rate above included);" \
+  "$(grep -c '^rushgate_\(drop\|auction\|room\)_' "$bin/metrics.txt") series of rooms, drops and auctions a scrape"

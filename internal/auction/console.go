@@ -104,20 +104,26 @@ const (
 func entity(id string) string { return "auction:" + id }
 
 // Sample offers every auction's figures to the history: two reads per auction, once a minute for one
-// that is closed or sold (see [rushgate.Quiet]). Start runs it every second; tests call it to take a
+// that is closed or sold (see [rushgate.Seen]). Start runs it every second; tests call it to take a
 // sample when they choose.
 func (s *Service) Sample(ctx context.Context) {
 	now := s.clock()
 	rushgate.EachID(ctx, s.store.List, func(id string) {
-		if !s.quiet.Due(id, now) {
+		if !s.seen.Due(id, now) {
 			return
 		}
 		st, err := s.store.Get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			s.seen.Forget(id) // deleted on another instance
+		}
 		if err != nil {
 			return
 		}
 		// Closed as recorded, not by the clock: a bid in the last moment may still move the end.
-		s.quiet.Saw(id, st.Closed || st.Sold, now)
+		s.seen.Saw(id, summarize(id, st, now), st.Closed || st.Sold, now)
+		if s.history == nil {
+			return
+		}
 		n, err := s.store.Bidders(ctx, id)
 		if err != nil {
 			return
@@ -126,6 +132,14 @@ func (s *Service) Sample(ctx context.Context) {
 			s.log.Warn("auction: history sample", "auction", id, "err", err)
 		}
 	})
+}
+
+// Latest calls fn with each auction as the sampler last read it, a second ago for one that is not
+// over and up to a minute for one closed or sold, leaving out auctions over for longer than
+// [rushgate.SeenKeep]: what the metrics report, at no cost to the store however many auctions there
+// are.
+func (s *Service) Latest(fn func(Summary)) {
+	s.seen.Each(s.clock(), func(_ string, a Summary) { fn(a) })
 }
 
 // History returns the auction's points after since; ErrNotFound for an unknown auction.

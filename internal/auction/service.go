@@ -59,7 +59,7 @@ type Service struct {
 	configs rushgate.Configs[Config] // what bids are checked against, by revision
 
 	history rushgate.History
-	quiet   rushgate.Quiet // the auctions the sampler found over
+	seen    rushgate.Seen[Summary] // what the sampler read of each auction
 	audit   rushgate.Audit
 	record  Record
 	clock   func() time.Time
@@ -84,7 +84,8 @@ func NewService(store Store, opts ServiceOptions) *Service {
 		hubs: make(map[string]*hub), cancel: func() {}, done: make(chan struct{})}
 }
 
-// Start closes every overdue auction, then keeps closing them at their deadlines until Stop.
+// Start closes every overdue auction, then keeps closing them at their deadlines and sampling every
+// auction each second until Stop.
 func (s *Service) Start(ctx context.Context) {
 	s.CloseDue(ctx)
 	ctx, s.cancel = context.WithCancel(context.Background())
@@ -93,10 +94,6 @@ func (s *Service) Start(ctx context.Context) {
 	s.mu.Unlock()
 	go func() {
 		defer close(s.done)
-		if s.history == nil {
-			s.closer(ctx)
-			return
-		}
 		var wg sync.WaitGroup
 		wg.Go(func() { rushgate.Sampled(ctx, s.Sample) })
 		s.closer(ctx)
@@ -242,7 +239,7 @@ func (s *Service) restore(ctx context.Context, id string, cfg Config, e rushgate
 // feeds.
 func (s *Service) changedConfig(id string) {
 	s.configs.Forget(id)
-	s.quiet.Wake(id)
+	s.seen.Wake(id)
 	s.wake()
 	s.publish(id)
 }
@@ -257,7 +254,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	s.configs.Forget(id)
-	s.quiet.Wake(id)
+	s.seen.Forget(id)
 	s.publish(id)
 	if s.history != nil {
 		_ = s.history.Forget(context.WithoutCancel(ctx), entity(id))

@@ -3,6 +3,7 @@ package auction_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"sync/atomic"
 	"testing"
@@ -281,6 +282,27 @@ func TestSamplingQuietsWhatIsOver(t *testing.T) {
 	}
 	if got := store.Take(); got["ended"] != 3 {
 		t.Fatalf("the replaced auction was read %d times in three samples", got["ended"])
+	}
+
+	// The metrics report what the sampler read, reading nothing themselves; an hour after it was sold,
+	// the sold auction leaves them.
+	latest := func() map[string]string {
+		got := map[string]string{}
+		svc.Latest(func(a auction.Summary) { got[a.ID] = fmt.Sprintf("%d %d %s", a.Price, a.Bids, a.Status) })
+		return got
+	}
+	if got, want := latest(), map[string]string{"open": "100 0 open", "sold": "900 0 sold", "ended": "100 0 open"}; !maps.Equal(got, want) {
+		t.Fatalf("latest: %v, want %v", got, want)
+	}
+	if n := store.Take(); len(n) != 0 {
+		t.Fatalf("Latest read the store: %v", n)
+	}
+	for range 60 {
+		clock.Advance(time.Minute)
+		svc.Sample(ctx)
+	}
+	if got := latest(); got["sold"] != "" || got["open"] == "" {
+		t.Fatalf("an hour later: %v", got)
 	}
 }
 

@@ -127,24 +127,39 @@ func (i Info) over(now time.Time) bool {
 }
 
 // Sample offers every drop's figures to the history, one read per drop, and one a minute per drop that
-// is over (see [rushgate.Quiet]). Start runs it every second; tests call it to take a sample when they
+// is over (see [rushgate.Seen]). Start runs it every second; tests call it to take a sample when they
 // choose.
 func (s *Service) Sample(ctx context.Context) {
 	now := s.clock()
 	rushgate.EachID(ctx, s.store.List, func(id string) {
-		if !s.quiet.Due(id, now) {
+		if !s.seen.Due(id, now) {
 			return
 		}
 		info, err := s.store.Get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			s.seen.Forget(id) // deleted on another instance
+		}
 		if err != nil {
 			return
 		}
-		s.quiet.Saw(id, info.over(now), now)
-		figs := []int64{int64(info.Claimed), int64(max(0, info.Config.Stock-info.Claimed))}
+		sum := Summarize(id, info, now)
+		sum.Config.Codes = nil // their number is in Listed; a drop may list thousands
+		s.seen.Saw(id, sum, info.over(now), now)
+		if s.history == nil {
+			return
+		}
+		figs := []int64{int64(sum.Claimed), int64(sum.Remaining)}
 		if err := s.history.Sample(ctx, entity(id), figs); err != nil && ctx.Err() == nil {
 			s.log.Warn("drop: history sample", "drop", id, "err", err)
 		}
 	})
+}
+
+// Latest calls fn with each drop as the sampler last read it, a second ago for a drop that takes
+// claims and up to a minute for one sold out or closed, leaving out drops over for longer than
+// [rushgate.SeenKeep]: what the metrics report, at no cost to the store however many drops there are.
+func (s *Service) Latest(fn func(Summary)) {
+	s.seen.Each(s.clock(), func(_ string, d Summary) { fn(d) })
 }
 
 // History returns the drop's points after since; ErrNotFound for an unknown drop.

@@ -23,7 +23,7 @@ type Service struct {
 	configs rushgate.Configs[Config] // what claims are checked against, by revision
 
 	history rushgate.History
-	quiet   rushgate.Quiet // the drops the sampler found over
+	seen    rushgate.Seen[Summary] // what the sampler read of each drop
 	audit   rushgate.Audit
 	record  Record
 	clock   func() time.Time
@@ -81,11 +81,9 @@ func NewService(store Store, opts Options) *Service {
 		listed: make(map[string]listedIndex)}
 }
 
-// Start samples every drop's figures into the history each second until Stop.
+// Start samples every drop's figures each second until Stop, into the history and for [Service.Latest].
 func (s *Service) Start() {
-	if s.history != nil {
-		s.retries.Go(func() { rushgate.Sampled(s.ctx, s.Sample) })
-	}
+	s.retries.Go(func() { rushgate.Sampled(s.ctx, s.Sample) })
 }
 
 // Stop ends the releases still being retried, the sampler and the reads of live feeds, and waits for
@@ -244,7 +242,7 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) 
 // since it may take claims again.
 func (s *Service) changed(id string) {
 	s.configs.Forget(id)
-	s.quiet.Wake(id)
+	s.seen.Wake(id)
 }
 
 // recorded returns the claims the record holds of a drop the store does not know: none without a
@@ -273,6 +271,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 	if err := s.store.Delete(ctx, id); err != nil {
 		return err
 	}
+	s.seen.Forget(id)
 	if s.history != nil {
 		_ = s.history.Forget(context.WithoutCancel(ctx), entity(id))
 	}

@@ -488,4 +488,14 @@ func TestSamplingQuietsWhatIsOver(t *testing.T) {
 	if got, want := store.Take(), map[string]int{"shut": 3, "gone": 1}; !maps.Equal(got, want) {
 		t.Fatalf("reads after the reopening and the deletion: %v, want %v", got, want)
 	}
+
+	// The metrics report what the sampler read, reading nothing themselves: the deleted drop is gone.
+	got := map[string]string{}
+	svc.Latest(func(d drop.Summary) { got[d.ID] = fmt.Sprintf("%d %d %s", d.Claimed, d.Remaining, d.Status) })
+	if want := map[string]string{"gone": "1 0 sold_out", "shut": "0 5 open"}; !maps.Equal(got, want) {
+		t.Fatalf("latest: %v, want %v", got, want)
+	}
+	if n := store.Take(); len(n) != 0 {
+		t.Fatalf("Latest read the store: %v", n)
+	}
 }

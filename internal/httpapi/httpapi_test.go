@@ -546,14 +546,14 @@ func TestHealthAndMetrics(t *testing.T) {
 	// Metrics name every room with live counts: only the admin reads them here (--metrics-addr serves
 	// them without the key on a private listener).
 	e.want(e.do("GET", "/metrics", "", ""), 401, "unauthorized")
-	req, _ := http.NewRequest("GET", e.srv.URL+"/metrics", nil)
-	req.Header.Set("Authorization", "Bearer "+adminKey)
-	res, err := e.srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
+	ctx := context.Background()
+	sample := func(d time.Duration) { // the services' samplers, which the sales' figures come from
+		e.clock.Advance(d)
+		e.drops.Sample(ctx)
+		e.auctions.Sample(ctx)
 	}
-	data, _ := io.ReadAll(res.Body)
-	res.Body.Close()
+	sample(0)
+	data := e.metrics()
 	for _, want := range []string{
 		`rushgate_room_waiting{room="sale"} 1`, `rushgate_room_active{room="sale"} 1`,
 		`rushgate_room_joins_total{room="sale"} 2`, `rushgate_room_admitted_total{room="sale"} 1`,
@@ -563,10 +563,52 @@ func TestHealthAndMetrics(t *testing.T) {
 		`rushgate_auction_bids{auction="lot"} 1`, fmt.Sprintf(`rushgate_auction_price{auction="lot",currency="EUR"} %d`, lot.num("price")),
 		`rushgate_auction_open{auction="lot"} 1`, `rushgate_auction_ends_at_seconds{auction="lot"} ` + strconv.FormatFloat(float64(endsAt.Unix()), 'g', -1, 64),
 	} {
-		if !strings.Contains(string(data), want) {
+		if !strings.Contains(data, want) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
+
+	// A sale over for an hour leaves the metrics (its past stays in Prometheus), one deleted at once;
+	// the others stay, whatever their state.
+	e.want(e.do("POST", "/v1/drops/gift/close", adminKey, ""), 200, "")
+	e.want(e.do("PUT", "/v1/drops/gone", adminKey, e.dropCfg("")), 200, "")
+	sample(10 * time.Second) // the first read that finds gift over
+	if data := e.metrics(); !strings.Contains(data, `rushgate_drop_open{drop="gift"} 0`) || !strings.Contains(data, `rushgate_drop_remaining{drop="gone"} 2`) {
+		t.Fatalf("after gift closed and gone was created:\n%s", grepLines(data, "rushgate_drop_"))
+	}
+	e.want(e.do("DELETE", "/v1/drops/gone", adminKey, ""), 200, "")
+	for range 61 {
+		sample(time.Minute)
+	}
+	data = e.metrics()
+	if strings.Contains(data, `drop="gift"`) || strings.Contains(data, `drop="gone"`) || !strings.Contains(data, `rushgate_drop_open{drop="later"} 1`) {
+		t.Errorf("an hour later, the drops' metrics:\n%s", grepLines(data, "rushgate_drop_"))
+	}
+}
+
+// metrics scrapes the metrics as the admin.
+func (e *env) metrics() string {
+	e.t.Helper()
+	req, _ := http.NewRequest("GET", e.srv.URL+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+adminKey)
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	data, _ := io.ReadAll(res.Body)
+	return string(data)
+}
+
+// grepLines returns the lines of text that start with prefix.
+func grepLines(text, prefix string) string {
+	var b strings.Builder
+	for line := range strings.Lines(text) {
+		if strings.HasPrefix(line, prefix) {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }
 
 // failingRecord is a durable record that fails every write, as a full disk or a stopped database does.

@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/room"
@@ -118,19 +117,22 @@ func (m *Metrics) WatchRooms(rooms Rooms) {
 	m.reg.MustRegister(&roomCollector{rooms: rooms})
 }
 
-// Drops is what the metrics read to report per-drop figures at scrape time: the drops service.
+// Drops is what the metrics report per drop: the drops service, from what its sampler last read.
 type Drops interface {
-	List(ctx context.Context, after string, limit int) ([]drop.Summary, error)
+	Latest(fn func(drop.Summary))
 }
 
-// Auctions is what the metrics read to report per-auction figures at scrape time: the auctions service.
+// Auctions is what the metrics report per auction: the auctions service, from what its sampler last
+// read.
 type Auctions interface {
-	List(ctx context.Context, after string, limit int) ([]auction.Summary, error)
+	Latest(fn func(auction.Summary))
 }
 
-// WatchSales adds per-drop and per-auction figures, read from the services when scraped, as the
-// rooms' are: an operator alerts on a drop's stock running out or an auction's end as on a line's
-// length, and these are the counts every instance shares, not one instance's share of them.
+// WatchSales adds per-drop and per-auction figures: an operator alerts on a drop's stock running out
+// or an auction's end as on a line's length, and these are the counts every instance shares, not one
+// instance's share of them. They come from what the services' samplers last read (a second old for a
+// sale under way, a minute for one that is over), so that a scrape reads nothing from the store
+// however many sales have ended; a sale over for an hour leaves the metrics.
 func (m *Metrics) WatchSales(drops Drops, auctions Auctions) {
 	m.reg.MustRegister(&salesCollector{drops: drops, auctions: auctions})
 }
@@ -270,7 +272,7 @@ func (c *roomCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// salesCollector reports drops and auctions, a page of the services' lists at a time.
+// salesCollector reports drops and auctions as their services' samplers last read them.
 type salesCollector struct {
 	drops    Drops
 	auctions Auctions
@@ -293,18 +295,15 @@ func (c *salesCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *salesCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := scrapeContext()
-	defer cancel()
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	// A scrape shows what it could read: a list that fails or runs out of time ends its part.
-	rushgate.Each(ctx, c.drops.List, func(d drop.Summary) string { return d.ID }, func(d drop.Summary) {
+	c.drops.Latest(func(d drop.Summary) {
 		ch <- prometheus.MustNewConstMetric(dropClaimedDesc, prometheus.CounterValue, float64(d.Claimed), d.ID)
 		gauge(dropRemainingDesc, float64(d.Remaining), d.ID)
 		gauge(dropOpenDesc, one(d.Status == drop.StatusOpen), d.ID)
 	})
-	rushgate.Each(ctx, c.auctions.List, func(a auction.Summary) string { return a.ID }, func(a auction.Summary) {
+	c.auctions.Latest(func(a auction.Summary) {
 		ch <- prometheus.MustNewConstMetric(auctionBidsDesc, prometheus.CounterValue, float64(a.Bids), a.ID)
 		gauge(auctionPriceDesc, float64(a.Price), a.ID, a.Config.Currency)
 		gauge(auctionOpenDesc, one(a.Status == auction.StatusOpen), a.ID)

@@ -17,7 +17,7 @@ import (
 	"github.com/rushgate/rushgate/internal/room"
 )
 
-// rooms, drops and auctions are one of each, as the services list them.
+// rooms, drops and auctions are one of each, as the services report them.
 type rooms struct{}
 
 func (rooms) Rooms(context.Context) ([]string, error) { return []string{"sale"}, nil }
@@ -27,20 +27,14 @@ func (rooms) Get(context.Context, string) (room.Config, room.Stats, error) {
 
 type drops struct{}
 
-func (drops) List(_ context.Context, after string, _ int) ([]drop.Summary, error) {
-	if after != "" {
-		return nil, nil
-	}
-	return []drop.Summary{{ID: "gift", Claimed: 2, Remaining: 8, Status: drop.StatusOpen}}, nil
+func (drops) Latest(fn func(drop.Summary)) {
+	fn(drop.Summary{ID: "gift", Claimed: 2, Remaining: 8, Status: drop.StatusOpen})
 }
 
 type auctions struct{}
 
-func (auctions) List(_ context.Context, after string, _ int) ([]auction.Summary, error) {
-	if after != "" {
-		return nil, nil
-	}
-	return []auction.Summary{{ID: "lot", Config: auction.Config{Currency: "EUR"}, Status: auction.StatusOpen, Price: 1500, Bids: 1}}, nil
+func (auctions) Latest(fn func(auction.Summary)) {
+	fn(auction.Summary{ID: "lot", Config: auction.Config{Currency: "EUR"}, Status: auction.StatusOpen, Price: 1500, Bids: 1})
 }
 
 // TestPrometheusRules: the alerting rules in docs/prometheus load in promtool and pass their unit

@@ -78,7 +78,7 @@ const (
 func entity(id string) string { return "room:" + id }
 
 // Sample offers every room's counts to the history: one read per room a second, and one a minute per
-// room with nobody in line or admitted (see [rushgate.Quiet]). Start runs it every second; tests call
+// room with nobody in line or admitted (see [rushgate.Seen]). Start runs it every second; tests call
 // it to take a sample when they choose.
 func (s *Service) Sample(ctx context.Context) {
 	ids, err := s.store.Rooms(ctx)
@@ -87,7 +87,7 @@ func (s *Service) Sample(ctx context.Context) {
 	}
 	now := s.opts.Clock()
 	for _, id := range ids {
-		if !s.quiet.Due(id, now) {
+		if !s.seen.Due(id, now) {
 			continue
 		}
 		st, err := s.store.Stats(ctx, id)
@@ -95,7 +95,7 @@ func (s *Service) Sample(ctx context.Context) {
 			continue
 		}
 		// Nobody in line and nobody admitted: nothing moves until a join, which wakes the room.
-		s.quiet.Saw(id, st.Waiting == 0 && st.Active == 0, now)
+		s.seen.Saw(id, struct{}{}, st.Waiting == 0 && st.Active == 0, now)
 		figs := []int64{st.Waiting, st.Active, st.JoinedTotal, st.AdmittedTotal, st.IdleTotal, st.GraceTotal}
 		if err := s.opts.History.Sample(ctx, entity(id), figs); err != nil && ctx.Err() == nil {
 			s.log.Warn("room: history sample", "room", id, "err", err)

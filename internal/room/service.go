@@ -80,9 +80,9 @@ type Service struct {
 	mu    sync.Mutex
 	gates map[string]*gate
 
-	configs  sync.Map // room -> cachedConfig, for the checks of joins (see guard.go)
-	pressure sync.Map // room -> *pressure, for challenges that follow it
-	quiet    rushgate.Quiet
+	configs  sync.Map                // room -> cachedConfig, for the checks of joins (see guard.go)
+	pressure sync.Map                // room -> *pressure, for challenges that follow it
+	seen     rushgate.Seen[struct{}] // which rooms the sampler found empty
 }
 
 // NewService returns a service over store; call Start to run its gates.
@@ -183,7 +183,7 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 		}
 	}
 	s.configs.Store(id, &cachedConfig{cfg: cfg, at: time.Now()}) // this instance's joins see it at once
-	s.quiet.Wake(id)
+	s.seen.Wake(id)
 	s.gate(id).wake()
 	e := rushgate.Entry{At: s.opts.Clock().UTC(), Kind: "room", ID: id, Action: rushgate.ActionUpdate, Changes: rushgate.Diff(old, cfg)}
 	if created {
@@ -214,7 +214,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 	}
 	s.dropGate(id)
 	s.configs.Delete(id)
-	s.quiet.Wake(id)
+	s.seen.Forget(id)
 	if s.opts.History != nil {
 		_ = s.opts.History.Forget(context.WithoutCancel(ctx), entity(id))
 	}
@@ -228,7 +228,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 // code is spent only on a place taken.
 func (s *Service) Join(ctx context.Context, id string, e Entrant) (View, error) {
 	s.pressed(id)
-	s.quiet.Wake(id) // an empty room's figures move again
+	s.seen.Wake(id) // an empty room's figures move again
 	if e.Invite != "" {
 		taken, err := s.store.TakeInvite(ctx, id, e.Invite)
 		if err != nil {
