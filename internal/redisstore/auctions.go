@@ -132,7 +132,7 @@ func (a *Auctions) Restore(ctx context.Context, id string, st auction.State, evs
 		}
 		return "0"
 	}
-	last := []string{"last", itoa(int64(len(evs))), itoa(lastSeq),
+	last := []string{itoa(int64(len(evs))), itoa(lastSeq),
 		itoa(st.Price), st.Leader, itoa(st.LeaderMax), itoa(st.Bids), itoa(st.EndsAt.UnixMilli()), flag(st.Closed), flag(st.Sold),
 		st.Winner, itoa(st.Final), itoa(st.Seq),
 		f.startsAt, f.startPrice, f.reserve, f.buyNow, f.window, f.extend, f.inc, rushgate.NewRevision(), f.js}
@@ -141,7 +141,8 @@ func (a *Auctions) Restore(ctx context.Context, id string, st auction.State, evs
 			return err
 		}
 	}
-	err = restoreInPieces(ctx, a.conn, auctionRestScript, a.keys.auction(id), &auctionErrors, len(evs), func(i int) []string {
+	keys := append(a.keys.auction(id), a.keys.restoring("auction:"+id))
+	err = restoreInPieces(ctx, a.conn, auctionRestScript, keys, &auctionErrors, len(evs), func(i int) []string {
 		e := evs[i]
 		return []string{itoa(e.Seq), e.Kind, itoa(e.At.UnixMilli()), e.Bidder, itoa(e.Price), flag(e.Proxy), itoa(e.EndsAt.UnixMilli())}
 	}, last)

@@ -23,22 +23,23 @@ const (
 	codeBuyNowGone
 	codeStarted // a replace or delete refused: there are bids, a sale or claims
 	codeStale   // the config changed since the caller read it
-	// codeIncomplete is a restore that found claims or events missing at its end: another restore of
-	// the same drop or auction cleared them (lua/drop_restore.lua, lua/auction_restore.lua).
+	// codeIncomplete is a restore that found claims or events missing at its end, or its hold of the
+	// drop or auction taken over by another restore (lua/drop_restore.lua, lua/auction_restore.lua).
 	codeIncomplete
+	codeBusy // a restore refused: another restore of the same drop or auction holds it
 )
 
 // scriptErrors is a domain's error for each result code. Its err method is the one place where a
 // script's result code becomes an error.
-type scriptErrors [codeIncomplete + 1]error
+type scriptErrors [codeBusy + 1]error
 
 var (
 	auctionErrors = scriptErrors{codeNotFound: auction.ErrNotFound, codeNotStarted: auction.ErrNotStarted,
 		codeClosed: auction.ErrClosed, codeTooLow: auction.ErrTooLow, codeBuyNowGone: auction.ErrBuyNowGone,
-		codeStarted: auction.ErrStarted, codeStale: rushgate.ErrStale, codeIncomplete: errIncomplete}
+		codeStarted: auction.ErrStarted, codeStale: rushgate.ErrStale, codeIncomplete: errIncomplete, codeBusy: errRestoreBusy}
 	dropErrors = scriptErrors{codeNotFound: drop.ErrNotFound, codeNotStarted: drop.ErrNotOpen,
 		codeClosed: drop.ErrSoldOut, codeTooLow: errAlreadyClaimed, codeStarted: drop.ErrStarted, codeStale: rushgate.ErrStale,
-		codeIncomplete: errIncomplete}
+		codeIncomplete: errIncomplete, codeBusy: errRestoreBusy}
 )
 
 // errAlreadyClaimed stands for the claim script's code 4 until the claim path turns it into a
@@ -47,6 +48,10 @@ var errAlreadyClaimed = errors.New("redisstore: already claimed")
 
 // errIncomplete stands for the restore scripts' code 8: the restore starts again.
 var errIncomplete = errors.New("redisstore: the restore found items missing")
+
+// errRestoreBusy stands for the restore scripts' code 9: the restore waits for the one that holds the
+// drop or auction.
+var errRestoreBusy = errors.New("redisstore: another restore holds it")
 
 // err returns the error for code: nil for codeOK, and an error naming the code for one that no script
 // of the domain returns.

@@ -103,8 +103,9 @@ func (d *Drops) Restore(ctx context.Context, id string, cfg drop.Config, claims 
 	if err != nil {
 		return err
 	}
-	last := append([]string{"last", itoa(int64(len(claims)))}, args...)
-	err = restoreInPieces(ctx, d.conn, dropRestScript, d.keys.drop(id), &dropErrors, len(claims), func(i int) []string {
+	last := append([]string{itoa(int64(len(claims)))}, args...)
+	keys := append(d.keys.drop(id), d.keys.restoring("drop:"+id))
+	err = restoreInPieces(ctx, d.conn, dropRestScript, keys, &dropErrors, len(claims), func(i int) []string {
 		c := claims[i]
 		return []string{itoa(c.Seq), c.ID, c.Code, c.Visitor, itoa(c.ClaimedAt.UnixMilli()), c.Key}
 	}, last)

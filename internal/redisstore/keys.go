@@ -118,6 +118,11 @@ func (k keys) recording(entity string) []string {
 	return []string{p + "lease", p + "recorded"}
 }
 
+// restoring is a STRING that holds a drop or an auction ("drop:ID" or "auction:ID", so that it shares
+// the entity's hash tag) for one restore at a time: its token, expiring unless renewed (the last KEYS
+// of lua/drop_restore.lua and lua/auction_restore.lua).
+func (k keys) restoring(entity string) string { return k.prefix + ":{" + entity + "}:restoring" }
+
 // drops is a SET of the drop ids the recorders poll: created ones, until they are sold out and
 // recorded.
 func (k keys) drops() string { return k.prefix + ":drops" }

@@ -537,6 +537,25 @@ func testAuctionRestore(t *testing.T, h Harness) {
 		t.Fatalf("replacing a restored auction with bids: %v", err)
 	}
 
+	// Restores of one auction at once: one wins, the others find it restored, and it is whole.
+	errs := make([]error, 5)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() { errs[i] = h.Auctions.Restore(ctx, "race", st, evs) })
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		if err == nil {
+			won++
+		} else if !errors.Is(err, auction.ErrStarted) {
+			t.Fatalf("a racing restore: %v (all: %v)", err, errs)
+		}
+	}
+	if copied, err := h.Auctions.Events(ctx, "race", 0, 100); won != 1 || err != nil || !slices.Equal(copied, evs) {
+		t.Fatalf("%d racing restores won; the events %+v %v, recorded %+v", won, copied, err, evs)
+	}
+
 	// Events out of order, or past the state's sequence, are refused and leave nothing.
 	for _, bad := range [][]auction.Event{{evs[1], evs[0]}, append(slices.Clone(evs), auction.Event{Seq: st.Seq + 1, Kind: auction.EventBid})} {
 		if err := h.Auctions.Restore(ctx, "bad", st, bad); err == nil {

@@ -474,12 +474,13 @@ func testRestore(t *testing.T, h Harness) {
 	}
 }
 
-// testRestoreRace: restores of one drop at once (two operators putting it back) leave it whole:
-// exactly its claims, once each, whichever wins.
+// testRestoreRace: restores of one drop at once (operators putting it back) leave it whole: exactly
+// its claims, once each. One wins, and the others find it restored: on Redis, where a restore takes
+// several calls, racing restores had cleared each other's pieces until all of them gave up.
 func testRestoreRace(t *testing.T, h Harness) {
 	many := held(h, "d", 2500)
 	var wg sync.WaitGroup
-	errs := make([]error, 4)
+	errs := make([]error, 6)
 	for i := range errs {
 		wg.Go(func() { errs[i] = h.Drops.Restore(ctx, "d", dropCfg(h, 3000), many) })
 	}
@@ -489,12 +490,12 @@ func testRestoreRace(t *testing.T, h Harness) {
 		switch {
 		case err == nil:
 			won++
-		case !errors.Is(err, drop.ErrStarted) && !errors.Is(err, rushgate.ErrUnavailable):
-			t.Fatalf("a racing restore: %v", err)
+		case !errors.Is(err, drop.ErrStarted):
+			t.Fatalf("a racing restore: %v (all: %v)", err, errs)
 		}
 	}
-	if won == 0 {
-		t.Fatalf("no restore won: %v", errs)
+	if won != 1 {
+		t.Fatalf("%d restores won: %v", won, errs)
 	}
 	if info, err := h.Drops.Get(ctx, "d"); err != nil || info.Claimed != 2500 {
 		t.Fatalf("after the race: %+v %v", info, err)

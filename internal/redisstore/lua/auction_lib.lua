@@ -88,7 +88,7 @@ local function extend(s, stream, evs, now)
 end
 
 -- Result codes, mapped to the domain's errors in Go.
-local OK, NOT_FOUND, NOT_STARTED, CLOSED, TOO_LOW, BUY_NOW_GONE, STARTED, STALE, INCOMPLETE = 0, 1, 2, 3, 4, 5, 6, 7, 8
+local OK, NOT_FOUND, NOT_STARTED, CLOSED, TOO_LOW, BUY_NOW_GONE, STARTED, STALE, INCOMPLETE, BUSY = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
 
 -- opening checks an action's time, closing first if due: {code} or nil when open.
 local function opening(s, stream, evs, now)
