@@ -77,20 +77,21 @@ const SeenKeep = HistoryKeep
 // they exist, and so that a metrics scrape reports every entity from memory rather than reading each
 // from the store. A change that may reopen an entity wakes it; one made on another instance is seen
 // at the next minute's read, while that instance, woken, samples it every second into the shared
-// history. Wake costs a lock-free look-up and, for an entity found over, one atomic store, so a join
-// may call it. The zero value is ready.
+// history. Wake costs a lock-free look-up and at most two atomic stores a read, so a join may call it.
+// The zero value is ready.
 type Seen[T any] struct {
 	m     sync.Map     // id -> *seen[T]
 	swept atomic.Int64 // when entities no longer read were last forgotten, in Unix nanoseconds
 }
 
-// seen is one read of an entity. A read replaces it whole; only due changes in place, so that Wake
-// needs no lock.
+// seen is one read of an entity. A read replaces it whole; only due and woken change in place, so
+// that Wake needs no lock.
 type seen[T any] struct {
-	v    T
-	read time.Time    // when the sampler read it
-	over time.Time    // since when the sampler has found it over; zero while it is live
-	due  atomic.Int64 // when the sampler reads it again, in Unix nanoseconds; 0: at once
+	v     T
+	read  time.Time    // when the sampler read it
+	over  time.Time    // since when the sampler has found it over; zero while it is live
+	due   atomic.Int64 // when the sampler reads it again, in Unix nanoseconds; 0: at once
+	woken atomic.Bool  // Wake was called since this read: the next read may be older than the change
 }
 
 // Due reports whether the sampler reads id at now.
@@ -101,16 +102,26 @@ func (s *Seen[T]) Due(id string, now time.Time) bool {
 
 // Saw records v as what the sampler read of id at now: over, id is not due again for QuietEvery;
 // live, it is due every second.
+//
+// A change that wakes id while the sampler reads it may come after the read: then the read found it
+// over though it no longer is, and id stays due at once, so that the next second's read sees the change.
 func (s *Seen[T]) Saw(id string, v T, over bool, now time.Time) {
 	e := &seen[T]{v: v, read: now}
+	prev, _ := s.m.Load(id)
+	old, _ := prev.(*seen[T])
 	if over {
 		e.over = now
-		if old, ok := s.m.Load(id); ok && !old.(*seen[T]).over.IsZero() {
-			e.over = old.(*seen[T]).over
+		if old != nil && !old.over.IsZero() {
+			e.over = old.over
 		}
-		e.due.Store(now.Add(QuietEvery).UnixNano())
+		if old == nil || !old.woken.Load() {
+			e.due.Store(now.Add(QuietEvery).UnixNano())
+		}
 	}
 	s.m.Store(id, e)
+	if over && old != nil && old.woken.Load() { // woken between the look above and the store
+		e.due.Store(0)
+	}
 	// An entity deleted on another instance is never read again: forget it two minutes after its
 	// last read, when any entity that still exists has been read again.
 	last := s.swept.Load()
@@ -127,8 +138,16 @@ func (s *Seen[T]) Saw(id string, v T, over bool, now time.Time) {
 
 // Wake makes id due at once: its config changed, or a visitor came, and its figures may move again.
 func (s *Seen[T]) Wake(id string) {
-	if e, ok := s.m.Load(id); ok && e.(*seen[T]).due.Load() != 0 {
-		e.(*seen[T]).due.Store(0)
+	x, ok := s.m.Load(id)
+	if !ok {
+		return
+	}
+	e := x.(*seen[T])
+	if !e.woken.Load() { // a crowd's joins write it once a read, not once each
+		e.woken.Store(true)
+	}
+	if e.due.Load() != 0 {
+		e.due.Store(0)
 	}
 }
 

@@ -29,6 +29,18 @@ func TestSeen(t *testing.T) {
 	if !s.Due("a", t0.Add(time.Second)) {
 		t.Fatal("a woken entity is not due")
 	}
+	// A change that wakes it while the sampler reads it: the read may predate the change, so the
+	// entity is read again at the next second rather than a minute later, and then quiets again.
+	s.Saw("c", 1, false, t0)
+	s.Wake("c") // after the sampler's read of c, before its Saw
+	s.Saw("c", 1, true, t0.Add(time.Second))
+	if !s.Due("c", t0.Add(2*time.Second)) {
+		t.Fatal("an entity woken during its read is not read again at the next second")
+	}
+	s.Saw("c", 1, true, t0.Add(2*time.Second))
+	if s.Due("c", t0.Add(3*time.Second)) {
+		t.Fatal("an entity found over twice, not woken between, is still due every second")
+	}
 	for i := range 1000 { // ended, then deleted elsewhere: never read again
 		s.Saw(fmt.Sprint("gone", i), i, true, t0)
 	}
