@@ -584,6 +584,11 @@ func TestHealthAndMetrics(t *testing.T) {
 	if strings.Contains(data, `drop="gift"`) || strings.Contains(data, `drop="gone"`) || !strings.Contains(data, `rushgate_drop_open{drop="later"} 1`) {
 		t.Errorf("an hour later, the drops' metrics:\n%s", grepLines(data, "rushgate_drop_"))
 	}
+	// A deleted room's series go too, its counts of joins and admissions with it.
+	e.want(e.do("DELETE", "/v1/rooms/sale", adminKey, ""), 200, "")
+	if data := e.metrics(); strings.Contains(data, `room="sale"`) {
+		t.Errorf("after the room's deletion:\n%s", grepLines(data, "rushgate_room_"))
+	}
 }
 
 // metrics scrapes the metrics as the admin.

@@ -214,6 +214,17 @@ func (m *Metrics) Expired(id string, sessions, idle int) {
 	}
 }
 
+// Gone implements [room.Observer]: a deleted room's series leave the metrics, so that they follow the
+// rooms there are rather than every room this instance has served.
+func (m *Metrics) Gone(id string) {
+	m.joinsBy.Delete(id)
+	m.joins.DeleteLabelValues(id)
+	m.admitted.DeleteLabelValues(id)
+	m.releases.DeleteLabelValues(id)
+	m.expiries.DeleteLabelValues(id, "session")
+	m.expiries.DeleteLabelValues(id, "idle")
+}
+
 // ObserveRequest records one HTTP request's latency under its route pattern (never its raw path, which
 // would make one series per room and visitor).
 func (m *Metrics) ObserveRequest(route string, code int, d time.Duration) {

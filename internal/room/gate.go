@@ -248,6 +248,7 @@ func (s *Service) forget(g *gate) {
 	}
 	s.mu.Unlock()
 	g.hub.closeAll()
+	s.opts.Observer.Gone(g.id)
 }
 
 // estimator turns the recently observed admission rate into waiting times.

@@ -19,6 +19,9 @@ type Observer interface {
 	Admitted(room string, n int)
 	Released(room string)
 	Expired(room string, sessions, idle int)
+	// Gone is told that the room was deleted, on this instance or, once its gate finds it gone, on
+	// another, so that what was counted of it can go too.
+	Gone(room string)
 }
 
 type nopObserver struct{}
@@ -27,6 +30,7 @@ func (nopObserver) Joined(string)            {}
 func (nopObserver) Admitted(string, int)     {}
 func (nopObserver) Released(string)          {}
 func (nopObserver) Expired(string, int, int) {}
+func (nopObserver) Gone(string)              {}
 
 // Options configure a [Service].
 type Options struct {
@@ -215,6 +219,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 	s.dropGate(id)
 	s.configs.Delete(id)
 	s.seen.Forget(id)
+	s.opts.Observer.Gone(id)
 	if s.opts.History != nil {
 		_ = s.opts.History.Forget(context.WithoutCancel(ctx), entity(id))
 	}

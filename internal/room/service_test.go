@@ -301,3 +301,42 @@ func TestStillRoomSlowsItsGate(t *testing.T) {
 		t.Fatalf("b admitted %v after joining; a's admission ended after 300 ms", d)
 	}
 }
+
+// goneObserver records the rooms an Observer is told are gone.
+type goneObserver struct{ gone chan string }
+
+func (goneObserver) Joined(string)            {}
+func (goneObserver) Admitted(string, int)     {}
+func (goneObserver) Released(string)          {}
+func (goneObserver) Expired(string, int, int) {}
+func (o goneObserver) Gone(id string)         { o.gone <- id }
+
+// TestAnotherInstanceForgetsADeletedRoom: a room deleted through one instance is gone for another
+// one's metrics too, once that instance's gate finds it gone, so that no instance keeps a deleted
+// room's series until it restarts.
+func TestAnotherInstanceForgetsADeletedRoom(t *testing.T) {
+	store := memstore.NewRooms(memstore.Options{})
+	here := room.NewService(store, room.Options{Poll: 10 * time.Millisecond})
+	defer here.Stop()
+	obs := goneObserver{gone: make(chan string, 4)}
+	there := room.NewService(store, room.Options{Poll: 10 * time.Millisecond, Observer: obs})
+	defer there.Stop()
+	ctx := t.Context()
+	if err := here.Put(ctx, "r", config(1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := there.Join(ctx, "r", room.Entrant{Visitor: "a"}); err != nil { // its gate runs
+		t.Fatal(err)
+	}
+	if err := here.Delete(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-obs.gone:
+		if id != "r" {
+			t.Fatalf("gone: %s", id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the other instance's observer was not told the room is gone")
+	}
+}
