@@ -23,7 +23,7 @@ var _ room.Observer = (*Metrics)(nil)
 // Rooms is what the metrics read to report per-room gauges at scrape time.
 type Rooms interface {
 	Rooms(ctx context.Context) ([]string, error)
-	Get(ctx context.Context, id string) (room.Config, room.Stats, error)
+	Stats(ctx context.Context, id string) (room.Stats, error)
 }
 
 // Metrics holds the registry and the counters rushgate updates.
@@ -273,7 +273,7 @@ func (c *roomCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	for _, id := range ids {
-		_, st, err := c.rooms.Get(ctx, id)
+		st, err := c.rooms.Stats(ctx, id)
 		if err != nil {
 			continue
 		}

@@ -20,10 +20,8 @@ import (
 // rooms, drops and auctions are one of each, as the services report them.
 type rooms struct{}
 
-func (rooms) Rooms(context.Context) ([]string, error) { return []string{"sale"}, nil }
-func (rooms) Get(context.Context, string) (room.Config, room.Stats, error) {
-	return room.Config{}, room.Stats{Waiting: 3}, nil
-}
+func (rooms) Rooms(context.Context) ([]string, error)           { return []string{"sale"}, nil }
+func (rooms) Stats(context.Context, string) (room.Stats, error) { return room.Stats{Waiting: 3}, nil }
 
 type drops struct{}
 

@@ -197,6 +197,10 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 	return nil
 }
 
+// Stats returns a room's counts, for what needs them without the config: the metrics, one read per
+// room at each scrape.
+func (s *Service) Stats(ctx context.Context, id string) (Stats, error) { return s.store.Stats(ctx, id) }
+
 // Get returns a room's config and counts.
 func (s *Service) Get(ctx context.Context, id string) (Config, Stats, error) {
 	cfg, err := s.store.Room(ctx, id)
