@@ -9,15 +9,19 @@ import (
 	"strings"
 )
 
-// DecodeConfig reads exactly one JSON object from r into v, refusing unknown fields, a field named twice
-// in one object and anything after the object, so that a typo in a field name, a pasted second value
-// or a second object is an error rather than a setting silently ignored or overridden. Its error says
-// what was wrong in words a client can act on; each domain wraps it in its own config error. The
-// caller bounds r (request bodies are read with a limit). Its errors are *DecodeError.
-func DecodeConfig(r io.Reader, v any) error {
+// DecodeObject reads exactly one JSON object from r into v, refusing any other value, unknown fields,
+// a field named twice in one object and anything after the object, so that a typo in a field name, a
+// pasted second value or a second object is an error rather than a setting (or a bid's amount)
+// silently ignored or overridden. Configs and request bodies alike go through it. Its error says what
+// was wrong in words a client can act on; each domain wraps it in its own config error. The caller
+// bounds r (request bodies are read with a limit). Its errors are *DecodeError.
+func DecodeObject(r io.Reader, v any) error {
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return &DecodeError{Reason: err.Error()}
+	}
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] != '{' {
+		return &DecodeError{Reason: notAnObject}
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -117,6 +121,8 @@ func DecodeField(err error) string {
 	return ""
 }
 
+const notAnObject = "the body must be a JSON object"
+
 func jsonField(err error) string {
 	var typ *json.UnmarshalTypeError
 	if errors.As(err, &typ) {
@@ -134,6 +140,8 @@ func jsonReason(err error) string {
 	switch {
 	case errors.As(err, &syn):
 		return fmt.Sprintf("malformed JSON at offset %d", syn.Offset)
+	case errors.As(err, &typ) && typ.Field == "":
+		return notAnObject
 	case errors.As(err, &typ):
 		return fmt.Sprintf("field %q must be of type %s", typ.Field, typ.Type)
 	case errors.Is(err, io.EOF):

@@ -14,15 +14,16 @@ import (
 	"github.com/rushgate/rushgate"
 )
 
-// TestDecodeConfig: one object, no unknown field, nothing after it; the room, drop and auction configs
-// once decoded with three copies that drifted (two took a trailing "}" or a second object).
-func TestDecodeConfig(t *testing.T) {
+// TestDecodeObject: one object, no unknown field, nothing after it; the room, drop and auction configs
+// once decoded with three copies that drifted (two took a trailing "}" or a second object), and request
+// bodies took a trailing "}", a repeated name and null.
+func TestDecodeObject(t *testing.T) {
 	type cfg struct {
 		A int    `json:"a"`
 		B string `json:"b"`
 	}
 	var c cfg
-	if err := rushgate.DecodeConfig(strings.NewReader(` {"a": 1, "b": "x"} `), &c); err != nil || c.A != 1 || c.B != "x" {
+	if err := rushgate.DecodeObject(strings.NewReader(` {"a": 1, "b": "x"} `), &c); err != nil || c.A != 1 || c.B != "x" {
 		t.Fatalf("%+v %v", c, err)
 	}
 	for in, want := range map[string]string{
@@ -33,21 +34,24 @@ func TestDecodeConfig(t *testing.T) {
 		`{"a": "1"}`:       `field "a"`,
 		`{"a": 1`:          "ends inside",
 		``:                 "empty body",
-		`[1]`:              "",
+		`[1]`:              "must be a JSON object",
+		`null`:             "must be a JSON object",
+		` "x"`:             "must be a JSON object",
+		`7`:                "must be a JSON object",
 		`{"a": 1,}`:        "malformed JSON",
 		`{"a": 1, "a": 2}`: `field "a" is given twice`,
 	} {
 		var c cfg
-		err := rushgate.DecodeConfig(strings.NewReader(in), &c)
+		err := rushgate.DecodeObject(strings.NewReader(in), &c)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want an error saying %q", in, err, want)
 		}
 	}
 }
 
-// TestDecodeConfigRepeatedName: a name given twice in one object, at any depth, is refused with its
+// TestDecodeObjectRepeatedName: a name given twice in one object, at any depth, is refused with its
 // path (encoding/json would keep the second value silently); the same name in different objects is not.
-func TestDecodeConfigRepeatedName(t *testing.T) {
+func TestDecodeObjectRepeatedName(t *testing.T) {
 	type step struct {
 		From int `json:"from"`
 		Step int `json:"step"`
@@ -72,7 +76,7 @@ func TestDecodeConfigRepeatedName(t *testing.T) {
 		`{"steps": [], "rate": {}, "steps": []}`:                      "steps",
 	} {
 		var c cfg
-		err := rushgate.DecodeConfig(strings.NewReader(in), &c)
+		err := rushgate.DecodeObject(strings.NewReader(in), &c)
 		if err == nil || rushgate.DecodeField(err) != want || !strings.Contains(err.Error(), "twice") {
 			t.Errorf("%s: %v (field %q), want field %q given twice", in, err, rushgate.DecodeField(err), want)
 		}
@@ -83,7 +87,7 @@ func TestDecodeConfigRepeatedName(t *testing.T) {
 		`{"rate": {"a": 1}, "page": {"inner": {"x": 1}, "title": "x"}}`,
 	} {
 		var c cfg
-		if err := rushgate.DecodeConfig(strings.NewReader(in), &c); err != nil {
+		if err := rushgate.DecodeObject(strings.NewReader(in), &c); err != nil {
 			t.Errorf("%s: %v", in, err)
 		}
 	}

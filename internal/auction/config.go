@@ -121,7 +121,7 @@ func (e *ConfigError) Error() string {
 // is a *ConfigError.
 func DecodeConfig(r io.Reader) (Config, error) {
 	var c Config
-	if err := rushgate.DecodeConfig(r, &c); err != nil {
+	if err := rushgate.DecodeObject(r, &c); err != nil {
 		return Config{}, &ConfigError{Field: rushgate.DecodeField(err), Reason: err.Error()}
 	}
 	c.StartsAt, c.EndsAt = c.StartsAt.UTC().Truncate(time.Millisecond), c.EndsAt.UTC().Truncate(time.Millisecond)

@@ -78,7 +78,7 @@ func (e *ConfigError) Error() string {
 // number. Every refusal is a *ConfigError.
 func DecodeConfig(r io.Reader) (Config, error) {
 	var c Config
-	if err := rushgate.DecodeConfig(r, &c); err != nil {
+	if err := rushgate.DecodeObject(r, &c); err != nil {
 		return Config{}, &ConfigError{rushgate.DecodeField(err), err.Error()}
 	}
 	if c.PerVisitor == 0 {

@@ -300,3 +300,32 @@ func TestAuctionRaceOverHTTP(t *testing.T) {
 		t.Fatalf("winner %v at %v, highest accepted bid %v by %s", st.str("winner"), st.body["final_price"], last, leader)
 	}
 }
+
+// TestBodiesAreOneObject: a bid or a claim whose body is not exactly one JSON object is refused and
+// changes nothing. Request bodies were decoded more loosely than configs: a trailing "}" passed, and of
+// an amount named twice the last one was bid, where a proxy or a client reading the first would have
+// shown another.
+func TestBodiesAreOneObject(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/auctions/lot1", adminKey, e.auctionCfg("")), 200, "")
+	e.want(e.do("PUT", "/v1/drops/coupon", adminKey, e.dropCfg("")), 200, "")
+	alice := e.visitorToken("alice")
+	for _, body := range []string{`{"amount": V}}`, `{"amount": V}]`, `{"amount": 1000, "amount": V}`,
+		`null`, `[{"amount": V}]`, `"x"`, `{"amount": V} {}`} {
+		r := e.do("POST", "/v1/auctions/lot1/bids", alice, strings.ReplaceAll(body, "V", "3000"))
+		e.want(r, 400, "invalid_json")
+		if msg := r.body["error"].(map[string]any)["message"].(string); strings.Contains(msg, `field ""`) || strings.Contains(msg, "field  ") {
+			t.Errorf("%s: the message names no field: %q", body, msg)
+		}
+		claim := strings.NewReplacer("amount", "admission_token", "1000", `"a"`, "V", `"b"`).Replace(body)
+		e.want(e.do("POST", "/v1/drops/coupon/claims", alice, claim), 400, "invalid_json")
+	}
+	if a := e.do("GET", "/v1/auctions/lot1", "", ""); a.num("bid_count") != 0 {
+		t.Fatalf("a refused body bid: %v", a.body)
+	}
+	if d := e.do("GET", "/v1/drops/coupon", "", ""); d.num("claimed") != 0 {
+		t.Fatalf("a refused body claimed: %v", d.body)
+	}
+	e.want(e.do("POST", "/v1/auctions/lot1/bids", alice, ` {"amount": 1000} `), 201, "")
+	e.want(e.do("POST", "/v1/drops/coupon/claims", alice, ""), 201, "")
+}

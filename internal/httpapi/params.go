@@ -2,13 +2,10 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/rushgate/rushgate"
 )
@@ -69,7 +66,8 @@ func readBodyUpTo(r *http.Request, maxBody int64) ([]byte, error) {
 	return body, nil
 }
 
-// decode reads a JSON body into v; an empty body is allowed when optional.
+// decode reads a JSON body into v as the configs are read (one object, no unknown or repeated field,
+// nothing after it); an empty body is allowed when optional.
 func decode(r *http.Request, v any, optional bool) error {
 	body, err := readBody(r)
 	if err != nil {
@@ -78,28 +76,8 @@ func decode(r *http.Request, v any, optional bool) error {
 	if optional && len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return apiError(http.StatusBadRequest, codeInvalidJSON, "the body is not the expected JSON object: "+jsonProblem(err))
-	}
-	if dec.More() {
-		return apiError(http.StatusBadRequest, codeInvalidJSON, "unexpected data after the JSON object")
+	if err := rushgate.DecodeObject(bytes.NewReader(body), v); err != nil {
+		return apiError(http.StatusBadRequest, codeInvalidJSON, "the body is not the expected JSON object: "+err.Error())
 	}
 	return nil
-}
-
-func jsonProblem(err error) string {
-	var typ *json.UnmarshalTypeError
-	if errors.As(err, &typ) {
-		return "field " + typ.Field + " has the wrong type"
-	}
-	var syn *json.SyntaxError
-	if errors.As(err, &syn) {
-		return "malformed JSON"
-	}
-	if strings.HasPrefix(err.Error(), "json: unknown field") {
-		return strings.TrimPrefix(err.Error(), "json: ")
-	}
-	return "malformed JSON"
 }

@@ -192,7 +192,7 @@ func (e *ConfigError) Error() string {
 // validates the result. Every refusal is a *ConfigError.
 func DecodeConfig(r io.Reader) (Config, error) {
 	var c Config
-	if err := rushgate.DecodeConfig(r, &c); err != nil {
+	if err := rushgate.DecodeObject(r, &c); err != nil {
 		return Config{}, &ConfigError{Field: rushgate.DecodeField(err), Reason: err.Error()}
 	}
 	c.applyDefaults()

@@ -149,7 +149,7 @@ func (s *Service) Patch(ctx context.Context, id string, patch []byte) (Config, e
 		return Config{}, err
 	}
 	var p map[string]json.RawMessage
-	if err := rushgate.DecodeConfig(bytes.NewReader(patch), &p); err != nil || p == nil {
+	if err := rushgate.DecodeObject(bytes.NewReader(patch), &p); err != nil || p == nil {
 		if f := rushgate.DecodeField(err); f != "" { // a field given twice
 			return Config{}, &ConfigError{Field: f, Reason: err.Error()}
 		}
