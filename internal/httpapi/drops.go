@@ -166,19 +166,18 @@ func (s *Server) postClaim(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = decode(r, &req, true)
 	}
-	var vid string
+	var key string
 	if err == nil {
+		key, err = idempotencyKey(r)
+	}
+	var vid string
+	if err == nil { // after every check of the request: a new visitor's cookie is set here
 		vid, err = s.actor(w, r, "drop", id)
 	}
 	var c drop.Claim
 	if err == nil {
-		key := r.Header.Get("Idempotency-Key")
-		if len(key) > 200 {
-			err = apiError(http.StatusBadRequest, codeInvalidRequest, "Idempotency-Key is at most 200 bytes")
-		} else {
-			c, _, err = s.drops.Claim(r.Context(), drop.ClaimRequest{Drop: id, Visitor: vid, Key: key,
-				Admission: s.admissionOf(r, req.AdmissionToken)})
-		}
+		c, _, err = s.drops.Claim(r.Context(), drop.ClaimRequest{Drop: id, Visitor: vid, Key: key,
+			Admission: s.admissionOf(r, req.AdmissionToken)})
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -192,6 +191,22 @@ func (s *Server) postClaim(w http.ResponseWriter, r *http.Request) {
 	bp := statusBufs.Get().(*[]byte)
 	*bp = v.appendJSON((*bp)[:0])
 	writeEncoded(w, http.StatusCreated, bp)
+}
+
+// idempotencyKey returns the claim's Idempotency-Key, "" for none. Two of them are refused rather than
+// one picked: a proxy may join them into one, or keep the other, and the claim would not be the one the
+// client retries.
+func idempotencyKey(r *http.Request) (string, error) {
+	keys := r.Header.Values("Idempotency-Key")
+	switch {
+	case len(keys) > 1:
+		return "", apiError(http.StatusBadRequest, codeInvalidRequest, "give one Idempotency-Key")
+	case len(keys) == 1 && len(keys[0]) > 200:
+		return "", apiError(http.StatusBadRequest, codeInvalidRequest, "Idempotency-Key is at most 200 bytes")
+	case len(keys) == 1:
+		return keys[0], nil
+	}
+	return "", nil
 }
 
 // claimView answers a claim; a struct, not a map, since a crowd's every claim encodes one.

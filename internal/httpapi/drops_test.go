@@ -316,3 +316,34 @@ func TestDropLive(t *testing.T) {
 		t.Fatal("the feed did not end after sold out")
 	}
 }
+
+// TestClaimKeyIsOne: two Idempotency-Keys are refused rather than one picked, and a refused key sets
+// no visitor cookie (before, a claim without a visitor was given a new one before its key was checked).
+func TestClaimKeyIsOne(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/drops/coupon", adminKey, e.dropCfg("")), 200, "")
+	claim := func(keys ...string) *http.Response {
+		r, _ := http.NewRequest("POST", e.srv.URL+"/v1/drops/coupon/claims", nil)
+		for _, k := range keys {
+			r.Header.Add("Idempotency-Key", k)
+		}
+		res, err := e.srv.Client().Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	for _, keys := range [][]string{{"a", "b"}, {"a", "a"}, {strings.Repeat("k", 201)}} {
+		res := claim(keys...)
+		if res.StatusCode != 400 || len(res.Cookies()) != 0 {
+			t.Errorf("keys %.20q: %d with cookies %v, want 400 and none", keys, res.StatusCode, res.Cookies())
+		}
+	}
+	if d := e.do("GET", "/v1/drops/coupon", "", ""); d.num("claimed") != 0 {
+		t.Fatalf("a refused key claimed: %v", d.body)
+	}
+	if res := claim("one"); res.StatusCode != 201 || len(res.Cookies()) != 1 {
+		t.Fatalf("one key: %d, cookies %v", res.StatusCode, res.Cookies())
+	}
+}
