@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rushgate/rushgate"
 )
@@ -31,7 +32,7 @@ func TestDecodeObject(t *testing.T) {
 		`{"a": 1} {}`:      "after the JSON object",
 		`{"a": 1} x`:       "after the JSON object",
 		`{"a": 1, "c":1}`:  "unknown field",
-		`{"a": "1"}`:       `field "a"`,
+		`{"a": "1"}`:       `a: must be a whole number`,
 		`{"a": 1`:          "ends inside",
 		``:                 "empty body",
 		`[1]`:              "must be a JSON object",
@@ -39,7 +40,9 @@ func TestDecodeObject(t *testing.T) {
 		` "x"`:             "must be a JSON object",
 		`7`:                "must be a JSON object",
 		`{"a": 1,}`:        "malformed JSON",
-		`{"a": 1, "a": 2}`: `field "a" is given twice`,
+		`{"a": 1, "a": 2}`: `a: is given twice`,
+		`{"a": 1.5}`:       `a: must be a whole number`,
+		`{"b": 1}`:         `b: must be a string`,
 	} {
 		var c cfg
 		err := rushgate.DecodeObject(strings.NewReader(in), &c)
@@ -77,8 +80,9 @@ func TestDecodeObjectRepeatedName(t *testing.T) {
 	} {
 		var c cfg
 		err := rushgate.DecodeObject(strings.NewReader(in), &c)
-		if err == nil || rushgate.DecodeField(err) != want || !strings.Contains(err.Error(), "twice") {
-			t.Errorf("%s: %v (field %q), want field %q given twice", in, err, rushgate.DecodeField(err), want)
+		de, _ := errors.AsType[*rushgate.DecodeError](err)
+		if de == nil || de.Field != want || de.Reason != "is given twice" {
+			t.Errorf("%s: %v (%+v), want field %q given twice", in, err, de, want)
 		}
 	}
 	for _, in := range []string{
@@ -182,5 +186,35 @@ func TestAuditedTriesAgain(t *testing.T) {
 	}
 	if out := logs.String(); !strings.Contains(out, "cannot record a change") || !strings.Contains(out, "changes=") || !strings.Contains(out, "stock") {
 		t.Fatalf("the log of the lost entry lacks its changes: %s", out)
+	}
+}
+
+// TestDecodeObjectNamesTheField: a value refused by its type's own UnmarshalJSON (a time, a duration,
+// at any depth) names its field, as a wrong type does, so that the console can show the refusal by
+// the field; before, a time said only "parsing time ... as 2006-01-02T15:04:05Z07:00" and no field.
+func TestDecodeObjectNamesTheField(t *testing.T) {
+	type cfg struct {
+		At   time.Time         `json:"at"`
+		TTL  rushgate.Duration `json:"ttl"`
+		Rate struct {
+			Per rushgate.Duration `json:"per"`
+		} `json:"rate"`
+		N int `json:"n"`
+	}
+	for in, want := range map[string][2]string{
+		`{"n": 1, "at": "tomorrow"}`:        {"at", `must be an RFC 3339 time such as "2026-12-24T18:00:00Z"`},
+		`{"at": 5}`:                         {"at", `must be an RFC 3339 time such as "2026-12-24T18:00:00Z"`},
+		`{"ttl": "soon"}`:                   {"ttl", `must be a duration such as "90s" or "10m"`},
+		`{"ttl": 90}`:                       {"ttl", `must be a duration such as "90s" or "10m"`},
+		`{"rate": {"per": "x"}, "n": 1}`:    {"rate.per", `must be a duration such as "90s" or "10m"`},
+		`{"n": "1"}`:                        {"n", "must be a whole number"},
+		`{"rate": 1}`:                       {"rate", "must be an object"},
+		`{"at": "2026-12-24T18:00:00Z"} {}`: {"", "unexpected data after the JSON object"},
+	} {
+		var c cfg
+		de, _ := errors.AsType[*rushgate.DecodeError](rushgate.DecodeObject(strings.NewReader(in), &c))
+		if de == nil || de.Field != want[0] || de.Reason != want[1] {
+			t.Errorf("%s: %+v, want field %q: %q", in, de, want[0], want[1])
+		}
 	}
 }

@@ -2,8 +2,8 @@ package rushgate
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
+	"reflect"
 	"time"
 )
 
@@ -32,15 +32,16 @@ type Duration time.Duration
 // MarshalJSON writes d as a Go duration string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
-// UnmarshalJSON reads a Go duration string.
+// UnmarshalJSON reads a Go duration string. Its error is a *json.UnmarshalTypeError, which
+// encoding/json completes with the field's path (soft_close.window), so that a form can show it there.
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return errors.New("duration must be a string such as \"90s\" or \"10m\"")
+		return &json.UnmarshalTypeError{Value: "not a string", Type: reflect.TypeFor[Duration]()}
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("invalid duration %q", s)
+		return &json.UnmarshalTypeError{Value: fmt.Sprintf("string %q", s), Type: reflect.TypeFor[Duration]()}
 	}
 	*d = Duration(v)
 	return nil

@@ -71,7 +71,7 @@ func (in *Increment) UnmarshalJSON(b []byte) error {
 	}
 	var tiers []Tier
 	if err := json.Unmarshal(b, &tiers); err != nil {
-		return errors.New(`increment must be an amount or a table [{"from": 0, "step": 100}, ...]`)
+		return errors.New(`must be an amount or a table [{"from": 0, "step": 100}, ...]`)
 	}
 	in.Tiers = tiers
 	return nil
@@ -122,7 +122,8 @@ func (e *ConfigError) Error() string {
 func DecodeConfig(r io.Reader) (Config, error) {
 	var c Config
 	if err := rushgate.DecodeObject(r, &c); err != nil {
-		return Config{}, &ConfigError{Field: rushgate.DecodeField(err), Reason: err.Error()}
+		de, _ := errors.AsType[*rushgate.DecodeError](err)
+		return Config{}, &ConfigError{Field: de.Field, Reason: de.Reason}
 	}
 	c.StartsAt, c.EndsAt = c.StartsAt.UTC().Truncate(time.Millisecond), c.EndsAt.UTC().Truncate(time.Millisecond)
 	if err := c.Validate(); err != nil {

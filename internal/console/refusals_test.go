@@ -63,14 +63,16 @@ func TestRefusalsInKorean(t *testing.T) {
 		`{"capacity": 1, "page": {"logo_url": "logo.png"}}`, `{"capacity": 1, "page": {"brand_color": "red"}}`,
 		`{"capacity": "x"}`, `{"capacity": 1, "nope": 1}`, `{"capacity": 1} {}`, ``, `{"capacity": 1`, `{"capacity": 1,}`,
 		`{"capacity": 1, "capacity": 2}`, `{"capacity": 1, "grace": 5}`, `{"capacity": 1, "grace": "soon"}`,
-		`{"capacity": 1, "opens_at": "tomorrow"}`}
+		`{"capacity": 1, "opens_at": "tomorrow"}`, `{"capacity": 1, "opens_at": 5}`, `[{"capacity": 1}]`, `null`,
+		`{"capacity": 1, "paused": "yes"}`, `{"capacity": 1, "page": "x"}`, `{"capacity": 1, "rate": {"admits": 1, "per": 60}}`}
 	add("room", func(s string) error { _, err := room.DecodeConfig(strings.NewReader(s)); return err }, rooms)
 	drops := []string{`{"stock": 0, ` + opens + `}`, `{"title": "` + strings.Repeat("t", 201) + `", "stock": 1, ` + opens + `}`, `{"stock": 1, "per_visitor": 2, ` + opens + `}`, `{"stock": 1}`,
 		`{"stock": 1, "opens_at": "2300-01-01T00:00:00Z"}`, `{"stock": 1, ` + opens + `, "closes_at": "2300-01-01T00:00:00Z"}`,
 		`{"stock": 1, ` + opens + `, "closes_at": "2029-01-01T00:00:00Z"}`, `{"stock": 1, ` + opens + `, "room": "no such id!"}`,
 		`{"stock": 1, ` + opens + `, "release_on_claim": true}`, `{"stock": 3, ` + opens + `, "codes": ["a", "b"]}`,
 		`{` + opens + `, "codes": [` + manyCodes + `]}`, `{"stock": 1, ` + opens + `, "identity": "x"}`,
-		`{"stock": 1, ` + opens + `, "identity": "room"}`, `{` + opens + `, "codes": ["a", "a"]}`}
+		`{"stock": 1, ` + opens + `, "identity": "room"}`, `{` + opens + `, "codes": ["a", "a"]}`,
+		`{"stock": 1.5, ` + opens + `}`, `{"stock": 1, ` + opens + `, "title": 5}`, `{"stock": 1, ` + opens + `, "codes": "a"}`}
 	add("drop", func(s string) error { _, err := drop.DecodeConfig(strings.NewReader(s)); return err }, drops)
 	auctions := []string{`{"title": "", "currency": "KRW", "start_price": 100, "increment": 10, ` + times + `}`,
 		`{"title": "Lot", "currency": "won", "start_price": 100, "increment": 10, ` + times + `}`,
@@ -86,7 +88,9 @@ func TestRefusalsInKorean(t *testing.T) {
 		`{"title": "Lot", "currency": "KRW", "start_price": 100, "increment": [{"from": 0, "step": 0}], ` + times + `}`,
 		`{"title": "Lot", "currency": "KRW", "start_price": 100, "increment": [{"from": 5, "step": 1}], ` + times + `}`,
 		`{"title": "Lot", "currency": "KRW", "start_price": 100, "increment": [{"from": 0, "step": 1}, {"from": 0, "step": 2}], ` + times + `}`,
-		fmt.Sprintf(`{"title": "Lot", "currency": "KRW", "start_price": 100, "increment": [{"from": 0, "step": 1}, {"from": %d, "step": 2}], `+times+`}`, auction.MaxAmount+1)}
+		fmt.Sprintf(`{"title": "Lot", "currency": "KRW", "start_price": 100, "increment": [{"from": 0, "step": 1}, {"from": %d, "step": 2}], `+times+`}`, auction.MaxAmount+1),
+		`{"title": "Lot", "currency": "KRW", "start_price": 100, "increment": "x", ` + times + `}`,
+		`{` + lot + times + `, "soft_close": {"window": 60, "extend": "1m"}}`}
 	add("auction", func(s string) error { _, err := auction.DecodeConfig(strings.NewReader(s)); return err }, auctions)
 
 	reasons := map[string]bool{}

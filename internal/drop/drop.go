@@ -79,7 +79,8 @@ func (e *ConfigError) Error() string {
 func DecodeConfig(r io.Reader) (Config, error) {
 	var c Config
 	if err := rushgate.DecodeObject(r, &c); err != nil {
-		return Config{}, &ConfigError{rushgate.DecodeField(err), err.Error()}
+		de, _ := errors.AsType[*rushgate.DecodeError](err)
+		return Config{}, &ConfigError{de.Field, de.Reason}
 	}
 	if c.PerVisitor == 0 {
 		c.PerVisitor = 1

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/rushgate/rushgate"
 )
@@ -77,7 +78,11 @@ func decode(r *http.Request, v any, optional bool) error {
 		return nil
 	}
 	if err := rushgate.DecodeObject(bytes.NewReader(body), v); err != nil {
-		return apiError(http.StatusBadRequest, codeInvalidJSON, "the body is not the expected JSON object: "+err.Error())
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "the body") {
+			msg = "the body is not the expected JSON object: " + msg
+		}
+		return apiError(http.StatusBadRequest, codeInvalidJSON, msg)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package room
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -193,7 +194,8 @@ func (e *ConfigError) Error() string {
 func DecodeConfig(r io.Reader) (Config, error) {
 	var c Config
 	if err := rushgate.DecodeObject(r, &c); err != nil {
-		return Config{}, &ConfigError{Field: rushgate.DecodeField(err), Reason: err.Error()}
+		de, _ := errors.AsType[*rushgate.DecodeError](err)
+		return Config{}, &ConfigError{Field: de.Field, Reason: de.Reason}
 	}
 	c.applyDefaults()
 	if err := c.Validate(); err != nil {

@@ -150,8 +150,8 @@ func (s *Service) Patch(ctx context.Context, id string, patch []byte) (Config, e
 	}
 	var p map[string]json.RawMessage
 	if err := rushgate.DecodeObject(bytes.NewReader(patch), &p); err != nil || p == nil {
-		if f := rushgate.DecodeField(err); f != "" { // a field given twice
-			return Config{}, &ConfigError{Field: f, Reason: err.Error()}
+		if de, _ := errors.AsType[*rushgate.DecodeError](err); de != nil && de.Field != "" { // a field given twice
+			return Config{}, &ConfigError{Field: de.Field, Reason: de.Reason}
 		}
 		return Config{}, &ConfigError{Reason: "a patch is one JSON object of the fields to change"}
 	}
