@@ -44,3 +44,32 @@ func TestShortBodyIsNeverOK(t *testing.T) {
 		t.Fatalf("capacity %d after a cut PUT, want 1", r.num("capacity"))
 	}
 }
+
+// TestLargeBodyIs413: a body past the limit is 413 body_too_large, whether its length is announced
+// or it comes chunked, and changes nothing; it was a 400 that read like a malformed request.
+func TestLargeBodyIs413(t *testing.T) {
+	e := setup(t)
+	e.do(http.MethodPut, "/v1/rooms/r", adminKey, `{"capacity": 1}`)
+	big := `{"capacity": 7, "page": {"message": "` + strings.Repeat("m", 70<<10) + `"}}`
+	for _, chunked := range []bool{false, true} {
+		var body io.Reader = strings.NewReader(big)
+		if chunked {
+			body = io.MultiReader(body) // no Len: sent chunked, ContentLength -1 at the server
+		}
+		req, _ := http.NewRequest(http.MethodPut, e.srv.URL+"/v1/rooms/r", body)
+		req.Header.Set("Authorization", "Bearer "+adminKey)
+		res, err := e.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(out), `"body_too_large"`) {
+			t.Errorf("chunked %v: %d %s, want 413 body_too_large", chunked, res.StatusCode, out)
+		}
+	}
+	if r := e.do(http.MethodGet, "/v1/rooms/r", adminKey, ""); r.num("capacity") != 1 {
+		t.Fatalf("capacity %d after a refused PUT, want 1", r.num("capacity"))
+	}
+	e.want(e.do(http.MethodPost, "/v1/verify", "", `{"token": "`+strings.Repeat("a", 70<<10)+`"}`), 413, "body_too_large")
+}

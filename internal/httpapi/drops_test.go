@@ -252,9 +252,9 @@ func TestDropWithManyCodes(t *testing.T) {
 	for i := range long {
 		long[i] = fmt.Sprintf("%0120d", i)
 	}
-	e.want(e.do("PUT", "/v1/drops/more", adminKey, cfgWith(long)), 400, "invalid_request") // 5 MB
+	e.want(e.do("PUT", "/v1/drops/more", adminKey, cfgWith(long)), 413, "body_too_large") // 5 MB
 	e.want(e.do("GET", "/v1/drops/more", "", ""), 404, "drop_not_found")
-	e.want(e.do("PUT", "/v1/rooms/big", adminKey, `{"capacity": 1, "x": "`+strings.Repeat("a", 70<<10)+`"}`), 400, "invalid_request")
+	e.want(e.do("PUT", "/v1/rooms/big", adminKey, `{"capacity": 1, "x": "`+strings.Repeat("a", 70<<10)+`"}`), 413, "body_too_large")
 }
 
 // TestDropLive: a drop's live feed sends its view at once, the claims that follow within about

@@ -19,6 +19,7 @@ const (
 	codeInvalidConfig         = "invalid_config"
 	codeInvalidRoomID         = "invalid_room_id"
 	codeInvalidRequest        = "invalid_request"
+	codeBodyTooLarge          = "body_too_large"
 	codeUnauthorized          = "unauthorized"
 	codeVisitorTokenRequired  = "visitor_token_required"
 	codeInvalidVisitorToken   = "invalid_visitor_token"

@@ -192,7 +192,7 @@ func TestRoomAdmin(t *testing.T) {
 	e.want(e.do("PUT", "/v1/rooms/sale", adminKey, `{}`), 400, "invalid_config")
 	e.want(e.do("PUT", "/v1/rooms/sale", adminKey, `{"capacity": 5, "colour": "red"}`), 400, "invalid_config")
 	e.want(e.do("PUT", "/v1/rooms/bad%20id", adminKey, `{"capacity": 5}`), 400, "invalid_room_id")
-	e.want(e.do("PUT", "/v1/rooms/sale", adminKey, strings.Repeat(" ", 70<<10)), 400, "invalid_request")
+	e.want(e.do("PUT", "/v1/rooms/sale", adminKey, strings.Repeat(" ", 70<<10)), 413, "body_too_large")
 	r := e.do("PUT", "/v1/rooms/sale", adminKey, `{"capacity": 5, "rate": {"admits": 2, "per": "1s"}, "session_ttl": "5m"}`)
 	e.want(r, 200, "")
 	if r.num("capacity") != 5 || r.str("session_ttl") != "5m0s" || r.str("grace") != "1m0s" {

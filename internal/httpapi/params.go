@@ -49,7 +49,8 @@ func roomID(r *http.Request) (string, error) {
 // readBody reads a request body of at most maxBody bytes.
 func readBody(r *http.Request) ([]byte, error) { return readBodyUpTo(r, maxBody) }
 
-// readBodyUpTo reads a request body of at most maxBody bytes.
+// readBodyUpTo reads a request body of at most maxBody bytes: a longer one is 413, one that ends before
+// its Content-Length 400.
 func readBodyUpTo(r *http.Request, maxBody int64) ([]byte, error) {
 	var body []byte
 	var err error
@@ -61,7 +62,10 @@ func readBodyUpTo(r *http.Request, maxBody int64) ([]byte, error) {
 	} else {
 		body, err = io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	}
-	if err != nil || int64(len(body)) > maxBody {
+	if int64(len(body)) > maxBody {
+		return nil, apiError(http.StatusRequestEntityTooLarge, codeBodyTooLarge, fmt.Sprintf("the body is larger than %d KiB", maxBody>>10))
+	}
+	if err != nil {
 		return nil, apiError(http.StatusBadRequest, codeInvalidRequest, fmt.Sprintf("could not read a body of at most %d KiB", maxBody>>10))
 	}
 	return body, nil

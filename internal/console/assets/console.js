@@ -47,6 +47,7 @@
       find_claim: 'Find a claim by its code', code_label: 'A code a customer presents', find: 'Find',
       code_empty: 'Type a code first.', code_found: 'Claim #{seq}, by visitor {visitor}, at {at}.',
       err_code_not_found: 'No claim of this drop has this code.',
+      err_body_too_large: 'Too large: a drop’s settings, codes included, may be up to 4 MiB; anything else up to 64 KiB.',
     },
     ko: {
       console: '콘솔', admin_key: '관리자 키', sign_in: '로그인', sign_out: '로그아웃', overview: '개요',
@@ -91,6 +92,7 @@
       find_claim: '코드로 수령 찾기', code_label: '고객이 제시한 코드', find: '찾기',
       code_empty: '먼저 코드를 입력하세요.', code_found: '#{seq}번 수령: 방문자 {visitor}, {at}.',
       err_code_not_found: '이 드롭에서 이 코드를 받은 수령이 없습니다.',
+      err_body_too_large: '너무 큽니다. 드롭 설정은 코드를 포함해 4 MiB까지, 그 밖의 것은 64 KiB까지입니다.',
     },
   };
 
