@@ -116,11 +116,22 @@ func (g *Gate) Wrap(next http.Handler) http.Handler {
 	})
 }
 
+// Bearer returns the credential of r's Authorization header with the Bearer scheme, whose name is
+// matched without regard to case (RFC 9110: "bearer" is as good as "Bearer", and clients send both),
+// and whether there is one.
+func Bearer(r *http.Request) (string, bool) {
+	scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	if tok = strings.TrimSpace(tok); !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		return "", false
+	}
+	return tok, true
+}
+
 // held returns the live admission the request carries, from Authorization: Bearer or else the cookie.
 // A bearer token that is no admission falls back to the cookie: the site may use the header for its
 // own logins, and a visitor who was admitted must not be sent back to the room for it.
 func (g *Gate) held(r *http.Request, cookie string) (string, *Claims, bool) {
-	if h, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+	if h, ok := Bearer(r); ok {
 		if c, ok := g.live(r.Context(), h); ok {
 			return h, c, true
 		}

@@ -317,3 +317,21 @@ func TestGateReleasesAfterTheRedirect(t *testing.T) {
 		t.Fatalf("a redirect off the site: %d, released %v, cookies left %v", rec.Code, released, jar)
 	}
 }
+
+// TestBearer: the scheme's name is matched without regard to case (RFC 9110), so a client that sends
+// "bearer" is not treated as sending nothing; other schemes and empty credentials are none.
+func TestBearer(t *testing.T) {
+	for h, want := range map[string]string{
+		"Bearer abc": "abc", "bearer abc": "abc", "BEARER abc": "abc", "Bearer  abc ": "abc",
+		"Basic abc": "", "Bearer": "", "Bearer ": "", "Bearerabc": "", "": "", "abc": "",
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		if h != "" {
+			r.Header.Set("Authorization", h)
+		}
+		tok, ok := Bearer(r)
+		if tok != want || ok != (want != "") {
+			t.Errorf("%q: %q %v, want %q", h, tok, ok, want)
+		}
+	}
+}

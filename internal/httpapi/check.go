@@ -70,7 +70,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 	}
 	original := r.Header.Get("X-Original-URL")
 	held := false
-	if h, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+	if h, ok := admission.Bearer(r); ok {
 		_, held = s.admitted(r.Context(), h, id)
 	}
 	if ck, err := r.Cookie(admission.DefaultCookie); !held && err == nil {

@@ -347,3 +347,30 @@ func TestClaimKeyIsOne(t *testing.T) {
 		t.Fatalf("one key: %d, cookies %v", res.StatusCode, res.Cookies())
 	}
 }
+
+// TestBearerSchemeAnyCase: "bearer" is the Bearer scheme too; a visitor's claim sent so was made by a
+// new anonymous visitor (the header read as no token), an operator's call was refused.
+func TestBearerSchemeAnyCase(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/drops/coupon", adminKey, e.dropCfg("")), 200, "")
+	tok := e.visitorToken("alice")
+	send := func(method, path, auth string) *http.Response {
+		r, _ := http.NewRequest(method, e.srv.URL+path, nil)
+		r.Header.Set("Authorization", auth)
+		res, err := e.srv.Client().Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	if res := send("GET", "/v1/drops", "bearer "+adminKey); res.StatusCode != 200 {
+		t.Fatalf("an operator's call with bearer: %d", res.StatusCode)
+	}
+	if res := send("POST", "/v1/drops/coupon/claims", "BEARER "+tok); res.StatusCode != 201 || len(res.Cookies()) != 0 {
+		t.Fatalf("a claim with BEARER: %d, cookies %v (a new visitor)", res.StatusCode, res.Cookies())
+	}
+	if mine := e.do("GET", "/v1/drops/coupon/claims/mine", tok, ""); len(mine.body["claims"].([]any)) != 1 {
+		t.Fatalf("the claim is not alice's: %v", mine.body)
+	}
+}

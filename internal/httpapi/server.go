@@ -446,17 +446,12 @@ func (s *Server) admin(next http.HandlerFunc) http.HandlerFunc {
 // isAdmin reports whether r carries the admin key as a bearer token or, without a bearer token, a
 // signed-in console session.
 func (s *Server) isAdmin(r *http.Request) bool {
-	tok, ok := bearer(r)
+	tok, ok := admission.Bearer(r)
 	if !ok {
 		return s.console != nil && s.console.Authorized(r)
 	}
 	sum := sha256.Sum256([]byte(tok))
 	return subtle.ConstantTimeCompare(sum[:], s.adminSum[:]) == 1
-}
-
-func bearer(r *http.Request) (string, bool) {
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return strings.TrimSpace(tok), ok && tok != ""
 }
 
 // statusWriter records the status for metrics and passes Flush and deadlines through to the

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/rushgate/rushgate/admission"
 	"github.com/rushgate/rushgate/internal/visitor"
 )
 
@@ -77,7 +78,7 @@ func (s *Server) visitorFrom(tok string) (visitor.Visitor, error) {
 
 // presented returns the visitor token a request carries, from the bearer header or else the cookie.
 func presented(r *http.Request) (string, bool) {
-	if tok, ok := bearer(r); ok {
+	if tok, ok := admission.Bearer(r); ok {
 		return tok, true
 	}
 	c, err := r.Cookie(VisitorCookie)
