@@ -103,3 +103,38 @@ func TestRehearseADrop(t *testing.T) {
 		t.Fatalf("the printed report:\n%s", report.String())
 	}
 }
+
+// TestRehearsalPastTheStreamBound: a rehearsal is one address to the server, so past
+// --streams-per-address its visitors' streams are refused (429). They poll meanwhile, as the page does,
+// and are all admitted: the report counts the refusals apart from errors. Before, each refused visitor
+// gave up and the run ended with them "still waiting".
+func TestRehearsalPastTheStreamBound(t *testing.T) {
+	base, _ := serveInProcess(t, "--streams-per-address", "2")
+	if code, body, _ := do(t, "PUT", base+"/v1/rooms/crowd", testAdminKey, `{"capacity": 4}`); code != 200 {
+		t.Fatalf("PUT room: %d %v", code, body)
+	}
+	dir := t.TempDir()
+	var report, progress syncBuffer
+	err := run(context.Background(), []string{"loadtest", "--target", base, "--room", "crowd", "--visitors", "12", "--arrival-rate", "100",
+		"--think", "100ms", "--duration", "40s", "--report-json", filepath.Join(dir, "r.json")}, &report, &progress)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, report.String())
+	}
+	var rep struct {
+		Admitted int64          `json:"admissions"`
+		Done     int64          `json:"done"`
+		Unserved int64          `json:"unserved"`
+		Refused  int64          `json:"streams_refused"`
+		Errors   map[string]int `json:"errors"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "r.json"))
+	if err != nil || json.Unmarshal(data, &rep) != nil {
+		t.Fatalf("report: %v %s", err, data)
+	}
+	if rep.Admitted != 12 || rep.Done != 12 || rep.Unserved != 0 || rep.Refused == 0 || len(rep.Errors) != 0 {
+		t.Fatalf("report %+v\n%s", rep, report.String())
+	}
+	if !strings.Contains(report.String(), "event streams refused") {
+		t.Fatalf("the printed report:\n%s", report.String())
+	}
+}

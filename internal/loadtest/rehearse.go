@@ -25,6 +25,10 @@ import (
 // cannot hold an event stream.
 const pollEvery = 2 * time.Second
 
+// streamRetry is how long a visitor whose event stream was refused polls before it tries the stream
+// again: the page's STREAM_RETRY.
+const streamRetry = 30 * time.Second
+
 // rehearsal is one run of simulated visitors through a room, and on to a drop behind it.
 type rehearsal struct {
 	base     string
@@ -42,6 +46,9 @@ type rehearsal struct {
 	joined, waiting, admitted, done, requests, failed atomic.Int64
 	// With a drop: units claimed, and visitors told it is sold out, at the door, in line or at the claim.
 	claims, soldOut, soldOutInLine atomic.Int64
+	// Event streams the server refused (429 past its bound per address, 503), after which the visitor
+	// polled, as the page does.
+	streamsRefused atomic.Int64
 
 	mu       sync.Mutex
 	calls    map[string][]time.Duration // call -> latencies
@@ -89,7 +96,11 @@ type Report struct {
 	ETASamples        int     `json:"eta_samples"`
 	ETABounds         int     `json:"eta_bounds"`
 	ETABoundsExceeded int     `json:"eta_bounds_exceeded"`
-	Timeline          []tick  `json:"timeline"`
+	// StreamsRefused counts the event streams the server refused with 429 or 503; the visitor polled
+	// meanwhile, as the page does. A run from one machine is one address to the server, which by
+	// default holds 100 streams an address (--streams-per-address).
+	StreamsRefused int64  `json:"streams_refused"`
+	Timeline       []tick `json:"timeline"`
 }
 
 // Latency sums one kind of call.
@@ -418,22 +429,30 @@ func (r *rehearsal) dropCounts(ctx context.Context, rep *Report) {
 
 // poll asks for the status at the page's pace until the visitor is admitted or leaves the line.
 func (r *rehearsal) poll(ctx context.Context, token string) (status, error) {
-	for {
+	st, _, err := r.pollUntil(ctx, token, time.Time{})
+	return st, err
+}
+
+// pollUntil polls as poll does, giving up at until (the zero time: never); its bool is false then, when
+// the visitor is still waiting.
+func (r *rehearsal) pollUntil(ctx context.Context, token string, until time.Time) (status, bool, error) {
+	for until.IsZero() || time.Now().Before(until) {
 		if !sleepUntil(ctx, time.Now().Add(pollEvery)) {
-			return status{}, ctx.Err()
+			return status{}, true, ctx.Err()
 		}
 		var st status
 		if _, _, err := r.call(ctx, "status", "GET", "/v1/rooms/"+r.room+"/status", token, nil, &st); err != nil {
 			var ae *apiError
 			if errors.As(err, &ae) {
-				return st, err
+				return st, true, err
 			}
 			continue // a network error: try again at the next beat, as the page does
 		}
 		if st.State != "waiting" {
-			return st, nil
+			return st, true, nil
 		}
 	}
+	return status{}, false, nil
 }
 
 // stream holds the event stream until it says the visitor is admitted or out of the line; a stream
@@ -453,6 +472,15 @@ func (r *rehearsal) stream(ctx context.Context, token string) (status, error) {
 			continue
 		}
 		r.observe("events", time.Since(start))
+		if res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable {
+			// The page polls while it cannot hold a stream and tries the stream again later.
+			res.Body.Close()
+			r.streamsRefused.Add(1)
+			if st, over, err := r.pollUntil(ctx, token, time.Now().Add(streamRetry)); over {
+				return st, err
+			}
+			continue
+		}
 		if res.StatusCode != http.StatusOK {
 			res.Body.Close()
 			r.fail(fmt.Sprintf("events_http_%d", res.StatusCode))
@@ -485,7 +513,7 @@ func (r *rehearsal) report(roomRate float64) Report {
 		Room: r.room, Visitors: r.visitors, Seconds: time.Since(r.start).Seconds(), Joins: r.joined.Load(),
 		Admitted: r.admitted.Load(), Done: r.done.Load(), Unserved: r.joined.Load() - r.admitted.Load() - r.soldOutInLine.Load(),
 		Calls: map[string]Latency{}, Errors: r.errors, RoomRate: roomRate, ETASamples: len(r.etaErrs),
-		ETABounds: r.bounds, ETABoundsExceeded: r.exceeded, Timeline: r.timeline,
+		ETABounds: r.bounds, ETABoundsExceeded: r.exceeded, StreamsRefused: r.streamsRefused.Load(), Timeline: r.timeline,
 	}
 	for name, ds := range r.calls {
 		slices.Sort(ds)
@@ -535,6 +563,10 @@ func writeText(out io.Writer, rep Report) {
 	if rep.ETABounds > 0 {
 		fmt.Fprintf(out, "ETA upper bounds (told before the line had moved, %d visitors): %d waited longer\n",
 			rep.ETABounds, rep.ETABoundsExceeded)
+	}
+	if rep.StreamsRefused > 0 {
+		fmt.Fprintf(out, "event streams refused %d times (429 past the server's --streams-per-address, which counts this whole run\n"+
+			"as one address, or 503); those visitors polled the status meanwhile, as the page does\n", rep.StreamsRefused)
 	}
 	names := make([]string, 0, len(rep.Calls))
 	for k := range rep.Calls {

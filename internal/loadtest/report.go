@@ -24,7 +24,9 @@ figure { margin: 1rem 0; } svg { width: 100%; height: 220px; background: #fafafc
 {{.R.Unserved}} still waiting at the end. Admissions/s {{printf "%.2f" .R.AdmitRate}}{{if gt .R.RoomRate 0.0}} against the room's
 {{printf "%.2f" .R.RoomRate}}/s{{end}}.{{if .R.ETASamples}} ETA error over {{.R.ETASamples}} visitors: median
 {{printf "%.1f" .R.ETAMedianError}}s, p90 {{printf "%.1f" .R.ETAP90Error}}s.{{end}}{{if .R.ETABounds}} Upper bounds told before
-the line moved: {{.R.ETABounds}}, of which {{.R.ETABoundsExceeded}} the wait exceeded.{{end}}</p>
+the line moved: {{.R.ETABounds}}, of which {{.R.ETABoundsExceeded}} the wait exceeded.{{end}}{{if .R.StreamsRefused}}
+Event streams refused {{.R.StreamsRefused}} times (past the server's --streams-per-address, which counts this run as one
+address): those visitors polled meanwhile, as the page does.{{end}}</p>
 {{if .R.Drop}}<p>Drop {{.R.Drop}}: {{.R.Claims}} claimed by the run, {{.R.SoldOut}} told it is sold out; the drop counts
 {{.R.DropClaimed}} of {{.R.DropStock}} claimed.</p>{{end}}
 <figure><figcaption>Visitors over the run</figcaption>
