@@ -116,7 +116,8 @@ func TestRehearsalPastTheStreamBound(t *testing.T) {
 	dir := t.TempDir()
 	var report, progress syncBuffer
 	err := run(context.Background(), []string{"loadtest", "--target", base, "--room", "crowd", "--visitors", "12", "--arrival-rate", "100",
-		"--think", "100ms", "--duration", "40s", "--report-json", filepath.Join(dir, "r.json")}, &report, &progress)
+		"--think", "100ms", "--duration", "40s", "--report-json", filepath.Join(dir, "r.json"), "--report", filepath.Join(dir, "r.html")},
+		&report, &progress)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, report.String())
 	}
@@ -136,5 +137,8 @@ func TestRehearsalPastTheStreamBound(t *testing.T) {
 	}
 	if !strings.Contains(report.String(), "event streams refused") {
 		t.Fatalf("the printed report:\n%s", report.String())
+	}
+	if html, err := os.ReadFile(filepath.Join(dir, "r.html")); err != nil || !strings.Contains(string(html), "Event streams refused") {
+		t.Fatalf("the HTML report does not say the streams were refused: %v", err)
 	}
 }
