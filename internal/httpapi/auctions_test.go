@@ -317,6 +317,9 @@ func TestBodiesAreOneObject(t *testing.T) {
 		if msg := r.body["error"].(map[string]any)["message"].(string); strings.Contains(msg, `field ""`) || strings.Contains(msg, "field  ") {
 			t.Errorf("%s: the message names no field: %q", body, msg)
 		}
+		if field := r.body["error"].(map[string]any)["field"]; strings.Contains(body, `"amount": 1000,`) != (field == "amount") {
+			t.Errorf("%s: field %v", body, field)
+		}
 		claim := strings.NewReplacer("amount", "admission_token", "1000", `"a"`, "V", `"b"`).Replace(body)
 		e.want(e.do("POST", "/v1/drops/coupon/claims", alice, claim), 400, "invalid_json")
 	}

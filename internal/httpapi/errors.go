@@ -71,8 +71,8 @@ type Error struct {
 	Claims []drop.Claim
 	// Room, for waiting_elsewhere, is the room whose line the visitor waits in.
 	Room string
-	// Field, for invalid_config, is the config field refused, so that a form can show the message
-	// next to it.
+	// Field, for invalid_config and invalid_json, is the field refused, so that a form can show the
+	// message next to it.
 	Field string
 	// Challenge, for the challenge_ codes, is a fresh challenge to solve.
 	Challenge *challenge.Challenge

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -86,7 +87,11 @@ func decode(r *http.Request, v any, optional bool) error {
 		if !strings.HasPrefix(msg, "the body") {
 			msg = "the body is not the expected JSON object: " + msg
 		}
-		return apiError(http.StatusBadRequest, codeInvalidJSON, msg)
+		e := apiError(http.StatusBadRequest, codeInvalidJSON, msg)
+		if de, ok := errors.AsType[*rushgate.DecodeError](err); ok {
+			e.Field = de.Field
+		}
+		return e
 	}
 	return nil
 }
