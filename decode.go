@@ -7,21 +7,20 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
-// DecodeObject reads exactly one JSON object from r into v, refusing any other value, unknown fields,
+// DecodeObject reads exactly one JSON object from b into v, refusing any other value, unknown fields,
 // a field named twice in one object and anything after the object, so that a typo in a field name, a
 // pasted second value or a second object is an error rather than a setting (or a bid's amount)
 // silently ignored or overridden. Configs and request bodies alike go through it. Its error says what
 // was wrong in words a client can act on; each domain wraps it in its own config error. The caller
-// bounds r (request bodies are read with a limit). Its errors are *DecodeError.
-func DecodeObject(r io.Reader, v any) error {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return &DecodeError{Reason: err.Error()}
-	}
+// reads b with a limit. Its errors are *DecodeError.
+func DecodeObject(b []byte, v any) error {
 	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] != '{' {
 		return &DecodeError{Reason: notAnObject}
 	}
@@ -35,7 +34,7 @@ func DecodeObject(r io.Reader, v any) error {
 		}
 		return &DecodeError{Field: jsonField(err), Reason: jsonReason(err)}
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if len(bytes.TrimLeft(b[dec.InputOffset():], " \t\r\n")) > 0 {
 		return &DecodeError{Reason: "unexpected data after the JSON object"}
 	}
 	if f := repeatedName(b); f != "" {
@@ -45,69 +44,100 @@ func DecodeObject(r io.Reader, v any) error {
 }
 
 // repeatedName returns the dotted path (array indices left out, as encoding/json names fields) of the
-// first member name that one object of the JSON text b holds twice, "" for none. encoding/json keeps
-// the last of the two without a word. b is one valid JSON value.
+// first member name that one object of the JSON text b holds twice, "" for none. Names are compared as
+// encoding/json matches them to fields, without regard to case: of "amount" and "Amount" it keeps the
+// last without a word, where another reader of the same body would keep the first. b is one valid JSON
+// value, which one pass over its bytes reads (a body's every request goes through it).
 func repeatedName(b []byte) string {
 	type frame struct {
-		names map[string]bool // an object's names so far; nil for an array
-		name  string          // the name whose value is being read
-		value bool            // an object's next token is a value, not a name
+		object bool
+		key    bool            // an object's next string is a name
+		name   []byte          // an object's member being read, for the path
+		names  [][]byte        // an object's first names
+		seen   map[string]bool // past a few, all of them instead, folded
 	}
-	var stack []*frame
-	path := func(last string) string {
-		var p []string
-		for _, f := range stack {
-			if f.names != nil && f.value {
-				p = append(p, f.name)
+	var buf [4]frame
+	stack := buf[:0]
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{':
+			stack = append(stack, frame{object: true, key: true})
+		case '[':
+			stack = append(stack, frame{})
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+		case ',':
+			if top := &stack[len(stack)-1]; top.object {
+				top.key = true
 			}
-		}
-		return strings.Join(append(p, last), ".")
-	}
-	pop := func() { // a value ends: it was its parent's member or element
-		stack = stack[:len(stack)-1]
-		if len(stack) > 0 {
-			stack[len(stack)-1].value = false
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	for {
-		t, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		var top *frame
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if top != nil && top.names != nil && !top.value {
-			if t == json.Delim('}') { // the object ends where a name could come
-				pop()
-				continue
+		case '"':
+			j := i + 1
+			for ; b[j] != '"'; j++ {
+				if b[j] == '\\' {
+					j++
+				}
 			}
-			name, ok := t.(string)
-			if !ok {
+			if len(stack) == 0 { // a string alone: no names
 				return ""
 			}
-			if top.names[name] {
-				return path(name)
+			if top := &stack[len(stack)-1]; top.object && top.key {
+				name := b[i+1 : j]
+				if bytes.IndexByte(name, '\\') >= 0 || !utf8.Valid(name) { // as encoding/json reads it
+					var s string
+					_ = json.Unmarshal(b[i:j+1], &s)
+					name = []byte(s)
+				}
+				if top.seen != nil && top.seen[foldName(name)] || slices.ContainsFunc(top.names, func(n []byte) bool { return bytes.EqualFold(n, name) }) {
+					var path []string
+					for _, f := range stack[:len(stack)-1] {
+						if f.object {
+							path = append(path, string(f.name))
+						}
+					}
+					return strings.Join(append(path, string(name)), ".")
+				}
+				top.key, top.name = false, name
+				switch {
+				case top.seen != nil:
+					top.seen[foldName(name)] = true
+				case len(top.names) < 8:
+					top.names = append(top.names, name)
+				default: // an object of many names (a map): no quadratic search
+					top.seen = map[string]bool{foldName(name): true}
+					for _, n := range top.names {
+						top.seen[foldName(n)] = true
+					}
+					top.names = nil
+				}
 			}
-			top.names[name] = true
-			top.name, top.value = name, true
-			continue
-		}
-		switch t {
-		case json.Delim('{'):
-			stack = append(stack, &frame{names: map[string]bool{}})
-		case json.Delim('['):
-			stack = append(stack, &frame{})
-		case json.Delim(']'):
-			pop()
-		default: // a scalar value ends an object's member
-			if top != nil {
-				top.value = false
-			}
+			i = j
 		}
 	}
+	return ""
+}
+
+// foldName folds a name as encoding/json does to match it to a field (ASCII letters to upper case,
+// other runes to the upper case of their lower case, so the Kelvin sign is K): two names fold alike
+// exactly when bytes.EqualFold says they are equal.
+func foldName(name []byte) string {
+	if len(name) == 0 {
+		return ""
+	}
+	out := make([]byte, 0, len(name))
+	for i := 0; i < len(name); {
+		if c := name[i]; c < utf8.RuneSelf {
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			out = append(out, c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(name[i:])
+		out = utf8.AppendRune(out, unicode.ToUpper(unicode.ToLower(r)))
+		i += n
+	}
+	return string(out)
 }
 
 // DecodeError is a body or a config that could not be read as one JSON object. Field names the field at

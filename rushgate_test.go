@@ -24,7 +24,7 @@ func TestDecodeObject(t *testing.T) {
 		B string `json:"b"`
 	}
 	var c cfg
-	if err := rushgate.DecodeObject(strings.NewReader(` {"a": 1, "b": "x"} `), &c); err != nil || c.A != 1 || c.B != "x" {
+	if err := rushgate.DecodeObject([]byte(` {"a": 1, "b": "x"} `), &c); err != nil || c.A != 1 || c.B != "x" {
 		t.Fatalf("%+v %v", c, err)
 	}
 	for in, want := range map[string]string{
@@ -45,7 +45,7 @@ func TestDecodeObject(t *testing.T) {
 		`{"b": 1}`:         `b: must be a string`,
 	} {
 		var c cfg
-		err := rushgate.DecodeObject(strings.NewReader(in), &c)
+		err := rushgate.DecodeObject([]byte(in), &c)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want an error saying %q", in, err, want)
 		}
@@ -53,7 +53,9 @@ func TestDecodeObject(t *testing.T) {
 }
 
 // TestDecodeObjectRepeatedName: a name given twice in one object, at any depth, is refused with its
-// path (encoding/json would keep the second value silently); the same name in different objects is not.
+// path (encoding/json would keep the second value silently), also when the two differ in case or are
+// spelt with escapes, as encoding/json matches them to one field; the same name in different objects,
+// or inside a string, is not.
 func TestDecodeObjectRepeatedName(t *testing.T) {
 	type step struct {
 		From int `json:"from"`
@@ -77,9 +79,15 @@ func TestDecodeObjectRepeatedName(t *testing.T) {
 		`{"page": {"inner": {"x": 1}, "title": "t", "title": "u"}}`:   "page.title",
 		`{"page": {"inner": {"x": 1, "x": 2}}}`:                       "page.inner.x",
 		`{"steps": [], "rate": {}, "steps": []}`:                      "steps",
+		`{"a": 1, "A": 2}`:                                            "A",
+		`{"page": {"Title": "t", "title": "u"}}`:                      "page.title",
+		`{"rate": {"\u212a": 1, "k": 2}}`:                             "rate.k",
+		`{"a": 1, "\u0061": 2}`:                                       "a",
+		`{"rate": {"n0": 0, "n1": 1, "n2": 2, "n3": 3, "n4": 4, "n5": 5, "n6": 6, "n7": 7, "n8": 8, "n9": 9, "N3": 3}}`: "rate.N3",
+		`{"page": {"title": "{\"a\": 1, \"a\": 2}"}, "rate": {"x\"y": 1, "x\"Y": 2}}`:                                   "rate.x\"Y",
 	} {
 		var c cfg
-		err := rushgate.DecodeObject(strings.NewReader(in), &c)
+		err := rushgate.DecodeObject([]byte(in), &c)
 		de, _ := errors.AsType[*rushgate.DecodeError](err)
 		if de == nil || de.Field != want || de.Reason != "is given twice" {
 			t.Errorf("%s: %v (%+v), want field %q given twice", in, err, de, want)
@@ -89,9 +97,11 @@ func TestDecodeObjectRepeatedName(t *testing.T) {
 		`{"a": 1, "rate": {"a": 1, "n": 2}, "page": {"title": "a", "inner": {"x": 1}}}`,
 		`{"steps": [{"from": 0, "step": 5}, {"from": 1, "step": 10}], "a": 3}`,
 		`{"rate": {"a": 1}, "page": {"inner": {"x": 1}, "title": "x"}}`,
+		`{"page": {"title": "{\"a\": 1, \"a\": 2}"}, "rate": {"a\\": 1, "a": 2}}`,
+		`{"rate": {"n0": 0, "n1": 1, "n2": 2, "n3": 3, "n4": 4, "n5": 5, "n6": 6, "n7": 7, "n8": 8, "n9": 9, "n10": 10}}`,
 	} {
 		var c cfg
-		if err := rushgate.DecodeObject(strings.NewReader(in), &c); err != nil {
+		if err := rushgate.DecodeObject([]byte(in), &c); err != nil {
 			t.Errorf("%s: %v", in, err)
 		}
 	}
@@ -212,7 +222,7 @@ func TestDecodeObjectNamesTheField(t *testing.T) {
 		`{"at": "2026-12-24T18:00:00Z"} {}`: {"", "unexpected data after the JSON object"},
 	} {
 		var c cfg
-		de, _ := errors.AsType[*rushgate.DecodeError](rushgate.DecodeObject(strings.NewReader(in), &c))
+		de, _ := errors.AsType[*rushgate.DecodeError](rushgate.DecodeObject([]byte(in), &c))
 		if de == nil || de.Field != want[0] || de.Reason != want[1] {
 			t.Errorf("%s: %+v, want field %q: %q", in, de, want[0], want[1])
 		}

@@ -121,7 +121,11 @@ func (e *ConfigError) Error() string {
 // is a *ConfigError.
 func DecodeConfig(r io.Reader) (Config, error) {
 	var c Config
-	if err := rushgate.DecodeObject(r, &c); err != nil {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return Config{}, &ConfigError{Reason: err.Error()}
+	}
+	if err := rushgate.DecodeObject(b, &c); err != nil {
 		de, _ := errors.AsType[*rushgate.DecodeError](err)
 		return Config{}, &ConfigError{Field: de.Field, Reason: de.Reason}
 	}

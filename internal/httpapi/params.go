@@ -82,7 +82,7 @@ func decode(r *http.Request, v any, optional bool) error {
 	if optional && len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
-	if err := rushgate.DecodeObject(bytes.NewReader(body), v); err != nil {
+	if err := rushgate.DecodeObject(body, v); err != nil {
 		msg := err.Error()
 		if !strings.HasPrefix(msg, "the body") {
 			msg = "the body is not the expected JSON object: " + msg

@@ -149,7 +149,7 @@ func (s *Service) Patch(ctx context.Context, id string, patch []byte) (Config, e
 		return Config{}, err
 	}
 	var p map[string]json.RawMessage
-	if err := rushgate.DecodeObject(bytes.NewReader(patch), &p); err != nil || p == nil {
+	if err := rushgate.DecodeObject(patch, &p); err != nil || p == nil {
 		if de, _ := errors.AsType[*rushgate.DecodeError](err); de != nil && de.Field != "" { // a field given twice
 			return Config{}, &ConfigError{Field: de.Field, Reason: de.Reason}
 		}
