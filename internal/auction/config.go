@@ -10,11 +10,9 @@
 package auction
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"time"
 
@@ -119,12 +117,8 @@ func (e *ConfigError) Error() string {
 
 // DecodeConfig reads and validates a config, refusing unknown fields and trailing data. Every refusal
 // is a *ConfigError.
-func DecodeConfig(r io.Reader) (Config, error) {
+func DecodeConfig(b []byte) (Config, error) {
 	var c Config
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return Config{}, &ConfigError{Reason: err.Error()}
-	}
 	if err := rushgate.DecodeObject(b, &c); err != nil {
 		de, _ := errors.AsType[*rushgate.DecodeError](err)
 		return Config{}, &ConfigError{Field: de.Field, Reason: de.Reason}
@@ -135,9 +129,6 @@ func DecodeConfig(r io.Reader) (Config, error) {
 	}
 	return c, nil
 }
-
-// DecodeConfigBytes is [DecodeConfig] over a byte slice.
-func DecodeConfigBytes(b []byte) (Config, error) { return DecodeConfig(bytes.NewReader(b)) }
 
 func amountOK(v int64) bool { return v >= 1 && v <= MaxAmount }
 

@@ -14,14 +14,14 @@ const good = `{"title": "Guitar", "currency": "EUR", "start_price": 1000, "incre
 	"soft_close": {"window": "2m", "extend": "2m"}, "room": "sale"}`
 
 func TestDecodeConfig(t *testing.T) {
-	c, err := DecodeConfigBytes([]byte(good))
+	c, err := DecodeConfig([]byte(good))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Increment.Step(9999) != 50 || c.Increment.Step(10000) != 500 || *c.ReservePrice != 5000 {
 		t.Fatalf("decoded %+v", c)
 	}
-	if f, err := DecodeConfigBytes([]byte(`{"title": "x", "currency": "USD", "start_price": 1, "increment": 25, "starts_at": "2026-12-24T10:00:00Z", "ends_at": "2026-12-24T12:00:00Z"}`)); err != nil || f.Increment.Step(1e9) != 25 {
+	if f, err := DecodeConfig([]byte(`{"title": "x", "currency": "USD", "start_price": 1, "increment": 25, "starts_at": "2026-12-24T10:00:00Z", "ends_at": "2026-12-24T12:00:00Z"}`)); err != nil || f.Increment.Step(1e9) != 25 {
 		t.Fatalf("fixed increment: %+v %v", f, err)
 	}
 	for in, field := range map[string]string{
@@ -37,7 +37,7 @@ func TestDecodeConfig(t *testing.T) {
 		good + ` {}`:                 "",
 	} {
 		var ce *ConfigError
-		if _, err := DecodeConfigBytes([]byte(in)); !errors.As(err, &ce) || (field != "" && ce.Field != field) {
+		if _, err := DecodeConfig([]byte(in)); !errors.As(err, &ce) || (field != "" && ce.Field != field) {
 			t.Errorf("%s: %v, want a ConfigError on %q", in, err, field)
 		}
 	}
@@ -45,7 +45,7 @@ func TestDecodeConfig(t *testing.T) {
 	for _, field := range []string{"reserve_price", "buy_now_price"} {
 		in := fmt.Sprintf(`{"title": "x", "currency": "EUR", "start_price": 5, "increment": 1, %q: %d}`, field, MaxAmount+1)
 		var ce *ConfigError
-		if _, err := DecodeConfigBytes([]byte(in)); !errors.As(err, &ce) || ce.Field != field || !strings.Contains(ce.Error(), fmt.Sprint(MaxAmount)) {
+		if _, err := DecodeConfig([]byte(in)); !errors.As(err, &ce) || ce.Field != field || !strings.Contains(ce.Error(), fmt.Sprint(MaxAmount)) {
 			t.Errorf("%s above MaxAmount: %v", field, err)
 		}
 	}
@@ -55,7 +55,7 @@ func FuzzDecodeConfig(f *testing.F) {
 	f.Add([]byte(good))
 	f.Add([]byte(`{"increment": 0}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := DecodeConfigBytes(data)
+		c, err := DecodeConfig(data)
 		if err != nil {
 			var ce *ConfigError
 			if !errors.As(err, &ce) {
@@ -64,7 +64,7 @@ func FuzzDecodeConfig(f *testing.F) {
 			return
 		}
 		out, _ := json.Marshal(c)
-		again, err := DecodeConfigBytes(out)
+		again, err := DecodeConfig(out)
 		if err != nil || !reflect.DeepEqual(again, c) {
 			t.Fatalf("round trip %s: %+v, %v", out, again, err)
 		}

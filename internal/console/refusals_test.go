@@ -65,7 +65,7 @@ func TestRefusalsInKorean(t *testing.T) {
 		`{"capacity": 1, "capacity": 2}`, `{"capacity": 1, "grace": 5}`, `{"capacity": 1, "grace": "soon"}`,
 		`{"capacity": 1, "opens_at": "tomorrow"}`, `{"capacity": 1, "opens_at": 5}`, `[{"capacity": 1}]`, `null`,
 		`{"capacity": 1, "paused": "yes"}`, `{"capacity": 1, "page": "x"}`, `{"capacity": 1, "rate": {"admits": 1, "per": 60}}`}
-	add("room", func(s string) error { _, err := room.DecodeConfig(strings.NewReader(s)); return err }, rooms)
+	add("room", func(s string) error { _, err := room.DecodeConfig([]byte(s)); return err }, rooms)
 	drops := []string{`{"stock": 0, ` + opens + `}`, `{"title": "` + strings.Repeat("t", 201) + `", "stock": 1, ` + opens + `}`, `{"stock": 1, "per_visitor": 2, ` + opens + `}`, `{"stock": 1}`,
 		`{"stock": 1, "opens_at": "2300-01-01T00:00:00Z"}`, `{"stock": 1, ` + opens + `, "closes_at": "2300-01-01T00:00:00Z"}`,
 		`{"stock": 1, ` + opens + `, "closes_at": "2029-01-01T00:00:00Z"}`, `{"stock": 1, ` + opens + `, "room": "no such id!"}`,
@@ -73,7 +73,7 @@ func TestRefusalsInKorean(t *testing.T) {
 		`{` + opens + `, "codes": [` + manyCodes + `]}`, `{"stock": 1, ` + opens + `, "identity": "x"}`,
 		`{"stock": 1, ` + opens + `, "identity": "room"}`, `{` + opens + `, "codes": ["a", "a"]}`,
 		`{"stock": 1.5, ` + opens + `}`, `{"stock": 1, ` + opens + `, "title": 5}`, `{"stock": 1, ` + opens + `, "codes": "a"}`}
-	add("drop", func(s string) error { _, err := drop.DecodeConfig(strings.NewReader(s)); return err }, drops)
+	add("drop", func(s string) error { _, err := drop.DecodeConfig([]byte(s)); return err }, drops)
 	auctions := []string{`{"title": "", "currency": "KRW", "start_price": 100, "increment": 10, ` + times + `}`,
 		`{"title": "Lot", "currency": "won", "start_price": 100, "increment": 10, ` + times + `}`,
 		`{"title": "Lot", "currency": "KRW", "start_price": 0, "increment": 10, ` + times + `}`,
@@ -91,7 +91,7 @@ func TestRefusalsInKorean(t *testing.T) {
 		fmt.Sprintf(`{"title": "Lot", "currency": "KRW", "start_price": 100, "increment": [{"from": 0, "step": 1}, {"from": %d, "step": 2}], `+times+`}`, auction.MaxAmount+1),
 		`{"title": "Lot", "currency": "KRW", "start_price": 100, "increment": "x", ` + times + `}`,
 		`{` + lot + times + `, "soft_close": {"window": 60, "extend": "1m"}}`}
-	add("auction", func(s string) error { _, err := auction.DecodeConfig(strings.NewReader(s)); return err }, auctions)
+	add("auction", func(s string) error { _, err := auction.DecodeConfig([]byte(s)); return err }, auctions)
 
 	reasons := map[string]bool{}
 	for _, c := range cases {

@@ -8,12 +8,10 @@
 package drop
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/base32"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -76,12 +74,8 @@ func (e *ConfigError) Error() string {
 
 // DecodeConfig reads and validates a config; per_visitor defaults to 1 and, with codes, stock to their
 // number. Every refusal is a *ConfigError.
-func DecodeConfig(r io.Reader) (Config, error) {
+func DecodeConfig(b []byte) (Config, error) {
 	var c Config
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return Config{}, &ConfigError{Reason: err.Error()}
-	}
 	if err := rushgate.DecodeObject(b, &c); err != nil {
 		de, _ := errors.AsType[*rushgate.DecodeError](err)
 		return Config{}, &ConfigError{de.Field, de.Reason}
@@ -99,9 +93,6 @@ func DecodeConfig(r io.Reader) (Config, error) {
 	}
 	return c, c.Validate()
 }
-
-// DecodeConfigBytes is [DecodeConfig] over a byte slice.
-func DecodeConfigBytes(b []byte) (Config, error) { return DecodeConfig(bytes.NewReader(b)) }
 
 // Validate reports the first problem with c, as a *ConfigError.
 func (c Config) Validate() error {

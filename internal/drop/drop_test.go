@@ -9,7 +9,7 @@ import (
 )
 
 func TestDecodeConfig(t *testing.T) {
-	c, err := DecodeConfigBytes([]byte(`{"codes": ["A", "B"], "opens_at": "2026-12-24T10:00:00Z"}`))
+	c, err := DecodeConfig([]byte(`{"codes": ["A", "B"], "opens_at": "2026-12-24T10:00:00Z"}`))
 	if err != nil || c.Stock != 2 || c.PerVisitor != 1 {
 		t.Fatalf("defaults: %+v %v", c, err)
 	}
@@ -27,7 +27,7 @@ func TestDecodeConfig(t *testing.T) {
 		`{"stock": 3, "opens_at": "2026-12-24T10:00:00Z"} {}`: "",
 	} {
 		var ce *ConfigError
-		if _, err := DecodeConfigBytes([]byte(in)); !errors.As(err, &ce) || ce.Field != field {
+		if _, err := DecodeConfig([]byte(in)); !errors.As(err, &ce) || ce.Field != field {
 			t.Errorf("%s: %v, want a ConfigError on %q", in, err, field)
 		}
 	}
@@ -37,7 +37,7 @@ func FuzzDecodeConfig(f *testing.F) {
 	f.Add([]byte(`{"stock": 10, "per_visitor": 2, "opens_at": "2026-12-24T10:00:00Z", "closes_at": "2026-12-24T11:00:00Z", "room": "r", "release_on_claim": true}`))
 	f.Add([]byte(`{"codes": ["X", "Y"], "opens_at": "2026-12-24T10:00:00Z"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := DecodeConfigBytes(data)
+		c, err := DecodeConfig(data)
 		if err != nil {
 			var ce *ConfigError
 			if !errors.As(err, &ce) {
@@ -46,7 +46,7 @@ func FuzzDecodeConfig(f *testing.F) {
 			return
 		}
 		out, _ := json.Marshal(c)
-		again, err := DecodeConfigBytes(out)
+		again, err := DecodeConfig(out)
 		if err != nil || !reflect.DeepEqual(again, c) {
 			t.Fatalf("round trip %s: %+v %v", out, again, err)
 		}

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"net/http"
 	"time"
 
@@ -73,7 +72,7 @@ func (s *Server) putAuction(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	cfg, err := auction.DecodeConfig(bytes.NewReader(body))
+	cfg, err := auction.DecodeConfig(body)
 	if err == nil {
 		err = s.auctions.Put(r.Context(), id, cfg)
 	}

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -55,7 +54,7 @@ func (s *Server) putDrop(w http.ResponseWriter, r *http.Request) {
 	}
 	var cfg drop.Config
 	if err == nil {
-		cfg, err = drop.DecodeConfig(bytes.NewReader(body))
+		cfg, err = drop.DecodeConfig(body)
 	}
 	var info drop.Info
 	if err == nil {

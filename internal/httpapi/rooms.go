@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"net/http"
 
 	"github.com/rushgate/rushgate/internal/room"
@@ -24,7 +23,7 @@ func (s *Server) putRoom(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	cfg, err := room.DecodeConfig(bytes.NewReader(body))
+	cfg, err := room.DecodeConfig(body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -1,10 +1,8 @@
 package room
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"strings"
 	"time"
@@ -191,12 +189,8 @@ func (e *ConfigError) Error() string {
 
 // DecodeConfig reads a config from JSON, refusing unknown fields and trailing data, fills in defaults and
 // validates the result. Every refusal is a *ConfigError.
-func DecodeConfig(r io.Reader) (Config, error) {
+func DecodeConfig(b []byte) (Config, error) {
 	var c Config
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return Config{}, &ConfigError{Reason: err.Error()}
-	}
 	if err := rushgate.DecodeObject(b, &c); err != nil {
 		de, _ := errors.AsType[*rushgate.DecodeError](err)
 		return Config{}, &ConfigError{Field: de.Field, Reason: de.Reason}
@@ -207,9 +201,6 @@ func DecodeConfig(r io.Reader) (Config, error) {
 	}
 	return c, nil
 }
-
-// DecodeConfigBytes is [DecodeConfig] over a byte slice.
-func DecodeConfigBytes(b []byte) (Config, error) { return DecodeConfig(bytes.NewReader(b)) }
 
 func (c *Config) applyDefaults() {
 	if c.SessionTTL == 0 {

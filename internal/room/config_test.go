@@ -11,7 +11,7 @@ import (
 )
 
 func TestDecodeConfig(t *testing.T) {
-	c, err := DecodeConfigBytes([]byte(`{"capacity": 50, "rate": {"admits": 10, "per": "1m"}, "opens_at": "2026-12-24T10:00:00+01:00"}`))
+	c, err := DecodeConfig([]byte(`{"capacity": 50, "rate": {"admits": 10, "per": "1m"}, "opens_at": "2026-12-24T10:00:00+01:00"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestDecodeConfig(t *testing.T) {
 		`{"capacity": 5, "site_url": "/relative"}`:            "site_url",
 	}
 	for in, field := range bad {
-		_, err := DecodeConfigBytes([]byte(in))
+		_, err := DecodeConfig([]byte(in))
 		var ce *ConfigError
 		if !errors.As(err, &ce) {
 			t.Errorf("%s: %v, want a ConfigError", in, err)
@@ -56,7 +56,7 @@ func FuzzDecodeConfig(f *testing.F) {
 	f.Add([]byte(`{"rate": {"admits": 1, "per": "1ms"}}`))
 	f.Add([]byte(`{"capacity": 1e3}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := DecodeConfigBytes(data)
+		c, err := DecodeConfig(data)
 		if err != nil {
 			var ce *ConfigError
 			if !errors.As(err, &ce) {
@@ -72,7 +72,7 @@ func FuzzDecodeConfig(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := DecodeConfigBytes(out)
+		again, err := DecodeConfig(out)
 		if err != nil || !reflect.DeepEqual(normal(again), normal(c)) {
 			t.Fatalf("round trip: %s -> %+v, %v", out, again, err)
 		}

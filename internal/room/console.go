@@ -1,7 +1,6 @@
 package room
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -174,7 +173,7 @@ func (s *Service) Patch(ctx context.Context, id string, patch []byte) (Config, e
 	if err != nil {
 		return Config{}, err
 	}
-	cfg, err := DecodeConfig(bytes.NewReader(merged))
+	cfg, err := DecodeConfig(merged)
 	if err != nil {
 		return Config{}, err
 	}
