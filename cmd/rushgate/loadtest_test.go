@@ -37,10 +37,7 @@ func TestLoadtestMatchesServer(t *testing.T) {
 			Bounds    int            `json:"eta_bounds"`
 			Exceeded  int            `json:"eta_bounds_exceeded"`
 		}
-		data, err := os.ReadFile(filepath.Join(dir, "r.json"))
-		if err != nil || json.Unmarshal(data, &rep) != nil {
-			t.Fatalf("report: %v %s", err, data)
-		}
+		readReport(t, filepath.Join(dir, "r.json"), &rep)
 		_, body, _ := do(t, "GET", base+"/v1/rooms/"+room, testAdminKey, "")
 		stats := body["stats"].(map[string]any)
 		if float64(rep.Joins) != stats["joined_total"] || float64(rep.Admitted) != stats["admitted_total"] {
@@ -92,10 +89,7 @@ func TestRehearseADrop(t *testing.T) {
 		DropClaimed int            `json:"drop_claimed"`
 		Errors      map[string]int `json:"errors"`
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "r.json"))
-	if err != nil || json.Unmarshal(data, &rep) != nil {
-		t.Fatalf("report: %v %s", err, data)
-	}
+	readReport(t, filepath.Join(dir, "r.json"), &rep)
 	if rep.Claims != 10 || rep.DropClaimed != 10 || rep.DropStock != 10 || rep.Claims+rep.SoldOut != 30 || rep.Unserved != 0 || len(rep.Errors) != 0 {
 		t.Fatalf("report %+v\n%s", rep, report.String())
 	}
@@ -128,10 +122,7 @@ func TestRehearsalPastTheStreamBound(t *testing.T) {
 		Refused  int64          `json:"streams_refused"`
 		Errors   map[string]int `json:"errors"`
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "r.json"))
-	if err != nil || json.Unmarshal(data, &rep) != nil {
-		t.Fatalf("report: %v %s", err, data)
-	}
+	readReport(t, filepath.Join(dir, "r.json"), &rep)
 	if rep.Admitted != 12 || rep.Done != 12 || rep.Unserved != 0 || rep.Refused == 0 || len(rep.Errors) != 0 {
 		t.Fatalf("report %+v\n%s", rep, report.String())
 	}
@@ -140,5 +131,14 @@ func TestRehearsalPastTheStreamBound(t *testing.T) {
 	}
 	if html, err := os.ReadFile(filepath.Join(dir, "r.html")); err != nil || !strings.Contains(string(html), "Event streams refused") {
 		t.Fatalf("the HTML report does not say the streams were refused: %v", err)
+	}
+}
+
+// readReport reads a rehearsal's --report-json into rep.
+func readReport(t *testing.T, path string, rep any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil || json.Unmarshal(data, rep) != nil {
+		t.Fatalf("report: %v %s", err, data)
 	}
 }

@@ -322,29 +322,21 @@ func TestDropLive(t *testing.T) {
 func TestClaimKeyIsOne(t *testing.T) {
 	e := setup(t)
 	e.want(e.do("PUT", "/v1/drops/coupon", adminKey, e.dropCfg("")), 200, "")
-	claim := func(keys ...string) *http.Response {
+	claim := func(keys ...string) resp {
 		r, _ := http.NewRequest("POST", e.srv.URL+"/v1/drops/coupon/claims", nil)
-		for _, k := range keys {
-			r.Header.Add("Idempotency-Key", k)
-		}
-		res, err := e.srv.Client().Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		return res
+		r.Header["Idempotency-Key"] = keys
+		return e.send(r)
 	}
 	for _, keys := range [][]string{{"a", "b"}, {"a", "a"}, {strings.Repeat("k", 201)}} {
-		res := claim(keys...)
-		if res.StatusCode != 400 || len(res.Cookies()) != 0 {
-			t.Errorf("keys %.20q: %d with cookies %v, want 400 and none", keys, res.StatusCode, res.Cookies())
+		if r := claim(keys...); r.code != 400 || r.header.Get("Set-Cookie") != "" {
+			t.Errorf("keys %.20q: %d, cookie %q, want 400 and none", keys, r.code, r.header.Get("Set-Cookie"))
 		}
 	}
 	if d := e.do("GET", "/v1/drops/coupon", "", ""); d.num("claimed") != 0 {
 		t.Fatalf("a refused key claimed: %v", d.body)
 	}
-	if res := claim("one"); res.StatusCode != 201 || len(res.Cookies()) != 1 {
-		t.Fatalf("one key: %d, cookies %v", res.StatusCode, res.Cookies())
+	if r := claim("one"); r.code != 201 || r.header.Get("Set-Cookie") == "" {
+		t.Fatalf("one key: %d, cookie %q", r.code, r.header.Get("Set-Cookie"))
 	}
 }
 
@@ -354,21 +346,14 @@ func TestBearerSchemeAnyCase(t *testing.T) {
 	e := setup(t)
 	e.want(e.do("PUT", "/v1/drops/coupon", adminKey, e.dropCfg("")), 200, "")
 	tok := e.visitorToken("alice")
-	send := func(method, path, auth string) *http.Response {
+	as := func(method, path, auth string) resp {
 		r, _ := http.NewRequest(method, e.srv.URL+path, nil)
 		r.Header.Set("Authorization", auth)
-		res, err := e.srv.Client().Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		return res
+		return e.send(r)
 	}
-	if res := send("GET", "/v1/drops", "bearer "+adminKey); res.StatusCode != 200 {
-		t.Fatalf("an operator's call with bearer: %d", res.StatusCode)
-	}
-	if res := send("POST", "/v1/drops/coupon/claims", "BEARER "+tok); res.StatusCode != 201 || len(res.Cookies()) != 0 {
-		t.Fatalf("a claim with BEARER: %d, cookies %v (a new visitor)", res.StatusCode, res.Cookies())
+	e.want(as("GET", "/v1/drops", "bearer "+adminKey), 200, "")
+	if r := as("POST", "/v1/drops/coupon/claims", "BEARER "+tok); r.code != 201 || r.header.Get("Set-Cookie") != "" {
+		t.Fatalf("a claim with BEARER: %d, cookie %q (a new visitor)", r.code, r.header.Get("Set-Cookie"))
 	}
 	if mine := e.do("GET", "/v1/drops/coupon/claims/mine", tok, ""); len(mine.body["claims"].([]any)) != 1 {
 		t.Fatalf("the claim is not alice's: %v", mine.body)
