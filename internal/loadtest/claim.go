@@ -15,7 +15,7 @@ import (
 // round claims on a drop of its own), so every request takes a unit.
 func runClaim(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("claim", flag.ContinueOnError)
-	visitors := fs.Int("visitors", 60000, "visitors minted beforehand: the most claims a round can make")
+	visitors := fs.Int("visitors", 150000, "visitors minted beforehand: the most claims a round can make")
 	var c comparison
 	c.flags(fs, "http://127.0.0.1:8080", "rushgate base URL", true)
 	if err := c.parse(fs, args); err != nil {
