@@ -189,11 +189,6 @@ type errorBody struct {
 	} `json:"error"`
 }
 
-// writeError sends the JSON error envelope; 5xx responses are logged with the request's context. When
-// the client has gone (the request's context is done), a refusal of the request itself (4xx) is still
-// written, since a client that half-closed after a short body still reads it; a failure that came from
-// the leaving is neither answered nor logged, and the connection is closed without a response, so that
-// net/http never completes it as an empty 200.
 // failure maps err to what the API answers, logs it when it is the server's fault (5xx), and aborts
 // the answer when the visitor has gone: a failure they caused by leaving is neither answered nor logged.
 func (s *Server) failure(r *http.Request, err error) *Error {
@@ -213,6 +208,11 @@ func (s *Server) failure(r *http.Request, err error) *Error {
 	return e
 }
 
+// writeError sends the JSON error envelope; 5xx responses are logged with the request's context. When
+// the client has gone (the request's context is done), a refusal of the request itself (4xx) is still
+// written, since a client that half-closed after a short body still reads it; a failure that came from
+// the leaving is neither answered nor logged, and the connection is closed without a response, so that
+// net/http never completes it as an empty 200.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := s.failure(r, err)
 	if e.Status == http.StatusServiceUnavailable {

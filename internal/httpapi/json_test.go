@@ -4,6 +4,9 @@ import (
 	"cmp"
 	"encoding/json"
 	"net/http"
+	"os"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,6 +82,30 @@ func TestVisitorCookieMatchesNetHTTP(t *testing.T) {
 			if got := visitorCookie("v1.v_abc234.xyz-_AZ", base, secure); got != want {
 				t.Errorf("base=%q secure=%v: %q, net/http writes %q", base, secure, got, want)
 			}
+		}
+	}
+}
+
+// TestEveryCodeIsDocumented: each error code the API answers with is in the README's table of errors,
+// which clients switch on; "internal" (500) was not.
+func TestEveryCodeIsDocumented(t *testing.T) {
+	src, err := os.ReadFile("errors.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(readme), "### Errors")
+	table, _, _ = strings.Cut(table, "\n## ")
+	codes := regexp.MustCompile(`(?m)^\s+code[A-Z]\w*\s+= "([a-z_]+)"$`).FindAllStringSubmatch(string(src), -1)
+	if len(codes) < 30 {
+		t.Fatalf("found %d codes in errors.go", len(codes))
+	}
+	for _, c := range codes {
+		if !strings.Contains(table, "`"+c[1]+"`") {
+			t.Errorf("%s is not in the README's table of errors", c[1])
 		}
 	}
 }
