@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -109,6 +110,23 @@ func TestRoomListHistoryAndAudit(t *testing.T) {
 		t.Fatalf("audit next page: %v", rest.body)
 	}
 	e.want(e.do("GET", "/v1/audit?kind=planet", adminKey, ""), 400, "invalid_request")
+}
+
+// TestPatchMergesObjects: a patch's object merges into the one it names (RFC 7396): a new message keeps
+// the page's title, logo and colour, a new admits keeps the rate's per. They were replaced whole.
+func TestPatchMergesObjects(t *testing.T) {
+	e := setup(t)
+	e.putRoom("branded", `{"capacity": 1, "rate": {"admits": 10, "per": "1m"}, "page": {"title": "Sale", "logo_url": "https://example.com/l.png", "brand_color": "#112233"}}`)
+	e.want(e.do("PATCH", "/v1/rooms/branded", adminKey, `{"page": {"message": "Doors at ten", "title": null}, "rate": {"admits": 7}}`), 200, "")
+	cfg := e.do("GET", "/v1/rooms/branded", adminKey, "")
+	if page, rate := fmt.Sprint(cfg.body["page"]), fmt.Sprint(cfg.body["rate"]); page != "map[brand_color:#112233 logo_url:https://example.com/l.png message:Doors at ten]" ||
+		rate != "map[admits:7 per:1m0s]" {
+		t.Fatalf("after a patch of the page and the rate: page %s, rate %s", page, rate)
+	}
+	e.want(e.do("PATCH", "/v1/rooms/branded", adminKey, `{"page": null}`), 200, "")
+	if cfg := e.do("GET", "/v1/rooms/branded", adminKey, ""); cfg.body["page"] != nil {
+		t.Fatalf("a null page is kept: %v", cfg.body["page"])
+	}
 }
 
 func TestDropAndAuctionControls(t *testing.T) {

@@ -139,9 +139,11 @@ func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Po
 	return out, nil
 }
 
-// Patch changes the fields of a room's config that patch names, as a JSON merge patch (a null removes a
-// field, so that a room can drop its rate), keeping the rest: an operator's pause, or a new capacity,
-// without restating the whole config. The result is validated as a whole config is.
+// Patch changes the fields of a room's config that patch names, as a JSON merge patch (RFC 7396: a null
+// removes a field, so that a room can drop its rate, and an object merges into the one it names, so
+// that {"page": {"message": ...}} keeps the page's title and logo), keeping the rest: an operator's
+// pause, or a new capacity, without restating the whole config. The result is validated as a whole
+// config is.
 func (s *Service) Patch(ctx context.Context, id string, patch []byte) (Config, error) {
 	old, err := s.store.Room(ctx, id)
 	if err != nil {
@@ -158,18 +160,7 @@ func (s *Service) Patch(ctx context.Context, id string, patch []byte) (Config, e
 	if err != nil {
 		return Config{}, err
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(base, &m); err != nil {
-		return Config{}, err
-	}
-	for k, v := range p {
-		if string(v) == "null" {
-			delete(m, k)
-		} else {
-			m[k] = v
-		}
-	}
-	merged, err := json.Marshal(m)
+	merged, err := mergePatch(base, patch)
 	if err != nil {
 		return Config{}, err
 	}
@@ -178,4 +169,30 @@ func (s *Service) Patch(ctx context.Context, id string, patch []byte) (Config, e
 		return Config{}, err
 	}
 	return cfg, s.Put(ctx, id, cfg)
+}
+
+// mergePatch applies the JSON merge patch to the JSON value target (RFC 7396): a patch that is an
+// object changes target's members one by one, a null member removing one and an object member merging
+// into it; any other patch replaces target.
+func mergePatch(target, patch json.RawMessage) (json.RawMessage, error) {
+	var p map[string]json.RawMessage
+	if json.Unmarshal(patch, &p) != nil || p == nil {
+		return patch, nil
+	}
+	var t map[string]json.RawMessage
+	if json.Unmarshal(target, &t) != nil || t == nil {
+		t = map[string]json.RawMessage{}
+	}
+	for k, v := range p {
+		if string(v) == "null" {
+			delete(t, k)
+			continue
+		}
+		m, err := mergePatch(t[k], v)
+		if err != nil {
+			return nil, err
+		}
+		t[k] = m
+	}
+	return json.Marshal(t)
 }
