@@ -114,11 +114,15 @@ func TestAuctionBehindRoom(t *testing.T) {
 }
 
 // liveEvents opens the live feed and returns its parsed events (snapshot first) as they arrive.
-func (e *env) liveEvents(path string) (<-chan map[string]any, context.CancelFunc) {
+// liveEvents follows an SSE feed; header is pairs of names and values to send with it.
+func (e *env) liveEvents(path string, header ...string) (<-chan map[string]any, context.CancelFunc) {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+path, nil)
 	req.Header.Set("Accept", "text/event-stream")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	res, err := e.srv.Client().Do(req)
 	if err != nil || res.StatusCode != 200 {
 		e.t.Fatalf("live: %v %v", res, err)
@@ -188,6 +192,29 @@ func TestAuctionLiveFeedResume(t *testing.T) {
 	if ev := next(t, again); ev["seq"] != 4.0 {
 		t.Fatalf("live after resume %v", ev)
 	}
+}
+
+// TestAuctionLiveResumesFromLastEventID: an EventSource made with ?after=0 that reconnects sends the
+// id of the last event it got as Last-Event-ID and keeps its URL; the feed resumes after the header's
+// sequence. It went by the URL's, sending again every event the client already had.
+func TestAuctionLiveResumesFromLastEventID(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg("")), 200, "")
+	x, y := e.visitorToken("x"), e.visitorToken("y")
+	e.want(e.do("POST", "/v1/auctions/lot/bids", x, `{"max_amount": 3000}`), 201, "")
+	e.want(e.do("POST", "/v1/auctions/lot/bids", y, `{"max_amount": 2000}`), 201, "")
+	e.want(e.do("POST", "/v1/auctions/lot/bids", y, `{"max_amount": 4000}`), 201, "")
+	feed, _ := e.liveEvents("/v1/auctions/lot/live?after=0", "Last-Event-ID", "2")
+	if snap := next(t, feed); snap["_event"] != "snapshot" || snap["seq"] != 3.0 {
+		t.Fatalf("snapshot %v", snap)
+	}
+	if ev := next(t, feed); ev["seq"] != 3.0 {
+		t.Fatalf("resumed with %v, want seq 3: the events up to Last-Event-ID were sent again", ev)
+	}
+	req, _ := http.NewRequest("GET", e.srv.URL+"/v1/auctions/lot/live", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Last-Event-ID", "x")
+	e.want(e.send(req), 400, "invalid_request")
 }
 
 func TestAuctionLiveWebSocket(t *testing.T) {

@@ -18,9 +18,9 @@ import (
 // missed. WebSocket (coder/websocket) by default; Server-Sent Events with Accept: text/event-stream.
 func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	id, err := auctionID(r)
-	after := int64(-1)
-	if err == nil && r.URL.Query().Get("after") != "" {
-		after, _, err = pageParams(r)
+	var after int64
+	if err == nil {
+		after, err = resumeAfter(r)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -41,6 +41,24 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.liveWebSocket(w, r, id, st, after)
+}
+
+// resumeAfter is the sequence a feed resumes after, -1 for none (from the snapshot on): an EventSource
+// that reconnects sends the id of the last event it got as Last-Event-ID, which is newer than the
+// ?after= its URL was made with, so the header wins; without it, ?after=.
+func resumeAfter(r *http.Request) (int64, error) {
+	name, v := "Last-Event-ID", r.Header.Get("Last-Event-ID")
+	if v == "" {
+		name, v = "after", r.URL.Query().Get("after")
+	}
+	if v == "" {
+		return -1, nil
+	}
+	after, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || after < 0 {
+		return 0, apiError(http.StatusBadRequest, codeInvalidRequest, name+" must be a sequence number")
+	}
+	return after, nil
 }
 
 // holdFeed takes one of the client address's slots for a public live feed (an auction's, a drop's) and

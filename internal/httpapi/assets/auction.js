@@ -106,6 +106,11 @@ function apply(e) {
   if (e.seq <= seq) return; // already seen, before a reconnection
   seq = e.seq;
   if (!view) return;
+  if (e.seq <= view.seq) { // missed while away, and already in the snapshot the reconnection brought
+    if (e.kind === "bid") addHistory(e);
+    return;
+  }
+  view.seq = e.seq;
   view.price = e.price;
   view.ends_at = e.ends_at;
   if (e.kind === "bid") {
