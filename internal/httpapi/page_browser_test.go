@@ -301,6 +301,11 @@ func TestAuctionPage(t *testing.T) {
 				t.Fatalf("after the automatic answer: history %q, standing %q", top, shown("#standing"))
 			}
 			until(t, "the next minimum", func() bool { return strings.Contains(shown("#min"), "32,000") })
+			// The page's own bids came to it twice, in their answers and on the feed: each counted once.
+			if n, want := js(`(document.getElementById('leader').textContent.match(/\d+(?=\D*$)/) || [''])[0]`),
+				fmt.Sprint(e.do("GET", "/v1/auctions/lot", "", "").num("bid_count")); n != want {
+				t.Fatalf("the page counts %s bids, the auction %s", n, want)
+			}
 			// Every event came with what the page shows: it never read the auction again.
 			if n := js(`String(performance.getEntriesByType('resource').filter(r => new URL(r.name).pathname === '/v1/auctions/lot').length)`); n != "0" {
 				t.Fatalf("the page read the auction %s times beside its live feed", n)

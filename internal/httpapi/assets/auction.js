@@ -196,7 +196,7 @@ $("bidform").addEventListener("submit", async (ev) => {
     if (r.status === 201) {
       if (s.leading) sessionStorage.setItem(me.key, s.auction.leader);
       $("result").textContent = text("bid_taken");
-      view = s.auction;
+      if (!view || s.auction.seq > view.seq) view = s.auction; // the feed may have brought later events already
     } else if (s.error && s.error.code === "bid_too_low") {
       $("result").textContent = text("too_low", { amount: money(s.error.min_next_bid) });
     } else if (s.error && s.error.code === "not_admitted") {
@@ -218,7 +218,7 @@ $("buynow").addEventListener("click", async () => {
     const { r, s } = await post("/buy-now", {});
     if (r.ok) {
       sessionStorage.setItem(me.key, s.winner);
-      view = s;
+      if (!view || s.seq > view.seq) view = s;
     } else {
       $("result").textContent = failure(text, s);
     }
