@@ -113,8 +113,8 @@ func TestAuctionBehindRoom(t *testing.T) {
 	e.want(e.do("POST", "/v1/auctions/lot/bids", x, `{"max_amount": 3000, "admission_token": "`+adm+`"}`), 403, "not_admitted")
 }
 
-// liveEvents opens the live feed and returns its parsed events (snapshot first) as they arrive.
-// liveEvents follows an SSE feed; header is pairs of names and values to send with it.
+// liveEvents opens the live feed by SSE and returns its parsed events (snapshot first) as they arrive;
+// header is pairs of names and values to send with the request.
 func (e *env) liveEvents(path string, header ...string) (<-chan map[string]any, context.CancelFunc) {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
