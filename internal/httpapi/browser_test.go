@@ -2,13 +2,17 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -46,8 +50,53 @@ func tab(t *testing.T) context.Context {
 	// As an incognito window: no cookie or storage of an earlier test (or run of this one) reaches it.
 	ctx, cancel := chromedp.NewContext(browser.ctx, chromedp.WithNewBrowserContext())
 	ctx, stop := context.WithTimeout(ctx, 30*time.Second)
-	t.Cleanup(func() { stop(); cancel() })
+	faults := watchFaults(t, ctx)
+	t.Cleanup(func() {
+		stop()
+		cancel()
+		for _, f := range faults() {
+			t.Errorf("in the browser: %s", f)
+		}
+	})
 	return ctx
+}
+
+// watchFaults collects what a page should never do, and a test's assertions on what it shows may not
+// notice: throw an exception nothing catches (a promise's rejection too), or do something the
+// Content-Security-Policy refuses (an inline script or style, another origin).
+func watchFaults(t *testing.T, ctx context.Context) func() []string {
+	t.Helper()
+	var mu sync.Mutex
+	var faults []string
+	err := chromedp.Listen(ctx, func(ev any) {
+		var f string
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			d := ev.ExceptionDetails
+			f = d.Text
+			if d.Exception != nil && d.Exception.Description != "" {
+				f += " " + d.Exception.Description
+			}
+			f = fmt.Sprintf("uncaught exception at %s:%d: %s", d.URL, d.LineNumber+1, f)
+		case *cdplog.EventEntryAdded:
+			if ev.Entry.Source == cdplog.EntrySourceSecurity {
+				f = "refused by the page's policy: " + ev.Entry.Text
+			}
+		}
+		if f != "" {
+			mu.Lock()
+			faults = append(faults, f)
+			mu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatalf("opening a tab: %v", err)
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(faults)
+	}
 }
 
 // stopBrowser ends the shared browser, if a test started it.
