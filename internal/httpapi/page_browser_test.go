@@ -869,7 +869,7 @@ func TestAuctionReserveOnThePage(t *testing.T) {
 }
 
 // TestEventSourceResumesInABrowser: Chromium's own EventSource, made as the README shows it
-// (?after=SEQ), loses its connection while bids go on; it reconnects by itself with Last-Event-ID, and
+// (?after=SEQ), loses its connection while bids go on (through the cutter); it reconnects by itself with Last-Event-ID, and
 // gets each bid exactly once, none missed and none again. The auction's page, whose WebSocket was cut
 // too, shows the last price after it reconnects.
 func TestEventSourceResumesInABrowser(t *testing.T) {
@@ -877,10 +877,10 @@ func TestEventSourceResumesInABrowser(t *testing.T) {
 	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg("")), 200, "")
 	x, y := e.visitorToken("x"), e.visitorToken("y")
 	e.want(e.do("POST", "/v1/auctions/lot/bids", x, `{"amount": 1000}`), 201, "")
-	site, cut := cuttable(t, e.srv.Listener.Addr().String())
+	proxy := newCutter(t, e.srv.Listener.Addr().String())
 	ctx := tab(t)
 	js := func(expr string) string { return eval[string](t, ctx, expr) }
-	if err := chromedp.Do(ctx, chromedp.Navigate(site+"/a/lot?lang=en")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(proxy.url+"/a/lot?lang=en")); err != nil {
 		t.Fatal(err)
 	}
 	js(`window.seen = []; window.opens = 0;
@@ -888,7 +888,7 @@ func TestEventSourceResumesInABrowser(t *testing.T) {
 		es.addEventListener('open', () => { window.opens++; });
 		es.addEventListener('bid', (m) => window.seen.push(JSON.parse(m.data).seq)); ''`)
 	until(t, "the first bid on the feed", func() bool { return js(`window.seen.join(',')`) == "1" })
-	cut() // the network drops; bids go on
+	proxy.cut() // the network drops; bids go on
 	e.want(e.do("POST", "/v1/auctions/lot/bids", y, `{"amount": 1100}`), 201, "")
 	e.want(e.do("POST", "/v1/auctions/lot/bids", x, `{"amount": 1200}`), 201, "")
 	until(t, "the reconnection", func() bool { return js(`String(window.opens)`) == "2" })
@@ -906,45 +906,4 @@ func TestEventSourceResumesInABrowser(t *testing.T) {
 		t.Fatalf("after the reconnection the page says %q and lists %s bids, want 4", n, list)
 	}
 	screenshot(t, ctx, "auction-resumed")
-}
-
-// cuttable forwards a listener of its own to target and returns its URL and a cut that closes every
-// connection through it, as a network that drops does: streams hijack their connections, which
-// httptest's CloseClientConnections no longer sees.
-func cuttable(t *testing.T, target string) (url string, cut func()) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			in, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			out, err := net.Dial("tcp", target)
-			if err != nil {
-				in.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, in, out)
-			mu.Unlock()
-			go func() { _, _ = io.Copy(out, in); out.Close() }()
-			go func() { _, _ = io.Copy(in, out); in.Close() }()
-		}
-	}()
-	cut = func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-		conns = nil
-	}
-	t.Cleanup(func() { ln.Close(); cut() })
-	return "http://" + ln.Addr().String(), cut
 }
