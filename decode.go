@@ -27,12 +27,7 @@ func DecodeObject(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		if reason := jsonReason(err); reason == err.Error() { // a type's UnmarshalJSON refused a value
-			if f, ferr := failingMember(b, v); f != "" {
-				err = &memberError{f, ferr}
-			}
-		}
-		return &DecodeError{Field: jsonField(err), Reason: jsonReason(err)}
+		return decodeError(err, b, v)
 	}
 	if len(bytes.TrimLeft(b[dec.InputOffset():], " \t\r\n")) > 0 {
 		return &DecodeError{Reason: "unexpected data after the JSON object"}
@@ -157,30 +152,6 @@ func (e *DecodeError) Error() string {
 
 const notAnObject = "the body must be a JSON object"
 
-// memberError is the failure of one member's value, which encoding/json reports without its name.
-type memberError struct {
-	field string
-	err   error
-}
-
-func (e *memberError) Error() string { return e.err.Error() }
-func (e *memberError) Unwrap() error { return e.err }
-
-func jsonField(err error) string {
-	var typ *json.UnmarshalTypeError
-	var member *memberError
-	switch {
-	case errors.As(err, &member):
-		return member.field
-	case errors.As(err, &typ):
-		return typ.Field
-	}
-	if f, ok := strings.CutPrefix(err.Error(), `json: unknown field "`); ok {
-		return strings.TrimSuffix(f, `"`)
-	}
-	return ""
-}
-
 // failingMember finds the member of the object b whose value alone fails to decode into a fresh value
 // of v's type, in the order b names them, and that failure. encoding/json names the field of a wrong
 // type but not of a value its type's own UnmarshalJSON refused (a time that is not RFC 3339, an
@@ -209,29 +180,36 @@ func failingMember(b []byte, v any) (string, error) {
 	return "", nil
 }
 
-func jsonReason(err error) string {
+// decodeError says what is wrong with b, which encoding/json refused to decode into v with err, and
+// in which field.
+func decodeError(err error, b []byte, v any) *DecodeError {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
-	var tim *time.ParseError
-	var member *memberError
 	switch {
 	case errors.As(err, &syn):
-		return fmt.Sprintf("malformed JSON at offset %d", syn.Offset)
+		return &DecodeError{Reason: fmt.Sprintf("malformed JSON at offset %d", syn.Offset)}
 	case errors.As(err, &typ) && typ.Field == "":
-		return notAnObject
+		return &DecodeError{Reason: notAnObject}
 	case errors.As(err, &typ):
-		return "must be " + typeName(typ.Type)
-	case errors.As(err, &member) && (errors.As(err, &tim) || strings.Contains(err.Error(), "Time.UnmarshalJSON")):
-		return `must be an RFC 3339 time such as "2026-12-24T18:00:00Z"`
-	case strings.HasPrefix(err.Error(), `json: unknown field "`):
-		return "unknown field"
+		return &DecodeError{Field: typ.Field, Reason: "must be " + typeName(typ.Type)}
 	case errors.Is(err, io.EOF):
-		return "empty body"
+		return &DecodeError{Reason: "empty body"}
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "malformed JSON: the body ends inside the object"
-	default:
-		return err.Error()
+		return &DecodeError{Reason: "malformed JSON: the body ends inside the object"}
 	}
+	if f, ok := strings.CutPrefix(err.Error(), `json: unknown field "`); ok {
+		return &DecodeError{Field: strings.TrimSuffix(f, `"`), Reason: "unknown field"}
+	}
+	// A type's own UnmarshalJSON refused a value: encoding/json does not say whose.
+	f, ferr := failingMember(b, v)
+	var tim *time.ParseError
+	switch {
+	case f == "":
+		return &DecodeError{Reason: err.Error()}
+	case errors.As(ferr, &tim) || strings.Contains(ferr.Error(), "Time.UnmarshalJSON"):
+		return &DecodeError{Field: f, Reason: `must be an RFC 3339 time such as "2026-12-24T18:00:00Z"`}
+	}
+	return &DecodeError{Field: f, Reason: ferr.Error()}
 }
 
 // typeName says in a client's words what a field of type t holds.
