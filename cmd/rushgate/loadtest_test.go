@@ -19,14 +19,6 @@ func TestLoadtestMatchesServer(t *testing.T) {
 		if code, body, _ := do(t, "PUT", base+"/v1/rooms/"+room, testAdminKey, `{"capacity": 4, "rate": {"admits": 20, "per": "1s"}}`); code != 200 {
 			t.Fatalf("PUT room: %d %v", code, body)
 		}
-		dir := t.TempDir()
-		var report, progress syncBuffer
-		err := run(context.Background(), []string{"loadtest", "--target", base, "--room", room, "--visitors", "30", "--arrival-rate", "30",
-			"--think", "200ms", "--duration", "30s", mode, "--admin-key", testAdminKey,
-			"--report", filepath.Join(dir, "r.html"), "--report-json", filepath.Join(dir, "r.json")}, &report, &progress)
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", mode, err, report.String())
-		}
 		var rep struct {
 			Joins     int64          `json:"joins"`
 			Admitted  int64          `json:"admissions"`
@@ -37,27 +29,27 @@ func TestLoadtestMatchesServer(t *testing.T) {
 			Bounds    int            `json:"eta_bounds"`
 			Exceeded  int            `json:"eta_bounds_exceeded"`
 		}
-		readReport(t, filepath.Join(dir, "r.json"), &rep)
+		printed, html := rehearse(t, &rep, "--target", base, "--room", room, "--visitors", "30", "--arrival-rate", "30",
+			"--think", "200ms", "--duration", "30s", mode, "--admin-key", testAdminKey)
 		_, body, _ := do(t, "GET", base+"/v1/rooms/"+room, testAdminKey, "")
 		stats := body["stats"].(map[string]any)
 		if float64(rep.Joins) != stats["joined_total"] || float64(rep.Admitted) != stats["admitted_total"] {
 			t.Fatalf("%s: report joins %d admissions %d; the server counts %v", mode, rep.Joins, rep.Admitted, stats)
 		}
 		if rep.Joins != 30 || rep.Admitted != 30 || rep.Done != 30 || len(rep.Errors) != 0 || rep.RoomRate != 20 || rep.ETASample == 0 {
-			t.Fatalf("%s: report %+v\n%s", mode, rep, report.String())
+			t.Fatalf("%s: report %+v\n%s", mode, rep, printed)
 		}
 		// The first to wait were told the most their wait could be (4 slots of 10 minutes), which held.
-		if rep.Bounds == 0 || rep.Exceeded != 0 || !strings.Contains(report.String(), "ETA upper bounds") {
-			t.Fatalf("%s: ETA upper bounds %d, exceeded %d\n%s", mode, rep.Bounds, rep.Exceeded, report.String())
+		if rep.Bounds == 0 || rep.Exceeded != 0 || !strings.Contains(printed, "ETA upper bounds") {
+			t.Fatalf("%s: ETA upper bounds %d, exceeded %d\n%s", mode, rep.Bounds, rep.Exceeded, printed)
 		}
-		if !strings.Contains(report.String(), "joins 30, admissions 30") {
-			t.Fatalf("%s: the printed report: %s", mode, report.String())
+		if !strings.Contains(printed, "joins 30, admissions 30") {
+			t.Fatalf("%s: the printed report: %s", mode, printed)
 		}
-		if html, err := os.ReadFile(filepath.Join(dir, "r.html")); err != nil || !strings.Contains(string(html), "<polyline") {
+		if page, err := os.ReadFile(html); err != nil || !strings.Contains(string(page), "<polyline") {
 			t.Fatalf("%s: HTML report: %v", mode, err)
 		}
 	}
-
 }
 
 // TestRehearseADrop rehearses a coupon drop behind a room that follows its stock: thirty visitors, ten
@@ -73,13 +65,6 @@ func TestRehearseADrop(t *testing.T) {
 	if code, body, _ := do(t, "PUT", base+"/v1/rooms/launch", testAdminKey, `{"capacity": 3, "drop": "gift"}`); code != 200 {
 		t.Fatalf("PUT room: %d %v", code, body)
 	}
-	dir := t.TempDir()
-	var report, progress syncBuffer
-	err := run(context.Background(), []string{"loadtest", "--target", base, "--room", "launch", "--drop", "gift", "--visitors", "30",
-		"--arrival-rate", "60", "--think", "0s", "--duration", "30s", "--report-json", filepath.Join(dir, "r.json")}, &report, &progress)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, report.String())
-	}
 	var rep struct {
 		Joins       int64          `json:"joins"`
 		Claims      int64          `json:"claims"`
@@ -89,12 +74,13 @@ func TestRehearseADrop(t *testing.T) {
 		DropClaimed int            `json:"drop_claimed"`
 		Errors      map[string]int `json:"errors"`
 	}
-	readReport(t, filepath.Join(dir, "r.json"), &rep)
+	printed, _ := rehearse(t, &rep, "--target", base, "--room", "launch", "--drop", "gift", "--visitors", "30",
+		"--arrival-rate", "60", "--think", "0s", "--duration", "30s")
 	if rep.Claims != 10 || rep.DropClaimed != 10 || rep.DropStock != 10 || rep.Claims+rep.SoldOut != 30 || rep.Unserved != 0 || len(rep.Errors) != 0 {
-		t.Fatalf("report %+v\n%s", rep, report.String())
+		t.Fatalf("report %+v\n%s", rep, printed)
 	}
-	if !strings.Contains(report.String(), "drop gift: claims 10, told sold out 20; the drop counts 10 of 10 claimed") {
-		t.Fatalf("the printed report:\n%s", report.String())
+	if !strings.Contains(printed, "drop gift: claims 10, told sold out 20; the drop counts 10 of 10 claimed") {
+		t.Fatalf("the printed report:\n%s", printed)
 	}
 }
 
@@ -107,14 +93,6 @@ func TestRehearsalPastTheStreamBound(t *testing.T) {
 	if code, body, _ := do(t, "PUT", base+"/v1/rooms/crowd", testAdminKey, `{"capacity": 4}`); code != 200 {
 		t.Fatalf("PUT room: %d %v", code, body)
 	}
-	dir := t.TempDir()
-	var report, progress syncBuffer
-	err := run(context.Background(), []string{"loadtest", "--target", base, "--room", "crowd", "--visitors", "12", "--arrival-rate", "100",
-		"--think", "100ms", "--duration", "40s", "--report-json", filepath.Join(dir, "r.json"), "--report", filepath.Join(dir, "r.html")},
-		&report, &progress)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, report.String())
-	}
 	var rep struct {
 		Admitted int64          `json:"admissions"`
 		Done     int64          `json:"done"`
@@ -122,23 +100,33 @@ func TestRehearsalPastTheStreamBound(t *testing.T) {
 		Refused  int64          `json:"streams_refused"`
 		Errors   map[string]int `json:"errors"`
 	}
-	readReport(t, filepath.Join(dir, "r.json"), &rep)
+	printed, html := rehearse(t, &rep, "--target", base, "--room", "crowd", "--visitors", "12", "--arrival-rate", "100",
+		"--think", "100ms", "--duration", "40s")
 	if rep.Admitted != 12 || rep.Done != 12 || rep.Unserved != 0 || rep.Refused == 0 || len(rep.Errors) != 0 {
-		t.Fatalf("report %+v\n%s", rep, report.String())
+		t.Fatalf("report %+v\n%s", rep, printed)
 	}
-	if !strings.Contains(report.String(), "event streams refused") {
-		t.Fatalf("the printed report:\n%s", report.String())
+	if !strings.Contains(printed, "event streams refused") {
+		t.Fatalf("the printed report:\n%s", printed)
 	}
-	if html, err := os.ReadFile(filepath.Join(dir, "r.html")); err != nil || !strings.Contains(string(html), "Event streams refused") {
+	if page, err := os.ReadFile(html); err != nil || !strings.Contains(string(page), "Event streams refused") {
 		t.Fatalf("the HTML report does not say the streams were refused: %v", err)
 	}
 }
 
-// readReport reads a rehearsal's --report-json into rep.
-func readReport(t *testing.T, path string, rep any) {
+// rehearse runs `rushgate loadtest` with args, writing its JSON and HTML reports into a directory of
+// the test's, and reads the JSON one into rep: it returns the printed report and the HTML report's path.
+func rehearse(t *testing.T, rep any, args ...string) (printed, html string) {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	dir := t.TempDir()
+	html = filepath.Join(dir, "r.html")
+	args = append(append([]string{"loadtest"}, args...), "--report-json", filepath.Join(dir, "r.json"), "--report", html)
+	var report, progress syncBuffer
+	if err := run(context.Background(), args, &report, &progress); err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, report.String())
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "r.json"))
 	if err != nil || json.Unmarshal(data, rep) != nil {
 		t.Fatalf("report: %v %s", err, data)
 	}
+	return report.String(), html
 }
