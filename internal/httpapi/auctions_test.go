@@ -113,8 +113,9 @@ func TestAuctionBehindRoom(t *testing.T) {
 	e.want(e.do("POST", "/v1/auctions/lot/bids", x, `{"max_amount": 3000, "admission_token": "`+adm+`"}`), 403, "not_admitted")
 }
 
-// liveEvents opens the live feed by SSE and returns its parsed events (snapshot first) as they arrive;
-// header is pairs of names and values to send with the request.
+// liveEvents opens the live feed by SSE and returns its parsed events (snapshot first) as they arrive,
+// with their event names as "_event" and ids as "_id"; the channel closes when the feed ends. header
+// is pairs of names and values to send with the request.
 func (e *env) liveEvents(path string, header ...string) (<-chan map[string]any, context.CancelFunc) {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -132,17 +133,21 @@ func (e *env) liveEvents(path string, header ...string) (<-chan map[string]any, 
 		defer close(ch)
 		defer res.Body.Close()
 		sc := bufio.NewScanner(res.Body)
-		kind := ""
+		kind, id := "", ""
 		for sc.Scan() {
 			line := sc.Text()
 			if k, ok := strings.CutPrefix(line, "event: "); ok {
 				kind = k
 			}
+			if v, ok := strings.CutPrefix(line, "id: "); ok {
+				id = v
+			}
 			if d, ok := strings.CutPrefix(line, "data: "); ok {
 				var m map[string]any
 				_ = json.Unmarshal([]byte(d), &m)
-				m["_event"] = kind
+				m["_event"], m["_id"] = kind, id
 				ch <- m
+				id = ""
 			}
 		}
 	}()
@@ -270,6 +275,108 @@ func TestAuctionLiveWebSocket(t *testing.T) {
 	e.want(e.do("POST", "/v1/auctions/lot/bids", x, `{"max_amount": 9000}`), 201, "")
 	if m := read(); m["seq"] != 5.0 { // no duplicate of 3 or 4, nothing skipped
 		t.Fatalf("after resuming %v", m)
+	}
+}
+
+// TestAuctionLiveEndsWhenOver: once an auction is closed or sold, its feeds end after the last event,
+// by SSE and by WebSocket (a normal closure), and a feed opened afterwards ends after its snapshot. An
+// EventSource that reconnects with the last id is answered 204, which stops it. Feeds stayed open
+// after the end, each holding a connection and one of its address's slots until the visitor left.
+func TestAuctionLiveEndsWhenOver(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg(`, "buy_now_price": 9000`)), 200, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ws := "ws" + strings.TrimPrefix(e.srv.URL, "http") + "/v1/auctions/lot/live"
+	dial := func() *websocket.Conn {
+		c, _, err := websocket.Dial(ctx, ws, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.CloseNow() })
+		return c
+	}
+	// read returns the types or kinds of a socket's messages up to its closure, and the closure's status.
+	read := func(c *websocket.Conn) ([]string, websocket.StatusCode) {
+		var got []string
+		for {
+			_, data, err := c.Read(ctx)
+			if err != nil {
+				return got, websocket.CloseStatus(err)
+			}
+			var m map[string]any
+			_ = json.Unmarshal(data, &m)
+			got = append(got, fmt.Sprint(m["type"], m["kind"]))
+		}
+	}
+	sse, _ := e.liveEvents("/v1/auctions/lot/live")
+	c := dial()
+	if snap := next(t, sse); snap["_event"] != "snapshot" || snap["_id"] != "" {
+		t.Fatalf("snapshot of an open auction %v: it has no id, since older events may follow it", snap)
+	}
+	e.want(e.do("POST", "/v1/auctions/lot/buy-now", e.visitorToken("x"), ""), 200, "")
+	if ev := next(t, sse); ev["kind"] != "sold" || ev["_id"] != "1" {
+		t.Fatalf("sale %v", ev)
+	}
+	ends(t, sse)
+	if got, status := read(c); fmt.Sprint(got) != "[snapshot<nil> <nil>sold]" || status != websocket.StatusNormalClosure {
+		t.Fatalf("socket got %v, closed with %v; want the snapshot, the sale and a normal closure", got, status)
+	}
+
+	// Opened after the sale: the snapshot, with the last event's id, and the end.
+	again, _ := e.liveEvents("/v1/auctions/lot/live")
+	if snap := next(t, again); snap["status"] != "sold" || snap["_id"] != "1" {
+		t.Fatalf("snapshot of a sold auction %v", snap)
+	}
+	ends(t, again)
+	if got, status := read(dial()); fmt.Sprint(got) != "[snapshot<nil>]" || status != websocket.StatusNormalClosure {
+		t.Fatalf("socket on a sold auction got %v, closed with %v", got, status)
+	}
+	for _, h := range [][2]string{{"Last-Event-ID", "1"}, {"Last-Event-ID", "7"}} {
+		req, _ := http.NewRequest("GET", e.srv.URL+"/v1/auctions/lot/live", nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set(h[0], h[1])
+		res, err := e.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusNoContent {
+			t.Fatalf("an EventSource reconnecting after the end (%s: %s): %d, want 204", h[0], h[1], res.StatusCode)
+		}
+	}
+	// A reconnection that missed the sale gets it, then the end.
+	missed, _ := e.liveEvents("/v1/auctions/lot/live?after=0")
+	if snap, ev := next(t, missed), next(t, missed); snap["_id"] != "" || ev["kind"] != "sold" {
+		t.Fatalf("resumed after 0: %v then %v", snap, ev)
+	}
+	ends(t, missed)
+
+	// An operator's end: a bid, then the close, ends the feed as well.
+	e.want(e.do("PUT", "/v1/auctions/two", adminKey, e.auctionCfg("")), 200, "")
+	e.want(e.do("POST", "/v1/auctions/two/bids", e.visitorToken("y"), `{"amount": 1000}`), 201, "")
+	two, _ := e.liveEvents("/v1/auctions/two/live")
+	next(t, two)
+	e.want(e.do("POST", "/v1/auctions/two/end", adminKey, ""), 200, "")
+	if ev := next(t, two); ev["kind"] != "extended" { // the end moved to now
+		t.Fatalf("end %v", ev)
+	}
+	if ev := next(t, two); ev["kind"] != "closed" || ev["_id"] != "3" {
+		t.Fatalf("close %v", ev)
+	}
+	ends(t, two)
+}
+
+// ends fails unless a feed ends within 5 s without another event.
+func ends(t *testing.T, ch <-chan map[string]any) {
+	t.Helper()
+	select {
+	case m, ok := <-ch:
+		if ok {
+			t.Fatalf("an event after the last: %v", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the feed still runs 5 s after the auction's end")
 	}
 }
 

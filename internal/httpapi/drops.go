@@ -71,9 +71,16 @@ func (s *Server) putDrop(w http.ResponseWriter, r *http.Request) {
 // dropLive streams a drop's public view as Server-Sent Events ("drop"): at once, then whenever it
 // changes, at most once per drop.FeedEvery, until it is sold out or gone. A crowd on the drop's page
 // holds these rather than polling: whatever its size, each instance reads the drop once per interval.
+// The sold-out view, the last, carries an id, so that an EventSource reconnecting after it sends
+// Last-Event-ID and is answered 204, which stops it rather than have it read the end every 2 s.
 func (s *Server) dropLive(w http.ResponseWriter, r *http.Request) {
 	id, info, ok := s.readDrop(w, r)
 	if !ok {
+		return
+	}
+	if r.Header.Get("Last-Event-ID") != "" && dropViewOf(id, info, s.now()).Status == string(drop.StatusSoldOut) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	done, ok := s.holdFeed(w, r)
@@ -101,8 +108,12 @@ func (s *Server) dropLive(w http.ResponseWriter, r *http.Request) {
 	for {
 		v := dropViewOf(id, info, s.now())
 		data, _ := json.Marshal(v)
-		if !out.send([]byte("event: drop\ndata: "+string(data)+"\n\n")) || v.Status == string(drop.StatusSoldOut) {
-			return // sold out is final
+		if v.Status == string(drop.StatusSoldOut) { // final: the last view
+			out.send([]byte("id: sold_out\nevent: drop\ndata: " + string(data) + "\n\n"))
+			return
+		}
+		if !out.send([]byte("event: drop\ndata: " + string(data) + "\n\n")) {
+			return
 		}
 		for fresh := false; !fresh; {
 			select {

@@ -275,10 +275,15 @@ func TestDropLive(t *testing.T) {
 	go func() {
 		defer close(views)
 		sc := bufio.NewScanner(res.Body)
+		id := ""
 		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
+				id = v
+			}
 			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
 				var m map[string]any
 				_ = json.Unmarshal([]byte(data), &m)
+				m["_id"], id = id, ""
 				views <- m
 			}
 		}
@@ -304,7 +309,7 @@ func TestDropLive(t *testing.T) {
 		t.Fatalf("after a claim %v", m)
 	}
 	e.want(e.do("POST", "/v1/drops/live/claims", e.visitorToken("b"), ""), 201, "")
-	if m := next("the last claim"); m["remaining"] != 0.0 || m["status"] != "sold_out" {
+	if m := next("the last claim"); m["remaining"] != 0.0 || m["status"] != "sold_out" || m["_id"] != "sold_out" {
 		t.Fatalf("after the last claim %v", m)
 	}
 	select {
@@ -314,6 +319,15 @@ func TestDropLive(t *testing.T) {
 		}
 	case <-time.After(3 * drop.FeedEvery):
 		t.Fatal("the feed did not end after sold out")
+	}
+	// An EventSource reconnects after the end with the last id: 204 stops it. It read the sold-out
+	// view again every 2 s for as long as its page stayed open.
+	again, _ := http.NewRequest("GET", e.srv.URL+"/v1/drops/live/live", nil)
+	again.Header.Set("Last-Event-ID", "sold_out")
+	if res, err := e.srv.Client().Do(again); err != nil || res.StatusCode != http.StatusNoContent {
+		t.Fatalf("a reconnection after sold out: %v %v, want 204", res, err)
+	} else {
+		res.Body.Close()
 	}
 }
 

@@ -16,6 +16,9 @@ import (
 // live streams an auction: a snapshot, then every event from after (the snapshot's sequence by
 // default), each once, in order, so that a client that reconnects with ?after=SEQ gets exactly what it
 // missed. WebSocket (coder/websocket) by default; Server-Sent Events with Accept: text/event-stream.
+// The feed ends once the auction is over and the client has its last event: a crowd that stays on
+// the page of an ended auction holds no connection. An EventSource that reconnects after that end is
+// answered 204, which stops it for good.
 func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	id, err := auctionID(r)
 	var after int64
@@ -31,17 +34,33 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	sse := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	if sse && after >= 0 && over(st, after) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	done, ok := s.holdFeed(w, r)
 	if !ok {
 		return
 	}
 	defer done()
-	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+	if sse {
 		s.liveSSE(w, r, id, st, after)
 		return
 	}
 	s.liveWebSocket(w, r, id, st, after)
 }
+
+// over reports whether a client that has an auction's events up to after has had them all for good:
+// the auction is closed or sold, and nothing follows its last event. (An auction that closed without
+// bids may still be replaced by an operator; its viewers see the new one when they load its page.)
+func over(st auction.State, after int64) bool {
+	return (st.Closed || st.Sold) && after >= st.Seq
+}
+
+// last reports whether an event is an auction's last: its close or its sale.
+func last(kind string) bool { return kind == auction.EventClosed || kind == auction.EventSold }
 
 // resumeAfter is the sequence a feed resumes after, -1 for none (from the snapshot on): an EventSource
 // that reconnects sends the id of the last event it got as Last-Event-ID, which is newer than the
@@ -86,9 +105,12 @@ func (s *Server) liveSSE(w http.ResponseWriter, r *http.Request, id string, st a
 	if !out.send([]byte("retry: 2000\n\n")) {
 		return
 	}
+	// Events carry their sequence as the id an EventSource resumes after. A snapshot does only when no
+	// event can follow it (the auction is over): events older than it may follow otherwise.
+	final := after < 0 && over(st, st.Seq)
 	s.feed(r.Context(), id, st, after, func(kind string, seq int64, data []byte) bool {
 		head := "event: " + kind + "\n"
-		if kind != "snapshot" && kind != "" {
+		if (kind != "snapshot" || final) && kind != "" {
 			head = "id: " + strconv.FormatInt(seq, 10) + "\n" + head
 		}
 		if kind == "" {
@@ -107,7 +129,7 @@ func (s *Server) liveWebSocket(w http.ResponseWriter, r *http.Request, id string
 	}
 	defer c.CloseNow()
 	ctx := c.CloseRead(r.Context()) // ends when the client closes
-	s.feed(ctx, id, st, after, func(kind string, _ int64, data []byte) bool {
+	ended := s.feed(ctx, id, st, after, func(kind string, _ int64, data []byte) bool {
 		if kind == "" {
 			return c.Ping(ctx) == nil
 		}
@@ -115,13 +137,18 @@ func (s *Server) liveWebSocket(w http.ResponseWriter, r *http.Request, id string
 		defer cancel()
 		return c.Write(wctx, websocket.MessageText, data) == nil
 	})
+	if ended { // a normal closure: the client has everything and need not come back
+		_ = c.Close(websocket.StatusNormalClosure, "auction over")
+		return
+	}
 	_ = c.Close(websocket.StatusGoingAway, "stream ended")
 }
 
 // feed sends the snapshot st ("snapshot"), then each event under its kind, and a keep-alive (kind "")
-// when quiet, until send fails, ctx ends or the server drains. Events after the snapshot that came
-// before the feed followed the auction are read first, so none is missed.
-func (s *Server) feed(ctx context.Context, id string, st auction.State, after int64, send func(kind string, seq int64, data []byte) bool) {
+// when quiet, until send fails, ctx ends, the server drains or the auction is over (ended reports
+// that: the client has had the last event). Events after the snapshot that came before the feed
+// followed the auction are read first, so none is missed.
+func (s *Server) feed(ctx context.Context, id string, st auction.State, after int64, send func(kind string, seq int64, data []byte) bool) (ended bool) {
 	f := s.auctions.Follow(id)
 	defer f.Close()
 	changed := f.Changed()
@@ -130,36 +157,41 @@ func (s *Server) feed(ctx context.Context, id string, st auction.State, after in
 		auctionView
 	}{"snapshot", viewOf(id, st, s.now())})
 	if !send("snapshot", st.Seq, snap) {
-		return
+		return false
 	}
 	if after < 0 {
 		after = st.Seq
 	}
+	if over(st, after) {
+		return true
+	}
 	for {
 		evs, err := f.Events(ctx, after, 500)
 		if err != nil {
-			return
+			return false
 		}
 		for _, ev := range evs {
 			data, _ := json.Marshal(ev)
 			if !send(ev.Kind, ev.Seq, data) {
-				return
+				return false
 			}
-			after = ev.Seq
+			if after = ev.Seq; last(ev.Kind) {
+				return true
+			}
 		}
 		if len(evs) == 500 {
 			continue
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-s.streamCtx.Done():
-			return
+			return false
 		case <-changed:
 			changed = f.Changed()
 		case <-time.After(keepAlive):
 			if !send("", 0, nil) {
-				return
+				return false
 			}
 		}
 	}

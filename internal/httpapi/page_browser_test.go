@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/golang-jwt/jwt/v5"
 
@@ -254,9 +255,8 @@ func TestAuctionPage(t *testing.T) {
 				t.Fatal(err)
 			}
 			until(t, "the live feed", func() bool { return js(`String(document.getElementById('live').hidden)`) == "false" })
-			if !strings.Contains(shown("#price"), "10,000") {
-				t.Fatalf("price %q", shown("#price"))
-			}
+			// The socket opens before its snapshot comes: the price shows a moment after the feed's mark.
+			until(t, "the price", func() bool { return strings.Contains(shown("#price"), "10,000") })
 			other := e.visitorToken("other")
 			start := time.Now()
 			e.want(e.do("POST", "/v1/auctions/lot/bids", other, `{"amount": 12000}`), 201, "")
@@ -807,12 +807,20 @@ func TestDropPageCodeOnAPhone(t *testing.T) {
 }
 
 // TestAuctionBuyNowAsksFirst: buying now is a purchase in one press, so the first press only asks,
-// with the price; the second buys.
+// with the price; the second buys. Sold, the auction's feed ends and the page does not open another.
 func TestAuctionBuyNowAsksFirst(t *testing.T) {
 	e := setup(t)
 	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg(`, "reserve_price": 5000, "buy_now_price": 9000`)), 200, "")
 	ctx := tab(t)
 	shown := shownIn(t, ctx)
+	var sockets atomic.Int32
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if _, ok := ev.(*network.EventWebSocketCreated); ok {
+			sockets.Add(1)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/a/lot?lang=en")); err != nil {
 		t.Fatal(err)
 	}
@@ -835,6 +843,16 @@ func TestAuctionBuyNowAsksFirst(t *testing.T) {
 	if r := eval[string](t, ctx, `String(document.getElementById('reserve').hidden)`); r != "true" {
 		t.Fatal("a sold auction still says its reserve is not met")
 	}
+	// Hidden, and not drawn: the form's display rule kept it on a sold auction's page.
+	if drawn := eval[string](t, ctx, `String(document.getElementById('bidform').getClientRects().length)`); drawn != "0" {
+		t.Fatal("a sold auction's page still shows the form to bid")
+	}
+	until(t, "the feed's end", func() bool { return eval[string](t, ctx, `String(document.getElementById('live').hidden)`) == "true" })
+	time.Sleep(2 * time.Second) // a page that reconnects does so after half a second, then one
+	if n := sockets.Load(); n != 1 {
+		t.Fatalf("the page opened %d sockets to the feed; want 1: it reconnected to a sold auction's", n)
+	}
+	screenshot(t, ctx, "auction-sold")
 }
 
 // TestAuctionReserveOnThePage: a page tells bidders the reserve is not met yet, learns from a bid's

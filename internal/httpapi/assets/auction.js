@@ -157,8 +157,10 @@ function connect() {
     }
     apply(e);
   });
-  socket.addEventListener("close", () => {
+  socket.addEventListener("close", (ev) => {
     $("live").hidden = true;
+    // A normal closure after the close or the sale: the feed has said all it will; the page stays as is.
+    if (ev.code === 1000 && view && (view.status === "closed" || view.status === "sold")) return;
     setTimeout(connect, retry);
     retry = Math.min(retry * 2, 10000);
   });
