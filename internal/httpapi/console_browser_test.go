@@ -346,6 +346,8 @@ func TestConsoleDropAndAuction(t *testing.T) {
 	if hint := eval[string](t, ctx, `document.getElementById('edit-auction-start_price-money').textContent`); hint != "= ₩10,000" {
 		t.Fatalf("the start price's line says %q", hint)
 	}
+	top := func() string { return eval[string](t, ctx, `String(document.getElementById('ctl-end_now').getBoundingClientRect().top + window.scrollY)`) }
+	before := top()
 	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-auction-soft_window"), "2m"), chromedp.SetValue(chromedp.CSS("#edit-auction-soft_extend"), "1m"),
 		chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
 		t.Fatal(err)
@@ -354,6 +356,12 @@ func TestConsoleDropAndAuction(t *testing.T) {
 		c, _ := e.do("GET", "/v1/auctions/lot/config", adminKey, "").body["config"].(map[string]any)
 		return fmt.Sprint(c["soft_close"]) == "map[extend:1m0s window:2m0s]"
 	})
+	// Saying "Saved" moves no control: it moved them a line down, and a press on its way to "End now" as
+	// the line appeared landed elsewhere (the test's own click, now and then).
+	until(t, "the page to say it saved", func() bool { return eval[string](t, ctx, `document.getElementById('status').textContent`) != "" })
+	if after := top(); after != before {
+		t.Fatalf("the end button moved from %s to %s when the page said it saved", before, after)
+	}
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#ctl-end_now"))); err != nil {
 		t.Fatal(err)
 	}
