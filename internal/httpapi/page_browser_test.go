@@ -843,6 +843,9 @@ func TestAuctionBuyNowAsksFirst(t *testing.T) {
 	if r := eval[string](t, ctx, `String(document.getElementById('reserve').hidden)`); r != "true" {
 		t.Fatal("a sold auction still says its reserve is not met")
 	}
+	if label := shown("#price-label"); label != "Final price" {
+		t.Fatalf("a sold auction's price is labelled %q", label)
+	}
 	// Hidden, and not drawn: the form's display rule kept it on a sold auction's page.
 	if drawn := eval[string](t, ctx, `String(document.getElementById('bidform').getClientRects().length)`); drawn != "0" {
 		t.Fatal("a sold auction's page still shows the form to bid")
@@ -884,6 +887,17 @@ func TestAuctionReserveOnThePage(t *testing.T) {
 	e.want(e.do("POST", "/v1/auctions/unmet/bids", e.visitorToken("a"), `{"amount": 1000}`), 201, "")
 	e.want(e.do("POST", "/v1/auctions/unmet/end", adminKey, ""), 200, "")
 	until(t, "the end, below the reserve", func() bool { return shown("#when") == "종료: 최저 낙찰가에 이르지 못했습니다." })
+	if label := shown("#price-label"); label != "현재가" { // nobody won: the price is not a final one
+		t.Fatalf("an auction ended below its reserve labels its price %q", label)
+	}
+
+	// Ended without a bid: no "yet".
+	e.want(e.do("PUT", "/v1/auctions/none", adminKey, e.auctionCfg("")), 200, "")
+	e.want(e.do("POST", "/v1/auctions/none/end", adminKey, ""), 200, "")
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/a/none?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the end without bids", func() bool { return shown("#leader") == "No bids" })
 }
 
 // TestEventSourceResumesInABrowser: Chromium's own EventSource, made as the README shows it

@@ -65,7 +65,9 @@ function render() {
   const starts = Date.parse(view.starts_at);
   const over = view.status === "closed" || view.status === "sold" || t >= ends;
   $("price").textContent = money(view.price);
-  $("leader").textContent = view.leader ? text("leader") + ": " + mask(view.leader) + " · " + text("bids_count", { n: view.bid_count }) : text("no_bids");
+  // Once someone has won it, the price is final (the label is absent from an older --templates page).
+  if ($("price-label")) $("price-label").textContent = text(over && view.winner ? "final_price" : "price");
+  $("leader").textContent = view.leader ? text("leader") + ": " + mask(view.leader) + " · " + text("bids_count", { n: view.bid_count }) : text(over ? "no_bids_ended" : "no_bids");
   if (view.status === "sold") $("when").textContent = text("sold_to", { who: mask(view.winner), price: money(view.final_price || view.price) });
   else if (over) $("when").textContent = view.winner ? text("won_by", { who: mask(view.winner), price: money(view.final_price || view.price) }) : text(view.reserve_met ? "ended" : "ended_unmet");
   else if (t < starts) $("when").textContent = text("starts_in", { time: span(starts - t) });
