@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -202,6 +204,58 @@ func TestDropOnThreeInstances(t *testing.T) {
 	in := startInstances(t, buildBinary(t), addr, 3, "--postgres", dsn)
 	won := dropCrowd(t, in, nil)
 	checkDrop(t, in, dsn, won, true)
+	redeemRace(t, in, won)
+}
+
+// redeemRace has checkouts on every instance redeem ten of the crowd's codes at once, each for an order
+// of its own: each code is redeemed once, and every other checkout is told that redemption.
+func redeemRace(t *testing.T, in []*instance, won map[string]string) {
+	t.Helper()
+	codes := slices.Sorted(maps.Values(won))[:10]
+	type answer struct {
+		status       int
+		at, order    string
+		errAt, errOf string
+	}
+	answers := make([][]answer, len(codes))
+	var wg sync.WaitGroup
+	for c, code := range codes {
+		answers[c] = make([]answer, 30)
+		for i := range answers[c] {
+			wg.Go(func() {
+				url := in[i%len(in)].base + "/v1/drops/big/codes/" + code + "/redeem"
+				status, b, _ := do(t, "POST", url, testAdminKey, fmt.Sprintf(`{"order": "order-%d"}`, i))
+				a := answer{status: status}
+				a.at, _ = b["redeemed_at"].(string)
+				a.order, _ = b["order"].(string)
+				if e, ok := b["error"].(map[string]any); ok {
+					a.errAt, _ = e["redeemed_at"].(string)
+					a.errOf, _ = e["order"].(string)
+				}
+				answers[c][i] = a
+			})
+		}
+	}
+	wg.Wait()
+	for c, as := range answers {
+		var first *answer
+		for i := range as {
+			if as[i].status == 200 {
+				if first != nil {
+					t.Fatalf("code %s redeemed twice: for %s and %s", codes[c], first.order, as[i].order)
+				}
+				first = &as[i]
+			}
+		}
+		if first == nil {
+			t.Fatalf("code %s: no checkout redeemed it: %+v", codes[c], as)
+		}
+		for _, a := range as {
+			if a.status != 200 && (a.status != 409 || a.errAt != first.at || a.errOf != first.order) {
+				t.Fatalf("code %s: a checkout was answered %+v; the redemption is %s at %s", codes[c], a, first.order, first.at)
+			}
+		}
+	}
 }
 
 // TestDropSurvivesKillAndRedisRestart kills one instance (kill -9) and restarts Redis (AOF, fsync

@@ -28,6 +28,8 @@ type Service struct {
 	record  Record
 	clock   func() time.Time
 
+	redemptions Redemptions
+
 	ctx     context.Context // ends at Stop; releases being retried and the sampler stop with it
 	cancel  context.CancelFunc
 	retries sync.WaitGroup
@@ -63,6 +65,9 @@ type Options struct {
 	Audit rushgate.Audit
 	// Record, when set, is the durable record of claims, which Put consults before it creates a drop.
 	Record Record
+	// Redemptions, when set, keeps which codes were used at checkouts (see [Service.Redeem]); without
+	// it codes cannot be redeemed.
+	Redemptions Redemptions
 	// Clock dates the operator's controls and audit entries; nil means time.Now.
 	Clock func() time.Time
 }
@@ -77,7 +82,7 @@ func NewService(store Store, opts Options) *Service {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Service{store: store, gate: opts.Gate, log: opts.Logger, history: opts.History, audit: opts.Audit,
-		record: opts.Record, clock: opts.Clock, ctx: ctx, cancel: cancel, feeds: make(map[string]*feed),
+		record: opts.Record, redemptions: opts.Redemptions, clock: opts.Clock, ctx: ctx, cancel: cancel, feeds: make(map[string]*feed),
 		listed: make(map[string]listedIndex)}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/memstore"
+	sqlrecord "github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/internal/storetest"
 )
 
@@ -497,5 +499,88 @@ func TestSamplingQuietsWhatIsOver(t *testing.T) {
 	}
 	if n := store.Take(); len(n) != 0 {
 		t.Fatalf("Latest read the store: %v", n)
+	}
+}
+
+// TestRedeem: a code is redeemed once. The checkout that redeemed it may ask again for its order (a
+// retry after a lost answer) and is answered the same; any other order, or none, is refused with the
+// redemption that stands; a lookup shows it. Two instances' services over one store and one record,
+// 50 checkouts at once with orders of their own: one redeems.
+func TestRedeem(t *testing.T) {
+	now := time.Date(2026, 12, 24, 18, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	rec, err := sqlrecord.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "r.db"), sqlrecord.FsyncNo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	store := memstore.NewDrops(clock, nil)
+	svc := drop.NewService(store, drop.Options{Clock: clock, Redemptions: rec})
+	defer svc.Stop()
+	ctx := t.Context()
+	if _, err := svc.Put(ctx, "coupons", drop.Config{Stock: 3, PerVisitor: 1, OpensAt: now.Add(-time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := svc.Claim(ctx, drop.ClaimRequest{Drop: "coupons", Visitor: "v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := svc.CodeOf(ctx, "coupons", c.Code); err != nil || got.Claim != c || got.Redemption != nil {
+		t.Fatalf("an unused code: %+v %v", got, err)
+	}
+	want := drop.Redemption{At: now, Order: "order-1"}
+	for range 2 { // the checkout's call, then its retry
+		if got, err := svc.Redeem(ctx, "coupons", c.Code, "order-1"); err != nil || got.Claim != c || *got.Redemption != want {
+			t.Fatalf("redeem for order-1: %+v %v", got, err)
+		}
+	}
+	now = now.Add(time.Minute)
+	for _, order := range []string{"order-2", ""} {
+		_, err := svc.Redeem(ctx, "coupons", c.Code, order)
+		used, ok := errors.AsType[*drop.RedeemedError](err)
+		if !ok || !errors.Is(err, drop.ErrRedeemed) || used.Redemption != want {
+			t.Fatalf("redeeming again for %q: %v, want the redemption of order-1", order, err)
+		}
+	}
+	if got, err := svc.CodeOf(ctx, "coupons", c.Code); err != nil || got.Redemption == nil || *got.Redemption != want {
+		t.Fatalf("a used code: %+v %v", got, err)
+	}
+	if _, err := svc.Redeem(ctx, "coupons", "NOT-A-CODE-1", ""); !errors.Is(err, drop.ErrNoSuchCode) {
+		t.Fatalf("an unknown code: %v", err)
+	}
+	if _, err := svc.Redeem(ctx, "nope", c.Code, ""); !errors.Is(err, drop.ErrNotFound) {
+		t.Fatalf("an unknown drop: %v", err)
+	}
+	bare := drop.NewService(store, drop.Options{Clock: clock})
+	defer bare.Stop()
+	if _, err := bare.Redeem(ctx, "coupons", c.Code, ""); !errors.Is(err, rushgate.ErrRecordUnavailable) {
+		t.Fatalf("without a record: %v", err)
+	}
+
+	other := drop.NewService(store, drop.Options{Clock: clock, Redemptions: rec})
+	defer other.Stop()
+	c2, _, err := svc.Claim(ctx, drop.ClaimRequest{Drop: "coupons", Visitor: "v2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var redeemed, refused atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			s := []*drop.Service{svc, other}[i%2]
+			_, err := s.Redeem(ctx, "coupons", c2.Code, fmt.Sprint("order-", i))
+			switch {
+			case err == nil:
+				redeemed.Add(1)
+			case errors.Is(err, drop.ErrRedeemed):
+				refused.Add(1)
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if redeemed.Load() != 1 || refused.Load() != 49 {
+		t.Fatalf("50 checkouts at once: %d redeemed, %d refused; want 1 and 49", redeemed.Load(), refused.Load())
 	}
 }

@@ -346,7 +346,9 @@ func TestConsoleDropAndAuction(t *testing.T) {
 	if hint := eval[string](t, ctx, `document.getElementById('edit-auction-start_price-money').textContent`); hint != "= ₩10,000" {
 		t.Fatalf("the start price's line says %q", hint)
 	}
-	top := func() string { return eval[string](t, ctx, `String(document.getElementById('ctl-end_now').getBoundingClientRect().top + window.scrollY)`) }
+	top := func() string {
+		return eval[string](t, ctx, `String(document.getElementById('ctl-end_now').getBoundingClientRect().top + window.scrollY)`)
+	}
 	before := top()
 	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-auction-soft_window"), "2m"), chromedp.SetValue(chromedp.CSS("#edit-auction-soft_extend"), "1m"),
 		chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
@@ -587,7 +589,8 @@ func TestConsoleDeletes(t *testing.T) {
 }
 
 // TestConsoleFindsACode: an operator types the code a customer presents, and presses Enter: the
-// drop's page says which claim handed it out, or that none did, in the operator's language.
+// drop's page says which claim handed it out and whether the code was used, or that none did, in the
+// operator's language; two presses mark an unused code used.
 func TestConsoleFindsACode(t *testing.T) {
 	e := setup(t, withConsole())
 	e.want(e.do("PUT", "/v1/drops/coupon", adminKey, e.dropCfg("")), 200, "")
@@ -611,9 +614,27 @@ func TestConsoleFindsACode(t *testing.T) {
 	find(" " + won.str("code") + " ") // as pasted from a message, spaces and all
 	until(t, "the claim", func() bool {
 		got := shown("#found")
-		return strings.HasPrefix(got, "Claim #1, by visitor "+visitor+", at ") && strings.HasSuffix(got, ".")
+		return strings.HasPrefix(got, "Claim #1, by visitor "+visitor+", at ") && strings.HasSuffix(got, ". Not used yet. Mark as used")
 	})
 	screenshot(t, ctx, "console-find-code")
+	codePath := "/v1/drops/coupon/codes/" + won.str("code")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#ctl-mark_used"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the press to ask", func() bool { return shown("#ctl-mark_used") == "Press again to mark it used" })
+	if got := e.do("GET", codePath, adminKey, ""); got.body["redeemed_at"] != nil {
+		t.Fatalf("one press marked the code used: %v", got.body)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#ctl-mark_used"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the code used", func() bool { return strings.Contains(shown("#found"), ". Used at ") })
+	used := e.do("GET", codePath, adminKey, "")
+	if used.str("redeemed_at") == "" || eval[string](t, ctx, `String(!!document.getElementById('ctl-mark_used'))`) != "false" {
+		t.Fatalf("after two presses the code is %v, and the page still offers to mark it", used.body)
+	}
+	e.want(e.do("POST", codePath+"/redeem", adminKey, `{"order": "o-9"}`), 409, "code_redeemed")
+	screenshot(t, ctx, "console-code-used")
 	find(won.str("code")[:16] + "-2")
 	until(t, "no claim", func() bool { return shown("#found") == "No claim of this drop has this code." })
 	find("")
@@ -632,7 +653,10 @@ func TestConsoleFindsACode(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.ScrollIntoView(chromedp.CSS("#find-code"))); err != nil {
 		t.Fatal(err)
 	}
-	until(t, "the claim, in Korean", func() bool { return strings.HasPrefix(shown("#found"), "#1번 수령: 방문자 "+visitor) })
+	until(t, "the claim, in Korean", func() bool {
+		got := shown("#found")
+		return strings.HasPrefix(got, "#1번 수령: 방문자 "+visitor) && strings.HasSuffix(got, "에 사용되었습니다.")
+	})
 	if w := eval[float64](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
 		t.Fatalf("the drop's console page is %v px wide on a 390 px phone", w)
 	}

@@ -254,20 +254,51 @@ func (s *Server) listClaims(w http.ResponseWriter, r *http.Request) {
 // claimOfCode answers which claim handed out a code: a site's checkout asks it of the code a customer
 // presents.
 func (s *Server) claimOfCode(w http.ResponseWriter, r *http.Request) {
-	id, err := dropID(r)
-	code := r.PathValue("code")
-	if err == nil && (code == "" || len(code) > drop.MaxCodeLen) {
-		err = apiError(http.StatusBadRequest, codeInvalidRequest, fmt.Sprintf("a code is 1-%d bytes", drop.MaxCodeLen))
-	}
-	var c drop.Claim
+	id, code, err := dropCode(r)
+	var c drop.Code
 	if err == nil {
-		c, err = s.drops.ClaimOf(r.Context(), id, code)
+		c, err = s.drops.CodeOf(r.Context(), id, code)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, c)
+}
+
+// redeemCode marks a code used at a checkout, once: 200 with the claim and its redemption, again for
+// a repeat naming the same order; 409 code_redeemed, with the redemption that stands, otherwise.
+func (s *Server) redeemCode(w http.ResponseWriter, r *http.Request) {
+	id, code, err := dropCode(r)
+	var req struct {
+		Order string `json:"order"`
+	}
+	if err == nil {
+		err = decode(r, &req, true)
+	}
+	if err == nil && len(req.Order) > drop.MaxOrderLen {
+		err = &Error{Status: http.StatusBadRequest, Code: codeInvalidRequest, Field: "order",
+			Message: fmt.Sprintf("order: at most %d bytes", drop.MaxOrderLen)}
+	}
+	var c drop.Code
+	if err == nil {
+		c, err = s.drops.Redeem(r.Context(), id, code, req.Order)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
+// dropCode reads the drop and the code a request names.
+func dropCode(r *http.Request) (id, code string, err error) {
+	id, err = dropID(r)
+	code = r.PathValue("code")
+	if err == nil && (code == "" || len(code) > drop.MaxCodeLen) {
+		err = apiError(http.StatusBadRequest, codeInvalidRequest, fmt.Sprintf("a code is 1-%d bytes", drop.MaxCodeLen))
+	}
+	return id, code, err
 }
 
 func (s *Server) myClaims(w http.ResponseWriter, r *http.Request) {

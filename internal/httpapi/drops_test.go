@@ -130,6 +130,56 @@ func TestClaimOfCode(t *testing.T) {
 	}
 }
 
+// TestRedeemCode: a checkout marks a code used, once: the first call redeems it and its retry for the
+// same order is answered alike; another order, or none, is refused 409 code_redeemed with the
+// redemption that stands, which the lookup shows from then on. Only with the admin key, and a browser's
+// navigation to the URL changes nothing.
+func TestRedeemCode(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/drops/listed", adminKey, e.dropCfg(`, "codes": ["SAVE 10/20%", "SAVE20"]`)), 200, "")
+	a := e.visitorToken("a")
+	e.want(e.do("POST", "/v1/drops/listed/claims", a, ""), 201, "")
+	path := "/v1/drops/listed/codes/" + url.PathEscape("SAVE 10/20%")
+	if got := e.do("GET", path, adminKey, ""); got.code != 200 || got.body["redeemed_at"] != nil {
+		t.Fatalf("an unused code: %d %v", got.code, got.body)
+	}
+	e.want(e.do("GET", path+"/redeem", adminKey, ""), 405, "method_not_allowed")
+	e.want(e.do("POST", path+"/redeem", "", `{"order": "o-1"}`), 401, "unauthorized")
+	e.want(e.do("POST", path+"/redeem", a, `{"order": "o-1"}`), 401, "unauthorized")
+	e.want(e.do("POST", path+"/redeem", adminKey, `{"order": "o-1", "x": 1}`), 400, "invalid_json")
+	tooLong := e.do("POST", path+"/redeem", adminKey, `{"order": "`+strings.Repeat("o", 201)+`"}`)
+	e.want(tooLong, 400, "invalid_request")
+	if f, _ := tooLong.body["error"].(map[string]any)["field"].(string); f != "order" {
+		t.Fatalf("a long order: %v", tooLong.body)
+	}
+	if got := e.do("GET", path, adminKey, ""); got.body["redeemed_at"] != nil {
+		t.Fatalf("a refused redemption redeemed: %v", got.body)
+	}
+
+	first := e.do("POST", path+"/redeem", adminKey, `{"order": "o-1"}`)
+	e.want(first, 200, "")
+	at := first.str("redeemed_at")
+	if first.str("code") != "SAVE 10/20%" || first.num("seq") != 1 || first.str("order") != "o-1" || at != e.clock.Now().UTC().Format(time.RFC3339) {
+		t.Fatalf("redeemed: %v", first.body)
+	}
+	e.clock.Advance(time.Minute)
+	if again := e.do("POST", path+"/redeem", adminKey, `{"order": "o-1"}`); again.code != 200 || again.str("redeemed_at") != at {
+		t.Fatalf("the same order's retry: %d %v", again.code, again.body)
+	}
+	for _, body := range []string{`{"order": "o-2"}`, ""} {
+		r := e.do("POST", path+"/redeem", adminKey, body)
+		e.want(r, 409, "code_redeemed")
+		if er := r.body["error"].(map[string]any); er["redeemed_at"] != at || er["order"] != "o-1" {
+			t.Fatalf("refused with %v; want the redemption of o-1 at %s", er, at)
+		}
+	}
+	if got := e.do("GET", path, adminKey, ""); got.str("redeemed_at") != at || got.str("order") != "o-1" {
+		t.Fatalf("the lookup of a used code: %v", got.body)
+	}
+	e.want(e.do("POST", "/v1/drops/listed/codes/SAVE20/redeem", adminKey, ""), 404, "code_not_found") // not handed out yet
+	e.want(e.do("POST", "/v1/drops/nope/codes/SAVE20/redeem", adminKey, ""), 404, "drop_not_found")
+}
+
 func TestDropBehindRoomReleasesOnClaim(t *testing.T) {
 	e := setup(t)
 	e.putRoom("sale", `{"capacity": 1}`)

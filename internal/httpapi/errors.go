@@ -44,6 +44,7 @@ const (
 	codeNotOpen               = "not_open"
 	codeDropStarted           = "drop_started"
 	codeCodeNotFound          = "code_not_found"
+	codeCodeRedeemed          = "code_redeemed"
 	codeRotationConflict      = "rotation_conflict"
 	codeTooManyStreams        = "too_many_streams"
 	codeIdentityRequired      = "identity_required"
@@ -76,6 +77,8 @@ type Error struct {
 	Field string
 	// Challenge, for the challenge_ codes, is a fresh challenge to solve.
 	Challenge *challenge.Challenge
+	// Redeemed, for code_redeemed, is the redemption that stands.
+	Redeemed *drop.Redemption
 }
 
 func (e *Error) Error() string {
@@ -103,6 +106,7 @@ func fromDomain(err error) *Error {
 	var ace *auction.ConfigError
 	var dce *drop.ConfigError
 	var already *drop.AlreadyClaimedError
+	var redeemed *drop.RedeemedError
 	var elsewhere *room.ElsewhereError
 	switch {
 	case errors.Is(err, rushgate.ErrAdmissionRequired):
@@ -124,6 +128,9 @@ func fromDomain(err error) *Error {
 		return &Error{Status: http.StatusGone, Code: codeSoldOut, Message: "the stock is gone", Cause: err}
 	case errors.Is(err, drop.ErrNotOpen):
 		return &Error{Status: http.StatusConflict, Code: codeNotOpen, Message: "the drop is not open", Cause: err}
+	case as(err, &redeemed):
+		return &Error{Status: http.StatusConflict, Code: codeCodeRedeemed, Message: "the code was redeemed already", Cause: err,
+			Redeemed: &redeemed.Redemption}
 	case errors.Is(err, drop.ErrNoSuchCode):
 		return &Error{Status: http.StatusNotFound, Code: codeCodeNotFound, Message: "no claim of this drop has this code", Cause: err}
 	case errors.Is(err, drop.ErrStarted):
@@ -186,6 +193,7 @@ type errorBody struct {
 		Claims     []drop.Claim `json:"claims,omitempty"`
 		Room       string       `json:"room,omitempty"`
 		Field      string       `json:"field,omitempty"`
+		*drop.Redemption
 	} `json:"error"`
 }
 
@@ -220,7 +228,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	var b errorBody
 	b.Error.Code, b.Error.Message, b.Error.MinNextBid, b.Error.Claims, b.Error.Room = e.Code, e.Message, e.MinNextBid, e.Claims, e.Room
-	b.Error.Field = e.Field
+	b.Error.Field, b.Error.Redemption = e.Field, e.Redeemed
 	if c := e.Challenge; c != nil {
 		b.challengeBody = &challengeBody{Challenge: c.Token, Difficulty: c.Difficulty, Algorithm: "sha256", ExpiresAt: c.ExpiresAt}
 	}

@@ -80,8 +80,9 @@ func setup(t *testing.T, opts ...option) *env {
 	cfg.Auctions = auction.NewService(memstore.NewAuctions(c.Now, nil), auction.ServiceOptions{Gate: svc, History: hist,
 		Audit: cfg.Audit, Clock: c.Now})
 	if cfg.Drops == nil {
+		redemptions, _ := cfg.Audit.(drop.Redemptions) // the SQL record, unless a test audits elsewhere
 		cfg.Drops = drop.NewService(drops, drop.Options{Gate: svc, Logger: cfg.Logger, History: hist,
-			Audit: cfg.Audit, Clock: c.Now})
+			Audit: cfg.Audit, Clock: c.Now, Redemptions: redemptions})
 	}
 	cfg.Metrics.WatchSales(cfg.Drops, cfg.Auctions)
 	api, err := httpapi.New(cfg)

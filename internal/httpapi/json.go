@@ -50,7 +50,7 @@ func (b statusBody) appendJSON(buf []byte) []byte {
 // ok is false when the envelope needs the general encoder.
 func (b *errorBody) appendJSON(buf []byte) (_ []byte, ok bool) {
 	e := &b.Error
-	if b.challengeBody != nil || e.Claims != nil {
+	if b.challengeBody != nil || e.Claims != nil || e.Redemption != nil {
 		return buf, false
 	}
 	buf = append(buf, `{"error":{"code":`...)

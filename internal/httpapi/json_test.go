@@ -51,10 +51,11 @@ func TestErrorJSONMatchesEncoding(t *testing.T) {
 			t.Errorf("hand-encoded %s (ok %v), encoding/json %s", got, ok, want)
 		}
 	}
-	var withClaims, withChallenge errorBody
+	var withClaims, withChallenge, withRedemption errorBody
 	withClaims.Error.Claims = []drop.Claim{{Seq: 1}}
 	withChallenge.challengeBody = &challengeBody{Challenge: "c"}
-	for _, b := range []errorBody{withClaims, withChallenge} {
+	withRedemption.Error.Redemption = &drop.Redemption{Order: "o"}
+	for _, b := range []errorBody{withClaims, withChallenge, withRedemption} {
 		if _, ok := b.appendJSON(nil); ok {
 			t.Errorf("%+v: hand-encoded, but it needs encoding/json", b)
 		}

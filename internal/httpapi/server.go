@@ -303,6 +303,7 @@ func (s *Server) routes() {
 		m.HandleFunc("GET /v1/drops/{drop}/claims.csv", s.admin(s.exportClaims))
 		m.HandleFunc("GET /v1/drops/{drop}/claims/mine", s.myClaims)
 		m.HandleFunc("GET /v1/drops/{drop}/codes/{code}", s.admin(s.claimOfCode))
+		m.HandleFunc("POST /v1/drops/{drop}/codes/{code}/redeem", s.admin(s.redeemCode))
 		m.HandleFunc("GET /d/{drop}", s.dropPage)
 	}
 	if s.console != nil {

@@ -409,6 +409,13 @@ CREATE TABLE IF NOT EXISTS audit (
 	action  TEXT NOT NULL,
 	changes TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS drop_redemptions (
+	drop_id     TEXT   NOT NULL,
+	seq         BIGINT NOT NULL,
+	redeemed_at TEXT   NOT NULL,
+	order_ref   TEXT   NOT NULL,
+	PRIMARY KEY (drop_id, seq)
+);
 CREATE TABLE IF NOT EXISTS drop_claim_conflicts (` + claimColumns + `
 	PRIMARY KEY (drop_id, seq, code)
 );
@@ -684,7 +691,7 @@ func (r *DB) ForgetAuction(ctx context.Context, id string) error {
 // without claims is deleted.
 func (r *DB) ForgetDrop(ctx context.Context, id string) error {
 	return r.forget(ctx, id, `DELETE FROM drop_claims WHERE drop_id = ?`, `DELETE FROM drop_claim_conflicts WHERE drop_id = ?`,
-		`DELETE FROM drops WHERE id = ?`)
+		`DELETE FROM drop_redemptions WHERE drop_id = ?`, `DELETE FROM drops WHERE id = ?`)
 }
 
 // forget runs deletes, each taking the id, in one transaction.

@@ -27,7 +27,73 @@ func TestRecords(t *testing.T) {
 		testRecords(t, r)
 		testAudit(t, r)
 		testInvites(t, r)
+		testRedemptions(t, r)
 	})
+}
+
+// testRedemptions: 64 checkouts redeem one claim's code at once, each for its own order: one of them
+// redeems it, and every one is told the same redemption. Other claims, and other drops' claims of the
+// same number, are apart; a drop forgotten forgets its redemptions.
+func testRedemptions(t *testing.T, r *record.DB) {
+	ctx := context.Background()
+	if _, ok, err := r.Redeemed(ctx, "coupons", 7); err != nil || ok {
+		t.Fatalf("an unused code: %v %v", ok, err)
+	}
+	at := time.Date(2026, 12, 24, 18, 0, 0, 123456789, time.UTC)
+	type answer struct {
+		stands drop.Redemption
+		mine   bool
+	}
+	answers := make([]answer, 64)
+	var wg sync.WaitGroup
+	for i := range answers {
+		wg.Go(func() {
+			red, mine, err := r.Redeem(ctx, "coupons", 7, drop.Redemption{At: at.Add(time.Duration(i) * time.Second), Order: fmt.Sprint("order-", i)})
+			if err != nil {
+				t.Error(err)
+			}
+			answers[i] = answer{red, mine}
+		})
+	}
+	wg.Wait()
+	won := -1
+	for i, a := range answers {
+		if a.mine {
+			if won >= 0 {
+				t.Fatalf("orders %d and %d both redeemed the code", won, i)
+			}
+			won = i
+		}
+	}
+	if won < 0 {
+		t.Fatal("no order redeemed the code")
+	}
+	want := drop.Redemption{At: at.Add(time.Duration(won) * time.Second), Order: fmt.Sprint("order-", won)}
+	for i, a := range answers {
+		if a.stands != want {
+			t.Fatalf("order %d was told %+v; the redemption is %+v", i, a.stands, want)
+		}
+	}
+	if got, ok, err := r.Redeemed(ctx, "coupons", 7); err != nil || !ok || got != want {
+		t.Fatalf("redeemed: %+v %v %v, want %+v", got, ok, err, want)
+	}
+	for _, other := range []struct {
+		id  string
+		seq int64
+	}{{"coupons", 8}, {"other", 7}} {
+		if _, mine, err := r.Redeem(ctx, other.id, other.seq, drop.Redemption{At: at}); err != nil || !mine {
+			t.Fatalf("%s claim %d: %v %v", other.id, other.seq, mine, err)
+		}
+	}
+	if err := r.ForgetDrop(ctx, "coupons"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := r.Redeemed(ctx, "coupons", 7); ok {
+		t.Fatal("a forgotten drop's redemption is still there")
+	}
+	if _, ok, _ := r.Redeemed(ctx, "other", 7); !ok {
+		t.Fatal("forgetting one drop forgot another's redemption")
+	}
 }
 
 // testInvites: a code is taken once, given back, and forgotten with its room.
@@ -360,7 +426,6 @@ func TestLoadRefusesAnUnreadableConfig(t *testing.T) {
 	}
 }
 
-// databases opens a fresh record store on each database rushgate supports.
 // eachDatabase runs test on a fresh SQLite record and on a fresh PostgreSQL one, each as a subtest.
 func eachDatabase(t *testing.T, test func(t *testing.T, r *record.DB)) {
 	for _, db := range []struct {

@@ -46,6 +46,9 @@
       err_store_unavailable: 'The state store does not answer; try again in a moment.',
       find_claim: 'Find a claim by its code', code_label: 'A code a customer presents', find: 'Find',
       code_empty: 'Type a code first.', code_found: 'Claim #{seq}, by visitor {visitor}, at {at}.',
+      code_unused: 'Not used yet.', code_used: 'Used at {at}.', code_used_order: 'Used at {at}, for order {order}.',
+      mark_used: 'Mark as used', confirm_mark_used: 'Press again to mark it used', marked_used: 'Marked as used.',
+      err_code_redeemed: 'This code was used already.',
       err_code_not_found: 'No claim of this drop has this code.',
       err_body_too_large: 'Too large: a drop’s settings, codes included, may be up to 4 MiB; anything else up to 64 KiB.',
     },
@@ -91,6 +94,9 @@
       err_store_unavailable: '상태 저장소가 응답하지 않습니다. 잠시 후 다시 시도하세요.',
       find_claim: '코드로 수령 찾기', code_label: '고객이 제시한 코드', find: '찾기',
       code_empty: '먼저 코드를 입력하세요.', code_found: '#{seq}번 수령: 방문자 {visitor}, {at}.',
+      code_unused: '아직 사용되지 않았습니다.', code_used: '{at}에 사용되었습니다.', code_used_order: '{at}에 주문 {order}에 사용되었습니다.',
+      mark_used: '사용 처리', confirm_mark_used: '한 번 더 누르면 사용 처리합니다', marked_used: '사용 처리했습니다.',
+      err_code_redeemed: '이미 사용된 코드입니다.',
       err_code_not_found: '이 드롭에서 이 코드를 받은 수령이 없습니다.',
       err_body_too_large: '너무 큽니다. 드롭 설정은 코드를 포함해 4 MiB까지, 그 밖의 것은 64 KiB까지입니다.',
     },
@@ -651,12 +657,29 @@
       return;
     }
     try {
-      const c = await api('GET', '/v1/drops/' + id + '/codes/' + encodeURIComponent(code));
-      out.textContent = t('code_found', { seq: fmtNum(c.seq), visitor: c.visitor, at: fmtTime(c.claimed_at) });
+      showCode(out, code, await api('GET', codePath(code)));
     } catch (e) {
       out.textContent = refusal(e);
     }
   });
+  const codePath = (code) => '/v1/drops/' + id + '/codes/' + encodeURIComponent(code);
+
+  // showCode says which claim handed out a code and whether the code was used; an unused one gets a
+  // control that marks it used, on a second press as other lasting acts (what a checkout does by API).
+  function showCode(out, code, c) {
+    const used = c.redeemed_at ? t(c.order ? 'code_used_order' : 'code_used', { at: fmtTime(c.redeemed_at), order: c.order }) : t('code_unused');
+    out.replaceChildren(t('code_found', { seq: fmtNum(c.seq), visitor: c.visitor, at: fmtTime(c.claimed_at) }) + ' ' + used);
+    if (c.redeemed_at) return;
+    out.append(' ', twice('mark_used', 'confirm_mark_used', '', async () => {
+      try {
+        showCode(out, code, await api('POST', codePath(code) + '/redeem', {}));
+      } catch (e) {
+        if (e.code === 'code_redeemed') showCode(out, code, await api('GET', codePath(code))); // by a checkout meanwhile
+        throw e;
+      }
+      return t('marked_used');
+    }));
+  }
 
   let controlsKey = '';
   let auditAt = 0;

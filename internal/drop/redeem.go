@@ -1,0 +1,85 @@
+package drop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rushgate/rushgate"
+)
+
+// MaxOrderLen bounds the order a redemption names: a checkout's order number or id. The API refuses
+// a longer one.
+const MaxOrderLen = 200
+
+// ErrRedeemed refuses a redemption of a code used already; the error is a [*RedeemedError], which
+// says when and for which order.
+var ErrRedeemed = errors.New("drop: code already redeemed")
+
+// Redemption is a claim's code used at a checkout: once, at At, for Order ("" when the checkout named
+// none).
+type Redemption struct {
+	At    time.Time `json:"redeemed_at"`
+	Order string    `json:"order,omitempty"`
+}
+
+// RedeemedError refuses a redemption of a code used already: Redemption is the one that stands.
+type RedeemedError struct{ Redemption Redemption }
+
+func (e *RedeemedError) Error() string { return ErrRedeemed.Error() }
+
+// Unwrap makes errors.Is(err, ErrRedeemed) hold.
+func (e *RedeemedError) Unwrap() error { return ErrRedeemed }
+
+// Redemptions keeps which claims' codes were used, each once. It must be one for every instance that
+// serves the drop and as durable as the claims it answers for: the SQL record is one, whose own
+// statement makes a redemption exactly-once.
+type Redemptions interface {
+	// Redeem records r for claim seq of a drop unless that claim has a redemption already, and returns
+	// the redemption that stands, with whether it is r.
+	Redeem(ctx context.Context, id string, seq int64, r Redemption) (Redemption, bool, error)
+	// Redeemed returns claim seq's redemption, false when its code is unused.
+	Redeemed(ctx context.Context, id string, seq int64) (Redemption, bool, error)
+}
+
+// Code is the claim that handed out a code, with its redemption once the code is used.
+type Code struct {
+	Claim
+	*Redemption
+}
+
+// CodeOf returns the claim that handed out code (as [Service.ClaimOf]) and its redemption, if any.
+func (s *Service) CodeOf(ctx context.Context, id, code string) (Code, error) {
+	c, err := s.ClaimOf(ctx, id, code)
+	if err != nil || s.redemptions == nil {
+		return Code{Claim: c}, err
+	}
+	r, used, err := s.redemptions.Redeemed(ctx, id, c.Seq)
+	if err != nil || !used {
+		return Code{Claim: c}, err
+	}
+	return Code{Claim: c, Redemption: &r}, nil
+}
+
+// Redeem marks code used, for order: a checkout's "use this coupon", exactly once whatever the number
+// of instances and checkouts asking. The first redemption stands. A repeat naming the same order
+// answers it again, so that a checkout may retry a call whose answer it lost; any other is refused with
+// a [*RedeemedError]. ErrNoSuchCode as [Service.ClaimOf].
+func (s *Service) Redeem(ctx context.Context, id, code, order string) (Code, error) {
+	if s.redemptions == nil {
+		return Code{}, fmt.Errorf("%w: redeeming codes needs the SQL record", rushgate.ErrRecordUnavailable)
+	}
+	c, err := s.ClaimOf(ctx, id, code)
+	if err != nil {
+		return Code{}, err
+	}
+	r, mine, err := s.redemptions.Redeem(ctx, id, c.Seq, Redemption{At: s.clock().UTC(), Order: order})
+	if err != nil {
+		return Code{}, err
+	}
+	if !mine && (order == "" || r.Order != order) {
+		return Code{Claim: c, Redemption: &r}, &RedeemedError{Redemption: r}
+	}
+	return Code{Claim: c, Redemption: &r}, nil
+}
