@@ -120,7 +120,7 @@ func (s *Service) Sample(ctx context.Context) {
 			return
 		}
 		// Closed as recorded, not by the clock: a bid in the last moment may still move the end.
-		s.seen.Saw(id, summarize(id, st, now), st.Closed || st.Sold, now)
+		s.seen.Saw(id, summarize(id, st, now), st.Over(), now)
 		if s.history == nil {
 			return
 		}

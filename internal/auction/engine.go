@@ -124,6 +124,13 @@ func (s *State) Status(now time.Time) Status {
 	}
 }
 
+// Over reports whether the auction has ended as recorded, closed or sold: no bid, extension or sale
+// can follow. (Only an operator's replacement of one that closed without bids goes on from it.)
+func (s *State) Over() bool { return s.Closed || s.Sold }
+
+// Ends reports whether the event ends the auction: its close or its sale, after which it is [State.Over].
+func (e Event) Ends() bool { return e.Kind == EventClosed || e.Kind == EventSold }
+
 // ReserveMet reports whether the current price reaches the reserve (always, without one).
 func (s *State) ReserveMet() bool {
 	return s.Config.ReservePrice == nil || (s.Leader != "" && s.Price >= *s.Config.ReservePrice)
@@ -151,7 +158,7 @@ func (s *State) event(kind string, now time.Time, bidder string, price int64, pr
 // CloseIfDue records the end of an auction whose end time has passed: the leader wins if the reserve
 // is met. It is idempotent: a second call, or one before the end, changes nothing and returns no event.
 func (s *State) CloseIfDue(now time.Time) []Event {
-	if s.Closed || s.Sold || now.Before(s.EndsAt) {
+	if s.Over() || now.Before(s.EndsAt) {
 		return nil
 	}
 	s.Closed = true
@@ -253,7 +260,7 @@ func (s *State) extend(now time.Time) []Event {
 // is due: an operator's extension or end. ErrClosed once the auction is over.
 func (s *State) Reschedule(end, now time.Time) ([]Event, error) {
 	evs := s.CloseIfDue(now)
-	if s.Closed || s.Sold {
+	if s.Over() {
 		return evs, ErrClosed
 	}
 	if end.Before(now) {

@@ -41,7 +41,7 @@ func viewOf(id string, s auction.State, now time.Time) auctionView {
 	if s.BuyNowAvailable(now) {
 		v.BuyNowPrice = s.Config.BuyNowPrice
 	}
-	if s.Closed || s.Sold {
+	if s.Over() {
 		v.Winner = s.Winner
 		if s.Winner != "" {
 			v.FinalPrice = &s.Final

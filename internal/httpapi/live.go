@@ -53,14 +53,8 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 }
 
 // over reports whether a client that has an auction's events up to after has had them all for good:
-// the auction is closed or sold, and nothing follows its last event. (An auction that closed without
-// bids may still be replaced by an operator; its viewers see the new one when they load its page.)
-func over(st auction.State, after int64) bool {
-	return (st.Closed || st.Sold) && after >= st.Seq
-}
-
-// last reports whether an event is an auction's last: its close or its sale.
-func last(kind string) bool { return kind == auction.EventClosed || kind == auction.EventSold }
+// the auction is over and nothing follows its last event.
+func over(st auction.State, after int64) bool { return st.Over() && after >= st.Seq }
 
 // resumeAfter is the sequence a feed resumes after, -1 for none (from the snapshot on): an EventSource
 // that reconnects sends the id of the last event it got as Last-Event-ID, which is newer than the
@@ -175,7 +169,7 @@ func (s *Server) feed(ctx context.Context, id string, st auction.State, after in
 			if !send(ev.Kind, ev.Seq, data) {
 				return false
 			}
-			if after = ev.Seq; last(ev.Kind) {
+			if after = ev.Seq; ev.Ends() {
 				return true
 			}
 		}

@@ -148,7 +148,7 @@ func (a *Auctions) step(ctx context.Context, id, rev string, fn func(s *auction.
 func (a *Auctions) keep(id string, as *auctionState, st auction.State, evs []auction.Event) {
 	as.state = st
 	as.events = append(as.events, evs...)
-	if st.Closed || st.Sold {
+	if st.Over() {
 		a.deadlines.Remove(id)
 	} else {
 		a.deadlines.Add(id, unixNano(st.EndsAt))
@@ -256,7 +256,7 @@ func (a *Auctions) put(id string, st auction.State, evs []auction.Event) {
 			a.counted(id, e.Bidder)
 		}
 	}
-	if st.Closed || st.Sold {
+	if st.Over() {
 		a.deadlines.Remove(id)
 	} else {
 		a.deadlines.Add(id, unixNano(st.EndsAt))

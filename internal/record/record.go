@@ -666,7 +666,7 @@ func (r *DB) writeAuction(ctx context.Context, tx *sql.Tx, id string, st auction
 		return err
 	}
 	for _, ev := range evs {
-		if ev.Kind == auction.EventClosed || ev.Kind == auction.EventSold {
+		if ev.Ends() {
 			status := string(auction.StatusClosed)
 			if ev.Kind == auction.EventSold {
 				status = string(auction.StatusSold)

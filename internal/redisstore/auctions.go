@@ -231,13 +231,13 @@ func (a *Auctions) sendSteps(ctx context.Context, r revision, batch []stepReq) (
 		out[i].err = outcome(m, o, prev)
 		o.State.Config, o.State.Rev = cfg, rev
 		for _, e := range o.Events {
-			over = over || e.Kind == auction.EventClosed || e.Kind == auction.EventSold
+			over = over || e.Ends()
 			moved = moved || e.Kind == auction.EventExtended
 		}
 		moved = moved || batch[i].op == "close"
 	}
 	var ierr error
-	if last := out[len(out)-1].outcome.State; over || last.Closed || last.Sold {
+	if last := out[len(out)-1].outcome.State; over || last.Over() {
 		if over || moved {
 			_, ierr = a.do(ctx, a.rdb.B().Zrem().Key(a.keys.auctionDeadlines()).Member(r.id).Build())
 		}
