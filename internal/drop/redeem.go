@@ -32,15 +32,16 @@ func (e *RedeemedError) Error() string { return ErrRedeemed.Error() }
 // Unwrap makes errors.Is(err, ErrRedeemed) hold.
 func (e *RedeemedError) Unwrap() error { return ErrRedeemed }
 
-// Redemptions keeps which claims' codes were used, each once. It must be one for every instance that
-// serves the drop and as durable as the claims it answers for: the SQL record is one, whose own
-// statement makes a redemption exactly-once.
+// Redemptions keeps which codes of a drop were used, each once. It must be one for every instance
+// that serves the drop and as durable as the claims it answers for: the SQL record is one, whose own
+// statement makes a redemption exactly-once. It keeps codes, not claim numbers: a claim numbered
+// again after Redis came back behind the record (see the record's conflicts) is not taken for used.
 type Redemptions interface {
-	// Redeem records r for claim seq of a drop unless that claim has a redemption already, and returns
-	// the redemption that stands, with whether it is r.
-	Redeem(ctx context.Context, id string, seq int64, r Redemption) (Redemption, bool, error)
-	// Redeemed returns claim seq's redemption, false when its code is unused.
-	Redeemed(ctx context.Context, id string, seq int64) (Redemption, bool, error)
+	// Redeem records r for a code of a drop unless the code has a redemption already, and returns the
+	// redemption that stands, with whether it is r.
+	Redeem(ctx context.Context, id, code string, r Redemption) (Redemption, bool, error)
+	// Redeemed returns a code's redemption, false when it is unused.
+	Redeemed(ctx context.Context, id, code string) (Redemption, bool, error)
 }
 
 // Code is the claim that handed out a code, with its redemption once the code is used.
@@ -55,7 +56,7 @@ func (s *Service) CodeOf(ctx context.Context, id, code string) (Code, error) {
 	if err != nil || s.redemptions == nil {
 		return Code{Claim: c}, err
 	}
-	r, used, err := s.redemptions.Redeemed(ctx, id, c.Seq)
+	r, used, err := s.redemptions.Redeemed(ctx, id, c.Code)
 	if err != nil || !used {
 		return Code{Claim: c}, err
 	}
@@ -74,7 +75,7 @@ func (s *Service) Redeem(ctx context.Context, id, code, order string) (Code, err
 	if err != nil {
 		return Code{}, err
 	}
-	r, mine, err := s.redemptions.Redeem(ctx, id, c.Seq, Redemption{At: s.clock().UTC(), Order: order})
+	r, mine, err := s.redemptions.Redeem(ctx, id, c.Code, Redemption{At: s.clock().UTC(), Order: order})
 	if err != nil {
 		return Code{}, err
 	}

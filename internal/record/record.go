@@ -410,11 +410,11 @@ CREATE TABLE IF NOT EXISTS audit (
 	changes TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS drop_redemptions (
-	drop_id     TEXT   NOT NULL,
-	seq         BIGINT NOT NULL,
-	redeemed_at TEXT   NOT NULL,
-	order_ref   TEXT   NOT NULL,
-	PRIMARY KEY (drop_id, seq)
+	drop_id     TEXT NOT NULL,
+	code        TEXT NOT NULL,
+	redeemed_at TEXT NOT NULL,
+	order_ref   TEXT NOT NULL,
+	PRIMARY KEY (drop_id, code)
 );
 CREATE TABLE IF NOT EXISTS drop_claim_conflicts (` + claimColumns + `
 	PRIMARY KEY (drop_id, seq, code)

@@ -31,12 +31,12 @@ func TestRecords(t *testing.T) {
 	})
 }
 
-// testRedemptions: 64 checkouts redeem one claim's code at once, each for its own order: one of them
-// redeems it, and every one is told the same redemption. Other claims, and other drops' claims of the
-// same number, are apart; a drop forgotten forgets its redemptions.
+// testRedemptions: 64 checkouts redeem one code at once, each for its own order: one of them redeems
+// it, and every one is told the same redemption. Other codes, and another drop's same code, are apart;
+// a drop forgotten forgets its redemptions.
 func testRedemptions(t *testing.T, r *record.DB) {
 	ctx := context.Background()
-	if _, ok, err := r.Redeemed(ctx, "coupons", 7); err != nil || ok {
+	if _, ok, err := r.Redeemed(ctx, "coupons", "SAVE-7"); err != nil || ok {
 		t.Fatalf("an unused code: %v %v", ok, err)
 	}
 	at := time.Date(2026, 12, 24, 18, 0, 0, 123456789, time.UTC)
@@ -48,7 +48,7 @@ func testRedemptions(t *testing.T, r *record.DB) {
 	var wg sync.WaitGroup
 	for i := range answers {
 		wg.Go(func() {
-			red, mine, err := r.Redeem(ctx, "coupons", 7, drop.Redemption{At: at.Add(time.Duration(i) * time.Second), Order: fmt.Sprint("order-", i)})
+			red, mine, err := r.Redeem(ctx, "coupons", "SAVE-7", drop.Redemption{At: at.Add(time.Duration(i) * time.Second), Order: fmt.Sprint("order-", i)})
 			if err != nil {
 				t.Error(err)
 			}
@@ -74,24 +74,21 @@ func testRedemptions(t *testing.T, r *record.DB) {
 			t.Fatalf("order %d was told %+v; the redemption is %+v", i, a.stands, want)
 		}
 	}
-	if got, ok, err := r.Redeemed(ctx, "coupons", 7); err != nil || !ok || got != want {
+	if got, ok, err := r.Redeemed(ctx, "coupons", "SAVE-7"); err != nil || !ok || got != want {
 		t.Fatalf("redeemed: %+v %v %v, want %+v", got, ok, err, want)
 	}
-	for _, other := range []struct {
-		id  string
-		seq int64
-	}{{"coupons", 8}, {"other", 7}} {
-		if _, mine, err := r.Redeem(ctx, other.id, other.seq, drop.Redemption{At: at}); err != nil || !mine {
-			t.Fatalf("%s claim %d: %v %v", other.id, other.seq, mine, err)
+	for _, other := range [][2]string{{"coupons", "SAVE-8"}, {"other", "SAVE-7"}} {
+		if _, mine, err := r.Redeem(ctx, other[0], other[1], drop.Redemption{At: at}); err != nil || !mine {
+			t.Fatalf("%s code %s: %v %v", other[0], other[1], mine, err)
 		}
 	}
 	if err := r.ForgetDrop(ctx, "coupons"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := r.Redeemed(ctx, "coupons", 7); ok {
+	if _, ok, _ := r.Redeemed(ctx, "coupons", "SAVE-7"); ok {
 		t.Fatal("a forgotten drop's redemption is still there")
 	}
-	if _, ok, _ := r.Redeemed(ctx, "other", 7); !ok {
+	if _, ok, _ := r.Redeemed(ctx, "other", "SAVE-7"); !ok {
 		t.Fatal("forgetting one drop forgot another's redemption")
 	}
 }

@@ -11,32 +11,32 @@ import (
 	"github.com/rushgate/rushgate/internal/drop"
 )
 
-// Redeem implements [drop.Redemptions]: the insert that finds the claim's row taken is what makes a
+// Redeem implements [drop.Redemptions]: the insert that finds the code's row taken is what makes a
 // redemption exactly-once, on one SQLite file or on a PostgreSQL that every instance shares.
-func (r *DB) Redeem(ctx context.Context, id string, seq int64, red drop.Redemption) (drop.Redemption, bool, error) {
+func (r *DB) Redeem(ctx context.Context, id, code string, red drop.Redemption) (drop.Redemption, bool, error) {
 	ctx, cancel := bound(ctx, opTimeout)
 	defer cancel()
-	res, err := r.db.ExecContext(ctx, r.q(`INSERT INTO drop_redemptions (drop_id, seq, redeemed_at, order_ref) VALUES (?, ?, ?, ?)
-		ON CONFLICT (drop_id, seq) DO NOTHING`), id, seq, ts(red.At), red.Order)
+	res, err := r.db.ExecContext(ctx, r.q(`INSERT INTO drop_redemptions (drop_id, code, redeemed_at, order_ref) VALUES (?, ?, ?, ?)
+		ON CONFLICT (drop_id, code) DO NOTHING`), id, code, ts(red.At), red.Order)
 	if err != nil {
 		return drop.Redemption{}, false, fmt.Errorf("%w: %w", rushgate.ErrRecordUnavailable, r.wrote(ctx, err))
 	}
 	if n, _ := res.RowsAffected(); n == 1 {
 		return red, true, r.wrote(ctx, nil)
 	}
-	was, ok, err := r.Redeemed(ctx, id, seq)
+	was, ok, err := r.Redeemed(ctx, id, code)
 	if err == nil && !ok {
-		err = fmt.Errorf("record: the redemption of %s claim %d vanished", id, seq) // a drop deleted meanwhile
+		err = fmt.Errorf("record: the redemption of a code of %s vanished", id) // a drop deleted meanwhile
 	}
 	return was, false, err
 }
 
 // Redeemed implements [drop.Redemptions].
-func (r *DB) Redeemed(ctx context.Context, id string, seq int64) (drop.Redemption, bool, error) {
+func (r *DB) Redeemed(ctx context.Context, id, code string) (drop.Redemption, bool, error) {
 	ctx, cancel := bound(ctx, opTimeout)
 	defer cancel()
 	var at, order string
-	err := r.db.QueryRowContext(ctx, r.q(`SELECT redeemed_at, order_ref FROM drop_redemptions WHERE drop_id = ? AND seq = ?`), id, seq).Scan(&at, &order)
+	err := r.db.QueryRowContext(ctx, r.q(`SELECT redeemed_at, order_ref FROM drop_redemptions WHERE drop_id = ? AND code = ?`), id, code).Scan(&at, &order)
 	if errors.Is(err, sql.ErrNoRows) {
 		return drop.Redemption{}, false, nil
 	}
@@ -45,7 +45,7 @@ func (r *DB) Redeemed(ctx context.Context, id string, seq int64) (drop.Redemptio
 	}
 	t, err := time.Parse(time.RFC3339Nano, at)
 	if err != nil {
-		return drop.Redemption{}, false, fmt.Errorf("record: redemption of %s claim %d: %w", id, seq, err)
+		return drop.Redemption{}, false, fmt.Errorf("record: a redemption of a code of %s: %w", id, err)
 	}
 	return drop.Redemption{At: t, Order: order}, true, nil
 }
