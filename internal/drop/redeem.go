@@ -42,6 +42,8 @@ type Redemptions interface {
 	Redeem(ctx context.Context, id, code string, r Redemption) (Redemption, bool, error)
 	// Redeemed returns a code's redemption, false when it is unused.
 	Redeemed(ctx context.Context, id, code string) (Redemption, bool, error)
+	// RedeemedAmong returns the redemptions of those of codes (at most a thousand) that were used.
+	RedeemedAmong(ctx context.Context, id string, codes []string) (map[string]Redemption, error)
 }
 
 // Code is the claim that handed out a code, with its redemption once the code is used.
@@ -61,6 +63,33 @@ func (s *Service) CodeOf(ctx context.Context, id, code string) (Code, error) {
 		return Code{Claim: c}, err
 	}
 	return Code{Claim: c, Redemption: &r}, nil
+}
+
+// ClaimCodes returns up to limit claims after claim number after, in order (as [Service.Claims]), each
+// with its code's redemption: what an export of the claims lists.
+func (s *Service) ClaimCodes(ctx context.Context, id string, after int64, limit int) ([]Code, error) {
+	claims, err := s.store.Claims(ctx, id, after, limit)
+	if err != nil || len(claims) == 0 {
+		return nil, err
+	}
+	var used map[string]Redemption
+	if s.redemptions != nil {
+		codes := make([]string, len(claims))
+		for i, c := range claims {
+			codes[i] = c.Code
+		}
+		if used, err = s.redemptions.RedeemedAmong(ctx, id, codes); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]Code, len(claims))
+	for i, c := range claims {
+		out[i].Claim = c
+		if r, ok := used[c.Code]; ok {
+			out[i].Redemption = &r
+		}
+	}
+	return out, nil
 }
 
 // Redeem marks code used, for order: a checkout's "use this coupon", exactly once whatever the number

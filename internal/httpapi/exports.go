@@ -75,12 +75,16 @@ func (s *Server) exportClaims(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.exportCSV(w, r, "drop-"+id+"-claims.csv", []string{"seq", "claim_id", "code", "visitor", "claimed_at"},
+	s.exportCSV(w, r, "drop-"+id+"-claims.csv", []string{"seq", "claim_id", "code", "visitor", "claimed_at", "redeemed_at", "order"},
 		func(ctx context.Context, after int64) (exportRows, error) {
-			claims, err := s.drops.Claims(ctx, id, after, exportPage)
+			claims, err := s.drops.ClaimCodes(ctx, id, after, exportPage)
 			p := exportRows{last: after}
 			for _, c := range claims {
-				p.rows = append(p.rows, []string{strconv.FormatInt(c.Seq, 10), c.ID, c.Code, c.Visitor, c.ClaimedAt.UTC().Format(time.RFC3339Nano)})
+				row := []string{strconv.FormatInt(c.Seq, 10), c.ID, c.Code, c.Visitor, c.ClaimedAt.UTC().Format(time.RFC3339Nano), "", ""}
+				if c.Redemption != nil {
+					row[5], row[6] = c.Redemption.At.UTC().Format(time.RFC3339Nano), c.Redemption.Order
+				}
+				p.rows = append(p.rows, row)
 				p.last = c.Seq
 			}
 			return p, err

@@ -47,8 +47,9 @@ func (e *env) export(path string) (*http.Response, [][]string) {
 }
 
 // TestExportClaims: an operator downloads every claim of a drop as CSV, past one page of the store, in
-// the order and with the values the JSON listing has; a listed code that a spreadsheet would run as a
-// formula is made inert; an unknown drop and a caller without the admin key get the API's JSON errors.
+// the order and with the values the JSON listing has, and when and for which order each redeemed code
+// was used; a cell that a spreadsheet would run as a formula is made inert; an unknown drop and a
+// caller without the admin key get the API's JSON errors.
 func TestExportClaims(t *testing.T) {
 	e := setup(t)
 	const n = 1100 // more than one page of the export
@@ -72,13 +73,25 @@ func TestExportClaims(t *testing.T) {
 		e.want(e.do("POST", "/v1/drops/gift/claims", "", ""), 201, "")
 	}
 
+	redeemed := map[int]string{2: "order-2", 1050: "=order(1050)"} // one on each page of the export
+	for seq, order := range redeemed {
+		c := e.do("GET", "/v1/drops/gift/claims?limit=1&after="+strconv.Itoa(seq-1), adminKey, "").body["claims"].([]any)[0].(map[string]any)
+		e.want(e.do("POST", "/v1/drops/gift/codes/"+c["code"].(string)+"/redeem", adminKey, `{"order": "`+order+`"}`), 200, "")
+	}
+
 	res, rows := e.export("/v1/drops/gift/claims.csv")
 	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/csv; charset=utf-8" ||
 		res.Header.Get("Content-Disposition") != `attachment; filename="drop-gift-claims.csv"` {
 		t.Fatalf("export: %d %v", res.StatusCode, res.Header)
 	}
-	if len(rows) != n+1 || strings.Join(rows[0], ",") != "seq,claim_id,code,visitor,claimed_at" {
+	if len(rows) != n+1 || strings.Join(rows[0], ",") != "seq,claim_id,code,visitor,claimed_at,redeemed_at,order" {
 		t.Fatalf("export has %d rows, header %v; want %d claims", len(rows), rows[0], n)
+	}
+	for i, row := range rows[1:] {
+		want := map[int]string{2: "order-2", 1050: "'=order(1050)"}[i+1]
+		if row[6] != want || (row[5] != "") != (want != "") {
+			t.Fatalf("claim %d's redemption is exported as %q %q; want the order %q", i+1, row[5], row[6], want)
+		}
 	}
 	var listed [][]string
 	for after := int64(0); ; {
@@ -95,7 +108,7 @@ func TestExportClaims(t *testing.T) {
 		after = r.num("next_after")
 	}
 	for i, row := range rows[1:] {
-		if strings.Join(row, ",") != strings.Join(listed[i], ",") || row[0] != strconv.Itoa(i+1) {
+		if strings.Join(row[:5], ",") != strings.Join(listed[i], ",") || row[0] != strconv.Itoa(i+1) {
 			t.Fatalf("row %d is %v; the listing says %v", i+1, row, listed[i])
 		}
 	}

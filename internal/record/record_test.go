@@ -82,6 +82,10 @@ func testRedemptions(t *testing.T, r *record.DB) {
 			t.Fatalf("%s code %s: %v %v", other[0], other[1], mine, err)
 		}
 	}
+	among, err := r.RedeemedAmong(ctx, "coupons", []string{"SAVE-6", "SAVE-7", "SAVE-8"})
+	if err != nil || len(among) != 2 || among["SAVE-7"] != want || among["SAVE-8"].At != at {
+		t.Fatalf("the redeemed among three codes: %+v %v", among, err)
+	}
 	if err := r.ForgetDrop(ctx, "coupons"); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rushgate/rushgate"
@@ -48,4 +49,40 @@ func (r *DB) Redeemed(ctx context.Context, id, code string) (drop.Redemption, bo
 		return drop.Redemption{}, false, fmt.Errorf("record: a redemption of a code of %s: %w", id, err)
 	}
 	return drop.Redemption{At: t, Order: order}, true, nil
+}
+
+// RedeemedAmong implements [drop.Redemptions], in one query.
+func (r *DB) RedeemedAmong(ctx context.Context, id string, codes []string) (map[string]drop.Redemption, error) {
+	out := make(map[string]drop.Redemption)
+	if len(codes) == 0 {
+		return out, nil
+	}
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
+	args := make([]any, 0, len(codes)+1)
+	args = append(args, id)
+	for _, c := range codes {
+		args = append(args, c)
+	}
+	rows, err := r.db.QueryContext(ctx, r.q(`SELECT code, redeemed_at, order_ref FROM drop_redemptions WHERE drop_id = ? AND code IN (?`+
+		strings.Repeat(", ?", len(codes)-1)+`)`), args...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", rushgate.ErrRecordUnavailable, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var code, at, order string
+		if err := rows.Scan(&code, &at, &order); err != nil {
+			return nil, fmt.Errorf("%w: %w", rushgate.ErrRecordUnavailable, err)
+		}
+		t, err := time.Parse(time.RFC3339Nano, at)
+		if err != nil {
+			return nil, fmt.Errorf("record: a redemption of a code of %s: %w", id, err)
+		}
+		out[code] = drop.Redemption{At: t, Order: order}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %w", rushgate.ErrRecordUnavailable, err)
+	}
+	return out, nil
 }
