@@ -44,6 +44,9 @@ type Redemptions interface {
 	Redeemed(ctx context.Context, id, code string) (Redemption, bool, error)
 	// RedeemedAmong returns the redemptions of those of codes (at most a thousand) that were used.
 	RedeemedAmong(ctx context.Context, id string, codes []string) (map[string]Redemption, error)
+	// Unredeem removes a code's redemption if it is order's, and otherwise returns the redemption that
+	// stands (false for none).
+	Unredeem(ctx context.Context, id, code, order string) (Redemption, bool, error)
 }
 
 // Code is the claim that handed out a code, with its redemption once the code is used.
@@ -112,4 +115,26 @@ func (s *Service) Redeem(ctx context.Context, id, code, order string) (Code, err
 		return Code{Claim: c, Redemption: &r}, &RedeemedError{Redemption: r}
 	}
 	return Code{Claim: c, Redemption: &r}, nil
+}
+
+// Unredeem makes a code usable again when the order it was redeemed for is cancelled: the redemption
+// goes if it is order's ("" for one that named none), and a code not redeemed is left as it is. A
+// redemption of another order stays, refused with a [*RedeemedError], so that one checkout cannot
+// hand back a code another one used.
+func (s *Service) Unredeem(ctx context.Context, id, code, order string) (Code, error) {
+	if s.redemptions == nil {
+		return Code{}, fmt.Errorf("%w: redeeming codes needs the SQL record", rushgate.ErrRecordUnavailable)
+	}
+	c, err := s.ClaimOf(ctx, id, code)
+	if err != nil {
+		return Code{}, err
+	}
+	r, stays, err := s.redemptions.Unredeem(ctx, id, c.Code, order)
+	if err != nil {
+		return Code{}, err
+	}
+	if stays {
+		return Code{Claim: c, Redemption: &r}, &RedeemedError{Redemption: r}
+	}
+	return Code{Claim: c}, nil
 }

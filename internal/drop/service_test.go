@@ -545,6 +545,20 @@ func TestRedeem(t *testing.T) {
 	if got, err := svc.CodeOf(ctx, "coupons", c.Code); err != nil || got.Redemption == nil || *got.Redemption != want {
 		t.Fatalf("a used code: %+v %v", got, err)
 	}
+	// The order is cancelled: another order cannot hand the code back, its own can, and then anyone
+	// may use it.
+	if _, err := svc.Unredeem(ctx, "coupons", c.Code, "order-2"); !errors.Is(err, drop.ErrRedeemed) {
+		t.Fatalf("another order handing the code back: %v", err)
+	}
+	if got, err := svc.Unredeem(ctx, "coupons", c.Code, "order-1"); err != nil || got.Redemption != nil || got.Claim != c {
+		t.Fatalf("order-1 handing the code back: %+v %v", got, err)
+	}
+	if got, err := svc.CodeOf(ctx, "coupons", c.Code); err != nil || got.Redemption != nil {
+		t.Fatalf("a code handed back: %+v %v", got, err)
+	}
+	if got, err := svc.Redeem(ctx, "coupons", c.Code, "order-3"); err != nil || got.Order != "order-3" || !got.At.Equal(now) {
+		t.Fatalf("redeeming a code handed back: %+v %v", got, err)
+	}
 	if _, err := svc.Redeem(ctx, "coupons", "NOT-A-CODE-1", ""); !errors.Is(err, drop.ErrNoSuchCode) {
 		t.Fatalf("an unknown code: %v", err)
 	}

@@ -269,20 +269,25 @@ func (s *Server) claimOfCode(w http.ResponseWriter, r *http.Request) {
 // redeemCode marks a code used at a checkout, once: 200 with the claim and its redemption, again for
 // a repeat naming the same order; 409 code_redeemed, with the redemption that stands, otherwise.
 func (s *Server) redeemCode(w http.ResponseWriter, r *http.Request) {
-	id, code, err := dropCode(r)
-	var req struct {
-		Order string `json:"order"`
-	}
-	if err == nil {
-		err = decode(r, &req, true)
-	}
-	if err == nil && len(req.Order) > drop.MaxOrderLen {
-		err = &Error{Status: http.StatusBadRequest, Code: codeInvalidRequest, Field: "order",
-			Message: fmt.Sprintf("order: at most %d bytes", drop.MaxOrderLen)}
-	}
+	id, code, order, err := orderOfCode(r)
 	var c drop.Code
 	if err == nil {
-		c, err = s.drops.Redeem(r.Context(), id, code, req.Order)
+		c, err = s.drops.Redeem(r.Context(), id, code, order)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
+// unredeemCode makes a code usable again when its order is cancelled: 200 with the claim, 409
+// code_redeemed when another order redeemed it.
+func (s *Server) unredeemCode(w http.ResponseWriter, r *http.Request) {
+	id, code, order, err := orderOfCode(r)
+	var c drop.Code
+	if err == nil {
+		c, err = s.drops.Unredeem(r.Context(), id, code, order)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -299,6 +304,22 @@ func dropCode(r *http.Request) (id, code string, err error) {
 		err = apiError(http.StatusBadRequest, codeInvalidRequest, fmt.Sprintf("a code is 1-%d bytes", drop.MaxCodeLen))
 	}
 	return id, code, err
+}
+
+// orderOfCode reads the drop and code a request names and the order its body may name.
+func orderOfCode(r *http.Request) (id, code, order string, err error) {
+	id, code, err = dropCode(r)
+	var req struct {
+		Order string `json:"order"`
+	}
+	if err == nil {
+		err = decode(r, &req, true)
+	}
+	if err == nil && len(req.Order) > drop.MaxOrderLen {
+		err = &Error{Status: http.StatusBadRequest, Code: codeInvalidRequest, Field: "order",
+			Message: fmt.Sprintf("order: at most %d bytes", drop.MaxOrderLen)}
+	}
+	return id, code, req.Order, err
 }
 
 func (s *Server) myClaims(w http.ResponseWriter, r *http.Request) {

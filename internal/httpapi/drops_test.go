@@ -176,7 +176,18 @@ func TestRedeemCode(t *testing.T) {
 	if got := e.do("GET", path, adminKey, ""); got.str("redeemed_at") != at || got.str("order") != "o-1" {
 		t.Fatalf("the lookup of a used code: %v", got.body)
 	}
+	// The order is cancelled: only its own checkout hands the code back, and then it may be used again.
+	e.want(e.do("POST", path+"/unredeem", adminKey, `{"order": "o-2"}`), 409, "code_redeemed")
+	e.want(e.do("POST", path+"/unredeem", a, `{"order": "o-1"}`), 401, "unauthorized")
+	if back := e.do("POST", path+"/unredeem", adminKey, `{"order": "o-1"}`); back.code != 200 || back.body["redeemed_at"] != nil || back.str("code") != "SAVE 10/20%" {
+		t.Fatalf("handing the code back: %d %v", back.code, back.body)
+	}
+	e.want(e.do("POST", path+"/unredeem", adminKey, `{"order": "o-1"}`), 200, "") // again: nothing to hand back
+	if again := e.do("POST", path+"/redeem", adminKey, `{"order": "o-3"}`); again.code != 200 || again.str("order") != "o-3" {
+		t.Fatalf("redeeming the code handed back: %d %v", again.code, again.body)
+	}
 	e.want(e.do("POST", "/v1/drops/listed/codes/SAVE20/redeem", adminKey, ""), 404, "code_not_found") // not handed out yet
+	e.want(e.do("POST", "/v1/drops/listed/codes/SAVE20/unredeem", adminKey, ""), 404, "code_not_found")
 	e.want(e.do("POST", "/v1/drops/nope/codes/SAVE20/redeem", adminKey, ""), 404, "drop_not_found")
 }
 

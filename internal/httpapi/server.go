@@ -304,6 +304,7 @@ func (s *Server) routes() {
 		m.HandleFunc("GET /v1/drops/{drop}/claims/mine", s.myClaims)
 		m.HandleFunc("GET /v1/drops/{drop}/codes/{code}", s.admin(s.claimOfCode))
 		m.HandleFunc("POST /v1/drops/{drop}/codes/{code}/redeem", s.admin(s.redeemCode))
+		m.HandleFunc("POST /v1/drops/{drop}/codes/{code}/unredeem", s.admin(s.unredeemCode))
 		m.HandleFunc("GET /d/{drop}", s.dropPage)
 	}
 	if s.console != nil {

@@ -82,6 +82,19 @@ func testRedemptions(t *testing.T, r *record.DB) {
 			t.Fatalf("%s code %s: %v %v", other[0], other[1], mine, err)
 		}
 	}
+	// Another order cannot hand the code back; its own order can, once, and then the code is free.
+	if stands, ok, err := r.Unredeem(ctx, "coupons", "SAVE-7", "another"); err != nil || !ok || stands != want {
+		t.Fatalf("another order's unredeem: %+v %v %v; want the redemption to stay", stands, ok, err)
+	}
+	if _, ok, err := r.Unredeem(ctx, "coupons", "SAVE-7", want.Order); err != nil || ok {
+		t.Fatalf("the order's own unredeem: %v %v", ok, err)
+	}
+	if _, ok, err := r.Unredeem(ctx, "coupons", "SAVE-7", want.Order); err != nil || ok {
+		t.Fatalf("unredeeming a free code: %v %v", ok, err)
+	}
+	if _, mine, err := r.Redeem(ctx, "coupons", "SAVE-7", want); err != nil || !mine {
+		t.Fatalf("redeeming a code handed back: %v %v", mine, err)
+	}
 	among, err := r.RedeemedAmong(ctx, "coupons", []string{"SAVE-6", "SAVE-7", "SAVE-8"})
 	if err != nil || len(among) != 2 || among["SAVE-7"] != want || among["SAVE-8"].At != at {
 		t.Fatalf("the redeemed among three codes: %+v %v", among, err)

@@ -86,3 +86,14 @@ func (r *DB) RedeemedAmong(ctx context.Context, id string, codes []string) (map[
 	}
 	return out, nil
 }
+
+// Unredeem implements [drop.Redemptions].
+func (r *DB) Unredeem(ctx context.Context, id, code, order string) (drop.Redemption, bool, error) {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
+	_, err := r.db.ExecContext(ctx, r.q(`DELETE FROM drop_redemptions WHERE drop_id = ? AND code = ? AND order_ref = ?`), id, code, order)
+	if err = r.wrote(ctx, err); err != nil {
+		return drop.Redemption{}, false, fmt.Errorf("%w: %w", rushgate.ErrRecordUnavailable, err)
+	}
+	return r.Redeemed(ctx, id, code) // another order's, if any
+}
