@@ -633,8 +633,24 @@ func TestConsoleFindsACode(t *testing.T) {
 	if used.str("redeemed_at") == "" || eval[string](t, ctx, `String(!!document.getElementById('ctl-mark_used'))`) != "false" {
 		t.Fatalf("after two presses the code is %v, and the page still offers to mark it", used.body)
 	}
-	e.want(e.do("POST", codePath+"/redeem", adminKey, `{"order": "o-9"}`), 409, "code_redeemed")
 	screenshot(t, ctx, "console-code-used")
+	// The order was cancelled: two presses make the code usable again.
+	for _, press := range []string{"Press again: the order was cancelled", "Mark as used"} {
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#ctl-unredeem"))); err != nil {
+			t.Fatal(err)
+		}
+		if press == "Mark as used" {
+			until(t, "the code usable again", func() bool { return shown("#ctl-mark_used") == press })
+		} else {
+			until(t, "the press to ask", func() bool { return shown("#ctl-unredeem") == press })
+		}
+	}
+	if got := e.do("GET", codePath, adminKey, ""); got.body["redeemed_at"] != nil {
+		t.Fatalf("the code handed back is %v", got.body)
+	}
+	e.want(e.do("POST", codePath+"/redeem", adminKey, `{"order": "o-9"}`), 200, "")
+	find(won.str("code"))
+	until(t, "the code used by o-9", func() bool { return strings.Contains(shown("#found"), ", for order o-9.") })
 	find(won.str("code")[:16] + "-2")
 	until(t, "no claim", func() bool { return shown("#found") == "No claim of this drop has this code." })
 	find("")
@@ -655,7 +671,7 @@ func TestConsoleFindsACode(t *testing.T) {
 	}
 	until(t, "the claim, in Korean", func() bool {
 		got := shown("#found")
-		return strings.HasPrefix(got, "#1번 수령: 방문자 "+visitor) && strings.HasSuffix(got, "에 사용되었습니다.")
+		return strings.HasPrefix(got, "#1번 수령: 방문자 "+visitor) && strings.HasSuffix(got, ", 주문 o-9에 사용되었습니다. 다시 사용 가능하게")
 	})
 	if w := eval[float64](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
 		t.Fatalf("the drop's console page is %v px wide on a 390 px phone", w)

@@ -48,6 +48,7 @@
       code_empty: 'Type a code first.', code_found: 'Claim #{seq}, by visitor {visitor}, at {at}.',
       code_unused: 'Not used yet.', code_used: 'Used at {at}.', code_used_order: 'Used at {at}, for order {order}.',
       mark_used: 'Mark as used', confirm_mark_used: 'Press again to mark it used', marked_used: 'Marked as used.',
+      unredeem: 'Make usable again', confirm_unredeem: 'Press again: the order was cancelled', unredeemed: 'The code can be used again.',
       err_code_redeemed: 'This code was used already.',
       err_code_not_found: 'No claim of this drop has this code.',
       err_body_too_large: 'Too large: a drop’s settings, codes included, may be up to 4 MiB; anything else up to 64 KiB.',
@@ -94,8 +95,9 @@
       err_store_unavailable: '상태 저장소가 응답하지 않습니다. 잠시 후 다시 시도하세요.',
       find_claim: '코드로 수령 찾기', code_label: '고객이 제시한 코드', find: '찾기',
       code_empty: '먼저 코드를 입력하세요.', code_found: '#{seq}번 수령: 방문자 {visitor}, {at}.',
-      code_unused: '아직 사용되지 않았습니다.', code_used: '{at}에 사용되었습니다.', code_used_order: '{at}에 주문 {order}에 사용되었습니다.',
+      code_unused: '아직 사용되지 않았습니다.', code_used: '{at}에 사용되었습니다.', code_used_order: '{at}, 주문 {order}에 사용되었습니다.',
       mark_used: '사용 처리', confirm_mark_used: '한 번 더 누르면 사용 처리합니다', marked_used: '사용 처리했습니다.',
+      unredeem: '다시 사용 가능하게', confirm_unredeem: '한 번 더 누르세요: 주문이 취소되었습니다', unredeemed: '코드를 다시 사용할 수 있습니다.',
       err_code_redeemed: '이미 사용된 코드입니다.',
       err_code_not_found: '이 드롭에서 이 코드를 받은 수령이 없습니다.',
       err_body_too_large: '너무 큽니다. 드롭 설정은 코드를 포함해 4 MiB까지, 그 밖의 것은 64 KiB까지입니다.',
@@ -665,11 +667,18 @@
   const codePath = (code) => '/v1/drops/' + id + '/codes/' + encodeURIComponent(code);
 
   // showCode says which claim handed out a code and whether the code was used; an unused one gets a
-  // control that marks it used, on a second press as other lasting acts (what a checkout does by API).
+  // control that marks it used, a used one a control that makes it usable again (its order was
+  // cancelled), each on a second press as other lasting acts (what a checkout does by API).
   function showCode(out, code, c) {
     const used = c.redeemed_at ? t(c.order ? 'code_used_order' : 'code_used', { at: fmtTime(c.redeemed_at), order: c.order }) : t('code_unused');
     out.replaceChildren(t('code_found', { seq: fmtNum(c.seq), visitor: c.visitor, at: fmtTime(c.claimed_at) }) + ' ' + used);
-    if (c.redeemed_at) return;
+    if (c.redeemed_at) {
+      out.append(' ', twice('unredeem', 'confirm_unredeem', '', async () => {
+        showCode(out, code, await api('POST', codePath(code) + '/unredeem', { order: c.order || '' }));
+        return t('unredeemed');
+      }));
+      return;
+    }
     out.append(' ', twice('mark_used', 'confirm_mark_used', '', async () => {
       try {
         showCode(out, code, await api('POST', codePath(code) + '/redeem', {}));
