@@ -38,7 +38,9 @@ func viewOf(id string, s auction.State, now time.Time) auctionView {
 	if v.Status == auction.StatusOpen || v.Status == auction.StatusScheduled {
 		v.MinNextBid = s.MinNext()
 	}
-	if s.BuyNowAvailable(now) {
+	// Before the start too: a page that shows the auction then offers buy-now at the start without a
+	// read, since the feed brings no event at the start.
+	if s.BuyNowAvailable(now) || v.Status == auction.StatusScheduled {
 		v.BuyNowPrice = s.Config.BuyNowPrice
 	}
 	if s.Over() {

@@ -86,8 +86,8 @@ func TestAuctionBuyNowAndSchedule(t *testing.T) {
 		"starts_at": %q, "ends_at": %q}`, now.Add(time.Minute).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))
 	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, cfg), 200, "")
 	x := e.visitorToken("x")
-	if st := e.do("GET", "/v1/auctions/lot", "", ""); st.str("status") != "scheduled" {
-		t.Fatalf("status %v", st.body)
+	if st := e.do("GET", "/v1/auctions/lot", "", ""); st.str("status") != "scheduled" || st.num("buy_now_price") != 500 {
+		t.Fatalf("status %v; want scheduled, with the buy-now price it will have", st.body)
 	}
 	e.want(e.do("POST", "/v1/auctions/lot/bids", x, `{"amount": 200}`), 409, "auction_not_started")
 	e.clock.Advance(time.Minute)

@@ -858,6 +858,36 @@ func TestAuctionBuyNowAsksFirst(t *testing.T) {
 	screenshot(t, ctx, "auction-sold")
 }
 
+// TestAuctionPageBeforeTheStart: before an auction starts its page counts down, and its bid button
+// and buy-now wait for the start, which a bid or a purchase could only be refused before; at the start
+// both are offered. They were offered all along.
+func TestAuctionPageBeforeTheStart(t *testing.T) {
+	e := setup(t)
+	now := e.clock.Now()
+	e.want(e.do("PUT", "/v1/auctions/later", adminKey, fmt.Sprintf(`{"title": "Lamp", "currency": "USD", "start_price": 1000,
+		"increment": 100, "buy_now_price": 5000, "starts_at": %q, "ends_at": %q}`,
+		now.Add(3*time.Second).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))), 200, "")
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/a/later?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the countdown to the start", func() bool { return strings.HasPrefix(shown("#when"), "Starts in ") })
+	offered := func() string {
+		return eval[string](t, ctx, `document.getElementById('bid').disabled + ' ' + document.getElementById('buynow').getClientRects().length`)
+	}
+	if got := offered(); got != "true 0" {
+		t.Fatalf("before the start: bid disabled, buy-now drawn: %s; want true 0", got)
+	}
+	screenshot(t, ctx, "auction-before-start")
+	e.clock.Advance(3 * time.Second) // the server's clock; the page's runs on from the one it was given
+	until(t, "the start", func() bool { return offered() == "false 1" })
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#amount"), "10"), chromedp.Click(chromedp.CSS("#bid"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the first bid", func() bool { return e.do("GET", "/v1/auctions/later", "", "").num("bid_count") == 1 })
+}
+
 // TestAuctionReserveOnThePage: a page tells bidders the reserve is not met yet, learns from a bid's
 // event that it is met, and an auction that ends below it says so rather than just "ended".
 func TestAuctionReserveOnThePage(t *testing.T) {

@@ -84,9 +84,11 @@ function render() {
   if (wasOver === false && over) $("announce").textContent = $("when").textContent; // who won, or that it ended
   wasOver = over;
   $("bidform").hidden = over;
-  $("bid").disabled = gated;
+  // Before the start a bid could only be refused: the button waits for the countdown.
+  const early = t < starts;
+  $("bid").disabled = gated || early;
   $("bid").textContent = text($("proxy").checked ? "bid_max" : "bid");
-  $("buynow").hidden = over || !view.buy_now_price;
+  $("buynow").hidden = over || early || !view.buy_now_price;
   if (view.buy_now_price) {
     $("buynow").textContent = text(buyAsking ? "buy_now_confirm" : "buy_now", { amount: money(view.buy_now_price) });
   }
