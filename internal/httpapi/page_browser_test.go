@@ -858,6 +858,25 @@ func TestAuctionBuyNowAsksFirst(t *testing.T) {
 	screenshot(t, ctx, "auction-sold")
 }
 
+// TestAuctionGateSpeaksOfBids: an auction behind a room sends visitors to its line with words about
+// bidding; it said "This drop is for visitors who came through the line", the drop's words.
+func TestAuctionGateSpeaksOfBids(t *testing.T) {
+	e := setup(t)
+	e.putRoom("gate", `{"capacity": 1}`)
+	e.want(e.do("PUT", "/v1/auctions/gated", adminKey, e.auctionCfg(`, "room": "gate"`)), 200, "")
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	for lang, want := range map[string]string{"en": "Bidding is for visitors who came through the line.", "ko": "대기열을 거친 방문자만 입찰할 수 있습니다."} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/a/gated?lang="+lang)); err != nil {
+			t.Fatal(err)
+		}
+		until(t, "the way to the line", func() bool { return eval[string](t, ctx, `String(document.getElementById('gate').hidden)`) == "false" })
+		if got := shown("#gate"); !strings.HasPrefix(got, want) {
+			t.Fatalf("in %s the auction's gate says %q", lang, got)
+		}
+	}
+}
+
 // TestAuctionPageBeforeTheStart: before an auction starts its page counts down, and its bid button
 // and buy-now wait for the start, which a bid or a purchase could only be refused before; at the start
 // both are offered. They were offered all along.

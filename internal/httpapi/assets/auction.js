@@ -207,7 +207,7 @@ $("bidform").addEventListener("submit", async (ev) => {
       $("result").textContent = text("too_low", { amount: money(s.error.min_next_bid) });
     } else if (s.error && s.error.code === "not_admitted") {
       carried.forget();
-      $("result").textContent = text("need_line");
+      $("result").textContent = text("need_line_auction");
     } else {
       $("result").textContent = failure(text, s);
     }
