@@ -32,6 +32,9 @@ func (b statusBody) appendJSON(buf []byte) []byte {
 	if b.ETAUpperBound {
 		buf = append(buf, `,"eta_upper_bound":true`...)
 	}
+	if b.Paused {
+		buf = append(buf, `,"paused":true`...)
+	}
 	if b.AdmissionToken != "" {
 		buf = append(buf, `,"admission_token":`...)
 		buf = appendString(buf, b.AdmissionToken)

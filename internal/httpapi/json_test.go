@@ -22,6 +22,7 @@ func TestStatusJSONMatchesEncoding(t *testing.T) {
 		{State: room.StateNone},
 		{VisitorToken: "v1.v_abc.def", State: room.StateWaiting, Position: 7, ETASeconds: &eta},
 		{State: room.StateWaiting, Position: 70, ETASeconds: &eta, ETAUpperBound: true},
+		{State: room.StateWaiting, Position: 3, ETASeconds: &eta, Paused: true},
 		{State: room.StateAdmitted, AdmissionToken: "a.b.c", ExpiresAt: &exp},
 		{VisitorToken: "odd \"token\"\n\u00e9", State: room.StateWaiting, ETASeconds: new(int64)},
 	} {

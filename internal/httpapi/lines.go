@@ -20,6 +20,7 @@ type statusBody struct {
 	Position       int64      `json:"position,omitempty"`
 	ETASeconds     *int64     `json:"eta_seconds,omitempty"`
 	ETAUpperBound  bool       `json:"eta_upper_bound,omitempty"`
+	Paused         bool       `json:"paused,omitempty"`
 	AdmissionToken string     `json:"admission_token,omitempty"`
 	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
 }
@@ -31,7 +32,7 @@ func (s *Server) body(id, visitorID string, v room.View) (statusBody, error) {
 	switch v.State {
 	case room.StateWaiting:
 		eta := int64(math.Ceil(v.ETA.Seconds()))
-		b.Position, b.ETASeconds, b.ETAUpperBound = v.Position, &eta, v.ETAUpperBound
+		b.Position, b.ETASeconds, b.ETAUpperBound, b.Paused = v.Position, &eta, v.ETAUpperBound, v.Paused
 	case room.StateAdmitted:
 		tok, err := s.keys.Sign(admission.Claims{Room: id, RegisteredClaims: jwt.RegisteredClaims{
 			Subject: visitorID, ID: v.Admission.ID, ExpiresAt: jwt.NewNumericDate(v.Admission.ExpiresAt),

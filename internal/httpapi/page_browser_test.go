@@ -858,6 +858,38 @@ func TestAuctionBuyNowAsksFirst(t *testing.T) {
 	screenshot(t, ctx, "auction-sold")
 }
 
+// TestRoomPageWhilePaused: a visitor waiting in a line its operator pauses is told so at once, with no
+// wait counted as if the line moved, and sees the wait again when it resumes, in English and Korean.
+func TestRoomPageWhilePaused(t *testing.T) {
+	e := setup(t)
+	e.putRoom("pause", `{"capacity": 1, "grace": "1h", "idle_timeout": "1h"}`)
+	e.do("POST", "/v1/rooms/pause/join", "", "")
+	_, _ = e.svc.Tick(context.Background(), "pause") // the first is admitted; the page's visitor waits
+	// And so does one by the API, whose status says paused while it is.
+	waiting := e.do("POST", "/v1/rooms/pause/join", "", "").str("visitor_token")
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	for lang, paused := range map[string]string{"en": "Entry is paused for now.", "ko": "지금은 입장이 잠시 멈췄습니다."} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/r/pause?lang="+lang)); err != nil {
+			t.Fatal(err)
+		}
+		until(t, "a place in line", func() bool { return shown("#position") == "#2" })
+		e.want(e.do("PATCH", "/v1/rooms/pause", adminKey, `{"paused": true}`), 200, "")
+		if st := e.do("GET", "/v1/rooms/pause/status", waiting, ""); st.str("state") != "waiting" || st.body["paused"] != true {
+			t.Fatalf("a paused room's status: %v", st.body)
+		}
+		until(t, "the pause, "+lang, func() bool { return strings.HasPrefix(shown("#message"), paused) })
+		if lang == "en" {
+			screenshot(t, ctx, "room-paused")
+		}
+		e.want(e.do("PATCH", "/v1/rooms/pause", adminKey, `{"paused": false}`), 200, "")
+		until(t, "the wait again, "+lang, func() bool { m := shown("#message"); return m != "" && !strings.HasPrefix(m, paused) })
+	}
+	if st := e.do("GET", "/v1/rooms/pause/status", waiting, ""); st.str("state") != "waiting" || st.body["paused"] != nil {
+		t.Fatalf("a resumed room's status: %v", st.body)
+	}
+}
+
 // TestAuctionGateSpeaksOfBids: an auction behind a room sends visitors to its line with words about
 // bidding; it said "This drop is for visitors who came through the line", the drop's words.
 func TestAuctionGateSpeaksOfBids(t *testing.T) {

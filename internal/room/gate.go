@@ -238,7 +238,16 @@ func (g *gate) view(ctx context.Context, st Status) View {
 		return v
 	}
 	v.ETA, v.ETAUpperBound = g.eta.estimate(g.s.opts.Clock(), st.Position, cfg)
+	v.Paused = cfg.Paused
 	return v
+}
+
+// setConfig takes a config this instance has just written, so that its views follow it at once rather
+// than at the next read.
+func (g *gate) setConfig(cfg Config) {
+	g.cfgMu.Lock()
+	defer g.cfgMu.Unlock()
+	g.cfg, g.cfgRead = &cfg, time.Now()
 }
 
 func (s *Service) forget(g *gate) {

@@ -67,6 +67,9 @@ type View struct {
 	// stays the whole session_ttl (under the config as it is: a pause or a smaller capacity lengthens
 	// it). Once the line moves, ETA follows its pace, usually far shorter.
 	ETAUpperBound bool
+	// Paused says the operator has paused the room: the line keeps its order but nobody is let in, so
+	// ETA counts from the resume, whenever that comes.
+	Paused bool
 }
 
 // Service runs rooms on a [Store]: it keeps one gate loop per room that admits visitors as slots and
@@ -188,7 +191,12 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 	}
 	s.configs.Store(id, &cachedConfig{cfg: cfg, at: time.Now()}) // this instance's joins see it at once
 	s.seen.Wake(id)
-	s.gate(id).wake()
+	g := s.gate(id)
+	g.setConfig(cfg)
+	g.wake()
+	if old.Paused != cfg.Paused {
+		g.hub.broadcast() // the line's visitors learn at once that it paused or resumed
+	}
 	e := rushgate.Entry{At: s.opts.Clock().UTC(), Kind: "room", ID: id, Action: rushgate.ActionUpdate, Changes: rushgate.Diff(old, cfg)}
 	if created {
 		e.Action, e.Changes = rushgate.ActionCreate, rushgate.Diff(nil, cfg)

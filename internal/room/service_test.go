@@ -156,6 +156,38 @@ func TestETA(t *testing.T) {
 	}
 }
 
+// TestPausedLineIsTold: a visitor waiting in a room its operator pauses is told so, at once (the
+// room's subscribers are refreshed), and no longer once it resumes. The view said nothing of a pause:
+// a paused line showed its visitors a wait counted as if it moved.
+func TestPausedLineIsTold(t *testing.T) {
+	svc, _ := manual(t)
+	ctx := context.Background()
+	cfg := config(1)
+	_ = svc.Put(ctx, "r", cfg)
+	_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: "a"})
+	_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: "b"})
+	sub, _ := svc.Subscribe(ctx, "r", "b")
+	defer sub.Close()
+	if v, _ := svc.Status(ctx, "r", "b"); v.Paused {
+		t.Fatal("a running room's view says paused")
+	}
+	for _, paused := range []bool{true, false} {
+		changed := sub.Changed()
+		cfg.Paused = paused
+		if err := svc.Put(ctx, "r", cfg); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-changed:
+		default:
+			t.Fatalf("paused %v: the line's subscribers were not refreshed", paused)
+		}
+		if v, _ := svc.Status(ctx, "r", "b"); v.Paused != paused || v.State != room.StateWaiting {
+			t.Fatalf("paused %v: the view is %+v", paused, v)
+		}
+	}
+}
+
 func TestSubscriptionPushesAdmission(t *testing.T) {
 	svc, _ := manual(t)
 	ctx := context.Background()

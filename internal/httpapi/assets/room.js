@@ -84,7 +84,8 @@ function show(s) {
     // An upper bound (no admission seen yet, every admitted visitor assumed to stay the whole session)
     // says so, lest a wait that then shrinks to seconds look like an error.
     const secs = s.eta_seconds || 0;
-    $("message").textContent = text(s.eta_upper_bound && secs >= 60 ? "eta_upto" : "eta", { eta: wait(secs) });
+    // Paused, no wait can be told: it depends on when the operator resumes.
+    $("message").textContent = s.paused ? text("paused") : text(s.eta_upper_bound && secs >= 60 ? "eta_upto" : "eta", { eta: wait(secs) });
     progress(ahead);
     return;
   }
