@@ -167,11 +167,15 @@ func (m Mode) Valid() bool {
 	return false
 }
 
+// Stopped reports whether the room admits nobody until its operator changes the config: paused, or
+// queueing all with no opening set. Its line cannot be told a wait, only that it waits for that.
+func (c Config) Stopped() bool { return c.Paused || (c.Mode == ModeQueueAll && c.OpensAt == nil) }
+
 // Holds reports whether the room admits nobody at now: paused, before its opening, or queueing all
 // until an opening that has not come (or that it has none of).
 func (c Config) Holds(now time.Time) bool {
 	before := c.OpensAt != nil && now.Before(*c.OpensAt)
-	return c.Paused || before || (c.Mode == ModeQueueAll && c.OpensAt == nil)
+	return c.Stopped() || before
 }
 
 // ConfigError explains why a config was refused, naming the field so a client can point at it.

@@ -238,7 +238,7 @@ func (g *gate) view(ctx context.Context, st Status) View {
 		return v
 	}
 	v.ETA, v.ETAUpperBound = g.eta.estimate(g.s.opts.Clock(), st.Position, cfg)
-	v.Paused = cfg.Paused
+	v.Paused = cfg.Stopped()
 	return v
 }
 

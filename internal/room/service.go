@@ -67,8 +67,9 @@ type View struct {
 	// stays the whole session_ttl (under the config as it is: a pause or a smaller capacity lengthens
 	// it). Once the line moves, ETA follows its pace, usually far shorter.
 	ETAUpperBound bool
-	// Paused says the operator has paused the room: the line keeps its order but nobody is let in, so
-	// ETA counts from the resume, whenever that comes.
+	// Paused says the room admits nobody until its operator acts (see [Config.Stopped]): paused, or
+	// queueing all with no opening set. The line keeps its order, and ETA counts from the resume,
+	// whenever that comes.
 	Paused bool
 }
 
@@ -194,8 +195,8 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 	g := s.gate(id)
 	g.setConfig(cfg)
 	g.wake()
-	if old.Paused != cfg.Paused {
-		g.hub.broadcast() // the line's visitors learn at once that it paused or resumed
+	if old.Stopped() != cfg.Stopped() {
+		g.hub.broadcast() // the line's visitors learn at once that it stopped or goes again
 	}
 	e := rushgate.Entry{At: s.opts.Clock().UTC(), Kind: "room", ID: id, Action: rushgate.ActionUpdate, Changes: rushgate.Diff(old, cfg)}
 	if created {

@@ -156,8 +156,8 @@ func TestETA(t *testing.T) {
 	}
 }
 
-// TestPausedLineIsTold: a visitor waiting in a room its operator pauses is told so, at once (the
-// room's subscribers are refreshed), and no longer once it resumes. The view said nothing of a pause:
+// TestPausedLineIsTold: a visitor waiting in a room its operator pauses, or sets to queue all with no
+// opening, is told so, at once (the room's subscribers are refreshed), and no longer once it resumes. The view said nothing of a pause:
 // a paused line showed its visitors a wait counted as if it moved.
 func TestPausedLineIsTold(t *testing.T) {
 	svc, _ := manual(t)
@@ -171,9 +171,13 @@ func TestPausedLineIsTold(t *testing.T) {
 	if v, _ := svc.Status(ctx, "r", "b"); v.Paused {
 		t.Fatal("a running room's view says paused")
 	}
-	for _, paused := range []bool{true, false} {
+	for _, stop := range []struct {
+		paused bool
+		mode   room.Mode
+	}{{true, room.ModeFIFO}, {false, room.ModeFIFO}, {false, room.ModeQueueAll}, {false, room.ModeFIFO}} {
+		paused := stop.paused || stop.mode == room.ModeQueueAll // queueing all with no opening set
 		changed := sub.Changed()
-		cfg.Paused = paused
+		cfg.Paused, cfg.Mode = stop.paused, stop.mode
 		if err := svc.Put(ctx, "r", cfg); err != nil {
 			t.Fatal(err)
 		}
