@@ -869,7 +869,7 @@ func TestRoomPageWhilePaused(t *testing.T) {
 	waiting := e.do("POST", "/v1/rooms/pause/join", "", "").str("visitor_token")
 	ctx := tab(t)
 	shown := shownIn(t, ctx)
-	for lang, paused := range map[string]string{"en": "Entry is paused for now.", "ko": "지금은 입장이 잠시 멈췄습니다."} {
+	for lang, paused := range map[string]string{"en": "Entry is on hold for now.", "ko": "지금은 입장이 보류되어 있습니다."} {
 		if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/r/pause?lang="+lang)); err != nil {
 			t.Fatal(err)
 		}
