@@ -568,6 +568,11 @@ func TestInvitationLinks(t *testing.T) {
 	until(t, "the line by invitation, without one", func() bool {
 		return strings.Contains(shown(other, "#message"), "come in through the link you were sent")
 	})
+	// Refused, the visitor is told it holds no place: the page said "You are in line" and "Keep this
+	// page open: your place is kept".
+	if title, keep := shown(other, "#title"), eval[string](t, other, `String(document.getElementById('keep').hidden)`); title != "You are not in line" || keep != "true" {
+		t.Fatalf("a refused visitor's page is titled %q, and its place-is-kept line hidden %s", title, keep)
+	}
 
 	// The site's enqueue token for an account: the account's one visitor joins.
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "user-77", "room": "presale",

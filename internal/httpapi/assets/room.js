@@ -65,6 +65,9 @@ function lost() {
 
 function show(s) {
   if (s.error) {
+    // A refused join (a busy store is retried before it comes here): the visitor holds no place.
+    $("title").textContent = text("none_title");
+    $("keep").hidden = true;
     $("message").textContent = failure(text, s);
     return;
   }
