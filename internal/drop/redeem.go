@@ -100,10 +100,7 @@ func (s *Service) ClaimCodes(ctx context.Context, id string, after int64, limit 
 // answers it again, so that a checkout may retry a call whose answer it lost; any other is refused with
 // a [*RedeemedError]. ErrNoSuchCode as [Service.ClaimOf].
 func (s *Service) Redeem(ctx context.Context, id, code, order string) (Code, error) {
-	if s.redemptions == nil {
-		return Code{}, fmt.Errorf("%w: redeeming codes needs the SQL record", rushgate.ErrRecordUnavailable)
-	}
-	c, err := s.ClaimOf(ctx, id, code)
+	c, err := s.redeemable(ctx, id, code)
 	if err != nil {
 		return Code{}, err
 	}
@@ -122,10 +119,7 @@ func (s *Service) Redeem(ctx context.Context, id, code, order string) (Code, err
 // redemption of another order stays, refused with a [*RedeemedError], so that one checkout cannot
 // hand back a code another one used.
 func (s *Service) Unredeem(ctx context.Context, id, code, order string) (Code, error) {
-	if s.redemptions == nil {
-		return Code{}, fmt.Errorf("%w: redeeming codes needs the SQL record", rushgate.ErrRecordUnavailable)
-	}
-	c, err := s.ClaimOf(ctx, id, code)
+	c, err := s.redeemable(ctx, id, code)
 	if err != nil {
 		return Code{}, err
 	}
@@ -137,4 +131,12 @@ func (s *Service) Unredeem(ctx context.Context, id, code, order string) (Code, e
 		return Code{Claim: c, Redemption: &r}, &RedeemedError{Redemption: r}
 	}
 	return Code{Claim: c}, nil
+}
+
+// redeemable returns the claim of a code whose redemption is to change.
+func (s *Service) redeemable(ctx context.Context, id, code string) (Claim, error) {
+	if s.redemptions == nil {
+		return Claim{}, fmt.Errorf("%w: redeeming codes needs the SQL record", rushgate.ErrRecordUnavailable)
+	}
+	return s.ClaimOf(ctx, id, code)
 }

@@ -269,25 +269,21 @@ func (s *Server) claimOfCode(w http.ResponseWriter, r *http.Request) {
 // redeemCode marks a code used at a checkout, once: 200 with the claim and its redemption, again for
 // a repeat naming the same order; 409 code_redeemed, with the redemption that stands, otherwise.
 func (s *Server) redeemCode(w http.ResponseWriter, r *http.Request) {
-	id, code, order, err := orderOfCode(r)
-	var c drop.Code
-	if err == nil {
-		c, err = s.drops.Redeem(r.Context(), id, code, order)
-	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, c)
+	s.changeCode(w, r, s.drops.Redeem)
 }
 
 // unredeemCode makes a code usable again when its order is cancelled: 200 with the claim, 409
 // code_redeemed when another order redeemed it.
 func (s *Server) unredeemCode(w http.ResponseWriter, r *http.Request) {
+	s.changeCode(w, r, s.drops.Unredeem)
+}
+
+// changeCode answers a change of a code's redemption, made by change for the order the body names.
+func (s *Server) changeCode(w http.ResponseWriter, r *http.Request, change func(ctx context.Context, id, code, order string) (drop.Code, error)) {
 	id, code, order, err := orderOfCode(r)
 	var c drop.Code
 	if err == nil {
-		c, err = s.drops.Unredeem(r.Context(), id, code, order)
+		c, err = change(r.Context(), id, code, order)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
