@@ -588,6 +588,38 @@ func TestConsoleDeletes(t *testing.T) {
 	e.want(e.do("GET", "/v1/drops/taken", "", ""), 200, "")
 }
 
+// TestConsoleEndedSales: the page of a sold-out drop offers no "Open now" (opening it changes
+// nothing), and a sold auction's names its buyer as the winner, where "Leading bidder" said "–" since a
+// buyer never leads.
+func TestConsoleEndedSales(t *testing.T) {
+	e := setup(t, withConsole())
+	e.want(e.do("PUT", "/v1/drops/gone", adminKey, e.dropCfg("")), 200, "") // stock 2
+	for _, v := range []string{"a", "b"} {
+		e.want(e.do("POST", "/v1/drops/gone/claims", e.visitorToken(v), ""), 201, "")
+	}
+	e.want(e.do("PUT", "/v1/auctions/sold", adminKey, e.auctionCfg(`, "buy_now_price": 9000`)), 200, "")
+	e.want(e.do("POST", "/v1/auctions/sold/buy-now", e.visitorToken("buyer"), ""), 200, "")
+	buyer := e.do("GET", "/v1/auctions/sold", "", "").str("winner")
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#drops tbody a")),
+		chromedp.Navigate(e.srv.URL+"/admin/drops/gone"), chromedp.WaitVisible(chromedp.CSS("#ctl-delete"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := eval[string](t, ctx, `[...document.querySelectorAll('#controls button')].map(b => b.id).join(' ')`); got != "ctl-delete" {
+		t.Fatalf("a sold-out drop's controls: %s", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/auctions/sold"), chromedp.WaitVisible(chromedp.CSS("#ctl-delete"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the winner's card", func() bool {
+		return eval[string](t, ctx, `(document.querySelector('[data-card="winner"]') || {}).textContent || ''`) == buyer+"Winner"
+	})
+	if eval[string](t, ctx, `String(!!document.querySelector('[data-card="leader"]'))`) != "false" {
+		t.Fatal("a sold auction still has a leading bidder's card")
+	}
+}
+
 // TestConsoleFindsACode: an operator types the code a customer presents, and presses Enter: the
 // drop's page says which claim handed it out and whether the code was used, or that none did, in the
 // operator's language; two presses mark an unused code used.

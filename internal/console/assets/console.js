@@ -38,7 +38,7 @@
       label_identity: 'Who may take part', identity_any: 'Anybody (per visitor token)', identity_site: 'Customers your site signed in',
       identity_room: 'Visitors the room admitted', soft_window: 'Soft close: bids in the last', soft_extend: 'extend the end by',
       local_time: 'your time, {zone}', export_claims: 'Download the claims (CSV)', visitor_page: 'The visitors’ page',
-      leader: 'Leading bidder', reserve: 'Reserve', older: 'Older changes', reserve_yes: 'met', reserve_no: 'not met', export_events: 'Download the auction’s history (CSV)',
+      leader: 'Leading bidder', winner: 'Winner', reserve: 'Reserve', older: 'Older changes', reserve_yes: 'met', reserve_no: 'not met', export_events: 'Download the auction’s history (CSV)',
       id_rule: 'An ID is 1-64 characters of A-Z, a-z, 0-9, _ and -.',
       err_drop_started: 'This drop has claims: it can no longer be replaced or deleted.',
       err_auction_started: 'This auction has bids: it can no longer be replaced or deleted.',
@@ -87,7 +87,7 @@
       label_identity: '참여할 수 있는 사람', identity_any: '누구나 (방문자 토큰마다)', identity_site: '사이트에 로그인한 고객',
       identity_room: '대기실이 입장시킨 방문자', soft_window: '연장 마감: 마지막 구간의 입찰은', soft_extend: '종료를 이만큼 연장',
       local_time: '현지 시각, {zone}', export_claims: '수령 목록 내려받기 (CSV)', visitor_page: '방문자 페이지',
-      leader: '최고 입찰자', reserve: '최저 낙찰가', older: '이전 변경 기록', reserve_yes: '도달', reserve_no: '미달', export_events: '경매 기록 내려받기 (CSV)',
+      leader: '최고 입찰자', winner: '낙찰자', reserve: '최저 낙찰가', older: '이전 변경 기록', reserve_yes: '도달', reserve_no: '미달', export_events: '경매 기록 내려받기 (CSV)',
       id_rule: 'ID는 A-Z, a-z, 0-9, _, -로 된 1-64자여야 합니다.',
       err_drop_started: '수령이 있는 드롭은 바꾸거나 지울 수 없습니다.',
       err_auction_started: '입찰이 있는 경매는 바꾸거나 지울 수 없습니다.',
@@ -592,9 +592,10 @@
       ],
       cards: (cur, last) => [['status', t(cur.status)], ['claimed', fmtNum(cur.claimed)], ['remaining', fmtNum(cur.remaining)],
         ['stock', fmtNum(cur.config.stock)], ['claims_s', fmtNum(last && last.claims)]],
-      controls: (cur) => [cur.status === 'open'
+      // A drop sold out is over whatever its times: opening or closing it changes nothing.
+      controls: (cur) => (cur.status === 'sold_out' ? [] : [cur.status === 'open'
         ? control('close_now', 'danger', () => api('POST', '/v1/drops/' + id + '/close'))
-        : control('open_now', 'primary', () => api('POST', '/v1/drops/' + id + '/open')), remove(), download('/v1/drops/' + id + '/claims.csv', 'export_claims')],
+        : control('open_now', 'primary', () => api('POST', '/v1/drops/' + id + '/open'))]).concat(remove(), download('/v1/drops/' + id + '/claims.csv', 'export_claims')),
     },
     auction: {
       read: async () => api('GET', '/v1/auctions/' + id + '/config'),
@@ -604,7 +605,9 @@
       ],
       cards: (cur, last) => [['status', t(cur.status)], ['price', fmtMoney(cur.price, cur.config.currency)],
         ['bids', fmtNum(cur.bids)], ['bidders', fmtNum(last && last.bidders)], ['ends', fmtTime(cur.ends_at)],
-        ['leader', cur.leader || '–']].concat(cur.config.reserve_price ? [['reserve', t(cur.reserve_met ? 'reserve_yes' : 'reserve_no')]] : []),
+        // Over, who won it (the buyer of a sale, who never led), or nobody; until then who leads.
+        cur.status === 'closed' || cur.status === 'sold' ? ['winner', cur.winner || '–'] : ['leader', cur.leader || '–']]
+        .concat(cur.config.reserve_price ? [['reserve', t(cur.reserve_met ? 'reserve_yes' : 'reserve_no')]] : []),
       controls: (cur) => {
         const history = download('/v1/auctions/' + id + '/events.csv', 'export_events');
         if (cur.status === 'closed' || cur.status === 'sold') return [remove(), history];
