@@ -863,6 +863,22 @@ func TestAuctionBuyNowAsksFirst(t *testing.T) {
 	screenshot(t, ctx, "auction-sold")
 }
 
+// TestCountdownDaysInTheLanguage: a countdown of more than a day names its days in the page's
+// language; a Korean page said "오픈까지 1d 02:00:00".
+func TestCountdownDaysInTheLanguage(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/drops/soon", adminKey, fmt.Sprintf(`{"stock": 5, "opens_at": %q}`,
+		e.clock.Now().Add(26*time.Hour).Format(time.RFC3339))), 200, "")
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	for lang, want := range map[string]string{"en": "Opens in 1d 0", "ko": "오픈까지 1일 0"} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/d/soon?lang="+lang)); err != nil {
+			t.Fatal(err)
+		}
+		until(t, "the countdown, "+lang, func() bool { return strings.HasPrefix(shown("#when"), want) })
+	}
+}
+
 // TestRoomPageWhilePaused: a visitor waiting in a line its operator pauses is told so at once, with no
 // wait counted as if the line moved, and sees the wait again when it resumes, in English and Korean.
 func TestRoomPageWhilePaused(t *testing.T) {

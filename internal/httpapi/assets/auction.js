@@ -70,8 +70,8 @@ function render() {
   $("leader").textContent = view.leader ? text("leader") + ": " + mask(view.leader) + " · " + text("bids_count", { n: view.bid_count }) : text(over ? "no_bids_ended" : "no_bids");
   if (view.status === "sold") $("when").textContent = text("sold_to", { who: mask(view.winner), price: money(view.final_price || view.price) });
   else if (over) $("when").textContent = view.winner ? text("won_by", { who: mask(view.winner), price: money(view.final_price || view.price) }) : text(view.reserve_met ? "ended" : "ended_unmet");
-  else if (t < starts) $("when").textContent = text("starts_in", { time: span(starts - t) });
-  else $("when").textContent = text("ends_in", { time: span(ends - t) });
+  else if (t < starts) $("when").textContent = text("starts_in", { time: span(starts - t, text) });
+  else $("when").textContent = text("ends_in", { time: span(ends - t, text) });
   const min = view.min_next_bid || 0;
   $("min").textContent = over || !min ? "" : text("min_next", { amount: money(min) });
   if ($("reserve")) $("reserve").hidden = over || view.reserve_met !== false; // absent from an older --templates page

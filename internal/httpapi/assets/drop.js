@@ -57,8 +57,8 @@ function render() {
   const gone = Math.max(0, ...held.map((c) => c.seq || 0)); // units surely claimed, ahead of the feed
   const left = Math.max(0, Math.min(view.remaining, view.stock - gone));
   $("left").textContent = text("remaining", { n: left.toLocaleString(cfg.lang), stock: view.stock.toLocaleString(cfg.lang) });
-  if (status === "scheduled") $("when").textContent = text("opens_in", { time: span(opens - t) });
-  else if (status === "open") $("when").textContent = closes ? text("closes_in", { time: span(closes - t) }) : "";
+  if (status === "scheduled") $("when").textContent = text("opens_in", { time: span(opens - t, text) });
+  else if (status === "open") $("when").textContent = closes ? text("closes_in", { time: span(closes - t, text) }) : "";
   else if (status === "sold_out") $("when").textContent = text("sold_out");
   else $("when").textContent = text("closed_drop");
   const gated = cfg.room && !admission();

@@ -11,13 +11,14 @@ function texts(root) {
   return (key, args) => (T[key] || key).replace(/\{(\w+)\}/g, (_, k) => (args && k in args ? args[k] : ""));
 }
 
-// span formats a countdown: "01:02:03", with days in front when there are any.
-function span(ms) {
+// span formats a countdown: "01:02:03", with days in front when there are any, in the words of text (the
+// page's language).
+function span(ms, text) {
   const s = Math.max(0, Math.ceil(ms / 1000));
   const pad = (n) => String(n).padStart(2, "0");
   const d = Math.floor(s / 86400);
   const hms = pad(Math.floor((s % 86400) / 3600)) + ":" + pad(Math.floor((s % 3600) / 60)) + ":" + pad(s % 60);
-  return d > 0 ? d + "d " + hms : hms;
+  return d > 0 ? text("days", { n: d }) + " " + hms : hms; // days in the page's language: "1d", "1일"
 }
 
 // carriedAdmission keeps an admission that the room's line sent back in the URL (rg_admission) for this
