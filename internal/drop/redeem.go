@@ -72,10 +72,19 @@ func (s *Service) CodeOf(ctx context.Context, id, code string) (Code, error) {
 // with its code's redemption: what an export of the claims lists.
 func (s *Service) ClaimCodes(ctx context.Context, id string, after int64, limit int) ([]Code, error) {
 	claims, err := s.store.Claims(ctx, id, after, limit)
-	if err != nil || len(claims) == 0 {
+	if err != nil {
 		return nil, err
 	}
+	return s.withRedemptions(ctx, id, claims)
+}
+
+// withRedemptions pairs claims (at most a thousand) with their codes' redemptions, in one read.
+func (s *Service) withRedemptions(ctx context.Context, id string, claims []Claim) ([]Code, error) {
+	if len(claims) == 0 {
+		return nil, nil
+	}
 	var used map[string]Redemption
+	var err error
 	if s.redemptions != nil {
 		codes := make([]string, len(claims))
 		for i, c := range claims {
@@ -93,6 +102,25 @@ func (s *Service) ClaimCodes(ctx context.Context, id string, after int64, limit 
 		}
 	}
 	return out, nil
+}
+
+// Held returns a visitor's claims of a drop, each with its code's redemption: what the visitor's page
+// shows of the codes it holds, the used ones marked.
+// While the record fails, the codes come without it: a visitor's codes matter more than their marks.
+func (s *Service) Held(ctx context.Context, id, visitor string) ([]Code, error) {
+	claims, err := s.store.Mine(ctx, id, visitor)
+	if err != nil {
+		return nil, err
+	}
+	codes, err := s.withRedemptions(ctx, id, claims)
+	if err != nil {
+		s.log.WarnContext(ctx, "a visitor's codes shown without their redemptions: the record fails", "drop", id, "err", err)
+		codes = make([]Code, len(claims))
+		for i, c := range claims {
+			codes[i].Claim = c
+		}
+	}
+	return codes, nil
 }
 
 // Redeem marks code used, for order: a checkout's "use this coupon", exactly once whatever the number

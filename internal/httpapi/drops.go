@@ -324,15 +324,29 @@ func (s *Server) myClaims(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		vid, _, err = s.visitor(r)
 	}
-	var claims []drop.Claim
+	var held []drop.Code
 	if err == nil {
-		claims, err = s.drops.Mine(r.Context(), id, vid)
+		held, err = s.drops.Held(r.Context(), id, vid)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"claims": nonNil(claims)})
+	// The visitor sees when its code was used, not the site's order it was used for.
+	out := make([]heldClaim, len(held))
+	for i, c := range held {
+		out[i].Claim = c.Claim
+		if c.Redemption != nil {
+			out[i].RedeemedAt = &c.Redemption.At
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"claims": out})
+}
+
+// heldClaim is a claim as its visitor sees it: with the time its code was used, once it is.
+type heldClaim struct {
+	drop.Claim
+	RedeemedAt *time.Time `json:"redeemed_at,omitempty"`
 }
 
 func nonNil(c []drop.Claim) []drop.Claim {

@@ -176,6 +176,11 @@ func TestRedeemCode(t *testing.T) {
 	if got := e.do("GET", path, adminKey, ""); got.str("redeemed_at") != at || got.str("order") != "o-1" {
 		t.Fatalf("the lookup of a used code: %v", got.body)
 	}
+	// The visitor sees when its code was used, not the site's order.
+	mine := e.do("GET", "/v1/drops/listed/claims/mine", a, "").body["claims"].([]any)[0].(map[string]any)
+	if mine["redeemed_at"] != at || mine["order"] != nil || mine["code"] != "SAVE 10/20%" {
+		t.Fatalf("the visitor's claim of a used code: %v", mine)
+	}
 	// The order is cancelled: only its own checkout hands the code back, and then it may be used again.
 	e.want(e.do("POST", path+"/unredeem", adminKey, `{"order": "o-2"}`), 409, "code_redeemed")
 	e.want(e.do("POST", path+"/unredeem", a, `{"order": "o-1"}`), 401, "unauthorized")

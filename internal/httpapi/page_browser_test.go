@@ -863,6 +863,35 @@ func TestAuctionBuyNowAsksFirst(t *testing.T) {
 	screenshot(t, ctx, "auction-sold")
 }
 
+// TestDropPageShowsAUsedCode: a visitor who comes back to a drop's page after using its code at the
+// site's checkout sees the code marked used, with when, in the page's language.
+func TestDropPageShowsAUsedCode(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/drops/coupon", adminKey, e.dropCfg("")), 200, "")
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/d/coupon?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#claim"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the code", func() bool { return eval[string](t, ctx, `(document.querySelector('#result .code') || {}).textContent || ''`) != "" })
+	code := eval[string](t, ctx, `document.querySelector('#result .code').textContent`)
+	if strings.Contains(shown("#result"), "사용됨") {
+		t.Fatal("a code just claimed is marked used")
+	}
+	e.want(e.do("POST", "/v1/drops/coupon/codes/"+code+"/redeem", adminKey, `{"order": "o-1"}`), 200, "")
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the code marked used", func() bool { return strings.HasSuffix(shown("#result"), "에 사용됨") })
+	if got := shown("#result"); !strings.Contains(got, code) || strings.Contains(got, "o-1") {
+		t.Fatalf("the page shows %q", got)
+	}
+	screenshot(t, ctx, "drop-code-used-ko")
+}
+
 // TestCountdownDaysInTheLanguage: a countdown of more than a day names its days in the page's
 // language; a Korean page said "오픈까지 1d 02:00:00".
 func TestCountdownDaysInTheLanguage(t *testing.T) {

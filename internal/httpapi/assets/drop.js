@@ -43,6 +43,12 @@ function showCodes(title, claims) {
     code.className = "code";
     code.textContent = c.code;
     box.append(code);
+    if (c.redeemed_at) { // used at the site's checkout
+      const used = document.createElement("p");
+      used.className = "muted small";
+      used.textContent = text("code_used", { time: new Date(c.redeemed_at).toLocaleString(cfg.lang) });
+      box.append(used);
+    }
   }
 }
 
