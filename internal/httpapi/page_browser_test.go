@@ -272,6 +272,9 @@ func TestAuctionPage(t *testing.T) {
 			if n := js(`String(document.querySelectorAll('#history li').length)`); n != "1" {
 				t.Fatalf("history has %s bids", n)
 			}
+			if js(`String(document.getElementById('history-title').hidden)`) != "false" {
+				t.Fatal("the bids are listed without their heading")
+			}
 
 			if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#amount"), "20000"), chromedp.Click(chromedp.CSS("#bid"))); err != nil {
 				t.Fatal(err)
@@ -850,6 +853,9 @@ func TestAuctionBuyNowAsksFirst(t *testing.T) {
 	}
 	if label := shown("#price-label"); label != "Final price" {
 		t.Fatalf("a sold auction's price is labelled %q", label)
+	}
+	if drawn := eval[string](t, ctx, `String(document.getElementById('history-title').getClientRects().length)`); drawn != "0" {
+		t.Fatal("an auction without bids shows a heading over its list of bids")
 	}
 	// Hidden, and not drawn: the form's display rule kept it on a sold auction's page.
 	if drawn := eval[string](t, ctx, `String(document.getElementById('bidform').getClientRects().length)`); drawn != "0" {

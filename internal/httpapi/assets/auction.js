@@ -103,6 +103,7 @@ function addHistory(e, older) {
   if (e.bidder && e.bidder === myID()) li.className = "mine";
   if (older) $("history").append(li);
   else $("history").prepend(li);
+  if ($("history-title")) $("history-title").hidden = false; // a heading over no bids said nothing
 }
 
 // apply takes one event of the feed into the view.
