@@ -882,7 +882,9 @@ func TestDropPageShowsAUsedCode(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#claim"))); err != nil {
 		t.Fatal(err)
 	}
-	until(t, "the code", func() bool { return eval[string](t, ctx, `(document.querySelector('#result .code') || {}).textContent || ''`) != "" })
+	until(t, "the code", func() bool {
+		return eval[string](t, ctx, `(document.querySelector('#result .code') || {}).textContent || ''`) != ""
+	})
 	code := eval[string](t, ctx, `document.querySelector('#result .code').textContent`)
 	if strings.Contains(shown("#result"), "사용됨") {
 		t.Fatal("a code just claimed is marked used")
