@@ -42,7 +42,7 @@ type Redemptions interface {
 	Redeem(ctx context.Context, id, code string, r Redemption) (Redemption, bool, error)
 	// Redeemed returns a code's redemption, false when it is unused.
 	Redeemed(ctx context.Context, id, code string) (Redemption, bool, error)
-	// RedeemedAmong returns the redemptions of those of codes (at most a thousand) that were used.
+	// RedeemedAmong returns the redemptions of those of codes that were used.
 	RedeemedAmong(ctx context.Context, id string, codes []string) (map[string]Redemption, error)
 	// Unredeem removes a code's redemption if it is order's, and otherwise returns the redemption that
 	// stands (false for none).
@@ -78,7 +78,7 @@ func (s *Service) ClaimCodes(ctx context.Context, id string, after int64, limit 
 	return s.withRedemptions(ctx, id, claims)
 }
 
-// withRedemptions pairs claims (at most a thousand) with their codes' redemptions, in one read.
+// withRedemptions pairs claims with their codes' redemptions, in one read of the record.
 func (s *Service) withRedemptions(ctx context.Context, id string, claims []Claim) ([]Code, error) {
 	if len(claims) == 0 {
 		return nil, nil

@@ -99,6 +99,14 @@ func testRedemptions(t *testing.T, r *record.DB) {
 	if err != nil || len(among) != 2 || among["SAVE-7"] != want || among["SAVE-8"].At != at {
 		t.Fatalf("the redeemed among three codes: %+v %v", among, err)
 	}
+	many := make([]string, 2500) // past one statement's thousand
+	for i := range many {
+		many[i] = fmt.Sprint("NONE-", i)
+	}
+	many[2400] = "SAVE-8"
+	if among, err := r.RedeemedAmong(ctx, "coupons", many); err != nil || len(among) != 1 || among["SAVE-8"].At != at {
+		t.Fatalf("the redeemed among 2,500 codes: %+v %v", among, err)
+	}
 	if err := r.ForgetDrop(ctx, "coupons"); err != nil {
 		t.Fatal(err)
 	}

@@ -51,14 +51,23 @@ func (r *DB) Redeemed(ctx context.Context, id, code string) (drop.Redemption, bo
 	return drop.Redemption{At: t, Order: order}, true, nil
 }
 
-// RedeemedAmong implements [drop.Redemptions], in one query.
+// RedeemedAmong implements [drop.Redemptions], in one query per thousand codes (the databases bound a
+// statement's parameters).
 func (r *DB) RedeemedAmong(ctx context.Context, id string, codes []string) (map[string]drop.Redemption, error) {
 	out := make(map[string]drop.Redemption)
-	if len(codes) == 0 {
-		return out, nil
-	}
 	ctx, cancel := bound(ctx, opTimeout)
 	defer cancel()
+	for len(codes) > 0 {
+		n := min(len(codes), 1000)
+		if err := r.redeemedAmong(ctx, id, codes[:n], out); err != nil {
+			return nil, err
+		}
+		codes = codes[n:]
+	}
+	return out, nil
+}
+
+func (r *DB) redeemedAmong(ctx context.Context, id string, codes []string, out map[string]drop.Redemption) error {
 	args := make([]any, 0, len(codes)+1)
 	args = append(args, id)
 	for _, c := range codes {
@@ -67,24 +76,24 @@ func (r *DB) RedeemedAmong(ctx context.Context, id string, codes []string) (map[
 	rows, err := r.db.QueryContext(ctx, r.q(`SELECT code, redeemed_at, order_ref FROM drop_redemptions WHERE drop_id = ? AND code IN (?`+
 		strings.Repeat(", ?", len(codes)-1)+`)`), args...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", rushgate.ErrRecordUnavailable, err)
+		return fmt.Errorf("%w: %w", rushgate.ErrRecordUnavailable, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var code, at, order string
 		if err := rows.Scan(&code, &at, &order); err != nil {
-			return nil, fmt.Errorf("%w: %w", rushgate.ErrRecordUnavailable, err)
+			return fmt.Errorf("%w: %w", rushgate.ErrRecordUnavailable, err)
 		}
 		t, err := time.Parse(time.RFC3339Nano, at)
 		if err != nil {
-			return nil, fmt.Errorf("record: a redemption of a code of %s: %w", id, err)
+			return fmt.Errorf("record: a redemption of a code of %s: %w", id, err)
 		}
 		out[code] = drop.Redemption{At: t, Order: order}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %w", rushgate.ErrRecordUnavailable, err)
+		return fmt.Errorf("%w: %w", rushgate.ErrRecordUnavailable, err)
 	}
-	return out, nil
+	return nil
 }
 
 // Unredeem implements [drop.Redemptions].
