@@ -618,6 +618,14 @@ func TestConsoleEndedSales(t *testing.T) {
 	if eval[string](t, ctx, `String(!!document.querySelector('[data-card="leader"]'))`) != "false" {
 		t.Fatal("a sold auction still has a leading bidder's card")
 	}
+	// At a phone's width the id, longer than the card is wide, breaks inside it; it ran out of it.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
+		t.Fatal(err)
+	}
+	if out := eval[string](t, ctx, `(() => { const v = document.querySelector('[data-card="winner"] .v');
+		return String(v.scrollWidth > v.clientWidth); })()`); out != "false" {
+		t.Fatal("the winner's id runs out of its card at a phone's width")
+	}
 }
 
 // TestConsoleFindsACode: an operator types the code a customer presents, and presses Enter: the
