@@ -18,6 +18,10 @@ type Summary struct {
 	Claimed   int    `json:"claimed"`
 	Remaining int    `json:"remaining"`
 	Status    Status `json:"status"`
+	// Redeemed is how many of its codes were used at checkouts (see [Service.Redeem]); a drop's own
+	// summary has it once the drop has claims, the list does not (nil), nor does a summary read while
+	// the record fails.
+	Redeemed *int `json:"redeemed,omitempty"`
 }
 
 // Summarize is what the operator's list and the drop's own page show of info at now.
@@ -36,7 +40,14 @@ func (s *Service) Summary(ctx context.Context, id string, codes bool) (Summary, 
 	if err != nil {
 		return Summary{}, err
 	}
-	return Summarize(id, info, s.clock()), nil
+	sum := Summarize(id, info, s.clock())
+	if s.redemptions != nil && info.Claimed > 0 {
+		// The count is the record's; while it fails, the rest of the summary still comes.
+		if n, err := s.redemptions.CountRedeemed(ctx, id); err == nil {
+			sum.Redeemed = &n
+		}
+	}
+	return sum, nil
 }
 
 // List returns up to limit drops after the id after, in id order.

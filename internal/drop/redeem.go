@@ -47,6 +47,8 @@ type Redemptions interface {
 	// Unredeem removes a code's redemption if it is order's, and otherwise returns the redemption that
 	// stands (false for none).
 	Unredeem(ctx context.Context, id, code, order string) (Redemption, bool, error)
+	// CountRedeemed returns how many codes of a drop were used.
+	CountRedeemed(ctx context.Context, id string) (int, error)
 }
 
 // Code is the claim that handed out a code, with its redemption once the code is used.

@@ -689,6 +689,9 @@ func TestConsoleFindsACode(t *testing.T) {
 		t.Fatalf("the code handed back is %v", got.body)
 	}
 	e.want(e.do("POST", codePath+"/redeem", adminKey, `{"order": "o-9"}`), 200, "")
+	until(t, "the count of used codes", func() bool {
+		return eval[string](t, ctx, `(document.querySelector('[data-card="redeemed"] .v') || {}).textContent || ''`) == "1"
+	})
 	find(won.str("code"))
 	until(t, "the code used by o-9", func() bool { return strings.Contains(shown("#found"), ", for order o-9.") })
 	find(won.str("code")[:16] + "-2")

@@ -176,6 +176,9 @@ func TestRedeemCode(t *testing.T) {
 	if got := e.do("GET", path, adminKey, ""); got.str("redeemed_at") != at || got.str("order") != "o-1" {
 		t.Fatalf("the lookup of a used code: %v", got.body)
 	}
+	if n, ok := e.do("GET", "/v1/drops/listed/config?codes=0", adminKey, "").body["redeemed"].(float64); !ok || n != 1 {
+		t.Fatalf("the drop's summary counts %v redeemed codes, want 1", n)
+	}
 	// The visitor sees when its code was used, not the site's order.
 	mine := e.do("GET", "/v1/drops/listed/claims/mine", a, "").body["claims"].([]any)[0].(map[string]any)
 	if mine["redeemed_at"] != at || mine["order"] != nil || mine["code"] != "SAVE 10/20%" {

@@ -107,6 +107,9 @@ func testRedemptions(t *testing.T, r *record.DB) {
 	if among, err := r.RedeemedAmong(ctx, "coupons", many); err != nil || len(among) != 1 || among["SAVE-8"].At != at {
 		t.Fatalf("the redeemed among 2,500 codes: %+v %v", among, err)
 	}
+	if n, err := r.CountRedeemed(ctx, "coupons"); err != nil || n != 2 {
+		t.Fatalf("coupons counts %d redeemed codes, %v; want 2", n, err)
+	}
 	if err := r.ForgetDrop(ctx, "coupons"); err != nil {
 		t.Fatal(err)
 	}

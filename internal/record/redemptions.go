@@ -106,3 +106,14 @@ func (r *DB) Unredeem(ctx context.Context, id, code, order string) (drop.Redempt
 	}
 	return r.Redeemed(ctx, id, code) // another order's, if any
 }
+
+// CountRedeemed implements [drop.Redemptions].
+func (r *DB) CountRedeemed(ctx context.Context, id string) (int, error) {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
+	var n int
+	if err := r.db.QueryRowContext(ctx, r.q(`SELECT COUNT(*) FROM drop_redemptions WHERE drop_id = ?`), id).Scan(&n); err != nil {
+		return 0, fmt.Errorf("%w: %w", rushgate.ErrRecordUnavailable, err)
+	}
+	return n, nil
+}

@@ -47,7 +47,7 @@
       find_claim: 'Find a claim by its code', code_label: 'A code a customer presents', find: 'Find',
       code_empty: 'Type a code first.', code_found: 'Claim #{seq}, by visitor {visitor}, at {at}.',
       code_unused: 'Not used yet.', code_used: 'Used at {at}.', code_used_order: 'Used at {at}, for order {order}.',
-      mark_used: 'Mark as used', confirm_mark_used: 'Press again to mark it used', marked_used: 'Marked as used.',
+      redeemed: 'Codes used', mark_used: 'Mark as used', confirm_mark_used: 'Press again to mark it used', marked_used: 'Marked as used.',
       unredeem: 'Make usable again', confirm_unredeem: 'Press again: the order was cancelled', unredeemed: 'The code can be used again.',
       err_code_redeemed: 'This code was used already.',
       err_code_not_found: 'No claim of this drop has this code.',
@@ -96,7 +96,7 @@
       find_claim: '코드로 수령 찾기', code_label: '고객이 제시한 코드', find: '찾기',
       code_empty: '먼저 코드를 입력하세요.', code_found: '#{seq}번 수령: 방문자 {visitor}, {at}.',
       code_unused: '아직 사용되지 않았습니다.', code_used: '{at}에 사용되었습니다.', code_used_order: '{at}, 주문 {order}에 사용되었습니다.',
-      mark_used: '사용 처리', confirm_mark_used: '한 번 더 누르면 사용 처리합니다', marked_used: '사용 처리했습니다.',
+      redeemed: '사용된 코드', mark_used: '사용 처리', confirm_mark_used: '한 번 더 누르면 사용 처리합니다', marked_used: '사용 처리했습니다.',
       unredeem: '다시 사용 가능하게', confirm_unredeem: '한 번 더 누르세요: 주문이 취소되었습니다', unredeemed: '코드를 다시 사용할 수 있습니다.',
       err_code_redeemed: '이미 사용된 코드입니다.',
       err_code_not_found: '이 드롭에서 이 코드를 받은 수령이 없습니다.',
@@ -591,7 +591,8 @@
         chart('claims', t('chart_claims'), [{ label: 'claims_s', get: (p) => p.claims }]),
       ],
       cards: (cur, last) => [['status', t(cur.status)], ['claimed', fmtNum(cur.claimed)], ['remaining', fmtNum(cur.remaining)],
-        ['stock', fmtNum(cur.config.stock)], ['claims_s', fmtNum(last && last.claims)]],
+        ['stock', fmtNum(cur.config.stock)], ['claims_s', fmtNum(last && last.claims)]]
+        .concat(typeof cur.redeemed === 'number' ? [['redeemed', fmtNum(cur.redeemed)]] : []), // codes used at checkouts
       // A drop sold out is over whatever its times: opening or closing it changes nothing.
       controls: (cur) => (cur.status === 'sold_out' ? [] : [cur.status === 'open'
         ? control('close_now', 'danger', () => api('POST', '/v1/drops/' + id + '/close'))
