@@ -13,6 +13,20 @@ import (
 // a longer one.
 const MaxOrderLen = 200
 
+// The outcomes of a redemption an [Observer] hears of.
+const (
+	// OutcomeRedeemed is a code redeemed, the first time (a same-order repeat is not counted again).
+	OutcomeRedeemed = "redeemed"
+	// OutcomeRefused is a redemption of a code used already by another order or none: a code
+	// presented twice, which an operator watches for.
+	OutcomeRefused = "refused"
+)
+
+// Observer hears of redemptions, for the metrics.
+type Observer interface {
+	Redemption(drop, outcome string)
+}
+
 // ErrRedeemed refuses a redemption of a code used already; the error is a [*RedeemedError], which
 // says when and for which order.
 var ErrRedeemed = errors.New("drop: code already redeemed")
@@ -139,7 +153,11 @@ func (s *Service) Redeem(ctx context.Context, id, code, order string) (Code, err
 		return Code{}, err
 	}
 	if !mine && (order == "" || r.Order != order) {
+		s.observe(id, OutcomeRefused)
 		return Code{Claim: c, Redemption: &r}, &RedeemedError{Redemption: r}
+	}
+	if mine {
+		s.observe(id, OutcomeRedeemed)
 	}
 	return Code{Claim: c, Redemption: &r}, nil
 }
@@ -169,4 +187,10 @@ func (s *Service) redeemable(ctx context.Context, id, code string) (Claim, error
 		return Claim{}, fmt.Errorf("%w: redeeming codes needs the SQL record", rushgate.ErrRecordUnavailable)
 	}
 	return s.ClaimOf(ctx, id, code)
+}
+
+func (s *Service) observe(id, outcome string) {
+	if s.observer != nil {
+		s.observer.Redemption(id, outcome)
+	}
 }

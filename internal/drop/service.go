@@ -29,6 +29,7 @@ type Service struct {
 	clock   func() time.Time
 
 	redemptions Redemptions
+	observer    Observer
 
 	ctx     context.Context // ends at Stop; releases being retried and the sampler stop with it
 	cancel  context.CancelFunc
@@ -68,6 +69,8 @@ type Options struct {
 	// Redemptions, when set, keeps which codes were used at checkouts (see [Service.Redeem]); without
 	// it codes cannot be redeemed.
 	Redemptions Redemptions
+	// Observer, when set, hears of redemptions and of codes presented again.
+	Observer Observer
 	// Clock dates the operator's controls and audit entries; nil means time.Now.
 	Clock func() time.Time
 }
@@ -82,7 +85,7 @@ func NewService(store Store, opts Options) *Service {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Service{store: store, gate: opts.Gate, log: opts.Logger, history: opts.History, audit: opts.Audit,
-		record: opts.Record, redemptions: opts.Redemptions, clock: opts.Clock, ctx: ctx, cancel: cancel, feeds: make(map[string]*feed),
+		record: opts.Record, redemptions: opts.Redemptions, observer: opts.Observer, clock: opts.Clock, ctx: ctx, cancel: cancel, feeds: make(map[string]*feed),
 		listed: make(map[string]listedIndex)}
 }
 

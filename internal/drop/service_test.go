@@ -515,7 +515,8 @@ func TestRedeem(t *testing.T) {
 	}
 	defer rec.Close()
 	store := memstore.NewDrops(clock, nil)
-	svc := drop.NewService(store, drop.Options{Clock: clock, Redemptions: rec})
+	seen := &outcomes{}
+	svc := drop.NewService(store, drop.Options{Clock: clock, Redemptions: rec, Observer: seen})
 	defer svc.Stop()
 	ctx := t.Context()
 	if _, err := svc.Put(ctx, "coupons", drop.Config{Stock: 3, PerVisitor: 1, OpensAt: now.Add(-time.Minute)}); err != nil {
@@ -571,7 +572,7 @@ func TestRedeem(t *testing.T) {
 		t.Fatalf("without a record: %v", err)
 	}
 
-	other := drop.NewService(store, drop.Options{Clock: clock, Redemptions: rec})
+	other := drop.NewService(store, drop.Options{Clock: clock, Redemptions: rec, Observer: seen})
 	defer other.Stop()
 	c2, _, err := svc.Claim(ctx, drop.ClaimRequest{Drop: "coupons", Visitor: "v2"})
 	if err != nil {
@@ -597,4 +598,34 @@ func TestRedeem(t *testing.T) {
 	if redeemed.Load() != 1 || refused.Load() != 49 {
 		t.Fatalf("50 checkouts at once: %d redeemed, %d refused; want 1 and 49", redeemed.Load(), refused.Load())
 	}
+	// Heard: order-1, order-3 and the race's one redeemed (not order-1's retry), order-2, none and the
+	// race's 49 refused.
+	if got := seen.String(); got != "coupons redeemed 3, coupons refused 51" {
+		t.Fatalf("the observer heard %s", got)
+	}
+}
+
+// outcomes counts what an observer hears, by drop and outcome.
+type outcomes struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (o *outcomes) Redemption(id, outcome string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.n == nil {
+		o.n = map[string]int{}
+	}
+	o.n[id+" "+outcome]++
+}
+
+func (o *outcomes) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(o.n)) {
+		out = append(out, fmt.Sprint(k, " ", o.n[k]))
+	}
+	return strings.Join(out, ", ")
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -193,6 +194,21 @@ func TestRedeemCode(t *testing.T) {
 	e.want(e.do("POST", path+"/unredeem", adminKey, `{"order": "o-1"}`), 200, "") // again: nothing to hand back
 	if again := e.do("POST", path+"/redeem", adminKey, `{"order": "o-3"}`); again.code != 200 || again.str("order") != "o-3" {
 		t.Fatalf("redeeming the code handed back: %d %v", again.code, again.body)
+	}
+	// The metrics count o-1 and o-3 redeemed, and the two presentations of the code o-1 held refused.
+	req, _ := http.NewRequest("GET", e.srv.URL+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+adminKey)
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scrape, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, line := range []string{`rushgate_drop_redemptions_total{drop="listed",outcome="redeemed"} 2`,
+		`rushgate_drop_redemptions_total{drop="listed",outcome="refused"} 2`} {
+		if !strings.Contains(string(scrape), line+"\n") {
+			t.Fatalf("the metrics lack %s", line)
+		}
 	}
 	e.want(e.do("POST", "/v1/drops/listed/codes/SAVE20/redeem", adminKey, ""), 404, "code_not_found") // not handed out yet
 	e.want(e.do("POST", "/v1/drops/listed/codes/SAVE20/unredeem", adminKey, ""), 404, "code_not_found")

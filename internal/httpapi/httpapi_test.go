@@ -82,7 +82,7 @@ func setup(t *testing.T, opts ...option) *env {
 	if cfg.Drops == nil {
 		redemptions, _ := cfg.Audit.(drop.Redemptions) // the SQL record, unless a test audits elsewhere
 		cfg.Drops = drop.NewService(drops, drop.Options{Gate: svc, Logger: cfg.Logger, History: hist,
-			Audit: cfg.Audit, Clock: c.Now, Redemptions: redemptions})
+			Audit: cfg.Audit, Clock: c.Now, Redemptions: redemptions, Observer: cfg.Metrics})
 	}
 	cfg.Metrics.WatchSales(cfg.Drops, cfg.Auctions)
 	api, err := httpapi.New(cfg)

@@ -36,6 +36,7 @@ type Metrics struct {
 	requests    *prometheus.HistogramVec
 	batches     prometheus.Histogram
 	guards      *prometheus.CounterVec
+	redemptions *prometheus.CounterVec
 	records     prometheus.Gauge
 	recordsOnce sync.Once // registers records on first use: only the Redis backend has a value for it
 
@@ -85,6 +86,10 @@ func New() *Metrics {
 		Name: "rushgate_join_guard_total",
 		Help: "What the bot defences of joins did, by what (challenge, invite, captcha) and outcome (issued, solved, failed, replayed, used, refused).",
 	}, []string{"what", "outcome"})
+	m.redemptions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rushgate_drop_redemptions_total",
+		Help: "Redemptions of drops' codes at checkouts through this instance, by drop and outcome: redeemed (the first time), refused (a code used already, presented again).",
+	}, []string{"drop", "outcome"})
 	m.records = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "rushgate_records_in_use",
 		Help: "How many different SQL records the instances on this Redis record into (checked every 30 s); more than 1 splits the record of drops and auctions.",
@@ -105,7 +110,7 @@ func New() *Metrics {
 		Name: "rushgate_protect_origin_duration_seconds", Help: "How long the protected site took to answer, up to its headers.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 	})
-	m.reg.MustRegister(m.joins, m.admitted, m.releases, m.expiries, m.requests, m.batches, m.guards,
+	m.reg.MustRegister(m.joins, m.admitted, m.releases, m.expiries, m.requests, m.batches, m.guards, m.redemptions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -188,6 +193,9 @@ func (m *Metrics) Handler() http.Handler {
 
 // Guarded counts one outcome of a join's bot defence: what is "challenge", "invite" or "captcha".
 func (m *Metrics) Guarded(what, outcome string) { m.guards.WithLabelValues(what, outcome).Inc() }
+
+// Redemption implements [drop.Observer].
+func (m *Metrics) Redemption(id, outcome string) { m.redemptions.WithLabelValues(id, outcome).Inc() }
 
 // Joined implements [room.Observer].
 func (m *Metrics) Joined(id string) {
