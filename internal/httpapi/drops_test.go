@@ -196,12 +196,7 @@ func TestRedeemCode(t *testing.T) {
 		t.Fatalf("redeeming the code handed back: %d %v", again.code, again.body)
 	}
 	// The metrics count o-1 and o-3 redeemed, and the two presentations of the code o-1 held refused.
-	req, _ := http.NewRequest("GET", e.srv.URL+"/metrics", nil)
-	req.Header.Set("Authorization", "Bearer "+adminKey)
-	res, err := e.srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := e.adminGet("/metrics")
 	scrape, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	for _, line := range []string{`rushgate_drop_redemptions_total{drop="listed",outcome="redeemed"} 2`,
