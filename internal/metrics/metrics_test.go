@@ -61,6 +61,7 @@ func TestPrometheusRules(t *testing.T) {
 	m.WatchRecord(func(context.Context) error { return nil })
 	m.WatchBacklog(func(context.Context) (int64, int64, error) { return 4, 0, nil })
 	m.ObserveRequest("POST /v1/drops/{drop}/claims", 201, time.Millisecond)
+	m.Redemption("gift", "refused")
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	var exported []string
