@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rushgate/rushgate/internal/loadtest"
 )
 
 // TestLoadtestMatchesServer rehearses against a started server, by SSE and by polling: the report's
@@ -19,29 +21,19 @@ func TestLoadtestMatchesServer(t *testing.T) {
 		if code, body, _ := do(t, "PUT", base+"/v1/rooms/"+room, testAdminKey, `{"capacity": 4, "rate": {"admits": 20, "per": "1s"}}`); code != 200 {
 			t.Fatalf("PUT room: %d %v", code, body)
 		}
-		var rep struct {
-			Joins     int64          `json:"joins"`
-			Admitted  int64          `json:"admissions"`
-			Done      int64          `json:"done"`
-			Errors    map[string]int `json:"errors"`
-			RoomRate  float64        `json:"room_rate"`
-			ETASample int            `json:"eta_samples"`
-			Bounds    int            `json:"eta_bounds"`
-			Exceeded  int            `json:"eta_bounds_exceeded"`
-		}
-		printed, html := rehearse(t, &rep, "--target", base, "--room", room, "--visitors", "30", "--arrival-rate", "30",
+		rep, printed, html := rehearse(t, "--target", base, "--room", room, "--visitors", "30", "--arrival-rate", "30",
 			"--think", "200ms", "--duration", "30s", mode, "--admin-key", testAdminKey)
 		_, body, _ := do(t, "GET", base+"/v1/rooms/"+room, testAdminKey, "")
 		stats := body["stats"].(map[string]any)
 		if float64(rep.Joins) != stats["joined_total"] || float64(rep.Admitted) != stats["admitted_total"] {
 			t.Fatalf("%s: report joins %d admissions %d; the server counts %v", mode, rep.Joins, rep.Admitted, stats)
 		}
-		if rep.Joins != 30 || rep.Admitted != 30 || rep.Done != 30 || len(rep.Errors) != 0 || rep.RoomRate != 20 || rep.ETASample == 0 {
+		if rep.Joins != 30 || rep.Admitted != 30 || rep.Done != 30 || len(rep.Errors) != 0 || rep.RoomRate != 20 || rep.ETASamples == 0 {
 			t.Fatalf("%s: report %+v\n%s", mode, rep, printed)
 		}
 		// The first to wait were told the most their wait could be (4 slots of 10 minutes), which held.
-		if rep.Bounds == 0 || rep.Exceeded != 0 || !strings.Contains(printed, "ETA upper bounds") {
-			t.Fatalf("%s: ETA upper bounds %d, exceeded %d\n%s", mode, rep.Bounds, rep.Exceeded, printed)
+		if rep.ETABounds == 0 || rep.ETABoundsExceeded != 0 || !strings.Contains(printed, "ETA upper bounds") {
+			t.Fatalf("%s: ETA upper bounds %d, exceeded %d\n%s", mode, rep.ETABounds, rep.ETABoundsExceeded, printed)
 		}
 		if !strings.Contains(printed, "joins 30, admissions 30") {
 			t.Fatalf("%s: the printed report: %s", mode, printed)
@@ -65,16 +57,7 @@ func TestRehearseADrop(t *testing.T) {
 	if code, body, _ := do(t, "PUT", base+"/v1/rooms/launch", testAdminKey, `{"capacity": 3, "drop": "gift"}`); code != 200 {
 		t.Fatalf("PUT room: %d %v", code, body)
 	}
-	var rep struct {
-		Joins       int64          `json:"joins"`
-		Claims      int64          `json:"claims"`
-		SoldOut     int64          `json:"sold_out"`
-		Unserved    int64          `json:"unserved"`
-		DropStock   int            `json:"drop_stock"`
-		DropClaimed int            `json:"drop_claimed"`
-		Errors      map[string]int `json:"errors"`
-	}
-	printed, _ := rehearse(t, &rep, "--target", base, "--room", "launch", "--drop", "gift", "--visitors", "30",
+	rep, printed, _ := rehearse(t, "--target", base, "--room", "launch", "--drop", "gift", "--visitors", "30",
 		"--arrival-rate", "60", "--think", "0s", "--duration", "30s")
 	if rep.Claims != 10 || rep.DropClaimed != 10 || rep.DropStock != 10 || rep.Claims+rep.SoldOut != 30 || rep.Unserved != 0 || len(rep.Errors) != 0 {
 		t.Fatalf("report %+v\n%s", rep, printed)
@@ -93,16 +76,9 @@ func TestRehearsalPastTheStreamBound(t *testing.T) {
 	if code, body, _ := do(t, "PUT", base+"/v1/rooms/crowd", testAdminKey, `{"capacity": 4}`); code != 200 {
 		t.Fatalf("PUT room: %d %v", code, body)
 	}
-	var rep struct {
-		Admitted int64          `json:"admissions"`
-		Done     int64          `json:"done"`
-		Unserved int64          `json:"unserved"`
-		Refused  int64          `json:"streams_refused"`
-		Errors   map[string]int `json:"errors"`
-	}
-	printed, html := rehearse(t, &rep, "--target", base, "--room", "crowd", "--visitors", "12", "--arrival-rate", "100",
+	rep, printed, html := rehearse(t, "--target", base, "--room", "crowd", "--visitors", "12", "--arrival-rate", "100",
 		"--think", "100ms", "--duration", "40s")
-	if rep.Admitted != 12 || rep.Done != 12 || rep.Unserved != 0 || rep.Refused == 0 || len(rep.Errors) != 0 {
+	if rep.Admitted != 12 || rep.Done != 12 || rep.Unserved != 0 || rep.StreamsRefused == 0 || len(rep.Errors) != 0 {
 		t.Fatalf("report %+v\n%s", rep, printed)
 	}
 	if !strings.Contains(printed, "event streams refused") {
@@ -114,8 +90,9 @@ func TestRehearsalPastTheStreamBound(t *testing.T) {
 }
 
 // rehearse runs `rushgate loadtest` with args, writing its JSON and HTML reports into a directory of
-// the test's, and reads the JSON one into rep: it returns the printed report and the HTML report's path.
-func rehearse(t *testing.T, rep any, args ...string) (printed, html string) {
+// the test's, and returns the JSON one read back as the loadtest's own Report, the printed report and
+// the HTML report's path.
+func rehearse(t *testing.T, args ...string) (rep loadtest.Report, printed, html string) {
 	t.Helper()
 	dir := t.TempDir()
 	html = filepath.Join(dir, "r.html")
@@ -125,8 +102,8 @@ func rehearse(t *testing.T, rep any, args ...string) (printed, html string) {
 		t.Fatalf("%v: %v\n%s", args, err, report.String())
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "r.json"))
-	if err != nil || json.Unmarshal(data, rep) != nil {
+	if err != nil || json.Unmarshal(data, &rep) != nil {
 		t.Fatalf("report: %v %s", err, data)
 	}
-	return report.String(), html
+	return rep, report.String(), html
 }
