@@ -115,9 +115,11 @@ var auditRetries = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond
 // Audited appends the entry of a change that has happened to a, when there is an audit log, trying
 // again after each of auditRetries. A failure is logged, not returned: the change stands, and its
 // caller must not be told it failed. The log line then carries the whole entry, changes included, so
-// that the operator's logs keep what the audit log could not.
+// that the operator's logs keep what the audit log could not. An update that changed no field (a
+// config put again as it was, as a deploy script does) is not an entry: the log answers who changed
+// what, and a screen of such entries would hide the changes.
 func Audited(ctx context.Context, a Audit, log *slog.Logger, e Entry) {
-	if a == nil {
+	if a == nil || e.Action == ActionUpdate && len(e.Changes) == 0 {
 		return
 	}
 	if e.Changes == nil {

@@ -199,6 +199,24 @@ func TestAuditedTriesAgain(t *testing.T) {
 	}
 }
 
+// TestAuditedSkipsNoChange: a config put again as it was is no entry, while a create or a delete
+// without fields still is one.
+func TestAuditedSkipsNoChange(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	a := &flakyAudit{}
+	rushgate.Audited(context.Background(), a, log, rushgate.Entry{Kind: "room", ID: "r", Action: rushgate.ActionUpdate,
+		Changes: rushgate.Diff(map[string]int{"capacity": 5}, map[string]int{"capacity": 5})})
+	if len(a.entries) != 0 {
+		t.Fatalf("an update that changed nothing was audited: %+v", a.entries)
+	}
+	rushgate.Audited(context.Background(), a, log, rushgate.Entry{Kind: "drop", ID: "d", Action: rushgate.ActionOpen})
+	rushgate.Audited(context.Background(), a, log, rushgate.Entry{Kind: "room", ID: "r", Action: rushgate.ActionUpdate,
+		Changes: rushgate.Diff(map[string]int{"capacity": 5}, map[string]int{"capacity": 6})})
+	if len(a.entries) != 2 || a.entries[0].Action != rushgate.ActionOpen || len(a.entries[1].Changes) != 1 {
+		t.Fatalf("entries %+v; want the open and the change of capacity", a.entries)
+	}
+}
+
 // TestDecodeObjectNamesTheField: a value refused by its type's own UnmarshalJSON (a time, a duration,
 // at any depth) names its field, as a wrong type does, so that the console can show the refusal by
 // the field; before, a time said only "parsing time ... as 2006-01-02T15:04:05Z07:00" and no field.

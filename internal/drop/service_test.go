@@ -313,7 +313,9 @@ func TestPutRestoresWhatTheStoreLost(t *testing.T) {
 	if _, err := svc.Put(ctx, "fresh", cfg); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Put(ctx, "fresh", cfg); err != nil { // known: replaced, the record not read
+	more := cfg
+	more.Stock++
+	if _, err := svc.Put(ctx, "fresh", more); err != nil { // known: replaced, the record not read
 		t.Fatal(err)
 	}
 	if rec.reads != reads+1 {
