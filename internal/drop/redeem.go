@@ -20,6 +20,8 @@ const (
 	// OutcomeRefused is a redemption of a code used already by another order or none: a code
 	// presented twice, which an operator watches for.
 	OutcomeRefused = "refused"
+	// OutcomeReturned is a redemption handed back by its order (cancelled), the code usable again.
+	OutcomeReturned = "returned"
 )
 
 // Observer hears of redemptions, for the metrics.
@@ -58,9 +60,8 @@ type Redemptions interface {
 	Redeemed(ctx context.Context, id, code string) (Redemption, bool, error)
 	// RedeemedAmong returns the redemptions of those of codes that were used.
 	RedeemedAmong(ctx context.Context, id string, codes []string) (map[string]Redemption, error)
-	// Unredeem removes a code's redemption if it is order's, and otherwise returns the redemption that
-	// stands (false for none).
-	Unredeem(ctx context.Context, id, code, order string) (Redemption, bool, error)
+	// Unredeem removes a code's redemption if it is order's, and says whether there was one to remove.
+	Unredeem(ctx context.Context, id, code, order string) (bool, error)
 	// CountRedeemed returns how many codes of a drop were used.
 	CountRedeemed(ctx context.Context, id string) (int, error)
 }
@@ -171,7 +172,15 @@ func (s *Service) Unredeem(ctx context.Context, id, code, order string) (Code, e
 	if err != nil {
 		return Code{}, err
 	}
-	r, stays, err := s.redemptions.Unredeem(ctx, id, c.Code, order)
+	removed, err := s.redemptions.Unredeem(ctx, id, c.Code, order)
+	if err != nil {
+		return Code{}, err
+	}
+	if removed {
+		s.observe(id, OutcomeReturned)
+		return Code{Claim: c}, nil
+	}
+	r, stays, err := s.redemptions.Redeemed(ctx, id, c.Code) // another order's, if any
 	if err != nil {
 		return Code{}, err
 	}

@@ -556,6 +556,9 @@ func TestRedeem(t *testing.T) {
 	if got, err := svc.Unredeem(ctx, "coupons", c.Code, "order-1"); err != nil || got.Redemption != nil || got.Claim != c {
 		t.Fatalf("order-1 handing the code back: %+v %v", got, err)
 	}
+	if got, err := svc.Unredeem(ctx, "coupons", c.Code, "order-1"); err != nil || got.Redemption != nil { // a retry: nothing more to hand back
+		t.Fatalf("order-1 handing the code back again: %+v %v", got, err)
+	}
 	if got, err := svc.CodeOf(ctx, "coupons", c.Code); err != nil || got.Redemption != nil {
 		t.Fatalf("a code handed back: %+v %v", got, err)
 	}
@@ -601,8 +604,8 @@ func TestRedeem(t *testing.T) {
 		t.Fatalf("50 checkouts at once: %d redeemed, %d refused; want 1 and 49", redeemed.Load(), refused.Load())
 	}
 	// Heard: order-1, order-3 and the race's one redeemed (not order-1's retry), order-2, none and the
-	// race's 49 refused.
-	if got := seen.String(); got != "coupons redeemed 3, coupons refused 51" {
+	// race's 49 refused, order-1's hand-back returned once (not its retry).
+	if got := seen.String(); got != "coupons redeemed 3, coupons refused 51, coupons returned 1" {
 		t.Fatalf("the observer heard %s", got)
 	}
 }

@@ -88,7 +88,7 @@ func New() *Metrics {
 	}, []string{"what", "outcome"})
 	m.redemptions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rushgate_drop_redemptions_total",
-		Help: "Redemptions of drops' codes at checkouts through this instance, by drop and outcome: redeemed (the first time), refused (a code used already, presented again).",
+		Help: "Redemptions of drops' codes at checkouts through this instance, by drop and outcome: redeemed (the first time), refused (a code used already, presented again), returned (handed back by its cancelled order).",
 	}, []string{"drop", "outcome"})
 	m.records = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "rushgate_records_in_use",

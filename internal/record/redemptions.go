@@ -97,14 +97,18 @@ func (r *DB) redeemedAmong(ctx context.Context, id string, codes []string, out m
 }
 
 // Unredeem implements [drop.Redemptions].
-func (r *DB) Unredeem(ctx context.Context, id, code, order string) (drop.Redemption, bool, error) {
+func (r *DB) Unredeem(ctx context.Context, id, code, order string) (bool, error) {
 	ctx, cancel := bound(ctx, opTimeout)
 	defer cancel()
-	_, err := r.db.ExecContext(ctx, r.q(`DELETE FROM drop_redemptions WHERE drop_id = ? AND code = ? AND order_ref = ?`), id, code, order)
+	res, err := r.db.ExecContext(ctx, r.q(`DELETE FROM drop_redemptions WHERE drop_id = ? AND code = ? AND order_ref = ?`), id, code, order)
 	if err = r.wrote(ctx, err); err != nil {
-		return drop.Redemption{}, false, fmt.Errorf("%w: %w", rushgate.ErrRecordUnavailable, err)
+		return false, fmt.Errorf("%w: %w", rushgate.ErrRecordUnavailable, err)
 	}
-	return r.Redeemed(ctx, id, code) // another order's, if any
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("%w: %w", rushgate.ErrRecordUnavailable, err)
+	}
+	return n > 0, nil
 }
 
 // CountRedeemed implements [drop.Redemptions].
