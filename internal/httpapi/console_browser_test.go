@@ -748,3 +748,45 @@ func TestConsoleAuditPages(t *testing.T) {
 		t.Fatalf("the oldest change listed is %q", last)
 	}
 }
+
+// TestConsoleDropSchedule: a drop's page in the console says when the drop opens (until it does), when
+// it closes and how many each visitor may claim, which an operator otherwise had to read from its
+// form; and at a phone's width in Korean the overview's state badges stay on one line ("진행 중"
+// broke in two).
+func TestConsoleDropSchedule(t *testing.T) {
+	e := setup(t, withConsole())
+	now := e.clock.Now()
+	e.want(e.do("PUT", "/v1/drops/later", adminKey, fmt.Sprintf(`{"stock": 500, "per_visitor": 2, "opens_at": %q, "closes_at": %q,
+		"title": "Concert tickets, second release"}`, now.Add(3*time.Hour).Format(time.RFC3339), now.Add(5*time.Hour).Format(time.RFC3339))), 200, "")
+	e.want(e.do("PUT", "/v1/drops/now", adminKey, e.dropCfg(`, "title": "Two each"`)), 200, "")
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.srv.URL+"/admin?lang=ko"),
+		chromedp.SendKeys(chromedp.CSS("#key"), adminKey), chromedp.Submit(chromedp.CSS("#login")),
+		chromedp.WaitVisible(chromedp.CSS("#drops tbody a"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "both drops' badges", func() bool { return eval[int](t, ctx, `document.querySelectorAll('#drops .badge').length`) == 2 })
+	if heights := eval[string](t, ctx, `[...document.querySelectorAll('#drops .badge')].map(b => b.getClientRects().length + ':' + b.offsetHeight).join(' ')`); strings.Count(heights, strings.Fields(heights)[0]) != 2 {
+		t.Fatalf("the badges' lines and heights differ at a phone's width: %s", heights)
+	}
+	screenshot(t, ctx, "console-overview-phone-ko")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1200, 900), chromedp.Navigate(e.srv.URL+"/admin/drops/later?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	card := func(k string) string {
+		return eval[string](t, ctx, `(document.querySelector('[data-card="`+k+`"]') || {}).textContent || ''`)
+	}
+	until(t, "the schedule's cards", func() bool { return card("per_visitor") == "2Per visitor" })
+	if opens, closes := card("opens"), card("closes_at"); !strings.HasSuffix(opens, "Opens") || len(opens) < 12 || !strings.HasSuffix(closes, "Closes at") || len(closes) < 15 {
+		t.Fatalf("the opening's card %q, the closing's %q", opens, closes)
+	}
+	screenshot(t, ctx, "console-drop-scheduled")
+	// Open, a drop has no opening to come, and one without a closing time no closing card.
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/drops/now?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the open drop's cards", func() bool { return strings.HasSuffix(card("status"), "Status") && card("claimed") != "" })
+	if got := card("opens") + card("closes_at") + card("per_visitor"); got != "" {
+		t.Fatalf("an open drop of one each, with no closing time, shows %q", got)
+	}
+}

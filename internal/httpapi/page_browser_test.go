@@ -759,6 +759,13 @@ func TestDropPageTwoEach(t *testing.T) {
 		t.Fatal(err)
 	}
 	until(t, "the claim button", enabled)
+	// drawn is whether an element is on the page, not only in it.
+	drawn := func(sel string) bool {
+		return eval[bool](t, ctx, `document.querySelector('`+sel+`').getClientRects().length > 0`)
+	}
+	if got := shown("#each"); got != "Up to 2 each" || !drawn("#each") {
+		t.Fatalf("the limit reads %q", got)
+	}
 	if err := chromedp.Do(ctx, chromedp.DoubleClick(chromedp.CSS("#claim"))); err != nil {
 		t.Fatal(err)
 	}
@@ -773,6 +780,11 @@ func TestDropPageTwoEach(t *testing.T) {
 	if enabled() {
 		t.Fatal("the button is enabled for a visitor holding all it may")
 	}
+	// All it may: the page says so, and offers no button that cannot be pressed.
+	if got := shown("#each"); got != "You hold all you may claim: 2 each." || drawn("#claim") {
+		t.Fatalf("holding both: the limit reads %q, the claim button drawn: %v", got, drawn("#claim"))
+	}
+	screenshot(t, ctx, "drop-two-held")
 	if n := len(list(e.do("GET", "/v1/drops/pair/claims", adminKey, ""), "claims")); n != 2 {
 		t.Fatalf("the drop has %d claims", n)
 	}
@@ -783,6 +795,33 @@ func TestDropPageTwoEach(t *testing.T) {
 	if enabled() {
 		t.Fatal("after a reload the button offers a third")
 	}
+}
+
+// TestDropPageWhenClosed: a drop past its closing time shows no count of units left to nobody and no
+// button, in English and Korean; opened again by its operator, both come back. Both stayed: "500 of 500
+// left" under "This drop is closed", over a button that could not be pressed.
+func TestDropPageWhenClosed(t *testing.T) {
+	e := setup(t)
+	now := e.clock.Now()
+	e.want(e.do("PUT", "/v1/drops/late", adminKey, fmt.Sprintf(`{"stock": 500, "opens_at": %q, "closes_at": %q, "title": "Coupons"}`,
+		now.Add(-time.Hour).Format(time.RFC3339), now.Add(-time.Minute).Format(time.RFC3339))), 200, "")
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	offer := func() string {
+		return eval[string](t, ctx, `['left', 'claim'].map(id => document.getElementById(id).getClientRects().length).join(' ')`)
+	}
+	for lang, closed := range map[string]string{"en": "This drop is closed.", "ko": "마감되었습니다."} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/d/late?lang="+lang)); err != nil {
+			t.Fatal(err)
+		}
+		until(t, "closed, "+lang, func() bool { return shown("#when") == closed })
+		if got := offer(); got != "0 0" {
+			t.Fatalf("a closed drop draws its count and its button (%s); want neither", got)
+		}
+		screenshot(t, ctx, "drop-closed-"+lang)
+	}
+	e.want(e.do("POST", "/v1/drops/late/open", adminKey, ""), 200, "")
+	until(t, "the count and the button again", func() bool { return offer() == "1 1" })
 }
 
 // TestDropPageCodeOnAPhone: a generated code (16 characters, '-', its number) shows whole at phone
@@ -1026,8 +1065,9 @@ func TestAuctionReserveOnThePage(t *testing.T) {
 	e.want(e.do("POST", "/v1/auctions/unmet/bids", e.visitorToken("a"), `{"amount": 1000}`), 201, "")
 	e.want(e.do("POST", "/v1/auctions/unmet/end", adminKey, ""), 200, "")
 	until(t, "the end, below the reserve", func() bool { return shown("#when") == "종료: 최저 낙찰가에 이르지 못했습니다." })
-	if label := shown("#price-label"); label != "현재가" { // nobody won: the price is not a final one
-		t.Fatalf("an auction ended below its reserve labels its price %q", label)
+	// Nobody won: the price is not a final one, and not a current one either; nobody leads any more.
+	if label, bids := shown("#price-label"), shown("#leader"); label != "최고 입찰가" || bids != "입찰 1건" {
+		t.Fatalf("an auction ended below its reserve labels its price %q, its bids %q", label, bids)
 	}
 
 	// Ended without a bid: no "yet".
@@ -1037,6 +1077,57 @@ func TestAuctionReserveOnThePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	until(t, "the end without bids", func() bool { return shown("#leader") == "No bids" })
+	if label := shown("#price-label"); label != "Starting price" {
+		t.Fatalf("an auction ended without bids labels its price %q", label)
+	}
+}
+
+// TestAuctionPageTellsTheBidder: once an auction is over, a visitor who bid on it is told whether it
+// won, where the page said "You are leading." or "You have been outbid." as if it still ran; one who
+// never bid is told nothing, and the line kept for it is not drawn.
+func TestAuctionPageTellsTheBidder(t *testing.T) {
+	e := setup(t)
+	for _, id := range []string{"won", "lost", "watched"} {
+		e.want(e.do("PUT", "/v1/auctions/"+id, adminKey, e.auctionCfg("")), 200, "")
+	}
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	bid := func(id, amount string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/a/"+id+"?lang=en")); err != nil {
+			t.Fatal(err)
+		}
+		until(t, "the price of "+id, func() bool { return shown("#price") == "€10.00" })
+		if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#amount"), amount), chromedp.Click(chromedp.CSS("#bid"))); err != nil {
+			t.Fatal(err)
+		}
+		until(t, "the lead in "+id, func() bool { return shown("#standing") == "You are leading." })
+	}
+	bid("won", "12")
+	e.want(e.do("POST", "/v1/auctions/won/end", adminKey, ""), 200, "")
+	until(t, "the win", func() bool { return shown("#standing") == "You won it." && shown("#price-label") == "Final price" })
+	// Nor does the page keep news of the running auction: its extension, or "Your bid was taken."
+	if got := eval[string](t, ctx, `[document.getElementById('leader').textContent, document.getElementById('extended').getClientRects().length,
+		document.getElementById('result').textContent].join('|')`); got != "1 bid|0|" {
+		t.Fatalf("a won auction's bids, extension drawn, last result: %s", got)
+	}
+	screenshot(t, ctx, "auction-won")
+
+	bid("lost", "12")
+	e.want(e.do("POST", "/v1/auctions/lost/bids", e.visitorToken("rival"), `{"amount": 1500}`), 201, "")
+	until(t, "outbid", func() bool { return shown("#standing") == "You have been outbid." })
+	e.want(e.do("POST", "/v1/auctions/lost/end", adminKey, ""), 200, "")
+	until(t, "the loss", func() bool { return shown("#standing") == "You did not win it." && shown("#leader") == "2 bids" })
+
+	e.want(e.do("POST", "/v1/auctions/watched/bids", e.visitorToken("rival"), `{"amount": 1500}`), 201, "")
+	e.want(e.do("POST", "/v1/auctions/watched/end", adminKey, ""), 200, "")
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/a/watched?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the end", func() bool { return strings.Contains(shown("#when"), "낙찰") })
+	if got := eval[string](t, ctx, `String(document.getElementById('standing').getClientRects().length)`); got != "0" || shown("#standing") != "" {
+		t.Fatalf("a visitor who never bid: the standing line drawn %s times, reading %q", got, shown("#standing"))
+	}
 }
 
 // TestEventSourceResumesInABrowser: Chromium's own EventSource, made as the README shows it

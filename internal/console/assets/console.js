@@ -592,7 +592,11 @@
       ],
       cards: (cur, last) => [['status', t(cur.status)], ['claimed', fmtNum(cur.claimed)], ['remaining', fmtNum(cur.remaining)],
         ['stock', fmtNum(cur.config.stock)], ['claims_s', fmtNum(last && last.claims)]]
-        .concat(typeof cur.redeemed === 'number' ? [['redeemed', fmtNum(cur.redeemed)]] : []), // codes used at checkouts
+        .concat(typeof cur.redeemed === 'number' ? [['redeemed', fmtNum(cur.redeemed)]] : []) // codes used at checkouts
+        // When it opens, until it does, and when it closes, while that is to come; how many each may claim.
+        .concat(cur.status === 'scheduled' ? [['opens', fmtTime(cur.config.opens_at)]] : [])
+        .concat(cur.config.closes_at && cur.status !== 'sold_out' ? [['closes_at', fmtTime(cur.config.closes_at)]] : [])
+        .concat(cur.config.per_visitor > 1 ? [['per_visitor', fmtNum(cur.config.per_visitor)]] : []),
       // A drop sold out is over whatever its times: opening or closing it changes nothing.
       controls: (cur) => (cur.status === 'sold_out' ? [] : [cur.status === 'open'
         ? control('close_now', 'danger', () => api('POST', '/v1/drops/' + id + '/close'))

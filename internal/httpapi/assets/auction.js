@@ -44,17 +44,27 @@ const myID = () => sessionStorage.getItem(me.key);
 const carried = carriedAdmission(cfg.room);
 const admission = carried.get;
 
-function standing() {
+// bids says how many bids there were, "1 bid" rather than "1 bids".
+const bids = (n) => (n === 1 ? text("bids_one") : text("bids_count", { n: n.toLocaleString(cfg.lang) }));
+
+// standing tells this visitor where it stands: leading or outbid while the auction runs, won or not once
+// it is over. A visitor who never bid is told nothing, and once the auction is over the line's room
+// goes too.
+function standing(over) {
   const el = $("standing");
   const mine = myID();
-  if (!view || !mine || !view.leader) {
-    el.textContent = "";
-    el.className = "standing";
-    return;
+  el.hidden = false;
+  let said = "", won = false;
+  if (view && mine && over) {
+    won = view.winner === mine;
+    said = won ? (view.status === "sold" && !view.bid_count ? "you_bought" : "you_won") : "you_lost";
+  } else if (view && mine && view.leader) {
+    won = view.leader === mine;
+    said = won ? "leading" : "outbid";
   }
-  const leads = view.leader === mine;
-  el.textContent = text(leads ? "leading" : "outbid");
-  el.className = "standing " + (leads ? "leading" : "outbid");
+  el.textContent = said ? text(said) : "";
+  el.className = "standing" + (said ? (won ? " leading" : " outbid") : "");
+  if (over && !said) el.hidden = true;
 }
 
 function render() {
@@ -65,9 +75,15 @@ function render() {
   const starts = Date.parse(view.starts_at);
   const over = view.status === "closed" || view.status === "sold" || t >= ends;
   $("price").textContent = money(view.price);
-  // Once someone has won it, the price is final (the label is absent from an older --templates page).
-  if ($("price-label")) $("price-label").textContent = text(over && view.winner ? "final_price" : "price");
-  $("leader").textContent = view.leader ? text("leader") + ": " + mask(view.leader) + " · " + text("bids_count", { n: view.bid_count }) : text(over ? "no_bids_ended" : "no_bids");
+  // Once it is over, the price is final if someone won it, else the highest bid (below the reserve),
+  // else only where it started (the label is absent from an older --templates page).
+  if ($("price-label")) {
+    $("price-label").textContent = text(!over ? "price" : view.winner ? "final_price" : view.leader ? "highest_bid" : "start_price");
+  }
+  // Once it is over there is no leader, only the winner the line below names.
+  if (!over) $("leader").textContent = view.leader ? text("leader") + ": " + mask(view.leader) + " · " + bids(view.bid_count) : text("no_bids");
+  else if (view.bid_count) $("leader").textContent = bids(view.bid_count);
+  else $("leader").textContent = view.status === "sold" ? "" : text("no_bids_ended"); // sold outright: the line below says to whom
   if (view.status === "sold") $("when").textContent = text("sold_to", { who: mask(view.winner), price: money(view.final_price || view.price) });
   else if (over) $("when").textContent = view.winner ? text("won_by", { who: mask(view.winner), price: money(view.final_price || view.price) }) : text(view.reserve_met ? "ended" : "ended_unmet");
   else if (t < starts) $("when").textContent = text("starts_in", { time: span(starts - t, text) });
@@ -81,7 +97,11 @@ function render() {
   if (gated) {
     $("line").href = cfg.base + "/r/" + encodeURIComponent(cfg.room) + "?return_to=" + encodeURIComponent(cfg.base + "/a/" + cfg.auction) + "&lang=" + cfg.lang;
   }
-  if (wasOver === false && over) $("announce").textContent = $("when").textContent; // who won, or that it ended
+  if (wasOver === false && over) {
+    $("announce").textContent = $("when").textContent; // who won, or that it ended
+    $("result").textContent = ""; // what the last press did ("Your bid was taken.") is past: the standing says how it ended
+  }
+  if (over) $("extended").hidden = true; // a later end is no news once it has come
   wasOver = over;
   $("bidform").hidden = over;
   // Before the start a bid could only be refused: the button waits for the countdown.
@@ -92,7 +112,7 @@ function render() {
   if (view.buy_now_price) {
     $("buynow").textContent = text(buyAsking ? "buy_now_confirm" : "buy_now", { amount: money(view.buy_now_price) });
   }
-  standing();
+  standing(over);
 }
 
 // addHistory shows a bid at the top of the history, or below the rest when it is older than them.

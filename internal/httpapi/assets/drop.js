@@ -63,6 +63,18 @@ function render() {
   const gone = Math.max(0, ...held.map((c) => c.seq || 0)); // units surely claimed, ahead of the feed
   const left = Math.max(0, Math.min(view.remaining, view.stock - gone));
   $("left").textContent = text("remaining", { n: left.toLocaleString(cfg.lang), stock: view.stock.toLocaleString(cfg.lang) });
+  // A drop that ended, or whose visitor holds all it may claim, offers no button that cannot be
+  // pressed, and a closed one no count of what is left to no one. An operator may open a closed drop again, and then both come back.
+  const ended = status === "closed" || status === "sold_out";
+  $("left").hidden = status === "closed";
+  if ($("claim-row")) $("claim-row").hidden = ended || full(); // absent from an older --templates page
+  // How many each visitor may claim, when more than one; and, once this visitor holds them all, why the
+  // button no longer claims.
+  const each = (view.per_visitor || 1);
+  if ($("each")) {
+    $("each").textContent = full() ? text("limit_reached", { n: each }) : text("per_visitor", { n: each });
+    $("each").hidden = each < 2 || (ended && !full());
+  }
   if (status === "scheduled") $("when").textContent = text("opens_in", { time: span(opens - t, text) });
   else if (status === "open") $("when").textContent = closes ? text("closes_in", { time: span(closes - t, text) }) : "";
   else if (status === "sold_out") $("when").textContent = text("sold_out");
