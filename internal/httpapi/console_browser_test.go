@@ -469,6 +469,15 @@ func TestConsoleInvites(t *testing.T) {
 	want := "Added 2 new codes. Send each invitee its link: " + e.srv.URL + "/r/presale?invite=CODE"
 	until(t, "the codes added", func() bool { return text(t, ctx, "#status") == want })
 	screenshot(t, ctx, "console-invites")
+	// One more says so in the singular ("Added 1 new codes" before), and codes all added already say that.
+	for _, c := range [][2]string{{"K7Q-4P", "Added 1 new code. Send the invitee its link: " + e.srv.URL + "/r/presale?invite=CODE"},
+		{"K7Q-4P K7Q-2M", "No new codes: each was added already."}} {
+		codes, want := c[0], c[1]
+		if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#invite-codes"), codes), chromedp.Click(chromedp.CSS("#ctl-add_invites"))); err != nil {
+			t.Fatal(err)
+		}
+		until(t, "the answer to "+codes, func() bool { return text(t, ctx, "#status") == want })
+	}
 	req, _ := http.NewRequest("POST", e.srv.URL+"/v1/rooms/presale/join", nil)
 	req.Header.Set("Rushgate-Invite", "K7Q-3N")
 	e.want(e.send(req), 200, "")

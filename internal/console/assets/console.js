@@ -13,7 +13,8 @@
       bids: 'Bids', ends: 'Ends', new_room: 'New room', new_drop: 'New drop', new_auction: 'New auction',
       settings: 'Settings', audit: 'Changes', none: 'None yet.', save: 'Save', create: 'Create',
       saved: 'Saved.', updated: 'Updated', invite_codes: 'Invite codes, one per line', add_invites: 'Add invite codes',
-      invites_added: 'Added {n} new codes. Send each invitee its link: {link}', offline: 'Cannot reach rushgate; retrying…',
+      invites_added: 'Added {n} new codes. Send each invitee its link: {link}', invites_added_one: 'Added 1 new code. Send the invitee its link: {link}',
+      invites_none: 'No new codes: each was added already.', offline: 'Cannot reach rushgate; retrying…',
       paused: 'paused', running: 'admitting', pause: 'Pause admissions', resume: 'Resume admissions',
       open_now: 'Open now', close_now: 'Close now', end_now: 'End now', extend: 'Extend by', confirm_end: 'Press again to end now', delete: 'Delete', confirm_delete: 'Press again to delete',
       capacity: 'Capacity', rate_admits: 'Admissions per interval', rate_per: 'Interval', session_ttl: 'Session length',
@@ -62,7 +63,8 @@
       bids: '입찰', ends: '종료', new_room: '새 대기실', new_drop: '새 드롭', new_auction: '새 경매',
       settings: '설정', audit: '변경 기록', none: '아직 없습니다.', save: '저장', create: '만들기',
       saved: '저장했습니다.', updated: '갱신', invite_codes: '초대 코드 (한 줄에 하나)', add_invites: '초대 코드 추가',
-      invites_added: '새 코드 {n}개를 추가했습니다. 초대받은 분께 각자의 링크를 보내세요: {link}', offline: 'rushgate에 연결할 수 없습니다. 다시 시도하는 중…',
+      invites_added: '새 코드 {n}개를 추가했습니다. 초대받은 분께 각자의 링크를 보내세요: {link}', invites_added_one: '새 코드 1개를 추가했습니다. 초대받은 분께 링크를 보내세요: {link}',
+      invites_none: '새 코드가 없습니다. 모두 이미 추가된 코드입니다.', offline: 'rushgate에 연결할 수 없습니다. 다시 시도하는 중…',
       paused: '일시 정지', running: '입장 중', pause: '입장 일시 정지', resume: '입장 재개',
       open_now: '지금 열기', close_now: '지금 닫기', end_now: '지금 종료', extend: '연장', confirm_end: '한 번 더 누르면 지금 종료합니다', delete: '삭제', confirm_delete: '한 번 더 누르면 삭제합니다',
       capacity: '동시 입장 수', rate_admits: '구간당 입장 수', rate_per: '구간', session_ttl: '세션 길이',
@@ -578,7 +580,8 @@
           const r = await api('POST', '/v1/rooms/' + id + '/invites', { codes: list });
           codes.value = '';
           const link = location.origin + base + '/r/' + encodeURIComponent(id) + '?invite=CODE';
-          return t('invites_added', { n: fmtNum(r.added), link });
+          if (!r.added) return t('invites_none');
+          return t(r.added === 1 ? 'invites_added_one' : 'invites_added', { n: fmtNum(r.added), link });
         });
         return [pause, codes, add, remove()];
       },
