@@ -35,6 +35,11 @@ func (b statusBody) appendJSON(buf []byte) []byte {
 	if b.Paused {
 		buf = append(buf, `,"paused":true`...)
 	}
+	if b.OpensAt != nil {
+		buf = append(buf, `,"opens_at":"`...)
+		buf = b.OpensAt.AppendFormat(buf, time.RFC3339Nano)
+		buf = append(buf, '"')
+	}
 	if b.AdmissionToken != "" {
 		buf = append(buf, `,"admission_token":`...)
 		buf = appendString(buf, b.AdmissionToken)

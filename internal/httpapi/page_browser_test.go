@@ -1169,3 +1169,41 @@ func TestEventSourceResumesInABrowser(t *testing.T) {
 	}
 	screenshot(t, ctx, "auction-resumed")
 }
+
+// TestRoomPageBeforeTheOpening: a visitor who comes before a room's opening sees a countdown to it and
+// is told that places are drawn then, in English and Korean, where the page showed "#1 You are next"
+// for a number that later arrivals reshuffled; the status says when it opens, until it has. An opening
+// moved to the past reaches the page at once, which then shows the place.
+func TestRoomPageBeforeTheOpening(t *testing.T) {
+	e := setup(t)
+	opens := e.clock.Now().Add(90 * time.Minute)
+	// Paused too, so that nobody is admitted at the opening and the page keeps a place to show.
+	e.putRoom("pre", fmt.Sprintf(`{"capacity": 1, "paused": true, "opens_at": %q}`, opens.Format(time.RFC3339)))
+	st := e.do("POST", "/v1/rooms/pre/join", "", "")
+	if st.str("state") != "waiting" || st.str("opens_at") != opens.Format(time.RFC3339) {
+		t.Fatalf("a join before the opening: %v", st.body)
+	}
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	for lang, before := range map[string]string{"en": "Everyone who comes before the opening gets a place drawn at random: there is no need to hurry.",
+		"ko": "오픈 전에 오신 분은 모두 무작위로 순서가 정해집니다. 서두르지 않으셔도 됩니다."} {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.srv.URL+"/r/pre?lang="+lang)); err != nil {
+			t.Fatal(err)
+		}
+		until(t, "the countdown, "+lang, func() bool { return strings.HasPrefix(shown("#position"), "01:29:") && shown("#ahead") == before })
+		if title := eval[string](t, ctx, `document.title`); strings.HasPrefix(title, "#") {
+			t.Fatalf("the tab names a place before the opening: %q", title)
+		}
+		screenshot(t, ctx, "room-before-opening-"+lang)
+	}
+	e.want(e.do("PUT", "/v1/rooms/pre", adminKey, fmt.Sprintf(`{"capacity": 1, "paused": true, "opens_at": %q}`,
+		e.clock.Now().Add(-time.Minute).Format(time.RFC3339))), 200, "")
+	// The draw put the page's visitor first or second of the two.
+	until(t, "the place after the opening", func() bool {
+		p, ahead := shown("#position"), shown("#ahead")
+		return p == "#1" && ahead == "다음 차례입니다." || p == "#2" && ahead == "앞에 1명이 있습니다."
+	})
+	if st := e.do("GET", "/v1/rooms/pre/status", st.str("visitor_token"), ""); st.body["opens_at"] != nil {
+		t.Fatalf("the status after the opening: %v", st.body)
+	}
+}

@@ -237,8 +237,12 @@ func (g *gate) view(ctx context.Context, st Status) View {
 	if err != nil {
 		return v
 	}
-	v.ETA, v.ETAUpperBound = g.eta.estimate(g.s.opts.Clock(), st.Position, cfg)
+	now := g.s.opts.Clock()
+	v.ETA, v.ETAUpperBound = g.eta.estimate(now, st.Position, cfg)
 	v.Paused = cfg.Stopped()
+	if cfg.OpensAt != nil && now.Before(*cfg.OpensAt) {
+		v.OpensAt = *cfg.OpensAt
+	}
 	return v
 }
 

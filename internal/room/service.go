@@ -71,6 +71,10 @@ type View struct {
 	// queueing all with no opening set. The line keeps its order, and ETA counts from the resume,
 	// whenever that comes.
 	Paused bool
+	// OpensAt is the room's opening while it is still to come (zero otherwise): until then every
+	// arrival's place is drawn at random among the others', so Position is no order yet, and a visitor
+	// gains nothing by coming early.
+	OpensAt time.Time
 }
 
 // Service runs rooms on a [Store]: it keeps one gate loop per room that admits visitors as slots and
@@ -195,8 +199,8 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 	g := s.gate(id)
 	g.setConfig(cfg)
 	g.wake()
-	if old.Stopped() != cfg.Stopped() {
-		g.hub.broadcast() // the line's visitors learn at once that it stopped or goes again
+	if old.Stopped() != cfg.Stopped() || !sameTime(old.OpensAt, cfg.OpensAt) {
+		g.hub.broadcast() // the line's visitors learn at once that it stopped, goes again, or opens at another time
 	}
 	e := rushgate.Entry{At: s.opts.Clock().UTC(), Kind: "room", ID: id, Action: rushgate.ActionUpdate, Changes: rushgate.Diff(old, cfg)}
 	if created {
@@ -432,4 +436,9 @@ func (s *Service) Ready(ctx context.Context) error {
 		return p.Ping(ctx)
 	}
 	return nil
+}
+
+// sameTime reports whether two optional instants are both unset or equal.
+func sameTime(a, b *time.Time) bool {
+	return a == nil && b == nil || a != nil && b != nil && a.Equal(*b)
 }

@@ -192,6 +192,46 @@ func TestPausedLineIsTold(t *testing.T) {
 	}
 }
 
+// TestOpeningIsTold: a visitor who joins before a room's opening is told when it opens, since its place
+// until then is a draw that later arrivals reshuffle; the line hears at once of an opening moved, and
+// once the opening has passed, the view no longer carries it.
+func TestOpeningIsTold(t *testing.T) {
+	svc, c := manual(t)
+	ctx := context.Background()
+	cfg := config(1)
+	opens := c.Now().Add(time.Hour)
+	cfg.OpensAt = &opens
+	_ = svc.Put(ctx, "r", cfg)
+	_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: "a"})
+	_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: "b"})
+	if v, _ := svc.Status(ctx, "r", "b"); v.State != room.StateWaiting || !v.OpensAt.Equal(opens) {
+		t.Fatalf("before the opening: %+v", v)
+	}
+	sub, _ := svc.Subscribe(ctx, "r", "b")
+	defer sub.Close()
+	changed := sub.Changed()
+	sooner := opens.Add(-30 * time.Minute)
+	cfg.OpensAt = &sooner
+	if err := svc.Put(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	default:
+		t.Fatal("the opening moved and the line's subscribers were not refreshed")
+	}
+	if v, _ := svc.Status(ctx, "r", "b"); !v.OpensAt.Equal(sooner) {
+		t.Fatalf("after the opening moved: %+v", v)
+	}
+	c.Advance(31 * time.Minute)
+	_, _ = svc.Tick(ctx, "r")
+	for _, id := range []string{"a", "b"} {
+		if v, _ := svc.Status(ctx, "r", id); !v.OpensAt.IsZero() {
+			t.Fatalf("%s after the opening: %+v", id, v)
+		}
+	}
+}
+
 func TestSubscriptionPushesAdmission(t *testing.T) {
 	svc, _ := manual(t)
 	ctx := context.Background()

@@ -12,6 +12,8 @@ const cfg = {
   target: root.dataset.target, lang: root.dataset.lang,
 };
 const text = texts(root);
+const skew = Number(root.dataset.now) - Date.now() || 0; // the server's clock, as of the page's making (none on an older --templates page)
+const now = () => Date.now() + skew;
 const POLL_EVERY = 2000; // the pace of a page that cannot hold a stream
 const STREAM_RETRY = 30000; // how often a polling page tries the stream again
 
@@ -58,6 +60,31 @@ function connected() {
   $("updated").textContent = text("updated", { time: clock(new Date()) });
 }
 
+// beforeOpening shows a place taken before the room's opening, and reports whether it did: until then
+// every arrival's place is drawn at random among the others', so a number would only jump about as
+// people come, and coming early gains nothing. The page counts down to the opening instead, and says
+// so; at the opening it shows the place the draw gave, as the next status brings it.
+let preOpening = null; // the status shown before the opening, which the countdown ticks over
+function beforeOpening(s) {
+  const opens = s.opens_at ? Date.parse(s.opens_at) : 0;
+  preOpening = opens > now() ? s : null;
+  const pos = $("position");
+  if (!preOpening) {
+    pos.classList.remove("opening");
+    pos.setAttribute("aria-label", text("position_label"));
+    return false;
+  }
+  pos.textContent = span(opens - now(), text);
+  pos.classList.add("opening");
+  pos.setAttribute("aria-label", text("opening_label"));
+  $("ahead").textContent = text("before_opening");
+  $("message").textContent = s.paused ? text("paused") : text("opens_line_at", { time: new Date(opens).toLocaleTimeString(cfg.lang, { hour: "2-digit", minute: "2-digit" }) });
+  $("bar").hidden = true;
+  $("progress").textContent = "";
+  return true;
+}
+setInterval(() => { if (preOpening && !done) show(preOpening); }, 1000);
+
 function lost() {
   if (!lostSince) lostSince = Date.now();
   $("lost").hidden = false;
@@ -77,11 +104,13 @@ function show(s) {
   $("keep").hidden = false;
   if (leave) leave.hidden = s.state !== "waiting";
   // The tab says the place too, for a visitor who waits in another tab.
-  document.title = s.state === "waiting" ? "#" + s.position + " · " + pageTitle : s.state === "admitted" ? text("turn") + " · " + pageTitle : pageTitle;
+  const placed = s.state === "waiting" && !(s.opens_at && Date.parse(s.opens_at) > now()); // a place, not a draw before the opening
+  document.title = placed ? "#" + s.position + " · " + pageTitle : s.state === "admitted" ? text("turn") + " · " + pageTitle : pageTitle;
   if (s.state === "waiting") {
     left = false;
-    const ahead = Math.max(0, s.position - 1);
     $("title").textContent = text("title_waiting");
+    if (beforeOpening(s)) return;
+    const ahead = Math.max(0, s.position - 1);
     $("position").textContent = "#" + s.position;
     $("ahead").textContent = ahead === 0 ? text("ahead_none") : ahead === 1 ? text("ahead_one") : text("ahead_many", { n: ahead.toLocaleString(cfg.lang) });
     // An upper bound (no admission seen yet, every admitted visitor assumed to stay the whole session)
