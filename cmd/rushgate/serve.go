@@ -78,7 +78,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logFormat, "log-format", "json", "json or text")
 	fs.IntVar(&f.newVisitors, "new-visitors-per-minute", 0, "most new anonymous visitors per client address per minute (0: no limit)")
 	fs.BoolVar(&f.secureCookies, "secure-cookies", false, "mark cookies Secure (set when TLS ends at a proxy)")
-	fs.StringVar(&f.templates, "templates", "", "directory whose room.html, drop.html or auction.html replace the built-in pages")
+	fs.StringVar(&f.templates, "templates", "", "directory whose room.html, drop.html, auction.html or notice.html replace the built-in pages")
 	fs.StringVar(&f.enqueueSecret, "enqueue-secret", "", "HS256 secret of the enqueue tokens sites sign for invite-only rooms")
 	fs.StringVar(&f.captchaURL, "captcha-verify-url", "", "siteverify URL of a CAPTCHA service (Turnstile, hCaptcha) for rooms with captcha")
 	fs.StringVar(&f.captchaSecret, "captcha-secret", "", "the secret key of that CAPTCHA service")
