@@ -799,3 +799,39 @@ func TestConsoleDropSchedule(t *testing.T) {
 		t.Fatalf("an open drop of one each, with no closing time, shows %q", got)
 	}
 }
+
+// TestConsoleRoomStates: the console tells what each room does with its line, where it said "admitting"
+// of every room not paused, also of one that admits nobody before its opening or while it queues all;
+// a room before its opening shows when it opens.
+func TestConsoleRoomStates(t *testing.T) {
+	e := setup(t, withConsole())
+	opens := e.clock.Now().Add(time.Hour).Format(time.RFC3339)
+	rooms := map[string]string{
+		"a-fifo":        `{"capacity": 1}`,
+		"b-paused":      `{"capacity": 1, "paused": true}`,
+		"c-later":       fmt.Sprintf(`{"capacity": 1, "opens_at": %q}`, opens),
+		"d-holding":     `{"capacity": 1, "mode": "queue_all"}`,
+		"e-reject":      `{"capacity": 1, "mode": "reject"}`,
+		"f-passthrough": `{"capacity": 1, "mode": "passthrough"}`,
+	}
+	for id, cfg := range rooms {
+		e.putRoom(id, cfg)
+	}
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#rooms tbody a"))); err != nil {
+		t.Fatal(err)
+	}
+	want := "admitting paused opens later holding all no new joins letting all in"
+	states := func() string {
+		return eval[string](t, ctx, `[...document.querySelectorAll('#rooms tbody .badge')].map(b => b.textContent).join(' ')`)
+	}
+	until(t, "the rooms' states", func() bool { return states() == want })
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/rooms/c-later")); err != nil {
+		t.Fatal(err)
+	}
+	card := func(k string) string {
+		return eval[string](t, ctx, `(document.querySelector('[data-card="`+k+`"]') || {}).textContent || ''`)
+	}
+	until(t, "the room's state and opening", func() bool { return card("status") == "opens laterStatus" && strings.HasSuffix(card("opens"), "Opens") })
+}

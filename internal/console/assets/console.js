@@ -15,7 +15,7 @@
       saved: 'Saved.', updated: 'Updated', invite_codes: 'Invite codes, one per line', add_invites: 'Add invite codes',
       invites_added: 'Added {n} new codes. Send each invitee its link: {link}', invites_added_one: 'Added 1 new code. Send the invitee its link: {link}',
       invites_none: 'No new codes: each was added already.', offline: 'Cannot reach rushgate; retrying…',
-      paused: 'paused', running: 'admitting', pause: 'Pause admissions', resume: 'Resume admissions',
+      paused: 'paused', running: 'admitting', holding: 'holding all', no_joins: 'no new joins', letting_in: 'letting all in', opens_later: 'opens later', pause: 'Pause admissions', resume: 'Resume admissions',
       open_now: 'Open now', close_now: 'Close now', end_now: 'End now', extend: 'Extend by', confirm_end: 'Press again to end now', delete: 'Delete', confirm_delete: 'Press again to delete',
       capacity: 'Capacity', rate_admits: 'Admissions per interval', rate_per: 'Interval', session_ttl: 'Session length',
       grace: 'Grace to collect', idle_timeout: 'Idle timeout', opens_at: 'Opens at', site_url: 'Site URL',
@@ -65,7 +65,7 @@
       saved: '저장했습니다.', updated: '갱신', invite_codes: '초대 코드 (한 줄에 하나)', add_invites: '초대 코드 추가',
       invites_added: '새 코드 {n}개를 추가했습니다. 초대받은 분께 각자의 링크를 보내세요: {link}', invites_added_one: '새 코드 1개를 추가했습니다. 초대받은 분께 링크를 보내세요: {link}',
       invites_none: '새 코드가 없습니다. 모두 이미 추가된 코드입니다.', offline: 'rushgate에 연결할 수 없습니다. 다시 시도하는 중…',
-      paused: '일시 정지', running: '입장 중', pause: '입장 일시 정지', resume: '입장 재개',
+      paused: '일시 정지', running: '입장 중', holding: '전원 대기', no_joins: '신규 차단', letting_in: '전원 입장', opens_later: '오픈 전', pause: '입장 일시 정지', resume: '입장 재개',
       open_now: '지금 열기', close_now: '지금 닫기', end_now: '지금 종료', extend: '연장', confirm_end: '한 번 더 누르면 지금 종료합니다', delete: '삭제', confirm_delete: '한 번 더 누르면 삭제합니다',
       capacity: '동시 입장 수', rate_admits: '구간당 입장 수', rate_per: '구간', session_ttl: '세션 길이',
       grace: '입장 확인 유예', idle_timeout: '유휴 제한 시간', opens_at: '오픈 시각', site_url: '사이트 URL',
@@ -191,6 +191,17 @@
     return v.toLocaleString(lang, { style: 'unit', unit, unitDisplay: 'narrow', maximumFractionDigits: 1 });
   }
   const badge = (state) => h('span', { class: 'badge ' + state, text: t(state) });
+
+  // roomState is what a room does with its line now, as its config says: 'admitting' was all a room
+  // that admits nobody (before its opening, or queueing all with none set) showed besides 'paused'.
+  function roomState(cfg) {
+    if (cfg.paused) return 'paused';
+    if (cfg.mode === 'queue_all' && !cfg.opens_at) return 'holding';
+    if (cfg.opens_at && Date.parse(cfg.opens_at) > Date.now()) return 'opens_later';
+    if (cfg.mode === 'reject') return 'no_joins';
+    if (cfg.mode === 'passthrough') return 'letting_in';
+    return 'running';
+  }
 
   // ---- Forms: one spec per kind; the API's refusal is shown next to the field it names. ----
   const FIELDS = {
@@ -564,10 +575,11 @@
           { label: 'idle_s', get: (p) => p.idle_expiries }, { label: 'grace_s', get: (p) => p.grace_expiries }]),
         chart('eta', t('chart_eta'), [{ label: 'eta_back', get: (p) => p.eta_back / 60 }]),
       ],
-      cards: (cur, last) => [['status', t(cur.config.paused ? 'paused' : 'running')], ['waiting', fmtNum(cur.stats.waiting)],
+      cards: (cur, last) => [['status', t(roomState(cur.config))], ['waiting', fmtNum(cur.stats.waiting)],
         ['active', fmtNum(cur.stats.active)], ['admitted_total', fmtNum(cur.stats.admitted_total)],
         ['joins_s', fmtNum(last && last.joins)], ['admissions_s', fmtNum(last && last.admissions)],
-        ['eta_back', (last && last.eta_back_bound ? '≤ ' : '') + fmtWait(last && last.eta_back)]],
+        ['eta_back', (last && last.eta_back_bound ? '≤ ' : '') + fmtWait(last && last.eta_back)]]
+        .concat(roomState(cur.config) === 'opens_later' ? [['opens', fmtTime(cur.config.opens_at)]] : []),
       controls: (cur) => {
         const pause = cur.config.paused
           ? control('resume', 'primary', () => api('PATCH', '/v1/rooms/' + id, { paused: false }))
@@ -770,7 +782,7 @@
       const tbody = document.querySelector('#' + tableID + ' tbody');
       tbody.replaceChildren(...(items.length ? items.map(make) : [h('tr', {}, h('td', { class: 'empty', colspan: 6, text: t('none') }))]));
     };
-    fill('rooms', rooms.rooms, (r) => row(base + '/admin/rooms/' + r.id, [r.id, badge(r.config.paused ? 'paused' : 'running'),
+    fill('rooms', rooms.rooms, (r) => row(base + '/admin/rooms/' + r.id, [r.id, badge(roomState(r.config)),
       fmtNum(r.stats.waiting), fmtNum(r.stats.active), fmtNum(r.stats.admitted_total),
       [r.config.capacity ? '≤ ' + r.config.capacity : '', r.config.rate ? r.config.rate.admits + '/' + r.config.rate.per : ''].filter(Boolean).join(' · ')], r.config.page && r.config.page.title));
     fill('drops', drops.drops, (d) => row(base + '/admin/drops/' + d.id, [d.id, badge(d.status), fmtNum(d.claimed), fmtNum(d.remaining),
