@@ -1194,6 +1194,12 @@ func TestRoomPageBeforeTheOpening(t *testing.T) {
 		if title := eval[string](t, ctx, `document.title`); strings.HasPrefix(title, "#") {
 			t.Fatalf("the tab names a place before the opening: %q", title)
 		}
+		// The countdown ticks; "Last updated" keeps the time of the last status received.
+		pos, updated := shown("#position"), shown("#updated")
+		until(t, "the countdown to tick", func() bool { return shown("#position") != pos })
+		if shown("#updated") != updated {
+			t.Fatalf("the countdown's tick moved the time of the last update from %q to %q", updated, shown("#updated"))
+		}
 		screenshot(t, ctx, "room-before-opening-"+lang)
 	}
 	e.want(e.do("PUT", "/v1/rooms/pre", adminKey, fmt.Sprintf(`{"capacity": 1, "paused": true, "opens_at": %q}`,

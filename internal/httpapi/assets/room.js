@@ -83,7 +83,14 @@ function beforeOpening(s) {
   $("progress").textContent = "";
   return true;
 }
-setInterval(() => { if (preOpening && !done) show(preOpening); }, 1000);
+// Each second the countdown ticks; at the opening the place the draw gave is shown. Nothing else is
+// redrawn: "Last updated" keeps the time of the last status received.
+setInterval(() => {
+  if (!preOpening || done) return;
+  const opens = Date.parse(preOpening.opens_at);
+  if (opens > now()) $("position").textContent = span(opens - now(), text);
+  else show(preOpening);
+}, 1000);
 
 function lost() {
   if (!lostSince) lostSince = Date.now();
