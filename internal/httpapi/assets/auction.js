@@ -48,8 +48,8 @@ const admission = carried.get;
 const bids = (n) => (n === 1 ? text("bids_one") : text("bids_count", { n: n.toLocaleString(cfg.lang) }));
 
 // standing tells this visitor where it stands: leading or outbid while the auction runs, won or not once
-// it is over. A visitor who never bid is told nothing, and once the auction is over the line's room
-// goes too.
+// it is over. A visitor who never bid is told nothing; once the auction is over, its empty line is not
+// drawn either (while it runs, the line keeps its room so that the page does not jump at a first bid).
 function standing(over) {
   const el = $("standing");
   const mine = myID();

@@ -64,13 +64,14 @@ function render() {
   const left = Math.max(0, Math.min(view.remaining, view.stock - gone));
   $("left").textContent = text("remaining", { n: left.toLocaleString(cfg.lang), stock: view.stock.toLocaleString(cfg.lang) });
   // A drop that ended, or whose visitor holds all it may claim, offers no button that cannot be
-  // pressed, and a closed one no count of what is left to no one. An operator may open a closed drop again, and then both come back.
+  // pressed, and a closed one no count of what is left to no one. An operator may open a closed drop
+  // again, and then both come back.
   const ended = status === "closed" || status === "sold_out";
   $("left").hidden = status === "closed";
   if ($("claim-row")) $("claim-row").hidden = ended || full(); // absent from an older --templates page
   // How many each visitor may claim, when more than one; and, once this visitor holds them all, why the
   // button no longer claims.
-  const each = (view.per_visitor || 1);
+  const each = view.per_visitor || 1;
   if ($("each")) {
     $("each").textContent = full() ? text("limit_reached", { n: each }) : text("per_visitor", { n: each });
     $("each").hidden = each < 2 || (ended && !full());
