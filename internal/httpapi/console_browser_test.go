@@ -835,3 +835,25 @@ func TestConsoleRoomStates(t *testing.T) {
 	}
 	until(t, "the room's state and opening", func() bool { return card("status") == "opens laterStatus" && strings.HasSuffix(card("opens"), "Opens") })
 }
+
+// TestConsoleSignInOnAPhone: at a phone's width the sign-in card keeps a margin from the screen's
+// edges, and the key's field takes the card's width under its label; the card touched the edges, and
+// label, field and button crowded one line.
+func TestConsoleSignInOnAPhone(t *testing.T) {
+	e := setup(t, withConsole())
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.srv.URL+"/admin?lang=ko"),
+		chromedp.WaitVisible(chromedp.CSS("#key"))); err != nil {
+		t.Fatal(err)
+	}
+	got := eval[string](t, ctx, `(() => {
+		const card = document.querySelector('main.login').getBoundingClientRect();
+		const label = document.querySelector('label[for=key]').getBoundingClientRect();
+		const key = document.getElementById('key').getBoundingClientRect();
+		return [card.left >= 12 && 390 - card.right >= 12, key.top >= label.bottom, key.width > card.width * 0.7].join(' ');
+	})()`)
+	if got != "true true true" {
+		t.Fatalf("margins kept, field under its label, field as wide as the card: %s", got)
+	}
+	screenshot(t, ctx, "console-signin-phone-ko")
+}
