@@ -857,3 +857,36 @@ func TestConsoleSignInOnAPhone(t *testing.T) {
 	}
 	screenshot(t, ctx, "console-signin-phone-ko")
 }
+
+// TestConsoleOverviewShowsMore: a console with more drops than its overview lists at first offers
+// the rest, 200 more at a press, and keeps showing them as it refreshes; it listed the first 200 and
+// said nothing of the others.
+func TestConsoleOverviewShowsMore(t *testing.T) {
+	e := setup(t, withConsole())
+	for i := range 205 {
+		e.want(e.do("PUT", fmt.Sprintf("/v1/drops/d%03d", i), adminKey, e.dropCfg("")), 200, "")
+	}
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#drops tbody a"))); err != nil {
+		t.Fatal(err)
+	}
+	listed := func() string {
+		return eval[string](t, ctx, `document.querySelectorAll('#drops tbody tr').length + ' ' + document.getElementById('drops-more').hidden +
+			' ' + document.getElementById('rooms-more').hidden + ' ' + document.querySelector('#drops tbody tr:last-child a').textContent`)
+	}
+	until(t, "the first 200 and the offer of more", func() bool { return listed() == "200 false true d199" })
+	if err := chromedp.Do(ctx, chromedp.ScrollIntoView("#drops-more")); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "console-overview-more")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#drops-more"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "all 205", func() bool { return listed() == "205 true true d204" })
+	refreshed := eval[string](t, ctx, `document.body.dataset.updated`)
+	until(t, "a refresh", func() bool { return eval[string](t, ctx, `document.body.dataset.updated`) != refreshed })
+	if got := listed(); got != "205 true true d204" {
+		t.Fatalf("after a refresh the overview lists %s", got)
+	}
+}

@@ -11,7 +11,7 @@
       rooms: 'Rooms', drops: 'Drops', auctions: 'Auctions', id: 'ID', state: 'State', waiting: 'Waiting', active: 'Active',
       admitted: 'Admitted', limits: 'Limits', claimed: 'Claimed', remaining: 'Remaining', opens: 'Opens', price: 'Price',
       bids: 'Bids', ends: 'Ends', new_room: 'New room', new_drop: 'New drop', new_auction: 'New auction',
-      settings: 'Settings', audit: 'Changes', none: 'None yet.', save: 'Save', create: 'Create',
+      settings: 'Settings', audit: 'Changes', none: 'None yet.', show_more: 'Show more', save: 'Save', create: 'Create',
       saved: 'Saved.', updated: 'Updated', invite_codes: 'Invite codes, one per line', add_invites: 'Add invite codes',
       invites_added: 'Added {n} new codes. Send each invitee its link: {link}', invites_added_one: 'Added 1 new code. Send the invitee its link: {link}',
       invites_none: 'No new codes: each was added already.', offline: 'Cannot reach rushgate; retrying…',
@@ -61,7 +61,7 @@
       rooms: '대기실', drops: '드롭', auctions: '경매', id: 'ID', state: '상태', waiting: '대기 중', active: '입장 중',
       admitted: '누적 입장', limits: '제한', claimed: '수령', remaining: '남은 수량', opens: '오픈', price: '가격',
       bids: '입찰', ends: '종료', new_room: '새 대기실', new_drop: '새 드롭', new_auction: '새 경매',
-      settings: '설정', audit: '변경 기록', none: '아직 없습니다.', save: '저장', create: '만들기',
+      settings: '설정', audit: '변경 기록', none: '아직 없습니다.', show_more: '더 보기', save: '저장', create: '만들기',
       saved: '저장했습니다.', updated: '갱신', invite_codes: '초대 코드 (한 줄에 하나)', add_invites: '초대 코드 추가',
       invites_added: '새 코드 {n}개를 추가했습니다. 초대받은 분께 각자의 링크를 보내세요: {link}', invites_added_one: '새 코드 1개를 추가했습니다. 초대받은 분께 링크를 보내세요: {link}',
       invites_none: '새 코드가 없습니다. 모두 이미 추가된 코드입니다.', offline: 'rushgate에 연결할 수 없습니다. 다시 시도하는 중…',
@@ -775,19 +775,38 @@
     }
   }
 
+  // The overview lists the first 200 of each kind, in id order, and 200 more at each press of the
+  // button under a table whose list goes on (it listed the first 200 and no more); each refresh reads
+  // as many as it shows.
+  const shown = { rooms: 200, drops: 200, auctions: 200 };
+  async function listed(kind) {
+    const items = [];
+    let after = '';
+    do {
+      const page = await api('GET', '/v1/' + kind + '?limit=' + Math.min(500, shown[kind] - items.length) + '&after=' + encodeURIComponent(after));
+      items.push(...(page[kind] || []));
+      after = page.next_after || '';
+    } while (after && items.length < shown[kind]);
+    return { items, more: after !== '' };
+  }
+  document.querySelectorAll('button.more').forEach((b) => b.addEventListener('click', () => {
+    shown[b.dataset.kind] += 200;
+    refresh();
+  }));
+
   async function refreshOverview() {
-    const [rooms, drops, auctions] = await Promise.all([api('GET', '/v1/rooms?limit=200'), api('GET', '/v1/drops?limit=200'),
-      api('GET', '/v1/auctions?limit=200')]);
-    const fill = (tableID, items, make) => {
+    const [rooms, drops, auctions] = await Promise.all([listed('rooms'), listed('drops'), listed('auctions')]);
+    const fill = (tableID, list, make) => {
       const tbody = document.querySelector('#' + tableID + ' tbody');
-      tbody.replaceChildren(...(items.length ? items.map(make) : [h('tr', {}, h('td', { class: 'empty', colspan: 6, text: t('none') }))]));
+      tbody.replaceChildren(...(list.items.length ? list.items.map(make) : [h('tr', {}, h('td', { class: 'empty', colspan: 6, text: t('none') }))]));
+      document.getElementById(tableID + '-more').hidden = !list.more;
     };
-    fill('rooms', rooms.rooms, (r) => row(base + '/admin/rooms/' + r.id, [r.id, badge(roomState(r.config)),
+    fill('rooms', rooms, (r) => row(base + '/admin/rooms/' + r.id, [r.id, badge(roomState(r.config)),
       fmtNum(r.stats.waiting), fmtNum(r.stats.active), fmtNum(r.stats.admitted_total),
       [r.config.capacity ? '≤ ' + r.config.capacity : '', r.config.rate ? r.config.rate.admits + '/' + r.config.rate.per : ''].filter(Boolean).join(' · ')], r.config.page && r.config.page.title));
-    fill('drops', drops.drops, (d) => row(base + '/admin/drops/' + d.id, [d.id, badge(d.status), fmtNum(d.claimed), fmtNum(d.remaining),
+    fill('drops', drops, (d) => row(base + '/admin/drops/' + d.id, [d.id, badge(d.status), fmtNum(d.claimed), fmtNum(d.remaining),
       fmtTime(d.config.opens_at)], d.config.title));
-    fill('auctions', auctions.auctions, (a) => row(base + '/admin/auctions/' + a.id, [a.id, badge(a.status), fmtMoney(a.price, a.config.currency),
+    fill('auctions', auctions, (a) => row(base + '/admin/auctions/' + a.id, [a.id, badge(a.status), fmtMoney(a.price, a.config.currency),
       fmtNum(a.bids), fmtTime(a.ends_at)], a.config.title));
   }
 
