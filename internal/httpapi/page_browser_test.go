@@ -1185,8 +1185,9 @@ func TestRoomPageBeforeTheOpening(t *testing.T) {
 	}
 	ctx := tab(t)
 	shown := shownIn(t, ctx)
-	for lang, before := range map[string]string{"en": "Everyone who comes before the opening gets a place drawn at random: there is no need to hurry.",
-		"ko": "오픈 전에 오신 분은 모두 무작위로 순서가 정해집니다. 서두르지 않으셔도 됩니다."} {
+	for _, l := range [][2]string{{"en", "Everyone who comes before the opening gets a place drawn at random: there is no need to hurry."},
+		{"ko", "오픈 전에 오신 분은 모두 무작위로 순서가 정해집니다. 서두르지 않으셔도 됩니다."}} { // Korean last: the opening below is read in it
+		lang, before := l[0], l[1]
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.srv.URL+"/r/pre?lang="+lang)); err != nil {
 			t.Fatal(err)
 		}
