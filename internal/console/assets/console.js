@@ -794,8 +794,11 @@
     refresh();
   }));
 
-  async function refreshOverview() {
+  // refreshOverview fills the tables, unless a later refresh started while it read (a press of "Show
+  // more" during the second's refresh): what it read is then older than what that one shows.
+  async function refreshOverview(stale) {
     const [rooms, drops, auctions] = await Promise.all([listed('rooms'), listed('drops'), listed('auctions')]);
+    if (stale()) return;
     const fill = (tableID, list, make) => {
       const tbody = document.querySelector('#' + tableID + ' tbody');
       tbody.replaceChildren(...(list.items.length ? list.items.map(make) : [h('tr', {}, h('td', { class: 'empty', colspan: 6, text: t('none') }))]));
@@ -829,15 +832,20 @@
   }
 
   let timer = 0;
+  let generation = 0; // of the latest refresh: only it fills the overview and sets the next one's timer
   async function refresh(force) {
     clearTimeout(timer);
+    const mine = ++generation;
+    const stale = () => mine !== generation;
     refreshHealth();
     try {
-      if (page === 'overview') await refreshOverview();
+      if (page === 'overview') await refreshOverview(stale);
       else await refreshEntity(force);
+      if (stale()) return; // a later refresh shows newer, and sets the next one's timer
       if (status.textContent === t('offline')) say('');
       body.dataset.updated = new Date().toISOString();
     } catch (e) {
+      if (stale()) return;
       say(e.code ? refusal(e) : t('offline'));
     }
     timer = setTimeout(refresh, 1000);
