@@ -716,12 +716,16 @@
   let controlsKey = '';
   let auditAt = 0;
 
-  async function refreshEntity(force) {
+  // refreshEntity shows the entity as read now, unless a later refresh started while it read (a control
+  // pressed during the second's refresh): it would put back the state from before the press, and add
+  // the history's last points a second time.
+  async function refreshEntity(force, stale) {
     const p = PAGES[page];
     const cur = await p.read();
-    current = cur;
     const path = PATHS[page] + id + '/history' + (points.length ? '?since=' + encodeURIComponent(points[points.length - 1].t) : '');
     const hist = await api('GET', path);
+    if (stale()) return;
+    current = cur;
     points = points.concat(hist.samples);
     const cutoff = Date.parse(hist.now) - 2 * WINDOW;
     points = points.filter((x) => Date.parse(x.t) >= cutoff);
@@ -739,6 +743,7 @@
     if (force || Date.now() - auditAt > 5000) {
       auditAt = Date.now();
       const r = await api('GET', '/v1/audit?kind=' + page + '&id=' + id + '&limit=20');
+      if (stale()) return;
       audit.newest = r.entries;
       if (!audit.older.length) audit.next = r.next_before || '';
       renderAudit();
@@ -840,7 +845,7 @@
     refreshHealth();
     try {
       if (page === 'overview') await refreshOverview(stale);
-      else await refreshEntity(force);
+      else await refreshEntity(force, stale);
       if (stale()) return; // a later refresh shows newer, and sets the next one's timer
       if (status.textContent === t('offline')) say('');
       body.dataset.updated = new Date().toISOString();
