@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/rushgate/rushgate/internal/httpapi"
 )
 
 // TestIdentity: five tokenless joins once gave five claims on a per_visitor 1 drop. A drop or auction
@@ -37,4 +39,26 @@ func TestIdentity(t *testing.T) {
 	e.want(e.do(http.MethodPost, "/v1/auctions/lot/bids", anon, `{"amount": 100}`), http.StatusForbidden, "identity_required")
 	e.want(e.do(http.MethodPost, "/v1/auctions/lot/buy-now", anon, ""), http.StatusForbidden, "identity_required")
 	e.want(e.do(http.MethodPost, "/v1/auctions/lot/bids", alice, `{"amount": 100}`), http.StatusCreated, "")
+}
+
+// TestVisitorMe: a browser learns which visitor it is, from its cookie or a bearer token, so that an
+// auction's page can tell its own bids in a new tab; without one the answer is empty and no visitor is
+// made (a GET gives nothing), and a bad token is refused as anywhere.
+func TestVisitorMe(t *testing.T) {
+	e := setup(t)
+	none := e.do("GET", "/v1/visitors/me", "", "")
+	e.want(none, 200, "")
+	if id, ok := none.body["visitor_id"]; !ok || id != "" || none.header.Get("Set-Cookie") != "" {
+		t.Fatalf("without a visitor: %v, Set-Cookie %q", none.body, none.header.Get("Set-Cookie"))
+	}
+	minted := e.do("POST", "/v1/visitors", adminKey, `{"subject": "kim"}`)
+	if got := e.do("GET", "/v1/visitors/me", minted.str("visitor_token"), ""); got.str("visitor_id") != minted.str("visitor_id") || got.str("visitor_id") == "" {
+		t.Fatalf("by bearer token: %v, want %s", got.body, minted.str("visitor_id"))
+	}
+	req, _ := http.NewRequest("GET", e.srv.URL+"/v1/visitors/me", nil)
+	req.AddCookie(&http.Cookie{Name: httpapi.VisitorCookie, Value: minted.str("visitor_token")})
+	if got := e.send(req); got.str("visitor_id") != minted.str("visitor_id") {
+		t.Fatalf("by cookie: %v", got.body)
+	}
+	e.want(e.do("GET", "/v1/visitors/me", "v2.forged.token.x", ""), 401, "invalid_visitor_token")
 }

@@ -1087,7 +1087,7 @@ func TestAuctionReserveOnThePage(t *testing.T) {
 // never bid is told nothing, and the line kept for it is not drawn.
 func TestAuctionPageTellsTheBidder(t *testing.T) {
 	e := setup(t)
-	for _, id := range []string{"won", "lost", "watched"} {
+	for _, id := range []string{"won", "lost", "watched", "proxied"} {
 		e.want(e.do("PUT", "/v1/auctions/"+id, adminKey, e.auctionCfg("")), 200, "")
 	}
 	ctx := tab(t)
@@ -1112,12 +1112,33 @@ func TestAuctionPageTellsTheBidder(t *testing.T) {
 		t.Fatalf("a won auction's bids, extension drawn, last result: %s", got)
 	}
 	screenshot(t, ctx, "auction-won")
+	// A new tab of the same browser (the bid's tab knew its bidder; this one asks which visitor it is) is
+	// told so too.
+	other, closeOther := chromedp.NewContext(ctx)
+	defer closeOther()
+	if err := chromedp.Do(other, chromedp.Navigate(e.srv.URL+"/a/won?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the win, in a new tab", func() bool {
+		return eval[string](t, other, `document.getElementById('standing').textContent`) == "You won it."
+	})
 
 	bid("lost", "12")
 	e.want(e.do("POST", "/v1/auctions/lost/bids", e.visitorToken("rival"), `{"amount": 1500}`), 201, "")
 	until(t, "outbid", func() bool { return shown("#standing") == "You have been outbid." })
 	e.want(e.do("POST", "/v1/auctions/lost/end", adminKey, ""), 200, "")
 	until(t, "the loss", func() bool { return shown("#standing") == "You did not win it." && shown("#leader") == "2 bids" })
+
+	// A bid taken but outbid at once by a maximum: the page learns which visitor bid, and says outbid.
+	e.want(e.do("POST", "/v1/auctions/proxied/bids", e.visitorToken("rival"), `{"max_amount": 5000}`), 201, "")
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/a/proxied?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the price of proxied", func() bool { return shown("#price") == "€10.00" })
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#amount"), "12"), chromedp.Click(chromedp.CSS("#bid"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "outbid at once", func() bool { return shown("#standing") == "You have been outbid." })
 
 	e.want(e.do("POST", "/v1/auctions/watched/bids", e.visitorToken("rival"), `{"amount": 1500}`), 201, "")
 	e.want(e.do("POST", "/v1/auctions/watched/end", adminKey, ""), 200, "")

@@ -256,6 +256,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/keys/rotate", s.admin(s.rotateKeys))
 	m.HandleFunc("POST /v1/verify", s.verify)
 	m.HandleFunc("POST /v1/visitors", s.admin(s.mintVisitor))
+	m.HandleFunc("GET /v1/visitors/me", s.me)
 	m.HandleFunc("GET /v1/rooms", s.admin(s.listRooms))
 	m.HandleFunc("GET /v1/audit", s.admin(s.audit))
 	m.HandleFunc("PUT /v1/rooms/{room}", s.admin(s.putRoom))

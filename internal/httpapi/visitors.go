@@ -27,6 +27,21 @@ func (s *Server) mintVisitor(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]string{"visitor_token": tok, "visitor_id": id, "subject": req.Subject})
 }
 
+// me answers which visitor the request carries (its cookie or bearer token), "" for none: what an
+// auction's page needs to tell its own bids and standing from others', in a new tab or after the
+// browser was closed, where the bid that told it has been forgotten. It makes no visitor.
+func (s *Server) me(w http.ResponseWriter, r *http.Request) {
+	var id string
+	if _, ok := presented(r); ok {
+		var err error
+		if id, _, err = s.visitor(r); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"visitor_id": id})
+}
+
 // visitor returns the caller's visitor id and the token it came in, from the bearer header or the
 // cookie; an absent token is visitor_token_required, a bad one invalid_visitor_token.
 func (s *Server) visitor(r *http.Request) (id, token string, err error) {

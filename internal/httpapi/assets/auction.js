@@ -19,7 +19,10 @@ let buyAsking = false;
 const buyPress = secondPress((asking) => { buyAsking = asking; render(); });
 let wasOver = null; // whether the auction was over at the last render: its end is announced once
 let seq = 0; // the last event applied
-const me = { key: "rg-bidder-" + cfg.auction };
+// This browser's bidder (its visitor), and whether it bid on this auction: from this tab's bids, or
+// from the bids the page shows, for a tab opened later. Only a visitor who bid is told it was outbid
+// or did not win; the winner is told it won whichever tab it looks from.
+const me = { key: "rg-bidder-" + cfg.auction, bid: "rg-bid-" + cfg.auction };
 // Amounts are integer minor units (cents): the page shows them as the currency writes them (€10.50,
 // ₩31,000) and reads a bid as a person types a price, in the currency's whole units (10.5).
 let currency = { code: "", format: null, unit: 1 }; // unit: minor units in one whole unit
@@ -40,6 +43,21 @@ const whole = (n) => (n / currency.unit).toFixed(Math.round(Math.log10(currency.
 const typed = () => Math.round(Number($("amount").value) * currency.unit); // what was typed, in minor units
 const mask = (id) => (id ? id.slice(0, 4) + "…" + id.slice(-2) : "");
 const myID = () => sessionStorage.getItem(me.key);
+const didBid = () => sessionStorage.getItem(me.bid) === "1";
+const bidHere = () => sessionStorage.setItem(me.bid, "1");
+
+// learnMe asks which visitor this browser is when the tab does not know it yet (a new tab, the browser
+// reopened, a first bid that a maximum outbid at once): its bids and standing are then told as its
+// own, "You won it." included. A browser that holds no visitor has no bids to tell.
+async function learnMe() {
+  if (myID()) return;
+  try {
+    const r = await fetch(cfg.base + "/v1/visitors/me", { credentials: "same-origin" });
+    const s = r.ok ? await r.json() : {};
+    if (s.visitor_id) sessionStorage.setItem(me.key, s.visitor_id);
+  } catch (_) { /* the next bid that leads tells it */ }
+  render();
+}
 
 const carried = carriedAdmission(cfg.room);
 const admission = carried.get;
@@ -57,10 +75,10 @@ function standing(over) {
   let said = "", won = false;
   if (view && mine && over) {
     won = view.winner === mine;
-    said = won ? (view.status === "sold" && !view.bid_count ? "you_bought" : "you_won") : "you_lost";
+    said = won ? (view.status === "sold" && !view.bid_count ? "you_bought" : "you_won") : didBid() ? "you_lost" : "";
   } else if (view && mine && view.leader) {
     won = view.leader === mine;
-    said = won ? "leading" : "outbid";
+    said = won ? "leading" : didBid() ? "outbid" : "";
   }
   el.textContent = said ? text(said) : "";
   el.className = "standing" + (said ? (won ? " leading" : " outbid") : "");
@@ -120,7 +138,10 @@ function addHistory(e, older) {
   const li = document.createElement("li");
   li.textContent = money(e.price) + " · " + mask(e.bidder) + (e.proxy ? " " + text("auto_bid") : "") + " · " +
     new Date(e.at).toLocaleTimeString(cfg.lang);
-  if (e.bidder && e.bidder === myID()) li.className = "mine";
+  if (e.bidder && e.bidder === myID()) {
+    li.className = "mine";
+    bidHere();
+  }
   if (older) $("history").append(li);
   else $("history").prepend(li);
   if ($("history-title")) $("history-title").hidden = false; // a heading over no bids said nothing
@@ -221,7 +242,9 @@ $("bidform").addEventListener("submit", async (ev) => {
   try {
     const { r, s } = await post("/bids", $("proxy").checked ? { max_amount: amount } : { amount });
     if (r.status === 201) {
+      bidHere();
       if (s.leading) sessionStorage.setItem(me.key, s.auction.leader);
+      else learnMe(); // taken but outbid at once (a maximum above it): the visitor the bid made or carried
       $("result").textContent = text("bid_taken");
       if (!view || s.auction.seq > view.seq) view = s.auction; // the feed may have brought later events already
     } else if (s.error && s.error.code === "bid_too_low") {
@@ -245,6 +268,7 @@ $("buynow").addEventListener("click", async () => {
     const { r, s } = await post("/buy-now", {});
     if (r.ok) {
       sessionStorage.setItem(me.key, s.winner);
+      bidHere();
       if (!view || s.seq > view.seq) view = s;
     } else {
       $("result").textContent = failure(text, s);
@@ -256,5 +280,5 @@ $("buynow").addEventListener("click", async () => {
   render();
 });
 
-connect();
+learnMe().finally(connect); // first, so that the history marks its own bids
 setInterval(render, 250);
