@@ -890,3 +890,36 @@ func TestConsoleOverviewShowsMore(t *testing.T) {
 		t.Fatalf("after a refresh the overview lists %s", got)
 	}
 }
+
+// TestConsoleShowsWhatIsGone: the page of a drop deleted while it is open (by another operator, or the
+// API) keeps only its changes, the deletion first, under "It no longer exists."; its figures, controls
+// and settings stayed as last read, and offered to close or delete what was gone. A page of an id
+// that never existed shows the same, with no changes.
+func TestConsoleShowsWhatIsGone(t *testing.T) {
+	e := setup(t, withConsole())
+	e.want(e.do("PUT", "/v1/drops/gone", adminKey, e.dropCfg("")), 200, "")
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#drops tbody a")),
+		chromedp.Navigate(e.srv.URL+"/admin/drops/gone"), chromedp.WaitVisible(chromedp.CSS("#ctl-delete"))); err != nil {
+		t.Fatal(err)
+	}
+	drawn := func() string {
+		return eval[string](t, ctx, `['cards', 'controls', 'charts', 'find-code', 'edit', 'audit'].map(id => { const el = document.getElementById(id); return el && el.getClientRects().length > 0 ? id : '-'; }).join(' ')`)
+	}
+	if got := drawn(); got != "cards controls charts find-code edit audit" {
+		t.Fatalf("a drop's page draws %s", got)
+	}
+	e.want(e.do("DELETE", "/v1/drops/gone", adminKey, ""), 200, "")
+	until(t, "the drop gone", func() bool {
+		return text(t, ctx, "#status") == "It no longer exists." && drawn() == "- - - - - audit" &&
+			strings.Contains(eval[string](t, ctx, `document.querySelector('#audit li').textContent`), "deleted")
+	})
+	screenshot(t, ctx, "console-drop-gone")
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/auctions/never")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "an auction that never was", func() bool {
+		return text(t, ctx, "#status") == "It no longer exists." && drawn() == "- - - - - audit"
+	})
+}

@@ -716,6 +716,18 @@
   let controlsKey = '';
   let auditAt = 0;
 
+  // refreshAudit reads the entity's newest changes, every five seconds or when forced (a control was
+  // pressed), unless a later refresh started meanwhile.
+  async function refreshAudit(force, stale) {
+    if (!force && Date.now() - auditAt <= 5000) return;
+    auditAt = Date.now();
+    const r = await api('GET', '/v1/audit?kind=' + page + '&id=' + id + '&limit=20');
+    if (stale()) return;
+    audit.newest = r.entries;
+    if (!audit.older.length) audit.next = r.next_before || '';
+    renderAudit();
+  }
+
   // refreshEntity shows the entity as read now, unless a later refresh started while it read (a control
   // pressed during the second's refresh): it would put back the state from before the press, and add
   // the history's last points a second time.
@@ -740,14 +752,8 @@
       document.getElementById('controls').replaceChildren(...p.controls(cur), visitors);
     }
     charts.forEach((c) => draw(c, points));
-    if (force || Date.now() - auditAt > 5000) {
-      auditAt = Date.now();
-      const r = await api('GET', '/v1/audit?kind=' + page + '&id=' + id + '&limit=20');
-      if (stale()) return;
-      audit.newest = r.entries;
-      if (!audit.older.length) audit.next = r.next_before || '';
-      renderAudit();
-    }
+    await refreshAudit(force, stale);
+    if (stale()) return;
     // The form follows the entity until the operator starts editing it, so that saving it never undoes
     // a change made since (a pause, another operator's edit).
     const form = document.getElementById('edit');
@@ -847,10 +853,18 @@
       if (page === 'overview') await refreshOverview(stale);
       else await refreshEntity(force, stale);
       if (stale()) return; // a later refresh shows newer, and sets the next one's timer
-      if (status.textContent === t('offline')) say('');
+      if (status.textContent === t('offline') || body.dataset.gone) say('');
+      body.dataset.gone = '';
       body.dataset.updated = new Date().toISOString();
     } catch (e) {
       if (stale()) return;
+      // An entity deleted (here or elsewhere), or never made: its figures, controls and form go, which
+      // stayed as last read under "It no longer exists."; its changes stay, which say who deleted it.
+      const gone = page !== 'overview' && /_not_found$/.test(e.code || '');
+      if (gone && !body.dataset.gone) {
+        body.dataset.gone = '1';
+        try { await refreshAudit(true, stale); } catch (_) { /* the next refresh tries again */ }
+      }
       say(e.code ? refusal(e) : t('offline'));
     }
     timer = setTimeout(refresh, 1000);
