@@ -106,25 +106,15 @@ func (r *DB) EventConflicts(ctx context.Context, id string) ([]auction.Event, er
 // events reads the events of an auction from table, auction_events or auction_event_conflicts (a
 // constant, never input).
 func (r *DB) events(ctx context.Context, table, id string) ([]auction.Event, error) {
-	ctx, cancel := bound(ctx, opTimeout)
-	defer cancel()
-	rows, err := r.db.QueryContext(ctx, r.q(`SELECT seq, kind, bidder, price, proxy, at, ends_at FROM `+table+` WHERE auction_id = ? ORDER BY seq`), id)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []auction.Event
-	for rows.Next() {
-		var ev auction.Event
-		var at, ends string
-		if err := rows.Scan(&ev.Seq, &ev.Kind, &ev.Bidder, &ev.Price, &ev.Proxy, &at, &ends); err != nil {
-			return nil, err
-		}
-		ev.At, _ = time.Parse(time.RFC3339Nano, at)
-		ev.EndsAt, _ = time.Parse(time.RFC3339Nano, ends)
-		out = append(out, ev)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, r, `SELECT seq, kind, bidder, price, proxy, at, ends_at FROM `+table+` WHERE auction_id = ? ORDER BY seq`,
+		func(rows *sql.Rows) (auction.Event, error) {
+			var ev auction.Event
+			var at, ends string
+			err := rows.Scan(&ev.Seq, &ev.Kind, &ev.Bidder, &ev.Price, &ev.Proxy, &at, &ends)
+			ev.At, _ = time.Parse(time.RFC3339Nano, at)
+			ev.EndsAt, _ = time.Parse(time.RFC3339Nano, ends)
+			return ev, err
+		}, id)
 }
 
 // Auction returns one recorded auction: its last state and its events; auction.ErrNotFound when the

@@ -2,6 +2,7 @@ package record
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"strconv"
 	"time"
@@ -30,8 +31,6 @@ func (r *DB) Append(ctx context.Context, e rushgate.Entry) error {
 
 // Entries implements [rushgate.Audit]; a cursor is the entry's sequence.
 func (r *DB) Entries(ctx context.Context, kind, id, before string, limit int) ([]rushgate.Entry, error) {
-	ctx, cancel := bound(ctx, opTimeout)
-	defer cancel()
 	q := `SELECT seq, at, kind, entity, action, changes FROM audit WHERE seq < ?`
 	top := int64(1) << 62
 	if before != "" {
@@ -52,28 +51,23 @@ func (r *DB) Entries(ctx context.Context, kind, id, before string, limit int) ([
 	}
 	q += ` ORDER BY seq DESC LIMIT ?`
 	args = append(args, limit)
-	rows, err := r.db.QueryContext(ctx, r.q(q), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []rushgate.Entry{}
-	for rows.Next() {
+	out, err := queryAll(ctx, r, q, func(rows *sql.Rows) (rushgate.Entry, error) {
 		var e rushgate.Entry
 		var seq int64
 		var at, changes string
-		if err := rows.Scan(&seq, &at, &e.Kind, &e.ID, &e.Action, &changes); err != nil {
-			return nil, err
-		}
+		err := rows.Scan(&seq, &at, &e.Kind, &e.ID, &e.Action, &changes)
 		e.Cursor = strconv.FormatInt(seq, 10)
 		e.At, _ = time.Parse(time.RFC3339Nano, at)
 		_ = json.Unmarshal([]byte(changes), &e.Changes)
 		if e.Changes == nil {
 			e.Changes = []rushgate.Change{}
 		}
-		out = append(out, e)
+		return e, err
+	}, args...)
+	if out == nil && err == nil {
+		out = []rushgate.Entry{} // an empty page is a list, in JSON too
 	}
-	return out, rows.Err()
+	return out, err
 }
 
 // AddInvites records a room's invite codes, each once; it reports how many were new.

@@ -124,24 +124,14 @@ func (r *DB) Claims(ctx context.Context, id string) ([]drop.Claim, error) {
 // claims reads the claims of a drop from table, drop_claims or drop_claim_conflicts (a constant,
 // never input).
 func (r *DB) claims(ctx context.Context, table, id string) ([]drop.Claim, error) {
-	ctx, cancel := bound(ctx, opTimeout)
-	defer cancel()
-	rows, err := r.db.QueryContext(ctx, r.q(`SELECT seq, claim_id, visitor, code, claimed_at, idem_key FROM `+table+` WHERE drop_id = ? ORDER BY seq`), id)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []drop.Claim
-	for rows.Next() {
-		var c drop.Claim
-		var at string
-		if err := rows.Scan(&c.Seq, &c.ID, &c.Visitor, &c.Code, &at, &c.Key); err != nil {
-			return nil, err
-		}
-		c.ClaimedAt, _ = time.Parse(time.RFC3339Nano, at)
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, r, `SELECT seq, claim_id, visitor, code, claimed_at, idem_key FROM `+table+` WHERE drop_id = ? ORDER BY seq`,
+		func(rows *sql.Rows) (drop.Claim, error) {
+			var c drop.Claim
+			var at string
+			err := rows.Scan(&c.Seq, &c.ID, &c.Visitor, &c.Code, &at, &c.Key)
+			c.ClaimedAt, _ = time.Parse(time.RFC3339Nano, at)
+			return c, err
+		}, id)
 }
 
 // RecordDrop writes a drop's config, so that an embedded instance resumes the drop after a restart.

@@ -383,6 +383,27 @@ func (r *DB) q(query string) string {
 	return b.String()
 }
 
+// queryAll runs a read of many rows within opTimeout and returns each row as scan makes it, in
+// order: the loop every list the record reads shares.
+func queryAll[T any](ctx context.Context, r *DB, query string, scan func(*sql.Rows) (T, error), args ...any) ([]T, error) {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
+	rows, err := r.db.QueryContext(ctx, r.q(query), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // forget runs deletes, each taking the id, in one transaction.
