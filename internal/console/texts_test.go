@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -10,9 +11,8 @@ import (
 	"github.com/rushgate/rushgate"
 )
 
-// textKeys returns the keys of one language's texts in console.js, which lists them as
-// `lang: { key: '...', ... },`.
-func textKeys(t *testing.T, js, lang string) []string {
+// texts returns one language's texts in console.js, which lists them as `lang: { key: '...', ... },`.
+func texts(t *testing.T, js, lang string) map[string]string {
 	t.Helper()
 	start := strings.Index(js, "\n    "+lang+": {")
 	if start < 0 {
@@ -20,10 +20,17 @@ func textKeys(t *testing.T, js, lang string) []string {
 	}
 	block := js[start:]
 	block = block[:strings.Index(block, "\n    },")]
-	var keys []string
-	for _, m := range regexp.MustCompile(`([a-z][a-z_0-9]*):\s*'`).FindAllStringSubmatch(block, -1) {
-		keys = append(keys, m[1])
+	out := map[string]string{}
+	for _, m := range regexp.MustCompile(`([a-z][a-z_0-9]*):\s*'((?:[^'\\]|\\.)*)'`).FindAllStringSubmatch(block, -1) {
+		out[m[1]] = m[2]
 	}
+	return out
+}
+
+// textKeys returns the keys of one language's texts in console.js, sorted.
+func textKeys(t *testing.T, js, lang string) []string {
+	t.Helper()
+	keys := slices.Collect(maps.Keys(texts(t, js, lang)))
 	slices.Sort(keys)
 	return keys
 }
@@ -42,6 +49,37 @@ func TestTextsInBothLanguages(t *testing.T) {
 	for _, a := range rushgate.Actions {
 		if _, ok := slices.BinarySearch(en, "act_"+a); !ok {
 			t.Errorf("no label for the audit action %q", a)
+		}
+	}
+}
+
+// TestKoreanTellsApartWhatEnglishDoes: two texts that differ in English do not read alike in Korean.
+// A room's state "admitting" and its count of "Active" visitors were both 입장 중, side by side on its
+// page, and the audit log's "opened now" read as the button "Open now" (지금 열기). Korean has no
+// plural, so a heading and its entity's kind ("Rooms", "Room") may share a word, as may a few labels
+// that say one thing twice.
+func TestKoreanTellsApartWhatEnglishDoes(t *testing.T) {
+	b, err := os.ReadFile("assets/console.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	en, ko := texts(t, string(b), "en"), texts(t, string(b), "ko")
+	alike := map[string]bool{ // pairs of keys, sorted and joined by a space
+		"kind_room rooms": true, "drops kind_drop": true, "auctions kind_auction": true, "state status": true,
+		"admitted admitted_total": true, "chart_claims claims_s": true, "reserve reserve_price": true,
+	}
+	byKo := map[string][]string{}
+	for k, v := range ko {
+		byKo[v] = append(byKo[v], k)
+	}
+	for v, keys := range byKo {
+		slices.Sort(keys)
+		for i, a := range keys {
+			for _, b := range keys[i+1:] {
+				if !strings.EqualFold(en[a], en[b]) && !alike[a+" "+b] {
+					t.Errorf("%s (%q) and %s (%q) both read %q in Korean", a, en[a], b, en[b], v)
+				}
+			}
 		}
 	}
 }

@@ -56,3 +56,27 @@ func TestLanguagesHaveEveryText(t *testing.T) {
 		}
 	}
 }
+
+// TestLanguagesTellApartWhatEnglishDoes: two texts of the visitor pages that differ in English read
+// differently in every other language (as the console's do), but for a plural that Korean does not
+// mark.
+func TestLanguagesTellApartWhatEnglishDoes(t *testing.T) {
+	alike := map[string]bool{"won won_more": true} // keys sorted, joined by a space
+	en := languages[0].texts
+	for _, l := range languages[1:] {
+		byText := map[string][]string{}
+		for k, v := range l.texts {
+			byText[v] = append(byText[v], k)
+		}
+		for v, keys := range byText {
+			slices.Sort(keys)
+			for i, a := range keys {
+				for _, b := range keys[i+1:] {
+					if !strings.EqualFold(en[a], en[b]) && !alike[a+" "+b] {
+						t.Errorf("%s: %s (%q) and %s (%q) both read %q", l.Code, a, en[a], b, en[b], v)
+					}
+				}
+			}
+		}
+	}
+}
