@@ -923,3 +923,34 @@ func TestConsoleShowsWhatIsGone(t *testing.T) {
 		return text(t, ctx, "#status") == "It no longer exists." && drawn() == "- - - - - audit"
 	})
 }
+
+// TestConsoleBigFigures: an auction's price in won, ₩1,250,000,000, broke before its last digit in its
+// card at a phone's width; a figure now fits its card on one line, while a long visitor id still breaks
+// rather than leave it.
+func TestConsoleBigFigures(t *testing.T) {
+	e := setup(t, withConsole())
+	now := e.clock.Now()
+	e.want(e.do("PUT", "/v1/auctions/big", adminKey, fmt.Sprintf(`{"title": "VIP", "currency": "KRW", "start_price": 1250000000,
+		"increment": 10000000, "starts_at": %q, "ends_at": %q}`, now.Add(-time.Minute).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))), 200, "")
+	e.want(e.do("POST", "/v1/auctions/big/bids", e.visitorToken("a-customer-with-a-rather-long-subject"), `{"amount": 1250000000}`), 201, "")
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(360, 740), chromedp.Navigate(e.srv.URL+"/admin?lang=ko"),
+		chromedp.SendKeys(chromedp.CSS("#key"), adminKey), chromedp.Submit(chromedp.CSS("#login")),
+		chromedp.WaitVisible(chromedp.CSS("#auctions tbody a")), chromedp.Navigate(e.srv.URL+"/admin/auctions/big?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	// A card's figure: its text, on how many lines, and whether it overflows its card.
+	card := func(k string) string {
+		return eval[string](t, ctx, `(() => { const v = document.querySelector('[data-card="`+k+`"] .v'); if (!v) return '';
+			const r = document.createRange(); r.selectNodeContents(v);
+			return [v.textContent, r.getClientRects().length, v.scrollWidth > v.clientWidth].join('|'); })()`)
+	}
+	until(t, "the price's card", func() bool { return card("price") != "" })
+	if got := card("price"); got != "₩1,250,000,000|1|false" {
+		t.Fatalf("the price's card: %s; want it on one line, within its card", got)
+	}
+	if got := card("leader"); strings.HasSuffix(got, "|true") || strings.Count(got, "|") != 2 {
+		t.Fatalf("the leader's card: %s; want it within its card", got)
+	}
+	screenshot(t, ctx, "console-big-price-phone-ko")
+}

@@ -1235,3 +1235,50 @@ func TestRoomPageBeforeTheOpening(t *testing.T) {
 		t.Fatalf("the status after the opening: %v", st.body)
 	}
 }
+
+// TestBigPriceOnAPhone: a price in won runs to ten digits and more. At a phone's width
+// ₩1,250,000,000 did not fit the auction's card, which grew past the screen and cut off the price and
+// the title; and a title of one long word (a model number, a link) did the same. The price now
+// shrinks until it fits on one line, and is back to full size on a wide screen.
+func TestBigPriceOnAPhone(t *testing.T) {
+	e := setup(t)
+	now := e.clock.Now()
+	e.want(e.do("PUT", "/v1/auctions/big", adminKey, fmt.Sprintf(`{"title": "한정판 콘서트 티켓 VIP 패키지", "currency": "KRW",
+		"start_price": 1250000000, "increment": 10000000, "starts_at": %q, "ends_at": %q}`,
+		now.Add(-time.Minute).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))), 200, "")
+	e.want(e.do("PUT", "/v1/auctions/word", adminKey, fmt.Sprintf(`{"title": "XR-7000-ULTRA-LIMITED-EDITION-COLLECTORS-SET-2027-SEOUL",
+		"currency": "KRW", "start_price": 10000, "increment": 1000, "starts_at": %q, "ends_at": %q}`,
+		now.Add(-time.Minute).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))), 200, "")
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	// Does the page scroll sideways, does the price overflow its box, and its text's size against its
+	// style's full size.
+	state := func() (wide, over bool, size, full float64) {
+		got := eval[[]any](t, ctx, `(() => { const p = document.getElementById('price');
+			const probe = document.createElement('div'); probe.className = 'price'; document.body.append(probe);
+			const full = parseFloat(getComputedStyle(probe).fontSize); probe.remove();
+			return [document.documentElement.scrollWidth > innerWidth, p.scrollWidth > p.clientWidth,
+				parseFloat(getComputedStyle(p).fontSize), full]; })()`)
+		return got[0].(bool), got[1].(bool), got[2].(float64), got[3].(float64)
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(360, 740), chromedp.Navigate(e.srv.URL+"/a/big?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the price", func() bool { return shown("#price") == "₩1,250,000,000" })
+	if wide, over, size, full := state(); wide || over || size >= full || size < full/2 {
+		t.Fatalf("at a phone's width: page scrolls sideways %v, price overflows %v, at %.1fpx of %.1fpx", wide, over, size, full)
+	}
+	screenshot(t, ctx, "auction-big-price-phone-ko")
+	// Turned on its side, or on a wide screen, the price has its full size back.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1000, 800)); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the full size", func() bool { _, _, size, full := state(); return size == full })
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(360, 740), chromedp.Navigate(e.srv.URL+"/a/word?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the price", func() bool { return shown("#price") == "₩10,000" })
+	if wide, over, _, _ := state(); wide || over {
+		t.Fatalf("a title of one long word: page scrolls sideways %v, price overflows %v", wide, over)
+	}
+}

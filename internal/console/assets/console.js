@@ -517,6 +517,23 @@
   function renderCards(items) {
     const el = document.getElementById('cards');
     el.replaceChildren(...items.map(([k, v]) => card(k, v)));
+    el.querySelectorAll('.v').forEach(fit);
+  }
+
+  // fit makes a card's figure smaller, down to three quarters of its size, until it fits its card on
+  // one line (₩1,250,000,000 at a phone's width broke before its last digit); what still does not fit
+  // (a long visitor id) breaks at its size.
+  function fit(v) {
+    v.style.whiteSpace = 'nowrap';
+    const full = parseFloat(getComputedStyle(v).fontSize);
+    for (let s = full; v.scrollWidth > v.clientWidth && s > full * 0.75;) {
+      s = Math.max(full * 0.75, s * 0.9);
+      v.style.fontSize = s + 'px';
+    }
+    if (v.scrollWidth > v.clientWidth) {
+      v.style.fontSize = '';
+      v.style.whiteSpace = '';
+    }
   }
 
   // download links an export of the API, which the session reads as it reads the rest.

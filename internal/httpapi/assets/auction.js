@@ -93,6 +93,7 @@ function render() {
   const starts = Date.parse(view.starts_at);
   const over = view.status === "closed" || view.status === "sold" || t >= ends;
   $("price").textContent = money(view.price);
+  fit($("price"));
   // Once it is over, the price is final if someone won it, else the highest bid (below the reserve),
   // else only where it started (the label is absent from an older --templates page).
   if ($("price-label")) {
@@ -231,6 +232,8 @@ async function post(path, body) {
   return { r, s: await r.json() };
 }
 
+// A phone turned on its side has room for the price at its full size again.
+addEventListener("resize", () => fit($("price")));
 $("proxy").addEventListener("change", () => {
   $("amount-label").textContent = text($("proxy").checked ? "your_max" : "your_bid");
   render();

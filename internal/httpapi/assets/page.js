@@ -21,6 +21,17 @@ function span(ms, text) {
   return d > 0 ? text("days", { n: d }) + " " + hms : hms; // days in the page's language: "1d", "1일"
 }
 
+// fit makes el's one line of text (a price of ₩1,250,000,000 on a phone) smaller until it fits el's
+// width, down to half the size its style gives: a number must not break, nor widen the page.
+function fit(el) {
+  el.style.fontSize = "";
+  const full = parseFloat(getComputedStyle(el).fontSize);
+  for (let s = full; el.scrollWidth > el.clientWidth && s > full / 2; ) {
+    s = Math.max(full / 2, s * 0.9);
+    el.style.fontSize = s + "px";
+  }
+}
+
 // carriedAdmission keeps an admission that the room's line sent back in the URL (rg_admission) for this
 // tab and takes it out of the address bar. get reads it (null for a page behind no room); forget drops
 // one the server no longer takes.
