@@ -101,6 +101,7 @@ func TestWaitingPage(t *testing.T) {
 // drops them: what a page sees when its stream is lost.
 type cutter struct {
 	url   string
+	down  atomic.Bool // refuse new connections, as a network that stays down
 	mu    sync.Mutex
 	conns []net.Conn
 }
@@ -118,6 +119,10 @@ func newCutter(t *testing.T, backend string) *cutter {
 			in, err := ln.Accept()
 			if err != nil {
 				return
+			}
+			if c.down.Load() {
+				in.Close()
+				continue
 			}
 			out, err := net.Dial("tcp", backend)
 			if err != nil {
@@ -1280,5 +1285,41 @@ func TestBigPriceOnAPhone(t *testing.T) {
 	until(t, "the price", func() bool { return shown("#price") == "₩10,000" })
 	if wide, over, _, _ := state(); wide || over {
 		t.Fatalf("a title of one long word: page scrolls sideways %v, price overflows %v", wide, over)
+	}
+}
+
+// TestAuctionPageSaysItLostTheFeed: while an auction's page cannot reach its live feed it says so, since
+// the price and the bidder's standing it shows may have moved meanwhile; it showed them as if live, the
+// small "Live" mark gone. Back on the feed, the notice goes and the price is the latest.
+func TestAuctionPageSaysItLostTheFeed(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg("")), 200, "")
+	proxy := newCutter(t, e.srv.Listener.Addr().String())
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	drawn := func(sel string) bool {
+		return eval[bool](t, ctx, `document.querySelector('`+sel+`').getClientRects().length > 0`)
+	}
+	for _, lang := range []struct{ code, lost, bid, price string }{
+		{"ko", "연결이 끊겼습니다", "1500", "€15.00"}, {"en", "Connection lost", "1700", "€17.00"},
+	} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(proxy.url+"/a/lot?lang="+lang.code)); err != nil {
+			t.Fatal(err)
+		}
+		until(t, "the live feed", func() bool { return drawn("#live") && shown("#price") != "" })
+		if drawn("#lost") {
+			t.Fatal("the page says it lost its feed while it has it")
+		}
+		proxy.down.Store(true)
+		proxy.cut()
+		until(t, "the notice", func() bool { return drawn("#lost") && strings.HasPrefix(shown("#lost"), lang.lost) })
+		if lang.code == "en" {
+			screenshot(t, ctx, "auction-feed-lost")
+		}
+		e.want(e.do("POST", "/v1/auctions/lot/bids", e.visitorToken("rival-"+lang.code), `{"amount": `+lang.bid+`}`), 201, "")
+		proxy.down.Store(false)
+		until(t, "the feed back, with the latest price", func() bool {
+			return !drawn("#lost") && drawn("#live") && shown("#price") == lang.price
+		})
 	}
 }

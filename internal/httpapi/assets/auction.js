@@ -185,6 +185,11 @@ function apply(e) {
 
 let socket = null;
 let retry = 500;
+// lost tells the bidder that the page no longer hears the auction, whose price may have moved, until
+// the feed is back (a --templates page without the notice goes without).
+function lost(on) {
+  if ($("lost")) $("lost").hidden = !on;
+}
 function connect() {
   const u = new URL(api + "/live", location.href);
   u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
@@ -194,6 +199,7 @@ function connect() {
   socket.addEventListener("message", (m) => {
     const e = JSON.parse(m.data);
     if (e.type === "snapshot") {
+      lost(false);
       view = e;
       if (seq === 0) {
         seq = e.seq;
@@ -208,6 +214,7 @@ function connect() {
     $("live").hidden = true;
     // A normal closure after the close or the sale: the feed has said all it will; the page stays as is.
     if (ev.code === 1000 && view && (view.status === "closed" || view.status === "sold")) return;
+    lost(true);
     setTimeout(connect, retry);
     retry = Math.min(retry * 2, 10000);
   });
