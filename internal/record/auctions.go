@@ -53,9 +53,16 @@ func (r *DB) writeAuction(ctx context.Context, tx *sql.Tx, id string, st auction
 			if ev.Kind == auction.EventSold {
 				status = string(auction.StatusSold)
 			}
-			// The first result recorded settles the auction (see upsertResult).
-			if err := r.exec(ctx, tx, upsertResult, id, status, ev.Bidder, ev.Price, ts(ev.At), ev.Seq); err != nil {
+			// The first result recorded settles the auction (see upsertResult), and is what a site's
+			// webhook is told, once.
+			n, err := r.execCount(ctx, tx, upsertResult, id, status, ev.Bidder, ev.Price, ts(ev.At), ev.Seq)
+			if err != nil {
 				return err
+			}
+			if n > 0 && r.webhooks.Load() {
+				if err := r.queueAuctionEnded(ctx, tx, id, st, ev); err != nil {
+					return err
+				}
 			}
 		}
 	}

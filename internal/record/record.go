@@ -7,7 +7,7 @@
 //
 // The files say what each part keeps: schema.go the tables and their migrations, batch.go the group
 // commits of claims and auction steps, drops.go, auctions.go, rooms.go, redemptions.go and audit.go
-// what each domain reads and writes.
+// what each domain reads and writes, webhooks.go the queue of what a site's webhook is told.
 package record
 
 import (
@@ -42,6 +42,8 @@ type DB struct {
 	probed time.Time // when Check last tried a write
 
 	log *slog.Logger // hears of conflicting claims (see keepConflicts)
+
+	webhooks atomic.Bool // queue the events a site's webhook is told of (see QueueWebhooks)
 }
 
 // opened is what a record holds once its database is migrated: the group commit's statements (see
@@ -228,7 +230,7 @@ func closeAll(stmts map[string]*sql.Stmt) {
 // second, and preparing them at each commit cost a fifth of its CPU on SQLite. It runs at open, before
 // any transaction holds SQLite's one connection.
 func (r *DB) prepare(ctx context.Context) (map[string]*sql.Stmt, error) {
-	queries := []string{upsertAuction, upsertResult}
+	queries := []string{upsertAuction, upsertResult, insertWebhook}
 	queries = append(queries, claimRows.queries[:]...)
 	queries = append(queries, eventRows.queries[:]...)
 	stmts := make(map[string]*sql.Stmt, len(queries))

@@ -65,6 +65,18 @@ CREATE TABLE IF NOT EXISTS drop_claim_conflicts (` + claimColumns + `
 CREATE TABLE IF NOT EXISTS auction_event_conflicts (` + eventColumns + `
 	PRIMARY KEY (auction_id, seq, kind, bidder, price, at)
 );
+CREATE TABLE IF NOT EXISTS webhooks (
+	id         TEXT    PRIMARY KEY,
+	type       TEXT    NOT NULL,
+	payload    TEXT    NOT NULL,
+	created_at TEXT    NOT NULL,
+	due_ms     BIGINT  NOT NULL,
+	attempts   INTEGER NOT NULL,
+	state      TEXT    NOT NULL,
+	last_error TEXT    NOT NULL,
+	sent_at    TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS webhooks_due ON webhooks (state, due_ms);
 CREATE TABLE IF NOT EXISTS auction_results (
 	auction_id  TEXT PRIMARY KEY,
 	status      TEXT   NOT NULL,

@@ -1,0 +1,143 @@
+package record
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/notify"
+	"github.com/rushgate/rushgate/webhook"
+)
+
+// The queue of webhooks: each event a site is told of is a row, written in the transaction that
+// records what it tells (an auction's result), so that a crash between the two neither loses it nor a
+// replay of the record queues it twice. Its id is the event's; notify.Sender sends the rows that are
+// due and marks how each went.
+
+const insertWebhook = `INSERT INTO webhooks (id, type, payload, created_at, due_ms, attempts, state, last_error, sent_at)
+	VALUES (?, ?, ?, ?, ?, 0, 'pending', '', '') ON CONFLICT (id) DO NOTHING`
+
+// QueueWebhooks says whether the record queues the events a site's webhook is told of: serve turns it
+// on with --webhook-url. Events recorded while it is off are never sent.
+func (r *DB) QueueWebhooks(on bool) { r.webhooks.Store(on) }
+
+// queueAuctionEnded queues the webhook of an auction's end, recorded in tx as ev.
+func (r *DB) queueAuctionEnded(ctx context.Context, tx *sql.Tx, id string, st auction.State, ev auction.Event) error {
+	status := string(auction.StatusClosed)
+	if ev.Kind == auction.EventSold {
+		status = string(auction.StatusSold)
+	}
+	data, err := json.Marshal(webhook.AuctionEnded{Auction: id, Title: st.Config.Title, Status: status, Winner: ev.Bidder,
+		FinalPrice: ev.Price, Currency: st.Config.Currency, EndedAt: ev.At.UTC(), Seq: ev.Seq})
+	if err != nil {
+		return err
+	}
+	// The id is the same whenever this end is recorded again; the time tells apart the ends of two
+	// auctions of one id (one without bids is deleted, and its id used again from seq 1).
+	now := time.Now().UTC()
+	e := webhook.Event{ID: "auction." + id + "." + strconv.FormatInt(ev.Seq, 10) + "." + strconv.FormatInt(ev.At.UnixMilli(), 10),
+		Type: webhook.TypeAuctionEnded, CreatedAt: now, Data: data}
+	body, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	return r.exec(ctx, tx, insertWebhook, e.ID, e.Type, string(body), now.Format(sortable), now.UnixMilli())
+}
+
+// sortable is RFC 3339 with every digit of the nanoseconds, so that the text sorts as the time does
+// (Webhooks lists by it); time.RFC3339Nano drops trailing zeros, and ".1Z" sorts after ".12Z".
+const sortable = "2006-01-02T15:04:05.000000000Z07:00"
+
+// DueWebhooks hands out up to n pending webhooks whose time has come, oldest first, and leases each for
+// lease: another instance that asks meanwhile does not get it, and if this one dies before it says how
+// the delivery went, the webhook is due again when the lease ends.
+func (r *DB) DueWebhooks(ctx context.Context, now time.Time, n int, lease time.Duration) (_ []notify.Webhook, err error) {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
+	defer func() { err = r.wrote(ctx, err) }()
+	// The outer due_ms condition is checked again on a row another instance leased meanwhile (PostgreSQL
+	// re-reads a row it waited for), so that only one of two instances asking at once gets it.
+	ws, err := queryAll(ctx, r, `UPDATE webhooks SET due_ms = ? WHERE state = 'pending' AND due_ms <= ? AND id IN
+		(SELECT id FROM webhooks WHERE state = 'pending' AND due_ms <= ? ORDER BY due_ms LIMIT ?)
+		RETURNING id, type, payload, created_at, attempts, state, due_ms, last_error, sent_at`, scanWebhook,
+		now.Add(lease).UnixMilli(), now.UnixMilli(), now.UnixMilli(), n)
+	if err != nil {
+		return nil, fmt.Errorf("record: webhooks due: %w", err)
+	}
+	// In the order they were queued: RETURNING keeps none.
+	slices.SortStableFunc(ws, func(a, b notify.Webhook) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return ws, nil
+}
+
+// WebhookDelivered marks a webhook delivered at at.
+func (r *DB) WebhookDelivered(ctx context.Context, id string, at time.Time) error {
+	return r.webhookDone(ctx, `UPDATE webhooks SET state = 'delivered', attempts = attempts + 1, last_error = '', sent_at = ?
+		WHERE id = ? AND state = 'pending'`, ts(at), id)
+}
+
+// WebhookRetry notes an attempt that failed with cause; the webhook is due again at next.
+func (r *DB) WebhookRetry(ctx context.Context, id, cause string, next time.Time) error {
+	return r.webhookDone(ctx, `UPDATE webhooks SET attempts = attempts + 1, last_error = ?, due_ms = ? WHERE id = ? AND state = 'pending'`,
+		cause, next.UnixMilli(), id)
+}
+
+// WebhookFailed notes a last attempt that failed with cause: the webhook is not sent again.
+func (r *DB) WebhookFailed(ctx context.Context, id, cause string) error {
+	return r.webhookDone(ctx, `UPDATE webhooks SET state = 'failed', attempts = attempts + 1, last_error = ? WHERE id = ? AND state = 'pending'`,
+		cause, id)
+}
+
+func (r *DB) webhookDone(ctx context.Context, query string, args ...any) (err error) {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
+	defer func() { err = r.wrote(ctx, err) }()
+	if _, err := r.db.ExecContext(ctx, r.q(query), args...); err != nil {
+		return fmt.Errorf("record: webhook: %w", err)
+	}
+	return nil
+}
+
+// Webhooks returns the last limit queued webhooks, newest first: those in state only, unless it is "".
+func (r *DB) Webhooks(ctx context.Context, state string, limit int) ([]notify.Webhook, error) {
+	ws, err := queryAll(ctx, r, `SELECT id, type, payload, created_at, attempts, state, due_ms, last_error, sent_at FROM webhooks
+		WHERE ? = '' OR state = ? ORDER BY created_at DESC, id DESC LIMIT ?`, scanWebhook, state, state, limit)
+	if err != nil {
+		return nil, fmt.Errorf("%w: webhooks: %w", rushgate.ErrRecordUnavailable, err)
+	}
+	if ws == nil {
+		ws = []notify.Webhook{}
+	}
+	return ws, nil
+}
+
+func scanWebhook(rows *sql.Rows) (notify.Webhook, error) {
+	var w notify.Webhook
+	var payload, created, sent string
+	var due int64
+	if err := rows.Scan(&w.ID, &w.Type, &payload, &created, &w.Attempts, &w.State, &due, &w.LastError, &sent); err != nil {
+		return w, err
+	}
+	w.Payload = json.RawMessage(payload)
+	var err error
+	if w.CreatedAt, err = time.Parse(time.RFC3339Nano, created); err != nil {
+		return w, err
+	}
+	if w.State == notify.Pending {
+		at := time.UnixMilli(due).UTC()
+		w.Due = &at
+	}
+	if sent != "" {
+		at, err := time.Parse(time.RFC3339Nano, sent)
+		if err != nil {
+			return w, err
+		}
+		w.SentAt = &at
+	}
+	return w, nil
+}

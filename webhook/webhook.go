@@ -1,0 +1,125 @@
+// Package webhook is what a site needs to take rushgate's webhooks: the events rushgate POSTs to the
+// URL given by rushgate serve --webhook-url, and the check that one came from rushgate unaltered.
+//
+// Each delivery is one Event as JSON, sent until the site answers 2xx (at least once: a site that
+// acts on an event keys what it does by the event's ID). Its Rushgate-Signature header is
+// "t=UNIX,v1=HEX": HEX is the HMAC-SHA256, under the secret the operator gave rushgate
+// (--webhook-secret), of the decimal UNIX time, a '.', and the body as sent. Verify checks it, and
+// that the time is recent, so that a delivery captured on the way cannot be replayed later.
+package webhook
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The headers of a delivery.
+const (
+	// SignatureHeader carries the signature that Verify checks.
+	SignatureHeader = "Rushgate-Signature"
+	// EventHeader carries the event's type, so that a site may route before it reads the body.
+	EventHeader = "Rushgate-Event"
+	// IDHeader carries the event's ID, the same on every delivery of one event.
+	IDHeader = "Rushgate-Event-Id"
+)
+
+// TypeAuctionEnded is the type of the event sent when an auction ends, with AuctionEnded as its data.
+const TypeAuctionEnded = "auction.ended"
+
+// Event is the body of a delivery.
+type Event struct {
+	// ID is the same on every delivery of one event: a site that acts once per event keys by it.
+	ID string `json:"id"`
+	// Type says what happened, and so what Data holds.
+	Type string `json:"type"`
+	// CreatedAt is when rushgate recorded what happened.
+	CreatedAt time.Time `json:"created_at"`
+	// Data is the event's own fields (AuctionEnded for TypeAuctionEnded).
+	Data json.RawMessage `json:"data"`
+}
+
+// AuctionEnded is how an auction ended: to a winner (at the close, or by buy-now), or unsold.
+type AuctionEnded struct {
+	Auction string `json:"auction"`
+	Title   string `json:"title"`
+	// Status is "closed" (at its end) or "sold" (bought now).
+	Status string `json:"status"`
+	// Winner is the visitor ID that won it, as rushgate's other answers name it; "" when nobody did
+	// (no bids, or the reserve not met).
+	Winner string `json:"winner"`
+	// FinalPrice is what the winner pays, in the currency's minor units (0 without a winner).
+	FinalPrice int64     `json:"final_price"`
+	Currency   string    `json:"currency"`
+	EndedAt    time.Time `json:"ended_at"`
+	// Seq is the ending's number in the auction's event feed.
+	Seq int64 `json:"seq"`
+}
+
+// Tolerance is how far from now a delivery's time may be for Verify: rushgate signs each attempt as it
+// sends it, so only a delivery held back on the way, or a clock far off, is older.
+const Tolerance = 5 * time.Minute
+
+// Errors of Verify.
+var (
+	ErrMalformed = errors.New("webhook: malformed signature header")
+	ErrTooOld    = errors.New("webhook: signature time too far from now")
+	ErrSignature = errors.New("webhook: signature does not match")
+)
+
+// Sign returns the signature header's value for body sent at t under secret.
+func Sign(secret []byte, t time.Time, body []byte) string {
+	ts := strconv.FormatInt(t.Unix(), 10)
+	return "t=" + ts + ",v1=" + hex.EncodeToString(mac(secret, ts, body))
+}
+
+// Verify checks header (a delivery's Rushgate-Signature) against body, as received, under secret, and
+// that its time is within Tolerance of now. A header may carry several v1 values (a secret being
+// changed); one that matches is enough.
+func Verify(secret []byte, header string, body []byte, now time.Time) error {
+	var ts string
+	var sigs [][]byte
+	for part := range strings.SplitSeq(header, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return ErrMalformed
+		}
+		switch k {
+		case "t":
+			ts = v
+		case "v1":
+			sig, err := hex.DecodeString(v)
+			if err != nil || len(sig) != sha256.Size {
+				return ErrMalformed
+			}
+			sigs = append(sigs, sig)
+		}
+	}
+	unix, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || len(sigs) == 0 {
+		return ErrMalformed
+	}
+	if d := now.Sub(time.Unix(unix, 0)); d > Tolerance || d < -Tolerance {
+		return ErrTooOld
+	}
+	want := mac(secret, ts, body)
+	for _, sig := range sigs {
+		if hmac.Equal(sig, want) {
+			return nil
+		}
+	}
+	return ErrSignature
+}
+
+func mac(secret []byte, ts string, body []byte) []byte {
+	h := hmac.New(sha256.New, secret)
+	h.Write([]byte(ts))
+	h.Write([]byte{'.'})
+	h.Write(body)
+	return h.Sum(nil)
+}
