@@ -32,6 +32,7 @@ import (
 	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/memstore"
 	"github.com/rushgate/rushgate/internal/metrics"
+	"github.com/rushgate/rushgate/internal/notify"
 	"github.com/rushgate/rushgate/internal/protect"
 	"github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/internal/redisstore"
@@ -68,6 +69,8 @@ type serveFlags struct {
 	fsync         string
 	rotateKeys    time.Duration
 	keyRetention  time.Duration
+	webhookURL    string
+	webhookSecret string
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -98,6 +101,8 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.rotateKeys, "rotate-keys-every", 0, "rotate the admission-token signing key on this schedule, e.g. 720h (0: only on POST /v1/keys/rotate)")
 	fs.DurationVar(&f.keyRetention, "key-retention", keyring.DefaultRetain, "how long a signing key stays published after a newer key took over")
 	fs.StringVar(&f.fsync, "fsync", "always", "embedded backend: always (claims and bids on disk before the answer, line changes within a second), everysec (all within a second) or no (when the OS writes)")
+	fs.StringVar(&f.webhookURL, "webhook-url", "", "POST how each auction ended to this URL of the site, signed with --webhook-secret, until it answers 2xx (empty: off)")
+	fs.StringVar(&f.webhookSecret, "webhook-secret", "", "the secret, shared with the site, that signs each webhook (at least 16 characters; better set as RUSHGATE_WEBHOOK_SECRET)")
 	fs.StringVar(&f.postgres, "postgres", "", "keep the durable record (claims, auction events, configs, the audit log) in PostgreSQL (postgres:// URL); default SQLite under --data")
 }
 
@@ -122,6 +127,15 @@ func (f *serveFlags) check() error {
 		}
 		if !rushgate.ValidID(f.protectRoom) {
 			return errors.New("--protect needs --room, the id of the room whose admissions let visitors through")
+		}
+	}
+	if f.webhookURL != "" {
+		u, err := url.Parse(f.webhookURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--webhook-url %q: want the site's http(s) URL", f.webhookURL)
+		}
+		if len(strings.TrimSpace(f.webhookSecret)) < minAdminKey {
+			return fmt.Errorf("--webhook-url needs --webhook-secret (or RUSHGATE_WEBHOOK_SECRET) of at least %d characters: the site checks each webhook with it", minAdminKey)
 		}
 	}
 	if err := httpapi.CheckBase(f.pathPrefix); err != nil {
@@ -226,6 +240,8 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	}
 	records.LogTo(log)
 	a.onClose(func() { records.Close() })
+	// Before anything records: an auction that ended while every instance was down is closed at start.
+	records.QueueWebhooks(f.webhookURL != "")
 	m := metrics.New()
 	be, err := openBackend(ctx, f, records, m, log)
 	if err != nil {
@@ -259,6 +275,17 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	drops.Start()
 	a.onClose(drops.Stop) // after the HTTP server has drained: no claim starts a release after it
 	m.WatchSales(drops, auctions)
+	if f.webhookURL != "" {
+		sender, err := notify.New(notify.Config{URL: f.webhookURL, Secret: []byte(strings.TrimSpace(f.webhookSecret)), Queue: records,
+			Logger: log, Observer: m})
+		if err != nil {
+			return nil, err
+		}
+		nctx, stopSending := context.WithCancel(context.Background())
+		sent := make(chan struct{})
+		go func() { defer close(sent); sender.Run(nctx) }()
+		a.onClose(func() { stopSending(); <-sent }) // before the record store closes
+	}
 	if be.record != nil {
 		rctx, stopRecord := context.WithCancel(context.Background())
 		recorded := make(chan struct{})
@@ -288,6 +315,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	// The embedded backend answers claims and bids once they are recorded; Redis answers from its
 	// outbox, which the recorder copies into the record.
 	cfg.Record, cfg.Outbox, cfg.Backlog = records, f.redisURL != "", be.backlog
+	cfg.Webhooks, cfg.WebhookURL = records, f.webhookURL
 	m.WatchRecord(records.Check)
 	if be.backlog != nil {
 		m.WatchBacklog(be.backlog)

@@ -27,6 +27,7 @@ import (
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/metrics"
+	"github.com/rushgate/rushgate/internal/notify"
 	"github.com/rushgate/rushgate/internal/room"
 	"github.com/rushgate/rushgate/internal/visitor"
 )
@@ -106,6 +107,15 @@ type Config struct {
 	// Backlog, when set, counts what the outbox holds that Record does not yet: an operator's /healthz
 	// says it while the record fails.
 	Backlog func(ctx context.Context) (claims, events int64, err error)
+	// Webhooks, when set, is the queue of webhooks that GET /v1/webhooks lists, and WebhookURL where
+	// they are sent ("" when they are not).
+	Webhooks   Webhooks
+	WebhookURL string
+}
+
+// Webhooks is the queue of webhooks as an operator reads it; *record.DB is one.
+type Webhooks interface {
+	Webhooks(ctx context.Context, state string, limit int) ([]notify.Webhook, error)
 }
 
 // Console is the operator's console as the API sees it: pages to serve, and sessions to accept.
@@ -138,6 +148,8 @@ type Server struct {
 	outbox        bool
 	backlog       func(ctx context.Context) (claims, events int64, err error)
 	auditLog      rushgate.Audit
+	webhookLog    Webhooks
+	webhookURL    string
 	console       Console
 	released      released // admissions ended early here, for the check endpoint
 	pages         *pages
@@ -179,6 +191,7 @@ func New(cfg Config) (*Server, error) {
 		rooms: cfg.Rooms, auctions: cfg.Auctions, drops: cfg.Drops, now: cfg.Clock, keys: cfg.Keys, verifier: admission.NewVerifierFunc(cfg.Keys.PublicKeys).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
 		adminSum: sha256.Sum256([]byte(cfg.AdminKey)), secure: cfg.SecureCookies, base: cfg.Base,
 		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, outbox: cfg.Outbox, backlog: cfg.Backlog, auditLog: cfg.Audit, console: cfg.Console,
+		webhookLog: cfg.Webhooks, webhookURL: cfg.WebhookURL,
 		limits: newStreamLimits(cfg.StreamsPerAddress), feeds: make(map[string]*feed),
 	}
 	s.challenges, s.spent, s.enqueueSecret, s.captcha = cfg.Challenges, cfg.Spent, cfg.EnqueueSecret, cfg.Captcha
@@ -259,6 +272,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/visitors/me", s.me)
 	m.HandleFunc("GET /v1/rooms", s.admin(s.listRooms))
 	m.HandleFunc("GET /v1/audit", s.admin(s.audit))
+	m.HandleFunc("GET /v1/webhooks", s.admin(s.webhooks))
 	m.HandleFunc("PUT /v1/rooms/{room}", s.admin(s.putRoom))
 	m.HandleFunc("PATCH /v1/rooms/{room}", s.admin(s.patchRoom))
 	m.HandleFunc("POST /v1/rooms/{room}/invites", s.admin(s.addInvites))

@@ -37,6 +37,7 @@ type Metrics struct {
 	batches     prometheus.Histogram
 	guards      *prometheus.CounterVec
 	redemptions *prometheus.CounterVec
+	webhooks    *prometheus.CounterVec
 	records     prometheus.Gauge
 	recordsOnce sync.Once // registers records on first use: only the Redis backend has a value for it
 
@@ -90,6 +91,10 @@ func New() *Metrics {
 		Name: "rushgate_drop_redemptions_total",
 		Help: "Redemptions of drops' codes at checkouts through this instance, by drop and outcome: redeemed (the first time), refused (a code used already, presented again), returned (handed back by its cancelled order).",
 	}, []string{"drop", "outcome"})
+	m.webhooks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rushgate_webhook_attempts_total",
+		Help: "Deliveries of webhooks to the site by this instance, by outcome: delivered (the site answered 2xx), retry (it did not; sent again later), failed (it did not, for the last time).",
+	}, []string{"outcome"})
 	m.records = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "rushgate_records_in_use",
 		Help: "How many different SQL records the instances on this Redis record into (checked every 30 s); more than 1 splits the record of drops and auctions.",
@@ -110,7 +115,7 @@ func New() *Metrics {
 		Name: "rushgate_protect_origin_duration_seconds", Help: "How long the protected site took to answer, up to its headers.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 	})
-	m.reg.MustRegister(m.joins, m.admitted, m.releases, m.expiries, m.requests, m.batches, m.guards, m.redemptions,
+	m.reg.MustRegister(m.joins, m.admitted, m.releases, m.expiries, m.requests, m.batches, m.guards, m.redemptions, m.webhooks,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -196,6 +201,9 @@ func (m *Metrics) Guarded(what, outcome string) { m.guards.WithLabelValues(what,
 
 // Redemption implements [drop.Observer].
 func (m *Metrics) Redemption(id, outcome string) { m.redemptions.WithLabelValues(id, outcome).Inc() }
+
+// WebhookAttempt implements [notify.Observer].
+func (m *Metrics) WebhookAttempt(outcome string) { m.webhooks.WithLabelValues(outcome).Inc() }
 
 // Joined implements [room.Observer].
 func (m *Metrics) Joined(id string) {

@@ -62,6 +62,7 @@ func TestPrometheusRules(t *testing.T) {
 	m.WatchBacklog(func(context.Context) (int64, int64, error) { return 4, 0, nil })
 	m.ObserveRequest("POST /v1/drops/{drop}/claims", 201, time.Millisecond)
 	m.Redemption("gift", "refused")
+	m.WebhookAttempt("retry")
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	var exported []string

@@ -1,0 +1,33 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/rushgate/rushgate/internal/notify"
+)
+
+// webhooks lists the last webhooks queued, newest first, with how the delivery of each goes: where an
+// operator learns whether the site heard of an auction's end, and if not, why.
+func (s *Server) webhooks(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	state, limit := q.Get("state"), 100
+	var err error
+	switch {
+	case state != "" && state != notify.Pending && state != notify.Delivered && state != notify.Failed:
+		err = apiError(http.StatusBadRequest, codeInvalidRequest, `state must be "pending", "delivered" or "failed"`)
+	case q.Get("limit") != "":
+		if limit, err = strconv.Atoi(q.Get("limit")); err != nil || limit < 1 || limit > 500 {
+			err = apiError(http.StatusBadRequest, codeInvalidRequest, "limit must be 1-500")
+		}
+	}
+	list := []notify.Webhook{}
+	if err == nil && s.webhookLog != nil {
+		list, err = s.webhookLog.Webhooks(r.Context(), state, limit)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"url": s.webhookURL, "webhooks": list})
+}
