@@ -127,6 +127,7 @@ func New(cfg Config) (*Sender, error) {
 func (s *Sender) Run(ctx context.Context) {
 	t := time.NewTimer(0)
 	defer t.Stop()
+	failing := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -134,9 +135,17 @@ func (s *Sender) Run(ctx context.Context) {
 		case <-t.C:
 		}
 		next := s.cfg.Interval
-		if n, err := s.sendDue(ctx); err != nil && ctx.Err() == nil {
-			s.cfg.Logger.Warn("webhooks: reading the queue failed", "err", err)
-		} else if n == batch {
+		n, err := s.sendDue(ctx)
+		switch {
+		case ctx.Err() != nil:
+		case err != nil && !failing: // said once per outage of the record, which /healthz reports too
+			failing = true
+			s.cfg.Logger.Warn("webhooks: reading the queue failed; retrying every interval", "err", err)
+		case err == nil && failing:
+			failing = false
+			s.cfg.Logger.Info("webhooks: the queue reads again")
+		}
+		if n == batch {
 			next = 0 // more may be due
 		}
 		t.Reset(next)

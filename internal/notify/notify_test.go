@@ -1,9 +1,12 @@
 package notify_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -229,3 +232,46 @@ func TestNewRefuses(t *testing.T) {
 		}
 	}
 }
+
+// flaky is a queue whose reads fail while down is set.
+type flaky struct {
+	notify.Queue
+	down atomic.Bool
+}
+
+func (f *flaky) DueWebhooks(ctx context.Context, now time.Time, n int, lease time.Duration) ([]notify.Webhook, error) {
+	if f.down.Load() {
+		return nil, errors.New("the record does not answer")
+	}
+	return f.Queue.DueWebhooks(ctx, now, n, lease)
+}
+
+// TestQueueOutageSaidOnce: while the record cannot be read the Sender tries every interval, says so
+// once rather than every second, says when it reads again, and then delivers what waited.
+func TestQueueOutageSaidOnce(t *testing.T) {
+	q := &flaky{Queue: queued(t)}
+	q.down.Store(true)
+	var logs syncBuffer
+	s := newSite(t)
+	run(t, notify.Config{URL: s.URL, Secret: secret, Queue: q, Interval: 5 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	time.Sleep(100 * time.Millisecond) // some twenty reads
+	q.down.Store(false)
+	until(t, "the delivery", func() bool { return len(s.deliveries()) == 1 })
+	if warns, infos := strings.Count(logs.String(), "level=WARN"), strings.Count(logs.String(), "the queue reads again"); warns != 1 || infos != 1 {
+		t.Fatalf("%d warnings and %d recoveries for one outage:\n%s", warns, infos, logs.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
