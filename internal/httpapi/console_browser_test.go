@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -16,8 +17,10 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/console"
 	"github.com/rushgate/rushgate/internal/httpapi"
+	"github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/internal/room"
 )
 
@@ -953,4 +956,80 @@ func TestConsoleBigFigures(t *testing.T) {
 		t.Fatalf("the leader's card: %s; want it within its card", got)
 	}
 	screenshot(t, ctx, "console-big-price-phone-ko")
+}
+
+// TestConsoleShowsWebhooks: with webhooks on, the overview lists the last ones and how each went (taken
+// by the site, to be sent again with why the site refused it, or given up), each linking its auction,
+// in English and Korean; without, it shows no such section.
+func TestConsoleShowsWebhooks(t *testing.T) {
+	db, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "records.db"), record.FsyncNo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	db.QueueWebhooks(true)
+	ctx := context.Background()
+	now := time.Now()
+	for i, id := range []string{"taken", "refused", "given-up"} {
+		st := auction.State{Config: auction.Config{Title: "Lot " + id, Currency: "EUR"}}
+		if err := db.Record(ctx, id, st, []auction.Event{{Seq: 3, Kind: auction.EventClosed, Bidder: "v_x", Price: 1000, At: now.Add(time.Duration(i) * time.Second)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	due, err := db.DueWebhooks(ctx, now.Add(time.Minute), 10, time.Minute)
+	if err != nil || len(due) != 3 {
+		t.Fatalf("due %v %v", due, err)
+	}
+	for _, err := range []error{db.WebhookDelivered(ctx, due[0].ID, now), db.WebhookRetry(ctx, due[1].ID, "503 Service Unavailable", now.Add(time.Hour)),
+		db.WebhookFailed(ctx, due[2].ID, "404 Not Found")} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := setup(t, withConsole(), func(c *httpapi.Config, _ *room.Store) {
+		c.Webhooks, c.WebhookURL = db, "https://shop.example/hooks/rushgate"
+	})
+	tb := tab(t)
+	rows := func() string {
+		return eval[string](t, tb, `[...document.querySelectorAll('#webhooks tbody tr')].map(r => [...r.cells].map(c => c.textContent).join('|')).join('\n')`)
+	}
+	if err := chromedp.Do(tb, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#webhooks tbody td"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the webhooks", func() bool { return strings.Count(rows(), "\n") == 2 })
+	got := strings.Split(rows(), "\n")
+	if !strings.HasPrefix(got[0], "given-up auction ended|given up|1|Last refused: 404 Not Found") ||
+		!strings.HasPrefix(got[1], "refused auction ended|to send|1|Last refused: 503 Service Unavailable Next try at ") ||
+		!strings.HasPrefix(got[2], "taken auction ended|delivered|1|Taken at ") {
+		t.Fatalf("the webhooks, newest first:\n%s", rows())
+	}
+	if u := eval[string](t, tb, `document.getElementById('webhooks-url').textContent`); !strings.Contains(u, "https://shop.example/hooks/rushgate") {
+		t.Fatalf("the section says %q", u)
+	}
+	if href := eval[string](t, tb, `document.querySelector('#webhooks tbody a').getAttribute('href')`); href != "/admin/auctions/given-up" {
+		t.Fatalf("an event links %q", href)
+	}
+	eval[string](t, tb, `document.getElementById('webhooks-section').scrollIntoView(); ''`)
+	screenshot(t, tb, "console-webhooks")
+	if err := chromedp.Do(tb, chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.srv.URL+"/admin?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the webhooks in Korean", func() bool { return strings.Contains(rows(), "포기함") && strings.Contains(rows(), "전달됨") })
+	eval[string](t, tb, `document.getElementById('webhooks').scrollIntoView(); ''`)
+	if wide := eval[bool](t, tb, `document.documentElement.scrollWidth > innerWidth`); wide {
+		t.Fatal("the webhooks make the overview scroll sideways at a phone's width")
+	}
+	screenshot(t, tb, "console-webhooks-phone-ko")
+
+	plain := setup(t, withConsole())
+	tb = tab(t)
+	if err := chromedp.Do(tb, chromedp.Navigate(plain.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#auctions tbody td"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "a refresh", func() bool { return eval[string](t, tb, `document.body.dataset.updated || ''`) != "" })
+	if shown := eval[bool](t, tb, `document.getElementById('webhooks-section').hidden`); !shown {
+		t.Fatal("a console without webhooks shows their section")
+	}
 }

@@ -53,6 +53,9 @@
       err_code_redeemed: 'This code was used already.',
       err_code_not_found: 'No claim of this drop has this code.',
       err_body_too_large: 'Too large: a drop’s settings, codes included, may be up to 4 MiB; anything else up to 64 KiB.',
+      webhooks: 'Webhooks', webhooks_to: 'How each auction ended is sent to {url}; the latest first:', wh_event: 'Event', wh_attempts: 'Attempts', wh_detail: 'Detail',
+      wh_pending: 'to send', wh_delivered: 'delivered', wh_failed: 'given up', wh_auction_ended: 'auction ended',
+      wh_sent_at: 'Taken at {at}.', wh_next: 'Next try at {at}.', wh_last_error: 'Last refused: {error}', wh_never: 'Not sent yet.',
     },
     ko: {
       console: '콘솔', admin_key: '관리자 키', sign_in: '로그인', sign_out: '로그아웃', overview: '개요',
@@ -103,6 +106,9 @@
       err_code_redeemed: '이미 사용된 코드입니다.',
       err_code_not_found: '이 드롭에서 이 코드를 받은 수령이 없습니다.',
       err_body_too_large: '너무 큽니다. 드롭 설정은 코드를 포함해 4 MiB까지, 그 밖의 것은 64 KiB까지입니다.',
+      webhooks: '웹훅', webhooks_to: '경매 결과를 {url}(으)로 보냅니다. 최근 것부터:', wh_event: '이벤트', wh_attempts: '시도', wh_detail: '내용',
+      wh_pending: '전송 대기', wh_delivered: '전달됨', wh_failed: '포기함', wh_auction_ended: '경매 종료',
+      wh_sent_at: '{at}에 전달되었습니다.', wh_next: '다음 시도: {at}.', wh_last_error: '마지막 거부: {error}', wh_never: '아직 보내지 않았습니다.',
     },
   };
 
@@ -825,8 +831,10 @@
   // refreshOverview fills the tables, unless a later refresh started while it read (a press of "Show
   // more" during the second's refresh): what it read is then older than what that one shows.
   async function refreshOverview(stale) {
-    const [rooms, drops, auctions] = await Promise.all([listed('rooms'), listed('drops'), listed('auctions')]);
+    const [rooms, drops, auctions, hooks] = await Promise.all([listed('rooms'), listed('drops'), listed('auctions'),
+      api('GET', '/v1/webhooks?limit=20')]);
     if (stale()) return;
+    showWebhooks(hooks);
     const fill = (tableID, list, make) => {
       const tbody = document.querySelector('#' + tableID + ' tbody');
       tbody.replaceChildren(...(list.items.length ? list.items.map(make) : [h('tr', {}, h('td', { class: 'empty', colspan: 6, text: t('none') }))]));
@@ -839,6 +847,25 @@
       fmtTime(d.config.opens_at)], d.config.title));
     fill('auctions', auctions, (a) => row(base + '/admin/auctions/' + a.id, [a.id, badge(a.status), fmtMoney(a.price, a.config.currency),
       fmtNum(a.bids), fmtTime(a.ends_at)], a.config.title));
+  }
+
+  // showWebhooks lists the last webhooks and how each went, when rushgate sends them (--webhook-url):
+  // where an operator sees that the site was told who won, or why it was not.
+  function showWebhooks(hooks) {
+    document.getElementById('webhooks-section').hidden = !hooks.url && !hooks.webhooks.length;
+    document.getElementById('webhooks-url').textContent = hooks.url ? t('webhooks_to', { url: hooks.url }) : '';
+    const rows = hooks.webhooks.map((w) => {
+      const auction = w.payload && w.payload.data && w.payload.data.auction; // the event as the site gets it
+      const what = auction
+        ? h('td', {}, h('a', { href: base + '/admin/auctions/' + encodeURIComponent(auction), text: auction }), h('span', { class: 'muted', text: ' ' + t('wh_auction_ended') }))
+        : h('td', { text: w.id });
+      const detail = w.state === 'delivered' ? t('wh_sent_at', { at: fmtTime(w.sent_at) })
+        : [w.last_error ? t('wh_last_error', { error: w.last_error }) : t('wh_never'), w.state === 'pending' && w.due_at ? t('wh_next', { at: fmtTime(w.due_at) }) : '']
+          .filter(Boolean).join(' ');
+      return h('tr', {}, what, h('td', {}, h('span', { class: 'badge wh-' + w.state, text: t('wh_' + w.state) })),
+        h('td', { text: fmtNum(w.attempts) }), h('td', { class: 'detail', text: detail }));
+    });
+    document.querySelector('#webhooks tbody').replaceChildren(...(rows.length ? rows : [h('tr', {}, h('td', { class: 'empty', colspan: 4, text: t('none') }))]));
   }
 
   // refreshHealth shows what /healthz reports when it is not "ok": which store fails, and what that
