@@ -1012,10 +1012,23 @@ func TestConsoleShowsWebhooks(t *testing.T) {
 	}
 	eval[string](t, tb, `document.getElementById('webhooks-section').scrollIntoView(); ''`)
 	screenshot(t, tb, "console-webhooks")
+	// The site is back: the one given up is sent at once on a press, which the delivered one does not offer.
+	if n := eval[int](t, tb, `document.querySelectorAll('#webhooks button.send-now').length`); n != 2 {
+		t.Fatalf("%d rows offer to send now, want the 2 not delivered", n)
+	}
+	if err := chromedp.Do(tb, chromedp.Click(chromedp.CSS("#webhooks tbody tr:first-child button.send-now"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the given-up one to be sent again", func() bool { return strings.HasPrefix(rows(), "given-up auction ended|to send|1|") })
+	if e.do("POST", "/v1/webhooks/auction.none.1.0/send", adminKey, "").errCode() != "webhook_not_found" {
+		t.Fatal("an unknown webhook was sent now")
+	}
 	if err := chromedp.Do(tb, chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.srv.URL+"/admin?lang=ko")); err != nil {
 		t.Fatal(err)
 	}
-	until(t, "the webhooks in Korean", func() bool { return strings.Contains(rows(), "포기함") && strings.Contains(rows(), "전달됨") })
+	until(t, "the webhooks in Korean", func() bool {
+		return strings.Contains(rows(), "전송 대기") && strings.Contains(rows(), "전달됨") && strings.Contains(rows(), "지금 보내기")
+	})
 	eval[string](t, tb, `document.getElementById('webhooks').scrollIntoView(); ''`)
 	if wide := eval[bool](t, tb, `document.documentElement.scrollWidth > innerWidth`); wide {
 		t.Fatal("the webhooks make the overview scroll sideways at a phone's width")

@@ -10,6 +10,7 @@ import (
 	"github.com/rushgate/rushgate/internal/challenge"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/keyring"
+	"github.com/rushgate/rushgate/internal/notify"
 	"github.com/rushgate/rushgate/internal/room"
 )
 
@@ -45,6 +46,7 @@ const (
 	codeDropStarted           = "drop_started"
 	codeCodeNotFound          = "code_not_found"
 	codeCodeRedeemed          = "code_redeemed"
+	codeWebhookNotFound       = "webhook_not_found"
 	codeRotationConflict      = "rotation_conflict"
 	codeTooManyStreams        = "too_many_streams"
 	codeIdentityRequired      = "identity_required"
@@ -166,6 +168,8 @@ func fromDomain(err error) *Error {
 		return &Error{Status: http.StatusConflict, Code: codeNotAdmitted, Message: "no current admission to release", Cause: err}
 	case errors.Is(err, keyring.ErrConflict):
 		return &Error{Status: http.StatusConflict, Code: codeRotationConflict, Message: "the signing keys kept changing during the rotation; retry", Cause: err}
+	case errors.Is(err, notify.ErrNotFound):
+		return &Error{Status: http.StatusNotFound, Code: codeWebhookNotFound, Message: "no such webhook", Cause: err}
 	case errors.Is(err, rushgate.ErrRecordUnavailable):
 		return &Error{Status: http.StatusServiceUnavailable, Code: codeStoreUnavailable, Message: "the durable record is unavailable; retry shortly", Cause: err}
 	case errors.Is(err, rushgate.ErrUnavailable):

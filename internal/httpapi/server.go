@@ -116,6 +116,7 @@ type Config struct {
 // Webhooks is the queue of webhooks as an operator reads it; *record.DB is one.
 type Webhooks interface {
 	Webhooks(ctx context.Context, state string, limit int) ([]notify.Webhook, error)
+	SendWebhookNow(ctx context.Context, id string, now time.Time) (notify.Webhook, error)
 }
 
 // Console is the operator's console as the API sees it: pages to serve, and sessions to accept.
@@ -273,6 +274,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/rooms", s.admin(s.listRooms))
 	m.HandleFunc("GET /v1/audit", s.admin(s.audit))
 	m.HandleFunc("GET /v1/webhooks", s.admin(s.webhooks))
+	m.HandleFunc("POST /v1/webhooks/{id}/send", s.admin(s.sendWebhook))
 	m.HandleFunc("PUT /v1/rooms/{room}", s.admin(s.putRoom))
 	m.HandleFunc("PATCH /v1/rooms/{room}", s.admin(s.patchRoom))
 	m.HandleFunc("POST /v1/rooms/{room}/invites", s.admin(s.addInvites))

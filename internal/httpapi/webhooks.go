@@ -31,3 +31,17 @@ func (s *Server) webhooks(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"url": s.webhookURL, "webhooks": list})
 }
+
+// sendWebhook makes a webhook due now: the sender delivers it within its next second.
+func (s *Server) sendWebhook(w http.ResponseWriter, r *http.Request) {
+	if s.webhookLog == nil {
+		s.writeError(w, r, notify.ErrNotFound)
+		return
+	}
+	wh, err := s.webhookLog.SendWebhookNow(r.Context(), r.PathValue("id"), s.now())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, wh)
+}

@@ -41,6 +41,9 @@ const (
 	Failed    = "failed"    // given up: the site refused it until it was GiveUpAfter old
 )
 
+// ErrNotFound is the answer for a webhook the queue does not hold.
+var ErrNotFound = errors.New("notify: no such webhook")
+
 // Queue is the record's queue of webhooks; *record.DB is one.
 type Queue interface {
 	DueWebhooks(ctx context.Context, now time.Time, n int, lease time.Duration) ([]Webhook, error)

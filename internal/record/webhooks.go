@@ -103,6 +103,24 @@ func (r *DB) webhookDone(ctx context.Context, query string, args ...any) (err er
 	return nil
 }
 
+// SendWebhookNow makes a webhook due now, whatever became of it (an operator whose site was down for a
+// while sends what waits, or sends again what it lost), and returns it; notify.ErrNotFound if the
+// queue has none of that id.
+func (r *DB) SendWebhookNow(ctx context.Context, id string, now time.Time) (_ notify.Webhook, err error) {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
+	defer func() { err = r.wrote(ctx, err) }()
+	ws, err := queryAll(ctx, r, `UPDATE webhooks SET state = 'pending', due_ms = ?, sent_at = '' WHERE id = ?
+		RETURNING id, type, payload, created_at, attempts, state, due_ms, last_error, sent_at`, scanWebhook, now.UnixMilli(), id)
+	switch {
+	case err != nil:
+		return notify.Webhook{}, fmt.Errorf("%w: webhook: %w", rushgate.ErrRecordUnavailable, err)
+	case len(ws) == 0:
+		return notify.Webhook{}, notify.ErrNotFound
+	}
+	return ws[0], nil
+}
+
 // Webhooks returns the last limit queued webhooks, newest first: those in state only, unless it is "".
 func (r *DB) Webhooks(ctx context.Context, state string, limit int) ([]notify.Webhook, error) {
 	ws, err := queryAll(ctx, r, `SELECT id, type, payload, created_at, attempts, state, due_ms, last_error, sent_at FROM webhooks

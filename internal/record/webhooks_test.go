@@ -3,6 +3,7 @@ package record_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -117,6 +118,19 @@ func TestWebhookQueue(t *testing.T) {
 			if (state == notify.Delivered) != (ws[0].SentAt != nil) {
 				t.Fatalf("%s: sent at %v", state, ws[0].SentAt)
 			}
+		}
+		// An operator sends one given up now, and one delivered again: both are due at once.
+		for _, id := range []string{ws[2].ID, ws[0].ID} {
+			w, err := r.SendWebhookNow(ctx, id, later.Add(20*time.Minute))
+			if err != nil || w.State != notify.Pending || w.SentAt != nil || !w.Due.Equal(later.Add(20*time.Minute).Truncate(time.Millisecond)) {
+				t.Fatalf("sent now: %+v %v", w, err)
+			}
+		}
+		if due, _ := r.DueWebhooks(ctx, later.Add(20*time.Minute), 10, time.Minute); len(due) != 3 {
+			t.Fatalf("due after sending two now: %+v", due)
+		}
+		if _, err := r.SendWebhookNow(ctx, "auction.none.1.0", later); !errors.Is(err, notify.ErrNotFound) {
+			t.Fatalf("an unknown webhook: %v", err)
 		}
 	})
 }

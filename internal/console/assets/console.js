@@ -56,6 +56,7 @@
       webhooks: 'Webhooks', webhooks_to: 'How each auction ended is sent to {url}; the latest first:', wh_event: 'Event', wh_attempts: 'Attempts', wh_detail: 'Detail',
       wh_pending: 'to send', wh_delivered: 'delivered', wh_failed: 'given up', wh_auction_ended: 'auction ended',
       wh_sent_at: 'Taken at {at}.', wh_next: 'Next try at {at}.', wh_last_error: 'Last refused: {error}', wh_never: 'Not sent yet.',
+      wh_send_now: 'Send now', wh_sending: 'Sending it now.',
     },
     ko: {
       console: '콘솔', admin_key: '관리자 키', sign_in: '로그인', sign_out: '로그아웃', overview: '개요',
@@ -109,6 +110,7 @@
       webhooks: '웹훅', webhooks_to: '경매 결과를 {url}(으)로 보냅니다. 최근 것부터:', wh_event: '이벤트', wh_attempts: '시도', wh_detail: '내용',
       wh_pending: '전송 대기', wh_delivered: '전달됨', wh_failed: '포기함', wh_auction_ended: '경매 종료',
       wh_sent_at: '{at}에 전달되었습니다.', wh_next: '다음 시도: {at}.', wh_last_error: '마지막 거부: {error}', wh_never: '아직 보내지 않았습니다.',
+      wh_send_now: '지금 보내기', wh_sending: '지금 보냅니다.',
     },
   };
 
@@ -862,8 +864,19 @@
       const detail = w.state === 'delivered' ? t('wh_sent_at', { at: fmtTime(w.sent_at) })
         : [w.last_error ? t('wh_last_error', { error: w.last_error }) : t('wh_never'), w.state === 'pending' && w.due_at ? t('wh_next', { at: fmtTime(w.due_at) }) : '']
           .filter(Boolean).join(' ');
+      // One waiting for its next try, or given up, is sent at once on a press: the site is back.
+      const send = w.state === 'delivered' ? null : h('button', { type: 'button', class: 'send-now', text: t('wh_send_now'), onclick: async (ev) => {
+        ev.target.disabled = true;
+        try {
+          await api('POST', '/v1/webhooks/' + encodeURIComponent(w.id) + '/send');
+          say(t('wh_sending'));
+        } catch (e) {
+          say(refusal(e));
+        }
+        refresh();
+      } });
       return h('tr', {}, what, h('td', {}, h('span', { class: 'badge wh-' + w.state, text: t('wh_' + w.state) })),
-        h('td', { text: fmtNum(w.attempts) }), h('td', { class: 'detail', text: detail }));
+        h('td', { text: fmtNum(w.attempts) }), h('td', { class: 'detail' }, detail, send ? ' ' : null, send));
     });
     document.querySelector('#webhooks tbody').replaceChildren(...(rows.length ? rows : [h('tr', {}, h('td', { class: 'empty', colspan: 4, text: t('none') }))]));
   }
