@@ -21,6 +21,7 @@ fuzz: ## fuzz the parsers, token verification, forwarding headers and the embedd
 	go test -run '^$$' -fuzz '^FuzzClientAddr$$' -fuzztime 1m ./internal/httpapi
 	go test -run '^$$' -fuzz '^FuzzSession$$' -fuzztime 1m ./internal/console
 	go test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime 1m ./internal/challenge
+	go test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime 1m ./webhook
 
 bench: ## Go benchmarks of the store and the join handler
 	go test -run '^$$' -bench . -benchtime 20000x ./internal/memstore ./internal/httpapi
