@@ -4,8 +4,9 @@
 // Each delivery is one Event as JSON, sent until the site answers 2xx (at least once: a site that
 // acts on an event keys what it does by the event's ID). Its Rushgate-Signature header is
 // "t=UNIX,v1=HEX": HEX is the HMAC-SHA256, under the secret the operator gave rushgate
-// (--webhook-secret), of the decimal UNIX time, a '.', and the body as sent. Verify checks it, and
-// that the time is recent, so that a delivery captured on the way cannot be replayed later.
+// (--webhook-secret), of the decimal UNIX time, a '.', and the body as sent; while the secret is being
+// changed, a second v1 is the same under the previous one (--webhook-previous-secret). Verify checks
+// it, and that the time is recent, so that a delivery captured on the way cannot be replayed later.
 package webhook
 
 import (
@@ -72,10 +73,15 @@ var (
 	ErrSignature = errors.New("webhook: signature does not match")
 )
 
-// Sign returns the signature header's value for body sent at t under secret.
-func Sign(secret []byte, t time.Time, body []byte) string {
+// Sign returns the signature header's value for body sent at t under secret, and under each of older
+// too: while a secret is changed, a site that still checks with the old one takes the delivery.
+func Sign(secret []byte, t time.Time, body []byte, older ...[]byte) string {
 	ts := strconv.FormatInt(t.Unix(), 10)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(mac(secret, ts, body))
+	h := "t=" + ts + ",v1=" + hex.EncodeToString(mac(secret, ts, body))
+	for _, o := range older {
+		h += ",v1=" + hex.EncodeToString(mac(o, ts, body))
+	}
+	return h
 }
 
 // Verify checks header (a delivery's Rushgate-Signature) against body, as received, under secret, and

@@ -45,6 +45,25 @@ func TestSignAndVerify(t *testing.T) {
 	}
 }
 
+// TestSecretChanged: while rushgate signs with a new secret and the previous one, a site that checks
+// with either takes the delivery, and one with neither does not.
+func TestSecretChanged(t *testing.T) {
+	newer, older, body := []byte("the-new-secret-of-the-shop"), []byte("the-old-secret-of-the-shop"), []byte(`{}`)
+	at := time.Date(2026, 12, 5, 18, 0, 0, 0, time.UTC)
+	h := webhook.Sign(newer, at, body, older)
+	if strings.Count(h, "v1=") != 2 {
+		t.Fatalf("header %q", h)
+	}
+	for _, secret := range [][]byte{newer, older} {
+		if err := webhook.Verify(secret, h, body, at); err != nil {
+			t.Errorf("checked with %q: %v", secret, err)
+		}
+	}
+	if err := webhook.Verify([]byte("neither-of-the-two"), h, body, at); !errors.Is(err, webhook.ErrSignature) {
+		t.Errorf("checked with another secret: %v", err)
+	}
+}
+
 // FuzzVerify: no header or body makes Verify panic, and a header that passes is bound to its body and
 // its secret: it fails for any other.
 func FuzzVerify(f *testing.F) {

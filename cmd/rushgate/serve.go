@@ -71,6 +71,7 @@ type serveFlags struct {
 	keyRetention  time.Duration
 	webhookURL    string
 	webhookSecret string
+	webhookOld    string
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -103,6 +104,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.fsync, "fsync", "always", "embedded backend: always (claims and bids on disk before the answer, line changes within a second), everysec (all within a second) or no (when the OS writes)")
 	fs.StringVar(&f.webhookURL, "webhook-url", "", "POST how each auction ended to this URL of the site, signed with --webhook-secret, until it answers 2xx (empty: off)")
 	fs.StringVar(&f.webhookSecret, "webhook-secret", "", "the secret, shared with the site, that signs each webhook (at least 16 characters; better set as RUSHGATE_WEBHOOK_SECRET)")
+	fs.StringVar(&f.webhookOld, "webhook-previous-secret", "", "while the webhook secret is changed, the one before, which signs too until the site checks with the new one")
 	fs.StringVar(&f.postgres, "postgres", "", "keep the durable record (claims, auction events, configs, the audit log) in PostgreSQL (postgres:// URL); default SQLite under --data")
 }
 
@@ -277,7 +279,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	m.WatchSales(drops, auctions)
 	if f.webhookURL != "" {
 		sender, err := notify.New(notify.Config{URL: f.webhookURL, Secret: []byte(strings.TrimSpace(f.webhookSecret)), Queue: records,
-			Logger: log, Observer: m})
+			Previous: []byte(strings.TrimSpace(f.webhookOld)), Logger: log, Observer: m})
 		if err != nil {
 			return nil, err
 		}

@@ -62,9 +62,11 @@ type Observer interface {
 type Config struct {
 	// URL is where every webhook is POSTed (rushgate serve --webhook-url).
 	URL string
-	// Secret signs each delivery (see webhook.Sign).
-	Secret []byte
-	Queue  Queue
+	// Secret signs each delivery (see webhook.Sign), and so does Previous, if set, while the site
+	// moves from it to Secret.
+	Secret   []byte
+	Previous []byte
+	Queue    Queue
 	// Client sends the deliveries; nil means one that waits Timeout for an answer and follows no
 	// redirect (a webhook is for the URL the operator gave, nowhere else).
 	Client *http.Client
@@ -223,7 +225,11 @@ func (s *Sender) deliver(ctx context.Context, w Webhook) string {
 	req.Header.Set("User-Agent", "rushgate-webhook")
 	req.Header.Set(webhook.EventHeader, w.Type)
 	req.Header.Set(webhook.IDHeader, w.ID)
-	req.Header.Set(webhook.SignatureHeader, webhook.Sign(s.cfg.Secret, s.cfg.Now(), w.Payload))
+	var older [][]byte
+	if len(s.cfg.Previous) > 0 {
+		older = append(older, s.cfg.Previous)
+	}
+	req.Header.Set(webhook.SignatureHeader, webhook.Sign(s.cfg.Secret, s.cfg.Now(), w.Payload, older...))
 	resp, err := s.cfg.Client.Do(req)
 	if err != nil {
 		return err.Error()

@@ -275,3 +275,19 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// TestSignsWithThePreviousSecretToo: while the secret is changed, a site that still checks with the
+// previous one takes the delivery, as one that checks with the new one does.
+func TestSignsWithThePreviousSecretToo(t *testing.T) {
+	r := queued(t)
+	s := newSite(t)
+	previous := []byte("the-secret-the-site-has-used-so-far")
+	run(t, notify.Config{URL: s.URL, Secret: secret, Previous: previous, Queue: r, Interval: 5 * time.Millisecond})
+	until(t, "the delivery", func() bool { return len(s.deliveries()) == 1 })
+	d := s.deliveries()[0]
+	for _, k := range [][]byte{secret, previous} {
+		if err := webhook.Verify(k, d.header.Get(webhook.SignatureHeader), d.body, time.Now()); err != nil {
+			t.Errorf("checked with %q: %v", k, err)
+		}
+	}
+}
