@@ -30,8 +30,14 @@ const (
 	IDHeader = "Rushgate-Event-Id"
 )
 
-// TypeAuctionEnded is the type of the event sent when an auction ends, with AuctionEnded as its data.
-const TypeAuctionEnded = "auction.ended"
+// The types of events.
+const (
+	// TypeAuctionEnded is sent when an auction ends, with AuctionEnded as its data.
+	TypeAuctionEnded = "auction.ended"
+	// TypePing is sent when an operator asks for a test (the console's "Send a test event"), with
+	// empty data: a site answers it 2xx, as any type it does not act on, or rushgate sends it again.
+	TypePing = "ping"
+)
 
 // Event is the body of a delivery.
 type Event struct {

@@ -104,6 +104,19 @@ func TestWebhookOnTheEmbeddedBackend(t *testing.T) {
 	if len(ws) != 1 || ws[0].(map[string]any)["state"] != "delivered" || list["url"] != rc.URL+"/hooks/rushgate" {
 		t.Fatalf("GET /v1/webhooks: %v", list)
 	}
+	// A test event reaches the site the same way.
+	if code, _, _ := do(t, "POST", base+"/v1/webhooks/ping", testAdminKey, ""); code != 201 {
+		t.Fatalf("a test event: %d", code)
+	}
+	for range 300 {
+		if len(rc.events()) == 2 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := rc.events(); len(got) != 2 || got[1].Type != webhook.TypePing || string(got[1].Data) != "{}" {
+		t.Fatalf("after the test event the site got %+v", got)
+	}
 	if code, body, _ := do(t, "GET", base+"/v1/webhooks?state=sent", testAdminKey, ""); code != 400 || errorCode(body) != "invalid_request" {
 		t.Fatalf("an unknown state: %d %v", code, body)
 	}

@@ -1023,6 +1023,11 @@ func TestConsoleShowsWebhooks(t *testing.T) {
 	if e.do("POST", "/v1/webhooks/auction.none.1.0/send", adminKey, "").errCode() != "webhook_not_found" {
 		t.Fatal("an unknown webhook was sent now")
 	}
+	// Before an auction ends, the operator checks the site's endpoint with a test event.
+	if err := chromedp.Do(tb, chromedp.Click(chromedp.CSS("#webhook-ping"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the test event", func() bool { return strings.Contains("\n"+rows(), "\ntest event|to send|0|Not sent yet.") })
 	if err := chromedp.Do(tb, chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.srv.URL+"/admin?lang=ko")); err != nil {
 		t.Fatal(err)
 	}
@@ -1044,5 +1049,8 @@ func TestConsoleShowsWebhooks(t *testing.T) {
 	until(t, "a refresh", func() bool { return eval[string](t, tb, `document.body.dataset.updated || ''`) != "" })
 	if shown := eval[bool](t, tb, `document.getElementById('webhooks-section').hidden`); !shown {
 		t.Fatal("a console without webhooks shows their section")
+	}
+	if code := plain.do("POST", "/v1/webhooks/ping", adminKey, "").errCode(); code != "webhooks_off" {
+		t.Fatalf("a test event without webhooks: %q", code)
 	}
 }

@@ -47,6 +47,7 @@ const (
 	codeCodeNotFound          = "code_not_found"
 	codeCodeRedeemed          = "code_redeemed"
 	codeWebhookNotFound       = "webhook_not_found"
+	codeWebhooksOff           = "webhooks_off"
 	codeRotationConflict      = "rotation_conflict"
 	codeTooManyStreams        = "too_many_streams"
 	codeIdentityRequired      = "identity_required"

@@ -117,6 +117,7 @@ type Config struct {
 type Webhooks interface {
 	Webhooks(ctx context.Context, state string, limit int) ([]notify.Webhook, error)
 	SendWebhookNow(ctx context.Context, id string, now time.Time) (notify.Webhook, error)
+	QueuePing(ctx context.Context, now time.Time) (notify.Webhook, error)
 }
 
 // Console is the operator's console as the API sees it: pages to serve, and sessions to accept.
@@ -275,6 +276,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/audit", s.admin(s.audit))
 	m.HandleFunc("GET /v1/webhooks", s.admin(s.webhooks))
 	m.HandleFunc("POST /v1/webhooks/{id}/send", s.admin(s.sendWebhook))
+	m.HandleFunc("POST /v1/webhooks/ping", s.admin(s.pingWebhook))
 	m.HandleFunc("PUT /v1/rooms/{room}", s.admin(s.putRoom))
 	m.HandleFunc("PATCH /v1/rooms/{room}", s.admin(s.patchRoom))
 	m.HandleFunc("POST /v1/rooms/{room}/invites", s.admin(s.addInvites))

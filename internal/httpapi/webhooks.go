@@ -45,3 +45,18 @@ func (s *Server) sendWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, wh)
 }
+
+// pingWebhook queues a test event for the site: the sender delivers it within its next second, and the
+// list (or the console) says whether the site took it.
+func (s *Server) pingWebhook(w http.ResponseWriter, r *http.Request) {
+	if s.webhookLog == nil || s.webhookURL == "" {
+		s.writeError(w, r, apiError(http.StatusConflict, codeWebhooksOff, "rushgate sends webhooks only with --webhook-url"))
+		return
+	}
+	wh, err := s.webhookLog.QueuePing(r.Context(), s.now())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, wh)
+}

@@ -2,7 +2,9 @@ package record
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -48,6 +50,28 @@ func (r *DB) queueAuctionEnded(ctx context.Context, tx *sql.Tx, id string, st au
 		return err
 	}
 	return r.exec(ctx, tx, insertWebhook, e.ID, e.Type, string(body), now.Format(sortable), now.UnixMilli())
+}
+
+// QueuePing queues a test event, to be sent at once: an operator's check that the site's endpoint takes
+// what rushgate sends and its signature.
+func (r *DB) QueuePing(ctx context.Context, now time.Time) (_ notify.Webhook, err error) {
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
+	defer func() { err = r.wrote(ctx, err) }()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	now = now.UTC()
+	e := webhook.Event{ID: "ping." + strconv.FormatInt(now.UnixMilli(), 10) + "." + hex.EncodeToString(b[:]), Type: webhook.TypePing,
+		CreatedAt: now, Data: json.RawMessage(`{}`)}
+	body, err := json.Marshal(e)
+	if err != nil {
+		return notify.Webhook{}, err
+	}
+	if _, err := r.db.ExecContext(ctx, r.q(insertWebhook), e.ID, e.Type, string(body), now.Format(sortable), now.UnixMilli()); err != nil {
+		return notify.Webhook{}, fmt.Errorf("%w: webhook: %w", rushgate.ErrRecordUnavailable, err)
+	}
+	due := time.UnixMilli(now.UnixMilli()).UTC()
+	return notify.Webhook{ID: e.ID, Type: e.Type, Payload: body, CreatedAt: now, State: notify.Pending, Due: &due}, nil
 }
 
 // sortable is RFC 3339 with every digit of the nanoseconds, so that the text sorts as the time does

@@ -132,5 +132,15 @@ func TestWebhookQueue(t *testing.T) {
 		if _, err := r.SendWebhookNow(ctx, "auction.none.1.0", later); !errors.Is(err, notify.ErrNotFound) {
 			t.Fatalf("an unknown webhook: %v", err)
 		}
+		// A test event is due at once, and two of one millisecond are two.
+		p1, err1 := r.QueuePing(ctx, later)
+		p2, err2 := r.QueuePing(ctx, later)
+		if err1 != nil || err2 != nil || p1.ID == p2.ID || p1.Type != webhook.TypePing || !p1.Due.Equal(later.Truncate(time.Millisecond)) {
+			t.Fatalf("pings %+v %v, %+v %v", p1, err1, p2, err2)
+		}
+		due, _ = r.DueWebhooks(ctx, later, 10, time.Minute)
+		if len(due) != 2 || due[0].Type != webhook.TypePing || string(due[0].Payload) != string(p1.Payload) && string(due[0].Payload) != string(p2.Payload) {
+			t.Fatalf("due with the pings: %+v", due)
+		}
 	})
 }

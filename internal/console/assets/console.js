@@ -56,7 +56,8 @@
       webhooks: 'Webhooks', webhooks_to: 'How each auction ended is sent to {url}; the latest first:', wh_event: 'Event', wh_attempts: 'Attempts', wh_detail: 'Detail',
       wh_pending: 'to send', wh_delivered: 'delivered', wh_failed: 'given up', wh_auction_ended: 'auction ended',
       wh_sent_at: 'Taken at {at}.', wh_next: 'Next try at {at}.', wh_last_error: 'Last refused: {error}', wh_never: 'Not sent yet.',
-      wh_send_now: 'Send now', wh_sending: 'Sending it now.',
+      wh_send_now: 'Send now', wh_sending: 'Sending it now.', wh_ping: 'test event', wh_ping_send: 'Send a test event',
+      wh_ping_sent: 'A test event is on its way: its line below says whether the site took it.',
     },
     ko: {
       console: '콘솔', admin_key: '관리자 키', sign_in: '로그인', sign_out: '로그아웃', overview: '개요',
@@ -110,7 +111,8 @@
       webhooks: '웹훅', webhooks_to: '경매 결과를 {url}(으)로 보냅니다. 최근 것부터:', wh_event: '이벤트', wh_attempts: '시도', wh_detail: '내용',
       wh_pending: '전송 대기', wh_delivered: '전달됨', wh_failed: '포기함', wh_auction_ended: '경매 종료',
       wh_sent_at: '{at}에 전달되었습니다.', wh_next: '다음 시도: {at}.', wh_last_error: '마지막 거부: {error}', wh_never: '아직 보내지 않았습니다.',
-      wh_send_now: '지금 보내기', wh_sending: '지금 보냅니다.',
+      wh_send_now: '지금 보내기', wh_sending: '지금 보냅니다.', wh_ping: '테스트 이벤트', wh_ping_send: '테스트 이벤트 보내기',
+      wh_ping_sent: '테스트 이벤트를 보냈습니다. 사이트가 받았는지는 아래 목록에 나옵니다.',
     },
   };
 
@@ -856,11 +858,12 @@
   function showWebhooks(hooks) {
     document.getElementById('webhooks-section').hidden = !hooks.url && !hooks.webhooks.length;
     document.getElementById('webhooks-url').textContent = hooks.url ? t('webhooks_to', { url: hooks.url }) : '';
+    document.getElementById('webhook-ping').hidden = !hooks.url;
     const rows = hooks.webhooks.map((w) => {
       const auction = w.payload && w.payload.data && w.payload.data.auction; // the event as the site gets it
       const what = auction
         ? h('td', {}, h('a', { href: base + '/admin/auctions/' + encodeURIComponent(auction), text: auction }), h('span', { class: 'muted', text: ' ' + t('wh_auction_ended') }))
-        : h('td', { text: w.id });
+        : h('td', { text: w.type === 'ping' ? t('wh_ping') : w.id });
       const detail = w.state === 'delivered' ? t('wh_sent_at', { at: fmtTime(w.sent_at) })
         : [w.last_error ? t('wh_last_error', { error: w.last_error }) : t('wh_never'), w.state === 'pending' && w.due_at ? t('wh_next', { at: fmtTime(w.due_at) }) : '']
           .filter(Boolean).join(' ');
@@ -879,6 +882,22 @@
         h('td', { text: fmtNum(w.attempts) }), h('td', { class: 'detail' }, detail, send ? ' ' : null, send));
     });
     document.querySelector('#webhooks tbody').replaceChildren(...(rows.length ? rows : [h('tr', {}, h('td', { class: 'empty', colspan: 4, text: t('none') }))]));
+  }
+
+  // A test event checks the site's endpoint, and its secret, before an auction ends.
+  const ping = document.getElementById('webhook-ping');
+  if (ping) {
+    ping.addEventListener('click', async () => {
+      ping.disabled = true;
+      try {
+        await api('POST', '/v1/webhooks/ping');
+        say(t('wh_ping_sent'));
+      } catch (e) {
+        say(refusal(e));
+      }
+      ping.disabled = false;
+      refresh();
+    });
   }
 
   // refreshHealth shows what /healthz reports when it is not "ok": which store fails, and what that
