@@ -266,6 +266,19 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 // Get returns the auction's state, closed first if overdue.
 func (s *Service) Get(ctx context.Context, id string) (State, error) { return s.store.Get(ctx, id) }
 
+// Bidded reports whether visitor's bid or buy-now on auction id was taken, however many bids came
+// since: a page opened anew tells such a visitor that it has been outbid. ErrNotFound when there is
+// no such auction.
+func (s *Service) Bidded(ctx context.Context, id, visitor string) (bool, error) {
+	if visitor != "" {
+		if ok, err := s.store.HasBidder(ctx, id, visitor); err != nil || ok {
+			return ok, err
+		}
+	}
+	_, err := s.store.Get(ctx, id)
+	return false, err
+}
+
 // Bid applies a bid and pushes its events. A bidder the auction does not take is refused with
 // rushgate.ErrIdentityRequired or rushgate.ErrAdmissionRequired (a shows the admission it presented,
 // nil for none).

@@ -39,6 +39,8 @@ type Store interface {
 	BuyNow(ctx context.Context, id, rev, bidder string) (Outcome, error)
 	// Bidders counts the bidders whose bid or buy-now was taken, for the operator's history.
 	Bidders(ctx context.Context, id string) (int64, error)
+	// HasBidder reports whether bidder is one of them; false for an auction there is not.
+	HasBidder(ctx context.Context, id, bidder string) (bool, error)
 	// Reschedule moves the end of an auction that is not over to end, or to now when end has passed,
 	// closing it then: an operator's "extend" and "end now". The feed shows it as an extension.
 	// ErrClosed when the auction is over.

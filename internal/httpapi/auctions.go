@@ -108,6 +108,29 @@ func (s *Server) getAuction(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, viewOf(id, st, s.now()))
 }
 
+// auctionMe answers which visitor the request carries (as GET /v1/visitors/me) and whether its bid or
+// buy-now on the auction was taken: a page opened anew tells a bidder how it stands however many bids
+// came since. A request without a visitor gets none made.
+func (s *Server) auctionMe(w http.ResponseWriter, r *http.Request) {
+	id, err := auctionID(r)
+	var visitor string
+	if _, ok := presented(r); ok && err == nil {
+		visitor, _, err = s.visitor(r)
+	}
+	var bid bool
+	if err == nil {
+		bid, err = s.auctions.Bidded(r.Context(), id, visitor)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Visitor string `json:"visitor_id"`
+		Bid     bool   `json:"bid"`
+	}{visitor, bid})
+}
+
 type bidRequest struct {
 	Amount         *int64 `json:"amount"`
 	MaxAmount      *int64 `json:"max_amount"`

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -61,4 +62,36 @@ func TestVisitorMe(t *testing.T) {
 		t.Fatalf("by cookie: %v", got.body)
 	}
 	e.want(e.do("GET", "/v1/visitors/me", "v2.forged.token.x", ""), 401, "invalid_visitor_token")
+}
+
+// TestAuctionMe: an auction's /me says which visitor the request carries and whether its bid was taken
+// there, also one that was outbid at once and one buried under later bids; it makes no visitor, and
+// refuses a forged token and an auction there is not.
+func TestAuctionMe(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg("")), 200, "")
+	none := e.do("GET", "/v1/auctions/lot/me", "", "")
+	e.want(none, 200, "")
+	if none.body["visitor_id"] != "" || none.body["bid"] != false || none.header.Get("Set-Cookie") != "" {
+		t.Fatalf("without a visitor: %v, Set-Cookie %q", none.body, none.header.Get("Set-Cookie"))
+	}
+	early, rival, watcher := e.visitorToken("early"), e.visitorToken("rival"), e.visitorToken("watcher")
+	e.want(e.do("POST", "/v1/auctions/lot/bids", rival, `{"max_amount": 900000}`), 201, "")
+	e.want(e.do("POST", "/v1/auctions/lot/bids", early, `{"amount": 1200}`), 201, "") // outbid at once
+	next := e.do("GET", "/v1/auctions/lot", "", "").num("min_next_bid")
+	for range 120 { // each answered by the rival's maximum: early's bid is far behind the last 100
+		r := e.do("POST", "/v1/auctions/lot/bids", watcher, fmt.Sprintf(`{"amount": %d}`, next))
+		e.want(r, 201, "")
+		next = int64(r.body["auction"].(map[string]any)["min_next_bid"].(float64))
+	}
+	e.want(e.do("POST", "/v1/auctions/lot/bids", e.visitorToken("late"), `{"amount": 1}`), 409, "bid_too_low")
+	for tok, want := range map[string]bool{early: true, watcher: true, e.visitorToken("late"): false, e.visitorToken("nobody"): false} {
+		got := e.do("GET", "/v1/auctions/lot/me", tok, "")
+		if got.code != 200 || got.body["bid"] != want || got.str("visitor_id") == "" {
+			t.Errorf("%v, want bid %v", got.body, want)
+		}
+	}
+	e.want(e.do("GET", "/v1/auctions/lot/me", "v2.forged.token.x", ""), 401, "invalid_visitor_token")
+	e.want(e.do("GET", "/v1/auctions/none/me", early, ""), 404, "auction_not_found")
+	e.want(e.do("GET", "/v1/auctions/none/me", "", ""), 404, "auction_not_found")
 }

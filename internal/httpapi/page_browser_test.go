@@ -1323,3 +1323,39 @@ func TestAuctionPageSaysItLostTheFeed(t *testing.T) {
 		})
 	}
 }
+
+// TestAuctionPageTellsABuriedBid: a bidder who opens a hot auction anew (a new tab, the browser
+// reopened) after more than a hundred bids came since its own is told it has been outbid; the page
+// knew it bid only from the last hundred bids it loads, and told it nothing.
+func TestAuctionPageTellsABuriedBid(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/auctions/hot", adminKey, e.auctionCfg("")), 200, "")
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/a/hot?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the price", func() bool { return shown("#price") == "€10.00" })
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#amount"), "12"), chromedp.Click(chromedp.CSS("#bid"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the lead", func() bool { return shown("#standing") == "You are leading." })
+	a, b := e.visitorToken("a"), e.visitorToken("b")
+	next := e.do("GET", "/v1/auctions/hot", "", "").num("min_next_bid")
+	for i := range 110 {
+		r := e.do("POST", "/v1/auctions/hot/bids", []string{a, b}[i%2], fmt.Sprintf(`{"amount": %d}`, next))
+		e.want(r, 201, "")
+		next = int64(r.body["auction"].(map[string]any)["min_next_bid"].(float64))
+	}
+	other, closeOther := chromedp.NewContext(ctx) // a new tab of the same browser: the cookie, not the tab's memory
+	defer closeOther()
+	if err := chromedp.Do(other, chromedp.Navigate(e.srv.URL+"/a/hot?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "outbid, in the new tab", func() bool {
+		return eval[string](t, other, `document.getElementById('standing').textContent`) == "You have been outbid."
+	})
+	if mine := eval[int](t, other, `document.querySelectorAll('#history li.mine').length`); mine != 0 {
+		t.Fatalf("the new tab lists %d bids of its own among the last hundred", mine)
+	}
+}

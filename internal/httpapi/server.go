@@ -302,6 +302,7 @@ func (s *Server) routes() {
 		m.HandleFunc("DELETE /v1/auctions/{auction}", s.admin(s.deleteAuction))
 		m.HandleFunc("GET /v1/auctions/{auction}", s.getAuction)
 		m.HandleFunc("GET /v1/auctions/{auction}/bids", s.bids)
+		m.HandleFunc("GET /v1/auctions/{auction}/me", s.auctionMe)
 		m.HandleFunc("POST /v1/auctions/{auction}/bids", s.postBid)
 		m.HandleFunc("POST /v1/auctions/{auction}/buy-now", s.buyNow)
 		m.HandleFunc("GET /v1/auctions/{auction}/live", s.live)

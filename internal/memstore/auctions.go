@@ -343,6 +343,14 @@ func (a *Auctions) Bidders(_ context.Context, id string) (int64, error) {
 	return int64(len(a.bidders[id])), nil
 }
 
+// HasBidder implements [auction.Store].
+func (a *Auctions) HasBidder(_ context.Context, id, bidder string) (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.bidders[id][bidder]
+	return ok, nil
+}
+
 // Reschedule implements [auction.Store].
 func (a *Auctions) Reschedule(ctx context.Context, id string, end time.Time) (auction.Outcome, error) {
 	end = end.Truncate(time.Millisecond)

@@ -320,6 +320,15 @@ func (a *Auctions) Bidders(ctx context.Context, id string) (int64, error) {
 	return m.AsInt64()
 }
 
+// HasBidder implements [auction.Store].
+func (a *Auctions) HasBidder(ctx context.Context, id, bidder string) (bool, error) {
+	m, err := a.do(ctx, a.rdb.B().Hexists().Key(a.keys.auction(id)[2]).Field(bidder).Build())
+	if err != nil {
+		return false, err
+	}
+	return m.AsBool()
+}
+
 // Reschedule implements [auction.Store].
 func (a *Auctions) Reschedule(ctx context.Context, id string, end time.Time) (auction.Outcome, error) {
 	return a.step(ctx, id, "", "reschedule", "", end.UnixMilli(), false)

@@ -522,6 +522,11 @@ func testAuctionRestore(t *testing.T, h Harness) {
 	if n := bidders(t, h, "copy"); n != int64(len(named)) || n < 2 {
 		t.Fatalf("restored bidders %d, named in the events %d", n, len(named))
 	}
+	for b := range named {
+		if ok, err := h.Auctions.HasBidder(ctx, "copy", b); err != nil || !ok {
+			t.Fatalf("restored bidder %q not known: %v", b, err)
+		}
+	}
 	for _, b := range []auction.Bid{{Bidder: "y", Max: 1450}, {Bidder: "w", Max: 2000}} {
 		want, werr := h.Auctions.Bid(ctx, "src", "", b)
 		got, gerr := h.Auctions.Bid(ctx, "copy", "", b)

@@ -216,6 +216,18 @@ func testReschedule(t *testing.T, h Harness) {
 	if n, err := h.Auctions.Bidders(ctx, "rs"); err != nil || n != 2 {
 		t.Fatalf("bidders = %d, %v", n, err)
 	}
+	// b's bid was taken, though a's maximum outbid it at once; c's, too low, was not.
+	if _, err := h.Auctions.Bid(ctx, "rs", "", auction.Bid{Bidder: "c", Max: 1000, Exact: true}); !errors.Is(err, auction.ErrTooLow) {
+		t.Fatalf("a bid under the price: %v", err)
+	}
+	for _, c := range []struct {
+		id, bidder string
+		want       bool
+	}{{"rs", "a", true}, {"rs", "b", true}, {"rs", "c", false}, {"rs", "", false}, {"none", "a", false}} {
+		if got, err := h.Auctions.HasBidder(ctx, c.id, c.bidder); err != nil || got != c.want {
+			t.Fatalf("HasBidder(%s, %q) = %v, %v; want %v", c.id, c.bidder, got, err, c.want)
+		}
+	}
 	later := h.Now().Add(2 * time.Hour).Truncate(time.Millisecond)
 	o, err := h.Auctions.Reschedule(ctx, "rs", later)
 	if err != nil || !o.State.EndsAt.Equal(later) || len(o.Events) != 1 || o.Events[0].Kind != auction.EventExtended {

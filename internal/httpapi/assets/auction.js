@@ -46,15 +46,17 @@ const myID = () => sessionStorage.getItem(me.key);
 const didBid = () => sessionStorage.getItem(me.bid) === "1";
 const bidHere = () => sessionStorage.setItem(me.bid, "1");
 
-// learnMe asks which visitor this browser is when the tab does not know it yet (a new tab, the browser
-// reopened, a first bid that a maximum outbid at once): its bids and standing are then told as its
-// own, "You won it." included. A browser that holds no visitor has no bids to tell.
+// learnMe asks which visitor this browser is, and whether it bid here, when the tab does not know it
+// yet (a new tab, the browser reopened, a first bid that a maximum outbid at once): its bids and
+// standing are then told as its own, "You have been outbid." and "You won it." included, however many
+// bids came since its own. A browser that holds no visitor has no bids to tell.
 async function learnMe() {
-  if (myID()) return;
+  if (myID() && didBid()) return;
   try {
-    const r = await fetch(cfg.base + "/v1/visitors/me", { credentials: "same-origin" });
+    const r = await fetch(api + "/me", { credentials: "same-origin" });
     const s = r.ok ? await r.json() : {};
     if (s.visitor_id) sessionStorage.setItem(me.key, s.visitor_id);
+    if (s.bid) bidHere();
   } catch (_) { /* the next bid that leads tells it */ }
   render();
 }
