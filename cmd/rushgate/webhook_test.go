@@ -55,10 +55,11 @@ func (rc *receiver) events() []webhook.Event {
 	return append([]webhook.Event(nil), rc.got...)
 }
 
-// ended waits for one auction.ended event and returns its data; it fails the test on a second.
+// ended waits for one auction.ended event and returns its data; it fails the test on a second. The
+// wait covers a record lease of the instances killed before (5 s) running out.
 func (rc *receiver) ended(t *testing.T) webhook.AuctionEnded {
 	t.Helper()
-	for range 300 {
+	for range 750 {
 		if len(rc.events()) > 0 {
 			break
 		}
