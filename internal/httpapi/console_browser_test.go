@@ -20,6 +20,7 @@ import (
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/console"
 	"github.com/rushgate/rushgate/internal/httpapi"
+	"github.com/rushgate/rushgate/internal/notify"
 	"github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/internal/room"
 )
@@ -1039,6 +1040,38 @@ func TestConsoleShowsWebhooks(t *testing.T) {
 		t.Fatal("the webhooks make the overview scroll sideways at a phone's width")
 	}
 	screenshot(t, tb, "console-webhooks-phone-ko")
+
+	// An auction's page says, once it is over, whether the site was told: not yet, then as its webhook goes.
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg("")), 200, "")
+	e.want(e.do("POST", "/v1/auctions/lot/bids", e.visitorToken("w"), `{"amount": 1500}`), 201, "")
+	card := func() string {
+		return eval[string](t, tb, `(document.querySelector('[data-card="site_told"]') || {}).textContent || ''`)
+	}
+	if err := chromedp.Do(tb, chromedp.EmulateViewport(1000, 800), chromedp.Navigate(e.srv.URL+"/admin/auctions/lot?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the auction's cards", func() bool {
+		return eval[string](t, tb, `(document.querySelector('[data-card="status"]') || {}).textContent || ''`) != ""
+	})
+	if card() != "" {
+		t.Fatalf("a running auction's page says the site was told: %q", card())
+	}
+	e.want(e.do("POST", "/v1/auctions/lot/end", adminKey, ""), 200, "")
+	until(t, "not told yet", func() bool { return card() == "not yetSite told" })
+	ended := e.do("GET", "/v1/auctions/lot", "", "")
+	if err := db.Record(ctx, "lot", auction.State{}, []auction.Event{{Seq: ended.num("seq"), Kind: auction.EventClosed, Bidder: "w",
+		Price: 1500, At: time.Now()}}); err != nil { // as the recorder writes it
+		t.Fatal(err)
+	}
+	until(t, "to send", func() bool { return card() == "to sendSite told" })
+	lot, err := db.Webhooks(ctx, notify.Filter{Auction: "lot"}, 1)
+	if err != nil || len(lot) != 1 {
+		t.Fatal(lot, err)
+	}
+	if err := db.WebhookDelivered(ctx, lot[0].ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "delivered", func() bool { return card() == "deliveredSite told" })
 
 	plain := setup(t, withConsole())
 	tb = tab(t)

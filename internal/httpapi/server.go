@@ -115,7 +115,7 @@ type Config struct {
 
 // Webhooks is the queue of webhooks as an operator reads it; *record.DB is one.
 type Webhooks interface {
-	Webhooks(ctx context.Context, state string, limit int) ([]notify.Webhook, error)
+	Webhooks(ctx context.Context, f notify.Filter, limit int) ([]notify.Webhook, error)
 	SendWebhookNow(ctx context.Context, id string, now time.Time) (notify.Webhook, error)
 	QueuePing(ctx context.Context, now time.Time) (notify.Webhook, error)
 }

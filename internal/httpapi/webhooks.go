@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/notify"
 )
 
@@ -11,11 +12,13 @@ import (
 // operator learns whether the site heard of an auction's end, and if not, why.
 func (s *Server) webhooks(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	state, limit := q.Get("state"), 100
+	f, limit := notify.Filter{State: q.Get("state"), Auction: q.Get("auction")}, 100
 	var err error
 	switch {
-	case state != "" && state != notify.Pending && state != notify.Delivered && state != notify.Failed:
+	case f.State != "" && f.State != notify.Pending && f.State != notify.Delivered && f.State != notify.Failed:
 		err = apiError(http.StatusBadRequest, codeInvalidRequest, `state must be "pending", "delivered" or "failed"`)
+	case f.Auction != "" && !rushgate.ValidID(f.Auction):
+		err = apiError(http.StatusBadRequest, codeInvalidRequest, "auction must be an auction's id")
 	case q.Get("limit") != "":
 		if limit, err = strconv.Atoi(q.Get("limit")); err != nil || limit < 1 || limit > 500 {
 			err = apiError(http.StatusBadRequest, codeInvalidRequest, "limit must be 1-500")
@@ -23,7 +26,7 @@ func (s *Server) webhooks(w http.ResponseWriter, r *http.Request) {
 	}
 	list := []notify.Webhook{}
 	if err == nil && s.webhookLog != nil {
-		list, err = s.webhookLog.Webhooks(r.Context(), state, limit)
+		list, err = s.webhookLog.Webhooks(r.Context(), f, limit)
 	}
 	if err != nil {
 		s.writeError(w, r, err)

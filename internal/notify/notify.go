@@ -41,6 +41,12 @@ const (
 	Failed    = "failed"    // given up: the site refused it until it was GiveUpAfter old
 )
 
+// Filter says which webhooks a list holds: those in State, about Auction; "" for any.
+type Filter struct {
+	State   string
+	Auction string
+}
+
 // ErrNotFound is the answer for a webhook the queue does not hold.
 var ErrNotFound = errors.New("notify: no such webhook")
 

@@ -119,7 +119,7 @@ func until(t *testing.T, what string, cond func() bool) {
 // state returns the one queued webhook.
 func state(t *testing.T, r *record.DB) notify.Webhook {
 	t.Helper()
-	ws, err := r.Webhooks(context.Background(), "", 10)
+	ws, err := r.Webhooks(context.Background(), notify.Filter{}, 10)
 	if err != nil || len(ws) != 1 {
 		t.Fatalf("webhooks %+v, %v", ws, err)
 	}

@@ -145,10 +145,15 @@ func (r *DB) SendWebhookNow(ctx context.Context, id string, now time.Time) (_ no
 	return ws[0], nil
 }
 
-// Webhooks returns the last limit queued webhooks, newest first: those in state only, unless it is "".
-func (r *DB) Webhooks(ctx context.Context, state string, limit int) ([]notify.Webhook, error) {
+// Webhooks returns the last limit queued webhooks that f takes, newest first.
+func (r *DB) Webhooks(ctx context.Context, f notify.Filter, limit int) ([]notify.Webhook, error) {
+	prefix := "" // of the ids of an auction's events (see queueAuctionEnded); compared whole, as LIKE would take _ as a wildcard
+	if f.Auction != "" {
+		prefix = "auction." + f.Auction + "."
+	}
 	ws, err := queryAll(ctx, r, `SELECT id, type, payload, created_at, attempts, state, due_ms, last_error, sent_at FROM webhooks
-		WHERE ? = '' OR state = ? ORDER BY created_at DESC, id DESC LIMIT ?`, scanWebhook, state, state, limit)
+		WHERE (? = '' OR state = ?) AND (? = '' OR substr(id, 1, length(?)) = ?) ORDER BY created_at DESC, id DESC LIMIT ?`,
+		scanWebhook, f.State, f.State, prefix, prefix, prefix, limit)
 	if err != nil {
 		return nil, fmt.Errorf("%w: webhooks: %w", rushgate.ErrRecordUnavailable, err)
 	}

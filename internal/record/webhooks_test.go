@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func TestWebhookQueue(t *testing.T) {
 		}
 		end("unsold", auction.Event{Seq: 1, Kind: auction.EventSold, Bidder: "v_c", Price: 700, At: at.Add(2 * time.Hour)})
 
-		all, err := r.Webhooks(ctx, "", 10)
+		all, err := r.Webhooks(ctx, notify.Filter{}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +112,7 @@ func TestWebhookQueue(t *testing.T) {
 			t.Fatalf("due after its retry time: %+v", due)
 		}
 		for state, id := range map[string]string{notify.Delivered: ws[0].ID, notify.Failed: ws[2].ID} {
-			ws, err := r.Webhooks(ctx, state, 10)
+			ws, err := r.Webhooks(ctx, notify.Filter{State: state}, 10)
 			if err != nil || len(ws) != 1 || ws[0].ID != id || ws[0].Attempts != 1 || ws[0].Due != nil {
 				t.Fatalf("%s: %+v %v", state, ws, err)
 			}
@@ -141,6 +142,28 @@ func TestWebhookQueue(t *testing.T) {
 		due, _ = r.DueWebhooks(ctx, later, 10, time.Minute)
 		if len(due) != 2 || due[0].Type != webhook.TypePing || string(due[0].Payload) != string(p1.Payload) && string(due[0].Payload) != string(p2.Payload) {
 			t.Fatalf("due with the pings: %+v", due)
+		}
+	})
+}
+
+// TestWebhooksOfOneAuction: a list of one auction's webhooks holds its own, not those of an auction
+// whose id only looks alike (an underscore is a wildcard to SQL's LIKE) or starts the same.
+func TestWebhooksOfOneAuction(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, r *record.DB) {
+		ctx := context.Background()
+		r.QueueWebhooks(true)
+		at := time.Date(2026, 12, 5, 18, 0, 0, 0, time.UTC)
+		for _, id := range []string{"a_b", "aXb", "a_bc"} {
+			if err := r.Record(ctx, id, auction.State{}, []auction.Event{{Seq: 1, Kind: auction.EventClosed, At: at}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ws, err := r.Webhooks(ctx, notify.Filter{Auction: "a_b"}, 10)
+		if err != nil || len(ws) != 1 || !strings.HasPrefix(ws[0].ID, "auction.a_b.") {
+			t.Fatalf("a_b's webhooks: %+v %v", ws, err)
+		}
+		if ws, _ := r.Webhooks(ctx, notify.Filter{Auction: "a_b", State: notify.Delivered}, 10); len(ws) != 0 {
+			t.Fatalf("a_b's delivered webhooks: %+v", ws)
 		}
 	})
 }

@@ -56,7 +56,7 @@
       webhooks: 'Webhooks', webhooks_to: 'How each auction ended is sent to {url}; the latest first:', wh_event: 'Event', wh_attempts: 'Attempts', wh_detail: 'Detail',
       wh_pending: 'to send', wh_delivered: 'delivered', wh_failed: 'given up', wh_auction_ended: 'auction ended',
       wh_sent_at: 'Taken at {at}.', wh_next: 'Next try at {at}.', wh_last_error: 'Last refused: {error}', wh_never: 'Not sent yet.',
-      wh_send_now: 'Send now', wh_sending: 'Sending it now.', wh_ping: 'test event', wh_ping_send: 'Send a test event',
+      wh_send_now: 'Send now', wh_sending: 'Sending it now.', site_told: 'Site told', wh_none: 'not yet', wh_ping: 'test event', wh_ping_send: 'Send a test event',
       wh_ping_sent: 'A test event is on its way: its line below says whether the site took it.',
     },
     ko: {
@@ -111,7 +111,7 @@
       webhooks: '웹훅', webhooks_to: '경매 결과를 {url}(으)로 보냅니다. 최근 것부터:', wh_event: '이벤트', wh_attempts: '시도', wh_detail: '내용',
       wh_pending: '전송 대기', wh_delivered: '전달됨', wh_failed: '포기함', wh_auction_ended: '경매 종료',
       wh_sent_at: '{at}에 전달되었습니다.', wh_next: '다음 시도: {at}.', wh_last_error: '마지막 거부: {error}', wh_never: '아직 보내지 않았습니다.',
-      wh_send_now: '지금 보내기', wh_sending: '지금 보냅니다.', wh_ping: '테스트 이벤트', wh_ping_send: '테스트 이벤트 보내기',
+      wh_send_now: '지금 보내기', wh_sending: '지금 보냅니다.', site_told: '사이트 통보', wh_none: '아직 없음', wh_ping: '테스트 이벤트', wh_ping_send: '테스트 이벤트 보내기',
       wh_ping_sent: '테스트 이벤트를 보냈습니다. 사이트가 받았는지는 아래 목록에 나옵니다.',
     },
   };
@@ -645,7 +645,15 @@
         : control('open_now', 'primary', () => api('POST', '/v1/drops/' + id + '/open'))]).concat(remove(), download('/v1/drops/' + id + '/claims.csv', 'export_claims')),
     },
     auction: {
-      read: async () => api('GET', '/v1/auctions/' + id + '/config'),
+      // Over, whether the site was told how it ended (with --webhook-url): the webhook's state.
+      read: async () => {
+        const cur = await api('GET', '/v1/auctions/' + id + '/config');
+        if (cur.status === 'closed' || cur.status === 'sold') {
+          const hooks = await api('GET', '/v1/webhooks?limit=1&auction=' + encodeURIComponent(id));
+          cur.site_told = !hooks.url ? '' : hooks.webhooks.length ? hooks.webhooks[0].state : 'none';
+        }
+        return cur;
+      },
       charts: () => [
         chart('price', t('chart_price'), [{ label: 'price', get: (p) => p.price }]),
         chart('bids', t('chart_bids'), [{ label: 'bids_s', get: (p) => p.bids }, { label: 'bidders', get: (p) => p.bidders }]),
@@ -654,7 +662,8 @@
         ['bids', fmtNum(cur.bids)], ['bidders', fmtNum(last && last.bidders)], ['ends', fmtTime(cur.ends_at)],
         // Over, who won it (the buyer of a sale, who never led), or nobody; until then who leads.
         cur.status === 'closed' || cur.status === 'sold' ? ['winner', cur.winner || '–'] : ['leader', cur.leader || '–']]
-        .concat(cur.config.reserve_price ? [['reserve', t(cur.reserve_met ? 'reserve_yes' : 'reserve_no')]] : []),
+        .concat(cur.config.reserve_price ? [['reserve', t(cur.reserve_met ? 'reserve_yes' : 'reserve_no')]] : [])
+        .concat(cur.site_told ? [['site_told', t('wh_' + cur.site_told)]] : []),
       controls: (cur) => {
         const history = download('/v1/auctions/' + id + '/events.csv', 'export_events');
         if (cur.status === 'closed' || cur.status === 'sold') return [remove(), history];
