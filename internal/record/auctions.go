@@ -60,7 +60,7 @@ func (r *DB) writeAuction(ctx context.Context, tx *sql.Tx, id string, st auction
 				return err
 			}
 			if n > 0 && r.webhooks.Load() {
-				if err := r.queueAuctionEnded(ctx, tx, id, st, ev); err != nil {
+				if err := r.queueAuctionEnded(ctx, tx, id, status, st.Config, ev); err != nil {
 					return err
 				}
 			}

@@ -29,14 +29,10 @@ const insertWebhook = `INSERT INTO webhooks (id, type, payload, created_at, due_
 // on with --webhook-url. Events recorded while it is off are never sent.
 func (r *DB) QueueWebhooks(on bool) { r.webhooks.Store(on) }
 
-// queueAuctionEnded queues the webhook of an auction's end, recorded in tx as ev.
-func (r *DB) queueAuctionEnded(ctx context.Context, tx *sql.Tx, id string, st auction.State, ev auction.Event) error {
-	status := string(auction.StatusClosed)
-	if ev.Kind == auction.EventSold {
-		status = string(auction.StatusSold)
-	}
-	data, err := json.Marshal(webhook.AuctionEnded{Auction: id, Title: st.Config.Title, Status: status, Winner: ev.Bidder,
-		FinalPrice: ev.Price, Currency: st.Config.Currency, EndedAt: ev.At.UTC(), Seq: ev.Seq})
+// queueAuctionEnded queues the webhook of an auction's end, recorded in tx as ev with its status.
+func (r *DB) queueAuctionEnded(ctx context.Context, tx *sql.Tx, id, status string, cfg auction.Config, ev auction.Event) error {
+	data, err := json.Marshal(webhook.AuctionEnded{Auction: id, Title: cfg.Title, Status: status, Winner: ev.Bidder,
+		FinalPrice: ev.Price, Currency: cfg.Currency, EndedAt: ev.At.UTC(), Seq: ev.Seq})
 	if err != nil {
 		return err
 	}
