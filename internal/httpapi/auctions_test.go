@@ -28,6 +28,18 @@ func (e *env) visitorToken(subject string) string {
 	return r.str("visitor_token")
 }
 
+// bidInTurn has the visitors of toks bid on auction id in turn, n bids, each at the next minimum the
+// one before was told: a hot auction's crowd.
+func (e *env) bidInTurn(id string, n int, toks ...string) {
+	e.t.Helper()
+	next := e.do("GET", "/v1/auctions/"+id, "", "").num("min_next_bid")
+	for i := range n {
+		r := e.do("POST", "/v1/auctions/"+id+"/bids", toks[i%len(toks)], fmt.Sprintf(`{"amount": %d}`, next))
+		e.want(r, 201, "")
+		next = int64(r.body["auction"].(map[string]any)["min_next_bid"].(float64))
+	}
+}
+
 func TestAuctionAPI(t *testing.T) {
 	e := setup(t)
 	e.want(e.do("PUT", "/v1/auctions/lot1", "", e.auctionCfg("")), 401, "unauthorized")

@@ -1340,13 +1340,7 @@ func TestAuctionPageTellsABuriedBid(t *testing.T) {
 		t.Fatal(err)
 	}
 	until(t, "the lead", func() bool { return shown("#standing") == "You are leading." })
-	a, b := e.visitorToken("a"), e.visitorToken("b")
-	next := e.do("GET", "/v1/auctions/hot", "", "").num("min_next_bid")
-	for i := range 110 {
-		r := e.do("POST", "/v1/auctions/hot/bids", []string{a, b}[i%2], fmt.Sprintf(`{"amount": %d}`, next))
-		e.want(r, 201, "")
-		next = int64(r.body["auction"].(map[string]any)["min_next_bid"].(float64))
-	}
+	e.bidInTurn("hot", 110, e.visitorToken("a"), e.visitorToken("b"))
 	other, closeOther := chromedp.NewContext(ctx) // a new tab of the same browser: the cookie, not the tab's memory
 	defer closeOther()
 	if err := chromedp.Do(other, chromedp.Navigate(e.srv.URL+"/a/hot?lang=en")); err != nil {
