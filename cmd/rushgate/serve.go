@@ -317,7 +317,10 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	// The embedded backend answers claims and bids once they are recorded; Redis answers from its
 	// outbox, which the recorder copies into the record.
 	cfg.Record, cfg.Outbox, cfg.Backlog = records, f.redisURL != "", be.backlog
-	cfg.Webhooks, cfg.WebhookURL = records, f.webhookURL
+	cfg.Webhooks = records
+	if u, err := url.Parse(f.webhookURL); err == nil && f.webhookURL != "" {
+		cfg.WebhookURL = u.Redacted() // shown to operators: a password in it (basic auth to the site) is not
+	}
 	m.WatchRecord(records.Check)
 	if be.backlog != nil {
 		m.WatchBacklog(be.backlog)

@@ -24,14 +24,16 @@ const webhookSecret = "the-shop-checks-with-this"
 // test on one that does not.
 type receiver struct {
 	*httptest.Server
-	mu  sync.Mutex
-	got []webhook.Event
+	mu   sync.Mutex
+	got  []webhook.Event
+	auth string // the basic auth of the last delivery, "user:password"
 }
 
 func newReceiver(t *testing.T) *receiver {
 	rc := &receiver{}
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		user, pass, _ := r.BasicAuth()
 		if err := webhook.Verify([]byte(webhookSecret), r.Header.Get(webhook.SignatureHeader), body, time.Now()); err != nil {
 			t.Errorf("a delivery that does not verify: %v", err)
 			http.Error(w, "bad signature", http.StatusUnauthorized)
@@ -43,6 +45,7 @@ func newReceiver(t *testing.T) *receiver {
 		}
 		rc.mu.Lock()
 		rc.got = append(rc.got, e)
+		rc.auth = user + ":" + pass
 		rc.mu.Unlock()
 	}))
 	t.Cleanup(rc.Close)
@@ -86,7 +89,9 @@ func auctionConfig(ends time.Time, extra string) string {
 // and for how much, signed with the shared secret; GET /v1/webhooks says it was delivered.
 func TestWebhookOnTheEmbeddedBackend(t *testing.T) {
 	rc := newReceiver(t)
-	base, _ := serveInProcess(t, "--webhook-url", rc.URL+"/hooks/rushgate", "--webhook-secret", webhookSecret)
+	// The site asks for basic auth too: the password goes to the site, and is never shown to operators.
+	base, _ := serveInProcess(t, "--webhook-url", strings.Replace(rc.URL, "http://", "http://shop:hunter2-the-password@", 1)+"/hooks/rushgate",
+		"--webhook-secret", webhookSecret)
 	if code, _, _ := do(t, "PUT", base+"/v1/auctions/lot", testAdminKey, auctionConfig(time.Now().Add(time.Hour), "")); code != 200 {
 		t.Fatal(code)
 	}
@@ -100,9 +105,15 @@ func TestWebhookOnTheEmbeddedBackend(t *testing.T) {
 	if d := rc.ended(t); d.Auction != "lot" || d.Status != "closed" || d.Winner != v["visitor_id"] || d.FinalPrice != 1000 || d.Currency != "EUR" || d.Title != "Guitar" {
 		t.Fatalf("the site was told %+v", d)
 	}
+	rc.mu.Lock()
+	auth := rc.auth
+	rc.mu.Unlock()
+	if auth != "shop:hunter2-the-password" {
+		t.Fatalf("the site got basic auth %q", auth)
+	}
 	_, list, _ := do(t, "GET", base+"/v1/webhooks", testAdminKey, "")
 	ws, _ := list["webhooks"].([]any)
-	if len(ws) != 1 || ws[0].(map[string]any)["state"] != "delivered" || list["url"] != rc.URL+"/hooks/rushgate" {
+	if len(ws) != 1 || ws[0].(map[string]any)["state"] != "delivered" || list["url"] != strings.Replace(rc.URL, "http://", "http://shop:xxxxx@", 1)+"/hooks/rushgate" {
 		t.Fatalf("GET /v1/webhooks: %v", list)
 	}
 	// A test event reaches the site the same way.
