@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/console"
 	"github.com/rushgate/rushgate/internal/httpapi"
@@ -1088,5 +1089,48 @@ func TestConsoleShowsWebhooks(t *testing.T) {
 	}
 	if code := plain.do("POST", "/v1/webhooks/ping", adminKey, "").errCode(); code != "webhooks_off" {
 		t.Fatalf("a test event without webhooks: %q", code)
+	}
+}
+
+// downWebhooks is a queue of webhooks whose record does not answer.
+type downWebhooks struct{}
+
+func (downWebhooks) Webhooks(context.Context, notify.Filter, int) ([]notify.Webhook, error) {
+	return nil, rushgate.ErrRecordUnavailable
+}
+func (downWebhooks) SendWebhookNow(context.Context, string, time.Time) (notify.Webhook, error) {
+	return notify.Webhook{}, rushgate.ErrRecordUnavailable
+}
+func (downWebhooks) QueuePing(context.Context, time.Time) (notify.Webhook, error) {
+	return notify.Webhook{}, rushgate.ErrRecordUnavailable
+}
+
+// TestConsoleWithoutItsWebhooks: while the SQL record that keeps the webhooks does not answer, the
+// overview still lists what the state store holds, and an ended auction's page its figures: the
+// webhooks' read made the whole refresh fail, "Cannot reach rushgate".
+func TestConsoleWithoutItsWebhooks(t *testing.T) {
+	e := setup(t, withConsole(), func(c *httpapi.Config, _ *room.Store) {
+		c.Webhooks, c.WebhookURL = downWebhooks{}, "https://shop.example/hooks"
+	})
+	e.putRoom("sale", `{"capacity": 2}`)
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg("")), 200, "")
+	e.want(e.do("POST", "/v1/auctions/lot/end", adminKey, ""), 200, "")
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#rooms tbody a"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "a refresh", func() bool { return eval[string](t, ctx, `document.body.dataset.updated || ''`) != "" })
+	if s := eval[string](t, ctx, `document.getElementById('status').textContent`); s != "" {
+		t.Fatalf("the overview says %q", s)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/auctions/lot?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the ended auction's cards", func() bool {
+		return eval[string](t, ctx, `(document.querySelector('[data-card="status"]') || {}).textContent || ''`) == "closedStatus"
+	})
+	if s := eval[string](t, ctx, `document.getElementById('status').textContent`); s != "" {
+		t.Fatalf("the auction's page says %q", s)
 	}
 }
