@@ -307,3 +307,32 @@ func TestSamplingQuietsWhatIsOver(t *testing.T) {
 }
 
 func ptr(v int64) *int64 { return &v }
+
+// TestBidded: whether a visitor's bid was taken, for a page opened anew; a visitor that did not bid on
+// an auction bid on through this instance costs no read of the auction (every page asks once), and an
+// auction there is not is ErrNotFound.
+func TestBidded(t *testing.T) {
+	store := &countingGets{Store: memstore.NewAuctions(nil, nil)}
+	svc := auction.NewService(store, auction.ServiceOptions{Poll: time.Minute})
+	ctx := context.Background()
+	now := time.Now()
+	if err := svc.Put(ctx, "a", auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10),
+		StartsAt: now.Add(-time.Second), EndsAt: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Bid(ctx, "a", auction.Bid{Bidder: "x", Max: 500}, nil); err != nil {
+		t.Fatal(err)
+	}
+	store.Take()
+	for visitor, want := range map[string]bool{"x": true, "y": false, "": false} {
+		if got, err := svc.Bidded(ctx, "a", visitor); err != nil || got != want {
+			t.Fatalf("Bidded(a, %q) = %v, %v; want %v", visitor, got, err, want)
+		}
+	}
+	if reads := store.Take(); len(reads) != 0 {
+		t.Fatalf("reads of the auction: %v", reads)
+	}
+	if _, err := svc.Bidded(ctx, "none", "x"); !errors.Is(err, auction.ErrNotFound) {
+		t.Fatalf("an auction there is not: %v", err)
+	}
+}
