@@ -18,14 +18,12 @@ import (
 // listParams reads ?after=ID&limit=N of the lists of rooms, drops and auctions.
 func listParams(r *http.Request) (after string, limit int, err error) {
 	q := r.URL.Query()
-	after, limit = q.Get("after"), 50
+	after = q.Get("after")
 	if after != "" && !rushgate.ValidID(after) {
 		return "", 0, apiError(http.StatusBadRequest, codeInvalidRequest, "after must be an id")
 	}
-	if v := q.Get("limit"); v != "" {
-		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > 500 {
-			return "", 0, apiError(http.StatusBadRequest, codeInvalidRequest, "limit must be 1-500")
-		}
+	if limit, err = limitParam(q, 50, 500); err != nil {
+		return "", 0, err
 	}
 	return after, limit, nil
 }
@@ -119,7 +117,7 @@ func history[P any](s *Server, param string, read func(ctx context.Context, id s
 func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	kind, id, before := q.Get("kind"), q.Get("id"), q.Get("before")
-	limit := 100
+	var limit int
 	var err error
 	switch {
 	case kind != "" && kind != "room" && kind != "drop" && kind != "auction":
@@ -128,10 +126,8 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 		err = apiError(http.StatusBadRequest, codeInvalidRequest, "id must be an id")
 	case len(before) > 64:
 		err = apiError(http.StatusBadRequest, codeInvalidRequest, "before must be a cursor from an earlier page")
-	case q.Get("limit") != "":
-		if limit, err = strconv.Atoi(q.Get("limit")); err != nil || limit < 1 || limit > 500 {
-			err = apiError(http.StatusBadRequest, codeInvalidRequest, "limit must be 1-500")
-		}
+	default:
+		limit, err = limitParam(q, 100, 500)
 	}
 	var entries []rushgate.Entry
 	if err == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -24,18 +25,28 @@ func pathID(r *http.Request, name string) (string, error) {
 // pageParams reads ?after=SEQ&limit=N.
 func pageParams(r *http.Request) (after int64, limit int, err error) {
 	q := r.URL.Query()
-	limit = 100
 	if v := q.Get("after"); v != "" {
 		if after, err = strconv.ParseInt(v, 10, 64); err != nil || after < 0 {
 			return 0, 0, apiError(http.StatusBadRequest, codeInvalidRequest, "after must be a sequence number")
 		}
 	}
-	if v := q.Get("limit"); v != "" {
-		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > 1000 {
-			return 0, 0, apiError(http.StatusBadRequest, codeInvalidRequest, "limit must be 1-1000")
-		}
+	if limit, err = limitParam(q, 100, 1000); err != nil {
+		return 0, 0, err
 	}
 	return after, limit, nil
+}
+
+// limitParam reads ?limit=N of a list, 1 to most: def when absent.
+func limitParam(q url.Values, def, most int) (int, error) {
+	v := q.Get("limit")
+	if v == "" {
+		return def, nil
+	}
+	limit, err := strconv.Atoi(v)
+	if err != nil || limit < 1 || limit > most {
+		return 0, apiError(http.StatusBadRequest, codeInvalidRequest, fmt.Sprintf("limit must be 1-%d", most))
+	}
+	return limit, nil
 }
 
 // roomID validates the {room} path value.

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/notify"
@@ -12,17 +11,16 @@ import (
 // operator learns whether the site heard of an auction's end, and if not, why.
 func (s *Server) webhooks(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f, limit := notify.Filter{State: q.Get("state"), Auction: q.Get("auction")}, 100
+	f := notify.Filter{State: q.Get("state"), Auction: q.Get("auction")}
+	var limit int
 	var err error
 	switch {
 	case f.State != "" && f.State != notify.Pending && f.State != notify.Delivered && f.State != notify.Failed:
 		err = apiError(http.StatusBadRequest, codeInvalidRequest, `state must be "pending", "delivered" or "failed"`)
 	case f.Auction != "" && !rushgate.ValidID(f.Auction):
 		err = apiError(http.StatusBadRequest, codeInvalidRequest, "auction must be an auction's id")
-	case q.Get("limit") != "":
-		if limit, err = strconv.Atoi(q.Get("limit")); err != nil || limit < 1 || limit > 500 {
-			err = apiError(http.StatusBadRequest, codeInvalidRequest, "limit must be 1-500")
-		}
+	default:
+		limit, err = limitParam(q, 100, 500)
 	}
 	list := []notify.Webhook{}
 	if err == nil && s.webhookLog != nil {
