@@ -114,8 +114,8 @@ func (s *Server) getAuction(w http.ResponseWriter, r *http.Request) {
 func (s *Server) auctionMe(w http.ResponseWriter, r *http.Request) {
 	id, err := auctionID(r)
 	var visitor string
-	if _, ok := presented(r); ok && err == nil {
-		visitor, _, err = s.visitor(r)
+	if err == nil {
+		visitor, err = s.visitorIfAny(r)
 	}
 	var bid bool
 	if err == nil {

@@ -31,15 +31,22 @@ func (s *Server) mintVisitor(w http.ResponseWriter, r *http.Request) {
 // auction's page needs to tell its own bids and standing from others', in a new tab or after the
 // browser was closed, where the bid that told it has been forgotten. It makes no visitor.
 func (s *Server) me(w http.ResponseWriter, r *http.Request) {
-	var id string
-	if _, ok := presented(r); ok {
-		var err error
-		if id, _, err = s.visitor(r); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
+	id, err := s.visitorIfAny(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"visitor_id": id})
+}
+
+// visitorIfAny returns the visitor the request carries, "" for none (making none), and
+// invalid_visitor_token for a bad token.
+func (s *Server) visitorIfAny(r *http.Request) (string, error) {
+	if _, ok := presented(r); !ok {
+		return "", nil
+	}
+	id, _, err := s.visitor(r)
+	return id, err
 }
 
 // visitor returns the caller's visitor id and the token it came in, from the bearer header or the
