@@ -38,14 +38,24 @@ func (r *DB) queueAuctionEnded(ctx context.Context, tx *sql.Tx, id, status strin
 	}
 	// The id is the same whenever this end is recorded again; the time tells apart the ends of two
 	// auctions of one id (one without bids is deleted, and its id used again from seq 1).
-	now := time.Now().UTC()
-	e := webhook.Event{ID: "auction." + id + "." + strconv.FormatInt(ev.Seq, 10) + "." + strconv.FormatInt(ev.At.UnixMilli(), 10),
-		Type: webhook.TypeAuctionEnded, CreatedAt: now, Data: data}
-	body, err := json.Marshal(e)
+	_, args, err := newWebhook(webhook.Event{ID: "auction." + id + "." + strconv.FormatInt(ev.Seq, 10) + "." +
+		strconv.FormatInt(ev.At.UnixMilli(), 10), Type: webhook.TypeAuctionEnded, CreatedAt: time.Now(), Data: data})
 	if err != nil {
 		return err
 	}
-	return r.exec(ctx, tx, insertWebhook, e.ID, e.Type, string(body), now.Format(sortable), now.UnixMilli())
+	return r.exec(ctx, tx, insertWebhook, args...)
+}
+
+// newWebhook returns e as it is queued, due at once, and the arguments of insertWebhook that queue it.
+func newWebhook(e webhook.Event) (notify.Webhook, []any, error) {
+	e.CreatedAt = e.CreatedAt.UTC()
+	body, err := json.Marshal(e)
+	if err != nil {
+		return notify.Webhook{}, nil, err
+	}
+	due := time.UnixMilli(e.CreatedAt.UnixMilli()).UTC()
+	return notify.Webhook{ID: e.ID, Type: e.Type, Payload: body, CreatedAt: e.CreatedAt, State: notify.Pending, Due: &due},
+		[]any{e.ID, e.Type, string(body), e.CreatedAt.Format(sortable), due.UnixMilli()}, nil
 }
 
 // QueuePing queues a test event, to be sent at once: an operator's check that the site's endpoint takes
@@ -56,18 +66,15 @@ func (r *DB) QueuePing(ctx context.Context, now time.Time) (_ notify.Webhook, er
 	defer func() { err = r.wrote(ctx, err) }()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	now = now.UTC()
-	e := webhook.Event{ID: "ping." + strconv.FormatInt(now.UnixMilli(), 10) + "." + hex.EncodeToString(b[:]), Type: webhook.TypePing,
-		CreatedAt: now, Data: json.RawMessage(`{}`)}
-	body, err := json.Marshal(e)
+	w, args, err := newWebhook(webhook.Event{ID: "ping." + strconv.FormatInt(now.UnixMilli(), 10) + "." + hex.EncodeToString(b[:]),
+		Type: webhook.TypePing, CreatedAt: now, Data: json.RawMessage(`{}`)})
 	if err != nil {
 		return notify.Webhook{}, err
 	}
-	if _, err := r.db.ExecContext(ctx, r.q(insertWebhook), e.ID, e.Type, string(body), now.Format(sortable), now.UnixMilli()); err != nil {
+	if _, err := r.db.ExecContext(ctx, r.q(insertWebhook), args...); err != nil {
 		return notify.Webhook{}, fmt.Errorf("%w: webhook: %w", rushgate.ErrRecordUnavailable, err)
 	}
-	due := time.UnixMilli(now.UnixMilli()).UTC()
-	return notify.Webhook{ID: e.ID, Type: e.Type, Payload: body, CreatedAt: now, State: notify.Pending, Due: &due}, nil
+	return w, nil
 }
 
 // sortable is RFC 3339 with every digit of the nanoseconds, so that the text sorts as the time does
