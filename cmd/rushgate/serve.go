@@ -132,8 +132,7 @@ func (f *serveFlags) check() error {
 		}
 	}
 	if f.webhookURL != "" {
-		u, err := url.Parse(f.webhookURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if notify.CheckURL(f.webhookURL) != nil {
 			return fmt.Errorf("--webhook-url %q: want the site's http(s) URL", f.webhookURL)
 		}
 		if len(strings.TrimSpace(f.webhookSecret)) < minAdminKey {

@@ -102,11 +102,19 @@ const maxWait = time.Hour
 // firstWait is the wait after a first failure; each later one doubles it.
 const firstWait = 10 * time.Second
 
+// CheckURL reports whether u is a URL webhooks can be sent to: absolute, http or https.
+func CheckURL(u string) error {
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		return fmt.Errorf("notify: webhook URL %q: want an absolute http(s) URL", u)
+	}
+	return nil
+}
+
 // New checks cfg and fills in its defaults.
 func New(cfg Config) (*Sender, error) {
-	u, err := url.Parse(cfg.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("notify: webhook URL %q: want an absolute http(s) URL", cfg.URL)
+	if err := CheckURL(cfg.URL); err != nil {
+		return nil, err
 	}
 	if len(cfg.Secret) < 16 {
 		return nil, errors.New("notify: the webhook secret must be at least 16 bytes")
