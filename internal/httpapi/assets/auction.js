@@ -6,8 +6,7 @@
 const root = document.getElementById("auction");
 const cfg = { base: root.dataset.base || "", auction: root.dataset.auction, room: root.dataset.room, lang: root.dataset.lang };
 const text = texts(root);
-const skew = Number(root.dataset.now) - Date.now();
-const now = () => Date.now() + skew;
+const now = serverClock(root);
 const api = cfg.base + "/v1/auctions/" + encodeURIComponent(cfg.auction);
 // The site's enqueue token for one of its accounts (?enqueue= in its link), for an auction that counts
 // the site's accounts: the bids are then the account's.

@@ -8,8 +8,7 @@
 const root = document.getElementById("drop");
 const cfg = { base: root.dataset.base || "", drop: root.dataset.drop, room: root.dataset.room, lang: root.dataset.lang };
 const text = texts(root);
-const skew = Number(root.dataset.now) - Date.now(); // the server's clock, as of the page's making
-const now = () => Date.now() + skew;
+const now = serverClock(root);
 const api = cfg.base + "/v1/drops/" + encodeURIComponent(cfg.drop);
 // The site's enqueue token for one of its accounts (?enqueue= in its link), for a drop that counts the
 // site's accounts: the claim is then the account's.

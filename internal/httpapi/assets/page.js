@@ -1,5 +1,6 @@
 // What the visitor pages share, loaded before each page's own script: the texts of the page's
-// language, the countdown format, and an admission a room's line brings back in the URL.
+// language, the server's clock and the countdown format, and an admission a room's line brings back in
+// the URL.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -9,6 +10,14 @@ const $ = (id) => document.getElementById(id);
 function texts(root) {
   const T = JSON.parse(root.dataset.texts || "{}");
   return (key, args) => (T[key] || key).replace(/\{(\w+)\}/g, (_, k) => (args && k in args ? args[k] : ""));
+}
+
+// serverClock returns the server's clock as of the page's making (root's data-now, unix ms), run on by
+// the browser's: a countdown to an opening or an end is the server's, whatever the browser's clock says.
+// A --templates page without data-now runs on the browser's clock.
+function serverClock(root) {
+  const skew = Number(root.dataset.now) - Date.now() || 0;
+  return () => Date.now() + skew;
 }
 
 // span formats a countdown: "01:02:03", with days in front when there are any, in the words of text (the

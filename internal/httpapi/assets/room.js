@@ -12,8 +12,7 @@ const cfg = {
   target: root.dataset.target, lang: root.dataset.lang,
 };
 const text = texts(root);
-const skew = Number(root.dataset.now) - Date.now() || 0; // the server's clock, as of the page's making (none on an older --templates page)
-const now = () => Date.now() + skew;
+const now = serverClock(root);
 const POLL_EVERY = 2000; // the pace of a page that cannot hold a stream
 const STREAM_RETRY = 30000; // how often a polling page tries the stream again
 
