@@ -308,7 +308,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		Console:   console.New(console.Config{AdminKey: adminKey, SecureCookies: f.secureCookies, Base: f.pathPrefix}),
 		Templates: f.templates, Base: f.pathPrefix,
 		Challenges: challenge.NewIssuer([]byte(strings.TrimSpace(string(challengeSecret))), nil), Spent: be.spent,
-		EnqueueSecret: []byte(f.enqueueSecret), Releases: be.releases,
+		EnqueueSecret: []byte(f.enqueueSecret), Releases: be.releases, Backups: be.backups,
 	}
 	if f.captchaURL != "" {
 		cfg.Captcha = captcha.New(f.captchaURL, f.captchaSecret, nil)
@@ -380,6 +380,7 @@ type backend struct {
 	audit    rushgate.Audit
 	spent    rushgate.Spent
 	releases rushgate.Releases // nil on the embedded backend: one instance
+	backups  httpapi.Backups   // the embedded backend's copies of --data; nil on Redis
 	// record, when set, copies the backend's outbox into the SQL record until ctx ends.
 	record func(ctx context.Context, log *slog.Logger)
 	// backlog, when set, counts what the outbox holds that the record does not yet.
@@ -402,7 +403,7 @@ func openRecords(ctx context.Context, f serveFlags, log *slog.Logger) (*record.D
 	case f.postgres != "":
 		return record.OpenPostgres(ctx, f.postgres) // the embedded backend resumes from it
 	}
-	return record.OpenSQLite(ctx, filepath.Join(f.data, "records.db"), fsync)
+	return record.OpenSQLite(ctx, filepath.Join(f.data, record.File), fsync)
 }
 
 // openBackend opens the backend the flags choose: Redis with --redis, else the embedded backend with
@@ -415,7 +416,7 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 			return backend{}, err
 		}
 		return backend{name: "memory", rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),
-			history: b.History(), audit: b.Audit(), spent: b.Spent(), close: b.Close}, nil
+			history: b.History(), audit: b.Audit(), spent: b.Spent(), backups: b, close: b.Close}, nil
 	}
 	rdb, cluster, err := redisClient(f.redisURL, f.redisCluster, f.redisFlush)
 	if err != nil {

@@ -48,6 +48,8 @@ const (
 	codeCodeRedeemed          = "code_redeemed"
 	codeWebhookNotFound       = "webhook_not_found"
 	codeWebhooksOff           = "webhooks_off"
+	codeBackupUnavailable     = "backup_unavailable"
+	codeBackupRunning         = "backup_running"
 	codeRotationConflict      = "rotation_conflict"
 	codeTooManyStreams        = "too_many_streams"
 	codeIdentityRequired      = "identity_required"

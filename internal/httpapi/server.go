@@ -11,6 +11,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -111,6 +112,15 @@ type Config struct {
 	// they are sent ("" when they are not).
 	Webhooks   Webhooks
 	WebhookURL string
+	// Backups, when set, copies the data directory for GET /v1/backup: the embedded backend's
+	// *memstore.Backend. Without it (on Redis) the call answers 409 backup_unavailable.
+	Backups Backups
+}
+
+// Backups copies the data directory while rushgate serves, as a gzip-compressed tar archive written
+// to w; everything that can fail but the writing to w happens before w's first byte.
+type Backups interface {
+	Backup(ctx context.Context, w io.Writer) error
 }
 
 // Webhooks is the queue of webhooks as an operator reads it; *record.DB is one.
@@ -152,6 +162,8 @@ type Server struct {
 	auditLog      rushgate.Audit
 	webhookLog    Webhooks
 	webhookURL    string
+	backups       Backups
+	backingUp     sync.Mutex // held while a backup is taken: one at a time
 	console       Console
 	released      released // admissions ended early here, for the check endpoint
 	pages         *pages
@@ -193,7 +205,7 @@ func New(cfg Config) (*Server, error) {
 		rooms: cfg.Rooms, auctions: cfg.Auctions, drops: cfg.Drops, now: cfg.Clock, keys: cfg.Keys, verifier: admission.NewVerifierFunc(cfg.Keys.PublicKeys).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
 		adminSum: sha256.Sum256([]byte(cfg.AdminKey)), secure: cfg.SecureCookies, base: cfg.Base,
 		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, outbox: cfg.Outbox, backlog: cfg.Backlog, auditLog: cfg.Audit, console: cfg.Console,
-		webhookLog: cfg.Webhooks, webhookURL: cfg.WebhookURL,
+		webhookLog: cfg.Webhooks, webhookURL: cfg.WebhookURL, backups: cfg.Backups,
 		limits: newStreamLimits(cfg.StreamsPerAddress), feeds: make(map[string]*feed),
 	}
 	s.challenges, s.spent, s.enqueueSecret, s.captcha = cfg.Challenges, cfg.Spent, cfg.EnqueueSecret, cfg.Captcha
@@ -277,6 +289,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/webhooks", s.admin(s.webhooks))
 	m.HandleFunc("POST /v1/webhooks/{id}/send", s.admin(s.sendWebhook))
 	m.HandleFunc("POST /v1/webhooks/ping", s.admin(s.pingWebhook))
+	m.HandleFunc("GET /v1/backup", s.admin(s.backup))
 	m.HandleFunc("PUT /v1/rooms/{room}", s.admin(s.putRoom))
 	m.HandleFunc("PATCH /v1/rooms/{room}", s.admin(s.patchRoom))
 	m.HandleFunc("POST /v1/rooms/{room}/invites", s.admin(s.addInvites))

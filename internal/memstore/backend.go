@@ -71,6 +71,7 @@ func Open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 		j: &journal{paused: true, nosync: fsync == record.FsyncNo}, compactAt: compactAt,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	b.rooms.journal = b.j
+	removeBackups(dir)
 	// One writer for claims and bids alike: a batch of both costs one fsync.
 	commit := &committer{db: records}
 	b.auctions.commit, b.drops.commit = commit, commit

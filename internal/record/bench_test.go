@@ -3,6 +3,7 @@ package record_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -90,4 +91,36 @@ func openBench(b *testing.B) (*record.DB, context.Context, time.Time) {
 	}
 	b.Cleanup(func() { r.Close() })
 	return r, context.Background(), time.Date(2026, 12, 3, 20, 0, 0, 0, time.UTC)
+}
+
+// BenchmarkCopy copies a record of 100,000 claims (rushgate's backup): for that long, claims and bids
+// wait for the record.
+func BenchmarkCopy(b *testing.B) {
+	r, ctx, at := openBench(b)
+	const claims, page = 100_000, 1000
+	for from := 0; from < claims; from += page {
+		cs := make([]drop.Claim, page)
+		for i := range cs {
+			seq := int64(from + i + 1)
+			cs[i] = drop.Claim{ID: fmt.Sprintf("d.%d", seq), Seq: seq, Code: fmt.Sprintf("CODE-%08d", seq),
+				Visitor: fmt.Sprintf("visitor-%016d", seq), ClaimedAt: at}
+		}
+		if err := r.RecordClaims(ctx, "d", cs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dir := b.TempDir()
+	n := 0
+	for b.Loop() {
+		n++
+		path := filepath.Join(dir, fmt.Sprint(n, ".db"))
+		if err := r.CopyTo(ctx, path); err != nil {
+			b.Fatal(err)
+		}
+		if n == 1 {
+			st, _ := os.Stat(path)
+			b.ReportMetric(float64(st.Size())/(1<<20), "MiB")
+		}
+		os.Remove(path)
+	}
 }

@@ -7,7 +7,7 @@
 //
 // The files say what each part keeps: schema.go the tables and their migrations, batch.go the group
 // commits of claims and auction steps, drops.go, auctions.go, rooms.go, redemptions.go and audit.go
-// what each domain reads and writes, webhooks.go the queue of what a site's webhook is told.
+// what each domain reads and writes, webhooks.go the queue of what a site's webhook is told, copy.go the copy a backup takes.
 package record
 
 import (

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestBackupRestoresElsewhere: a backup downloaded while visitors claim, unpacked with tar into an
+// empty directory as the README says, starts a rushgate where every visitor stands where it stood,
+// tokens issued before still verify, and the drop holds every claim answered before the backup was
+// asked for and none that was never answered.
+func TestBackupRestoresElsewhere(t *testing.T) {
+	bin := buildBinary(t)
+	data := t.TempDir()
+	cmd, base := startEmbedded(t, bin, data)
+	if code, b, _ := do(t, "PUT", base+"/v1/rooms/sale", restartKey, `{"capacity": 1, "session_ttl": "1h"}`); code != 200 {
+		t.Fatalf("PUT room: %d %v", code, b)
+	}
+	var tokens []string
+	for range 3 {
+		_, v, _ := do(t, "POST", base+"/v1/rooms/sale/join", "", "")
+		tokens = append(tokens, v["visitor_token"].(string))
+	}
+	adm := waitAdmitted(t, base, "sale", tokens[0])
+	if code, b, _ := do(t, "PUT", base+"/v1/drops/d", restartKey, fmt.Sprintf(`{"stock": 100000, "opens_at": %q}`, time.Now().Add(-time.Minute).UTC().Format(time.RFC3339))); code != 200 {
+		t.Fatalf("PUT drop: %d %v", code, b)
+	}
+
+	// Claimers, each a visitor of its own, until the backup is in.
+	var answered, sent atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			client := &http.Client{Timeout: 10 * time.Second}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				res, err := client.Post(base+"/v1/drops/d/claims", "application/json", nil)
+				sent.Add(1)
+				if err != nil {
+					continue
+				}
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode == http.StatusCreated {
+					answered.Add(1)
+				}
+			}
+		})
+	}
+	for answered.Load() < 50 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	before := answered.Load()
+	req, _ := http.NewRequest("GET", base+"/v1/backup", nil)
+	req.Header.Set("Authorization", "Bearer "+restartKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(t.TempDir(), "backup.tar.gz")
+	f, _ := os.Create(archive)
+	_, err = io.Copy(f, res.Body)
+	res.Body.Close()
+	f.Close()
+	close(stop)
+	wg.Wait()
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("backup: %d %v", res.StatusCode, err)
+	}
+	_, st, _ := do(t, "GET", base+"/v1/rooms/sale/status", tokens[2], "")
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	t.Logf("%d claims answered before the backup, %d in all (%d sent)", before, answered.Load(), sent.Load())
+
+	restored := t.TempDir()
+	if out, err := exec.Command("tar", "-xzf", archive, "-C", restored).CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v %s", err, out)
+	}
+	_, base = startEmbedded(t, bin, restored)
+	if _, again, _ := do(t, "GET", base+"/v1/rooms/sale/status", tokens[2], ""); again["state"] != "waiting" || again["position"] != st["position"] {
+		t.Errorf("the last visitor after the restore: %v, before: %v", again, st)
+	}
+	if code, v, _ := do(t, "POST", base+"/v1/verify", "", `{"token": "`+adm+`"}`); code != 200 || v["valid"] != true {
+		t.Errorf("an admission token issued before the backup: %d %v", code, v)
+	}
+	code, d, _ := do(t, "GET", base+"/v1/drops/d", "", "")
+	claimed, _ := d["claimed"].(float64)
+	if code != 200 {
+		t.Fatalf("the drop after the restore: %d %v", code, d)
+	}
+	if int64(claimed) < before || int64(claimed) > answered.Load() {
+		t.Errorf("the restored drop holds %v claims: %d were answered before the backup, %d in all", claimed, before, answered.Load())
+	}
+}

@@ -1,0 +1,57 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+)
+
+// backup answers GET /v1/backup with a copy of the data directory to start another rushgate from: the
+// embedded backend's record and lines as of one instant, and its secrets. One is taken at a time. A
+// failure before the first byte is the API's JSON error; one after it cuts the download, which then
+// fails in the client rather than looking whole.
+func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
+	if s.backups == nil {
+		s.writeError(w, r, apiError(http.StatusConflict, codeBackupUnavailable,
+			"rushgate takes backups of the embedded backend; on Redis, back up Redis and the SQL record with their own tools"))
+		return
+	}
+	if !s.backingUp.TryLock() {
+		s.writeError(w, r, apiError(http.StatusConflict, codeBackupRunning, "a backup is being taken; ask again once it is done"))
+		return
+	}
+	defer s.backingUp.Unlock()
+	began := time.Now()
+	out := &download{w: w, name: "rushgate-backup-" + s.now().UTC().Format("20060102T150405Z") + ".tar.gz"}
+	err := s.backups.Backup(r.Context(), out)
+	switch {
+	case err != nil && out.n == 0:
+		s.writeError(w, r, &Error{Status: http.StatusServiceUnavailable, Code: codeStoreUnavailable,
+			Message: "the backup could not be taken", Cause: err})
+	case err != nil:
+		s.log.Warn("backup: cut short", "bytes", out.n, "err", err)
+		panic(http.ErrAbortHandler)
+	default:
+		s.log.Info("backup taken", "file", out.name, "bytes", out.n, "took", time.Since(began).Round(time.Millisecond))
+	}
+}
+
+// download is a backup's answer: its headers go out with the first byte, so that a backup that fails
+// before it is answered as an error instead.
+type download struct {
+	w    http.ResponseWriter
+	name string
+	n    int64
+}
+
+func (d *download) Write(p []byte) (int, error) {
+	if d.n == 0 {
+		h := d.w.Header()
+		h.Set("Content-Type", "application/gzip")
+		h.Set("Content-Disposition", `attachment; filename="`+d.name+`"`)
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Content-Type-Options", "nosniff")
+	}
+	n, err := d.w.Write(p)
+	d.n += int64(n)
+	return n, err
+}

@@ -1,0 +1,137 @@
+package httpapi_test
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rushgate/rushgate/internal/httpapi"
+	"github.com/rushgate/rushgate/internal/memstore"
+	"github.com/rushgate/rushgate/internal/record"
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+// withBackups has GET /v1/backup copy b.
+func withBackups(b httpapi.Backups) option {
+	return func(c *httpapi.Config, _ *room.Store) { c.Backups = b }
+}
+
+// backupFunc is a Backups of a test's making.
+type backupFunc func(ctx context.Context, w io.Writer) error
+
+func (f backupFunc) Backup(ctx context.Context, w io.Writer) error { return f(ctx, w) }
+
+// TestBackupDownload: an admin downloads the embedded backend's data directory as a tar.gz attachment
+// that is never cached; others are refused.
+func TestBackupDownload(t *testing.T) {
+	dir := t.TempDir()
+	db, err := record.OpenSQLite(context.Background(), filepath.Join(dir, record.File), record.FsyncAlways)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	b, err := memstore.Open(context.Background(), db, dir, record.FsyncAlways, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	e := setup(t, withBackups(b))
+	e.want(e.do("GET", "/v1/backup", "", ""), http.StatusUnauthorized, "unauthorized")
+
+	res, err := e.backup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	h := res.Header
+	if res.StatusCode != http.StatusOK || h.Get("Content-Type") != "application/gzip" || h.Get("Cache-Control") != "no-store" ||
+		!strings.HasPrefix(h.Get("Content-Disposition"), `attachment; filename="rushgate-backup-`) {
+		t.Fatalf("backup answered %d %v", res.StatusCode, h)
+	}
+	gz, err := gzip.NewReader(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	var names []string
+	for {
+		f, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, f.Name)
+	}
+	if got := strings.Join(names, " "); got != "records.db lines.snapshot" {
+		t.Errorf("backup holds %s", got)
+	}
+}
+
+// TestBackupRefused: without the embedded backend, or while another backup is taken, the call is
+// refused with its code; a backup that fails before its first byte is a JSON 503, and one that fails
+// after it cuts the download short, so that it cannot pass for a whole one.
+func TestBackupRefused(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("GET", "/v1/backup", adminKey, ""), http.StatusConflict, "backup_unavailable")
+
+	held, release := make(chan struct{}), make(chan struct{})
+	var fail error
+	var partial bool
+	e = setup(t, withBackups(backupFunc(func(ctx context.Context, w io.Writer) error {
+		if fail != nil {
+			if partial {
+				_, _ = w.Write([]byte("part of an archive"))
+			}
+			return fail
+		}
+		close(held)
+		<-release
+		_, err := w.Write([]byte("whole"))
+		return err
+	})))
+	done := make(chan string)
+	go func() {
+		res, err := e.backup()
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		done <- string(b)
+	}()
+	<-held
+	e.want(e.do("GET", "/v1/backup", adminKey, ""), http.StatusConflict, "backup_running")
+	close(release)
+	if got := <-done; got != "whole" {
+		t.Fatalf("the first backup got %q", got)
+	}
+
+	fail = errors.New("disk full")
+	e.want(e.do("GET", "/v1/backup", adminKey, ""), http.StatusServiceUnavailable, "store_unavailable")
+	partial = true
+	res, err := e.backup()
+	if err == nil {
+		_, err = io.ReadAll(res.Body)
+		res.Body.Close()
+	}
+	if err == nil {
+		t.Error("a backup cut short was downloaded as if whole")
+	}
+}
+
+// backup asks for a backup with the admin key.
+func (e *env) backup() (*http.Response, error) {
+	req, _ := http.NewRequest("GET", e.srv.URL+"/v1/backup", nil)
+	req.Header.Set("Authorization", "Bearer "+adminKey)
+	return http.DefaultClient.Do(req)
+}
