@@ -62,16 +62,20 @@ type Config struct {
 	// Base is the path rushgate is served under, "" at the root (httpapi.Config.Base): the console's
 	// links, forms, calls and cookies have it in front, while its routes stay /admin.
 	Base string
+	// Backups says that GET /v1/backup copies the data directory (the embedded backend): the overview
+	// then offers the download.
+	Backups bool
 }
 
 // Console serves /admin and says whether a request carries a signed-in session.
 type Console struct {
-	key    [32]byte
-	admin  [32]byte
-	secure bool
-	base   string
-	now    func() time.Time
-	mux    *http.ServeMux
+	key     [32]byte
+	admin   [32]byte
+	secure  bool
+	base    string
+	backups bool
+	now     func() time.Time
+	mux     *http.ServeMux
 }
 
 // New returns the console.
@@ -79,7 +83,7 @@ func New(cfg Config) *Console {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	c := &Console{secure: cfg.SecureCookies, base: cfg.Base, now: cfg.Clock, admin: sha256.Sum256([]byte(cfg.AdminKey))}
+	c := &Console{secure: cfg.SecureCookies, base: cfg.Base, backups: cfg.Backups, now: cfg.Clock, admin: sha256.Sum256([]byte(cfg.AdminKey))}
 	c.key = sha256.Sum256([]byte("rushgate console session\x00" + cfg.AdminKey))
 	m := http.NewServeMux()
 	m.HandleFunc("GET /admin", c.page("overview"))
@@ -161,6 +165,7 @@ type pageData struct {
 	Base           string
 	Page, ID, Kind string
 	CSRF           string
+	Backups        bool // the overview offers a backup's download
 	// LoginCSRF is the sign-in form's token, matched against its cookie.
 	LoginCSRF string
 	Error     string
@@ -183,7 +188,7 @@ func (c *Console) page(name string) http.HandlerFunc {
 		if name == "overview" {
 			kind = ""
 		}
-		c.render(w, http.StatusOK, "console.html", pageData{Page: name, ID: id, Kind: kind, CSRF: c.csrf(sess)})
+		c.render(w, http.StatusOK, "console.html", pageData{Page: name, ID: id, Kind: kind, CSRF: c.csrf(sess), Backups: c.backups})
 	}
 }
 

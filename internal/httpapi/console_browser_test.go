@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -21,6 +22,7 @@ import (
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/console"
 	"github.com/rushgate/rushgate/internal/httpapi"
+	"github.com/rushgate/rushgate/internal/memstore"
 	"github.com/rushgate/rushgate/internal/notify"
 	"github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/internal/room"
@@ -1132,5 +1134,70 @@ func TestConsoleWithoutItsWebhooks(t *testing.T) {
 	})
 	if s := eval[string](t, ctx, `document.getElementById('status').textContent`); s != "" {
 		t.Fatalf("the auction's page says %q", s)
+	}
+}
+
+// TestConsoleOffersABackup: on the embedded backend the overview offers a backup, which downloads with
+// the console's session alone (in English and Korean); without one to take (Redis), it offers none.
+func TestConsoleOffersABackup(t *testing.T) {
+	dir := t.TempDir()
+	db, err := record.OpenSQLite(context.Background(), filepath.Join(dir, record.File), record.FsyncNo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	b, err := memstore.Open(context.Background(), db, dir, record.FsyncNo, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	e := setup(t, withBackups(b), func(c *httpapi.Config, _ *room.Store) {
+		c.Console = console.New(console.Config{AdminKey: adminKey, Backups: true})
+	})
+	tb := tab(t)
+	for _, lang := range []struct{ code, label string }{{"ko", "백업 내려받기"}, {"en", "Download a backup"}} {
+		if err := chromedp.Do(tb, chromedp.Navigate(e.srv.URL+"/admin?lang="+lang.code)); err != nil {
+			t.Fatal(err)
+		}
+		if lang.code == "ko" {
+			if err := chromedp.Do(tb, chromedp.SendKeys(chromedp.CSS("#key"), adminKey), chromedp.Submit(chromedp.CSS("#login"))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := chromedp.Do(tb, chromedp.WaitVisible(chromedp.CSS("#backup"))); err != nil {
+			t.Fatal(err)
+		}
+		until(t, "the backup's label in "+lang.code, func() bool {
+			return eval[string](t, tb, `document.getElementById('backup').textContent`) == lang.label
+		})
+	}
+	eval[string](t, tb, `document.getElementById('backup-section').scrollIntoView(); ''`)
+	screenshot(t, tb, "console-backup")
+	// What the link gets, with the session's cookie and nothing else: the archive.
+	eval[string](t, tb, `fetch(document.getElementById('backup').href).then(r => r.arrayBuffer().then(b => {
+		const a = new Uint8Array(b);
+		window.got = r.status + ' ' + r.headers.get('content-type') + ' ' + a[0].toString(16) + a[1].toString(16);
+	})); ''`)
+	until(t, "the download", func() bool { return eval[string](t, tb, `window.got || ''`) != "" })
+	if got := eval[string](t, tb, `window.got`); got != "200 application/gzip 1f8b" {
+		t.Fatalf("the backup link got %q", got)
+	}
+
+	e = setup(t, withConsole())
+	tb = tab(t)
+	if err := chromedp.Do(tb, chromedp.Navigate(e.srv.URL+"/admin?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	// The session of the first server, signed with the same admin key, may sign this one in already.
+	if eval[bool](t, tb, `document.getElementById('key') !== null`) {
+		if err := chromedp.Do(tb, chromedp.SendKeys(chromedp.CSS("#key"), adminKey), chromedp.Submit(chromedp.CSS("#login"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := chromedp.Do(tb, chromedp.WaitVisible(chromedp.CSS("#rooms"))); err != nil {
+		t.Fatal(err)
+	}
+	if eval[bool](t, tb, `document.getElementById('backup-section') !== null`) {
+		t.Fatal("a console without backups offers one")
 	}
 }
