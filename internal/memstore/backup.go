@@ -53,7 +53,7 @@ func (b *Backend) Backup(ctx context.Context, w io.Writer) error {
 		return fmt.Errorf("memstore: backup: %w", err)
 	}
 	for _, e := range entries {
-		if name := e.Name(); e.Type().IsRegular() && !b.live(name) {
+		if name := e.Name(); e.Type().IsRegular() && !copiedApart(name) {
 			files = append(files, file{name, filepath.Join(dir, name)})
 		}
 	}
@@ -89,9 +89,9 @@ type part struct {
 	hdr *tar.Header
 }
 
-// live reports whether name, in the data directory, is one of the files Backup copies as of one
-// instant (the record's, the lines') or a temporary one.
-func (b *Backend) live(name string) bool {
+// copiedApart reports whether name, in the data directory, is one of the files Backup copies as of one
+// instant instead (the record's, the lines') or a temporary one.
+func copiedApart(name string) bool {
 	return strings.HasPrefix(name, record.File) || strings.HasPrefix(name, "lines.") ||
 		strings.HasPrefix(name, backupPrefix) || strings.HasSuffix(name, ".tmp")
 }
