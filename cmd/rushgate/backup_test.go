@@ -1,6 +1,9 @@
 package main
 
 import (
+	"archive/tar"
+	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +14,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rushgate/rushgate/internal/pgtest"
+	"github.com/rushgate/rushgate/internal/redistest"
 )
 
 // TestBackupRestoresElsewhere: a backup downloaded while visitors claim, unpacked with tar into an
@@ -103,5 +109,47 @@ func TestBackupRestoresElsewhere(t *testing.T) {
 	}
 	if int64(claimed) < before || int64(claimed) > answered.Load() {
 		t.Errorf("the restored drop holds %v claims: %d were answered before the backup, %d in all", claimed, before, answered.Load())
+	}
+}
+
+// TestBackupOnRedis: an instance on Redis with its SQLite record under --data backs up that record alone
+// (Redis keeps the lines and secrets); one recording into PostgreSQL has nothing of its own to copy.
+func TestBackupOnRedis(t *testing.T) {
+	bin := buildBinary(t)
+	addr := redistest.Shared(t)
+	in := startInstances(t, bin, addr, 1)[0]
+	req, _ := http.NewRequest("GET", in.base+"/v1/backup", nil)
+	req.Header.Set("Authorization", "Bearer "+testAdminKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("backup on Redis: %d", res.StatusCode)
+	}
+	gz, err := gzip.NewReader(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for tr := tar.NewReader(gz); ; {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
+	}
+	if fmt.Sprint(names) != "[records.db]" {
+		t.Errorf("a backup on Redis holds %v", names)
+	}
+
+	pg := startInstances(t, bin, addr, 1, "--postgres", pgtest.Database(t))[0]
+	code, v, _ := do(t, "GET", pg.base+"/v1/backup", testAdminKey, "")
+	if e, _ := v["error"].(map[string]any); code != http.StatusConflict || e["code"] != "backup_unavailable" {
+		t.Errorf("a backup on Redis and PostgreSQL: %d %v", code, v)
 	}
 }

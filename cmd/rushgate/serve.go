@@ -24,6 +24,7 @@ import (
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/admission"
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/backup"
 	"github.com/rushgate/rushgate/internal/captcha"
 	"github.com/rushgate/rushgate/internal/challenge"
 	"github.com/rushgate/rushgate/internal/console"
@@ -381,7 +382,7 @@ type backend struct {
 	audit    rushgate.Audit
 	spent    rushgate.Spent
 	releases rushgate.Releases // nil on the embedded backend: one instance
-	backups  httpapi.Backups   // the embedded backend's copies of --data; nil on Redis
+	backups  httpapi.Backups   // what GET /v1/backup copies of --data; nil when nothing there is the instance's own
 	// record, when set, copies the backend's outbox into the SQL record until ctx ends.
 	record func(ctx context.Context, log *slog.Logger)
 	// backlog, when set, counts what the outbox holds that the record does not yet.
@@ -417,7 +418,8 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 			return backend{}, err
 		}
 		return backend{name: "memory", rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),
-			history: b.History(), audit: b.Audit(), spent: b.Spent(), backups: b, close: b.Close}, nil
+			history: b.History(), audit: b.Audit(), spent: b.Spent(), close: b.Close,
+			backups: backup.Source{Dir: f.data, Record: records, Lines: b.Rooms().Save, Secrets: true}}, nil
 	}
 	rdb, cluster, err := redisClient(f.redisURL, f.redisCluster, f.redisFlush)
 	if err != nil {
@@ -429,9 +431,14 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 		name = "redis-cluster"
 	}
 	consumer := consumerName()
-	return backend{name: name, rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),
+	be := backend{name: name, rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),
 		history: b.History(), audit: b.Audit(), spent: b.Spent(), releases: b.Releases(), record: func(ctx context.Context, log *slog.Logger) { b.Record(ctx, consumer, records, log) },
-		backlog: b.Backlog, close: b.Close}, nil
+		backlog: b.Backlog, close: b.Close}
+	if f.postgres == "" {
+		// Redis keeps the lines and the secrets; the SQLite record under --data is this instance's own.
+		be.backups = backup.Source{Dir: f.data, Record: records}
+	}
+	return be, nil
 }
 
 // consumerName names this instance as a recorder, the holder of its leases: unique across hosts and restarts.

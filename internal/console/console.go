@@ -62,7 +62,8 @@ type Config struct {
 	// Base is the path rushgate is served under, "" at the root (httpapi.Config.Base): the console's
 	// links, forms, calls and cookies have it in front, while its routes stay /admin.
 	Base string
-	// Backups says that GET /v1/backup copies the data directory (the embedded backend): the overview
+	// Backups says that GET /v1/backup copies the data directory (all of the embedded backend, the
+	// SQLite record of an instance on Redis): the overview
 	// then offers the download.
 	Backups bool
 }

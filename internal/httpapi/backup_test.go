@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rushgate/rushgate/internal/backup"
 	"github.com/rushgate/rushgate/internal/httpapi"
 	"github.com/rushgate/rushgate/internal/memstore"
 	"github.com/rushgate/rushgate/internal/record"
@@ -42,7 +43,7 @@ func TestBackupDownload(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	e := setup(t, withBackups(b))
+	e := setup(t, withBackups(backup.Source{Dir: dir, Record: db, Lines: b.Rooms().Save, Secrets: true}))
 	e.want(e.do("GET", "/v1/backup", "", ""), http.StatusUnauthorized, "unauthorized")
 
 	res, err := e.backup()

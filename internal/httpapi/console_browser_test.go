@@ -20,6 +20,7 @@ import (
 
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/backup"
 	"github.com/rushgate/rushgate/internal/console"
 	"github.com/rushgate/rushgate/internal/httpapi"
 	"github.com/rushgate/rushgate/internal/memstore"
@@ -1151,7 +1152,7 @@ func TestConsoleOffersABackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(b.Close)
-	e := setup(t, withBackups(b), func(c *httpapi.Config, _ *room.Store) {
+	e := setup(t, withBackups(backup.Source{Dir: dir, Record: db, Lines: b.Rooms().Save, Secrets: true}), func(c *httpapi.Config, _ *room.Store) {
 		c.Console = console.New(console.Config{AdminKey: adminKey, Backups: true})
 	})
 	tb := tab(t)

@@ -112,8 +112,8 @@ type Config struct {
 	// they are sent ("" when they are not).
 	Webhooks   Webhooks
 	WebhookURL string
-	// Backups, when set, copies the data directory for GET /v1/backup: the embedded backend's
-	// *memstore.Backend. Without it (on Redis) the call answers 409 backup_unavailable.
+	// Backups, when set, copies the data directory for GET /v1/backup (a backup.Source). Without it
+	// (on Redis with the record in PostgreSQL) the call answers 409 backup_unavailable.
 	Backups Backups
 }
 

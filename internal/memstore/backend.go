@@ -38,6 +38,12 @@ type Records interface {
 	ForgetInvites(ctx context.Context, room string) error
 }
 
+// The files of the lines in the data directory (see journal.go).
+const (
+	LinesFile   = "lines.snapshot" // the lines as of the last compaction
+	JournalFile = "lines.journal"  // the changes since
+)
+
 // Backend is the embedded backend as one value: the room, auction and drop stores, which record to one
 // SQL record, and the secrets vault, all under one data directory.
 type Backend struct {
@@ -67,11 +73,10 @@ func Open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 	b := &Backend{auctions: NewAuctions(nil, records), drops: NewDrops(nil, records),
 		rooms: NewRooms(Options{Recorder: records}), vault: vault.Dir(dir), log: log,
 		history: NewHistory(nil), spent: NewSpent(nil), audit: records,
-		lines: filepath.Join(dir, "lines.snapshot"), journal: filepath.Join(dir, "lines.journal"),
+		lines: filepath.Join(dir, LinesFile), journal: filepath.Join(dir, JournalFile),
 		j: &journal{paused: true, nosync: fsync == record.FsyncNo}, compactAt: compactAt,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	b.rooms.journal = b.j
-	removeBackups(dir)
 	// One writer for claims and bids alike: a batch of both costs one fsync.
 	commit := &committer{db: records}
 	b.auctions.commit, b.drops.commit = commit, commit

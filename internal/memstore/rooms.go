@@ -3,8 +3,7 @@
 // taken from an injected clock, which makes the backend the reference that the Redis backend is
 // checked against by the shared conformance suite. What must outlive the process goes to disk: room
 // configs through [Records] as they change, lines through [Rooms.Save] at a graceful stop. [Open] opens
-// the whole backend as one value from what an earlier run kept, and [Backend.Backup] copies all of it
-// while it serves.
+// the whole backend as one value from what an earlier run kept.
 package memstore
 
 import (
