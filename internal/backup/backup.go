@@ -7,7 +7,6 @@ package backup
 
 import (
 	"archive/tar"
-	"bufio"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -150,10 +149,5 @@ func writeFile(path string, fill func(io.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	b := bufio.NewWriter(f)
-	err = fill(b)
-	if err == nil {
-		err = b.Flush()
-	}
-	return errors.Join(err, f.Close())
+	return errors.Join(fill(f), f.Close()) // the lines are gob messages, each one write: no buffer
 }

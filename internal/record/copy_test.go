@@ -20,13 +20,7 @@ import (
 // every claim recorded before the copy began and whole transactions only; the record goes on taking
 // claims after each copy.
 func TestCopyWhileClaiming(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	r, err := record.OpenSQLite(ctx, filepath.Join(dir, "records.db"), record.FsyncAlways)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	ctx, dir, r := copySource(t)
 	const writers, batch = 8, 10
 	var recorded [writers]atomic.Int64 // claims each writer's drop has on disk
 	stop := make(chan struct{})
@@ -96,13 +90,7 @@ func TestCopyWhileClaiming(t *testing.T) {
 // TestCopyRefused: a copy never overwrites a file, leaves nothing when given up, and is not taken of a
 // PostgreSQL record.
 func TestCopyRefused(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	r, err := record.OpenSQLite(ctx, filepath.Join(dir, "records.db"), record.FsyncAlways)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	ctx, dir, r := copySource(t)
 	there := filepath.Join(dir, "there.db")
 	if err := os.WriteFile(there, []byte("mine"), 0o600); err != nil {
 		t.Fatal(err)
@@ -130,4 +118,16 @@ func TestCopyRefused(t *testing.T) {
 	if err := pg.CopyTo(ctx, filepath.Join(dir, "pg.db")); !errors.Is(err, record.ErrNotSQLite) {
 		t.Errorf("a copy of PostgreSQL: %v", err)
 	}
+}
+
+// copySource opens a SQLite record in a directory of its own, closed when the test ends.
+func copySource(t *testing.T) (context.Context, string, *record.DB) {
+	t.Helper()
+	dir := t.TempDir()
+	r, err := record.OpenSQLite(context.Background(), filepath.Join(dir, record.File), record.FsyncAlways)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return context.Background(), dir, r
 }
