@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -179,8 +180,8 @@ func TestConsole(t *testing.T) {
 	}
 
 	// The rate through the form.
-	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-room-rate_admits"), "7"),
-		chromedp.SetValue(chromedp.CSS("#edit-room-rate_per"), "1m"), chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
+	if err := chromedp.Do(ctx, typed("#edit-room-rate_admits", "7"),
+		typed("#edit-room-rate_per", "1m"), chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
 		t.Fatal(err)
 	}
 	until(t, "the rate to be applied", func() bool {
@@ -198,7 +199,7 @@ func TestConsole(t *testing.T) {
 	if log := eval[string](t, ctx, `document.getElementById('audit').textContent`); strings.Contains(log, "mode") {
 		t.Fatalf("saving the rate changed the mode: %s", log)
 	}
-	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-room-mode"), "reject"), chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
+	if err := chromedp.Do(ctx, typed("#edit-room-mode", "reject"), chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
 		t.Fatal(err)
 	}
 	until(t, "the mode to be applied", func() bool { return e.roomConfig("sale")["mode"] == "reject" })
@@ -207,7 +208,7 @@ func TestConsole(t *testing.T) {
 	}
 
 	// A bad value is refused next to its field, and nothing changes.
-	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-room-capacity"), "-3"), chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
+	if err := chromedp.Do(ctx, typed("#edit-room-capacity", "-3"), chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
 		t.Fatal(err)
 	}
 	until(t, "the refusal next to the field", func() bool {
@@ -239,7 +240,7 @@ func TestConsole(t *testing.T) {
 	until(t, "the wait at the back in Korean units", func() bool { return waitInKorean.MatchString(card("eta_back")) })
 	// The API's refusal, said in Korean.
 	until(t, "the form", func() bool { return eval[string](t, ctx, `document.getElementById('edit-room-capacity').value`) == "2" })
-	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-room-capacity"), "-3"), chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
+	if err := chromedp.Do(ctx, typed("#edit-room-capacity", "-3"), chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
 		t.Fatal(err)
 	}
 	until(t, "the refusal in Korean", func() bool {
@@ -317,7 +318,7 @@ func TestConsoleDropAndAuction(t *testing.T) {
 	until(t, "the form", func() bool {
 		return eval[string](t, ctx, `document.getElementById('edit-drop-per_visitor').value`) == "1"
 	})
-	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-drop-per_visitor"), "2"), chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
+	if err := chromedp.Do(ctx, typed("#edit-drop-per_visitor", "2"), chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
 		t.Fatal(err)
 	}
 	saved := func() map[string]any {
@@ -358,7 +359,7 @@ func TestConsoleDropAndAuction(t *testing.T) {
 		return eval[string](t, ctx, `String(document.getElementById('ctl-end_now').getBoundingClientRect().top + window.scrollY)`)
 	}
 	before := top()
-	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-auction-soft_window"), "2m"), chromedp.SetValue(chromedp.CSS("#edit-auction-soft_extend"), "1m"),
+	if err := chromedp.Do(ctx, typed("#edit-auction-soft_window", "2m"), typed("#edit-auction-soft_extend", "1m"),
 		chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +464,7 @@ func TestConsoleInvites(t *testing.T) {
 	}
 	// Made a room by invitation through its form, it offers them.
 	until(t, "the room's form", func() bool { return eval[string](t, ctx, `document.getElementById('edit-room-capacity').value`) == "1" })
-	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-room-entry"), "invite"), chromedp.Click(chromedp.CSS("#edit button[type=submit]")),
+	if err := chromedp.Do(ctx, typed("#edit-room-entry", "invite"), chromedp.Click(chromedp.CSS("#edit button[type=submit]")),
 		chromedp.WaitVisible(chromedp.CSS("#invite-codes"))); err != nil {
 		t.Fatal(err)
 	}
@@ -518,7 +519,7 @@ func TestConsoleTimesAreLocal(t *testing.T) {
 		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#drops")),
 		chromedp.Click(chromedp.CSS(`details:has(form[data-kind=drop]) summary`)),
 		chromedp.SendKeys(chromedp.CSS("#new-drop-id"), "night sale"), chromedp.SendKeys(chromedp.CSS("#new-drop-stock"), "10"),
-		chromedp.SetValue(chromedp.CSS("#new-drop-opens_at"), shown(opens)),
+		typed("#new-drop-opens_at", shown(opens)),
 		chromedp.Click(chromedp.CSS(`form[data-kind=drop] button[type=submit]`))); err != nil {
 		t.Fatal(err)
 	}
@@ -532,7 +533,7 @@ func TestConsoleTimesAreLocal(t *testing.T) {
 		return i.matches(':invalid') + ' ' + i.title + ' ' + Boolean(document.querySelector('#drops tbody a')); })()`); state != "true An ID is 1-64 characters of A-Z, a-z, 0-9, _ and -. false" {
 		t.Fatalf("an id with a space: invalid, rule, a drop listed = %s", state)
 	}
-	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#new-drop-id"), "night"), chromedp.SetValue(chromedp.CSS("#new-drop-identity"), "site"),
+	if err := chromedp.Do(ctx, typed("#new-drop-id", "night"), typed("#new-drop-identity", "site"),
 		chromedp.Click(chromedp.CSS(`form[data-kind=drop] button[type=submit]`))); err != nil {
 		t.Fatal(err)
 	}
@@ -560,7 +561,7 @@ func TestConsoleTimesAreLocal(t *testing.T) {
 	until(t, "the form to show the new time", func() bool {
 		return eval[string](t, ctx, `document.getElementById('edit-drop-opens_at').value`) == shown(opens.Add(time.Second))
 	})
-	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#edit-drop-stock"), "12"), chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
+	if err := chromedp.Do(ctx, typed("#edit-drop-stock", "12"), chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
 		t.Fatal(err)
 	}
 	until(t, "the save", func() bool { return config()["stock"] == 12.0 })
@@ -1201,4 +1202,15 @@ func TestConsoleOffersABackup(t *testing.T) {
 	if eval[bool](t, tb, `document.getElementById('backup-section') !== null`) {
 		t.Fatal("a console without backups offers one")
 	}
+}
+
+// typed puts v in the field sel as typing would, with an input event, which marks the form as being
+// edited: the page's refresh each second then leaves the field alone until it is sent, where after a
+// bare chromedp.SetValue it may put the saved value back first.
+func typed(sel, v string) chromedp.Action[chromedp.Void] {
+	input := chromedp.Evaluate[bool](`document.querySelector(` + strconv.Quote(sel) + `).dispatchEvent(new Event('input', {bubbles: true}))`)
+	return chromedp.Steps(chromedp.SetValue(chromedp.CSS(sel), v), func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := input(ctx, t)
+		return chromedp.Void{}, err
+	})
 }
