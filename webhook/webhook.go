@@ -34,6 +34,8 @@ const (
 const (
 	// TypeAuctionEnded is sent when an auction ends, with AuctionEnded as its data.
 	TypeAuctionEnded = "auction.ended"
+	// TypeDropEnded is sent when a drop stops taking claims, with DropEnded as its data.
+	TypeDropEnded = "drop.ended"
 	// TypePing is sent when an operator asks for a test (the console's "Send a test event"), with
 	// empty data: a site answers it 2xx, as any type it does not act on, or rushgate sends it again.
 	TypePing = "ping"
@@ -47,7 +49,7 @@ type Event struct {
 	Type string `json:"type"`
 	// CreatedAt is when rushgate recorded what happened.
 	CreatedAt time.Time `json:"created_at"`
-	// Data is the event's own fields (AuctionEnded for TypeAuctionEnded).
+	// Data is the event's own fields (AuctionEnded for TypeAuctionEnded, DropEnded for TypeDropEnded).
 	Data json.RawMessage `json:"data"`
 }
 
@@ -66,6 +68,19 @@ type AuctionEnded struct {
 	EndedAt    time.Time `json:"ended_at"`
 	// Seq is the ending's number in the auction's event feed.
 	Seq int64 `json:"seq"`
+}
+
+// DropEnded is how a drop stopped taking claims: sold out, for good, or closed (at its closes_at, or by
+// an operator, who may open it again: its next end is then another event). A site reconciles its
+// orders with the drop's claims (GET /v1/drops/{id}/claims.csv) and takes the offer down.
+type DropEnded struct {
+	Drop  string `json:"drop"`
+	Title string `json:"title"`
+	// Status is "sold_out" or "closed".
+	Status  string    `json:"status"`
+	Stock   int       `json:"stock"`
+	Claimed int       `json:"claimed"`
+	EndedAt time.Time `json:"ended_at"`
 }
 
 // Tolerance is how far from now a delivery's time may be for Verify: rushgate signs each attempt as it

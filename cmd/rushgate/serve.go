@@ -273,7 +273,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	auctions.Start(ctx)
 	a.onClose(auctions.Stop)
 	drops := drop.NewService(be.drops, drop.Options{Gate: svc, Logger: log, History: be.history, Audit: be.audit,
-		Record: records, Redemptions: records, Observer: m})
+		Record: records, Redemptions: records, Observer: m, Ended: records})
 	drops.Start()
 	a.onClose(drops.Stop) // after the HTTP server has drained: no claim starts a release after it
 	m.WatchSales(drops, auctions)

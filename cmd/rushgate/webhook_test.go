@@ -205,3 +205,49 @@ func TestWebhookFlagsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestDropWebhooks: two instances on Redis share a PostgreSQL record; a drop that sells out and one
+// whose closes_at passes are each told to the site once, though both instances' samplers find them.
+func TestDropWebhooks(t *testing.T) {
+	addr, dsn := redistest.Shared(t), pgtest.Database(t)
+	rc := newReceiver(t)
+	in := startInstances(t, buildBinary(t), addr, 2, "--postgres", dsn, "--webhook-url", rc.URL, "--webhook-secret", webhookSecret)
+	opens := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)
+	closes := time.Now().UTC().Add(1500 * time.Millisecond).Truncate(time.Millisecond)
+	for id, cfg := range map[string]string{
+		"sneakers": fmt.Sprintf(`{"title": "Sneakers", "stock": 2, "opens_at": %q}`, opens),
+		"coupon":   fmt.Sprintf(`{"stock": 100, "opens_at": %q, "closes_at": %q}`, opens, closes.Format(time.RFC3339Nano)),
+	} {
+		if code, b, _ := do(t, "PUT", in[0].base+"/v1/drops/"+id, testAdminKey, cfg); code != 200 {
+			t.Fatalf("PUT %s: %d %v", id, code, b)
+		}
+	}
+	for i, id := range []string{"sneakers", "sneakers", "coupon"} {
+		if code, b, _ := do(t, "POST", in[i%2].base+"/v1/drops/"+id+"/claims", "", ""); code != 201 {
+			t.Fatalf("claim %d on %s: %d %v", i, id, code, b)
+		}
+	}
+	ended := map[string]webhook.DropEnded{}
+	for deadline := time.Now().Add(15 * time.Second); len(ended) < 2 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		for _, e := range rc.events() {
+			var d webhook.DropEnded
+			if e.Type == webhook.TypeDropEnded && json.Unmarshal(e.Data, &d) == nil {
+				ended[d.Drop] = d
+			}
+		}
+	}
+	time.Sleep(2 * time.Second) // the other instance, or a later read, would have told it again by now
+	if got := rc.events(); len(got) != 2 {
+		t.Fatalf("the site got %d webhooks, want two drop.ended: %+v", len(got), got)
+	}
+	if d := ended["sneakers"]; d.Status != "sold_out" || d.Claimed != 2 || d.Stock != 2 || d.Title != "Sneakers" || d.EndedAt.IsZero() {
+		t.Errorf("the sold-out drop was told as %+v", d)
+	}
+	if d := ended["coupon"]; d.Status != "closed" || d.Claimed != 1 || d.Stock != 100 || !d.EndedAt.Equal(closes) {
+		t.Errorf("the closed drop was told as %+v (closes_at %s)", d, closes)
+	}
+	_, list, _ := do(t, "GET", in[1].base+"/v1/webhooks?drop=coupon", testAdminKey, "")
+	if ws, _ := list["webhooks"].([]any); len(ws) != 1 {
+		t.Errorf("GET /v1/webhooks?drop=coupon: %v", list)
+	}
+}

@@ -149,13 +149,18 @@ func (s *Service) Sample(ctx context.Context) {
 		info, err := s.store.Get(ctx, id)
 		if errors.Is(err, ErrNotFound) {
 			s.seen.Forget(id) // deleted on another instance
+			s.told.Delete(id)
 		}
 		if err != nil {
 			return
 		}
 		sum := Summarize(id, info, now)
 		sum.Config.Codes = nil // their number is in Listed; a drop may list thousands
-		s.seen.Saw(id, sum, info.over(now), now)
+		over := info.over(now)
+		s.seen.Saw(id, sum, over, now)
+		if over && s.ended != nil {
+			s.tell(ctx, id, info)
+		}
 		if s.history == nil {
 			return
 		}
@@ -164,6 +169,32 @@ func (s *Service) Sample(ctx context.Context) {
 			s.log.Warn("drop: history sample", "drop", id, "err", err)
 		}
 	})
+}
+
+// tell tells Ended of the end of a drop that is over, once per end on this instance: a drop over is
+// read once a minute, and its end was told at the first.
+func (s *Service) tell(ctx context.Context, id string, info Info) {
+	status, at := StatusSoldOut, time.Time{}
+	if info.Claimed >= info.Config.Stock {
+		last, err := s.store.Claims(ctx, id, int64(info.Claimed-1), 1)
+		if err != nil || len(last) == 0 {
+			return // the next read tries again
+		}
+		at = last[0].ClaimedAt
+	} else {
+		status, at = StatusClosed, *info.Config.ClosesAt
+	}
+	key := string(status) + "." + at.UTC().Format(time.RFC3339Nano)
+	if told, ok := s.told.Load(id); ok && told == key {
+		return
+	}
+	if err := s.ended.QueueDropEnded(ctx, id, info.Config, status, info.Claimed, at); err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("drop: its end not told yet; tried again at its next read", "drop", id, "err", err)
+		}
+		return
+	}
+	s.told.Store(id, key)
 }
 
 // Latest calls fn with each drop as the sampler last read it, a second ago for a drop that takes

@@ -30,6 +30,8 @@ type Service struct {
 
 	redemptions Redemptions
 	observer    Observer
+	ended       Ended
+	told        sync.Map // drop id -> the key of the end told to ended
 
 	ctx     context.Context // ends at Stop; releases being retried and the sampler stop with it
 	cancel  context.CancelFunc
@@ -71,8 +73,17 @@ type Options struct {
 	Redemptions Redemptions
 	// Observer, when set, hears of redemptions and of codes presented again.
 	Observer Observer
+	// Ended, when set, hears of each drop's end that the sampler finds (see [Ended]).
+	Ended Ended
 	// Clock dates the operator's controls and audit entries; nil means time.Now.
 	Clock func() time.Time
+}
+
+// Ended is told when a drop stops taking claims: sold out, or closed (its closes_at passed). The
+// sampler of every instance finds the end and tells it, again after a restart, so an Ended takes each
+// end once however often it is told; the SQL record, which queues the site's webhook, is one.
+type Ended interface {
+	QueueDropEnded(ctx context.Context, id string, cfg Config, status Status, claimed int, at time.Time) error
 }
 
 // NewService returns a service over store.
@@ -85,7 +96,7 @@ func NewService(store Store, opts Options) *Service {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Service{store: store, gate: opts.Gate, log: opts.Logger, history: opts.History, audit: opts.Audit,
-		record: opts.Record, redemptions: opts.Redemptions, observer: opts.Observer, clock: opts.Clock, ctx: ctx, cancel: cancel, feeds: make(map[string]*feed),
+		record: opts.Record, redemptions: opts.Redemptions, observer: opts.Observer, ended: opts.Ended, clock: opts.Clock, ctx: ctx, cancel: cancel, feeds: make(map[string]*feed),
 		listed: make(map[string]listedIndex)}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -633,4 +634,104 @@ func (o *outcomes) String() string {
 		out = append(out, fmt.Sprint(k, " ", o.n[k]))
 	}
 	return strings.Join(out, ", ")
+}
+
+// endings is an Ended that notes what it is told, and fails while fail is set.
+type endings struct {
+	mu   sync.Mutex
+	told []string
+	fail bool
+}
+
+func (e *endings) QueueDropEnded(_ context.Context, id string, cfg drop.Config, status drop.Status, claimed int, at time.Time) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.fail {
+		return errors.New("the record fails")
+	}
+	e.told = append(e.told, fmt.Sprintf("%s %s %d/%d %s", id, status, claimed, cfg.Stock, at.UTC().Format(time.RFC3339Nano)))
+	return nil
+}
+
+func (e *endings) take() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t := e.told
+	e.told = nil
+	slices.Sort(t)
+	return t
+}
+
+// TestDropEndsTold: the samplers of two instances tell each drop's end, sold out at its last claim or
+// closed at its closes_at once past the store's margin, each once however often they read it after;
+// a drop reopened and closed again ends anew; an end the record refused is told at the next read.
+func TestDropEndsTold(t *testing.T) {
+	clock := storetest.NewClock(time.Now().Truncate(time.Second))
+	store := memstore.NewDrops(clock.Now, nil)
+	ended := &endings{}
+	quiet := slog.New(slog.DiscardHandler)
+	a := drop.NewService(store, drop.Options{Clock: clock.Now, Ended: ended, Logger: quiet})
+	b := drop.NewService(store, drop.Options{Clock: clock.Now, Ended: ended, Logger: quiet})
+	ctx := t.Context()
+	for id, stock := range map[string]int{"open": 10, "gone": 2, "shut": 5} {
+		if _, err := a.Put(ctx, id, drop.Config{Stock: stock, PerVisitor: 1, OpensAt: clock.Now().Add(-time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var last time.Time
+	for _, c := range []struct{ drop, visitor string }{{"open", "x"}, {"shut", "x"}, {"gone", "x"}, {"gone", "y"}} {
+		clock.Advance(time.Second)
+		cl, _, err := a.Claim(ctx, drop.ClaimRequest{Drop: c.drop, Visitor: c.visitor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = cl.ClaimedAt
+	}
+	if err := a.CloseNow(ctx, "shut"); err != nil {
+		t.Fatal(err)
+	}
+	closed := clock.Now().UTC().Truncate(time.Millisecond)
+	sample := func() { clock.Advance(time.Second); a.Sample(ctx); b.Sample(ctx) }
+	sample()
+	soldOut := "gone sold_out 2/2 " + last.UTC().Format(time.RFC3339Nano)
+	if got := ended.take(); !slices.Equal(got, []string{soldOut, soldOut}) {
+		t.Fatalf("told at the first samples: %q, want the sold-out drop, by each instance", got)
+	}
+	for range 10 {
+		sample()
+	}
+	shut := "shut closed 1/5 " + closed.Format(time.RFC3339Nano)
+	if got := ended.take(); !slices.Equal(got, []string{shut, shut}) {
+		t.Fatalf("told past the margin: %q, want the closed drop, by each instance", got)
+	}
+	for range 130 {
+		sample()
+	}
+	if got := ended.take(); len(got) != 0 {
+		t.Fatalf("told again over two minutes: %q", got)
+	}
+
+	if err := a.OpenNow(ctx, "shut"); err != nil {
+		t.Fatal(err)
+	}
+	sample()
+	ended.mu.Lock()
+	ended.fail = true // the record fails as the drop closes again
+	ended.mu.Unlock()
+	if err := a.CloseNow(ctx, "shut"); err != nil {
+		t.Fatal(err)
+	}
+	again := "shut closed 1/5 " + clock.Now().UTC().Truncate(time.Millisecond).Format(time.RFC3339Nano)
+	for range 10 {
+		sample()
+	}
+	ended.mu.Lock()
+	ended.fail = false
+	ended.mu.Unlock()
+	for range 61 {
+		sample()
+	}
+	if got := ended.take(); !slices.Equal(got, []string{again, again}) {
+		t.Fatalf("told after the record came back: %q, want the second close", got)
+	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/backup"
 	"github.com/rushgate/rushgate/internal/console"
+	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/httpapi"
 	"github.com/rushgate/rushgate/internal/memstore"
 	"github.com/rushgate/rushgate/internal/notify"
@@ -1201,6 +1202,64 @@ func TestConsoleOffersABackup(t *testing.T) {
 	}
 	if eval[bool](t, tb, `document.getElementById('backup-section') !== null`) {
 		t.Fatal("a console without backups offers one")
+	}
+}
+
+// TestConsoleShowsADropsEnd: once a drop has sold out, the overview lists the event of its end, which
+// links to the drop, and the drop's page says whether the site was told (in English and Korean).
+func TestConsoleShowsADropsEnd(t *testing.T) {
+	db, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), record.File), record.FsyncNo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	db.QueueWebhooks(true)
+	e := setup(t, withConsole(), func(c *httpapi.Config, _ *room.Store) {
+		c.Webhooks, c.WebhookURL = db, "https://shop.example/hooks/rushgate"
+	})
+	e.want(e.do("PUT", "/v1/drops/sneakers", adminKey, e.dropCfg(`, "title": "Sneakers"`)), 200, "")
+	for _, v := range []string{"a", "b"} {
+		e.want(e.do("POST", "/v1/drops/sneakers/claims", e.visitorToken(v), ""), 201, "")
+	}
+	tb := tab(t)
+	card := func() string {
+		return eval[string](t, tb, `(document.querySelector('[data-card="site_told"]') || {}).textContent || ''`)
+	}
+	if err := chromedp.Do(tb, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#drops tbody td")),
+		chromedp.Navigate(e.srv.URL+"/admin/drops/sneakers?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "not told yet", func() bool { return card() == "not yetSite told" })
+	ctx := context.Background()
+	info, err := e.drops.Get(ctx, "sneakers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueueDropEnded(ctx, "sneakers", info.Config, drop.StatusSoldOut, 2, time.Now()); err != nil { // as the sampler tells it
+		t.Fatal(err)
+	}
+	until(t, "to send", func() bool { return card() == "to sendSite told" })
+	if err := chromedp.Do(tb, chromedp.Navigate(e.srv.URL+"/admin/drops/sneakers?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the Korean card", func() bool { return card() == "전송 대기사이트 통보" })
+	screenshot(t, tb, "console-drop-site-told-ko")
+	if err := chromedp.Do(tb, chromedp.Navigate(e.srv.URL+"/admin?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the overview's webhooks", func() bool {
+		return eval[string](t, tb, `[...document.querySelectorAll('#webhooks tbody tr')].map(r => r.cells[0].textContent).join('|')`) == "sneakers drop ended"
+	})
+	if href := eval[string](t, tb, `document.querySelector('#webhooks tbody a').getAttribute('href')`); href != "/admin/drops/sneakers" {
+		t.Fatalf("the drop's event links %q", href)
+	}
+	e.want(e.do("GET", "/v1/webhooks?drop=sneakers&auction=lot", adminKey, ""), 400, "invalid_request")
+	if r := e.do("GET", "/v1/webhooks?drop=sneakers", adminKey, ""); r.code != 200 || len(r.body["webhooks"].([]any)) != 1 {
+		t.Fatalf("the drop's webhooks: %d %v", r.code, r.body)
+	}
+	if r := e.do("GET", "/v1/webhooks?drop=sneaker", adminKey, ""); r.code != 200 || len(r.body["webhooks"].([]any)) != 0 {
+		t.Fatalf("another drop's webhooks: %d %v", r.code, r.body)
 	}
 }
 

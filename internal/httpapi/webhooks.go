@@ -11,7 +11,7 @@ import (
 // operator learns whether the site heard of an auction's end, and if not, why.
 func (s *Server) webhooks(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := notify.Filter{State: q.Get("state"), Auction: q.Get("auction")}
+	f := notify.Filter{State: q.Get("state"), Auction: q.Get("auction"), Drop: q.Get("drop")}
 	var limit int
 	var err error
 	switch {
@@ -19,6 +19,10 @@ func (s *Server) webhooks(w http.ResponseWriter, r *http.Request) {
 		err = apiError(http.StatusBadRequest, codeInvalidRequest, `state must be "pending", "delivered" or "failed"`)
 	case f.Auction != "" && !rushgate.ValidID(f.Auction):
 		err = apiError(http.StatusBadRequest, codeInvalidRequest, "auction must be an auction's id")
+	case f.Drop != "" && !rushgate.ValidID(f.Drop):
+		err = apiError(http.StatusBadRequest, codeInvalidRequest, "drop must be a drop's id")
+	case f.Drop != "" && f.Auction != "":
+		err = apiError(http.StatusBadRequest, codeInvalidRequest, "ask for one auction's or one drop's webhooks, not both")
 	default:
 		limit, err = limitParam(q, 100, 500)
 	}

@@ -41,10 +41,11 @@ const (
 	Failed    = "failed"    // given up: the site refused it until it was GiveUpAfter old
 )
 
-// Filter says which webhooks a list holds: those in State, about Auction; "" for any.
+// Filter says which webhooks a list holds: those in State, about Auction or Drop; "" for any.
 type Filter struct {
 	State   string
 	Auction string
+	Drop    string
 }
 
 // ErrNotFound is the answer for a webhook the queue does not hold.

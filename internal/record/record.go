@@ -43,7 +43,9 @@ type DB struct {
 
 	log *slog.Logger // hears of conflicting claims (see keepConflicts)
 
-	webhooks atomic.Bool // queue the events a site's webhook is told of (see QueueWebhooks)
+	webhooks atomic.Bool               // queue the events a site's webhook is told of (see QueueWebhooks)
+	enabled  atomic.Int64              // when this instance turned webhooks on, Unix ms
+	since    atomic.Pointer[time.Time] // when the first instance did (see webhooksSince), once read
 }
 
 // opened is what a record holds once its database is migrated: the group commit's statements (see

@@ -13,12 +13,14 @@ import (
 
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/notify"
 	"github.com/rushgate/rushgate/webhook"
 )
 
 // The queue of webhooks: each event a site is told of is a row, written in the transaction that
-// records what it tells (an auction's result), so that a crash between the two neither loses it nor a
+// records what it tells (an auction's result; a drop's end, found by the drop service, is queued under
+// an id of its own), so that a crash between the two neither loses it nor a
 // replay of the record queues it twice. Its id is the event's; notify.Sender sends the rows that are
 // due and marks how each went.
 
@@ -27,7 +29,12 @@ const insertWebhook = `INSERT INTO webhooks (id, type, payload, created_at, due_
 
 // QueueWebhooks says whether the record queues the events a site's webhook is told of: serve turns it
 // on with --webhook-url. Events recorded while it is off are never sent.
-func (r *DB) QueueWebhooks(on bool) { r.webhooks.Store(on) }
+func (r *DB) QueueWebhooks(on bool) {
+	if on {
+		r.enabled.CompareAndSwap(0, time.Now().UnixMilli())
+	}
+	r.webhooks.Store(on)
+}
 
 // queueAuctionEnded queues the webhook of an auction's end, recorded in tx as ev with its status.
 func (r *DB) queueAuctionEnded(ctx context.Context, tx *sql.Tx, id, status string, cfg auction.Config, ev auction.Event) error {
@@ -44,6 +51,69 @@ func (r *DB) queueAuctionEnded(ctx context.Context, tx *sql.Tx, id, status strin
 		return err
 	}
 	return r.exec(ctx, tx, insertWebhook, args...)
+}
+
+// QueueDropEnded queues the webhook of a drop's end: sold out (drop.StatusSoldOut) or closed
+// (drop.StatusClosed) at at, with claimed of its stock taken. The drop service reports an end when it
+// finds one, on every instance and again after a restart; each end is queued once all the same, its
+// id being the end's (a sold-out drop is never deleted, and a closed one is closed at its own time). An
+// end is not queued while webhooks are off, nor one from before the record first queued webhooks: a
+// drop that ended before the site was to be told is no news to it. (A drop that ended while every
+// instance had webhooks off, after they were on once, is queued when they are on again.)
+func (r *DB) QueueDropEnded(ctx context.Context, id string, cfg drop.Config, status drop.Status, claimed int, at time.Time) (err error) {
+	if !r.webhooks.Load() {
+		return nil
+	}
+	ctx, cancel := bound(ctx, opTimeout)
+	defer cancel()
+	defer func() { err = r.wrote(ctx, err) }()
+	since, err := r.webhooksSince(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: webhook: %w", rushgate.ErrRecordUnavailable, err)
+	}
+	if at.Before(since) {
+		return nil
+	}
+	key := "drop." + id + "." + string(status)
+	if status == drop.StatusClosed {
+		key += "." + strconv.FormatInt(at.UnixMilli(), 10)
+	}
+	data, err := json.Marshal(webhook.DropEnded{Drop: id, Title: cfg.Title, Status: string(status), Stock: cfg.Stock,
+		Claimed: claimed, EndedAt: at.UTC()})
+	if err != nil {
+		return err
+	}
+	_, args, err := newWebhook(webhook.Event{ID: key, Type: webhook.TypeDropEnded, CreatedAt: time.Now(), Data: data})
+	if err != nil {
+		return err
+	}
+	if _, err := r.db.ExecContext(ctx, r.q(insertWebhook), args...); err != nil {
+		return fmt.Errorf("%w: webhook: %w", rushgate.ErrRecordUnavailable, err)
+	}
+	return nil
+}
+
+// webhooksSince returns since when the record queues webhooks: when the first instance that shares it
+// turned them on (noted at its first drop's end), the same for every instance and across restarts.
+func (r *DB) webhooksSince(ctx context.Context) (time.Time, error) {
+	if at := r.since.Load(); at != nil {
+		return *at, nil
+	}
+	if _, err := r.db.ExecContext(ctx, r.q(`INSERT INTO record_meta (name, value) VALUES ('webhooks_since', ?) ON CONFLICT (name) DO NOTHING`),
+		strconv.FormatInt(r.enabled.Load(), 10)); err != nil {
+		return time.Time{}, err
+	}
+	var v string
+	if err := r.db.QueryRowContext(ctx, `SELECT value FROM record_meta WHERE name = 'webhooks_since'`).Scan(&v); err != nil {
+		return time.Time{}, err
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("record_meta webhooks_since %q: %w", v, err)
+	}
+	at := time.UnixMilli(ms)
+	r.since.Store(&at)
+	return at, nil
 }
 
 // newWebhook returns e as it is queued, due at once, and the arguments of insertWebhook that queue it.
@@ -150,9 +220,14 @@ func (r *DB) SendWebhookNow(ctx context.Context, id string, now time.Time) (_ no
 
 // Webhooks returns the last limit queued webhooks that f takes, newest first.
 func (r *DB) Webhooks(ctx context.Context, f notify.Filter, limit int) ([]notify.Webhook, error) {
-	prefix := "" // of the ids of an auction's events (see queueAuctionEnded); compared whole, as LIKE would take _ as a wildcard
-	if f.Auction != "" {
+	// The prefix of the ids of an auction's or a drop's events (see queueAuctionEnded, QueueDropEnded);
+	// compared whole, as LIKE would take _ as a wildcard.
+	prefix := ""
+	switch {
+	case f.Auction != "":
 		prefix = "auction." + f.Auction + "."
+	case f.Drop != "":
+		prefix = "drop." + f.Drop + "."
 	}
 	ws, err := queryAll(ctx, r, `SELECT id, type, payload, created_at, attempts, state, due_ms, last_error, sent_at FROM webhooks
 		WHERE (? = '' OR state = ?) AND (? = '' OR substr(id, 1, length(?)) = ?) ORDER BY created_at DESC, id DESC LIMIT ?`,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/notify"
 	"github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/webhook"
@@ -164,6 +165,66 @@ func TestWebhooksOfOneAuction(t *testing.T) {
 		}
 		if ws, _ := r.Webhooks(ctx, notify.Filter{Auction: "a_b", State: notify.Delivered}, 10); len(ws) != 0 {
 			t.Fatalf("a_b's delivered webhooks: %+v", ws)
+		}
+	})
+}
+
+// TestDropEndQueuedOnce: a drop's end, told by many instances at once and again later, is queued once;
+// a reopened drop's next end is another event; an end from before the record first queued webhooks,
+// or told while webhooks are off, is not queued.
+func TestDropEndQueuedOnce(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, r *record.DB) {
+		ctx := context.Background()
+		cfg := drop.Config{Title: "Sneakers", Stock: 3}
+		now := time.Now().UTC().Truncate(time.Millisecond)
+		tell := func(status drop.Status, claimed int, at time.Time) {
+			t.Helper()
+			if err := r.QueueDropEnded(ctx, "d", cfg, status, claimed, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tell(drop.StatusSoldOut, 3, now) // off: not queued, and not remembered as the start either
+		r.QueueWebhooks(true)
+		early := time.Now().UTC().Truncate(time.Millisecond).Add(time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
+		tell(drop.StatusClosed, 0, early) // an end after webhooks were on, told a little later
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				if err := r.QueueDropEnded(ctx, "d", cfg, drop.StatusClosed, 1, now.Add(time.Minute)); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		tell(drop.StatusClosed, 1, now.Add(time.Minute))    // again, after a restart
+		tell(drop.StatusSoldOut, 3, now.Add(2*time.Minute)) // reopened, then sold out
+		tell(drop.StatusClosed, 0, now.Add(-time.Hour))     // before webhooks were on
+		all, err := r.Webhooks(ctx, notify.Filter{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all) != 3 {
+			t.Fatalf("queued %d webhooks, want 3: %+v", len(all), all)
+		}
+		var got []webhook.DropEnded
+		for _, w := range all {
+			var e webhook.Event
+			var data webhook.DropEnded
+			if err := json.Unmarshal(w.Payload, &e); err != nil || json.Unmarshal(e.Data, &data) != nil || e.Type != webhook.TypeDropEnded || e.ID != w.ID {
+				t.Fatalf("payload %s: %v", w.Payload, err)
+			}
+			got = append(got, data)
+		}
+		want := []webhook.DropEnded{
+			{Drop: "d", Title: "Sneakers", Status: "sold_out", Stock: 3, Claimed: 3, EndedAt: now.Add(2 * time.Minute)},
+			{Drop: "d", Title: "Sneakers", Status: "closed", Stock: 3, Claimed: 1, EndedAt: now.Add(time.Minute)},
+			{Drop: "d", Title: "Sneakers", Status: "closed", Stock: 3, Claimed: 0, EndedAt: early},
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("webhook %d: %+v, want %+v", i, got[i], want[i])
+			}
 		}
 	})
 }

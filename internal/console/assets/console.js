@@ -53,8 +53,8 @@
       err_code_redeemed: 'This code was used already.',
       err_code_not_found: 'No claim of this drop has this code.',
       err_body_too_large: 'Too large: a drop’s settings, codes included, may be up to 4 MiB; anything else up to 64 KiB.',
-      webhooks: 'Webhooks', webhooks_to: 'How each auction ended is sent to {url}; the latest first:', wh_event: 'Event', wh_attempts: 'Attempts', wh_detail: 'Detail',
-      wh_pending: 'to send', wh_delivered: 'delivered', wh_failed: 'given up', wh_auction_ended: 'auction ended',
+      webhooks: 'Webhooks', webhooks_to: 'How each auction and drop ended is sent to {url}; the latest first:', wh_event: 'Event', wh_attempts: 'Attempts', wh_detail: 'Detail',
+      wh_pending: 'to send', wh_delivered: 'delivered', wh_failed: 'given up', wh_auction_ended: 'auction ended', wh_drop_ended: 'drop ended',
       wh_sent_at: 'Taken at {at}.', wh_next: 'Next try at {at}.', wh_last_error: 'Last refused: {error}', wh_never: 'Not sent yet.',
       wh_send_now: 'Send now', wh_sending: 'Sending it now.', site_told: 'Site told', wh_none: 'not yet', wh_ping: 'test event', wh_ping_send: 'Send a test event',
       wh_ping_sent: 'A test event is on its way: its line below says whether the site took it.',
@@ -110,8 +110,8 @@
       err_code_redeemed: '이미 사용된 코드입니다.',
       err_code_not_found: '이 드롭에서 이 코드를 받은 수령이 없습니다.',
       err_body_too_large: '너무 큽니다. 드롭 설정은 코드를 포함해 4 MiB까지, 그 밖의 것은 64 KiB까지입니다.',
-      webhooks: '웹훅', webhooks_to: '경매 결과를 {url}(으)로 보냅니다. 최근 것부터:', wh_event: '이벤트', wh_attempts: '시도', wh_detail: '내용',
-      wh_pending: '전송 대기', wh_delivered: '전달됨', wh_failed: '포기함', wh_auction_ended: '경매 종료',
+      webhooks: '웹훅', webhooks_to: '경매와 드롭의 결과를 {url}(으)로 보냅니다. 최근 것부터:', wh_event: '이벤트', wh_attempts: '시도', wh_detail: '내용',
+      wh_pending: '전송 대기', wh_delivered: '전달됨', wh_failed: '포기함', wh_auction_ended: '경매 종료', wh_drop_ended: '드롭 종료',
       wh_sent_at: '{at}에 전달되었습니다.', wh_next: '다음 시도: {at}.', wh_last_error: '마지막 거부: {error}', wh_never: '아직 보내지 않았습니다.',
       wh_send_now: '지금 보내기', wh_sending: '지금 보냅니다.', site_told: '사이트 통보', wh_none: '아직 없음', wh_ping: '테스트 이벤트', wh_ping_send: '테스트 이벤트 보내기',
       wh_ping_sent: '테스트 이벤트를 보냈습니다. 사이트가 받았는지는 아래 목록에 나옵니다.',
@@ -550,6 +550,13 @@
     }
   }
 
+  // siteTold is the state of the last webhook about an ended drop or auction, 'none' before one is
+  // queued, '' without webhooks or while the record that keeps them fails.
+  async function siteTold(kind, id) {
+    const hooks = await api('GET', '/v1/webhooks?limit=1&' + kind + '=' + encodeURIComponent(id)).catch(() => null);
+    return !hooks || !hooks.url ? '' : hooks.webhooks.length ? hooks.webhooks[0].state : 'none';
+  }
+
   // download links an export of the API, which the session reads as it reads the rest.
   const download = (path, label) => h('a', { href: base + path, download: '', id: 'ctl-' + label, class: 'download', text: t(label) });
 
@@ -631,7 +638,12 @@
     },
     drop: {
       // Each second without the listed codes, which may be a hundred thousand; a save reads them.
-      read: async () => api('GET', '/v1/drops/' + id + '/config?codes=0'),
+      // Over, whether the site was told how it ended (with --webhook-url): the webhook's state.
+      read: async () => {
+        const cur = await api('GET', '/v1/drops/' + id + '/config?codes=0');
+        if (cur.status === 'closed' || cur.status === 'sold_out') cur.site_told = await siteTold('drop', id);
+        return cur;
+      },
       charts: () => [
         chart('stock', t('chart_stock'), [{ label: 'remaining', get: (p) => p.remaining }, { label: 'claimed', get: (p) => p.claimed }]),
         chart('claims', t('chart_claims'), [{ label: 'claims_s', get: (p) => p.claims }]),
@@ -642,7 +654,8 @@
         // When it opens, until it does, and when it closes, while that is to come; how many each may claim.
         .concat(cur.status === 'scheduled' ? [['opens', fmtTime(cur.config.opens_at)]] : [])
         .concat(cur.config.closes_at && cur.status !== 'sold_out' ? [['closes_at', fmtTime(cur.config.closes_at)]] : [])
-        .concat(cur.config.per_visitor > 1 ? [['per_visitor', fmtNum(cur.config.per_visitor)]] : []),
+        .concat(cur.config.per_visitor > 1 ? [['per_visitor', fmtNum(cur.config.per_visitor)]] : [])
+        .concat(cur.site_told ? [['site_told', t('wh_' + cur.site_told)]] : []),
       // A drop sold out is over whatever its times: opening or closing it changes nothing.
       controls: (cur) => (cur.status === 'sold_out' ? [] : [cur.status === 'open'
         ? control('close_now', 'danger', () => api('POST', '/v1/drops/' + id + '/close'))
@@ -652,10 +665,7 @@
       // Over, whether the site was told how it ended (with --webhook-url): the webhook's state.
       read: async () => {
         const cur = await api('GET', '/v1/auctions/' + id + '/config');
-        if (cur.status === 'closed' || cur.status === 'sold') {
-          const hooks = await api('GET', '/v1/webhooks?limit=1&auction=' + encodeURIComponent(id)).catch(() => null); // the record may fail
-          cur.site_told = !hooks || !hooks.url ? '' : hooks.webhooks.length ? hooks.webhooks[0].state : 'none';
-        }
+        if (cur.status === 'closed' || cur.status === 'sold') cur.site_told = await siteTold('auction', id);
         return cur;
       },
       charts: () => [
@@ -874,9 +884,10 @@
     document.getElementById('webhooks-url').textContent = hooks.url ? t('webhooks_to', { url: hooks.url }) : '';
     document.getElementById('webhook-ping').hidden = !hooks.url;
     const rows = hooks.webhooks.map((w) => {
-      const auction = w.payload && w.payload.data && w.payload.data.auction; // the event as the site gets it
-      const what = auction
-        ? h('td', {}, h('a', { href: base + '/admin/auctions/' + encodeURIComponent(auction), text: auction }), h('span', { class: 'muted', text: ' ' + t('wh_auction_ended') }))
+      const data = (w.payload && w.payload.data) || {}; // the event as the site gets it
+      const [kind, of] = data.auction ? ['auction', data.auction] : data.drop ? ['drop', data.drop] : [];
+      const what = of
+        ? h('td', {}, h('a', { href: base + '/admin/' + kind + 's/' + encodeURIComponent(of), text: of }), h('span', { class: 'muted', text: ' ' + t('wh_' + kind + '_ended') }))
         : h('td', { text: w.type === 'ping' ? t('wh_ping') : w.id });
       const detail = w.state === 'delivered' ? t('wh_sent_at', { at: fmtTime(w.sent_at) })
         : [w.last_error ? t('wh_last_error', { error: w.last_error }) : t('wh_never'), w.state === 'pending' && w.due_at ? t('wh_next', { at: fmtTime(w.due_at) }) : '']
