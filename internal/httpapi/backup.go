@@ -16,6 +16,11 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 			"nothing under --data is this instance's own: Redis keeps the lines and secrets, PostgreSQL the record; back them up with their own tools"))
 		return
 	}
+	if r.Method == http.MethodHead {
+		w.Header().Set("Content-Type", "application/gzip")
+		w.Header().Set("Cache-Control", "no-store")
+		return // a probe of the link: no copy for an answer without a body
+	}
 	if !s.backingUp.TryLock() {
 		s.writeError(w, r, apiError(http.StatusConflict, codeBackupRunning, "a backup is being taken; ask again once it is done"))
 		return

@@ -77,12 +77,20 @@ func TestBackupDownload(t *testing.T) {
 	}
 }
 
-// TestBackupRefused: without the embedded backend, or while another backup is taken, the call is
-// refused with its code; a backup that fails before its first byte is a JSON 503, and one that fails
+// TestBackupRefused: without a data directory of its own, or while another backup is taken, the call
+// is refused with its code; a HEAD takes no copy; a backup that fails before its first byte is a JSON 503, and one that fails
 // after it cuts the download short, so that it cannot pass for a whole one.
 func TestBackupRefused(t *testing.T) {
 	e := setup(t)
 	e.want(e.do("GET", "/v1/backup", adminKey, ""), http.StatusConflict, "backup_unavailable")
+
+	copies := 0
+	e = setup(t, withBackups(backupFunc(func(context.Context, io.Writer) error { copies++; return nil })))
+	req, _ := http.NewRequest("HEAD", e.srv.URL+"/v1/backup", nil)
+	req.Header.Set("Authorization", "Bearer "+adminKey)
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusOK || copies != 0 {
+		t.Fatalf("HEAD: %v %v, %d copies taken", res, err, copies)
+	}
 
 	held, release := make(chan struct{}), make(chan struct{})
 	var fail error
