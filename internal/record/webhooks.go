@@ -18,11 +18,11 @@ import (
 	"github.com/rushgate/rushgate/webhook"
 )
 
-// The queue of webhooks: each event a site is told of is a row, written in the transaction that
-// records what it tells (an auction's result; a drop's end, found by the drop service, is queued under
-// an id of its own), so that a crash between the two neither loses it nor a
-// replay of the record queues it twice. Its id is the event's; notify.Sender sends the rows that are
-// due and marks how each went.
+// The queue of webhooks: each event a site is told of is a row whose id is the event's, so that an
+// event queued again (a replay of the record, a drop's end found by every instance) is queued once. An
+// auction's end is queued in the transaction that records it, so that a crash between the two loses
+// neither; a drop's end is queued by the drop service's sampler, which finds it again after a crash.
+// notify.Sender sends the rows that are due and marks how each went.
 
 const insertWebhook = `INSERT INTO webhooks (id, type, payload, created_at, due_ms, attempts, state, last_error, sent_at)
 	VALUES (?, ?, ?, ?, ?, 0, 'pending', '', '') ON CONFLICT (id) DO NOTHING`
