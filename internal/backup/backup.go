@@ -57,9 +57,9 @@ func Take(ctx context.Context, w io.Writer, src Source) error {
 		return fmt.Errorf("backup: %w", err)
 	}
 	defer os.RemoveAll(work)
-	paths := map[string]string{} // name in the archive -> file
-	var names []string
-	add := func(name, path string) { paths[name] = path; names = append(names, name) }
+	type file struct{ name, path string } // its name in the archive, where it is read
+	var files []file
+	add := func(name, path string) { files = append(files, file{name, path}) }
 	if src.Record != nil {
 		copied := filepath.Join(work, record.File)
 		switch err := src.Record.CopyTo(ctx, copied); {
@@ -97,9 +97,9 @@ func Take(ctx context.Context, w io.Writer, src Source) error {
 		}
 	}()
 	now := time.Now()
-	for _, name := range names {
-		f, err := os.Open(paths[name])
-		if errors.Is(err, fs.ErrNotExist) && filepath.Dir(paths[name]) == src.Dir {
+	for _, fl := range files {
+		f, err := os.Open(fl.path)
+		if errors.Is(err, fs.ErrNotExist) && filepath.Dir(fl.path) == src.Dir {
 			continue // a temporary file of the vault's, renamed since it was listed
 		}
 		if err != nil {
@@ -110,7 +110,7 @@ func Take(ctx context.Context, w io.Writer, src Source) error {
 			f.Close()
 			return fmt.Errorf("backup: %w", err)
 		}
-		parts = append(parts, part{f, &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o600, Size: st.Size(), ModTime: now}})
+		parts = append(parts, part{f, &tar.Header{Typeflag: tar.TypeReg, Name: fl.name, Mode: 0o600, Size: st.Size(), ModTime: now}})
 	}
 	return write(w, parts)
 }
