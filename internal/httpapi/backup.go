@@ -32,6 +32,13 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 	began := time.Now()
 	out := &download{w: w, name: "rushgate-backup-" + s.now().UTC().Format("20060102T150405Z") + ".tar.gz"}
 	err := s.backups.Backup(r.Context(), out)
+	if s.metrics != nil {
+		outcome := "taken"
+		if err != nil {
+			outcome = "failed"
+		}
+		s.metrics.Backup(outcome, s.now())
+	}
 	switch {
 	case err != nil && out.n == 0:
 		s.writeError(w, r, &Error{Status: http.StatusServiceUnavailable, Code: codeStoreUnavailable,

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -74,6 +75,12 @@ func TestBackupDownload(t *testing.T) {
 	}
 	if got := strings.Join(names, " "); got != "records.db lines.snapshot" {
 		t.Errorf("backup holds %s", got)
+	}
+	m := e.metrics()
+	at, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(grepLines(m, "rushgate_backup_last_taken_timestamp_seconds "),
+		"rushgate_backup_last_taken_timestamp_seconds ")), 64)
+	if !strings.Contains(m, `rushgate_backups_total{outcome="taken"} 1`) || int64(at) != e.clock.Now().Unix() {
+		t.Errorf("the metrics after a backup:\n%s", grepLines(m, "rushgate_backup"))
 	}
 }
 

@@ -38,6 +38,8 @@ type Metrics struct {
 	guards      *prometheus.CounterVec
 	redemptions *prometheus.CounterVec
 	webhooks    *prometheus.CounterVec
+	backups     *prometheus.CounterVec
+	backupAt    prometheus.Gauge
 	records     prometheus.Gauge
 	recordsOnce sync.Once // registers records on first use: only the Redis backend has a value for it
 
@@ -95,6 +97,16 @@ func New() *Metrics {
 		Name: "rushgate_webhook_attempts_total",
 		Help: "Deliveries of webhooks to the site by this instance, by outcome: delivered (the site answered 2xx), retry (it did not; sent again later), failed (it did not, for the last time).",
 	}, []string{"outcome"})
+	m.backups = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rushgate_backups_total",
+		Help: "Backups (GET /v1/backup) taken by this instance, by outcome: taken (downloaded whole), failed (none, or cut short).",
+	}, []string{"outcome"})
+	m.backups.WithLabelValues("taken")
+	m.backups.WithLabelValues("failed")
+	m.backupAt = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "rushgate_backup_last_taken_timestamp_seconds",
+		Help: "When this instance last had a backup downloaded whole, in Unix seconds; 0 since its start until one is.",
+	})
 	m.records = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "rushgate_records_in_use",
 		Help: "How many different SQL records the instances on this Redis record into (checked every 30 s); more than 1 splits the record of drops and auctions.",
@@ -116,6 +128,7 @@ func New() *Metrics {
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 	})
 	m.reg.MustRegister(m.joins, m.admitted, m.releases, m.expiries, m.requests, m.batches, m.guards, m.redemptions, m.webhooks,
+		m.backups, m.backupAt,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -204,6 +217,14 @@ func (m *Metrics) Redemption(id, outcome string) { m.redemptions.WithLabelValues
 
 // WebhookAttempt implements [notify.Observer].
 func (m *Metrics) WebhookAttempt(outcome string) { m.webhooks.WithLabelValues(outcome).Inc() }
+
+// Backup counts a backup by its outcome, "taken" or "failed"; a taken one, finished at, is the latest.
+func (m *Metrics) Backup(outcome string, at time.Time) {
+	m.backups.WithLabelValues(outcome).Inc()
+	if outcome == "taken" {
+		m.backupAt.Set(float64(at.UnixMilli()) / 1000)
+	}
+}
 
 // Joined implements [room.Observer].
 func (m *Metrics) Joined(id string) {
