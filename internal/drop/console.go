@@ -177,8 +177,14 @@ func (s *Service) tell(ctx context.Context, id string, info Info) {
 	status, at := StatusSoldOut, time.Time{}
 	if info.Claimed >= info.Config.Stock {
 		last, err := s.store.Claims(ctx, id, int64(info.Claimed-1), 1)
-		if err != nil || len(last) == 0 {
+		if err != nil {
 			return // the next read tries again
+		}
+		if len(last) == 0 {
+			// The last claim is not durable yet (the embedded backend lists only claims committed, and
+			// a failed commit undoes the others): read the drop again in a second, not a minute.
+			s.seen.Wake(id)
+			return
 		}
 		at = last[0].ClaimedAt
 	} else {

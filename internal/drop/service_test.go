@@ -735,3 +735,44 @@ func TestDropEndsTold(t *testing.T) {
 		t.Fatalf("told after the record came back: %q, want the second close", got)
 	}
 }
+
+// lagging is a store whose claims are listed only once lag reads have passed, as the embedded
+// backend lists a claim only once it is committed.
+type lagging struct {
+	drop.Store
+	lag atomic.Int32
+}
+
+func (l *lagging) Claims(ctx context.Context, id string, after int64, limit int) ([]drop.Claim, error) {
+	if l.lag.Add(-1) >= 0 {
+		return nil, nil
+	}
+	return l.Store.Claims(ctx, id, after, limit)
+}
+
+// TestDropEndToldOnceDurable: a drop found sold out while its last claim is still being committed is
+// told a second later, once the claim is listed, not at the next minute's read.
+func TestDropEndToldOnceDurable(t *testing.T) {
+	clock := storetest.NewClock(time.Now().Truncate(time.Second))
+	store := &lagging{Store: memstore.NewDrops(clock.Now, nil)}
+	ended := &endings{}
+	svc := drop.NewService(store, drop.Options{Clock: clock.Now, Ended: ended, Logger: slog.New(slog.DiscardHandler)})
+	ctx := t.Context()
+	if _, err := svc.Put(ctx, "gone", drop.Config{Stock: 1, PerVisitor: 1, OpensAt: clock.Now().Add(-time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := svc.Claim(ctx, drop.ClaimRequest{Drop: "gone", Visitor: "v"}); err != nil {
+		t.Fatal(err)
+	}
+	store.lag.Store(1)
+	clock.Advance(time.Second)
+	svc.Sample(ctx)
+	if got := ended.take(); len(got) != 0 {
+		t.Fatalf("told before the last claim was listed: %q", got)
+	}
+	clock.Advance(time.Second)
+	svc.Sample(ctx)
+	if got := ended.take(); len(got) != 1 || !strings.HasPrefix(got[0], "gone sold_out 1/1 ") {
+		t.Fatalf("told a second later: %q", got)
+	}
+}
