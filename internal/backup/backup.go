@@ -96,7 +96,7 @@ func Take(ctx context.Context, w io.Writer, src Source) error {
 			p.f.Close()
 		}
 	}()
-	now := time.Now()
+	now := time.Now().Truncate(time.Second) // tar keeps whole seconds: a rounded-up time would be in the future
 	for _, fl := range files {
 		f, err := os.Open(fl.path)
 		if errors.Is(err, fs.ErrNotExist) && filepath.Dir(fl.path) == src.Dir {
