@@ -64,6 +64,9 @@ func unpack(t *testing.T, archive []byte, dir string) []string {
 		if h.Typeflag != tar.TypeReg || filepath.Base(h.Name) != h.Name || h.Mode != 0o600 {
 			t.Fatalf("backup holds %q (type %c, mode %o)", h.Name, h.Typeflag, h.Mode)
 		}
+		if h.ModTime.Nanosecond() != 0 || h.ModTime.After(time.Now()) { // tar would warn of a time to come
+			t.Errorf("%s is dated %s", h.Name, h.ModTime)
+		}
 		b, err := io.ReadAll(tr)
 		if err != nil {
 			t.Fatal(err)
