@@ -319,20 +319,27 @@ func (r *DB) ID() string {
 	return "" // not open yet
 }
 
-// identity reads the record's id, making it on first use (two instances racing to make it keep the
-// first one written).
+// identity reads the record's id, making it on first use.
 func (r *DB) identity(ctx context.Context) (string, error) {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
-	if _, err := r.db.ExecContext(ctx, r.q(`INSERT INTO record_meta (name, value) VALUES ('id', ?) ON CONFLICT (name) DO NOTHING`),
-		hex.EncodeToString(b[:])); err != nil {
-		return "", fmt.Errorf("record: %w", err)
-	}
-	var id string
-	if err := r.db.QueryRowContext(ctx, `SELECT value FROM record_meta WHERE name = 'id'`).Scan(&id); err != nil {
+	id, err := r.meta(ctx, "id", hex.EncodeToString(b[:]))
+	if err != nil {
 		return "", fmt.Errorf("record: %w", err)
 	}
 	return id, nil
+}
+
+// meta returns the record's value called name, storing first if it has none: of several instances
+// racing to store theirs, every one reads the first one written.
+func (r *DB) meta(ctx context.Context, name, first string) (string, error) {
+	if _, err := r.db.ExecContext(ctx, r.q(`INSERT INTO record_meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`),
+		name, first); err != nil {
+		return "", err
+	}
+	var v string
+	err := r.db.QueryRowContext(ctx, r.q(`SELECT value FROM record_meta WHERE name = ?`), name).Scan(&v)
+	return v, err
 }
 
 // Check reports whether the store takes writes: nil, unless the last write failed and a probe write,

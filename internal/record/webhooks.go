@@ -83,14 +83,8 @@ func (r *DB) QueueDropEnded(ctx context.Context, id string, cfg drop.Config, sta
 	if err != nil {
 		return err
 	}
-	_, args, err := newWebhook(webhook.Event{ID: key, Type: webhook.TypeDropEnded, CreatedAt: time.Now(), Data: data})
-	if err != nil {
-		return err
-	}
-	if _, err := r.db.ExecContext(ctx, r.q(insertWebhook), args...); err != nil {
-		return fmt.Errorf("%w: webhook: %w", rushgate.ErrRecordUnavailable, err)
-	}
-	return nil
+	_, err = r.queue(ctx, webhook.Event{ID: key, Type: webhook.TypeDropEnded, CreatedAt: time.Now(), Data: data})
+	return err
 }
 
 // webhooksSince returns since when the record queues webhooks: when the first instance that shares it
@@ -99,12 +93,8 @@ func (r *DB) webhooksSince(ctx context.Context) (time.Time, error) {
 	if at := r.since.Load(); at != nil {
 		return *at, nil
 	}
-	if _, err := r.db.ExecContext(ctx, r.q(`INSERT INTO record_meta (name, value) VALUES ('webhooks_since', ?) ON CONFLICT (name) DO NOTHING`),
-		strconv.FormatInt(r.enabled.Load(), 10)); err != nil {
-		return time.Time{}, err
-	}
-	var v string
-	if err := r.db.QueryRowContext(ctx, `SELECT value FROM record_meta WHERE name = 'webhooks_since'`).Scan(&v); err != nil {
+	v, err := r.meta(ctx, "webhooks_since", strconv.FormatInt(r.enabled.Load(), 10))
+	if err != nil {
 		return time.Time{}, err
 	}
 	ms, err := strconv.ParseInt(v, 10, 64)
@@ -136,8 +126,14 @@ func (r *DB) QueuePing(ctx context.Context, now time.Time) (_ notify.Webhook, er
 	defer func() { err = r.wrote(ctx, err) }()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	w, args, err := newWebhook(webhook.Event{ID: "ping." + strconv.FormatInt(now.UnixMilli(), 10) + "." + hex.EncodeToString(b[:]),
+	return r.queue(ctx, webhook.Event{ID: "ping." + strconv.FormatInt(now.UnixMilli(), 10) + "." + hex.EncodeToString(b[:]),
 		Type: webhook.TypePing, CreatedAt: now, Data: json.RawMessage(`{}`)})
+}
+
+// queue queues e, due at once, in a statement of its own (an auction's end is queued in the
+// transaction that records it instead), unless one of its id is queued already.
+func (r *DB) queue(ctx context.Context, e webhook.Event) (notify.Webhook, error) {
+	w, args, err := newWebhook(e)
 	if err != nil {
 		return notify.Webhook{}, err
 	}
