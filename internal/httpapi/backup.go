@@ -62,11 +62,7 @@ type download struct {
 
 func (d *download) Write(p []byte) (int, error) {
 	if d.n == 0 {
-		h := d.w.Header()
-		h.Set("Content-Type", "application/gzip")
-		h.Set("Content-Disposition", `attachment; filename="`+d.name+`"`)
-		h.Set("Cache-Control", "no-store")
-		h.Set("X-Content-Type-Options", "nosniff")
+		attachment(d.w.Header(), "application/gzip", d.name)
 	}
 	n, err := d.w.Write(p)
 	d.n += int64(n)

@@ -28,11 +28,7 @@ func (s *Server) exportCSV(w http.ResponseWriter, r *http.Request, filename stri
 		s.writeError(w, r, err)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/csv; charset=utf-8")
-	h.Set("Content-Disposition", `attachment; filename="`+filename+`"`)
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
+	attachment(w.Header(), "text/csv; charset=utf-8", filename)
 	out := csv.NewWriter(w)
 	_ = out.Write(header)
 	for len(p.rows) > 0 {
@@ -55,6 +51,15 @@ func (s *Server) exportCSV(w http.ResponseWriter, r *http.Request, filename stri
 		}
 	}
 	out.Flush()
+}
+
+// attachment sets the headers of a download: saved as filename, never cached (it holds the operator's
+// data), never sniffed as another type.
+func attachment(h http.Header, contentType, filename string) {
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Disposition", `attachment; filename="`+filename+`"`)
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
 }
 
 // inert keeps a cell from being read as a formula by a spreadsheet: a listed code is the operator's
