@@ -10,7 +10,7 @@ run: ## run rushgate on the embedded backend
 test: ## run the tests as CI does
 	go test -race ./...
 
-fuzz: ## fuzz the parsers, token verification, forwarding headers and the embedded lines file for a minute each
+fuzz: ## fuzz the parsers, token verification, forwarding headers, the embedded lines file and backups to restore for a minute each
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 1m ./internal/visitor
 	go test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime 1m ./admission
 	go test -run '^$$' -fuzz '^FuzzDecodeConfig$$' -fuzztime 1m ./internal/room
@@ -22,6 +22,7 @@ fuzz: ## fuzz the parsers, token verification, forwarding headers and the embedd
 	go test -run '^$$' -fuzz '^FuzzSession$$' -fuzztime 1m ./internal/console
 	go test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime 1m ./internal/challenge
 	go test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime 1m ./webhook
+	go test -run '^$$' -fuzz '^FuzzRestore$$' -fuzztime 1m ./internal/backup
 
 bench: ## Go benchmarks of the store and the join handler
 	go test -run '^$$' -bench . -benchtime 20000x ./internal/memstore ./internal/httpapi

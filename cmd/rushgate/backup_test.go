@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,8 +20,8 @@ import (
 	"github.com/rushgate/rushgate/internal/redistest"
 )
 
-// TestBackupRestoresElsewhere: a backup downloaded while visitors claim, unpacked with tar into an
-// empty directory as the README says, starts a rushgate where every visitor stands where it stood,
+// TestBackupRestoresElsewhere: a backup downloaded while visitors claim, restored into a new directory
+// with rushgate restore as the README says, starts a rushgate where every visitor stands where it stood,
 // tokens issued before still verify, and the drop holds every claim answered before the backup was
 // asked for and none that was never answered.
 func TestBackupRestoresElsewhere(t *testing.T) {
@@ -91,10 +92,12 @@ func TestBackupRestoresElsewhere(t *testing.T) {
 	_ = cmd.Wait()
 	t.Logf("%d claims answered before the backup, %d in all (%d sent)", before, answered.Load(), sent.Load())
 
-	restored := t.TempDir()
-	if out, err := exec.Command("tar", "-xzf", archive, "-C", restored).CombinedOutput(); err != nil {
-		t.Fatalf("tar: %v %s", err, out)
+	restored := filepath.Join(t.TempDir(), "restored")
+	out, err := exec.Command(bin, "restore", "--data", restored, archive).CombinedOutput()
+	if err != nil {
+		t.Fatalf("restore: %v %s", err, out)
 	}
+	t.Logf("%s", out)
 	_, base = startEmbedded(t, bin, restored)
 	if _, again, _ := do(t, "GET", base+"/v1/rooms/sale/status", tokens[2], ""); again["state"] != "waiting" || again["position"] != st["position"] {
 		t.Errorf("the last visitor after the restore: %v, before: %v", again, st)
@@ -109,6 +112,13 @@ func TestBackupRestoresElsewhere(t *testing.T) {
 	}
 	if int64(claimed) < before || int64(claimed) > answered.Load() {
 		t.Errorf("the restored drop holds %v claims: %d were answered before the backup, %d in all", claimed, before, answered.Load())
+	}
+	if said := fmt.Sprintf("drops 1, claims %d,", int64(claimed)); !strings.Contains(string(out), said) ||
+		!strings.Contains(string(out), "the lines: rooms 1, visitors waiting 2, admitted 1") {
+		t.Errorf("the restore said %q, not %q and the lines", out, said)
+	}
+	if out, err := exec.Command(bin, "restore", "--data", restored, archive).CombinedOutput(); err == nil || !strings.Contains(string(out), "not empty") {
+		t.Errorf("a restore into a data directory in use: %v %s", err, out)
 	}
 }
 

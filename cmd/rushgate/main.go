@@ -25,6 +25,8 @@ Usage:
   rushgate serve [flags]   run the server (rushgate serve -h lists the flags)
   rushgate loadtest --room R [flags]
                            rehearse an on-sale against a running rushgate (rushgate loadtest -h)
+  rushgate restore [--data DIR] ARCHIVE
+                           restore a backup (GET /v1/backup) into a new data directory
   rushgate version         print the version
   rushgate help            print this help
 
@@ -54,6 +56,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return serve(ctx, args[1:], stdout, stderr)
 	case "loadtest":
 		return loadtest.Run(ctx, args[1:], stdout)
+	case "restore":
+		return restore(ctx, args[1:], os.Stdin, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "rushgate", buildVersion())
 		return nil

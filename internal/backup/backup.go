@@ -72,7 +72,7 @@ func Take(ctx context.Context, w io.Writer, src Source) error {
 	}
 	if src.Lines != nil {
 		lines := filepath.Join(work, memstore.LinesFile)
-		if err := writeFile(lines, src.Lines); err != nil {
+		if err := writeFile(lines, src.Lines, false); err != nil {
 			return fmt.Errorf("backup: the lines: %w", err)
 		}
 		add(memstore.LinesFile, lines)
@@ -143,11 +143,16 @@ func write(w io.Writer, parts []part) error {
 	return errors.Join(tw.Close(), gz.Close())
 }
 
-// writeFile creates path and has fill write it.
-func writeFile(path string, fill func(io.Writer) error) error {
+// writeFile creates path and has fill write it, unbuffered (the lines are gob messages, each one
+// write; a restore copies in large reads), synced to the disk when sync says.
+func writeFile(path string, fill func(io.Writer) error, sync bool) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
-	return errors.Join(fill(f), f.Close()) // the lines are gob messages, each one write: no buffer
+	err = fill(f)
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
 }

@@ -29,7 +29,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // open opens the embedded backend over dir as serve does, closed when the test ends.
-func open(t *testing.T, dir string) (*record.DB, *memstore.Backend) {
+func open(t testing.TB, dir string) (*record.DB, *memstore.Backend) {
 	t.Helper()
 	db, err := record.OpenSQLite(context.Background(), filepath.Join(dir, record.File), record.FsyncAlways)
 	if err != nil {

@@ -2,9 +2,11 @@ package record
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"modernc.org/sqlite"
 )
@@ -69,4 +71,62 @@ func (r *DB) CopyTo(ctx context.Context, path string) (err error) {
 		}
 		return nil
 	})
+}
+
+// ErrDamaged says that a file meant as a SQLite record is not one that rushgate can start from: not a
+// SQLite database, one that fails SQLite's integrity check, or one without a record's tables.
+var ErrDamaged = errors.New("record: not a whole SQLite record")
+
+// Contents counts what a record holds, so that an operator restoring a copy can see it is the one
+// meant before starting from it.
+type Contents struct {
+	ID                                     string // the record's identity, which its webhooks' ids carry
+	Rooms, Drops, Claims, Auctions, Events int64
+}
+
+// Verify checks the SQLite record at path, a copy nothing else has open, and counts what it holds. It
+// runs SQLite's integrity check, which reads every page: a restore runs it before putting a copy in
+// place, since a damaged record would otherwise fail only later, in serve or at its first write. It
+// changes nothing in the file.
+func Verify(ctx context.Context, path string) (Contents, error) {
+	var c Contents
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&immutable=1")
+	if err != nil {
+		return c, fmt.Errorf("record: %w", err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	rows, err := db.QueryContext(ctx, `PRAGMA integrity_check`)
+	if err != nil {
+		return c, fmt.Errorf("%w: %w", ErrDamaged, err)
+	}
+	var problems []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			rows.Close()
+			return c, fmt.Errorf("%w: %w", ErrDamaged, err)
+		}
+		if p != "ok" && len(problems) < 3 {
+			problems = append(problems, p)
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return c, fmt.Errorf("%w: %w", ErrDamaged, err)
+	}
+	if len(problems) > 0 {
+		return c, fmt.Errorf("%w: %s", ErrDamaged, strings.Join(problems, "; "))
+	}
+	if err := db.QueryRowContext(ctx, `SELECT value FROM record_meta WHERE name = 'id'`).Scan(&c.ID); err != nil {
+		return c, fmt.Errorf("%w: no identity: %w", ErrDamaged, err)
+	}
+	for _, n := range []struct {
+		table string
+		to    *int64
+	}{{"rooms", &c.Rooms}, {"drops", &c.Drops}, {"drop_claims", &c.Claims}, {"auctions", &c.Auctions}, {"auction_events", &c.Events}} {
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM `+n.table).Scan(n.to); err != nil {
+			return c, fmt.Errorf("%w: %s: %w", ErrDamaged, n.table, err)
+		}
+	}
+	return c, nil
 }

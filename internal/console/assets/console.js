@@ -59,7 +59,7 @@
       wh_send_now: 'Send now', wh_sending: 'Sending it now.', site_told: 'Site told', wh_none: 'not yet', wh_ping: 'test event', wh_ping_send: 'Send a test event',
       wh_ping_sent: 'A test event is on its way: its line below says whether the site took it.',
       backup: 'Backup', backup_download: 'Download a backup',
-      backup_about: 'A copy of what this rushgate keeps in its data directory (on the embedded backend all of it: the record, the lines, the signing keys and secrets), taken while it runs. Keep it as secret as the admin key. To restore it, unpack it into an empty directory and start rushgate with --data set to that directory.',
+      backup_about: 'A copy of what this rushgate keeps in its data directory (on the embedded backend all of it: the record, the lines, the signing keys and secrets), taken while it runs. Keep it as secret as the admin key. To restore it, run rushgate restore --data DIR with the file, into a new directory, and start rushgate with --data DIR.',
     },
     ko: {
       console: '콘솔', admin_key: '관리자 키', sign_in: '로그인', sign_out: '로그아웃', overview: '개요',
@@ -116,7 +116,7 @@
       wh_send_now: '지금 보내기', wh_sending: '지금 보냅니다.', site_told: '사이트 통보', wh_none: '아직 없음', wh_ping: '테스트 이벤트', wh_ping_send: '테스트 이벤트 보내기',
       wh_ping_sent: '테스트 이벤트를 보냈습니다. 사이트가 받았는지는 아래 목록에 나옵니다.',
       backup: '백업', backup_download: '백업 내려받기',
-      backup_about: '이 rushgate가 데이터 디렉터리에 보관하는 것(내장 백엔드라면 전부: 기록, 대기열, 서명 키와 비밀값)의 사본으로, 멈추지 않고 만듭니다. 관리자 키처럼 비밀로 보관하세요. 복원하려면 빈 디렉터리에 풀고 --data로 그 디렉터리를 지정해 rushgate를 시작하세요.',
+      backup_about: '이 rushgate가 데이터 디렉터리에 보관하는 것(내장 백엔드라면 전부: 기록, 대기열, 서명 키와 비밀값)의 사본으로, 멈추지 않고 만듭니다. 관리자 키처럼 비밀로 보관하세요. 복원하려면 이 파일로 rushgate restore --data DIR을 새 디렉터리에 실행한 뒤 --data DIR로 rushgate를 시작하세요.',
     },
   };
 
