@@ -92,6 +92,10 @@ func TestBackupRestoresElsewhere(t *testing.T) {
 	_ = cmd.Wait()
 	t.Logf("%d claims answered before the backup, %d in all (%d sent)", before, answered.Load(), sent.Load())
 
+	checked, err := exec.Command(bin, "restore", "--check", archive).CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(checked), "checked ") {
+		t.Fatalf("restore --check: %v %s", err, checked)
+	}
 	restored := filepath.Join(t.TempDir(), "restored")
 	out, err := exec.Command(bin, "restore", "--data", restored, archive).CombinedOutput()
 	if err != nil {
@@ -112,6 +116,9 @@ func TestBackupRestoresElsewhere(t *testing.T) {
 	}
 	if int64(claimed) < before || int64(claimed) > answered.Load() {
 		t.Errorf("the restored drop holds %v claims: %d were answered before the backup, %d in all", claimed, before, answered.Load())
+	}
+	if _, record, _ := strings.Cut(string(checked), "\n"); !strings.Contains(string(out), record) {
+		t.Errorf("the check said %q, the restore %q", checked, out)
 	}
 	if said := fmt.Sprintf("drops 1, claims %d,", int64(claimed)); !strings.Contains(string(out), said) ||
 		!strings.Contains(string(out), "the lines: rooms 1, visitors waiting 2, admitted 1") {

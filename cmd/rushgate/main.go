@@ -25,8 +25,8 @@ Usage:
   rushgate serve [flags]   run the server (rushgate serve -h lists the flags)
   rushgate loadtest --room R [flags]
                            rehearse an on-sale against a running rushgate (rushgate loadtest -h)
-  rushgate restore [--data DIR] ARCHIVE
-                           restore a backup (GET /v1/backup) into a new data directory
+  rushgate restore [--data DIR | --check] ARCHIVE
+                           restore a backup (GET /v1/backup) into a new data directory, or check it
   rushgate version         print the version
   rushgate help            print this help
 

@@ -12,15 +12,17 @@ import (
 )
 
 // restore unpacks a backup (GET /v1/backup) into a missing or empty data directory, checked before
-// anything is put in place.
+// anything is put in place, or with --check only checks it.
 func restore(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("restore", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	data := fset.String("data", "./rushgate-data", "the data directory to restore into: missing or empty")
+	only := fset.Bool("check", false, "check the archive as a restore would, and restore nothing")
 	fset.Usage = func() {
-		fmt.Fprint(stderr, "Usage: rushgate restore [--data DIR] ARCHIVE\n\n"+
+		fmt.Fprint(stderr, "Usage: rushgate restore [--data DIR | --check] ARCHIVE\n\n"+
 			"Restores a backup taken with GET /v1/backup (ARCHIVE, or - for standard input) into DIR, which must be\n"+
-			"missing or empty, then prints what it holds; rushgate serve --data DIR starts from it.\n\n")
+			"missing or empty, then prints what it holds; rushgate serve --data DIR starts from it. With --check it\n"+
+			"only reads the archive through, as a restore would, and prints what it holds.\n\n")
 		fset.PrintDefaults()
 	}
 	if err := fset.Parse(args); err != nil {
@@ -43,7 +45,13 @@ func restore(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		defer f.Close()
 		in = f
 	}
-	got, err := backup.Restore(ctx, in, *data)
+	var got backup.Restored
+	var err error
+	if *only {
+		got, err = backup.Check(ctx, in)
+	} else {
+		got, err = backup.Restore(ctx, in, *data)
+	}
 	if err != nil {
 		return err
 	}
@@ -51,7 +59,11 @@ func restore(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	for _, f := range got.Files {
 		size += f.Size
 	}
-	fmt.Fprintf(stdout, "restored %s into %s: %d files, %d bytes\n", name, *data, len(got.Files), size)
+	if *only {
+		fmt.Fprintf(stdout, "checked %s: %d files, %d bytes\n", name, len(got.Files), size)
+	} else {
+		fmt.Fprintf(stdout, "restored %s into %s: %d files, %d bytes\n", name, *data, len(got.Files), size)
+	}
 	if r := got.Record; r != nil {
 		fmt.Fprintf(stdout, "  the record %s: rooms %d, drops %d, claims %d, auctions %d, auction events %d\n",
 			r.ID, r.Rooms, r.Drops, r.Claims, r.Auctions, r.Events)
@@ -62,6 +74,8 @@ func restore(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	for _, f := range got.Files {
 		fmt.Fprintf(stdout, "  %-20s %12d bytes\n", f.Name, f.Size)
 	}
-	fmt.Fprintf(stdout, "start from it: rushgate serve --data %s\n", *data)
+	if !*only {
+		fmt.Fprintf(stdout, "start from it: rushgate serve --data %s\n", *data)
+	}
 	return nil
 }

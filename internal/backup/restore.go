@@ -78,6 +78,18 @@ func Restore(ctx context.Context, r io.Reader, dir string) (Restored, error) {
 	return got, nil
 }
 
+// Check reads an archive as Restore would, into a directory of its own under the system's temporary
+// one, which it removes, and says what the archive holds: a backup not yet restored is not known to
+// restore, so a nightly job checks the night's.
+func Check(ctx context.Context, r io.Reader) (Restored, error) {
+	tmp, err := os.MkdirTemp("", "rushgate-check-*")
+	if err != nil {
+		return Restored{}, fmt.Errorf("backup: check: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	return Restore(ctx, r, filepath.Join(tmp, "data"))
+}
+
 // emptyDir reports whether dir exists, refusing one that is not an empty directory; the working
 // directory of an earlier restore cut short does not count, and is removed.
 func emptyDir(dir string) (bool, error) {

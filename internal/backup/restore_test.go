@@ -308,3 +308,20 @@ func FuzzRestore(f *testing.F) {
 		}
 	})
 }
+
+// TestCheck: checking a backup says what a restore would, and leaves nothing behind.
+func TestCheck(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	archive := backedUp(t)
+	got, err := backup.Check(context.Background(), bytes.NewReader(archive))
+	if err != nil || len(got.Files) != 3 || got.Record == nil || got.Record.Claims != 3 || got.Lines == nil || got.Lines.Waiting != 1 {
+		t.Errorf("checked: %+v %v", got, err)
+	}
+	if _, err := backup.Check(context.Background(), bytes.NewReader(archive[:len(archive)-10])); !errors.Is(err, backup.ErrArchive) {
+		t.Errorf("checked a cut archive: %v", err)
+	}
+	if e := entries(t, tmp); len(e) > 0 {
+		t.Errorf("checks left %v", e)
+	}
+}
