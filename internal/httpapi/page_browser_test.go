@@ -1353,3 +1353,33 @@ func TestAuctionPageTellsABuriedBid(t *testing.T) {
 		t.Fatalf("the new tab lists %d bids of its own among the last hundred", mine)
 	}
 }
+
+// TestAuctionPageSeesARelisting: a lot that ended unsold and is put up again under its id shows as the
+// new sale on a page that was left open on the old one, whose feed had ended.
+func TestAuctionPageSeesARelisting(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/auctions/lamp", adminKey, e.auctionCfg("")), 200, "")
+	e.want(e.do("POST", "/v1/auctions/lamp/end", adminKey, ""), 200, "")
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/a/lamp?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the end without bids", func() bool { return shown("#leader") == "No bids" })
+	now := e.clock.Now()
+	e.want(e.do("PUT", "/v1/auctions/lamp", adminKey, fmt.Sprintf(`{"title": "Lamp, again", "currency": "EUR", "start_price": 800,
+		"increment": 100, "starts_at": %q, "ends_at": %q}`, now.Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))), 200, "")
+	if st := e.do("GET", "/v1/auctions/lamp", "", "").str("status"); st != "open" {
+		t.Fatalf("the relisted lot is %s", st)
+	}
+	relisted := func() bool {
+		return shown("#price") == "€8.00" && eval[bool](t, ctx, `!document.getElementById('bid').disabled`)
+	}
+	for i := 0; !relisted(); i++ { // the page looks 2.5 to 7.5 s after the end
+		if i == 300 {
+			t.Fatalf("the page still shows %q, %q after 15 s", shown("#price"), shown("#when"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	screenshot(t, ctx, "auction-relisted")
+}
