@@ -129,6 +129,46 @@ func TestBackupRestoresElsewhere(t *testing.T) {
 	}
 }
 
+// TestScheduledBackups: with --backup-dir an instance keeps a backup there from its start, one that
+// rushgate restore --check reads through, and counts it in its metrics.
+func TestScheduledBackups(t *testing.T) {
+	bin := buildBinary(t)
+	out := filepath.Join(t.TempDir(), "backups")
+	_, base := startEmbedded(t, bin, t.TempDir(), "--backup-dir", out, "--backup-every", "1h")
+	var kept []string
+	for start := time.Now(); len(kept) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("no backup kept within 10 s of the start")
+		}
+		kept, _ = filepath.Glob(filepath.Join(out, "rushgate-backup-*.tar.gz"))
+	}
+	if checked, err := exec.Command(bin, "restore", "--check", kept[0]).CombinedOutput(); err != nil || !strings.Contains(string(checked), "signing-keys.json") {
+		t.Fatalf("restore --check %s: %v %s", kept[0], err, checked)
+	}
+	req, _ := http.NewRequest("GET", base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+restartKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(m), `rushgate_backups_total{outcome="taken"} 1`) {
+		t.Errorf("the metrics say of backups:\n%s", grepBackups(string(m)))
+	}
+}
+
+// grepBackups returns the lines of metrics about backups.
+func grepBackups(m string) string {
+	var out []string
+	for _, l := range strings.Split(m, "\n") {
+		if strings.Contains(l, "backup") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 // TestBackupOnRedis: an instance on Redis with its SQLite record under --data backs up that record alone
 // (Redis keeps the lines and secrets); one recording into PostgreSQL has nothing of its own to copy.
 func TestBackupOnRedis(t *testing.T) {

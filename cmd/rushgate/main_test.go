@@ -99,11 +99,17 @@ func TestCommands(t *testing.T) {
 	for _, bad := range [][]string{{"--rotate-keys-every", "1m"}, {"--rotate-keys-every", "-1h"}, {"--key-retention", "0s"},
 		{"--admin-key", "a"}, {"--admin-key", " "}, {"--admin-key", "fifteen-chars-x"}, {"--fsync", "sometimes"},
 		{"--path-prefix", "/rushgate/"}, {"--path-prefix", "rushgate"}, {"--path-prefix", "/a/../b"},
-		{"--path-prefix", "/a b", "--protect", "http://127.0.0.1:1", "--room", "sale"}} {
+		{"--path-prefix", "/a b", "--protect", "http://127.0.0.1:1", "--room", "sale"},
+		{"--backup-dir", t.TempDir(), "--backup-every", "10s"}, {"--backup-dir", t.TempDir(), "--backup-keep", "0"},
+		{"--backup-dir", t.TempDir(), "--redis", "redis://127.0.0.1:1/0", "--postgres", "postgres://127.0.0.1:1/x"}} {
 		err := run(context.Background(), append([]string{"serve", "--data", t.TempDir()}, bad...), &out, &errb)
 		if err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Fatalf("serve %v: %v, want an error naming the flag", bad, err)
 		}
+	}
+	data := t.TempDir()
+	if err := run(context.Background(), []string{"serve", "--data", data, "--backup-dir", data}, &out, &errb); err == nil || !strings.Contains(err.Error(), "--backup-dir") {
+		t.Fatalf("backups kept in the data directory: %v", err)
 	}
 }
 

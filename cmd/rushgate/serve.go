@@ -73,6 +73,9 @@ type serveFlags struct {
 	webhookURL    string
 	webhookSecret string
 	webhookOld    string
+	backupDir     string
+	backupEvery   time.Duration
+	backupKeep    int
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -106,6 +109,9 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.webhookURL, "webhook-url", "", "POST how each auction ended to this URL of the site, signed with --webhook-secret, until it answers 2xx (empty: off)")
 	fs.StringVar(&f.webhookSecret, "webhook-secret", "", "the secret, shared with the site, that signs each webhook (at least 16 characters; better set as RUSHGATE_WEBHOOK_SECRET)")
 	fs.StringVar(&f.webhookOld, "webhook-previous-secret", "", "while the webhook secret is changed, the one before, which signs too until the site checks with the new one")
+	fs.StringVar(&f.backupDir, "backup-dir", "", "keep a backup (as GET /v1/backup answers) in this directory every --backup-every, each checked as a restore would read it (empty: off)")
+	fs.DurationVar(&f.backupEvery, "backup-every", 24*time.Hour, "with --backup-dir, how often (at least 1m)")
+	fs.IntVar(&f.backupKeep, "backup-keep", 7, "with --backup-dir, how many of the newest backups stay there")
 	fs.StringVar(&f.postgres, "postgres", "", "keep the durable record (claims, auction events, configs, the audit log) in PostgreSQL (postgres:// URL); default SQLite under --data")
 }
 
@@ -138,6 +144,17 @@ func (f *serveFlags) check() error {
 		}
 		if len(strings.TrimSpace(f.webhookSecret)) < minAdminKey {
 			return fmt.Errorf("--webhook-url needs --webhook-secret (or RUSHGATE_WEBHOOK_SECRET) of at least %d characters: the site checks each webhook with it", minAdminKey)
+		}
+	}
+	if f.backupDir != "" {
+		if f.backupEvery < time.Minute || f.backupKeep < 1 {
+			return errors.New("--backup-dir wants --backup-every of at least 1m and --backup-keep of at least 1")
+		}
+		if err := backup.CheckDir(f.backupDir, f.data); err != nil {
+			return fmt.Errorf("--backup-dir: %w", err)
+		}
+		if f.redisURL != "" && f.postgres != "" {
+			return errors.New("--backup-dir: on Redis with --postgres nothing under --data is this instance's own to back up: back Redis and PostgreSQL up with their own tools")
 		}
 	}
 	if err := httpapi.CheckBase(f.pathPrefix); err != nil {
@@ -294,6 +311,18 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		go func() { defer close(recorded); be.record(rctx, log) }()
 		a.onClose(func() { stopRecord(); <-recorded }) // before the record store closes
 	}
+	if f.backupDir != "" {
+		if err := os.MkdirAll(f.backupDir, 0o700); err != nil {
+			return nil, fmt.Errorf("--backup-dir: %w", err)
+		}
+		bctx, stopBackups := context.WithCancel(context.Background())
+		kept := make(chan struct{})
+		go func() {
+			defer close(kept)
+			be.backups.Keep(bctx, backup.Schedule{Dir: f.backupDir, Every: f.backupEvery, Keep: f.backupKeep, Log: log})
+		}()
+		a.onClose(func() { stopBackups(); <-kept }) // before the backend and the record close
+	}
 
 	// Challenges are signed with a secret every instance shares, so one may issue and another verify.
 	challengeSecret, _, err := be.vault.LoadOrCreate(ctx, "challenge.secret", randomSecret)
@@ -310,7 +339,10 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 			Backups: be.backups != nil}),
 		Templates: f.templates, Base: f.pathPrefix,
 		Challenges: challenge.NewIssuer([]byte(strings.TrimSpace(string(challengeSecret))), nil), Spent: be.spent,
-		EnqueueSecret: []byte(f.enqueueSecret), Releases: be.releases, Backups: be.backups,
+		EnqueueSecret: []byte(f.enqueueSecret), Releases: be.releases,
+	}
+	if be.backups != nil {
+		cfg.Backups = be.backups
 	}
 	if f.captchaURL != "" {
 		cfg.Captcha = captcha.New(f.captchaURL, f.captchaSecret, nil)
@@ -382,7 +414,7 @@ type backend struct {
 	audit    rushgate.Audit
 	spent    rushgate.Spent
 	releases rushgate.Releases // nil on the embedded backend: one instance
-	backups  httpapi.Backups   // what GET /v1/backup copies of --data; nil when nothing there is the instance's own
+	backups  *backup.Backups   // what GET /v1/backup copies of --data; nil when nothing there is the instance's own
 	// record, when set, copies the backend's outbox into the SQL record until ctx ends.
 	record func(ctx context.Context, log *slog.Logger)
 	// backlog, when set, counts what the outbox holds that the record does not yet.
@@ -419,7 +451,7 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 		}
 		return backend{name: "memory", rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),
 			history: b.History(), audit: b.Audit(), spent: b.Spent(), close: b.Close,
-			backups: backup.Source{Dir: f.data, Record: records, Lines: b.Rooms().Save, Secrets: true}}, nil
+			backups: backup.New(backup.Source{Dir: f.data, Record: records, Lines: b.Rooms().Save, Secrets: true}, m.Backup)}, nil
 	}
 	rdb, cluster, err := redisClient(f.redisURL, f.redisCluster, f.redisFlush)
 	if err != nil {
@@ -436,7 +468,7 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 		backlog: b.Backlog, close: b.Close}
 	if f.postgres == "" {
 		// Redis keeps the lines and the secrets; the SQLite record under --data is this instance's own.
-		be.backups = backup.Source{Dir: f.data, Record: records}
+		be.backups = backup.New(backup.Source{Dir: f.data, Record: records}, m.Backup)
 	}
 	return be, nil
 }

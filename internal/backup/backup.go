@@ -1,8 +1,8 @@
-// Package backup writes what GET /v1/backup answers: a gzip-compressed tar archive of a data
-// directory, taken while rushgate serves, whose files, unpacked into an empty directory, are a data
-// directory to start from. The SQL record and the lines are copied each as of one instant (a plain copy
-// of the record's file, open in exclusive mode, cannot be had while rushgate runs); every other file of
-// the directory, the vault's secrets, as it is.
+// Package backup writes what GET /v1/backup answers, and what --backup-dir keeps: a gzip-compressed tar
+// archive of a data directory, taken while rushgate serves, whose files are a data directory to start
+// from. The SQL record and the lines are copied each as of one instant (a plain copy of the record's
+// file, open in exclusive mode, cannot be had while rushgate runs); every other file of the directory,
+// the vault's secrets, as it is. [Restore] puts an archive back, checked before anything is in place.
 package backup
 
 import (

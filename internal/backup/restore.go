@@ -51,6 +51,11 @@ type File struct {
 // SQLite's integrity check and the lines are read through, all before anything appears in dir: a
 // restore that fails, for a damaged or cut archive or a full disk, leaves dir as it found it.
 func Restore(ctx context.Context, r io.Reader, dir string) (Restored, error) {
+	return restore(ctx, r, dir, true)
+}
+
+// restore is Restore, its files synced to the disk when sync says: a check, which keeps none, does not.
+func restore(ctx context.Context, r io.Reader, dir string, sync bool) (Restored, error) {
 	existed, err := emptyDir(dir)
 	if err != nil {
 		return Restored{}, err
@@ -65,7 +70,7 @@ func Restore(ctx context.Context, r io.Reader, dir string) (Restored, error) {
 		return Restored{}, fmt.Errorf("backup: restore: %w", err)
 	}
 	defer os.RemoveAll(work) // renamed away when the restore succeeds into a missing dir
-	got, err := unpack(ctx, r, work)
+	got, err := unpack(ctx, r, work, sync)
 	if err == nil {
 		err = check(ctx, work, &got)
 	}
@@ -87,7 +92,7 @@ func Check(ctx context.Context, r io.Reader) (Restored, error) {
 		return Restored{}, fmt.Errorf("backup: check: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	return Restore(ctx, r, filepath.Join(tmp, "data"))
+	return restore(ctx, r, filepath.Join(tmp, "data"), false)
 }
 
 // emptyDir reports whether dir exists, refusing one that is not an empty directory; the working
@@ -113,7 +118,7 @@ func emptyDir(dir string) (bool, error) {
 
 // unpack writes the archive's files into work, each synced, refusing anything a backup does not
 // write: links, directories, names with a path in them, hidden names, a name twice.
-func unpack(ctx context.Context, r io.Reader, work string) (Restored, error) {
+func unpack(ctx context.Context, r io.Reader, work string, sync bool) (Restored, error) {
 	var got Restored
 	gz, err := gzip.NewReader(r)
 	if err != nil {
@@ -145,7 +150,7 @@ func unpack(ctx context.Context, r io.Reader, work string) (Restored, error) {
 		if err := writeFile(filepath.Join(work, name), func(w io.Writer) error {
 			_, err := io.Copy(w, archived{tr, name})
 			return err
-		}, true); err != nil {
+		}, sync); err != nil {
 			if !errors.Is(err, ErrArchive) {
 				err = fmt.Errorf("backup: restore: %w", err)
 			}

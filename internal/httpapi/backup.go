@@ -1,13 +1,16 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 	"time"
+
+	"github.com/rushgate/rushgate/internal/backup"
 )
 
 // backup answers GET /v1/backup with a copy of the data directory to start another rushgate from: the
 // embedded backend's record and lines as of one instant, and its secrets; on Redis, the SQLite record.
-// One is taken at a time. A failure before the first byte is the API's JSON error; one after it cuts
+// One is taken at a time (backup.ErrRunning: 409). A failure before the first byte is the API's JSON error; one after it cuts
 // the download, which then fails in the client rather than looking whole.
 func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 	if s.backups == nil {
@@ -20,25 +23,15 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		return // a probe of the link: no copy for an answer without a body
 	}
-	if !s.backingUp.TryLock() {
-		s.writeError(w, r, apiError(http.StatusConflict, codeBackupRunning, "a backup is being taken; ask again once it is done"))
-		return
-	}
-	defer s.backingUp.Unlock()
 	// The server's ReadTimeout, past which net/http ends a request's context, is for request bodies: a
 	// large record copied to a slow client may take longer.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	began := time.Now()
 	out := &download{w: w, name: "rushgate-backup-" + s.now().UTC().Format("20060102T150405Z") + ".tar.gz"}
 	err := s.backups.Backup(r.Context(), out)
-	if s.metrics != nil {
-		outcome := "taken"
-		if err != nil {
-			outcome = "failed"
-		}
-		s.metrics.Backup(outcome, s.now())
-	}
 	switch {
+	case errors.Is(err, backup.ErrRunning):
+		s.writeError(w, r, apiError(http.StatusConflict, codeBackupRunning, "a backup is being taken; ask again once it is done"))
 	case err != nil && out.n == 0:
 		s.writeError(w, r, &Error{Status: http.StatusServiceUnavailable, Code: codeStoreUnavailable,
 			Message: "the backup could not be taken", Cause: err})

@@ -1154,7 +1154,7 @@ func TestConsoleOffersABackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(b.Close)
-	e := setup(t, withBackups(backup.Source{Dir: dir, Record: db, Lines: b.Rooms().Save, Secrets: true}), func(c *httpapi.Config, _ *room.Store) {
+	e := setup(t, withBackups(backup.New(backup.Source{Dir: dir, Record: db, Lines: b.Rooms().Save, Secrets: true}, nil)), func(c *httpapi.Config, _ *room.Store) {
 		c.Console = console.New(console.Config{AdminKey: adminKey, Backups: true})
 	})
 	tb := tab(t)

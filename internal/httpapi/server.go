@@ -112,13 +112,14 @@ type Config struct {
 	// they are sent ("" when they are not).
 	Webhooks   Webhooks
 	WebhookURL string
-	// Backups, when set, copies the data directory for GET /v1/backup (a backup.Source). Without it
+	// Backups, when set, copies the data directory for GET /v1/backup (a *backup.Backups). Without it
 	// (on Redis with the record in PostgreSQL) the call answers 409 backup_unavailable.
 	Backups Backups
 }
 
 // Backups copies the data directory while rushgate serves, as a gzip-compressed tar archive written
-// to w; everything that can fail but the writing to w happens before w's first byte.
+// to w; everything that can fail but the writing to w happens before w's first byte, and a copy asked
+// for while another is taken fails with backup.ErrRunning. It counts its outcomes in the metrics.
 type Backups interface {
 	Backup(ctx context.Context, w io.Writer) error
 }
@@ -163,7 +164,6 @@ type Server struct {
 	webhookLog    Webhooks
 	webhookURL    string
 	backups       Backups
-	backingUp     sync.Mutex // held while a backup is taken: one at a time
 	console       Console
 	released      released // admissions ended early here, for the check endpoint
 	pages         *pages

@@ -99,7 +99,7 @@ func New() *Metrics {
 	}, []string{"outcome"})
 	m.backups = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rushgate_backups_total",
-		Help: "Backups (GET /v1/backup) taken by this instance, by outcome: taken (downloaded whole), failed (none, or cut short).",
+		Help: "Backups taken by this instance, asked for (GET /v1/backup) or kept (--backup-dir), by outcome: taken (downloaded whole, or kept and read back), failed (none, cut short, or not reading back).",
 	}, []string{"outcome"})
 	m.backups.WithLabelValues("taken")
 	m.backups.WithLabelValues("failed")

@@ -1,0 +1,179 @@
+package backup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+)
+
+// ErrRunning says that a backup of the data directory is being taken already: one at a time, since
+// each clears away what an earlier one left of its working files.
+var ErrRunning = errors.New("backup: a backup is being taken")
+
+// Backups takes the backups of one data directory, asked for over HTTP or kept on a schedule, one at a
+// time, and tells each one's outcome.
+type Backups struct {
+	src     Source
+	observe func(outcome string, at time.Time)
+	busy    sync.Mutex
+}
+
+// New returns the backups of src. observe, when set, hears the outcome of each, "taken" or "failed",
+// and when it ended: what the metrics count, and the alert on backups that stopped reads.
+func New(src Source, observe func(outcome string, at time.Time)) *Backups {
+	return &Backups{src: src, observe: observe}
+}
+
+// Backup writes an archive of the data directory to w, as [Take]; ErrRunning while another is taken.
+func (b *Backups) Backup(ctx context.Context, w io.Writer) error {
+	if !b.busy.TryLock() {
+		return ErrRunning
+	}
+	defer b.busy.Unlock()
+	err := Take(ctx, w, b.src)
+	b.tell(err)
+	return err
+}
+
+func (b *Backups) tell(err error) {
+	if b.observe == nil {
+		return
+	}
+	outcome := "taken"
+	if err != nil {
+		outcome = "failed"
+	}
+	b.observe(outcome, time.Now())
+}
+
+// Schedule says where and how often [Backups.Keep] keeps backups.
+type Schedule struct {
+	Dir   string        // where the archives go: not the data directory, whose files a backup copies
+	Every time.Duration // how often
+	Keep  int           // how many of the newest archives stay; older ones are removed
+	Log   *slog.Logger
+	Now   func() time.Time // names the archives; nil means time.Now
+}
+
+// kept names the archives of a schedule, which sort by the time they were taken.
+const kept = "rushgate-backup-*.tar.gz"
+
+// Keep takes a backup into s.Dir every s.Every until ctx ends. The first comes once the newest archive
+// already there is s.Every old, at once if there is none, so that restarts do not put backups off.
+// Each is written aside, synced, read through as a restore would ([Check]), and only then renamed into
+// place; then all but the newest s.Keep are removed. One that fails, or finds a backup asked for over
+// HTTP under way, is tried again within ten minutes.
+func (b *Backups) Keep(ctx context.Context, s Schedule) {
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+	stale, _ := filepath.Glob(filepath.Join(s.Dir, ".rushgate-backup-*"))
+	for _, p := range stale {
+		os.Remove(p) // what a crash left of one being written
+	}
+	wait := time.Duration(0)
+	if names := archives(s.Dir); len(names) > 0 {
+		if st, err := os.Stat(filepath.Join(s.Dir, names[len(names)-1])); err == nil {
+			wait = max(0, time.Until(st.ModTime().Add(s.Every)))
+		}
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		began := time.Now()
+		name, size, err := b.keepOne(ctx, s)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			s.Log.Warn("backup: not kept; trying again", "dir", s.Dir, "in", min(s.Every, 10*time.Minute), "err", err)
+			timer.Reset(min(s.Every, 10*time.Minute))
+			continue
+		}
+		s.Log.Info("backup kept", "file", filepath.Join(s.Dir, name), "bytes", size, "took", time.Since(began).Round(time.Millisecond))
+		if names := archives(s.Dir); len(names) > s.Keep {
+			for _, old := range names[:len(names)-s.Keep] {
+				if err := os.Remove(filepath.Join(s.Dir, old)); err != nil {
+					s.Log.Warn("backup: an old one not removed", "file", old, "err", err)
+				}
+			}
+		}
+		timer.Reset(s.Every)
+	}
+}
+
+// keepOne writes one checked archive into s.Dir and returns its name and size.
+func (b *Backups) keepOne(ctx context.Context, s Schedule) (string, int64, error) {
+	if !b.busy.TryLock() {
+		return "", 0, ErrRunning
+	}
+	defer b.busy.Unlock()
+	f, err := os.CreateTemp(s.Dir, ".rushgate-backup-*")
+	if err != nil {
+		return "", 0, err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // gone once renamed
+	err = Take(ctx, f, b.src)
+	if err == nil {
+		err = f.Sync()
+	}
+	var size int64
+	if err == nil {
+		size, err = f.Seek(0, io.SeekCurrent)
+	}
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err == nil {
+		_, err = Check(ctx, f)
+	}
+	name := "rushgate-backup-" + s.Now().UTC().Format("20060102T150405Z") + ".tar.gz"
+	if err = errors.Join(err, f.Close()); err == nil {
+		err = os.Rename(tmp, filepath.Join(s.Dir, name))
+	}
+	if err == nil {
+		err = syncDir(s.Dir)
+	}
+	if ctx.Err() == nil {
+		b.tell(err)
+	}
+	return name, size, err
+}
+
+// archives returns the names of a schedule's archives in dir, oldest first.
+func archives(dir string) []string {
+	paths, _ := filepath.Glob(filepath.Join(dir, kept))
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = filepath.Base(p)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// CheckDir refuses a directory to keep backups in that would be copied into them: the data directory
+// itself, whose every file a backup copies.
+func CheckDir(dir, data string) error {
+	a, errA := filepath.Abs(dir)
+	b, errB := filepath.Abs(data)
+	if err := errors.Join(errA, errB); err != nil {
+		return err
+	}
+	if a == b {
+		return fmt.Errorf("backups kept in the data directory would be copied into the next ones: give another directory")
+	}
+	return nil
+}

@@ -1,0 +1,191 @@
+package backup_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/backup"
+	"github.com/rushgate/rushgate/internal/room"
+)
+
+// outcomes collects what a Backups tells of each backup.
+type outcomes struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (o *outcomes) observe(outcome string, _ time.Time) {
+	o.mu.Lock()
+	o.got = append(o.got, outcome)
+	o.mu.Unlock()
+}
+
+func (o *outcomes) all() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.got)
+}
+
+// TestBackupsOneAtATime: a backup asked for while another is taken is refused with ErrRunning, which
+// is no outcome; taken and failed ones are told.
+func TestBackupsOneAtATime(t *testing.T) {
+	held, release := make(chan struct{}), make(chan struct{})
+	var fail error
+	var o outcomes
+	b := backup.New(backup.Source{Dir: t.TempDir(), Lines: func(w io.Writer) error {
+		if fail != nil {
+			return fail
+		}
+		close(held)
+		<-release
+		_, err := w.Write([]byte("the lines"))
+		return err
+	}}, o.observe)
+	done := make(chan error)
+	go func() { done <- b.Backup(context.Background(), io.Discard) }()
+	<-held
+	if err := b.Backup(context.Background(), io.Discard); !errors.Is(err, backup.ErrRunning) {
+		t.Errorf("a second backup at once: %v", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	fail = errors.New("disk full")
+	if err := b.Backup(context.Background(), io.Discard); !errors.Is(err, fail) {
+		t.Errorf("a failing backup: %v", err)
+	}
+	if got := o.all(); !slices.Equal(got, []string{"taken", "failed"}) {
+		t.Errorf("told %v", got)
+	}
+}
+
+// source returns the Source of an embedded backend with a room and one visitor in line.
+func source(t *testing.T) backup.Source {
+	dir := t.TempDir()
+	db, b := open(t, dir)
+	ctx := context.Background()
+	if err := b.Rooms().PutRoom(ctx, "r", room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Rooms().Join(ctx, "r", room.Entrant{Visitor: "v", New: true}); err != nil {
+		t.Fatal(err)
+	}
+	return backup.Source{Dir: dir, Record: db, Lines: b.Rooms().Save, Secrets: true}
+}
+
+// hourly is a clock for names that moves an hour at each look, and remembers the names it gave.
+type hourly struct {
+	mu    sync.Mutex
+	at    time.Time
+	names []string
+}
+
+func (h *hourly) now() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.at = h.at.Add(time.Hour)
+	h.names = append(h.names, "rushgate-backup-"+h.at.Format("20060102T150405Z")+".tar.gz")
+	return h.at
+}
+
+// TestKeep: on a schedule, backups land in their directory whole and checked, the newest Keep of
+// them stay, and files that are not the schedule's are left alone but for what a crash left of one
+// being written.
+func TestKeep(t *testing.T) {
+	out := t.TempDir()
+	for name, body := range map[string]string{"notes.txt": "the operator's", ".rushgate-backup-123": "half an archive"} {
+		if err := os.WriteFile(filepath.Join(out, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var o outcomes
+	b := backup.New(source(t), o.observe)
+	clock := &hourly{at: time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		b.Keep(ctx, backup.Schedule{Dir: out, Every: 20 * time.Millisecond, Keep: 2, Log: slog.New(slog.DiscardHandler), Now: clock.now})
+	}()
+	for start := time.Now(); len(o.all()) < 4; time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("kept %v in 20 s", o.all())
+		}
+	}
+	cancel()
+	<-stopped
+	if got := o.all(); slices.Contains(got, "failed") {
+		t.Fatalf("told %v", got)
+	}
+	clock.mu.Lock()
+	want := append([]string{"notes.txt"}, clock.names[len(clock.names)-2:]...)
+	clock.mu.Unlock()
+	slices.Sort(want)
+	if got := entries(t, out); !slices.Equal(got, want) {
+		t.Fatalf("the directory holds %v, want %v", got, want)
+	}
+	for _, name := range want {
+		if !strings.HasSuffix(name, ".tar.gz") {
+			continue
+		}
+		f, err := os.Open(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := backup.Check(context.Background(), f)
+		f.Close()
+		if err != nil || got.Lines == nil || got.Lines.Waiting != 1 || got.Record == nil || got.Record.Rooms != 1 {
+			t.Errorf("%s: %+v %v", name, got, err)
+		}
+	}
+}
+
+// TestKeepAfterARestart: the first backup of a schedule comes once the newest one already kept is
+// Every old, so that a restart neither takes one early nor puts the next one off.
+func TestKeepAfterARestart(t *testing.T) {
+	for _, c := range []struct {
+		age  time.Duration
+		want bool
+	}{{time.Minute, false}, {2 * time.Hour, true}} {
+		out := t.TempDir()
+		old := filepath.Join(out, "rushgate-backup-20261201T000000Z.tar.gz")
+		if err := os.WriteFile(old, backedUp(t), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(-c.age)
+		if err := os.Chtimes(old, at, at); err != nil {
+			t.Fatal(err)
+		}
+		var o outcomes
+		b := backup.New(source(t), o.observe)
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		b.Keep(ctx, backup.Schedule{Dir: out, Every: time.Hour, Keep: 3, Log: slog.New(slog.DiscardHandler)})
+		cancel()
+		if got := o.all(); (len(got) > 0) != c.want || len(entries(t, out)) != 1+len(got) {
+			t.Errorf("the newest kept %v ago: told %v, the directory holds %v", c.age, got, entries(t, out))
+		}
+	}
+}
+
+// TestKeepRefusesTheDataDirectory: backups kept among the files a backup copies would be copied into
+// the next ones.
+func TestKeepRefusesTheDataDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if err := backup.CheckDir(dir+"/.", dir); err == nil {
+		t.Error("the data directory taken to keep backups in")
+	}
+	if err := backup.CheckDir(filepath.Join(dir, "backups"), dir); err != nil {
+		t.Errorf("a directory inside the data directory: %v", err)
+	}
+}
