@@ -23,6 +23,27 @@ type Backups struct {
 	src     Source
 	observe func(outcome string, at time.Time)
 	busy    sync.Mutex
+
+	mu     sync.Mutex
+	status Status // but Kept, read from the directory when asked
+}
+
+// Status is what an operator sees of the backups: the last taken and the last that failed, whether
+// asked for or kept, and what the schedule keeps.
+type Status struct {
+	LastTaken  time.Time // zero when none was, since the start
+	LastFailed time.Time
+	Failure    string        // why the last that failed did
+	Dir        string        // where the schedule keeps them; "" without one
+	Every      time.Duration // how often
+	Kept       []Archive     // the schedule's archives in Dir, the newest first
+}
+
+// Archive is one archive a schedule kept.
+type Archive struct {
+	Name    string
+	Size    int64
+	TakenAt time.Time
 }
 
 // New returns the backups of src. observe, when set, hears the outcome of each, "taken" or "failed",
@@ -43,6 +64,14 @@ func (b *Backups) Backup(ctx context.Context, w io.Writer) error {
 }
 
 func (b *Backups) tell(err error) {
+	now := time.Now()
+	b.mu.Lock()
+	if err == nil {
+		b.status.LastTaken = now
+	} else {
+		b.status.LastFailed, b.status.Failure = now, err.Error()
+	}
+	b.mu.Unlock()
 	if b.observe == nil {
 		return
 	}
@@ -50,7 +79,24 @@ func (b *Backups) tell(err error) {
 	if err != nil {
 		outcome = "failed"
 	}
-	b.observe(outcome, time.Now())
+	b.observe(outcome, now)
+}
+
+// Status says how the backups went, and lists what the schedule keeps.
+func (b *Backups) Status() Status {
+	b.mu.Lock()
+	st := b.status
+	b.mu.Unlock()
+	if st.Dir == "" {
+		return st
+	}
+	names := archives(st.Dir)
+	for i := len(names) - 1; i >= 0; i-- {
+		if fi, err := os.Stat(filepath.Join(st.Dir, names[i])); err == nil {
+			st.Kept = append(st.Kept, Archive{Name: names[i], Size: fi.Size(), TakenAt: fi.ModTime()})
+		}
+	}
+	return st
 }
 
 // Schedule says where and how often [Backups.Keep] keeps backups.
@@ -62,8 +108,8 @@ type Schedule struct {
 	Now   func() time.Time // names the archives; nil means time.Now
 }
 
-// kept names the archives of a schedule, which sort by the time they were taken.
-const kept = "rushgate-backup-*.tar.gz"
+// keptNames matches the archives of a schedule, which sort by the time they were taken.
+const keptNames = "rushgate-backup-*.tar.gz"
 
 // Keep takes a backup into s.Dir every s.Every until ctx ends. The first comes once the newest archive
 // already there is s.Every old, at once if there is none, so that restarts do not put backups off.
@@ -74,6 +120,9 @@ func (b *Backups) Keep(ctx context.Context, s Schedule) {
 	if s.Now == nil {
 		s.Now = time.Now
 	}
+	b.mu.Lock()
+	b.status.Dir, b.status.Every = s.Dir, s.Every
+	b.mu.Unlock()
 	stale, _ := filepath.Glob(filepath.Join(s.Dir, ".rushgate-backup-*"))
 	for _, p := range stale {
 		os.Remove(p) // what a crash left of one being written
@@ -155,7 +204,7 @@ func (b *Backups) keepOne(ctx context.Context, s Schedule) (string, int64, error
 
 // archives returns the names of a schedule's archives in dir, oldest first.
 func archives(dir string) []string {
-	paths, _ := filepath.Glob(filepath.Join(dir, kept))
+	paths, _ := filepath.Glob(filepath.Join(dir, keptNames))
 	names := make([]string, len(paths))
 	for i, p := range paths {
 		names[i] = filepath.Base(p)

@@ -68,6 +68,9 @@ func TestBackupsOneAtATime(t *testing.T) {
 	if got := o.all(); !slices.Equal(got, []string{"taken", "failed"}) {
 		t.Errorf("told %v", got)
 	}
+	if st := b.Status(); st.LastTaken.IsZero() || st.LastFailed.Before(st.LastTaken) || !strings.HasSuffix(st.Failure, "disk full") || st.Dir != "" || st.Kept != nil {
+		t.Errorf("status %+v", st)
+	}
 }
 
 // source returns the Source of an embedded backend with a room and one visitor in line.
@@ -134,6 +137,11 @@ func TestKeep(t *testing.T) {
 	slices.Sort(want)
 	if got := entries(t, out); !slices.Equal(got, want) {
 		t.Fatalf("the directory holds %v, want %v", got, want)
+	}
+	st := b.Status()
+	if st.Dir != out || st.Every != 20*time.Millisecond || len(st.Kept) != 2 || st.Kept[0].Name != want[2] || st.Kept[1].Name != want[1] ||
+		st.Kept[0].Size == 0 || st.LastTaken.IsZero() || !st.LastFailed.IsZero() {
+		t.Errorf("status %+v, kept %v", st, want)
 	}
 	for _, name := range want {
 		if !strings.HasSuffix(name, ".tar.gz") {

@@ -8,14 +8,17 @@ import (
 	"github.com/rushgate/rushgate/internal/backup"
 )
 
+// errBackupUnavailable answers for backups where nothing under --data is the instance's own.
+var errBackupUnavailable = apiError(http.StatusConflict, codeBackupUnavailable,
+	"nothing under --data is this instance's own: Redis keeps the lines and secrets, PostgreSQL the record; back them up with their own tools")
+
 // backup answers GET /v1/backup with a copy of the data directory to start another rushgate from: the
 // embedded backend's record and lines as of one instant, and its secrets; on Redis, the SQLite record.
 // One is taken at a time (backup.ErrRunning: 409). A failure before the first byte is the API's JSON error; one after it cuts
 // the download, which then fails in the client rather than looking whole.
 func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 	if s.backups == nil {
-		s.writeError(w, r, apiError(http.StatusConflict, codeBackupUnavailable,
-			"nothing under --data is this instance's own: Redis keeps the lines and secrets, PostgreSQL the record; back them up with their own tools"))
+		s.writeError(w, r, errBackupUnavailable)
 		return
 	}
 	if r.Method == http.MethodHead {
@@ -60,4 +63,50 @@ func (d *download) Write(p []byte) (int, error) {
 	n, err := d.w.Write(p)
 	d.n += int64(n)
 	return n, err
+}
+
+// backupStatus is GET /v1/backups: how the backups went, and what --backup-dir keeps, newest first.
+type backupStatus struct {
+	LastTakenAt  *time.Time      `json:"last_taken_at"`
+	LastFailedAt *time.Time      `json:"last_failed_at"`
+	Failure      string          `json:"failure,omitempty"`
+	Schedule     *backupSchedule `json:"schedule"`
+}
+
+type backupSchedule struct {
+	Dir          string       `json:"dir"`
+	EverySeconds float64      `json:"every_seconds"`
+	Kept         []keptBackup `json:"kept"`
+}
+
+type keptBackup struct {
+	Name    string    `json:"name"`
+	Bytes   int64     `json:"bytes"`
+	TakenAt time.Time `json:"taken_at"`
+}
+
+// listBackups answers GET /v1/backups; 409 backup_unavailable as GET /v1/backup does.
+func (s *Server) listBackups(w http.ResponseWriter, r *http.Request) {
+	if s.backups == nil {
+		s.writeError(w, r, errBackupUnavailable)
+		return
+	}
+	st := s.backups.Status()
+	out := backupStatus{LastTakenAt: instant(st.LastTaken), LastFailedAt: instant(st.LastFailed), Failure: st.Failure}
+	if st.Dir != "" {
+		out.Schedule = &backupSchedule{Dir: st.Dir, EverySeconds: st.Every.Seconds(), Kept: []keptBackup{}}
+		for _, a := range st.Kept {
+			out.Schedule.Kept = append(out.Schedule.Kept, keptBackup{Name: a.Name, Bytes: a.Size, TakenAt: a.TakenAt.UTC()})
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// instant is t for JSON, null when zero.
+func instant(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
 }

@@ -9,9 +9,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rushgate/rushgate/internal/backup"
 	"github.com/rushgate/rushgate/internal/httpapi"
@@ -29,6 +31,8 @@ func withBackups(b httpapi.Backups) option {
 type backupFunc func(ctx context.Context, w io.Writer) error
 
 func (f backupFunc) Backup(ctx context.Context, w io.Writer) error { return f(ctx, w) }
+
+func (f backupFunc) Status() backup.Status { return backup.Status{} }
 
 // TestBackupDownload: an admin downloads the embedded backend's data directory as a tar.gz attachment
 // that is never cached; others are refused.
@@ -144,4 +148,47 @@ func (e *env) backup() (*http.Response, error) {
 	req, _ := http.NewRequest("GET", e.srv.URL+"/v1/backup", nil)
 	req.Header.Set("Authorization", "Bearer "+adminKey)
 	return http.DefaultClient.Do(req)
+}
+
+// TestBackupsListed: GET /v1/backups says when the last backup was taken and what the schedule keeps,
+// once one is kept; without a schedule it says so, and where nothing is the instance's own it is
+// refused as GET /v1/backup is.
+func TestBackupsListed(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("GET", "/v1/backups", adminKey, ""), http.StatusConflict, "backup_unavailable")
+
+	data := t.TempDir()
+	if err := os.WriteFile(filepath.Join(data, "admin.key"), []byte("an admin key of the site"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := backup.New(backup.Source{Dir: data, Secrets: true}, nil)
+	e = setup(t, withBackups(b))
+	e.want(e.do("GET", "/v1/backups", "", ""), http.StatusUnauthorized, "unauthorized")
+	r := e.do("GET", "/v1/backups", adminKey, "")
+	e.want(r, http.StatusOK, "")
+	if r.body["schedule"] != nil || r.body["last_taken_at"] != nil {
+		t.Errorf("before any backup, without a schedule: %v", r.body)
+	}
+
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		b.Keep(ctx, backup.Schedule{Dir: dir, Every: time.Hour, Keep: 3, Log: slog.New(slog.DiscardHandler)})
+	}()
+	t.Cleanup(func() { cancel(); <-stopped })
+	var kept []any
+	until(t, "a backup kept", func() bool {
+		r = e.do("GET", "/v1/backups", adminKey, "")
+		sched, _ := r.body["schedule"].(map[string]any)
+		kept, _ = sched["kept"].([]any)
+		return len(kept) == 1
+	})
+	sched := r.body["schedule"].(map[string]any)
+	k := kept[0].(map[string]any)
+	if sched["dir"] != dir || sched["every_seconds"] != 3600.0 || r.body["last_taken_at"] == nil || r.body["last_failed_at"] != nil ||
+		!strings.HasPrefix(k["name"].(string), "rushgate-backup-") || k["bytes"].(float64) < 20 || k["taken_at"] == nil {
+		t.Errorf("once one is kept: %v", r.body)
+	}
 }

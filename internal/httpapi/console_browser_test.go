@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -1154,10 +1155,19 @@ func TestConsoleOffersABackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(b.Close)
-	e := setup(t, withBackups(backup.New(backup.Source{Dir: dir, Record: db, Lines: b.Rooms().Save, Secrets: true}, nil)), func(c *httpapi.Config, _ *room.Store) {
+	var failing atomic.Bool
+	lines := func(w io.Writer) error {
+		if failing.Load() {
+			return errors.New("disk full")
+		}
+		return b.Rooms().Save(w)
+	}
+	bk := backup.New(backup.Source{Dir: dir, Record: db, Lines: lines, Secrets: true}, nil)
+	e := setup(t, withBackups(bk), func(c *httpapi.Config, _ *room.Store) {
 		c.Console = console.New(console.Config{AdminKey: adminKey, Backups: true})
 	})
 	tb := tab(t)
+	shown := shownIn(t, tb)
 	for _, lang := range []struct{ code, label string }{{"ko", "백업 내려받기"}, {"en", "Download a backup"}} {
 		if err := chromedp.Do(tb, chromedp.Navigate(e.srv.URL+"/admin?lang="+lang.code)); err != nil {
 			t.Fatal(err)
@@ -1174,8 +1184,36 @@ func TestConsoleOffersABackup(t *testing.T) {
 			return eval[string](t, tb, `document.getElementById('backup').textContent`) == lang.label
 		})
 	}
+	until(t, "no schedule", func() bool { return strings.HasPrefix(shown("#backup-kept"), "Not kept on a schedule") })
+
+	// Kept on a schedule, then one that fails: the overview says what is kept, and why the last failed.
+	kept := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		bk.Keep(ctx, backup.Schedule{Dir: kept, Every: 24 * time.Hour, Keep: 7, Log: slog.New(slog.DiscardHandler)})
+	}()
+	t.Cleanup(func() { cancel(); <-stopped })
+	until(t, "a kept backup", func() bool { return len(bk.Status().Kept) == 1 })
+	failing.Store(true)
+	e.want(e.do("GET", "/v1/backup", adminKey, ""), http.StatusServiceUnavailable, "store_unavailable")
+	failing.Store(false)
+	for _, lang := range []struct{ code, kept, failed string }{
+		{"ko", kept + "에 24시간마다 보관합니다: 지금 1개, 가장 최근 것은 rushgate-backup-", "마지막 백업이 실패했습니다("},
+		{"en", "Kept every 24h in " + kept + ": 1 now, the newest rushgate-backup-", "The last backup failed, "},
+	} {
+		if err := chromedp.Do(tb, chromedp.Navigate(e.srv.URL+"/admin?lang="+lang.code)); err != nil {
+			t.Fatal(err)
+		}
+		until(t, "what is kept, in "+lang.code, func() bool {
+			return strings.HasPrefix(shown("#backup-kept"), lang.kept) && strings.HasPrefix(shown("#backup-failed"), lang.failed) &&
+				strings.HasSuffix(shown("#backup-failed"), "disk full")
+		})
+	}
 	eval[string](t, tb, `document.getElementById('backup-section').scrollIntoView(); ''`)
 	screenshot(t, tb, "console-backup")
+	t.Logf("%s / %s", shown("#backup-kept"), shown("#backup-failed"))
 	// What the link gets, with the session's cookie and nothing else: the archive.
 	eval[string](t, tb, `fetch(document.getElementById('backup').href).then(r => r.arrayBuffer().then(b => {
 		const a = new Uint8Array(b);

@@ -23,6 +23,7 @@ import (
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/admission"
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/backup"
 	"github.com/rushgate/rushgate/internal/captcha"
 	"github.com/rushgate/rushgate/internal/challenge"
 	"github.com/rushgate/rushgate/internal/drop"
@@ -122,6 +123,8 @@ type Config struct {
 // for while another is taken fails with backup.ErrRunning. It counts its outcomes in the metrics.
 type Backups interface {
 	Backup(ctx context.Context, w io.Writer) error
+	// Status says how the backups went, and what --backup-dir keeps.
+	Status() backup.Status
 }
 
 // Webhooks is the queue of webhooks as an operator reads it; *record.DB is one.
@@ -290,6 +293,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/webhooks/{id}/send", s.admin(s.sendWebhook))
 	m.HandleFunc("POST /v1/webhooks/ping", s.admin(s.pingWebhook))
 	m.HandleFunc("GET /v1/backup", s.admin(s.backup))
+	m.HandleFunc("GET /v1/backups", s.admin(s.listBackups))
 	m.HandleFunc("PUT /v1/rooms/{room}", s.admin(s.putRoom))
 	m.HandleFunc("PATCH /v1/rooms/{room}", s.admin(s.patchRoom))
 	m.HandleFunc("POST /v1/rooms/{room}/invites", s.admin(s.addInvites))

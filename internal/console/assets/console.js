@@ -59,6 +59,10 @@
       wh_send_now: 'Send now', wh_sending: 'Sending it now.', site_told: 'Site told', wh_none: 'not yet', wh_ping: 'test event', wh_ping_send: 'Send a test event',
       wh_ping_sent: 'A test event is on its way: its line below says whether the site took it.',
       backup: 'Backup', backup_download: 'Download a backup',
+      backup_kept: 'Kept every {every} in {dir}: {count} now, the newest {name} ({size}), taken {at}.',
+      backup_kept_none: 'Kept every {every} in {dir}: none yet.',
+      backup_unscheduled: 'Not kept on a schedule: start rushgate with --backup-dir to have it keep one every day.',
+      backup_failed: 'The last backup failed, {at}: {error}',
       backup_about: 'A copy of what this rushgate keeps in its data directory (on the embedded backend all of it: the record, the lines, the signing keys and secrets), taken while it runs. Keep it as secret as the admin key. To restore it, run rushgate restore --data DIR with the file, into a new directory, and start rushgate with --data DIR.',
     },
     ko: {
@@ -116,6 +120,10 @@
       wh_send_now: '지금 보내기', wh_sending: '지금 보냅니다.', site_told: '사이트 통보', wh_none: '아직 없음', wh_ping: '테스트 이벤트', wh_ping_send: '테스트 이벤트 보내기',
       wh_ping_sent: '테스트 이벤트를 보냈습니다. 사이트가 받았는지는 아래 목록에 나옵니다.',
       backup: '백업', backup_download: '백업 내려받기',
+      backup_kept: '{dir}에 {every}마다 보관합니다: 지금 {count}개, 가장 최근 것은 {name}({size}), {at}에 만들었습니다.',
+      backup_kept_none: '{dir}에 {every}마다 보관합니다: 아직 없습니다.',
+      backup_unscheduled: '정해진 주기로 보관하지 않습니다: --backup-dir로 rushgate를 시작하면 매일 하나씩 보관합니다.',
+      backup_failed: '마지막 백업이 실패했습니다({at}): {error}',
       backup_about: '이 rushgate가 데이터 디렉터리에 보관하는 것(내장 백엔드라면 전부: 기록, 대기열, 서명 키와 비밀값)의 사본으로, 멈추지 않고 만듭니다. 관리자 키처럼 비밀로 보관하세요. 복원하려면 이 파일로 rushgate restore --data DIR을 새 디렉터리에 실행한 뒤 --data DIR로 rushgate를 시작하세요.',
     },
   };
@@ -859,10 +867,12 @@
   // more" during the second's refresh): what it read is then older than what that one shows.
   async function refreshOverview(stale) {
     // The webhooks are read from the SQL record: while it fails (the banner says so), the rest still shows.
-    const [rooms, drops, auctions, hooks] = await Promise.all([listed('rooms'), listed('drops'), listed('auctions'),
-      api('GET', '/v1/webhooks?limit=20').catch(() => null)]);
+    const backups = document.getElementById('backup-section');
+    const [rooms, drops, auctions, hooks, kept] = await Promise.all([listed('rooms'), listed('drops'), listed('auctions'),
+      api('GET', '/v1/webhooks?limit=20').catch(() => null), backups ? api('GET', '/v1/backups').catch(() => null) : null]);
     if (stale()) return;
     if (hooks) showWebhooks(hooks);
+    if (kept) showBackups(kept);
     const fill = (tableID, list, make) => {
       const tbody = document.querySelector('#' + tableID + ' tbody');
       tbody.replaceChildren(...(list.items.length ? list.items.map(make) : [h('tr', {}, h('td', { class: 'empty', colspan: 6, text: t('none') }))]));
@@ -907,6 +917,25 @@
         h('td', { text: fmtNum(w.attempts) }), h('td', { class: 'detail' }, detail, send ? ' ' : null, send));
     });
     document.querySelector('#webhooks tbody').replaceChildren(...(rows.length ? rows : [h('tr', {}, h('td', { class: 'empty', colspan: 4, text: t('none') }))]));
+  }
+
+  // showBackups says what --backup-dir keeps, and when the last backup failed if none was taken since:
+  // where an operator sees that the nightly backups stopped, and why.
+  function showBackups(st) {
+    const sched = st.schedule;
+    const newest = sched && sched.kept[0];
+    document.getElementById('backup-kept').textContent = !sched ? t('backup_unscheduled')
+      : !newest ? t('backup_kept_none', { every: fmtWait(sched.every_seconds), dir: sched.dir })
+        : t('backup_kept', { every: fmtWait(sched.every_seconds), dir: sched.dir, count: fmtNum(sched.kept.length), name: newest.name,
+          size: fmtSize(newest.bytes), at: fmtTime(newest.taken_at) });
+    const failed = document.getElementById('backup-failed');
+    failed.hidden = !st.last_failed_at || (st.last_taken_at && Date.parse(st.last_taken_at) > Date.parse(st.last_failed_at));
+    failed.textContent = failed.hidden ? '' : t('backup_failed', { at: fmtTime(st.last_failed_at), error: st.failure });
+  }
+  // fmtSize shows a size in bytes in its largest unit, in the page's language ("3.1MB").
+  function fmtSize(n) {
+    const [v, unit] = n < 1e3 ? [n, 'byte'] : n < 1e6 ? [n / 1e3, 'kilobyte'] : n < 1e9 ? [n / 1e6, 'megabyte'] : [n / 1e9, 'gigabyte'];
+    return v.toLocaleString(lang, { style: 'unit', unit, unitDisplay: 'narrow', maximumFractionDigits: 1 });
   }
 
   // A test event checks the site's endpoint, and its secret, before an auction ends.
