@@ -1,9 +1,7 @@
 package main
 
 import (
-	"archive/tar"
-	"compress/gzip"
-	"errors"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate/internal/backup"
 	"github.com/rushgate/rushgate/internal/pgtest"
 	"github.com/rushgate/rushgate/internal/redistest"
 )
@@ -185,20 +184,13 @@ func TestBackupOnRedis(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("backup on Redis: %d", res.StatusCode)
 	}
-	gz, err := gzip.NewReader(res.Body)
+	got, err := backup.Check(context.Background(), res.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
-	for tr := tar.NewReader(gz); ; {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, h.Name)
+	for _, f := range got.Files {
+		names = append(names, f.Name)
 	}
 	if fmt.Sprint(names) != "[records.db]" {
 		t.Errorf("a backup on Redis holds %v", names)

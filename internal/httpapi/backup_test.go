@@ -1,8 +1,6 @@
 package httpapi_test
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -61,20 +59,12 @@ func TestBackupDownload(t *testing.T) {
 		!strings.HasPrefix(h.Get("Content-Disposition"), `attachment; filename="rushgate-backup-`) {
 		t.Fatalf("backup answered %d %v", res.StatusCode, h)
 	}
-	gz, err := gzip.NewReader(res.Body)
+	got, err := backup.Check(context.Background(), res.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := tar.NewReader(gz)
 	var names []string
-	for {
-		f, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range got.Files {
 		names = append(names, f.Name)
 	}
 	if got := strings.Join(names, " "); got != "records.db lines.snapshot" {
