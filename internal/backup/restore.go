@@ -64,7 +64,12 @@ func restore(ctx context.Context, r io.Reader, dir string, sync bool) (Restored,
 	if existed {
 		work, err = os.MkdirTemp(dir, restorePrefix+"*")
 	} else {
-		work, err = os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+restorePrefix+"*")
+		beside := filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+restorePrefix)
+		stale, _ := filepath.Glob(beside + "*")
+		for _, p := range stale {
+			os.RemoveAll(p) // what a crash left of an earlier restore into dir
+		}
+		work, err = os.MkdirTemp(filepath.Dir(dir), filepath.Base(beside)+"*")
 	}
 	if err != nil {
 		return Restored{}, fmt.Errorf("backup: restore: %w", err)
@@ -116,8 +121,8 @@ func emptyDir(dir string) (bool, error) {
 	return true, nil
 }
 
-// unpack writes the archive's files into work, each synced, refusing anything a backup does not
-// write: links, directories, names with a path in them, hidden names, a name twice.
+// unpack writes the archive's files into work, each synced when sync says, refusing anything a backup
+// does not write: links, directories, names with a path in them, hidden names, a name twice.
 func unpack(ctx context.Context, r io.Reader, work string, sync bool) (Restored, error) {
 	var got Restored
 	gz, err := gzip.NewReader(r)

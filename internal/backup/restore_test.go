@@ -82,11 +82,13 @@ func TestRestore(t *testing.T) {
 		t.Run(fmt.Sprint("existing=", existing), func(t *testing.T) {
 			parent := t.TempDir()
 			dir := filepath.Join(parent, "restored")
+			// with the working directory of a restore cut short by a crash
+			crashed := filepath.Join(parent, ".restored.restore-123")
 			if existing {
-				// with the working directory of a restore cut short by a crash
-				if err := os.MkdirAll(filepath.Join(dir, ".restore-123"), 0o700); err != nil {
-					t.Fatal(err)
-				}
+				crashed = filepath.Join(dir, ".restore-123")
+			}
+			if err := os.MkdirAll(crashed, 0o700); err != nil {
+				t.Fatal(err)
 			}
 			got, err := backup.Restore(ctx, bytes.NewReader(archive), dir)
 			if err != nil {
