@@ -92,7 +92,14 @@ func restore(ctx context.Context, r io.Reader, dir string, sync bool) (Restored,
 // one, which it removes, and says what the archive holds: a backup not yet restored is not known to
 // restore, so a nightly job checks the night's.
 func Check(ctx context.Context, r io.Reader) (Restored, error) {
-	tmp, err := os.MkdirTemp("", "rushgate-check-*")
+	return checkIn(ctx, r, "", "rushgate-check-*")
+}
+
+// checkIn is Check unpacking into a new directory in parent ("": the system's temporary one), named
+// by pattern as os.MkdirTemp names them: a schedule checks beside its archives, on their disk, since
+// the temporary directory may be a small one in memory.
+func checkIn(ctx context.Context, r io.Reader, parent, pattern string) (Restored, error) {
+	tmp, err := os.MkdirTemp(parent, pattern)
 	if err != nil {
 		return Restored{}, fmt.Errorf("backup: check: %w", err)
 	}

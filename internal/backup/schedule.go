@@ -113,8 +113,8 @@ const keptNames = "rushgate-backup-*.tar.gz"
 
 // Keep takes a backup into s.Dir every s.Every until ctx ends. The first comes once the newest archive
 // already there is s.Every old, at once if there is none, so that restarts do not put backups off.
-// Each is written aside, synced, read through as a restore would ([Check]), and only then renamed into
-// place; then all but the newest s.Keep are removed. One that fails, or finds a backup asked for over
+// Each is written aside, synced, read through as a restore would ([Check], in s.Dir), and only then
+// renamed into place; then all but the newest s.Keep are removed. One that fails, or finds a backup asked for over
 // HTTP under way, is tried again within ten minutes.
 func (b *Backups) Keep(ctx context.Context, s Schedule) {
 	if s.Now == nil {
@@ -125,7 +125,7 @@ func (b *Backups) Keep(ctx context.Context, s Schedule) {
 	b.mu.Unlock()
 	stale, _ := filepath.Glob(filepath.Join(s.Dir, ".rushgate-backup-*"))
 	for _, p := range stale {
-		os.Remove(p) // what a crash left of one being written
+		os.RemoveAll(p) // what a crash left of one being written or checked
 	}
 	wait := time.Duration(0)
 	if names := archives(s.Dir); len(names) > 0 {
@@ -187,7 +187,7 @@ func (b *Backups) keepOne(ctx context.Context, s Schedule) (string, int64, error
 		_, err = f.Seek(0, io.SeekStart)
 	}
 	if err == nil {
-		_, err = Check(ctx, f)
+		_, err = checkIn(ctx, f, s.Dir, ".rushgate-backup-check-*")
 	}
 	name := "rushgate-backup-" + s.Now().UTC().Format("20060102T150405Z") + ".tar.gz"
 	if err = errors.Join(err, f.Close()); err == nil {

@@ -112,6 +112,9 @@ func TestKeep(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if err := os.MkdirAll(filepath.Join(out, ".rushgate-backup-check-123", "data"), 0o700); err != nil { // a check cut short
+		t.Fatal(err)
+	}
 	var o outcomes
 	b := backup.New(source(t), o.observe)
 	clock := &hourly{at: time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)}
