@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -184,7 +185,11 @@ func TestBackupOnRedis(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("backup on Redis: %d", res.StatusCode)
 	}
-	got, err := backup.Check(context.Background(), res.Body)
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := backup.Check(context.Background(), bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,6 +199,15 @@ func TestBackupOnRedis(t *testing.T) {
 	}
 	if fmt.Sprint(names) != "[records.db]" {
 		t.Errorf("a backup on Redis holds %v", names)
+	}
+	// Restored, it says what it lacks.
+	archive := filepath.Join(t.TempDir(), "redis.tar.gz")
+	if err := os.WriteFile(archive, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "restore", "--data", filepath.Join(t.TempDir(), "r"), archive).CombinedOutput(); err != nil ||
+		!strings.Contains(string(out), "no lines in it: it was taken on Redis") {
+		t.Errorf("restore of a backup on Redis: %v %s", err, out)
 	}
 
 	pg := startInstances(t, bin, addr, 1, "--postgres", pgtest.Database(t))[0]

@@ -74,6 +74,10 @@ func restore(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	for _, f := range got.Files {
 		fmt.Fprintf(stdout, "  %-20s %12d bytes\n", f.Name, f.Size)
 	}
+	if got.Lines == nil {
+		fmt.Fprintln(stdout, "  no lines in it: it was taken on Redis, which keeps the lines and secrets, or with --postgres,\n"+
+			"  which keeps the record: start from it with the same --redis or --postgres")
+	}
 	if !*only {
 		fmt.Fprintf(stdout, "start from it: rushgate serve --data %s\n", *data)
 	}
