@@ -101,10 +101,10 @@ func (b *Backups) Status() Status {
 
 // Schedule says where and how often [Backups.Keep] keeps backups.
 type Schedule struct {
-	Dir   string        // where the archives go: not the data directory, whose files a backup copies
-	Every time.Duration // how often
-	Keep  int           // how many of the newest archives stay; older ones are removed
-	Log   *slog.Logger
+	Dir   string           // where the archives go: not the data directory, whose files a backup copies
+	Every time.Duration    // how often
+	Keep  int              // how many of the newest archives stay; older ones are removed
+	Log   *slog.Logger     // hears of each; nil means slog.Default()
 	Now   func() time.Time // names the archives; nil means time.Now
 }
 
@@ -119,6 +119,9 @@ const keptNames = "rushgate-backup-*.tar.gz"
 func (b *Backups) Keep(ctx context.Context, s Schedule) {
 	if s.Now == nil {
 		s.Now = time.Now
+	}
+	if s.Log == nil {
+		s.Log = slog.Default()
 	}
 	b.mu.Lock()
 	b.status.Dir, b.status.Every = s.Dir, s.Every
