@@ -14,8 +14,8 @@ var errBackupUnavailable = apiError(http.StatusConflict, codeBackupUnavailable,
 
 // backup answers GET /v1/backup with a copy of the data directory to start another rushgate from: the
 // embedded backend's record and lines as of one instant, and its secrets; on Redis, the SQLite record.
-// One is taken at a time (backup.ErrRunning: 409). A failure before the first byte is the API's JSON error; one after it cuts
-// the download, which then fails in the client rather than looking whole.
+// One is taken at a time (backup.ErrRunning: 409). A failure before the first byte is the API's JSON
+// error; one after it cuts the download, which then fails in the client rather than looking whole.
 func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 	if s.backups == nil {
 		s.writeError(w, r, errBackupUnavailable)
