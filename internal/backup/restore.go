@@ -119,7 +119,7 @@ func emptyDir(dir string) (bool, error) {
 	}
 	for _, e := range entries {
 		if !strings.HasPrefix(e.Name(), restorePrefix) {
-			return true, fmt.Errorf("%w: %s holds %s", ErrNotEmpty, dir, e.Name())
+			return true, fmt.Errorf("%w: %s holds %s; restore into a new directory and start rushgate from that", ErrNotEmpty, dir, e.Name())
 		}
 	}
 	for _, e := range entries {
