@@ -1214,6 +1214,18 @@ func TestConsoleOffersABackup(t *testing.T) {
 	eval[string](t, tb, `document.getElementById('backup-section').scrollIntoView(); ''`)
 	screenshot(t, tb, "console-backup")
 	t.Logf("%s / %s", shown("#backup-kept"), shown("#backup-failed"))
+	// At a phone's width the long names break rather than make the page scroll sideways.
+	if err := chromedp.Do(tb, chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.srv.URL+"/admin?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "what is kept, at a phone's width", func() bool {
+		return strings.HasPrefix(shown("#backup-failed"), "마지막 백업이 실패했습니다(")
+	})
+	eval[string](t, tb, `document.getElementById('backup-section').scrollIntoView(); ''`)
+	if wide := eval[bool](t, tb, `document.documentElement.scrollWidth > innerWidth`); wide {
+		t.Error("the backup's lines make the overview scroll sideways at a phone's width")
+	}
+	screenshot(t, tb, "console-backup-phone-ko")
 	// What the link gets, with the session's cookie and nothing else: the archive.
 	eval[string](t, tb, `fetch(document.getElementById('backup').href).then(r => r.arrayBuffer().then(b => {
 		const a = new Uint8Array(b);
