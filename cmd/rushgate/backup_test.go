@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -155,6 +156,41 @@ func TestScheduledBackups(t *testing.T) {
 	res.Body.Close()
 	if !strings.Contains(string(m), `rushgate_backups_total{outcome="taken"} 1`) {
 		t.Errorf("the metrics say of backups:\n%s", grepBackups(string(m)))
+	}
+}
+
+// TestSealedBackups: with a key from rushgate backup-key, an instance seals the backups it keeps to
+// its public key, and rushgate restore opens them with the identity file alone.
+func TestSealedBackups(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	identity := filepath.Join(dir, "backup.key")
+	made, err := exec.Command(bin, "backup-key", "--out", identity).CombinedOutput()
+	if err != nil {
+		t.Fatalf("backup-key: %v %s", err, made)
+	}
+	recipient := regexp.MustCompile(`age1[0-9a-z]+`).FindString(string(made))
+	if st, err := os.Stat(identity); err != nil || st.Mode().Perm() != 0o600 || recipient == "" {
+		t.Fatalf("backup-key wrote %v (%v), said %s", st, err, made)
+	}
+	out := filepath.Join(dir, "backups")
+	startEmbedded(t, bin, t.TempDir(), "--backup-dir", out, "--backup-recipient", recipient)
+	var kept []string
+	for start := time.Now(); len(kept) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("no backup kept within 10 s of the start")
+		}
+		kept, _ = filepath.Glob(filepath.Join(out, "rushgate-backup-*"))
+	}
+	if !strings.HasSuffix(kept[0], ".tar.gz.age") {
+		t.Fatalf("kept %v", kept)
+	}
+	if said, err := exec.Command(bin, "restore", "--check", kept[0]).CombinedOutput(); err == nil || !strings.Contains(string(said), "--identity FILE") {
+		t.Errorf("a sealed backup checked without its identity: %v %s", err, said)
+	}
+	if said, err := exec.Command(bin, "restore", "--data", filepath.Join(dir, "restored"), "--identity", identity, kept[0]).CombinedOutput(); err != nil ||
+		!strings.Contains(string(said), "signing-keys.json") {
+		t.Errorf("a sealed backup restored with its identity: %v %s", err, said)
 	}
 }
 

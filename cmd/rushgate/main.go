@@ -25,8 +25,10 @@ Usage:
   rushgate serve [flags]   run the server (rushgate serve -h lists the flags)
   rushgate loadtest --room R [flags]
                            rehearse an on-sale against a running rushgate (rushgate loadtest -h)
-  rushgate restore [--data DIR | --check] ARCHIVE
+  rushgate restore [--data DIR | --check] [--identity FILE] ARCHIVE
                            restore a backup (GET /v1/backup) into a new data directory, or check it
+  rushgate backup-key --out FILE
+                           make a key to seal backups with (--backup-recipient) and open them (--identity)
   rushgate version         print the version
   rushgate help            print this help
 
@@ -58,6 +60,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return loadtest.Run(ctx, args[1:], stdout)
 	case "restore":
 		return restore(ctx, args[1:], os.Stdin, stdout, stderr)
+	case "backup-key":
+		return backupKey(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "rushgate", buildVersion())
 		return nil

@@ -101,7 +101,8 @@ func TestCommands(t *testing.T) {
 		{"--path-prefix", "/rushgate/"}, {"--path-prefix", "rushgate"}, {"--path-prefix", "/a/../b"},
 		{"--path-prefix", "/a b", "--protect", "http://127.0.0.1:1", "--room", "sale"},
 		{"--backup-dir", t.TempDir(), "--backup-every", "10s"}, {"--backup-dir", t.TempDir(), "--backup-keep", "0"},
-		{"--backup-dir", t.TempDir(), "--redis", "redis://127.0.0.1:1/0", "--postgres", "postgres://127.0.0.1:1/x"}} {
+		{"--backup-dir", t.TempDir(), "--redis", "redis://127.0.0.1:1/0", "--postgres", "postgres://127.0.0.1:1/x"},
+		{"--backup-recipient", "AGE-SECRET-KEY-1QQQQ"}} {
 		err := run(context.Background(), append([]string{"serve", "--data", t.TempDir()}, bad...), &out, &errb)
 		if err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Fatalf("serve %v: %v, want an error naming the flag", bad, err)

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"filippo.io/age"
 	"github.com/redis/rueidis"
 
 	"github.com/rushgate/rushgate"
@@ -76,6 +77,7 @@ type serveFlags struct {
 	backupDir     string
 	backupEvery   time.Duration
 	backupKeep    int
+	backupTo      string
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -112,6 +114,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.backupDir, "backup-dir", "", "keep a backup (as GET /v1/backup answers) in this directory every --backup-every, each checked as a restore would read it (empty: off)")
 	fs.DurationVar(&f.backupEvery, "backup-every", 24*time.Hour, "with --backup-dir, how often (at least 1m)")
 	fs.IntVar(&f.backupKeep, "backup-keep", 7, "with --backup-dir, how many of the newest backups stay there")
+	fs.StringVar(&f.backupTo, "backup-recipient", "", "seal every backup, downloaded or kept, to these age public keys (age1..., comma-separated; rushgate backup-key makes one): only their identities restore it (empty: plain archives)")
 	fs.StringVar(&f.postgres, "postgres", "", "keep the durable record (claims, auction events, configs, the audit log) in PostgreSQL (postgres:// URL); default SQLite under --data")
 }
 
@@ -144,6 +147,11 @@ func (f *serveFlags) check() error {
 		}
 		if len(strings.TrimSpace(f.webhookSecret)) < minAdminKey {
 			return fmt.Errorf("--webhook-url needs --webhook-secret (or RUSHGATE_WEBHOOK_SECRET) of at least %d characters: the site checks each webhook with it", minAdminKey)
+		}
+	}
+	if f.backupTo != "" {
+		if _, err := backup.ParseRecipients(f.backupTo); err != nil {
+			return fmt.Errorf("--backup-recipient: %w", err)
 		}
 	}
 	if f.backupDir != "" {
@@ -443,6 +451,10 @@ func openRecords(ctx context.Context, f serveFlags, log *slog.Logger) (*record.D
 // openBackend opens the backend the flags choose: Redis with --redis, else the embedded backend with
 // what the record and the data directory kept of it.
 func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metrics.Metrics, log *slog.Logger) (backend, error) {
+	var sealTo []age.Recipient
+	if f.backupTo != "" {
+		sealTo, _ = backup.ParseRecipients(f.backupTo) // checked by serveFlags.check
+	}
 	if f.redisURL == "" {
 		fsync, _ := record.ParseFsync(f.fsync) // checked by openRecords
 		b, err := memstore.Open(ctx, records, f.data, fsync, log)
@@ -451,7 +463,7 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 		}
 		return backend{name: "memory", rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),
 			history: b.History(), audit: b.Audit(), spent: b.Spent(), close: b.Close,
-			backups: backup.New(backup.Source{Dir: f.data, Record: records, Lines: b.Rooms().Save, Secrets: true}, m.Backup)}, nil
+			backups: backup.New(backup.Source{Dir: f.data, Record: records, Lines: b.Rooms().Save, Secrets: true}, m.Backup, sealTo...)}, nil
 	}
 	rdb, cluster, err := redisClient(f.redisURL, f.redisCluster, f.redisFlush)
 	if err != nil {
@@ -468,7 +480,7 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 		backlog: b.Backlog, close: b.Close}
 	if f.postgres == "" {
 		// Redis keeps the lines and the secrets; the SQLite record under --data is this instance's own.
-		be.backups = backup.New(backup.Source{Dir: f.data, Record: records}, m.Backup)
+		be.backups = backup.New(backup.Source{Dir: f.data, Record: records}, m.Backup, sealTo...)
 	}
 	return be, nil
 }

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"filippo.io/age"
+
 	"github.com/rushgate/rushgate/internal/memstore"
 	"github.com/rushgate/rushgate/internal/record"
 )
@@ -49,15 +51,19 @@ type File struct {
 // Restore unpacks an archive written by [Take] into dir, which must be missing or empty, so that
 // rushgate serve --data dir starts from it. Every file is written and synced, the record goes through
 // SQLite's integrity check and the lines are read through, all before anything appears in dir: a
-// restore that fails, for a damaged or cut archive or a full disk, leaves dir as it found it.
-func Restore(ctx context.Context, r io.Reader, dir string) (Restored, error) {
-	return restore(ctx, r, dir, true)
+// restore that fails, for a damaged or cut archive or a full disk, leaves dir as it found it. A sealed
+// archive opens with one of ids; without one that does, it is refused with ErrEncrypted.
+func Restore(ctx context.Context, r io.Reader, dir string, ids ...age.Identity) (Restored, error) {
+	return restore(ctx, r, dir, true, ids)
 }
 
 // restore is Restore, its files synced to the disk when sync says: a check, which keeps none, does not.
-func restore(ctx context.Context, r io.Reader, dir string, sync bool) (Restored, error) {
+func restore(ctx context.Context, r io.Reader, dir string, sync bool, ids []age.Identity) (Restored, error) {
 	existed, err := emptyDir(dir)
 	if err != nil {
+		return Restored{}, err
+	}
+	if r, err = opened(r, ids); err != nil {
 		return Restored{}, err
 	}
 	var work string
@@ -90,21 +96,21 @@ func restore(ctx context.Context, r io.Reader, dir string, sync bool) (Restored,
 
 // Check reads an archive as Restore would, into a directory of its own under the system's temporary
 // one, which it removes, and says what the archive holds: a backup not yet restored is not known to
-// restore, so a nightly job checks the night's.
-func Check(ctx context.Context, r io.Reader) (Restored, error) {
-	return checkIn(ctx, r, "", "rushgate-check-*")
+// restore, so a nightly job checks the night's. A sealed archive opens with one of ids.
+func Check(ctx context.Context, r io.Reader, ids ...age.Identity) (Restored, error) {
+	return checkIn(ctx, r, "", "rushgate-check-*", ids...)
 }
 
 // checkIn is Check unpacking into a new directory in parent ("": the system's temporary one), named
 // by pattern as os.MkdirTemp names them: a schedule checks beside its archives, on their disk, since
 // the temporary directory may be a small one in memory.
-func checkIn(ctx context.Context, r io.Reader, parent, pattern string) (Restored, error) {
+func checkIn(ctx context.Context, r io.Reader, parent, pattern string, ids ...age.Identity) (Restored, error) {
 	tmp, err := os.MkdirTemp(parent, pattern)
 	if err != nil {
 		return Restored{}, fmt.Errorf("backup: check: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	return restore(ctx, r, filepath.Join(tmp, "data"), false)
+	return restore(ctx, r, filepath.Join(tmp, "data"), false, ids)
 }
 
 // emptyDir reports whether dir exists, refusing one that is not an empty directory; the working

@@ -9,8 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"filippo.io/age"
 )
 
 // ErrRunning says that a backup of the data directory is being taken already: one at a time, since
@@ -22,6 +25,7 @@ var ErrRunning = errors.New("backup: a backup is being taken")
 type Backups struct {
 	src     Source
 	observe func(outcome string, at time.Time)
+	to      []age.Recipient // sealed to them; none: plain archives
 	busy    sync.Mutex
 
 	mu     sync.Mutex
@@ -37,6 +41,7 @@ type Status struct {
 	Dir        string        // where the schedule keeps them; "" without one
 	Every      time.Duration // how often
 	Kept       []Archive     // the schedule's archives in Dir, the newest first
+	Encrypted  bool          // whether backups are sealed to recipients (age files)
 }
 
 // Archive is one archive a schedule kept.
@@ -47,20 +52,34 @@ type Archive struct {
 }
 
 // New returns the backups of src. observe, when set, hears the outcome of each, "taken" or "failed",
-// and when it ended: what the metrics count, and the alert on backups that stopped reads.
-func New(src Source, observe func(outcome string, at time.Time)) *Backups {
-	return &Backups{src: src, observe: observe}
+// and when it ended: what the metrics count, and the alert on backups that stopped reads. With
+// recipients every backup, downloaded or kept, is sealed to them.
+func New(src Source, observe func(outcome string, at time.Time), to ...age.Recipient) *Backups {
+	return &Backups{src: src, observe: observe, to: to, status: Status{Encrypted: len(to) > 0}}
 }
 
-// Backup writes an archive of the data directory to w, as [Take]; ErrRunning while another is taken.
+// Backup writes an archive of the data directory to w, as [Take], sealed when New was given
+// recipients; ErrRunning while another is taken.
 func (b *Backups) Backup(ctx context.Context, w io.Writer) error {
 	if !b.busy.TryLock() {
 		return ErrRunning
 	}
 	defer b.busy.Unlock()
-	err := Take(ctx, w, b.src)
+	err := b.take(ctx, w)
 	b.tell(err)
 	return err
+}
+
+// take writes an archive to w, sealed when there are recipients.
+func (b *Backups) take(ctx context.Context, w io.Writer) error {
+	if len(b.to) == 0 {
+		return Take(ctx, w, b.src)
+	}
+	s := &sealed{w: w, to: b.to}
+	if err := Take(ctx, s, b.src); err != nil {
+		return err
+	}
+	return s.Close()
 }
 
 func (b *Backups) tell(err error) {
@@ -108,8 +127,8 @@ type Schedule struct {
 	Now   func() time.Time // names the archives; nil means time.Now
 }
 
-// keptNames matches the archives of a schedule, which sort by the time they were taken.
-const keptNames = "rushgate-backup-*.tar.gz"
+// keptNames matches the archives of a schedule, plain or sealed, which sort by the time they were taken.
+const keptNames = "rushgate-backup-*.tar.gz*"
 
 // Keep takes a backup into s.Dir every s.Every until ctx ends. The first comes once the newest archive
 // already there is s.Every old, at once if there is none, so that restarts do not put backups off.
@@ -166,37 +185,38 @@ func (b *Backups) Keep(ctx context.Context, s Schedule) {
 	}
 }
 
-// keepOne writes one checked archive into s.Dir and returns its name and size.
+// keepOne writes one checked archive into s.Dir and returns its name and size. One to be sealed is
+// checked before it is, since the instance cannot open what it seals.
 func (b *Backups) keepOne(ctx context.Context, s Schedule) (string, int64, error) {
 	if !b.busy.TryLock() {
 		return "", 0, ErrRunning
 	}
 	defer b.busy.Unlock()
-	f, err := os.CreateTemp(s.Dir, ".rushgate-backup-*")
-	if err != nil {
-		return "", 0, err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // gone once renamed
-	err = Take(ctx, f, b.src)
-	if err == nil {
-		err = f.Sync()
+	name := "rushgate-backup-" + s.Now().UTC().Format("20060102T150405Z") + ".tar.gz"
+	if len(b.to) > 0 {
+		name += ".age"
 	}
 	var size int64
+	err := writeAside(s.Dir, name, func(f *os.File) error {
+		if len(b.to) == 0 {
+			return b.checked(ctx, f, s.Dir)
+		}
+		return writeAside(s.Dir, "", func(plain *os.File) error {
+			if err := b.checked(ctx, plain, s.Dir); err != nil {
+				return err
+			}
+			if _, err := plain.Seek(0, io.SeekStart); err != nil {
+				return err
+			}
+			w := &sealed{w: f, to: b.to}
+			_, err := io.Copy(w, plain)
+			return errors.Join(err, w.Close())
+		})
+	})
 	if err == nil {
-		size, err = f.Seek(0, io.SeekCurrent)
-	}
-	if err == nil {
-		_, err = f.Seek(0, io.SeekStart)
-	}
-	if err == nil {
-		_, err = checkIn(ctx, f, s.Dir, ".rushgate-backup-check-*")
-	}
-	name := "rushgate-backup-" + s.Now().UTC().Format("20060102T150405Z") + ".tar.gz"
-	if err = errors.Join(err, f.Close()); err == nil {
-		err = os.Rename(tmp, filepath.Join(s.Dir, name))
-	}
-	if err == nil {
+		if fi, serr := os.Stat(filepath.Join(s.Dir, name)); serr == nil {
+			size = fi.Size()
+		}
 		err = syncDir(s.Dir)
 	}
 	if ctx.Err() == nil {
@@ -205,12 +225,47 @@ func (b *Backups) keepOne(ctx context.Context, s Schedule) (string, int64, error
 	return name, size, err
 }
 
+// checked writes a plain archive to f and reads it back as a restore would, unpacked in dir.
+func (b *Backups) checked(ctx context.Context, f *os.File, dir string) error {
+	if err := Take(ctx, f, b.src); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err := checkIn(ctx, f, dir, ".rushgate-backup-check-*")
+	return err
+}
+
+// writeAside has fill write a new file in dir, hidden until it is whole and synced, then renamed to
+// name; one that fails, or has no name to keep (a working file), is removed.
+func writeAside(dir, name string, fill func(*os.File) error) error {
+	f, err := os.CreateTemp(dir, ".rushgate-backup-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // gone once renamed
+	err = fill(f)
+	if err == nil && name != "" {
+		err = f.Sync()
+	}
+	if err = errors.Join(err, f.Close()); err == nil && name != "" {
+		err = os.Rename(f.Name(), filepath.Join(dir, name))
+	}
+	return err
+}
+
 // archives returns the names of a schedule's archives in dir, oldest first.
 func archives(dir string) []string {
 	paths, _ := filepath.Glob(filepath.Join(dir, keptNames))
-	names := make([]string, len(paths))
-	for i, p := range paths {
-		names[i] = filepath.Base(p)
+	names := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if name := filepath.Base(p); strings.HasSuffix(name, ".tar.gz") || strings.HasSuffix(name, ".tar.gz.age") {
+			names = append(names, name)
+		}
 	}
 	slices.Sort(names)
 	return names

@@ -21,8 +21,13 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errBackupUnavailable)
 		return
 	}
+	// A backup sealed to recipients (--backup-recipient) is an age file.
+	contentType, name := "application/gzip", "rushgate-backup-"+s.now().UTC().Format("20060102T150405Z")+".tar.gz"
+	if s.backups.Status().Encrypted {
+		contentType, name = "application/octet-stream", name+".age"
+	}
 	if r.Method == http.MethodHead {
-		w.Header().Set("Content-Type", "application/gzip")
+		w.Header().Set("Content-Type", contentType)
 		w.Header().Set("Cache-Control", "no-store")
 		return // a probe of the link: no copy for an answer without a body
 	}
@@ -30,7 +35,7 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 	// large record copied to a slow client may take longer.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	began := time.Now()
-	out := &download{w: w, name: "rushgate-backup-" + s.now().UTC().Format("20060102T150405Z") + ".tar.gz"}
+	out := &download{w: w, contentType: contentType, name: name}
 	err := s.backups.Backup(r.Context(), out)
 	switch {
 	case errors.Is(err, backup.ErrRunning):
@@ -51,14 +56,14 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 // download is a backup's answer: its headers go out with the first byte, so that a backup that fails
 // before it is answered as an error instead.
 type download struct {
-	w    http.ResponseWriter
-	name string
-	n    int64
+	w                 http.ResponseWriter
+	contentType, name string
+	n                 int64
 }
 
 func (d *download) Write(p []byte) (int, error) {
 	if d.n == 0 {
-		attachment(d.w.Header(), "application/gzip", d.name)
+		attachment(d.w.Header(), d.contentType, d.name)
 	}
 	n, err := d.w.Write(p)
 	d.n += int64(n)
@@ -70,6 +75,7 @@ type backupStatus struct {
 	LastTakenAt  *time.Time      `json:"last_taken_at"`
 	LastFailedAt *time.Time      `json:"last_failed_at"`
 	Failure      string          `json:"failure,omitempty"`
+	Encrypted    bool            `json:"encrypted"`
 	Schedule     *backupSchedule `json:"schedule"`
 }
 
@@ -92,7 +98,7 @@ func (s *Server) listBackups(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := s.backups.Status()
-	out := backupStatus{LastTakenAt: instant(st.LastTaken), LastFailedAt: instant(st.LastFailed), Failure: st.Failure}
+	out := backupStatus{LastTakenAt: instant(st.LastTaken), LastFailedAt: instant(st.LastFailed), Failure: st.Failure, Encrypted: st.Encrypted}
 	if st.Dir != "" {
 		out.Schedule = &backupSchedule{Dir: st.Dir, EverySeconds: st.Every.Seconds(), Kept: []keptBackup{}}
 		for _, a := range st.Kept {

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -180,5 +181,39 @@ func TestBackupsListed(t *testing.T) {
 	if sched["dir"] != dir || sched["every_seconds"] != 3600.0 || r.body["last_taken_at"] == nil || r.body["last_failed_at"] != nil ||
 		!strings.HasPrefix(k["name"].(string), "rushgate-backup-") || k["bytes"].(float64) < 20 || k["taken_at"] == nil {
 		t.Errorf("once one is kept: %v", r.body)
+	}
+}
+
+// TestBackupSealedDownload: with recipients, the download is an age file, named and typed as one,
+// that restores with the identity, and GET /v1/backups says backups are encrypted.
+func TestBackupSealedDownload(t *testing.T) {
+	id, rec, err := backup.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	to, _ := backup.ParseRecipients(rec)
+	ids, _ := backup.ParseIdentities(strings.NewReader(id))
+	data := t.TempDir()
+	if err := os.WriteFile(filepath.Join(data, "admin.key"), []byte("an admin key of the site"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := setup(t, withBackups(backup.New(backup.Source{Dir: data, Secrets: true}, nil, to...)))
+	res, err := e.backup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil || res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "application/octet-stream" ||
+		!strings.HasSuffix(res.Header.Get("Content-Disposition"), `.tar.gz.age"`) || !strings.HasPrefix(string(body), "age-encryption.org/v1\n") {
+		t.Fatalf("a sealed backup answered %d %v (%v), %q...", res.StatusCode, res.Header, err, body[:min(len(body), 30)])
+	}
+	if got, err := backup.Check(context.Background(), bytes.NewReader(body), ids...); err != nil || len(got.Files) != 1 || got.Files[0].Name != "admin.key" {
+		t.Errorf("the sealed download holds %+v (%v)", got, err)
+	}
+	r := e.do("GET", "/v1/backups", adminKey, "")
+	e.want(r, http.StatusOK, "")
+	if r.body["encrypted"] != true {
+		t.Errorf("GET /v1/backups: %v", r.body)
 	}
 }

@@ -1226,6 +1226,7 @@ func TestConsoleOffersABackup(t *testing.T) {
 		t.Error("the backup's lines make the overview scroll sideways at a phone's width")
 	}
 	screenshot(t, tb, "console-backup-phone-ko")
+
 	// What the link gets, with the session's cookie and nothing else: the archive.
 	eval[string](t, tb, `fetch(document.getElementById('backup').href).then(r => r.arrayBuffer().then(b => {
 		const a = new Uint8Array(b);
@@ -1235,6 +1236,22 @@ func TestConsoleOffersABackup(t *testing.T) {
 	if got := eval[string](t, tb, `window.got`); got != "200 application/gzip 1f8b" {
 		t.Fatalf("the backup link got %q", got)
 	}
+
+	// Sealed to recipients, the backups say so.
+	_, rec, err := backup.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	to, _ := backup.ParseRecipients(rec)
+	sealed := setup(t, withBackups(backup.New(backup.Source{Dir: t.TempDir()}, nil, to...)), func(c *httpapi.Config, _ *room.Store) {
+		c.Console = console.New(console.Config{AdminKey: adminKey, Backups: true})
+	})
+	if err := chromedp.Do(tb, chromedp.Navigate(sealed.srv.URL+"/admin?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "sealed backups", func() bool {
+		return strings.HasSuffix(shown("#backup-kept"), "Every backup is sealed to the keys of --backup-recipient: only their identities restore it (rushgate restore --identity).")
+	})
 
 	e = setup(t, withConsole())
 	tb = tab(t)

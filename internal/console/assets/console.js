@@ -63,6 +63,7 @@
       backup_kept_none: 'Kept every {every} in {dir}: none yet.',
       backup_unscheduled: 'Not kept on a schedule: start rushgate with --backup-dir to have it keep one every day.',
       backup_failed: 'The last backup failed, {at}: {error}',
+      backup_sealed: 'Every backup is sealed to the keys of --backup-recipient: only their identities restore it (rushgate restore --identity).',
       backup_about: 'A copy of what this rushgate keeps in its data directory (on the embedded backend all of it: the record, the lines, the signing keys and secrets), taken while it runs. Keep it as secret as the admin key. To restore it, run rushgate restore --data DIR with the file, into a new directory, and start rushgate with --data DIR.',
     },
     ko: {
@@ -124,6 +125,7 @@
       backup_kept_none: '{dir}에 {every}마다 보관합니다: 아직 없습니다.',
       backup_unscheduled: '정해진 주기로 보관하지 않습니다: --backup-dir로 rushgate를 시작하면 매일 하나씩 보관합니다.',
       backup_failed: '마지막 백업이 실패했습니다({at}): {error}',
+      backup_sealed: '모든 백업은 --backup-recipient의 키로 암호화됩니다: 그 키의 비밀 키로만 복원할 수 있습니다(rushgate restore --identity).',
       backup_about: '이 rushgate가 데이터 디렉터리에 보관하는 것(내장 백엔드라면 전부: 기록, 대기열, 서명 키와 비밀값)의 사본으로, 멈추지 않고 만듭니다. 관리자 키처럼 비밀로 보관하세요. 복원하려면 이 파일로 rushgate restore --data DIR을 새 디렉터리에 실행한 뒤 --data DIR로 rushgate를 시작하세요.',
     },
   };
@@ -924,10 +926,10 @@
   function showBackups(st) {
     const sched = st.schedule;
     const newest = sched && sched.kept[0];
-    document.getElementById('backup-kept').textContent = !sched ? t('backup_unscheduled')
+    document.getElementById('backup-kept').textContent = (!sched ? t('backup_unscheduled')
       : !newest ? t('backup_kept_none', { every: fmtWait(sched.every_seconds), dir: sched.dir })
         : t('backup_kept', { every: fmtWait(sched.every_seconds), dir: sched.dir, count: fmtNum(sched.kept.length), name: newest.name,
-          size: fmtSize(newest.bytes), at: fmtTime(newest.taken_at) });
+          size: fmtSize(newest.bytes), at: fmtTime(newest.taken_at) })) + (st.encrypted ? ' ' + t('backup_sealed') : '');
     const failed = document.getElementById('backup-failed');
     failed.hidden = !st.last_failed_at || (st.last_taken_at && Date.parse(st.last_taken_at) > Date.parse(st.last_failed_at));
     failed.textContent = failed.hidden ? '' : t('backup_failed', { at: fmtTime(st.last_failed_at), error: st.failure });
