@@ -146,16 +146,20 @@ func TestScheduledBackups(t *testing.T) {
 	if checked, err := exec.Command(bin, "restore", "--check", kept[0]).CombinedOutput(); err != nil || !strings.Contains(string(checked), "signing-keys.json") {
 		t.Fatalf("restore --check %s: %v %s", kept[0], err, checked)
 	}
-	req, _ := http.NewRequest("GET", base+"/metrics", nil)
-	req.Header.Set("Authorization", "Bearer "+restartKey)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if !strings.Contains(string(m), `rushgate_backups_total{outcome="taken"} 1`) {
-		t.Errorf("the metrics say of backups:\n%s", grepBackups(string(m)))
+	// Counted once it is in place: a moment after the file appears.
+	var m []byte
+	for start := time.Now(); !strings.Contains(string(m), `rushgate_backups_total{outcome="taken"} 1`); time.Sleep(50 * time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("the metrics say of backups:\n%s", grepBackups(string(m)))
+		}
+		req, _ := http.NewRequest("GET", base+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+restartKey)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ = io.ReadAll(res.Body)
+		res.Body.Close()
 	}
 }
 
