@@ -30,6 +30,11 @@ func ParseRecipients(s string) ([]age.Recipient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("backup: recipients: %w", err)
 	}
+	// Some kinds of key may not be mixed in one file (post-quantum ones with others): found now
+	// rather than at the first backup.
+	if _, err := age.Encrypt(io.Discard, to...); err != nil {
+		return nil, fmt.Errorf("backup: recipients: %w", err)
+	}
 	return to, nil
 }
 

@@ -131,4 +131,15 @@ func TestRecipientsRefused(t *testing.T) {
 	if to, err := backup.ParseRecipients(rec + ", " + rec); err != nil || len(to) != 2 {
 		t.Errorf("two recipients: %v %v", to, err)
 	}
+	// A post-quantum key may not be mixed with classic ones: refused at once, not at the first backup.
+	pq, err := age.GenerateHybridIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := backup.ParseRecipients(pq.Recipient().String()); err != nil {
+		t.Errorf("a post-quantum recipient: %v", err)
+	}
+	if _, err := backup.ParseRecipients(pq.Recipient().String() + "," + rec); err == nil {
+		t.Error("a post-quantum recipient mixed with a classic one taken")
+	}
 }
