@@ -2,7 +2,9 @@
 // archive of a data directory, taken while rushgate serves, whose files are a data directory to start
 // from. The SQL record and the lines are copied each as of one instant (a plain copy of the record's
 // file, open in exclusive mode, cannot be had while rushgate runs); every other file of the directory,
-// the vault's secrets, as it is. [Restore] puts an archive back, checked before anything is in place.
+// the vault's secrets, as it is. [Backups] takes them one at a time, sealed to age recipients when
+// given (seal.go), and keeps them on a schedule; [Restore] puts one back, checked before anything is
+// in place.
 package backup
 
 import (
