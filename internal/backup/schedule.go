@@ -230,10 +230,7 @@ func (b *Backups) checked(ctx context.Context, f *os.File, dir string) error {
 	if err := Take(ctx, f, b.src); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
+	if _, err := f.Seek(0, io.SeekStart); err != nil { // synced by writeAside when it is the one kept
 		return err
 	}
 	_, err := checkIn(ctx, f, dir, ".rushgate-backup-check-*")
