@@ -18,7 +18,7 @@ import (
 )
 
 // key returns a new identity and the recipients of it.
-func key(t *testing.T) ([]age.Identity, []age.Recipient) {
+func key(t testing.TB) ([]age.Identity, []age.Recipient) {
 	t.Helper()
 	id, rec, err := backup.NewKey()
 	if err != nil {
