@@ -54,11 +54,6 @@ type File struct {
 // restore that fails, for a damaged or cut archive or a full disk, leaves dir as it found it. A sealed
 // archive opens with one of ids; without one that does, it is refused with ErrEncrypted.
 func Restore(ctx context.Context, r io.Reader, dir string, ids ...age.Identity) (Restored, error) {
-	return restore(ctx, r, dir, true, ids)
-}
-
-// restore is Restore, its files synced to the disk when sync says: a check, which keeps none, does not.
-func restore(ctx context.Context, r io.Reader, dir string, sync bool, ids []age.Identity) (Restored, error) {
 	existed, err := emptyDir(dir)
 	if err != nil {
 		return Restored{}, err
@@ -81,7 +76,7 @@ func restore(ctx context.Context, r io.Reader, dir string, sync bool, ids []age.
 		return Restored{}, fmt.Errorf("backup: restore: %w", err)
 	}
 	defer os.RemoveAll(work) // renamed away when the restore succeeds into a missing dir
-	got, err := unpack(ctx, r, work, sync)
+	got, err := unpack(ctx, r, work, true)
 	if err == nil {
 		err = check(ctx, work, &got)
 	}
@@ -103,14 +98,25 @@ func Check(ctx context.Context, r io.Reader, ids ...age.Identity) (Restored, err
 
 // checkIn is Check unpacking into a new directory in parent ("": the system's temporary one), named
 // by pattern as os.MkdirTemp names them: a schedule checks beside its archives, on their disk, since
-// the temporary directory may be a small one in memory.
+// the temporary directory may be a small one in memory. What it unpacks is read, not kept: unsynced.
 func checkIn(ctx context.Context, r io.Reader, parent, pattern string, ids ...age.Identity) (Restored, error) {
+	r, err := opened(r, ids)
+	if err != nil {
+		return Restored{}, err
+	}
 	tmp, err := os.MkdirTemp(parent, pattern)
 	if err != nil {
 		return Restored{}, fmt.Errorf("backup: check: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	return restore(ctx, r, filepath.Join(tmp, "data"), false, ids)
+	got, err := unpack(ctx, r, tmp, false)
+	if err == nil {
+		err = check(ctx, tmp, &got)
+	}
+	if err != nil {
+		return Restored{}, err
+	}
+	return got, nil
 }
 
 // emptyDir reports whether dir exists, refusing one that is not an empty directory; the working
