@@ -43,9 +43,6 @@ type Source struct {
 	Secrets bool
 }
 
-// Backup is [Take] of s: a Source is what serves GET /v1/backup.
-func (s Source) Backup(ctx context.Context, w io.Writer) error { return Take(ctx, w, s) }
-
 // Take writes the archive of src to w. The record is copied before the lines, so that a room created
 // in between has no line in the copy rather than a line without its room. Everything that may fail but
 // the writing to w is done before w's first byte; nothing of the backup is left in src.Dir.

@@ -150,7 +150,7 @@ func TestBackupStartsAnother(t *testing.T) {
 	}
 	time.Sleep(50 * time.Millisecond) // claims under way
 	var archive bytes.Buffer
-	err := backup.Source{Dir: dir, Record: db, Lines: rooms.Save, Secrets: true}.Backup(ctx, &archive)
+	err := backup.Take(ctx, &archive, backup.Source{Dir: dir, Record: db, Lines: rooms.Save, Secrets: true})
 	close(stop)
 	wg.Wait()
 	if err != nil {
@@ -213,7 +213,7 @@ func TestBackupOfTheRecordAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	var archive bytes.Buffer
-	if err := (backup.Source{Dir: dir, Record: db}).Backup(ctx, &archive); err != nil {
+	if err := backup.Take(ctx, &archive, backup.Source{Dir: dir, Record: db}); err != nil {
 		t.Fatal(err)
 	}
 	to := t.TempDir()

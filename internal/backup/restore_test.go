@@ -53,7 +53,7 @@ func backedUp(t testing.TB) []byte {
 		t.Fatal(err)
 	}
 	var archive bytes.Buffer
-	if err := (backup.Source{Dir: dir, Record: db, Lines: b.Rooms().Save, Secrets: true}).Backup(ctx, &archive); err != nil {
+	if err := backup.Take(ctx, &archive, backup.Source{Dir: dir, Record: db, Lines: b.Rooms().Save, Secrets: true}); err != nil {
 		t.Fatal(err)
 	}
 	return archive.Bytes()
