@@ -29,7 +29,7 @@ type Backups struct {
 	busy    sync.Mutex
 
 	mu     sync.Mutex
-	status Status // but Kept, read from the directory when asked
+	status Status // but Kept and Encrypted, found when asked
 }
 
 // Status is what an operator sees of the backups: the last taken and the last that failed, whether
@@ -55,7 +55,7 @@ type Archive struct {
 // and when it ended: what the metrics count, and the alert on backups that stopped reads. With
 // recipients every backup, downloaded or kept, is sealed to them.
 func New(src Source, observe func(outcome string, at time.Time), to ...age.Recipient) *Backups {
-	return &Backups{src: src, observe: observe, to: to, status: Status{Encrypted: len(to) > 0}}
+	return &Backups{src: src, observe: observe, to: to}
 }
 
 // Backup writes an archive of the data directory to w, as [Take], sealed when New was given
@@ -101,11 +101,15 @@ func (b *Backups) tell(err error) {
 	b.observe(outcome, now)
 }
 
+// Sealed reports whether backups are sealed to recipients (age files).
+func (b *Backups) Sealed() bool { return len(b.to) > 0 }
+
 // Status says how the backups went, and lists what the schedule keeps.
 func (b *Backups) Status() Status {
 	b.mu.Lock()
 	st := b.status
 	b.mu.Unlock()
+	st.Encrypted = b.Sealed()
 	if st.Dir == "" {
 		return st
 	}

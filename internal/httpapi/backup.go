@@ -23,7 +23,7 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 	}
 	// A backup sealed to recipients (--backup-recipient) is an age file.
 	contentType, name := "application/gzip", "rushgate-backup-"+s.now().UTC().Format("20060102T150405Z")+".tar.gz"
-	if s.backups.Status().Encrypted {
+	if s.backups.Sealed() {
 		contentType, name = "application/octet-stream", name+".age"
 	}
 	if r.Method == http.MethodHead {

@@ -33,6 +33,8 @@ func (f backupFunc) Backup(ctx context.Context, w io.Writer) error { return f(ct
 
 func (f backupFunc) Status() backup.Status { return backup.Status{} }
 
+func (f backupFunc) Sealed() bool { return false }
+
 // TestBackupDownload: an admin downloads the embedded backend's data directory as a tar.gz attachment
 // that is never cached; others are refused.
 func TestBackupDownload(t *testing.T) {

@@ -123,6 +123,8 @@ type Config struct {
 // for while another is taken fails with backup.ErrRunning. It counts its outcomes in the metrics.
 type Backups interface {
 	Backup(ctx context.Context, w io.Writer) error
+	// Sealed says whether backups are age files (--backup-recipient).
+	Sealed() bool
 	// Status says how the backups went, and what --backup-dir keeps.
 	Status() backup.Status
 }
