@@ -22,12 +22,34 @@ type Entry struct {
 	// Cursor orders entries in their log; pass it as before to read older ones.
 	Cursor string    `json:"cursor"`
 	At     time.Time `json:"at"`
-	// Kind is "room", "drop" or "auction".
+	// Kind is "room", "drop", "auction" or "operator" (an operator's key made or taken back).
 	Kind string `json:"kind"`
 	ID   string `json:"id"`
 	// Action is one of [Actions].
 	Action  string   `json:"action"`
 	Changes []Change `json:"changes"`
+	// By names who made the change: [Owner] for the admin key, an operator's name, or "" for rushgate
+	// itself (a restore from the record) and for entries older than operators. [Audited] takes it from
+	// the request's context.
+	By string `json:"by"`
+}
+
+// Owner is the name the audit log gives the holder of the admin key; no operator may take it.
+const Owner = "admin"
+
+// actorKey is the context key of the name a request acts under.
+type actorKey struct{}
+
+// WithActor returns ctx carrying the name of who makes its request's changes, for the audit log: the
+// transport knows who signed in, the domain services that append entries do not.
+func WithActor(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, actorKey{}, name)
+}
+
+// ActorOf returns the name WithActor put in ctx, or "".
+func ActorOf(ctx context.Context) string {
+	name, _ := ctx.Value(actorKey{}).(string)
+	return name
 }
 
 // The actions an [Entry] records. They are part of the audit API, and the console labels each.
@@ -125,6 +147,9 @@ func Audited(ctx context.Context, a Audit, log *slog.Logger, e Entry) {
 	if e.Changes == nil {
 		e.Changes = []Change{}
 	}
+	if e.By == "" {
+		e.By = ActorOf(ctx)
+	}
 	ctx = context.WithoutCancel(ctx)
 	err := a.Append(ctx, e)
 	for _, pause := range auditRetries {
@@ -136,7 +161,7 @@ func Audited(ctx context.Context, a Audit, log *slog.Logger, e Entry) {
 	}
 	if err != nil {
 		changes, _ := json.Marshal(e.Changes)
-		log.Error("audit: cannot record a change", "kind", e.Kind, "id", e.ID, "action", e.Action, "at", e.At,
+		log.Error("audit: cannot record a change", "kind", e.Kind, "id", e.ID, "action", e.Action, "at", e.At, "by", e.By,
 			"changes", json.RawMessage(changes), "err", err)
 	}
 }

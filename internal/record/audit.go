@@ -21,8 +21,9 @@ func (r *DB) Append(ctx context.Context, e rushgate.Entry) error {
 		return err
 	}
 	for try := 0; ; try++ {
-		_, err = r.db.ExecContext(ctx, r.q(`INSERT INTO audit (seq, at, kind, entity, action, changes)
-			SELECT COALESCE(MAX(seq), 0) + 1, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT) FROM audit`), ts(e.At), e.Kind, e.ID, e.Action, string(changes))
+		_, err = r.db.ExecContext(ctx, r.q(`INSERT INTO audit (seq, at, kind, entity, action, changes, actor)
+			SELECT COALESCE(MAX(seq), 0) + 1, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT) FROM audit`),
+			ts(e.At), e.Kind, e.ID, e.Action, string(changes), e.By)
 		if err == nil || try == 20 || ctx.Err() != nil {
 			return err
 		}
@@ -31,7 +32,7 @@ func (r *DB) Append(ctx context.Context, e rushgate.Entry) error {
 
 // Entries implements [rushgate.Audit]; a cursor is the entry's sequence.
 func (r *DB) Entries(ctx context.Context, kind, id, before string, limit int) ([]rushgate.Entry, error) {
-	q := `SELECT seq, at, kind, entity, action, changes FROM audit WHERE seq < ?`
+	q := `SELECT seq, at, kind, entity, action, changes, actor FROM audit WHERE seq < ?`
 	top := int64(1) << 62
 	if before != "" {
 		n, err := strconv.ParseInt(before, 10, 64)
@@ -55,7 +56,7 @@ func (r *DB) Entries(ctx context.Context, kind, id, before string, limit int) ([
 		var e rushgate.Entry
 		var seq int64
 		var at, changes string
-		err := rows.Scan(&seq, &at, &e.Kind, &e.ID, &e.Action, &changes)
+		err := rows.Scan(&seq, &at, &e.Kind, &e.ID, &e.Action, &changes, &e.By)
 		e.Cursor = strconv.FormatInt(seq, 10)
 		e.At, _ = time.Parse(time.RFC3339Nano, at)
 		_ = json.Unmarshal([]byte(changes), &e.Changes)

@@ -328,9 +328,18 @@ func TestMigrateClaimKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, err := r.Claims(ctx, "d")
-		r.Close()
 		if err != nil || len(got) != 2 || got[0].Key != "" || got[1].Key != "k" {
+			r.Close()
 			t.Fatalf("claims after migration: %+v %v", got, err)
+		}
+		if err := r.Append(ctx, rushgate.Entry{At: time.Now(), Kind: "room", ID: "r", Action: rushgate.ActionDelete, By: "mina"}); err != nil {
+			r.Close()
+			t.Fatal(err)
+		}
+		entries, err := r.Entries(ctx, "room", "r", "", 3)
+		r.Close()
+		if err != nil || len(entries) < 2 || entries[0].By != "mina" || entries[len(entries)-1].By != "" {
+			t.Fatalf("audit after migration: %+v %v", entries, err)
 		}
 	}
 	db, err = sql.Open("sqlite", "file:"+path)
@@ -521,13 +530,16 @@ func TestParseFsync(t *testing.T) {
 }
 
 // makeOldClaims makes the drop_claims table as the first versions did (no idempotency keys, a unique
-// index of codes) in db, with one claim.
+// index of codes) in db, with one claim, and the audit table without who made each change.
 func makeOldClaims(t *testing.T, db *sql.DB) {
 	t.Helper()
 	for _, stmt := range []string{
 		`CREATE TABLE drop_claims (drop_id TEXT NOT NULL, seq BIGINT NOT NULL, claim_id TEXT NOT NULL, visitor TEXT NOT NULL,
 			code TEXT NOT NULL, claimed_at TEXT NOT NULL, PRIMARY KEY (drop_id, seq), UNIQUE (drop_id, code))`,
 		`INSERT INTO drop_claims VALUES ('d', 1, 'd.1', 'x', 'A', '2026-12-01T00:00:00Z')`,
+		`CREATE TABLE audit (seq BIGINT PRIMARY KEY, at TEXT NOT NULL, kind TEXT NOT NULL, entity TEXT NOT NULL,
+			action TEXT NOT NULL, changes TEXT NOT NULL)`,
+		`INSERT INTO audit VALUES (1, '2026-12-01T00:00:00Z', 'room', 'r', 'create', '[]')`,
 	} {
 		if _, err := db.Exec(stmt); err != nil {
 			t.Fatal(err)

@@ -50,7 +50,8 @@ CREATE TABLE IF NOT EXISTS audit (
 	kind    TEXT NOT NULL,
 	entity  TEXT NOT NULL,
 	action  TEXT NOT NULL,
-	changes TEXT NOT NULL
+	changes TEXT NOT NULL,
+	actor   TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS drop_redemptions (
 	drop_id     TEXT NOT NULL,
@@ -99,6 +100,7 @@ func (r *DB) migrate(ctx context.Context) error {
 	for _, c := range []struct{ table, column, def string }{
 		{"drop_claims", "idem_key", "TEXT NOT NULL DEFAULT ''"},
 		{"auction_results", "seq", "BIGINT NOT NULL DEFAULT 0"},
+		{"audit", "actor", "TEXT NOT NULL DEFAULT ''"},
 	} {
 		var probe any
 		err := r.db.QueryRowContext(ctx, `SELECT `+c.column+` FROM `+c.table+` LIMIT 1`).Scan(&probe)

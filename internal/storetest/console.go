@@ -181,9 +181,9 @@ func testAudit(t *testing.T, h Harness) {
 	}
 	at := h.Now().Truncate(time.Second).UTC()
 	entries := []rushgate.Entry{
-		{At: at, Kind: "room", ID: "x", Action: rushgate.ActionCreate, Changes: rushgate.Diff(nil, cfg(2))},
+		{At: at, Kind: "room", ID: "x", Action: rushgate.ActionCreate, Changes: rushgate.Diff(nil, cfg(2)), By: rushgate.Owner},
 		{At: at.Add(time.Second), Kind: "drop", ID: "x", Action: rushgate.ActionDelete, Changes: []rushgate.Change{}},
-		{At: at.Add(2 * time.Second), Kind: "room", ID: "x", Action: rushgate.ActionUpdate, Changes: rushgate.Diff(cfg(2), cfg(3))},
+		{At: at.Add(2 * time.Second), Kind: "room", ID: "x", Action: rushgate.ActionUpdate, Changes: rushgate.Diff(cfg(2), cfg(3)), By: "mina"},
 		{At: at.Add(3 * time.Second), Kind: "room", ID: "y", Action: rushgate.ActionUpdate, Changes: rushgate.Diff(cfg(2), cfg(4))},
 	}
 	for _, e := range entries {
@@ -192,18 +192,18 @@ func testAudit(t *testing.T, h Harness) {
 		}
 	}
 	all, err := h.Audit.Entries(ctx, "", "", "", 10)
-	if err != nil || len(all) != 4 || all[0].ID != "y" || all[3].Action != rushgate.ActionCreate {
+	if err != nil || len(all) != 4 || all[0].ID != "y" || all[3].Action != rushgate.ActionCreate || all[0].By != "" {
 		t.Fatalf("all = %+v, %v", all, err)
 	}
 	x, err := h.Audit.Entries(ctx, "room", "x", "", 1)
-	if err != nil || len(x) != 1 || x[0].Action != rushgate.ActionUpdate || !x[0].At.Equal(entries[2].At) {
+	if err != nil || len(x) != 1 || x[0].Action != rushgate.ActionUpdate || !x[0].At.Equal(entries[2].At) || x[0].By != "mina" {
 		t.Fatalf("newest of room x = %+v, %v", x, err)
 	}
 	if ch := x[0].Changes; len(ch) != 1 || ch[0].Field != "capacity" || string(ch[0].Old) != "2" || string(ch[0].New) != "3" {
 		t.Fatalf("changes = %+v", ch)
 	}
 	older, err := h.Audit.Entries(ctx, "room", "x", x[0].Cursor, 10)
-	if err != nil || len(older) != 1 || older[0].Action != rushgate.ActionCreate || len(older[0].Changes) < 4 {
+	if err != nil || len(older) != 1 || older[0].Action != rushgate.ActionCreate || len(older[0].Changes) < 4 || older[0].By != rushgate.Owner {
 		t.Fatalf("older of room x = %+v, %v", older, err)
 	}
 }

@@ -1,0 +1,283 @@
+// Package operator keeps the named keys an owner hands to the people who run an on-sale, so that the
+// audit log says who changed what and the admin key, which opens everything, stays with its owner.
+//
+// The holder of the admin key is the owner (named [rushgate.Owner] in the audit log). The owner makes
+// an operator with a name and a role and hands over the key that [Roster.Add] returns once: rushgate
+// keeps only its SHA-256. An editor may do all that the admin API offers but make or take back
+// operators and download backups (which hold every secret, the admin key's included); a viewer may
+// only read. Taking an operator back ends its key and its console sessions on every instance within
+// [Fresh].
+//
+// The roster is one JSON document in the vault (a file under the data directory, or a Redis key that
+// every instance shares), replaced whole by compare-and-swap, so two instances adding at once cannot
+// lose each other's operator.
+package operator
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rushgate/rushgate"
+)
+
+// Role says what an operator may do.
+type Role string
+
+// The roles. Owner belongs to the admin key alone; an operator is an Editor or a Viewer.
+const (
+	Owner  Role = "owner"
+	Editor Role = "editor"
+	Viewer Role = "viewer"
+)
+
+// Can reports whether the role may make a request of this method: a viewer only reads.
+func (r Role) Can(method string) bool {
+	return r == Owner || r == Editor || method == "GET" || method == "HEAD"
+}
+
+// Domain outcomes of the roster.
+var (
+	// ErrExists refuses a name an operator already has; take it back first to hand out a new key.
+	ErrExists = errors.New("operator: an operator has this name")
+	// ErrNotFound reports a name no operator has.
+	ErrNotFound = errors.New("operator: no operator has this name")
+	// ErrInvalid refuses a name outside the id alphabet, the owner's name, or an unknown role.
+	ErrInvalid = errors.New("operator: invalid name or role")
+	// ErrFull refuses an operator beyond MaxOperators.
+	ErrFull = errors.New("operator: too many operators")
+	// ErrConflict reports that the roster kept changing under an update (other instances writing).
+	ErrConflict = errors.New("operator: the roster kept changing")
+)
+
+// MaxOperators bounds the roster, which every instance reads whole.
+const MaxOperators = 200
+
+// KeyPrefix starts every operator's key, so that a key pasted where it should not be is recognised
+// as one (by secret scanners, by the person who pasted it).
+const KeyPrefix = "rgop_"
+
+// Fresh is how long an instance trusts its copy of the roster: an operator taken back on one instance
+// is refused by every other within it.
+const Fresh = time.Second
+
+// File is the roster's name in the vault.
+const File = "operators.json"
+
+// Operator is one named key. Its ID is new with every key, so a session of a key taken back never
+// comes back with a new operator of the same name.
+type Operator struct {
+	Name    string    `json:"name"`
+	Role    Role      `json:"role"`
+	Created time.Time `json:"created_at"`
+	ID      string    `json:"-"`
+}
+
+// stored is an operator as the vault keeps it: with its ID and its key's SHA-256, never the key.
+type stored struct {
+	Name    string    `json:"name"`
+	Role    Role      `json:"role"`
+	Created time.Time `json:"created_at"`
+	ID      string    `json:"id"`
+	Sum     string    `json:"sum"`
+}
+
+func (s stored) operator() Operator {
+	return Operator{Name: s.Name, Role: s.Role, Created: s.Created, ID: s.ID}
+}
+
+// Vault is where the roster lives: vault.Dir, or the Redis store's vault.
+type Vault interface {
+	LoadOrCreate(ctx context.Context, name string, create func() ([]byte, error)) ([]byte, bool, error)
+	Swap(ctx context.Context, name string, old, new []byte) (bool, error)
+}
+
+// Roster is the operators, read from the vault at most once per Fresh.
+type Roster struct {
+	vault Vault
+	now   func() time.Time
+
+	mu   sync.Mutex
+	raw  []byte // the document as last read or written
+	list []stored
+	read time.Time
+}
+
+// New returns the roster kept in v; now nil means time.Now.
+func New(v Vault, now func() time.Time) *Roster {
+	if now == nil {
+		now = time.Now
+	}
+	return &Roster{vault: v, now: now}
+}
+
+// List returns the operators by name.
+func (r *Roster) List(ctx context.Context) ([]Operator, error) {
+	list, err := r.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Operator, 0, len(list))
+	for _, s := range list {
+		out = append(out, s.operator())
+	}
+	return out, nil
+}
+
+// ByKey returns the operator whose key this is.
+func (r *Roster) ByKey(ctx context.Context, key string) (Operator, bool, error) {
+	sum := Sum(key)
+	return r.find(ctx, func(s stored) bool { return s.Sum == sum })
+}
+
+// ByID returns the operator of this ID, which a console session names.
+func (r *Roster) ByID(ctx context.Context, id string) (Operator, bool, error) {
+	return r.find(ctx, func(s stored) bool { return s.ID == id })
+}
+
+func (r *Roster) find(ctx context.Context, match func(stored) bool) (Operator, bool, error) {
+	list, err := r.current(ctx)
+	if err != nil {
+		return Operator{}, false, err
+	}
+	for _, s := range list {
+		if match(s) {
+			return s.operator(), true, nil
+		}
+	}
+	return Operator{}, false, nil
+}
+
+// Add makes an operator and returns it with its key, which is shown this once.
+func (r *Roster) Add(ctx context.Context, name string, role Role) (Operator, string, error) {
+	if !rushgate.ValidID(name) || name == rushgate.Owner || role != Editor && role != Viewer {
+		return Operator{}, "", ErrInvalid
+	}
+	key, id := KeyPrefix+secret(32), secret(12)
+	s := stored{Name: name, Role: role, Created: r.now().UTC().Truncate(time.Second), ID: id, Sum: Sum(key)}
+	err := r.update(ctx, func(list []stored) ([]stored, error) {
+		if slices.ContainsFunc(list, func(o stored) bool { return o.Name == name }) {
+			return nil, ErrExists
+		}
+		if len(list) >= MaxOperators {
+			return nil, ErrFull
+		}
+		list = append(list, s)
+		slices.SortFunc(list, func(a, b stored) int { return strings.Compare(a.Name, b.Name) })
+		return list, nil
+	})
+	if err != nil {
+		return Operator{}, "", err
+	}
+	return s.operator(), key, nil
+}
+
+// Remove takes an operator back: its key and sessions stop working.
+func (r *Roster) Remove(ctx context.Context, name string) (Operator, error) {
+	var gone stored
+	err := r.update(ctx, func(list []stored) ([]stored, error) {
+		i := slices.IndexFunc(list, func(o stored) bool { return o.Name == name })
+		if i < 0 {
+			return nil, ErrNotFound
+		}
+		gone = list[i]
+		return slices.Delete(list, i, i+1), nil
+	})
+	return gone.operator(), err
+}
+
+// update applies change to the roster as the vault holds it, and swaps the result in, reading again
+// when another instance wrote meanwhile.
+func (r *Roster) update(ctx context.Context, change func([]stored) ([]stored, error)) error {
+	for try := range 20 {
+		if try > 0 { // another writer won: step aside a random while, longer each time
+			select {
+			case <-time.After(time.Duration(mrand.Int64N(int64(time.Millisecond) << min(try, 6)))):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		raw, list, err := r.load(ctx)
+		if err != nil {
+			return err
+		}
+		list, err = change(slices.Clone(list))
+		if err != nil {
+			return err
+		}
+		next, err := json.Marshal(document{Operators: list})
+		if err != nil {
+			return err
+		}
+		ok, err := r.vault.Swap(ctx, File, raw, next)
+		if err != nil {
+			return fmt.Errorf("operator: %w", err)
+		}
+		if ok {
+			r.keep(next, list)
+			return nil
+		}
+	}
+	return ErrConflict
+}
+
+// current returns the roster, read again when the copy is older than Fresh.
+func (r *Roster) current(ctx context.Context) ([]stored, error) {
+	r.mu.Lock()
+	if r.raw != nil && r.now().Sub(r.read) < Fresh {
+		list := r.list
+		r.mu.Unlock()
+		return list, nil
+	}
+	r.mu.Unlock()
+	_, list, err := r.load(ctx)
+	return list, err
+}
+
+// load reads the roster from the vault and keeps it.
+func (r *Roster) load(ctx context.Context) ([]byte, []stored, error) {
+	raw, _, err := r.vault.LoadOrCreate(ctx, File, func() ([]byte, error) { return json.Marshal(document{Operators: []stored{}}) })
+	if err != nil {
+		return nil, nil, fmt.Errorf("operator: %w", err)
+	}
+	var doc document
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, nil, fmt.Errorf("operator: the roster in the vault is not readable: %w", err)
+	}
+	r.keep(raw, doc.Operators)
+	return raw, doc.Operators, nil
+}
+
+func (r *Roster) keep(raw []byte, list []stored) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.raw, r.list, r.read = raw, list, r.now()
+}
+
+// document is the roster as the vault keeps it.
+type document struct {
+	Operators []stored `json:"operators"`
+}
+
+// Sum is how a key is kept: its SHA-256 in hex. A key is 32 random bytes, so no salt is needed.
+func Sum(key string) string {
+	h := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(h[:])
+}
+
+// secret returns n random bytes, URL-safe base64.
+func secret(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}

@@ -1,0 +1,191 @@
+package operator_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/operator"
+	"github.com/rushgate/rushgate/internal/vault"
+)
+
+var ctx = context.Background()
+
+// clock is a time that tests move.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func TestAddFindRemove(t *testing.T) {
+	dir := t.TempDir()
+	c := &clock{t: time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)}
+	here, there := operator.New(vault.Dir(dir), c.now), operator.New(vault.Dir(dir), c.now) // two instances
+	if list, err := here.List(ctx); err != nil || len(list) != 0 {
+		t.Fatalf("a new roster: %v, %v", list, err)
+	}
+	mina, key, err := here.Add(ctx, "mina", operator.Editor)
+	if err != nil || mina.Name != "mina" || mina.Role != operator.Editor || !mina.Created.Equal(c.now()) || mina.ID == "" {
+		t.Fatalf("add: %+v, %v", mina, err)
+	}
+	if !strings.HasPrefix(key, operator.KeyPrefix) || len(key) < 40 {
+		t.Fatalf("key %q", key)
+	}
+	if _, _, err := here.Add(ctx, "jun", operator.Viewer); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, operator.File))
+	if err != nil || strings.Contains(string(raw), key) || !strings.Contains(string(raw), operator.Sum(key)) {
+		t.Fatalf("the vault keeps the key itself, or not its sum: %s, %v", raw, err)
+	}
+	got, ok, err := there.ByKey(ctx, key)
+	if err != nil || !ok || got != mina {
+		t.Fatalf("the other instance finds %+v, %v, %v; want %+v", got, ok, err, mina)
+	}
+	if got, ok, _ := there.ByID(ctx, mina.ID); !ok || got.Name != "mina" {
+		t.Fatalf("by id: %+v, %v", got, ok)
+	}
+	for _, wrong := range []string{"", key + "x", operator.KeyPrefix, strings.TrimPrefix(key, operator.KeyPrefix)} {
+		if _, ok, _ := there.ByKey(ctx, wrong); ok {
+			t.Fatalf("key %q opens", wrong)
+		}
+	}
+	list, _ := there.List(ctx)
+	if len(list) != 2 || list[0].Name != "jun" || list[1].Name != "mina" {
+		t.Fatalf("list by name: %+v", list)
+	}
+
+	if _, _, err := there.Add(ctx, "mina", operator.Viewer); !errors.Is(err, operator.ErrExists) {
+		t.Fatalf("a second mina: %v", err)
+	}
+	gone, err := here.Remove(ctx, "mina")
+	if err != nil || gone.ID != mina.ID {
+		t.Fatalf("remove: %+v, %v", gone, err)
+	}
+	if _, ok, _ := here.ByKey(ctx, key); ok {
+		t.Fatal("the instance that took the key back still takes it")
+	}
+	// The other instance trusts its copy for Fresh, no longer.
+	c.add(operator.Fresh)
+	if _, ok, _ := there.ByKey(ctx, key); ok {
+		t.Fatalf("a key taken back still opens on another instance after %v", operator.Fresh)
+	}
+	if _, ok, _ := there.ByID(ctx, mina.ID); ok {
+		t.Fatal("a session of a key taken back still opens")
+	}
+	if _, err := there.Remove(ctx, "mina"); !errors.Is(err, operator.ErrNotFound) {
+		t.Fatalf("remove again: %v", err)
+	}
+	// A new key under the old name is a new operator: the old sessions stay ended.
+	again, key2, err := there.Add(ctx, "mina", operator.Editor)
+	if err != nil || again.ID == mina.ID || key2 == key {
+		t.Fatalf("mina again: %+v, %v", again, err)
+	}
+	if _, ok, _ := there.ByID(ctx, mina.ID); ok {
+		t.Fatal("the old session opens for the new mina")
+	}
+}
+
+func TestAddRefuses(t *testing.T) {
+	r := operator.New(vault.Dir(t.TempDir()), nil)
+	for _, c := range []struct {
+		name string
+		role operator.Role
+	}{
+		{"", operator.Editor}, {rushgate.Owner, operator.Editor}, {"a b", operator.Editor},
+		{strings.Repeat("x", rushgate.MaxIDLen+1), operator.Viewer}, {"mina", operator.Owner}, {"mina", ""}, {"mina", "admin"},
+	} {
+		if _, _, err := r.Add(ctx, c.name, c.role); !errors.Is(err, operator.ErrInvalid) {
+			t.Fatalf("Add(%q, %q) = %v", c.name, c.role, err)
+		}
+	}
+	for i := range operator.MaxOperators {
+		if _, _, err := r.Add(ctx, fmt.Sprint("op", i), operator.Viewer); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := r.Add(ctx, "onemore", operator.Viewer); !errors.Is(err, operator.ErrFull) {
+		t.Fatalf("past the bound: %v", err)
+	}
+}
+
+// TestConcurrentAdds: instances adding at once over one vault lose nobody, and each key opens as its
+// own operator.
+func TestConcurrentAdds(t *testing.T) {
+	dir := t.TempDir()
+	const instances, each = 4, 10
+	keys := make([][]string, instances)
+	var wg sync.WaitGroup
+	for i := range instances {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := operator.New(vault.Dir(dir), nil)
+			for j := range each {
+				_, key, err := r.Add(ctx, fmt.Sprintf("i%d-%d", i, j), operator.Editor)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				keys[i] = append(keys[i], key)
+			}
+		}()
+	}
+	wg.Wait()
+	r := operator.New(vault.Dir(dir), nil)
+	list, err := r.List(ctx)
+	if err != nil || len(list) != instances*each {
+		t.Fatalf("%d operators, %v; want %d", len(list), err, instances*each)
+	}
+	for i, ks := range keys {
+		for j, k := range ks {
+			if op, ok, _ := r.ByKey(ctx, k); !ok || op.Name != fmt.Sprintf("i%d-%d", i, j) {
+				t.Fatalf("key of i%d-%d opens %+v, %v", i, j, op, ok)
+			}
+		}
+	}
+}
+
+func TestUnreadableRoster(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, operator.File), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := operator.New(vault.Dir(dir), nil)
+	if _, _, err := r.ByKey(ctx, "rgop_x"); err == nil {
+		t.Fatal("an unreadable roster read as empty")
+	}
+	if _, _, err := r.Add(ctx, "mina", operator.Editor); err == nil {
+		t.Fatal("an unreadable roster replaced")
+	}
+}
+
+func TestRoles(t *testing.T) {
+	for _, c := range []struct {
+		role   operator.Role
+		method string
+		want   bool
+	}{
+		{operator.Owner, "DELETE", true}, {operator.Editor, "POST", true}, {operator.Editor, "GET", true},
+		{operator.Viewer, "GET", true}, {operator.Viewer, "HEAD", true}, {operator.Viewer, "POST", false},
+		{operator.Viewer, "PUT", false}, {operator.Viewer, "DELETE", false}, {"", "POST", false},
+	} {
+		if got := c.role.Can(c.method); got != c.want {
+			t.Fatalf("%q may %s: %v", c.role, c.method, got)
+		}
+	}
+}
