@@ -35,6 +35,7 @@ import (
 	"github.com/rushgate/rushgate/internal/memstore"
 	"github.com/rushgate/rushgate/internal/metrics"
 	"github.com/rushgate/rushgate/internal/notify"
+	"github.com/rushgate/rushgate/internal/operator"
 	"github.com/rushgate/rushgate/internal/protect"
 	"github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/internal/redisstore"
@@ -339,11 +340,13 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	}
 	keys.Hold("challenge.secret", challengeSecret)
 	trusted, _ := httpapi.ParseTrustedProxies(f.trusted) // checked by serveFlags.check
+	// Operators' keys live in the vault beside the admin key: shared by every instance on Redis.
+	operators := operator.New(be.vault, operator.Options{Audit: be.audit, Log: log})
 	cfg := httpapi.Config{
 		Rooms: svc, Auctions: auctions, Drops: drops, Keys: keys, Visitors: visitors, Metrics: m, Logger: log,
-		AdminKey: adminKey, NewVisitorsPerMinute: f.newVisitors, SecureCookies: f.secureCookies,
+		AdminKey: adminKey, Operators: operators, NewVisitorsPerMinute: f.newVisitors, SecureCookies: f.secureCookies,
 		TrustedProxies: trusted, StreamsPerAddress: f.streamsPerIP, Audit: be.audit,
-		Console: console.New(console.Config{AdminKey: adminKey, SecureCookies: f.secureCookies, Base: f.pathPrefix,
+		Console: console.New(console.Config{AdminKey: adminKey, Operators: operators, SecureCookies: f.secureCookies, Base: f.pathPrefix,
 			Backups: be.backups != nil}),
 		Templates: f.templates, Base: f.pathPrefix,
 		Challenges: challenge.NewIssuer([]byte(strings.TrimSpace(string(challengeSecret))), nil), Spent: be.spent,

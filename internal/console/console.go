@@ -3,9 +3,11 @@
 // its own script fills from the admin API (/v1/...), and every control is an admin call. The console
 // adds only a sign-in: a session cookie that the API takes in place of the admin key.
 //
-// A session is a signed cookie (HttpOnly, SameSite=Strict) holding its expiry; its key derives from
-// the admin key, so every instance that shares the admin key accepts it, and changing the key signs
-// everybody out. The admin key never travels in a URL. Requests that change anything and carry the
+// An operator signs in with the admin key (as the owner) or with an operator's key
+// (internal/operator), and the pages show what the role may do. A session is a signed cookie
+// (HttpOnly, SameSite=Strict) holding its expiry and, for an operator, the ID of its key; its signing
+// key derives from the admin key, so every instance that shares the admin key accepts it, changing the
+// key signs everybody out, and taking an operator back ends its sessions. The admin key never travels in a URL. Requests that change anything and carry the
 // session cookie must also carry its CSRF token (header Rushgate-CSRF, or the form field csrf), which
 // another site can neither read nor make a browser send.
 package console
@@ -26,6 +28,7 @@ import (
 	"time"
 
 	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/operator"
 )
 
 // Names of the console's cookies and the header that carries the CSRF token.
@@ -53,8 +56,10 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 
 // Config wires a Console.
 type Config struct {
-	// AdminKey is what an operator signs in with; sessions are signed with a key derived from it.
+	// AdminKey is what the owner signs in with; sessions are signed with a key derived from it.
 	AdminKey string
+	// Operators, when set, are the other keys that sign in, each with its name and role.
+	Operators *operator.Roster
 	// SecureCookies marks cookies Secure even on plain HTTP (behind a TLS-terminating proxy).
 	SecureCookies bool
 	// Clock dates sessions; nil means time.Now.
@@ -70,13 +75,14 @@ type Config struct {
 
 // Console serves /admin and says whether a request carries a signed-in session.
 type Console struct {
-	key     [32]byte
-	admin   [32]byte
-	secure  bool
-	base    string
-	backups bool
-	now     func() time.Time
-	mux     *http.ServeMux
+	key       [32]byte
+	admin     [32]byte
+	operators *operator.Roster
+	secure    bool
+	base      string
+	backups   bool
+	now       func() time.Time
+	mux       *http.ServeMux
 }
 
 // New returns the console.
@@ -84,7 +90,8 @@ func New(cfg Config) *Console {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	c := &Console{secure: cfg.SecureCookies, base: cfg.Base, backups: cfg.Backups, now: cfg.Clock, admin: sha256.Sum256([]byte(cfg.AdminKey))}
+	c := &Console{secure: cfg.SecureCookies, base: cfg.Base, backups: cfg.Backups, now: cfg.Clock, admin: sha256.Sum256([]byte(cfg.AdminKey)),
+		operators: cfg.Operators}
 	c.key = sha256.Sum256([]byte("rushgate console session\x00" + cfg.AdminKey))
 	m := http.NewServeMux()
 	m.HandleFunc("GET /admin", c.page("overview"))
@@ -112,43 +119,63 @@ func New(cfg Config) *Console {
 // Handler serves the console's pages and assets under /admin.
 func (c *Console) Handler() http.Handler { return c.mux }
 
-// Authorized reports whether r carries a live session and, unless it only reads (GET, HEAD), the
-// session's CSRF token: what the admin API accepts in place of the admin key.
-func (c *Console) Authorized(r *http.Request) bool {
-	sess, ok := c.session(r)
+// Authorized returns whose live session r carries, if it does and, unless it only reads (GET, HEAD),
+// carries the session's CSRF token too: what the admin API accepts in place of a key. An operator
+// taken back has no session.
+func (c *Console) Authorized(r *http.Request) (operator.Operator, bool) {
+	sess, op, ok := c.session(r)
 	if !ok {
-		return false
+		return operator.Operator{}, false
 	}
-	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		return true
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		got := r.Header.Get(CSRFHeader)
+		if got == "" || !hmac.Equal([]byte(got), []byte(c.csrf(sess))) {
+			return operator.Operator{}, false
+		}
 	}
-	got := r.Header.Get(CSRFHeader)
-	return got != "" && hmac.Equal([]byte(got), []byte(c.csrf(sess)))
+	return op, true
 }
 
-// session returns the session cookie's value if it is signed by this console and not expired.
-func (c *Console) session(r *http.Request) (string, bool) {
+// session returns the session cookie's value and whose it is, if it is signed by this console, not
+// expired, and its operator still holds a key.
+func (c *Console) session(r *http.Request) (string, operator.Operator, bool) {
 	ck, err := r.Cookie(SessionCookie)
 	if err != nil {
-		return "", false
+		return "", operator.Operator{}, false
 	}
 	payload, sig, ok := strings.Cut(ck.Value, ".")
 	if !ok || !hmac.Equal([]byte(sig), []byte(c.sign("session", payload))) {
-		return "", false
+		return "", operator.Operator{}, false
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(payload)
-	if err != nil || len(raw) != 24 {
-		return "", false
+	if err != nil || len(raw) < 24 || len(raw) > 24+64 {
+		return "", operator.Operator{}, false
 	}
 	exp := time.Unix(int64(binary.BigEndian.Uint64(raw)), 0)
-	return payload, c.now().Before(exp)
+	if !c.now().Before(exp) {
+		return "", operator.Operator{}, false
+	}
+	id := string(raw[24:])
+	if id == "" {
+		return payload, operator.Admin, true
+	}
+	if c.operators == nil {
+		return "", operator.Operator{}, false
+	}
+	op, ok, err := c.operators.ByID(r.Context(), id)
+	if err != nil || !ok {
+		return "", operator.Operator{}, false
+	}
+	return payload, op, true
 }
 
-// newSession returns a cookie value: 8 bytes of expiry and 16 random bytes, signed.
-func (c *Console) newSession() string {
-	raw := make([]byte, 24)
+// newSession returns a cookie value: 8 bytes of expiry, 16 random bytes and the operator's ID ("" for
+// the owner), signed.
+func (c *Console) newSession(id string) string {
+	raw := make([]byte, 24, 24+len(id))
 	binary.BigEndian.PutUint64(raw, uint64(c.now().Add(SessionTTL).Unix()))
 	_, _ = rand.Read(raw[8:])
+	raw = append(raw, id...)
 	payload := base64.RawURLEncoding.EncodeToString(raw)
 	return payload + "." + c.sign("session", payload)
 }
@@ -166,7 +193,13 @@ type pageData struct {
 	Base           string
 	Page, ID, Kind string
 	CSRF           string
-	Backups        bool // the overview offers a backup's download
+	Backups        bool // the overview says what backups there are
+	// Who and Role are who signed in; Owner, that it is the admin key's holder, whom the overview
+	// offers backups' downloads and the operators.
+	Who       string
+	Role      operator.Role
+	Owner     bool
+	Operators bool // the instance keeps operators
 	// LoginCSRF is the sign-in form's token, matched against its cookie.
 	LoginCSRF string
 	Error     string
@@ -180,7 +213,7 @@ func (c *Console) page(name string) http.HandlerFunc {
 			http.NotFound(w, r)
 			return
 		}
-		sess, ok := c.session(r)
+		sess, op, ok := c.session(r)
 		if !ok {
 			c.signIn(w, http.StatusOK, "")
 			return
@@ -189,7 +222,8 @@ func (c *Console) page(name string) http.HandlerFunc {
 		if name == "overview" {
 			kind = ""
 		}
-		c.render(w, http.StatusOK, "console.html", pageData{Page: name, ID: id, Kind: kind, CSRF: c.csrf(sess), Backups: c.backups})
+		c.render(w, http.StatusOK, "console.html", pageData{Page: name, ID: id, Kind: kind, CSRF: c.csrf(sess), Backups: c.backups,
+			Who: op.Name, Role: op.Role, Owner: op.Role == operator.Owner, Operators: c.operators != nil})
 	}
 }
 
@@ -203,7 +237,8 @@ func (c *Console) signIn(w http.ResponseWriter, status int, msg string) {
 	c.render(w, status, "login.html", pageData{LoginCSRF: tok, Error: msg})
 }
 
-// login signs in with the admin key from the form (never from the URL), against the login token.
+// login signs in with the admin key or an operator's key from the form (never from the URL), against
+// the login token.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	if err := r.ParseForm(); err != nil {
@@ -215,13 +250,27 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		c.signIn(w, http.StatusForbidden, "expired")
 		return
 	}
-	sum := sha256.Sum256([]byte(r.PostForm.Get("key")))
+	key := strings.TrimSpace(r.PostForm.Get("key"))
+	sum := sha256.Sum256([]byte(key))
+	id := ""
 	if subtle.ConstantTimeCompare(sum[:], c.admin[:]) != 1 {
-		c.signIn(w, http.StatusUnauthorized, "wrong_key")
-		return
+		var op operator.Operator
+		ok := false
+		if c.operators != nil && strings.HasPrefix(key, operator.KeyPrefix) {
+			var err error
+			if op, ok, err = c.operators.ByKey(r.Context(), key); err != nil {
+				c.signIn(w, http.StatusServiceUnavailable, "unavailable")
+				return
+			}
+		}
+		if !ok {
+			c.signIn(w, http.StatusUnauthorized, "wrong_key")
+			return
+		}
+		id = op.ID
 	}
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: "", Path: c.base + "/admin", MaxAge: -1})
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: c.newSession(), Path: c.path(), HttpOnly: true, Secure: c.secure,
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: c.newSession(id), Path: c.path(), HttpOnly: true, Secure: c.secure,
 		SameSite: http.SameSiteStrictMode, MaxAge: int(SessionTTL / time.Second)})
 	http.Redirect(w, r, c.base+"/admin", http.StatusSeeOther)
 }
@@ -229,7 +278,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 // logout ends the session; its form carries the CSRF token, so no other site can sign an operator out.
 func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
-	sess, ok := c.session(r)
+	sess, _, ok := c.session(r)
 	if ok && r.ParseForm() == nil && hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(c.csrf(sess))) {
 		http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: c.path(), MaxAge: -1, HttpOnly: true, Secure: c.secure,
 			SameSite: http.SameSiteStrictMode})

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rushgate/rushgate/internal/console"
+	"github.com/rushgate/rushgate/internal/operator"
+	"github.com/rushgate/rushgate/internal/vault"
 )
 
 const key = "console-test-admin-key"
@@ -94,16 +96,16 @@ func TestSession(t *testing.T) {
 		{"a tampered session", req("GET", "", &http.Cookie{Name: console.SessionCookie, Value: string(tampered)}), false},
 	}
 	for _, tc := range cases {
-		if got := c.Authorized(tc.r); got != tc.want {
+		if op, got := c.Authorized(tc.r); got != tc.want || got && op != operator.Admin {
 			t.Errorf("%s: authorized %v, want %v", tc.name, got, tc.want)
 		}
 	}
 	other := console.New(console.Config{AdminKey: key + "-rotated", Clock: func() time.Time { return now }})
-	if other.Authorized(req("GET", "", ck)) {
+	if _, ok := other.Authorized(req("GET", "", ck)); ok {
 		t.Error("a session outlived a change of the admin key")
 	}
 	now = now.Add(console.SessionTTL + time.Second)
-	if c.Authorized(req("GET", "", ck)) {
+	if _, ok := c.Authorized(req("GET", "", ck)); ok {
 		t.Error("an expired session was accepted")
 	}
 }
@@ -155,8 +157,60 @@ func FuzzSession(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v string) {
 		r := httptest.NewRequest("GET", "/v1/rooms", nil)
 		r.Header.Set("Cookie", console.SessionCookie+"="+v)
-		if c.Authorized(r) {
+		if _, ok := c.Authorized(r); ok {
 			t.Fatalf("cookie %q authorized", v)
 		}
 	})
+}
+
+// TestOperatorSession: an operator signs in with its key, its session says who it is and what role it
+// has, the page tells the script, and taking the operator back ends the session.
+func TestOperatorSession(t *testing.T) {
+	ctx := t.Context()
+	roster := operator.New(vault.Dir(t.TempDir()), operator.Options{})
+	c := console.New(console.Config{AdminKey: key, Operators: roster})
+	mina, minaKey, err := roster.Add(ctx, "mina", operator.Viewer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck, code := signIn(t, c, minaKey+"x"); ck != nil || code != http.StatusUnauthorized {
+		t.Fatalf("a wrong operator key: %v, %d", ck, code)
+	}
+	ck, code := signIn(t, c, " "+minaKey+"\n") // pasted with the line's end
+	if ck == nil || code != http.StatusSeeOther {
+		t.Fatalf("mina's key: %d", code)
+	}
+	r := httptest.NewRequest("GET", "/v1/rooms", nil)
+	r.AddCookie(ck)
+	if op, ok := c.Authorized(r); !ok || op != mina {
+		t.Fatalf("the session is %+v, %v; want %+v", op, ok, mina)
+	}
+	page := httptest.NewRecorder()
+	r = httptest.NewRequest("GET", "/admin", nil)
+	r.AddCookie(ck)
+	c.Handler().ServeHTTP(page, r)
+	if b := page.Body.String(); !strings.Contains(b, `data-role="viewer"`) || !strings.Contains(b, `data-who="mina"`) || strings.Contains(b, `id="operators"`) {
+		t.Fatalf("mina's page does not say who she is, or offers the operators: %s", b)
+	}
+	owner, _ := signIn(t, c, key)
+	page = httptest.NewRecorder()
+	r = httptest.NewRequest("GET", "/admin", nil)
+	r.AddCookie(owner)
+	c.Handler().ServeHTTP(page, r)
+	if b := page.Body.String(); !strings.Contains(b, `data-role="owner"`) || !strings.Contains(b, `id="operators"`) {
+		t.Fatalf("the owner's page does not offer the operators: %s", b)
+	}
+	if _, err := roster.Remove(ctx, "mina"); err != nil {
+		t.Fatal(err)
+	}
+	r = httptest.NewRequest("GET", "/v1/rooms", nil)
+	r.AddCookie(ck)
+	if _, ok := c.Authorized(r); ok {
+		t.Fatal("the session of an operator taken back still opens")
+	}
+	// Without a roster, an operator's key signs nobody in.
+	plain := console.New(console.Config{AdminKey: key})
+	if ck, code := signIn(t, plain, minaKey); ck != nil || code != http.StatusUnauthorized {
+		t.Fatalf("an operator key without operators: %v, %d", ck, code)
+	}
 }

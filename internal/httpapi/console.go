@@ -120,8 +120,8 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 	var limit int
 	var err error
 	switch {
-	case kind != "" && kind != "room" && kind != "drop" && kind != "auction":
-		err = apiError(http.StatusBadRequest, codeInvalidRequest, `kind must be "room", "drop" or "auction"`)
+	case kind != "" && kind != "room" && kind != "drop" && kind != "auction" && kind != "operator":
+		err = apiError(http.StatusBadRequest, codeInvalidRequest, `kind must be "room", "drop", "auction" or "operator"`)
 	case id != "" && !rushgate.ValidID(id):
 		err = apiError(http.StatusBadRequest, codeInvalidRequest, "id must be an id")
 	case len(before) > 64:

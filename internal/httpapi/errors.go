@@ -11,6 +11,7 @@ import (
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/notify"
+	"github.com/rushgate/rushgate/internal/operator"
 	"github.com/rushgate/rushgate/internal/room"
 )
 
@@ -62,6 +63,11 @@ const (
 	codeCaptchaFailed         = "captcha_failed"
 	codeCaptchaUnavailable    = "captcha_unavailable"
 	codeCrossOrigin           = "cross_origin"
+	codeForbidden             = "forbidden"
+	codeOperatorExists        = "operator_exists"
+	codeOperatorNotFound      = "operator_not_found"
+	codeTooManyOperators      = "too_many_operators"
+	codeOperatorsOff          = "operators_off"
 )
 
 // Error is an API failure: a stable code and a message for the client, the HTTP status, and the cause,
@@ -171,6 +177,17 @@ func fromDomain(err error) *Error {
 		return &Error{Status: http.StatusConflict, Code: codeNotAdmitted, Message: "no current admission to release", Cause: err}
 	case errors.Is(err, keyring.ErrConflict):
 		return &Error{Status: http.StatusConflict, Code: codeRotationConflict, Message: "the signing keys kept changing during the rotation; retry", Cause: err}
+	case errors.Is(err, operator.ErrExists):
+		return &Error{Status: http.StatusConflict, Code: codeOperatorExists, Message: "an operator has this name; delete it first to hand out a new key", Cause: err}
+	case errors.Is(err, operator.ErrNotFound):
+		return &Error{Status: http.StatusNotFound, Code: codeOperatorNotFound, Message: "no operator has this name", Cause: err}
+	case errors.Is(err, operator.ErrInvalid):
+		return &Error{Status: http.StatusBadRequest, Code: codeInvalidRequest, Field: "name", Cause: err,
+			Message: `an operator needs a name of 1-64 of A-Z, a-z, 0-9, _ and - (not "admin") and a role, "editor" or "viewer"`}
+	case errors.Is(err, operator.ErrFull):
+		return &Error{Status: http.StatusConflict, Code: codeTooManyOperators, Message: "there are as many operators as rushgate keeps; delete one first", Cause: err}
+	case errors.Is(err, operator.ErrConflict):
+		return &Error{Status: http.StatusConflict, Code: codeRotationConflict, Message: "the operators kept changing on other instances; retry", Cause: err}
 	case errors.Is(err, notify.ErrNotFound):
 		return &Error{Status: http.StatusNotFound, Code: codeWebhookNotFound, Message: "no such webhook", Cause: err}
 	case errors.Is(err, rushgate.ErrRecordUnavailable):

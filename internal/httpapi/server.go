@@ -30,6 +30,7 @@ import (
 	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/metrics"
 	"github.com/rushgate/rushgate/internal/notify"
+	"github.com/rushgate/rushgate/internal/operator"
 	"github.com/rushgate/rushgate/internal/room"
 	"github.com/rushgate/rushgate/internal/visitor"
 )
@@ -55,8 +56,11 @@ type Config struct {
 	Visitors *visitor.Issuer
 	Metrics  *metrics.Metrics
 	Logger   *slog.Logger
-	// AdminKey authorises the admin calls.
+	// AdminKey authorises every admin call: its holder is the owner.
 	AdminKey string
+	// Operators, when set, are the named keys the owner hands out: editors may make every admin call
+	// but those of the owner (operators, backups, key rotation), viewers only read.
+	Operators *operator.Roster
 	// NewVisitorsPerMinute limits, per client address, how many anonymous identities a client may be
 	// issued; 0 means no limit. It stops one script from joining the line a million times.
 	NewVisitorsPerMinute int
@@ -139,9 +143,9 @@ type Webhooks interface {
 // Console is the operator's console as the API sees it: pages to serve, and sessions to accept.
 type Console interface {
 	Handler() http.Handler
-	// Authorized reports whether r carries a signed-in session (and its CSRF token when r changes
-	// anything).
-	Authorized(r *http.Request) bool
+	// Authorized returns who r's signed-in session belongs to, if it carries one (and its CSRF token
+	// when r changes anything).
+	Authorized(r *http.Request) (operator.Operator, bool)
 }
 
 // RecordChecker reports whether a durable record takes writes; record.DB is one.
@@ -161,6 +165,7 @@ type Server struct {
 	metrics       *metrics.Metrics
 	log           *slog.Logger
 	adminSum      [32]byte
+	operators     *operator.Roster
 	limiter       *limiter
 	record        RecordChecker
 	outbox        bool
@@ -209,7 +214,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		rooms: cfg.Rooms, auctions: cfg.Auctions, drops: cfg.Drops, now: cfg.Clock, keys: cfg.Keys, verifier: admission.NewVerifierFunc(cfg.Keys.PublicKeys).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
 		adminSum: sha256.Sum256([]byte(cfg.AdminKey)), secure: cfg.SecureCookies, base: cfg.Base,
-		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, outbox: cfg.Outbox, backlog: cfg.Backlog, auditLog: cfg.Audit, console: cfg.Console,
+		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, outbox: cfg.Outbox, backlog: cfg.Backlog, auditLog: cfg.Audit, console: cfg.Console, operators: cfg.Operators,
 		webhookLog: cfg.Webhooks, webhookURL: cfg.WebhookURL, backups: cfg.Backups,
 		limits: newStreamLimits(cfg.StreamsPerAddress), feeds: make(map[string]*feed),
 	}
@@ -285,16 +290,19 @@ func (s *Server) routes() {
 		m.HandleFunc("GET /metrics", s.admin(s.metrics.Handler().ServeHTTP))
 	}
 	m.HandleFunc("GET /v1/keys", s.keySet)
-	m.HandleFunc("POST /v1/keys/rotate", s.admin(s.rotateKeys))
+	m.HandleFunc("POST /v1/keys/rotate", s.owner(s.rotateKeys))
 	m.HandleFunc("POST /v1/verify", s.verify)
 	m.HandleFunc("POST /v1/visitors", s.admin(s.mintVisitor))
 	m.HandleFunc("GET /v1/visitors/me", s.me)
 	m.HandleFunc("GET /v1/rooms", s.admin(s.listRooms))
 	m.HandleFunc("GET /v1/audit", s.admin(s.audit))
+	m.HandleFunc("GET /v1/operators", s.owner(s.listOperators))
+	m.HandleFunc("POST /v1/operators", s.owner(s.addOperator))
+	m.HandleFunc("DELETE /v1/operators/{name}", s.owner(s.removeOperator))
 	m.HandleFunc("GET /v1/webhooks", s.admin(s.webhooks))
 	m.HandleFunc("POST /v1/webhooks/{id}/send", s.admin(s.sendWebhook))
 	m.HandleFunc("POST /v1/webhooks/ping", s.admin(s.pingWebhook))
-	m.HandleFunc("GET /v1/backup", s.admin(s.backup))
+	m.HandleFunc("GET /v1/backup", s.owner(s.backup))
 	m.HandleFunc("GET /v1/backups", s.admin(s.listBackups))
 	m.HandleFunc("PUT /v1/rooms/{room}", s.admin(s.putRoom))
 	m.HandleFunc("PATCH /v1/rooms/{room}", s.admin(s.patchRoom))
@@ -472,27 +480,64 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// admin wraps an admin handler with the admin credential check: the admin key as a bearer token, or a
-// console session (with its CSRF token for anything but a read).
+// admin wraps an admin handler with the credential check: the admin key or an operator's key as a
+// bearer token, or a console session (with its CSRF token for anything but a read). A viewer may only
+// read. The handler runs with who called as the context's actor, whom the audit log names.
 func (s *Server) admin(next http.HandlerFunc) http.HandlerFunc {
+	return s.allow(func(op operator.Operator, method string) bool { return op.Role.Can(method) }, next)
+}
+
+// owner wraps a handler that only the admin key's holder may call: one that hands out credentials or
+// the secrets themselves.
+func (s *Server) owner(next http.HandlerFunc) http.HandlerFunc {
+	return s.allow(func(op operator.Operator, _ string) bool { return op.Role == operator.Owner }, next)
+}
+
+func (s *Server) allow(may func(op operator.Operator, method string) bool, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !s.isAdmin(r) {
+		op, ok, err := s.who(r)
+		switch {
+		case err != nil:
+			s.writeError(w, r, fromDomain(err))
+		case !ok:
 			s.writeError(w, r, apiError(http.StatusUnauthorized, codeUnauthorized, "an admin key is required: Authorization: Bearer <admin key>"))
-			return
+		case !may(op, r.Method):
+			msg := "only the admin key may do this"
+			if op.Role == operator.Viewer {
+				msg = "a viewer may only read"
+			}
+			s.writeError(w, r, apiError(http.StatusForbidden, codeForbidden, msg))
+		default:
+			next(w, r.WithContext(rushgate.WithActor(r.Context(), op.Name)))
 		}
-		next(w, r)
 	}
 }
 
-// isAdmin reports whether r carries the admin key as a bearer token or, without a bearer token, a
-// signed-in console session.
-func (s *Server) isAdmin(r *http.Request) bool {
+// who returns who r comes from: the owner for the admin key, an operator for its key, else the
+// console session's, if any.
+func (s *Server) who(r *http.Request) (operator.Operator, bool, error) {
 	tok, ok := admission.Bearer(r)
 	if !ok {
-		return s.console != nil && s.console.Authorized(r)
+		if s.console == nil {
+			return operator.Operator{}, false, nil
+		}
+		op, ok := s.console.Authorized(r)
+		return op, ok, nil
 	}
 	sum := sha256.Sum256([]byte(tok))
-	return subtle.ConstantTimeCompare(sum[:], s.adminSum[:]) == 1
+	if subtle.ConstantTimeCompare(sum[:], s.adminSum[:]) == 1 {
+		return operator.Admin, true, nil
+	}
+	if s.operators == nil || !strings.HasPrefix(tok, operator.KeyPrefix) {
+		return operator.Operator{}, false, nil
+	}
+	return s.operators.ByKey(r.Context(), tok)
+}
+
+// isAdmin reports whether r comes from the owner or an operator.
+func (s *Server) isAdmin(r *http.Request) bool {
+	_, ok, err := s.who(r)
+	return ok && err == nil
 }
 
 // statusWriter records the status for metrics and passes Flush and deadlines through to the

@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	mrand "math/rand/v2"
 	"slices"
 	"strings"
@@ -102,10 +103,22 @@ type Vault interface {
 	Swap(ctx context.Context, name string, old, new []byte) (bool, error)
 }
 
+// Options wire a Roster; the zero value keeps no audit log and reads time.Now.
+type Options struct {
+	// Audit, when set, records each operator made or taken back, and by whom (the context's actor).
+	Audit rushgate.Audit
+	// Log receives what the audit log could not take; nil discards it.
+	Log *slog.Logger
+	// Clock dates operators and ages the roster's copy; nil means time.Now.
+	Clock func() time.Time
+}
+
 // Roster is the operators, read from the vault at most once per Fresh.
 type Roster struct {
 	vault Vault
 	now   func() time.Time
+	audit rushgate.Audit
+	log   *slog.Logger
 
 	mu   sync.Mutex
 	raw  []byte // the document as last read or written
@@ -113,12 +126,15 @@ type Roster struct {
 	read time.Time
 }
 
-// New returns the roster kept in v; now nil means time.Now.
-func New(v Vault, now func() time.Time) *Roster {
-	if now == nil {
-		now = time.Now
+// New returns the roster kept in v.
+func New(v Vault, opts Options) *Roster {
+	if opts.Clock == nil {
+		opts.Clock = time.Now
 	}
-	return &Roster{vault: v, now: now}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Roster{vault: v, now: opts.Clock, audit: opts.Audit, log: opts.Log}
 }
 
 // List returns the operators by name.
@@ -139,6 +155,9 @@ func (r *Roster) ByKey(ctx context.Context, key string) (Operator, bool, error) 
 	sum := Sum(key)
 	return r.find(ctx, func(s stored) bool { return s.Sum == sum })
 }
+
+// Admin is the holder of the admin key, as a request's identity.
+var Admin = Operator{Name: rushgate.Owner, Role: Owner}
 
 // ByID returns the operator of this ID, which a console session names.
 func (r *Roster) ByID(ctx context.Context, id string) (Operator, bool, error) {
@@ -179,7 +198,10 @@ func (r *Roster) Add(ctx context.Context, name string, role Role) (Operator, str
 	if err != nil {
 		return Operator{}, "", err
 	}
-	return s.operator(), key, nil
+	op := s.operator()
+	rushgate.Audited(ctx, r.audit, r.log, rushgate.Entry{At: r.now().UTC(), Kind: "operator", ID: name, Action: rushgate.ActionCreate,
+		Changes: rushgate.Diff(nil, op)})
+	return op, key, nil
 }
 
 // Remove takes an operator back: its key and sessions stop working.
@@ -193,7 +215,13 @@ func (r *Roster) Remove(ctx context.Context, name string) (Operator, error) {
 		gone = list[i]
 		return slices.Delete(list, i, i+1), nil
 	})
-	return gone.operator(), err
+	if err != nil {
+		return Operator{}, err
+	}
+	op := gone.operator()
+	rushgate.Audited(ctx, r.audit, r.log, rushgate.Entry{At: r.now().UTC(), Kind: "operator", ID: name, Action: rushgate.ActionDelete,
+		Changes: rushgate.Diff(op, nil)})
+	return op, nil
 }
 
 // update applies change to the roster as the vault holds it, and swaps the result in, reading again
@@ -244,11 +272,22 @@ func (r *Roster) current(ctx context.Context) ([]stored, error) {
 	return list, err
 }
 
-// load reads the roster from the vault and keeps it.
+// load reads the roster from the vault and keeps it. A vault that lost the roster (a Redis that
+// restarted empty) gets this instance's last copy back, as the keyring puts back lost keys: a store
+// failure must not take every operator's key away.
 func (r *Roster) load(ctx context.Context) ([]byte, []stored, error) {
-	raw, _, err := r.vault.LoadOrCreate(ctx, File, func() ([]byte, error) { return json.Marshal(document{Operators: []stored{}}) })
+	empty, _ := json.Marshal(document{Operators: []stored{}})
+	raw, created, err := r.vault.LoadOrCreate(ctx, File, func() ([]byte, error) { return empty, nil })
 	if err != nil {
 		return nil, nil, fmt.Errorf("operator: %w", err)
+	}
+	r.mu.Lock()
+	held, list := r.raw, r.list
+	r.mu.Unlock()
+	if created && len(list) > 0 {
+		if ok, err := r.vault.Swap(ctx, File, raw, held); err == nil && ok {
+			return held, list, nil
+		}
 	}
 	var doc document
 	if err := json.Unmarshal(raw, &doc); err != nil {

@@ -34,7 +34,7 @@ func (c *clock) add(d time.Duration) {
 func TestAddFindRemove(t *testing.T) {
 	dir := t.TempDir()
 	c := &clock{t: time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)}
-	here, there := operator.New(vault.Dir(dir), c.now), operator.New(vault.Dir(dir), c.now) // two instances
+	here, there := operator.New(vault.Dir(dir), operator.Options{Clock: c.now}), operator.New(vault.Dir(dir), operator.Options{Clock: c.now}) // two instances
 	if list, err := here.List(ctx); err != nil || len(list) != 0 {
 		t.Fatalf("a new roster: %v, %v", list, err)
 	}
@@ -101,7 +101,7 @@ func TestAddFindRemove(t *testing.T) {
 }
 
 func TestAddRefuses(t *testing.T) {
-	r := operator.New(vault.Dir(t.TempDir()), nil)
+	r := operator.New(vault.Dir(t.TempDir()), operator.Options{})
 	for _, c := range []struct {
 		name string
 		role operator.Role
@@ -134,7 +134,7 @@ func TestConcurrentAdds(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := operator.New(vault.Dir(dir), nil)
+			r := operator.New(vault.Dir(dir), operator.Options{})
 			for j := range each {
 				_, key, err := r.Add(ctx, fmt.Sprintf("i%d-%d", i, j), operator.Editor)
 				if err != nil {
@@ -146,7 +146,7 @@ func TestConcurrentAdds(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	r := operator.New(vault.Dir(dir), nil)
+	r := operator.New(vault.Dir(dir), operator.Options{})
 	list, err := r.List(ctx)
 	if err != nil || len(list) != instances*each {
 		t.Fatalf("%d operators, %v; want %d", len(list), err, instances*each)
@@ -165,7 +165,7 @@ func TestUnreadableRoster(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, operator.File), []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := operator.New(vault.Dir(dir), nil)
+	r := operator.New(vault.Dir(dir), operator.Options{})
 	if _, _, err := r.ByKey(ctx, "rgop_x"); err == nil {
 		t.Fatal("an unreadable roster read as empty")
 	}
@@ -186,6 +186,77 @@ func TestRoles(t *testing.T) {
 	} {
 		if got := c.role.Can(c.method); got != c.want {
 			t.Fatalf("%q may %s: %v", c.role, c.method, got)
+		}
+	}
+}
+
+// TestLostRosterComesBack: a vault that loses the roster gets it back from an instance that held it.
+func TestLostRosterComesBack(t *testing.T) {
+	dir := t.TempDir()
+	c := &clock{t: time.Now()}
+	r := operator.New(vault.Dir(dir), operator.Options{Clock: c.now})
+	_, key, err := r.Add(ctx, "mina", operator.Editor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, operator.File)); err != nil {
+		t.Fatal(err)
+	}
+	c.add(operator.Fresh)
+	if op, ok, err := r.ByKey(ctx, key); err != nil || !ok || op.Name != "mina" {
+		t.Fatalf("after the loss: %+v, %v, %v", op, ok, err)
+	}
+	other := operator.New(vault.Dir(dir), operator.Options{})
+	if op, ok, err := other.ByKey(ctx, key); err != nil || !ok || op.Name != "mina" {
+		t.Fatalf("another instance after the put back: %+v, %v, %v", op, ok, err)
+	}
+}
+
+// entries is an audit log in memory.
+type entries struct {
+	mu   sync.Mutex
+	list []rushgate.Entry
+}
+
+func (e *entries) Append(_ context.Context, en rushgate.Entry) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.list = append(e.list, en)
+	return nil
+}
+
+func (e *entries) Entries(context.Context, string, string, string, int) ([]rushgate.Entry, error) {
+	return nil, nil
+}
+
+// TestAudited: making and taking back an operator are entries of the audit log, by who did it, and
+// never carry the key.
+func TestAudited(t *testing.T) {
+	log := &entries{}
+	r := operator.New(vault.Dir(t.TempDir()), operator.Options{Audit: log})
+	as := rushgate.WithActor(ctx, rushgate.Owner)
+	_, key, err := r.Add(as, "mina", operator.Viewer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Remove(as, "mina"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Remove(as, "mina"); err == nil {
+		t.Fatal("removed twice")
+	}
+	if len(log.list) != 2 {
+		t.Fatalf("%d entries", len(log.list))
+	}
+	for i, action := range []string{rushgate.ActionCreate, rushgate.ActionDelete} {
+		e := log.list[i]
+		if e.Kind != "operator" || e.ID != "mina" || e.Action != action || e.By != rushgate.Owner || len(e.Changes) < 2 {
+			t.Fatalf("entry %d: %+v", i, e)
+		}
+		for _, c := range e.Changes {
+			if strings.Contains(string(c.Old)+string(c.New), key) || c.Field == "sum" || c.Field == "id" {
+				t.Fatalf("entry %d shows %s", i, c.Field)
+			}
 		}
 	}
 }

@@ -5,8 +5,8 @@
 (() => {
   const TEXTS = {
     en: {
-      console: 'console', admin_key: 'Admin key', sign_in: 'Sign in', sign_out: 'Sign out', overview: 'Overview',
-      key_hint: 'The admin key is in rushgate-data/admin.key, printed at the first start.',
+      console: 'console', admin_key: 'Admin or operator key', sign_in: 'Sign in', sign_out: 'Sign out', overview: 'Overview',
+      key_hint: 'The admin key is in rushgate-data/admin.key, printed at the first start; an operator’s key comes from the owner of the admin key.',
       wrong_key: 'That is not the admin key.', expired: 'The form expired; please sign in again.', bad_form: 'The form could not be read.',
       rooms: 'Rooms', drops: 'Drops', auctions: 'Auctions', id: 'ID', state: 'State', waiting: 'Waiting', active: 'Active',
       admitted: 'Admitted', limits: 'Limits', claimed: 'Claimed', remaining: 'Remaining', opens: 'Opens', price: 'Price',
@@ -58,6 +58,13 @@
       wh_sent_at: 'Taken at {at}.', wh_next: 'Next try at {at}.', wh_last_error: 'Last refused: {error}', wh_never: 'Not sent yet.',
       wh_send_now: 'Send now', wh_sending: 'Sending it now.', site_told: 'Site told', wh_none: 'not yet', wh_ping: 'test event', wh_ping_send: 'Send a test event',
       wh_ping_sent: 'A test event is on its way: its line below says whether the site took it.',
+      signed_in_as: 'Signed in as', role_owner: 'owner', role_editor: 'editor', role_viewer: 'viewer', unavailable: 'The keys cannot be read now; try again in a moment.',
+      operators: 'Operators', operators_about: 'Give each person who runs the sale a key of their own: the changes log says who made each change, and a key taken back stops at once. An editor changes everything but operators and backups; a viewer only looks.',
+      op_name: 'Name', op_role: 'Role', op_created: 'Since', new_operator: 'New operator', op_none: 'No operators yet: only the admin key signs in.',
+      operator_key: 'The key of {name}, shown this once: hand it over now. {key}', operator_removed: 'The key of {name} no longer signs in.',
+      err_operator_exists: 'An operator has this name: delete it first to hand out a new key.',
+      op_name_rule: 'A name is 1-64 characters of A-Z, a-z, 0-9, _ and -, and not “admin”.',
+      err_forbidden: 'Your role may not do this.', by: 'by {name}', by_rushgate: 'by rushgate',
       backup: 'Backup', backup_download: 'Download a backup',
       backup_kept: 'Kept every {every} in {dir}: {count} now, the newest {name} ({size}), taken {at}.',
       backup_kept_none: 'Kept every {every} in {dir}: none yet.',
@@ -67,8 +74,8 @@
       backup_about: 'A copy of what this rushgate keeps in its data directory (on the embedded backend all of it: the record, the lines, the signing keys and secrets), taken while it runs. Keep it as secret as the admin key. To restore it, run rushgate restore --data DIR with the file, into a new directory, and start rushgate with --data DIR.',
     },
     ko: {
-      console: '콘솔', admin_key: '관리자 키', sign_in: '로그인', sign_out: '로그아웃', overview: '개요',
-      key_hint: '관리자 키는 rushgate-data/admin.key에 있으며 처음 시작할 때 출력됩니다.',
+      console: '콘솔', admin_key: '관리자 또는 운영자 키', sign_in: '로그인', sign_out: '로그아웃', overview: '개요',
+      key_hint: '관리자 키는 rushgate-data/admin.key에 있으며 처음 시작할 때 출력됩니다. 운영자 키는 관리자 키 소유자에게 받습니다.',
       wrong_key: '관리자 키가 올바르지 않습니다.', expired: '양식이 만료되었습니다. 다시 로그인하세요.', bad_form: '양식을 읽을 수 없습니다.',
       rooms: '대기실', drops: '드롭', auctions: '경매', id: 'ID', state: '상태', waiting: '대기 중', active: '현재 입장',
       admitted: '누적 입장', limits: '제한', claimed: '수령', remaining: '남은 수량', opens: '오픈', price: '가격',
@@ -120,6 +127,13 @@
       wh_sent_at: '{at}에 전달되었습니다.', wh_next: '다음 시도: {at}.', wh_last_error: '마지막 거부: {error}', wh_never: '아직 보내지 않았습니다.',
       wh_send_now: '지금 보내기', wh_sending: '지금 보냅니다.', site_told: '사이트 통보', wh_none: '아직 없음', wh_ping: '테스트 이벤트', wh_ping_send: '테스트 이벤트 보내기',
       wh_ping_sent: '테스트 이벤트를 보냈습니다. 사이트가 받았는지는 아래 목록에 나옵니다.',
+      signed_in_as: '로그인:', role_owner: '소유자', role_editor: '편집자', role_viewer: '조회자', unavailable: '지금은 키를 읽을 수 없습니다. 잠시 후 다시 시도하세요.',
+      operators: '운영자', operators_about: '판매를 운영하는 사람마다 각자의 키를 주세요. 변경 기록에 누가 바꿨는지 남고, 회수한 키는 즉시 막힙니다. 편집자는 운영자와 백업 외의 모든 것을 바꿀 수 있고, 조회자는 보기만 합니다.',
+      op_name: '이름', op_role: '역할', op_created: '만든 때', new_operator: '새 운영자', op_none: '아직 운영자가 없습니다. 관리자 키로만 로그인합니다.',
+      operator_key: '{name}의 키입니다. 지금 한 번만 보여 주니 바로 전달하세요. {key}', operator_removed: '{name}의 키로는 더 이상 로그인할 수 없습니다.',
+      err_operator_exists: '같은 이름의 운영자가 있습니다. 새 키를 주려면 먼저 삭제하세요.',
+      op_name_rule: '이름은 A-Z, a-z, 0-9, _, -로 된 1-64자이며 “admin”은 쓸 수 없습니다.',
+      err_forbidden: '이 역할로는 할 수 없습니다.', by: '작업자 {name}', by_rushgate: '작업자 rushgate',
       backup: '백업', backup_download: '백업 내려받기',
       backup_kept: '{dir}에 {every}마다 보관합니다: 지금 {count}개, 가장 최근 것은 {name}({size}), {at}에 만들었습니다.',
       backup_kept_none: '{dir}에 {every}마다 보관합니다: 아직 없습니다.',
@@ -161,6 +175,7 @@
   const id = body.dataset.id;
   const csrf = body.dataset.csrf;
   const base = body.dataset.base || ''; // the path rushgate is served under, '' at the root
+  const viewer = body.dataset.role === 'viewer'; // reads only: the page shows no control
   const status = document.getElementById('status');
 
   // h builds an element: h('td', {class: 'x'}, 'text', child...).
@@ -296,6 +311,7 @@
         h('p', { class: 'error', id: prefix + name + '-err', 'data-err': errKey || name })));
     }
     form.append(h('div', { class: 'wide' }, h('button', { class: 'primary', type: 'submit', text: t(create ? 'create' : 'save') })));
+    if (viewer) form.querySelectorAll('input, select').forEach((i) => { i.disabled = true; }); // shown, not edited
     form.addEventListener('input', () => { form.dataset.dirty = '1'; moneyHints(form); });
     form.addEventListener('submit', (ev) => { ev.preventDefault(); submit(form, kind, create); });
   }
@@ -716,7 +732,8 @@
       return;
     }
     ol.replaceChildren(...entries.map((e) => h('li', {}, h('time', { datetime: e.at, text: fmtTime(e.at) }), ' — ',
-      h('strong', { text: t('act_' + e.action) }), e.changes.length ? ': ' : '',
+      h('strong', { text: t('act_' + e.action) }), ' ', h('span', { class: 'by', text: e.by ? t('by', { name: e.by }) : t('by_rushgate') }),
+      e.changes.length ? ': ' : '',
       ...e.changes.flatMap((c, i) => [i ? ', ' : '', h('code', { text: c.field }), ' ' + change(c.field, c.old) + ' → ' + change(c.field, c.new)]))));
   }
 
@@ -870,11 +887,14 @@
   async function refreshOverview(stale) {
     // The webhooks are read from the SQL record: while it fails (the banner says so), the rest still shows.
     const backups = document.getElementById('backup-section');
-    const [rooms, drops, auctions, hooks, kept] = await Promise.all([listed('rooms'), listed('drops'), listed('auctions'),
-      api('GET', '/v1/webhooks?limit=20').catch(() => null), backups ? api('GET', '/v1/backups').catch(() => null) : null]);
+    const ops = document.getElementById('operators-section');
+    const [rooms, drops, auctions, hooks, kept, team] = await Promise.all([listed('rooms'), listed('drops'), listed('auctions'),
+      api('GET', '/v1/webhooks?limit=20').catch(() => null), backups ? api('GET', '/v1/backups').catch(() => null) : null,
+      ops ? api('GET', '/v1/operators').catch(() => null) : null]);
     if (stale()) return;
     if (hooks) showWebhooks(hooks);
     if (kept) showBackups(kept);
+    if (team) showOperators(team.operators);
     const fill = (tableID, list, make) => {
       const tbody = document.querySelector('#' + tableID + ' tbody');
       tbody.replaceChildren(...(list.items.length ? list.items.map(make) : [h('tr', {}, h('td', { class: 'empty', colspan: 6, text: t('none') }))]));
@@ -919,6 +939,46 @@
         h('td', { text: fmtNum(w.attempts) }), h('td', { class: 'detail' }, detail, send ? ' ' : null, send));
     });
     document.querySelector('#webhooks tbody').replaceChildren(...(rows.length ? rows : [h('tr', {}, h('td', { class: 'empty', colspan: 4, text: t('none') }))]));
+  }
+
+  // showOperators lists the operators, each with a delete that acts on a second press; the table is
+  // built again only when the list changed, so that a press armed stays armed across refreshes.
+  let operatorsShown = '';
+  function showOperators(list) {
+    const json = JSON.stringify(list);
+    if (json === operatorsShown) return;
+    operatorsShown = json;
+    const rows = list.map((o) => {
+      const del = twice('delete', 'confirm_delete', 'danger', async () => {
+        await api('DELETE', '/v1/operators/' + encodeURIComponent(o.name));
+        return t('operator_removed', { name: o.name });
+      });
+      del.id = 'op-delete-' + o.name;
+      del.setAttribute('aria-label', t('delete') + ' ' + o.name);
+      return h('tr', {}, h('td', { text: o.name }), h('td', { text: t('role_' + o.role) }), h('td', { text: fmtTime(o.created_at) }), h('td', {}, del));
+    });
+    document.querySelector('#operators tbody').replaceChildren(...(rows.length ? rows : [h('tr', {}, h('td', { class: 'empty', colspan: 4, text: t('op_none') }))]));
+  }
+  const newOperator = document.getElementById('new-operator');
+  if (newOperator) {
+    newOperator.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      const err = document.getElementById('new-operator-err');
+      const out = document.getElementById('operator-key');
+      const name = newOperator.elements.name.value.trim();
+      err.textContent = '';
+      out.hidden = true;
+      try {
+        const op = await api('POST', '/v1/operators', { name, role: newOperator.elements.role.value });
+        out.replaceChildren(t('operator_key', { name: op.name, key: '' }), h('code', { id: 'new-key', text: op.key }));
+        out.hidden = false;
+        newOperator.reset();
+        refresh();
+      } catch (e) {
+        err.textContent = e.code === 'invalid_request' ? t('op_name_rule') : refusal(e);
+        newOperator.elements.name.focus();
+      }
+    });
   }
 
   // showBackups says what --backup-dir keeps, and when the last backup failed if none was taken since:

@@ -1,0 +1,66 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/operator"
+)
+
+var errOperatorsOff = apiError(http.StatusConflict, codeOperatorsOff, "this rushgate keeps no operators")
+
+// listOperators answers GET /v1/operators: every operator's name, role and creation, never a key.
+func (s *Server) listOperators(w http.ResponseWriter, r *http.Request) {
+	if s.operators == nil {
+		s.writeError(w, r, errOperatorsOff)
+		return
+	}
+	list, err := s.operators.List(r.Context())
+	if err != nil {
+		s.writeError(w, r, fromDomain(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"operators": list})
+}
+
+// newOperator is what POST /v1/operators answers: the operator and its key, shown this once.
+type newOperator struct {
+	operator.Operator
+	Key string `json:"key"`
+}
+
+// addOperator answers POST /v1/operators {"name", "role"} with the new operator's key.
+func (s *Server) addOperator(w http.ResponseWriter, r *http.Request) {
+	if s.operators == nil {
+		s.writeError(w, r, errOperatorsOff)
+		return
+	}
+	var req struct {
+		Name string        `json:"name"`
+		Role operator.Role `json:"role"`
+	}
+	if err := decode(r, &req, false); err != nil {
+		s.writeError(w, r, fromDomain(err))
+		return
+	}
+	op, key, err := s.operators.Add(r.Context(), req.Name, req.Role)
+	if err != nil {
+		s.writeError(w, r, fromDomain(err))
+		return
+	}
+	s.log.InfoContext(r.Context(), "operator added", "operator", op.Name, "role", op.Role, "by", rushgate.ActorOf(r.Context()))
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusCreated, newOperator{op, key})
+}
+
+// removeOperator answers DELETE /v1/operators/{name} as the other DELETEs: the key and its console
+// sessions stop working.
+func (s *Server) removeOperator(w http.ResponseWriter, r *http.Request) {
+	if s.operators == nil {
+		s.writeError(w, r, errOperatorsOff)
+		return
+	}
+	name := r.PathValue("name")
+	_, err := s.operators.Remove(r.Context(), name)
+	s.deleted(w, r, "operator", name, err)
+}
