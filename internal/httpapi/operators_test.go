@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/rushgate/rushgate/internal/console"
 	"github.com/rushgate/rushgate/internal/httpapi"
 	"github.com/rushgate/rushgate/internal/operator"
@@ -126,4 +128,80 @@ func TestOperatorsOff(t *testing.T) {
 	e.want(e.do("GET", "/v1/operators", adminKey, ""), 409, "operators_off")
 	e.want(e.do("POST", "/v1/operators", adminKey, `{"name": "mina", "role": "editor"}`), 409, "operators_off")
 	e.want(e.do("GET", "/v1/rooms", operator.KeyPrefix+"x", ""), 401, "unauthorized")
+}
+
+// TestConsoleOperators: the owner makes an operator in the console and sees its key once; the
+// operator signs in with it, and as a viewer sees the room but no control, in Korean at a phone's
+// width too; the room's changes say who made each; taken back, the viewer's next read signs it out.
+func TestConsoleOperators(t *testing.T) {
+	e := setup(t, withOperators(t))
+	e.putRoom("sale", `{"capacity": 2}`)
+	owner := tab(t)
+	shown := shownIn(t, owner)
+	if err := chromedp.Do(owner, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#operators"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "no operators yet", func() bool { return strings.Contains(shown("#operators tbody"), "No operators yet") })
+	if w := shown("#who"); !strings.Contains(w, "admin") || !strings.Contains(w, "owner") {
+		t.Fatalf("the header says %q", w)
+	}
+	// A name the API refuses is said next to the form; then a viewer, made from the keyboard.
+	if err := chromedp.Do(owner, chromedp.Click(chromedp.CSS("#operators-section summary")),
+		typed("#operator-name", "admin"), chromedp.Click(chromedp.CSS("#new-operator button[type=submit]"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the name refused", func() bool { return strings.Contains(shown("#new-operator-err"), "not “admin”") })
+	if err := chromedp.Do(owner, typed("#operator-name", "jun"), chromedp.SetValue(chromedp.CSS("#operator-role"), "viewer"),
+		chromedp.Focus(chromedp.CSS("#operator-name")), chromedp.KeyEvent("\r")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the key shown", func() bool { return strings.HasPrefix(shown("#new-key"), operator.KeyPrefix) })
+	key := shown("#new-key")
+	until(t, "jun listed", func() bool {
+		return strings.Contains(shown("#operators tbody"), "jun") && strings.Contains(shown("#operators tbody"), "viewer")
+	})
+	if err := chromedp.Do(owner, chromedp.ScrollIntoView(chromedp.CSS("#operator-key"))); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, owner, "console-operators")
+	e.want(e.do("PATCH", "/v1/rooms/sale", adminKey, `{"capacity": 3}`), 200, "")
+
+	viewer := tab(t)
+	see := shownIn(t, viewer)
+	if err := chromedp.Do(viewer, chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.srv.URL+"/admin/rooms/sale?lang=ko"),
+		chromedp.SendKeys(chromedp.CSS("#key"), key), chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#rooms")),
+		chromedp.Navigate(e.srv.URL+"/admin/rooms/sale?lang=ko"), chromedp.WaitVisible(chromedp.CSS("#edit"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the room's changes, by whom", func() bool { return strings.Contains(see("#audit"), "작업자 admin") })
+	if w := see("#who"); !strings.Contains(w, "jun") || !strings.Contains(w, "조회자") {
+		t.Fatalf("the viewer's header says %q", w)
+	}
+	visible := eval[int](t, viewer, `[...document.querySelectorAll('main button, main textarea, main details, form.edit input:not([disabled]), form.edit select:not([disabled])')]
+		.filter((el) => el.offsetParent !== null && el.id !== 'audit-older').length`)
+	if visible != 0 {
+		t.Fatalf("a viewer is shown %d controls", visible)
+	}
+	if v := eval[string](t, viewer, `document.querySelector('#edit input[name=capacity]').value`); v != "3" {
+		t.Fatalf("the viewer's form shows capacity %q", v)
+	}
+	screenshot(t, viewer, "console-viewer-phone-ko")
+
+	// Taken back from the owner's overview by two presses: the viewer's page signs it out.
+	if err := chromedp.Do(owner, chromedp.Click(chromedp.CSS("#op-delete-jun"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the delete armed", func() bool { return strings.Contains(shown("#op-delete-jun"), "again") })
+	if err := chromedp.Do(owner, chromedp.Click(chromedp.CSS("#op-delete-jun"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "jun gone", func() bool { return strings.Contains(shown("#operators tbody"), "No operators yet") })
+	until(t, "the viewer signed out", func() bool {
+		return eval[string](t, viewer, `document.body.dataset.page || ''`) == "login"
+	})
+	entries := list(e.do("GET", "/v1/audit?kind=operator", adminKey, ""), "entries")
+	if len(entries) != 2 || entries[0]["action"] != "delete" || entries[1]["action"] != "create" || entries[1]["by"] != "admin" {
+		t.Fatalf("the operators' changes: %v", entries)
+	}
 }
