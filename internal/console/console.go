@@ -6,10 +6,11 @@
 // An operator signs in with the admin key (as the owner) or with an operator's key
 // (internal/operator), and the pages show what the role may do. A session is a signed cookie
 // (HttpOnly, SameSite=Strict) holding its expiry and, for an operator, the ID of its key; its signing
-// key derives from the admin key, so every instance that shares the admin key accepts it, changing the
-// key signs everybody out, and taking an operator back ends its sessions. The admin key never travels in a URL. Requests that change anything and carry the
-// session cookie must also carry its CSRF token (header Rushgate-CSRF, or the form field csrf), which
-// another site can neither read nor make a browser send.
+// key derives from the admin key, so every instance that shares the admin key accepts it, changing
+// the key signs everybody out, and taking an operator back ends its sessions. No key ever travels in
+// a URL. Requests that change anything and carry the session cookie must also carry its CSRF token
+// (header Rushgate-CSRF, or the form field csrf), which another site can neither read nor make a
+// browser send.
 package console
 
 import (
@@ -121,52 +122,52 @@ func (c *Console) Handler() http.Handler { return c.mux }
 
 // Authorized returns whose live session r carries, if it does and, unless it only reads (GET, HEAD),
 // carries the session's CSRF token too: what the admin API accepts in place of a key. An operator
-// taken back has no session.
-func (c *Console) Authorized(r *http.Request) (operator.Operator, bool) {
-	sess, op, ok := c.session(r)
-	if !ok {
-		return operator.Operator{}, false
+// taken back has no session; the error says that the operators could not be read to tell.
+func (c *Console) Authorized(r *http.Request) (operator.Operator, bool, error) {
+	sess, op, err := c.session(r)
+	if err != nil || sess == "" {
+		return operator.Operator{}, false, err
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		got := r.Header.Get(CSRFHeader)
 		if got == "" || !hmac.Equal([]byte(got), []byte(c.csrf(sess))) {
-			return operator.Operator{}, false
+			return operator.Operator{}, false, nil
 		}
 	}
-	return op, true
+	return op, true, nil
 }
 
-// session returns the session cookie's value and whose it is, if it is signed by this console, not
-// expired, and its operator still holds a key.
-func (c *Console) session(r *http.Request) (string, operator.Operator, bool) {
+// session returns the session cookie's value and whose it is, or "" if there is none signed by this
+// console, unexpired, whose operator still holds a key.
+func (c *Console) session(r *http.Request) (string, operator.Operator, error) {
+	none := operator.Operator{}
 	ck, err := r.Cookie(SessionCookie)
 	if err != nil {
-		return "", operator.Operator{}, false
+		return "", none, nil
 	}
 	payload, sig, ok := strings.Cut(ck.Value, ".")
 	if !ok || !hmac.Equal([]byte(sig), []byte(c.sign("session", payload))) {
-		return "", operator.Operator{}, false
+		return "", none, nil
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(payload)
 	if err != nil || len(raw) < 24 || len(raw) > 24+64 {
-		return "", operator.Operator{}, false
+		return "", none, nil
 	}
-	exp := time.Unix(int64(binary.BigEndian.Uint64(raw)), 0)
-	if !c.now().Before(exp) {
-		return "", operator.Operator{}, false
+	if exp := time.Unix(int64(binary.BigEndian.Uint64(raw)), 0); !c.now().Before(exp) {
+		return "", none, nil
 	}
 	id := string(raw[24:])
 	if id == "" {
-		return payload, operator.Admin, true
+		return payload, operator.Admin, nil
 	}
 	if c.operators == nil {
-		return "", operator.Operator{}, false
+		return "", none, nil
 	}
 	op, ok, err := c.operators.ByID(r.Context(), id)
 	if err != nil || !ok {
-		return "", operator.Operator{}, false
+		return "", none, err
 	}
-	return payload, op, true
+	return payload, op, nil
 }
 
 // newSession returns a cookie value: 8 bytes of expiry, 16 random bytes and the operator's ID ("" for
@@ -213,8 +214,12 @@ func (c *Console) page(name string) http.HandlerFunc {
 			http.NotFound(w, r)
 			return
 		}
-		sess, op, ok := c.session(r)
-		if !ok {
+		sess, op, err := c.session(r)
+		if err != nil {
+			c.signIn(w, http.StatusServiceUnavailable, "unavailable")
+			return
+		}
+		if sess == "" {
 			c.signIn(w, http.StatusOK, "")
 			return
 		}
@@ -278,8 +283,8 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 // logout ends the session; its form carries the CSRF token, so no other site can sign an operator out.
 func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
-	sess, _, ok := c.session(r)
-	if ok && r.ParseForm() == nil && hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(c.csrf(sess))) {
+	sess, _, _ := c.session(r)
+	if sess != "" && r.ParseForm() == nil && hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(c.csrf(sess))) {
 		http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: c.path(), MaxAge: -1, HttpOnly: true, Secure: c.secure,
 			SameSite: http.SameSiteStrictMode})
 	}

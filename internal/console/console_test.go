@@ -1,13 +1,17 @@
 package console_test
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/console"
 	"github.com/rushgate/rushgate/internal/operator"
 	"github.com/rushgate/rushgate/internal/vault"
@@ -96,16 +100,16 @@ func TestSession(t *testing.T) {
 		{"a tampered session", req("GET", "", &http.Cookie{Name: console.SessionCookie, Value: string(tampered)}), false},
 	}
 	for _, tc := range cases {
-		if op, got := c.Authorized(tc.r); got != tc.want || got && op != operator.Admin {
+		if op, got, err := c.Authorized(tc.r); err != nil || got != tc.want || got && op != operator.Admin {
 			t.Errorf("%s: authorized %v, want %v", tc.name, got, tc.want)
 		}
 	}
 	other := console.New(console.Config{AdminKey: key + "-rotated", Clock: func() time.Time { return now }})
-	if _, ok := other.Authorized(req("GET", "", ck)); ok {
+	if _, ok, _ := other.Authorized(req("GET", "", ck)); ok {
 		t.Error("a session outlived a change of the admin key")
 	}
 	now = now.Add(console.SessionTTL + time.Second)
-	if _, ok := c.Authorized(req("GET", "", ck)); ok {
+	if _, ok, _ := c.Authorized(req("GET", "", ck)); ok {
 		t.Error("an expired session was accepted")
 	}
 }
@@ -157,7 +161,7 @@ func FuzzSession(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v string) {
 		r := httptest.NewRequest("GET", "/v1/rooms", nil)
 		r.Header.Set("Cookie", console.SessionCookie+"="+v)
-		if _, ok := c.Authorized(r); ok {
+		if _, ok, _ := c.Authorized(r); ok {
 			t.Fatalf("cookie %q authorized", v)
 		}
 	})
@@ -182,7 +186,7 @@ func TestOperatorSession(t *testing.T) {
 	}
 	r := httptest.NewRequest("GET", "/v1/rooms", nil)
 	r.AddCookie(ck)
-	if op, ok := c.Authorized(r); !ok || op != mina {
+	if op, ok, err := c.Authorized(r); err != nil || !ok || op != mina {
 		t.Fatalf("the session is %+v, %v; want %+v", op, ok, mina)
 	}
 	page := httptest.NewRecorder()
@@ -205,12 +209,67 @@ func TestOperatorSession(t *testing.T) {
 	}
 	r = httptest.NewRequest("GET", "/v1/rooms", nil)
 	r.AddCookie(ck)
-	if _, ok := c.Authorized(r); ok {
+	if _, ok, _ := c.Authorized(r); ok {
 		t.Fatal("the session of an operator taken back still opens")
 	}
 	// Without a roster, an operator's key signs nobody in.
 	plain := console.New(console.Config{AdminKey: key})
 	if ck, code := signIn(t, plain, minaKey); ck != nil || code != http.StatusUnauthorized {
 		t.Fatalf("an operator key without operators: %v, %d", ck, code)
+	}
+}
+
+// downVault is a vault that stops answering when told.
+type downVault struct {
+	vault.Dir
+	down atomic.Bool
+}
+
+func (v *downVault) LoadOrCreate(ctx context.Context, name string, create func() ([]byte, error)) ([]byte, bool, error) {
+	if v.down.Load() {
+		return nil, false, errors.New("the vault does not answer")
+	}
+	return v.Dir.LoadOrCreate(ctx, name, create)
+}
+
+// TestSessionWhileOperatorsCannotBeRead: while the roster cannot be read, an operator's session is
+// neither taken nor thrown away: the API hears an error (a 503, not a 401 that signs the page out) and
+// the page asks for a moment; the owner's session goes on.
+func TestSessionWhileOperatorsCannotBeRead(t *testing.T) {
+	now := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	v := &downVault{Dir: vault.Dir(t.TempDir())}
+	roster := operator.New(v, operator.Options{Clock: clock})
+	c := console.New(console.Config{AdminKey: key, Operators: roster, Clock: clock})
+	_, minaKey, err := roster.Add(t.Context(), "mina", operator.Editor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mina, _ := signIn(t, c, minaKey)
+	owner, _ := signIn(t, c, key)
+	v.down.Store(true)
+	now = now.Add(operator.Fresh)
+	r := httptest.NewRequest("GET", "/v1/rooms", nil)
+	r.AddCookie(mina)
+	if _, ok, err := c.Authorized(r); ok || !errors.Is(err, rushgate.ErrUnavailable) {
+		t.Fatalf("mina's session while the vault is down: %v, %v", ok, err)
+	}
+	page := httptest.NewRecorder()
+	r = httptest.NewRequest("GET", "/admin", nil)
+	r.AddCookie(mina)
+	c.Handler().ServeHTTP(page, r)
+	if page.Code != http.StatusServiceUnavailable || !strings.Contains(page.Body.String(), `data-error="unavailable"`) {
+		t.Fatalf("mina's page while the vault is down: %d", page.Code)
+	}
+	r = httptest.NewRequest("GET", "/v1/rooms", nil)
+	r.AddCookie(owner)
+	if op, ok, err := c.Authorized(r); !ok || err != nil || op != operator.Admin {
+		t.Fatalf("the owner's session while the vault is down: %v, %v", ok, err)
+	}
+	v.down.Store(false)
+	r = httptest.NewRequest("GET", "/v1/rooms", nil)
+	r.AddCookie(mina)
+	if op, ok, err := c.Authorized(r); !ok || err != nil || op.Name != "mina" {
+		t.Fatalf("mina's session once the vault is back: %+v, %v, %v", op, ok, err)
 	}
 }

@@ -144,8 +144,8 @@ type Webhooks interface {
 type Console interface {
 	Handler() http.Handler
 	// Authorized returns who r's signed-in session belongs to, if it carries one (and its CSRF token
-	// when r changes anything).
-	Authorized(r *http.Request) (operator.Operator, bool)
+	// when r changes anything), or the error that kept it from telling.
+	Authorized(r *http.Request) (operator.Operator, bool, error)
 }
 
 // RecordChecker reports whether a durable record takes writes; record.DB is one.
@@ -521,8 +521,7 @@ func (s *Server) who(r *http.Request) (operator.Operator, bool, error) {
 		if s.console == nil {
 			return operator.Operator{}, false, nil
 		}
-		op, ok := s.console.Authorized(r)
-		return op, ok, nil
+		return s.console.Authorized(r)
 	}
 	sum := sha256.Sum256([]byte(tok))
 	if subtle.ConstantTimeCompare(sum[:], s.adminSum[:]) == 1 {

@@ -249,7 +249,7 @@ func (r *Roster) update(ctx context.Context, change func([]stored) ([]stored, er
 		}
 		ok, err := r.vault.Swap(ctx, File, raw, next)
 		if err != nil {
-			return fmt.Errorf("operator: %w", err)
+			return unavailable(err)
 		}
 		if ok {
 			r.keep(next, list)
@@ -279,7 +279,7 @@ func (r *Roster) load(ctx context.Context) ([]byte, []stored, error) {
 	empty, _ := json.Marshal(document{Operators: []stored{}})
 	raw, created, err := r.vault.LoadOrCreate(ctx, File, func() ([]byte, error) { return empty, nil })
 	if err != nil {
-		return nil, nil, fmt.Errorf("operator: %w", err)
+		return nil, nil, unavailable(err)
 	}
 	r.mu.Lock()
 	held, list := r.raw, r.list
@@ -306,6 +306,15 @@ func (r *Roster) keep(raw []byte, list []stored) {
 // document is the roster as the vault keeps it.
 type document struct {
 	Operators []stored `json:"operators"`
+}
+
+// unavailable reports a vault that did not answer as the backends report themselves: the caller may
+// retry, and the API answers 503.
+func unavailable(err error) error {
+	if errors.Is(err, rushgate.ErrUnavailable) {
+		return fmt.Errorf("operator: %w", err)
+	}
+	return fmt.Errorf("operator: %w: %w", rushgate.ErrUnavailable, err)
 }
 
 // Sum is how a key is kept: its SHA-256 in hex. A key is 32 random bytes, so no salt is needed.
