@@ -74,9 +74,18 @@ var Actions = []string{ActionCreate, ActionUpdate, ActionDelete, ActionOpen, Act
 type Audit interface {
 	// Append adds an entry; the store sets its Cursor.
 	Append(ctx context.Context, e Entry) error
-	// Entries returns up to limit entries older than the cursor before ("" for the newest), newest
-	// first, of one entity when kind and id are set, else of all.
-	Entries(ctx context.Context, kind, id, before string, limit int) ([]Entry, error)
+	// Entries returns up to limit entries that f selects, newest first.
+	Entries(ctx context.Context, f AuditFilter, limit int) ([]Entry, error)
+}
+
+// AuditFilter selects entries of an audit log; its zero value selects them all, the newest first.
+type AuditFilter struct {
+	// Kind and ID, when set, keep the entries of one kind, or of one entity.
+	Kind, ID string
+	// By, when set, keeps the changes one operator made (Owner for the admin key's).
+	By string
+	// Before, when set, is the cursor of an entry of an earlier page: only older entries follow.
+	Before string
 }
 
 // Diff lists the top-level fields whose JSON differs between two configs, in field order; old or new

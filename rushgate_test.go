@@ -171,7 +171,7 @@ func (a *flakyAudit) Append(_ context.Context, e rushgate.Entry) error {
 	return nil
 }
 
-func (a *flakyAudit) Entries(context.Context, string, string, string, int) ([]rushgate.Entry, error) {
+func (a *flakyAudit) Entries(context.Context, rushgate.AuditFilter, int) ([]rushgate.Entry, error) {
 	return a.entries, nil
 }
 

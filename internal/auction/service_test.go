@@ -151,7 +151,7 @@ func (a *entries) Append(_ context.Context, e rushgate.Entry) error {
 	return nil
 }
 
-func (a *entries) Entries(context.Context, string, string, string, int) ([]rushgate.Entry, error) {
+func (a *entries) Entries(context.Context, rushgate.AuditFilter, int) ([]rushgate.Entry, error) {
 	return a.list, nil
 }
 

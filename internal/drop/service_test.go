@@ -256,7 +256,7 @@ func (a *audit) Append(_ context.Context, e rushgate.Entry) error {
 	return nil
 }
 
-func (a *audit) Entries(context.Context, string, string, string, int) ([]rushgate.Entry, error) {
+func (a *audit) Entries(context.Context, rushgate.AuditFilter, int) ([]rushgate.Entry, error) {
 	return a.entries, nil
 }
 

@@ -116,7 +116,7 @@ func history[P any](s *Server, param string, read func(ctx context.Context, id s
 
 func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	kind, id, before := q.Get("kind"), q.Get("id"), q.Get("before")
+	kind, id, by, before := q.Get("kind"), q.Get("id"), q.Get("by"), q.Get("before")
 	var limit int
 	var err error
 	switch {
@@ -124,6 +124,8 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 		err = apiError(http.StatusBadRequest, codeInvalidRequest, `kind must be "room", "drop", "auction" or "operator"`)
 	case id != "" && !rushgate.ValidID(id):
 		err = apiError(http.StatusBadRequest, codeInvalidRequest, "id must be an id")
+	case by != "" && !rushgate.ValidID(by):
+		err = apiError(http.StatusBadRequest, codeInvalidRequest, `by must name an operator, or "admin"`)
 	case len(before) > 64:
 		err = apiError(http.StatusBadRequest, codeInvalidRequest, "before must be a cursor from an earlier page")
 	default:
@@ -134,7 +136,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 		if s.auditLog == nil {
 			entries = []rushgate.Entry{}
 		} else {
-			entries, err = s.auditLog.Entries(r.Context(), kind, id, before, limit)
+			entries, err = s.auditLog.Entries(r.Context(), rushgate.AuditFilter{Kind: kind, ID: id, By: by, Before: before}, limit)
 		}
 	}
 	if err != nil {

@@ -74,6 +74,10 @@ func TestOperators(t *testing.T) {
 		t.Fatalf("the room's changes: %v", entries)
 	}
 	e.want(e.do("PATCH", "/v1/rooms/sale", adminKey, `{"paused": false}`), 200, "")
+	if hers := list(e.do("GET", "/v1/audit?by=mina", jun, ""), "entries"); len(hers) != 2 || hers[0]["action"] != "update" || hers[1]["action"] != "create" {
+		t.Fatalf("what mina changed: %v", hers)
+	}
+	e.want(e.do("GET", "/v1/audit?by=a%20b", adminKey, ""), 400, "invalid_request")
 	if entries := list(e.do("GET", "/v1/audit?kind=room&id=sale&limit=1", adminKey, ""), "entries"); entries[0]["by"] != "admin" {
 		t.Fatalf("the owner's change: %v", entries)
 	}

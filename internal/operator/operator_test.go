@@ -225,7 +225,7 @@ func (e *entries) Append(_ context.Context, en rushgate.Entry) error {
 	return nil
 }
 
-func (e *entries) Entries(context.Context, string, string, string, int) ([]rushgate.Entry, error) {
+func (e *entries) Entries(context.Context, rushgate.AuditFilter, int) ([]rushgate.Entry, error) {
 	return nil, nil
 }
 

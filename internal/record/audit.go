@@ -31,24 +31,22 @@ func (r *DB) Append(ctx context.Context, e rushgate.Entry) error {
 }
 
 // Entries implements [rushgate.Audit]; a cursor is the entry's sequence.
-func (r *DB) Entries(ctx context.Context, kind, id, before string, limit int) ([]rushgate.Entry, error) {
+func (r *DB) Entries(ctx context.Context, f rushgate.AuditFilter, limit int) ([]rushgate.Entry, error) {
 	q := `SELECT seq, at, kind, entity, action, changes, actor FROM audit WHERE seq < ?`
 	top := int64(1) << 62
-	if before != "" {
-		n, err := strconv.ParseInt(before, 10, 64)
+	if f.Before != "" {
+		n, err := strconv.ParseInt(f.Before, 10, 64)
 		if err != nil {
 			return []rushgate.Entry{}, nil // no entry has such a cursor
 		}
 		top = n
 	}
 	args := []any{top}
-	if kind != "" {
-		q += ` AND kind = ?`
-		args = append(args, kind)
-	}
-	if id != "" {
-		q += ` AND entity = ?`
-		args = append(args, id)
+	for _, c := range []struct{ column, value string }{{"kind", f.Kind}, {"entity", f.ID}, {"actor", f.By}} {
+		if c.value != "" {
+			q += ` AND ` + c.column + ` = ?`
+			args = append(args, c.value)
+		}
 	}
 	q += ` ORDER BY seq DESC LIMIT ?`
 	args = append(args, limit)

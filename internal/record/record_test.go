@@ -165,11 +165,11 @@ func testAudit(t *testing.T, r *record.DB) {
 		})
 	}
 	wg.Wait()
-	all, err := r.Entries(ctx, "", "", "", 100)
+	all, err := r.Entries(ctx, rushgate.AuditFilter{}, 100)
 	if err != nil || len(all) != 40 {
 		t.Fatalf("entries = %d, %v", len(all), err)
 	}
-	mine, err := r.Entries(ctx, "room", "r3", "", 100)
+	mine, err := r.Entries(ctx, rushgate.AuditFilter{Kind: "room", ID: "r3"}, 100)
 	if err != nil || len(mine) != 5 || string(mine[0].Changes[0].New) != "5" {
 		t.Fatalf("entries of r3 = %+v, %v", mine, err)
 	}
@@ -336,7 +336,7 @@ func TestMigrateClaimKeys(t *testing.T) {
 			r.Close()
 			t.Fatal(err)
 		}
-		entries, err := r.Entries(ctx, "room", "r", "", 3)
+		entries, err := r.Entries(ctx, rushgate.AuditFilter{Kind: "room", ID: "r"}, 3)
 		r.Close()
 		if err != nil || len(entries) < 2 || entries[0].By != "mina" || entries[len(entries)-1].By != "" {
 			t.Fatalf("audit after migration: %+v %v", entries, err)

@@ -26,14 +26,14 @@ func (a Audit) Append(ctx context.Context, e rushgate.Entry) error {
 	return err
 }
 
-// Entries implements [rushgate.Audit]. Entries of one entity are found by reading the stream back a
-// page at a time, at most auditScan entries, which an admin page can afford.
-func (a Audit) Entries(ctx context.Context, kind, id, before string, limit int) ([]rushgate.Entry, error) {
+// Entries implements [rushgate.Audit]. Entries of one entity, or one operator, are found by reading
+// the stream back a page at a time, at most auditScan entries, which an admin page can afford.
+func (a Audit) Entries(ctx context.Context, f rushgate.AuditFilter, limit int) ([]rushgate.Entry, error) {
 	const page, auditScan = 500, 20_000
 	out := []rushgate.Entry{}
 	end := "+"
-	if before != "" {
-		end = "(" + before
+	if f.Before != "" {
+		end = "(" + f.Before
 	}
 	for scanned := 0; len(out) < limit && scanned < auditScan; scanned += page {
 		m, err := a.do(ctx, a.rdb.B().Xrevrange().Key(a.keys.audit()).End(end).Start("-").Count(page).Build())
@@ -47,7 +47,7 @@ func (a Audit) Entries(ctx context.Context, kind, id, before string, limit int) 
 				continue
 			}
 			e.Cursor = row.ID
-			if (kind == "" || e.Kind == kind) && (id == "" || e.ID == id) && len(out) < limit {
+			if (f.Kind == "" || e.Kind == f.Kind) && (f.ID == "" || e.ID == f.ID) && (f.By == "" || e.By == f.By) && len(out) < limit {
 				out = append(out, e)
 			}
 		}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -191,20 +192,33 @@ func testAudit(t *testing.T, h Harness) {
 			t.Fatal(err)
 		}
 	}
-	all, err := h.Audit.Entries(ctx, "", "", "", 10)
+	all, err := h.Audit.Entries(ctx, rushgate.AuditFilter{}, 10)
 	if err != nil || len(all) != 4 || all[0].ID != "y" || all[3].Action != rushgate.ActionCreate || all[0].By != "" {
 		t.Fatalf("all = %+v, %v", all, err)
 	}
-	x, err := h.Audit.Entries(ctx, "room", "x", "", 1)
+	x, err := h.Audit.Entries(ctx, rushgate.AuditFilter{Kind: "room", ID: "x"}, 1)
 	if err != nil || len(x) != 1 || x[0].Action != rushgate.ActionUpdate || !x[0].At.Equal(entries[2].At) || x[0].By != "mina" {
 		t.Fatalf("newest of room x = %+v, %v", x, err)
 	}
 	if ch := x[0].Changes; len(ch) != 1 || ch[0].Field != "capacity" || string(ch[0].Old) != "2" || string(ch[0].New) != "3" {
 		t.Fatalf("changes = %+v", ch)
 	}
-	older, err := h.Audit.Entries(ctx, "room", "x", x[0].Cursor, 10)
+	older, err := h.Audit.Entries(ctx, rushgate.AuditFilter{Kind: "room", ID: "x", Before: x[0].Cursor}, 10)
 	if err != nil || len(older) != 1 || older[0].Action != rushgate.ActionCreate || len(older[0].Changes) < 4 || older[0].By != rushgate.Owner {
 		t.Fatalf("older of room x = %+v, %v", older, err)
+	}
+	for _, c := range []struct {
+		by   string
+		want []string // actions, newest first
+	}{{"mina", []string{rushgate.ActionUpdate}}, {rushgate.Owner, []string{rushgate.ActionCreate}}, {"nobody", nil}} {
+		got, err := h.Audit.Entries(ctx, rushgate.AuditFilter{By: c.by}, 10)
+		var actions []string
+		for _, e := range got {
+			actions = append(actions, e.Action)
+		}
+		if err != nil || fmt.Sprint(actions) != fmt.Sprint(c.want) {
+			t.Fatalf("by %s: %v, %v; want %v", c.by, actions, err, c.want)
+		}
 	}
 }
 
