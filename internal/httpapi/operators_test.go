@@ -165,6 +165,13 @@ func TestConsoleOperators(t *testing.T) {
 	until(t, "jun listed", func() bool {
 		return strings.Contains(shown("#operators tbody"), "jun") && strings.Contains(shown("#operators tbody"), "viewer")
 	})
+	until(t, "the overview's recent changes", func() bool {
+		recent := shown("#audit")
+		return strings.Contains(recent, "Operator jun created by admin") && strings.Contains(recent, "Room sale created by admin")
+	})
+	if href := eval[string](t, owner, `document.querySelector('#audit a').getAttribute('href')`); href != "/admin/rooms/sale" {
+		t.Fatalf("the room's change links %q", href)
+	}
 	if err := chromedp.Do(owner, chromedp.ScrollIntoView(chromedp.CSS("#operator-key"))); err != nil {
 		t.Fatal(err)
 	}

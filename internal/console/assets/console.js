@@ -25,6 +25,7 @@
       ends_at: 'Ends at', admitted_total: 'Admitted in all', joins_s: 'Joins/s', admissions_s: 'Admissions/s',
       eta_back: 'Wait at the back', claims_s: 'Claims/s', bids_s: 'Bids/s', bidders: 'Bidders', status: 'Status',
       chart_line: 'The line', chart_flow: 'Per second', chart_eta: 'Wait at the back (minutes)', chart_stock: 'Stock',
+      kind_operator: 'Operator', recent: 'Recent changes',
       chart_claims: 'Claims per second', chart_price: 'Price', chart_bids: 'Bids per second and bidders',
       idle_s: 'Idle leaves/s', grace_s: 'Uncollected/s', act_create: 'created', act_update: 'changed', act_delete: 'deleted',
       act_open: 'opened now', act_close: 'closed now', act_end: 'ended now', act_extend: 'extended', act_invites: 'invite codes added', act_restore: 'restored from the record',
@@ -94,6 +95,7 @@
       ends_at: '종료 시각', admitted_total: '누적 입장', joins_s: '초당 합류', admissions_s: '초당 입장',
       eta_back: '맨 뒤 대기 시간', claims_s: '초당 수령', bids_s: '초당 입찰', bidders: '입찰자', status: '상태',
       chart_line: '대기열', chart_flow: '초당 흐름', chart_eta: '맨 뒤 대기 시간 (분)', chart_stock: '재고',
+      kind_operator: '운영자', recent: '최근 변경 기록',
       chart_claims: '초당 수령', chart_price: '가격', chart_bids: '초당 입찰과 입찰자',
       idle_s: '초당 유휴 이탈', grace_s: '초당 미확인 만료', act_create: '생성됨', act_update: '변경됨', act_delete: '삭제됨',
       act_open: '즉시 열림', act_close: '즉시 마감됨', act_end: '즉시 종료됨', act_extend: '연장됨', act_invites: '초대 코드 추가됨', act_restore: '기록에서 복원됨',
@@ -267,7 +269,7 @@
     const name = Intl.DateTimeFormat().resolvedOptions().timeZone;
     return name && name !== 'UTC' ? name + ', ' + utc : utc;
   })();
-  const TIMES = new Set(['opens_at', 'closes_at', 'starts_at', 'ends_at']);
+  const TIMES = new Set(['opens_at', 'closes_at', 'starts_at', 'ends_at', 'created_at']);
   // change shows a value of the audit log: times as the form shows them, the rest as JSON.
   const change = (field, v) => (TIMES.has(field) && typeof v === 'string' ? fmtTime(v) : JSON.stringify(v));
   // localTime is an RFC 3339 instant as a datetime-local input shows it, to the second.
@@ -714,6 +716,13 @@
     },
   };
 
+  // An entity's page shows its own changes; the overview everybody's, each naming what it changed.
+  const auditPath = '/v1/audit?limit=20' + (page === 'overview' ? '' : '&kind=' + page + '&id=' + id);
+  const KINDS = { room: 'rooms', drop: 'drops', auction: 'auctions' };
+  const what = (e) => (page !== 'overview' ? []
+    : [h('span', { class: 'muted', text: t('kind_' + e.kind) + ' ' }),
+      KINDS[e.kind] ? h('a', { href: base + '/admin/' + KINDS[e.kind] + '/' + encodeURIComponent(e.id), text: e.id }) : h('span', { text: e.id }), ' '] );
+
   // The audit log shows its newest page, read again every few seconds, and the older pages the operator
   // asked for with the button under it; an entry the newest page has reached is shown once.
   const audit = { newest: [], older: [], next: '' };
@@ -731,7 +740,7 @@
       ol.replaceChildren(h('li', { class: 'muted', text: t('none') }));
       return;
     }
-    ol.replaceChildren(...entries.map((e) => h('li', {}, h('time', { datetime: e.at, text: fmtTime(e.at) }), ' — ',
+    ol.replaceChildren(...entries.map((e) => h('li', {}, h('time', { datetime: e.at, text: fmtTime(e.at) }), ' — ', ...what(e),
       h('strong', { text: t('act_' + e.action) }), ' ', h('span', { class: 'by', text: e.by ? t('by', { name: e.by }) : t('by_rushgate') }),
       e.changes.length ? ': ' : '',
       ...e.changes.flatMap((c, i) => [i ? ', ' : '', h('code', { text: c.field }), ' ' + change(c.field, c.old) + ' → ' + change(c.field, c.new)]))));
@@ -739,7 +748,7 @@
 
   async function olderAudit() {
     try {
-      const r = await api('GET', '/v1/audit?kind=' + page + '&id=' + id + '&limit=20&before=' + encodeURIComponent(audit.next));
+      const r = await api('GET', auditPath + '&before=' + encodeURIComponent(audit.next));
       audit.older = audit.older.concat(r.entries);
       audit.next = r.next_before || '';
       renderAudit();
@@ -798,7 +807,7 @@
   async function refreshAudit(force, stale) {
     if (!force && Date.now() - auditAt <= 5000) return;
     auditAt = Date.now();
-    const r = await api('GET', '/v1/audit?kind=' + page + '&id=' + id + '&limit=20');
+    const r = await api('GET', auditPath);
     if (stale()) return;
     audit.newest = r.entries;
     if (!audit.older.length) audit.next = r.next_before || '';
@@ -895,6 +904,7 @@
     if (hooks) showWebhooks(hooks);
     if (kept) showBackups(kept);
     if (team) showOperators(team.operators);
+    await refreshAudit(false, stale);
     const fill = (tableID, list, make) => {
       const tbody = document.querySelector('#' + tableID + ' tbody');
       tbody.replaceChildren(...(list.items.length ? list.items.map(make) : [h('tr', {}, h('td', { class: 'empty', colspan: 6, text: t('none') }))]));
