@@ -20,6 +20,10 @@ import (
 // each clears away what an earlier one left of its working files.
 var ErrRunning = errors.New("backup: a backup is being taken")
 
+// ErrAbandoned says that the receiver of a backup stopped taking it (a download whose client went
+// away): not a failure of the backup, which the status and the alerts on failures leave out.
+var ErrAbandoned = errors.New("backup: its receiver stopped taking it")
+
 // Backups takes the backups of one data directory, asked for over HTTP or kept on a schedule, one at a
 // time, and tells each one's outcome.
 type Backups struct {
@@ -51,7 +55,8 @@ type Archive struct {
 	TakenAt time.Time
 }
 
-// New returns the backups of src. observe, when set, hears the outcome of each, "taken" or "failed",
+// New returns the backups of src. observe, when set, hears the outcome of each, "taken", "failed" or
+// "abandoned" (see ErrAbandoned),
 // and when it ended: what the metrics count, and the alert on backups that stopped reads. With
 // recipients every backup, downloaded or kept, is sealed to them.
 func New(src Source, observe func(outcome string, at time.Time), to ...age.Recipient) *Backups {
@@ -65,9 +70,31 @@ func (b *Backups) Backup(ctx context.Context, w io.Writer) error {
 		return ErrRunning
 	}
 	defer b.busy.Unlock()
-	err := b.take(ctx, w)
+	to := &receiver{w: w}
+	err := b.take(ctx, to)
+	if err != nil && (to.err != nil || ctx.Err() != nil) {
+		if b.observe != nil {
+			b.observe("abandoned", time.Now())
+		}
+		return fmt.Errorf("%w: %w", ErrAbandoned, err)
+	}
 	b.tell(err)
 	return err
+}
+
+// receiver keeps the first error of the writer a backup is taken to, which is the receiver's failing
+// rather than the backup's.
+type receiver struct {
+	w   io.Writer
+	err error
+}
+
+func (r *receiver) Write(p []byte) (int, error) {
+	n, err := r.w.Write(p)
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	return n, err
 }
 
 // take writes an archive to w, sealed when there are recipients.

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"filippo.io/age"
+
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/backup"
 	"github.com/rushgate/rushgate/internal/room"
@@ -70,6 +72,54 @@ func TestBackupsOneAtATime(t *testing.T) {
 	}
 	if st := b.Status(); st.LastTaken.IsZero() || st.LastFailed.Before(st.LastTaken) || !strings.HasSuffix(st.Failure, "disk full") || st.Dir != "" || st.Kept != nil {
 		t.Errorf("status %+v", st)
+	}
+}
+
+// cutAfter is a download whose client goes away after n bytes.
+type cutAfter struct{ n int }
+
+func (c *cutAfter) Write(p []byte) (int, error) {
+	if len(p) > c.n {
+		n := c.n
+		c.n = 0
+		return n, errors.New("write: broken pipe")
+	}
+	c.n -= len(p)
+	return len(p), nil
+}
+
+// TestBackupAbandoned: a download its client stops taking, or whose request ends, is abandoned, not
+// failed: the status keeps no failure, and the alerts on failures hear nothing. A plain and a sealed
+// one alike.
+func TestBackupAbandoned(t *testing.T) {
+	_, to := key(t)
+	for _, sealed := range []bool{false, true} {
+		var o outcomes
+		var recipients []age.Recipient
+		if sealed {
+			recipients = to
+		}
+		b := backup.New(source(t), o.observe, recipients...)
+		if err := b.Backup(context.Background(), &cutAfter{n: 100}); !errors.Is(err, backup.ErrAbandoned) {
+			t.Fatalf("sealed %v, cut after 100 bytes: %v", sealed, err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := b.Backup(ctx, io.Discard); !errors.Is(err, backup.ErrAbandoned) {
+			t.Fatalf("sealed %v, its request over: %v", sealed, err)
+		}
+		if got := o.all(); !slices.Equal(got, []string{"abandoned", "abandoned"}) {
+			t.Fatalf("sealed %v: told %v", sealed, got)
+		}
+		if st := b.Status(); !st.LastFailed.IsZero() || st.Failure != "" || !st.LastTaken.IsZero() {
+			t.Fatalf("sealed %v: status %+v", sealed, st)
+		}
+		if err := b.Backup(context.Background(), io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		if got := o.all(); got[2] != "taken" {
+			t.Fatalf("told %v", got)
+		}
 	}
 }
 

@@ -38,6 +38,11 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 	out := &download{w: w, contentType: contentType, name: name}
 	err := s.backups.Backup(r.Context(), out)
 	switch {
+	case errors.Is(err, backup.ErrAbandoned):
+		s.log.Info("backup: its download was abandoned by the client", "bytes", out.n, "err", err, "client", s.clientAddr(r))
+		if out.n > 0 {
+			panic(http.ErrAbortHandler)
+		}
 	case errors.Is(err, backup.ErrRunning):
 		s.writeError(w, r, apiError(http.StatusConflict, codeBackupRunning, "a backup is being taken; ask again once it is done"))
 	case err != nil && out.n == 0:

@@ -209,7 +209,7 @@ func TestConsoleOperators(t *testing.T) {
 	}
 	until(t, "jun gone", func() bool { return strings.Contains(shown("#operators tbody"), "No operators yet") })
 	until(t, "the viewer signed out", func() bool {
-		return eval[string](t, viewer, `document.body.dataset.page || ''`) == "login"
+		return eval[string](t, viewer, `(document.body && document.body.dataset.page) || ''`) == "login"
 	})
 	entries := list(e.do("GET", "/v1/audit?kind=operator", adminKey, ""), "entries")
 	if len(entries) != 2 || entries[0]["action"] != "delete" || entries[1]["action"] != "create" || entries[1]["by"] != "admin" {

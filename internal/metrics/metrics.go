@@ -99,10 +99,11 @@ func New() *Metrics {
 	}, []string{"outcome"})
 	m.backups = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rushgate_backups_total",
-		Help: "Backups taken by this instance, asked for (GET /v1/backup) or kept (--backup-dir), by outcome: taken (downloaded whole, or kept and read back), failed (none, cut short, or not reading back).",
+		Help: "Backups taken by this instance, asked for (GET /v1/backup) or kept (--backup-dir), by outcome: taken (downloaded whole, or kept and read back), failed (none, cut short by rushgate, or not reading back), abandoned (a download its client stopped taking).",
 	}, []string{"outcome"})
 	m.backups.WithLabelValues("taken")
 	m.backups.WithLabelValues("failed")
+	m.backups.WithLabelValues("abandoned")
 	m.backupAt = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "rushgate_backup_last_taken_timestamp_seconds",
 		Help: "When this instance last had a backup downloaded whole, in Unix seconds; 0 since its start until one is.",

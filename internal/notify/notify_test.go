@@ -257,7 +257,10 @@ func TestQueueOutageSaidOnce(t *testing.T) {
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	time.Sleep(100 * time.Millisecond) // some twenty reads
 	q.down.Store(false)
-	until(t, "the delivery", func() bool { return len(s.deliveries()) == 1 })
+	// The recovery is said once the pass that read the queue again has sent what it read.
+	until(t, "the delivery, and the recovery said", func() bool {
+		return len(s.deliveries()) == 1 && strings.Contains(logs.String(), "the queue reads again")
+	})
 	if warns, infos := strings.Count(logs.String(), "level=WARN"), strings.Count(logs.String(), "the queue reads again"); warns != 1 || infos != 1 {
 		t.Fatalf("%d warnings and %d recoveries for one outage:\n%s", warns, infos, logs.String())
 	}
