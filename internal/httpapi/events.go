@@ -122,6 +122,7 @@ func (s *Server) runFeed(ctx context.Context, f *feed, sub *room.Subscription, i
 	var last []byte
 	var lastRefresh time.Time
 	waiting, position := false, int64(0)
+	message := "" // the line's message as the streams last heard it
 	refresh := true
 	var changed <-chan struct{}
 	for {
@@ -140,6 +141,12 @@ func (s *Server) runFeed(ctx context.Context, f *feed, sub *room.Subscription, i
 			p, err := s.event(id, vid, v)
 			if err != nil {
 				return
+			}
+			if v.State == room.StateWaiting && v.Message != message {
+				// Its own event, sent when it changes, rather than a field of every status: a message
+				// may be a thousand times a status's size, and a crowd gets a status a second.
+				message = v.Message
+				s.broadcast(f, announcement(message), sendNote)
 			}
 			if !bytes.Equal(p, last) {
 				s.broadcast(f, p, sendEvent)
@@ -223,6 +230,13 @@ func (es *eventStream) close() {
 	if es.conn != nil {
 		_ = es.conn.Close()
 	}
+}
+
+// announcement is the event that tells a line its room's message, "" when it has none any more.
+func announcement(message string) []byte {
+	buf := append(make([]byte, 0, 64+len(message)), `event: announcement`+"\ndata: "+`{"message":`...)
+	buf = appendString(buf, message)
+	return append(buf, "}\n\n"...)
 }
 
 func (s *Server) event(id, vid string, v room.View) ([]byte, error) {

@@ -189,7 +189,7 @@ func TestConsoleOperators(t *testing.T) {
 	if w := see("#who"); !strings.Contains(w, "jun") || !strings.Contains(w, "조회자") {
 		t.Fatalf("the viewer's header says %q", w)
 	}
-	visible := eval[int](t, viewer, `[...document.querySelectorAll('main button, main textarea, main details, form.edit input:not([disabled]), form.edit select:not([disabled])')]
+	visible := eval[int](t, viewer, `[...document.querySelectorAll('main button, main textarea:not([disabled]), main details, form.edit input:not([disabled]), form.edit select:not([disabled]), form.edit textarea:not([disabled])')]
 		.filter((el) => el.offsetParent !== null && el.id !== 'audit-older').length`)
 	if visible != 0 {
 		t.Fatalf("a viewer is shown %d controls", visible)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1382,4 +1383,83 @@ func TestAuctionPageSeesARelisting(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	screenshot(t, ctx, "auction-relisted")
+}
+
+// TestRoomPageHearsTheMessage: what the operator tells the line (page.message) reaches a waiting page
+// at once, changed or taken away, with no reload; a page opened later shows the message as it stands.
+func TestRoomPageHearsTheMessage(t *testing.T) {
+	e := setup(t)
+	e.putRoom("told", `{"capacity": 1, "grace": "1h", "idle_timeout": "1h", "page": {"title": "Concert"}}`)
+	e.do("POST", "/v1/rooms/told/join", "", "")
+	_, _ = e.svc.Tick(context.Background(), "told") // the first is admitted; the page's visitor waits
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.srv.URL+"/r/told?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "a place in line", func() bool { return shown("#position") == "#1" })
+	hidden := func() bool { return eval[bool](t, ctx, `document.getElementById('room-message').hidden`) }
+	if !hidden() {
+		t.Fatal("a room with no message shows one")
+	}
+	const gone = "스탠딩석은 매진되었습니다. 좌석은 남아 있습니다."
+	e.want(e.do("PATCH", "/v1/rooms/told", adminKey, `{"page": {"message": "`+gone+`"}}`), 200, "")
+	until(t, "the message", func() bool { return shown("#room-message") == gone && !hidden() })
+	screenshot(t, ctx, "room-message-phone-ko")
+	e.want(e.do("PATCH", "/v1/rooms/told", adminKey, `{"page": {"message": "<b>Seats</b> & more"}}`), 200, "")
+	until(t, "the new message, as text", func() bool { return shown("#room-message") == "<b>Seats</b> & more" })
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the message after a reload", func() bool { return shown("#room-message") == "<b>Seats</b> & more" && !hidden() })
+	e.want(e.do("PATCH", "/v1/rooms/told", adminKey, `{"page": {"message": null}}`), 200, "")
+	until(t, "the message taken away", func() bool { return hidden() })
+	if title := e.roomConfig("told")["page"].(map[string]any)["title"]; title != "Concert" {
+		t.Fatalf("the page's title after the message went: %v", title)
+	}
+}
+
+// TestConsoleTellsTheLine: the operator types the line's message in the room's form in the console;
+// the room keeps its page's title, and the waiting page shows the message; emptied, the message goes,
+// and a save that changes nothing else makes no change in the log.
+func TestConsoleTellsTheLine(t *testing.T) {
+	e := setup(t, withConsole())
+	e.putRoom("told", `{"capacity": 1, "page": {"title": "Concert"}}`)
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#rooms tbody a")),
+		chromedp.Navigate(e.srv.URL+"/admin/rooms/told"), chromedp.WaitVisible(chromedp.CSS("#edit-room-page_message"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the form", func() bool { return eval[string](t, ctx, `document.getElementById('edit-room-capacity').value`) == "1" })
+	save := func(msg string) {
+		t.Helper()
+		eval[bool](t, ctx, `(() => { const m = document.getElementById('edit-room-page_message'); m.value = `+strconv.Quote(msg)+`;
+			return m.dispatchEvent(new Event('input', {bubbles: true})); })()`)
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save("Doors at seven.")
+	until(t, "the message saved", func() bool {
+		p, _ := e.roomConfig("told")["page"].(map[string]any)
+		return p["message"] == "Doors at seven." && p["title"] == "Concert"
+	})
+	screenshot(t, ctx, "console-room-message")
+	save("")
+	until(t, "the message gone", func() bool {
+		p, _ := e.roomConfig("told")["page"].(map[string]any)
+		return p["message"] == nil && p["title"] == "Concert"
+	})
+	until(t, "the form filled again", func() bool {
+		return eval[string](t, ctx, `document.getElementById('edit-room-page_message').dataset.had`) == ""
+	})
+	before := len(list(e.do("GET", "/v1/audit?kind=room&id=told", adminKey, ""), "entries"))
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if after := len(list(e.do("GET", "/v1/audit?kind=room&id=told", adminKey, ""), "entries")); after != before {
+		t.Fatalf("a save that changed nothing made %d entries", after-before)
+	}
 }

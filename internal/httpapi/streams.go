@@ -131,9 +131,10 @@ type feed struct {
 	wake  chan struct{} // a stream of the feed was kicked (capacity 1)
 	stop  context.CancelFunc
 
-	mu   sync.Mutex // guards outs and last, and serialises the writes to the streams
+	mu   sync.Mutex // guards outs, last and note, and serialises the writes to the streams
 	outs []*streamOut
 	last []byte // the latest event, nil before the first
+	note []byte // the latest announcement, nil before the first
 }
 
 // streamOut is one event stream attached to a feed.
@@ -158,7 +159,8 @@ func (s *Server) attach(f *feed, out *streamOut) bool {
 	})
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ok := !f.ended.Load() && out.es.send([]byte("retry: 2000\n\n")) && (f.last == nil || out.es.send(f.last))
+	ok := !f.ended.Load() && out.es.send([]byte("retry: 2000\n\n")) && (f.note == nil || out.es.send(f.note)) &&
+		(f.last == nil || out.es.send(f.last))
 	if !ok {
 		s.finish(f, out)
 		return false
@@ -170,6 +172,7 @@ func (s *Server) attach(f *feed, out *streamOut) bool {
 // What broadcast writes.
 const (
 	sendEvent     = iota // an event, to every stream; new streams start with it
+	sendNote             // an announcement, to every stream; new streams start with it too
 	sendKeepAlive        // a keep-alive comment, to the streams silent for half of keepAlive
 	sendNothing          // nothing: only the kicked streams are finished
 )
@@ -179,8 +182,11 @@ const (
 func (s *Server) broadcast(f *feed, p []byte, kind int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if kind == sendEvent {
+	switch kind {
+	case sendEvent:
 		f.last = p
+	case sendNote:
+		f.note = p
 	}
 	kept := f.outs[:0]
 	for _, out := range f.outs {

@@ -114,3 +114,41 @@ func TestStreamsPerAddress(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestStreamAnnouncesTheMessage: a waiting visitor's stream starts with the room's message, as its
+// own event before the status, hears each change of it once, and not again with every status; a
+// second stream of the same visitor starts with the message as it stands.
+func TestStreamAnnouncesTheMessage(t *testing.T) {
+	e := setup(t)
+	e.putRoom("told", `{"capacity": 1, "page": {"message": "Doors at seven."}}`)
+	e.join("told", "")
+	_, _ = e.svc.Tick(context.Background(), "told")
+	tok := e.join("told", "").str("visitor_token")
+	s := e.stream("told", tok)
+	if m := s.next(t); m["message"] != "Doors at seven." || len(m) != 1 {
+		t.Fatalf("first event %v", m)
+	}
+	if m := s.next(t); m["state"] != "waiting" || m["message"] != nil {
+		t.Fatalf("second event %v", m)
+	}
+	e.want(e.do("PATCH", "/v1/rooms/told", adminKey, `{"page": {"message": "Doors at eight."}}`), 200, "")
+	if m := s.next(t); m["message"] != "Doors at eight." {
+		t.Fatalf("after the change %v", m)
+	}
+	again := e.stream("told", tok)
+	if m := again.next(t); m["message"] != "Doors at eight." {
+		t.Fatalf("a second stream starts with %v", m)
+	}
+	e.want(e.do("PATCH", "/v1/rooms/told", adminKey, `{"page": {"message": null}}`), 200, "")
+	if m := s.next(t); m["message"] != "" {
+		t.Fatalf("after the message went %v", m)
+	}
+	e.want(e.do("PATCH", "/v1/rooms/told", adminKey, `{"capacity": 1}`), 200, "")
+	select {
+	case m := <-s.events:
+		if _, ok := m["message"]; ok {
+			t.Fatalf("the message again, unchanged: %v", m)
+		}
+	case <-time.After(300 * time.Millisecond):
+	}
+}

@@ -85,6 +85,14 @@ type Page struct {
 	Language string `json:"language,omitempty"`
 }
 
+// message is the page's message, "" without a page.
+func (c Config) message() string {
+	if c.Page == nil {
+		return ""
+	}
+	return c.Page.Message
+}
+
 func (p *Page) validate() error {
 	if p == nil {
 		return nil

@@ -239,7 +239,7 @@ func (g *gate) view(ctx context.Context, st Status) View {
 	}
 	now := g.s.opts.Clock()
 	v.ETA, v.ETAUpperBound = g.eta.estimate(now, st.Position, cfg)
-	v.Paused = cfg.Stopped()
+	v.Paused, v.Message = cfg.Stopped(), cfg.message()
 	if cfg.OpensAt != nil && now.Before(*cfg.OpensAt) {
 		v.OpensAt = *cfg.OpensAt
 	}

@@ -75,6 +75,9 @@ type View struct {
 	// arrival's place is drawn at random among the others', so Position is no order yet, and a visitor
 	// gains nothing by coming early.
 	OpensAt time.Time
+	// Message is the room's word to its line (page.message): what an operator tells a waiting crowd
+	// ("the standing tickets are gone"), which a change brings to every waiting page at once.
+	Message string
 }
 
 // Service runs rooms on a [Store]: it keeps one gate loop per room that admits visitors as slots and
@@ -199,8 +202,10 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 	g := s.gate(id)
 	g.setConfig(cfg)
 	g.wake()
-	if old.Stopped() != cfg.Stopped() || !sameTime(old.OpensAt, cfg.OpensAt) {
-		g.hub.broadcast() // the line's visitors learn at once that it stopped, goes again, or opens at another time
+	if old.Stopped() != cfg.Stopped() || !sameTime(old.OpensAt, cfg.OpensAt) || old.message() != cfg.message() {
+		// The line's visitors learn at once that it stopped, goes again, opens at another time, or is
+		// told something new.
+		g.hub.broadcast()
 	}
 	e := rushgate.Entry{At: s.opts.Clock().UTC(), Kind: "room", ID: id, Action: rushgate.ActionUpdate, Changes: rushgate.Diff(old, cfg)}
 	if created {

@@ -192,6 +192,49 @@ func TestPausedLineIsTold(t *testing.T) {
 	}
 }
 
+// TestMessageIsTold: the room's word to its line is in every waiting visitor's view, and a change of
+// it refreshes the line at once; one admitted is not shown it.
+func TestMessageIsTold(t *testing.T) {
+	svc, _ := manual(t)
+	ctx := context.Background()
+	cfg := config(1)
+	_ = svc.Put(ctx, "r", cfg)
+	_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: "a"})
+	_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: "b"})
+	sub, _ := svc.Subscribe(ctx, "r", "b")
+	defer sub.Close()
+	for _, msg := range []string{"The standing tickets are gone.", "Seats remain.", ""} {
+		changed := sub.Changed()
+		cfg.Page = &room.Page{Title: "Concert", Message: msg}
+		if err := svc.Put(ctx, "r", cfg); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-changed:
+		default:
+			t.Fatalf("message %q: the line's subscribers were not refreshed", msg)
+		}
+		if v, _ := svc.Status(ctx, "r", "b"); v.Message != msg || v.State != room.StateWaiting {
+			t.Fatalf("message %q: the view is %+v", msg, v)
+		}
+	}
+	cfg.Page.Message = "Thank you for waiting."
+	_ = svc.Put(ctx, "r", cfg)
+	_, _ = svc.Tick(ctx, "r")
+	if v, _ := svc.Status(ctx, "r", "a"); v.State != room.StateAdmitted || v.Message != "" {
+		t.Fatalf("the admitted visitor's view: %+v", v)
+	}
+	// A new title alone, which the page shows from its load, leaves the line as it is.
+	changed := sub.Changed()
+	cfg.Page.Title = "Concert, second date"
+	_ = svc.Put(ctx, "r", cfg)
+	select {
+	case <-changed:
+		t.Fatal("a new title refreshed the whole line")
+	default:
+	}
+}
+
 // TestOpeningIsTold: a visitor who joins before a room's opening is told when it opens, since its place
 // until then is a draw that later arrivals reshuffle; the line hears at once of an opening moved, and
 // once the opening has passed, the view no longer carries it.

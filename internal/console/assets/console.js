@@ -19,6 +19,7 @@
       open_now: 'Open now', close_now: 'Close now', end_now: 'End now', extend: 'Extend by', confirm_end: 'Press again to end now', delete: 'Delete', confirm_delete: 'Press again to delete',
       capacity: 'Capacity', rate_admits: 'Admissions per interval', rate_per: 'Interval', session_ttl: 'Session length',
       grace: 'Grace to collect', idle_timeout: 'Idle timeout', opens_at: 'Opens at', site_url: 'Site URL',
+      page_message: 'Message to the line (shown at once to everyone waiting)',
       stock: 'Stock', per_visitor: 'Per visitor', closes_at: 'Closes at', room: 'Behind room',
       release_on_claim: 'Release admission on claim', title: 'Title', currency: 'Currency', start_price: 'Start price',
       increment: 'Increment', reserve_price: 'Reserve price', buy_now_price: 'Buy-now price', starts_at: 'Starts at',
@@ -89,13 +90,14 @@
       open_now: '지금 열기', close_now: '지금 닫기', end_now: '지금 종료', extend: '연장', confirm_end: '한 번 더 누르면 지금 종료합니다', delete: '삭제', confirm_delete: '한 번 더 누르면 삭제합니다',
       capacity: '동시 입장 수', rate_admits: '구간당 입장 수', rate_per: '구간', session_ttl: '세션 길이',
       grace: '입장 확인 유예', idle_timeout: '유휴 제한 시간', opens_at: '오픈 시각', site_url: '사이트 URL',
+      page_message: '대기열 안내 메시지 (기다리는 모두에게 바로 표시)',
       stock: '재고', per_visitor: '1인당 수량', closes_at: '마감 시각', room: '연결된 대기실',
       release_on_claim: '수령 시 입장 해제', title: '제목', currency: '통화', start_price: '시작가',
       increment: '입찰 단위', reserve_price: '최저 낙찰가', buy_now_price: '즉시 구매가', starts_at: '시작 시각',
       ends_at: '종료 시각', admitted_total: '누적 입장', joins_s: '초당 합류', admissions_s: '초당 입장',
       eta_back: '맨 뒤 대기 시간', claims_s: '초당 수령', bids_s: '초당 입찰', bidders: '입찰자', status: '상태',
       chart_line: '대기열', chart_flow: '초당 흐름', chart_eta: '맨 뒤 대기 시간 (분)', chart_stock: '재고',
-      kind_operator: '운영자', recent: '최근 변경 기록',
+      kind_operator: '운영자 키', recent: '최근 변경 기록',
       chart_claims: '초당 수령', chart_price: '가격', chart_bids: '초당 입찰과 입찰자',
       idle_s: '초당 유휴 이탈', grace_s: '초당 미확인 만료', act_create: '생성됨', act_update: '변경됨', act_delete: '삭제됨',
       act_open: '즉시 열림', act_close: '즉시 마감됨', act_end: '즉시 종료됨', act_extend: '연장됨', act_invites: '초대 코드 추가됨', act_restore: '기록에서 복원됨',
@@ -247,7 +249,8 @@
   // ---- Forms: one spec per kind; the API's refusal is shown next to the field it names. ----
   const FIELDS = {
     room: [['capacity', 'number'], ['rate_admits', 'number', 'rate'], ['rate_per', 'text', 'rate'], ['session_ttl', 'text'],
-      ['grace', 'text'], ['idle_timeout', 'text'], ['opens_at', 'datetime-local'], ['site_url', 'text'], ['mode', 'select'], ['entry', 'select'], ['drop', 'text', 'drop'], ['paused', 'checkbox']],
+      ['grace', 'text'], ['idle_timeout', 'text'], ['opens_at', 'datetime-local'], ['site_url', 'text'], ['mode', 'select'], ['entry', 'select'], ['drop', 'text', 'drop'], ['paused', 'checkbox'],
+      ['page_message', 'textarea', 'page']],
     drop: [['title', 'text'], ['stock', 'number'], ['per_visitor', 'number'], ['opens_at', 'datetime-local'], ['closes_at', 'datetime-local'], ['room', 'text'],
       ['identity', 'select'], ['release_on_claim', 'checkbox']],
     auction: [['title', 'text'], ['currency', 'text'], ['start_price', 'number'], ['increment', 'number'],
@@ -302,18 +305,19 @@
         'aria-describedby': prefix + name + '-err' + (MONEY.has(name) ? ' ' + prefix + name + '-money' : '') };
       const input = type === 'select'
         ? h('select', attrs, ...CHOICES[name].map((v) => h('option', { value: v, text: t(name + '_' + v) })))
+        : type === 'textarea' ? h('textarea', Object.assign(attrs, { rows: 2, maxlength: '2000' }))
         : h('input', Object.assign(attrs, { type, step: type === 'number' ? 'any' : type === 'datetime-local' ? '1' : null,
           placeholder: PLACEHOLDERS[name], required: create && name === 'id' },
           // An id the API would refuse is refused here, with the rule: the form is not sent.
           name === 'id' ? { pattern: '[A-Za-z0-9_\\-]{1,64}', maxlength: '64', title: t('id_rule') } : {}));
       let label = name === 'id' ? 'ID' : t(TEXTS.en['label_' + name] ? 'label_' + name : name);
       if (type === 'datetime-local') label += ' (' + t('local_time', { zone }) + ')';
-      form.append(h('div', { class: 'field' }, h('label', { for: prefix + name, text: label }), input,
+      form.append(h('div', { class: type === 'textarea' ? 'field wide' : 'field' }, h('label', { for: prefix + name, text: label }), input,
         MONEY.has(name) ? h('p', { class: 'hint', id: prefix + name + '-money', 'data-money': name }) : null,
         h('p', { class: 'error', id: prefix + name + '-err', 'data-err': errKey || name })));
     }
     form.append(h('div', { class: 'wide' }, h('button', { class: 'primary', type: 'submit', text: t(create ? 'create' : 'save') })));
-    if (viewer) form.querySelectorAll('input, select').forEach((i) => { i.disabled = true; }); // shown, not edited
+    if (viewer) form.querySelectorAll('input, select, textarea').forEach((i) => { i.disabled = true; }); // shown, not edited
     form.addEventListener('input', () => { form.dataset.dirty = '1'; moneyHints(form); });
     form.addEventListener('submit', (ev) => { ev.preventDefault(); submit(form, kind, create); });
   }
@@ -321,6 +325,7 @@
   function fill(form, cfg) {
     const v = Object.assign({}, cfg);
     if (cfg.rate) { v.rate_admits = cfg.rate.admits; v.rate_per = cfg.rate.per; }
+    v.page_message = cfg.page ? cfg.page.message : undefined;
     if (cfg.soft_close) { v.soft_window = cfg.soft_close.window; v.soft_extend = cfg.soft_close.extend; }
     if (typeof cfg.increment === 'object') v.increment = JSON.stringify(cfg.increment);
     for (const input of form.querySelectorAll('[name]')) {
@@ -334,6 +339,9 @@
         input.dataset.read = JSON.stringify(x === undefined ? null : x);
       } else input.value = x === undefined || x === null ? '' : String(x);
     }
+    // A message taken away is sent as null; none there before, no page is sent (no empty page made).
+    const said = form.querySelector('[name=page_message]');
+    if (said) said.dataset.had = v.page_message ? '1' : '';
     moneyHints(form);
   }
 
@@ -363,6 +371,10 @@
       out.rate = read.rate_admits !== undefined || read.rate_per !== undefined ? { admits: read.rate_admits, per: read.rate_per } : null;
       delete read.rate_admits;
       delete read.rate_per;
+      // The page's message alone: a PATCH merges it into the page, whose title and logo stay.
+      const had = form.querySelector('[name=page_message]').dataset.had === '1';
+      if (read.page_message !== undefined || had) out.page = { message: read.page_message === undefined ? null : read.page_message };
+      delete read.page_message;
     }
     if (kind === 'auction') {
       out.soft_close = read.soft_window !== undefined || read.soft_extend !== undefined ? { window: read.soft_window, extend: read.soft_extend } : null;

@@ -197,6 +197,15 @@ function stop() {
   clearTimeout(pollTimer);
 }
 
+// announce shows the room's message to its line as the operator changes it, and hides it when it is
+// taken away; a template of a site's own may have no place for it.
+function announce(message) {
+  const el = $("room-message");
+  if (!el) return;
+  el.textContent = message;
+  el.hidden = !message;
+}
+
 // listen holds the event stream; when it fails it shows the notice and, if the browser's own
 // reconnection does not bring it back within a few seconds, polls the status instead, trying the
 // stream again now and then.
@@ -205,6 +214,7 @@ function listen() {
   if (done) return;
   stream = new EventSource(cfg.events);
   stream.addEventListener("status", (e) => show(JSON.parse(e.data)));
+  stream.addEventListener("announcement", (e) => announce(JSON.parse(e.data).message));
   stream.addEventListener("open", connected);
   stream.addEventListener("error", () => {
     lost();
