@@ -13,33 +13,21 @@ import (
 
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/operator"
+	"github.com/rushgate/rushgate/internal/storetest"
 	"github.com/rushgate/rushgate/internal/vault"
 )
 
 var ctx = context.Background()
 
-// clock is a time that tests move.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 func TestAddFindRemove(t *testing.T) {
 	dir := t.TempDir()
-	c := &clock{t: time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)}
-	here, there := operator.New(vault.Dir(dir), operator.Options{Clock: c.now}), operator.New(vault.Dir(dir), operator.Options{Clock: c.now}) // two instances
+	c := storetest.NewClock(time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC))
+	here, there := operator.New(vault.Dir(dir), operator.Options{Clock: c.Now}), operator.New(vault.Dir(dir), operator.Options{Clock: c.Now}) // two instances
 	if list, err := here.List(ctx); err != nil || len(list) != 0 {
 		t.Fatalf("a new roster: %v, %v", list, err)
 	}
 	mina, key, err := here.Add(ctx, "mina", operator.Editor)
-	if err != nil || mina.Name != "mina" || mina.Role != operator.Editor || !mina.Created.Equal(c.now()) || mina.ID == "" {
+	if err != nil || mina.Name != "mina" || mina.Role != operator.Editor || !mina.Created.Equal(c.Now()) || mina.ID == "" {
 		t.Fatalf("add: %+v, %v", mina, err)
 	}
 	if !strings.HasPrefix(key, operator.KeyPrefix) || len(key) < 40 {
@@ -80,7 +68,7 @@ func TestAddFindRemove(t *testing.T) {
 		t.Fatal("the instance that took the key back still takes it")
 	}
 	// The other instance trusts its copy for Fresh, no longer.
-	c.add(operator.Fresh)
+	c.Advance(operator.Fresh)
 	if _, ok, _ := there.ByKey(ctx, key); ok {
 		t.Fatalf("a key taken back still opens on another instance after %v", operator.Fresh)
 	}
@@ -193,8 +181,8 @@ func TestRoles(t *testing.T) {
 // TestLostRosterComesBack: a vault that loses the roster gets it back from an instance that held it.
 func TestLostRosterComesBack(t *testing.T) {
 	dir := t.TempDir()
-	c := &clock{t: time.Now()}
-	r := operator.New(vault.Dir(dir), operator.Options{Clock: c.now})
+	c := storetest.NewClock(time.Now())
+	r := operator.New(vault.Dir(dir), operator.Options{Clock: c.Now})
 	_, key, err := r.Add(ctx, "mina", operator.Editor)
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +190,7 @@ func TestLostRosterComesBack(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, operator.File)); err != nil {
 		t.Fatal(err)
 	}
-	c.add(operator.Fresh)
+	c.Advance(operator.Fresh)
 	if op, ok, err := r.ByKey(ctx, key); err != nil || !ok || op.Name != "mina" {
 		t.Fatalf("after the loss: %+v, %v, %v", op, ok, err)
 	}

@@ -156,6 +156,16 @@ func TestETA(t *testing.T) {
 	}
 }
 
+// closed reports whether a subscription's channel was closed (a room-wide refresh) by now.
+func closed(changed <-chan struct{}) bool {
+	select {
+	case <-changed:
+		return true
+	default:
+		return false
+	}
+}
+
 // TestPausedLineIsTold: a visitor waiting in a room its operator pauses, or sets to queue all with no
 // opening, is told so, at once (the room's subscribers are refreshed), and no longer once it resumes. The view said nothing of a pause:
 // a paused line showed its visitors a wait counted as if it moved.
@@ -181,9 +191,7 @@ func TestPausedLineIsTold(t *testing.T) {
 		if err := svc.Put(ctx, "r", cfg); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case <-changed:
-		default:
+		if !closed(changed) {
 			t.Fatalf("paused %v: the line's subscribers were not refreshed", paused)
 		}
 		if v, _ := svc.Status(ctx, "r", "b"); v.Paused != paused || v.State != room.StateWaiting {
@@ -209,9 +217,7 @@ func TestMessageIsTold(t *testing.T) {
 		if err := svc.Put(ctx, "r", cfg); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case <-changed:
-		default:
+		if !closed(changed) {
 			t.Fatalf("message %q: the line's subscribers were not refreshed", msg)
 		}
 		if v, _ := svc.Status(ctx, "r", "b"); v.Message != msg || v.State != room.StateWaiting {
@@ -228,10 +234,8 @@ func TestMessageIsTold(t *testing.T) {
 	changed := sub.Changed()
 	cfg.Page.Title = "Concert, second date"
 	_ = svc.Put(ctx, "r", cfg)
-	select {
-	case <-changed:
+	if closed(changed) {
 		t.Fatal("a new title refreshed the whole line")
-	default:
 	}
 }
 
@@ -258,9 +262,7 @@ func TestOpeningIsTold(t *testing.T) {
 	if err := svc.Put(ctx, "r", cfg); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-changed:
-	default:
+	if !closed(changed) {
 		t.Fatal("the opening moved and the line's subscribers were not refreshed")
 	}
 	if v, _ := svc.Status(ctx, "r", "b"); !v.OpensAt.Equal(sooner) {
