@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -102,6 +103,18 @@ func TestOperators(t *testing.T) {
 	for _, c := range [][2]string{{"PATCH", "/v1/rooms/sale"}, {"DELETE", "/v1/rooms/sale"}, {"POST", "/v1/visitors"}, {"GET", "/v1/operators"}} {
 		e.want(e.do(c[0], c[1], jun, `{"paused": true}`), 403, "forbidden")
 	}
+	// ...and not the goods of a drop: its claims and codes.
+	opens := e.clock.Now().Add(time.Hour).Format(time.RFC3339)
+	e.want(e.do("PUT", "/v1/drops/coupons", mina, `{"stock": 5, "opens_at": "`+opens+`", "codes": ["A1", "B2", "C3", "D4", "E5"]}`), 200, "")
+	for _, path := range []string{"/v1/drops/coupons/claims", "/v1/drops/coupons/claims.csv", "/v1/drops/coupons/codes/A1", "/v1/drops/coupons/config"} {
+		e.want(e.do("GET", path, jun, ""), 403, "forbidden")
+	}
+	if r := e.do("GET", "/v1/drops/coupons/config?codes=0", jun, ""); r.code != 200 || strings.Contains(jsonText(t, r.body), "A1") {
+		t.Fatalf("a viewer's read of the drop: %d %v", r.code, r.body)
+	}
+	if r := e.do("GET", "/v1/drops/coupons/config", mina, ""); r.code != 200 || !strings.Contains(jsonText(t, r.body), "A1") {
+		t.Fatalf("an editor's read of the drop: %d %v", r.code, r.body)
+	}
 	if r := e.do("GET", "/v1/rooms/sale", adminKey, ""); r.body["paused"] == true {
 		t.Fatal("a viewer's refused change was made")
 	}
@@ -120,10 +133,19 @@ func TestOperators(t *testing.T) {
 		t.Fatalf("the operators' changes: %v", made)
 	}
 	for _, m := range made {
-		if b, _ := json.Marshal(m); strings.Contains(string(b), operator.KeyPrefix) {
+		if strings.Contains(jsonText(t, m), operator.KeyPrefix) {
 			t.Fatalf("the audit log shows a key: %v", m)
 		}
 	}
+}
+
+func jsonText(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // TestOperatorsOff: a server without a roster says so, and operator keys open nothing.
@@ -198,6 +220,17 @@ func TestConsoleOperators(t *testing.T) {
 		t.Fatalf("the viewer's form shows capacity %q", v)
 	}
 	screenshot(t, viewer, "console-viewer-phone-ko")
+
+	// A drop's page offers a viewer neither its claims nor a lookup of its codes.
+	opens := e.clock.Now().Add(-time.Minute).Format(time.RFC3339)
+	e.want(e.do("PUT", "/v1/drops/coupons", adminKey, `{"stock": 5, "opens_at": "`+opens+`"}`), 200, "")
+	if err := chromedp.Do(viewer, chromedp.Navigate(e.srv.URL+"/admin/drops/coupons?lang=en"), chromedp.WaitVisible(chromedp.CSS("#edit"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the drop's cards", func() bool { return strings.Contains(see("#cards"), "5") })
+	if n := eval[int](t, viewer, `document.querySelectorAll('#find-code, #ctl-export_claims').length`); n != 0 {
+		t.Fatalf("a viewer's drop page offers %d of the claims' reads", n)
+	}
 
 	// Taken back from the owner's overview by two presses: the viewer's page signs it out.
 	if err := chromedp.Do(owner, chromedp.Click(chromedp.CSS("#op-delete-jun"))); err != nil {

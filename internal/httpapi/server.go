@@ -338,7 +338,10 @@ func (s *Server) routes() {
 	if s.drops != nil {
 		m.HandleFunc("GET /v1/drops", s.admin(s.listDrops))
 		m.HandleFunc("GET /v1/drops/{drop}/history", s.admin(history(s, "drop", s.drops.History)))
-		m.HandleFunc("GET /v1/drops/{drop}/config", s.admin(s.dropConfig))
+		// A viewer reads a drop's config without its listed codes (?codes=0), as the console does.
+		m.HandleFunc("GET /v1/drops/{drop}/config", s.allow(func(op operator.Operator, r *http.Request) bool {
+			return op.Role.Can(r.Method) && (op.Role != operator.Viewer || r.URL.Query().Get("codes") == "0")
+		}, s.dropConfig))
 		m.HandleFunc("POST /v1/drops/{drop}/open", s.admin(s.dropControl(true)))
 		m.HandleFunc("POST /v1/drops/{drop}/close", s.admin(s.dropControl(false)))
 		m.HandleFunc("PUT /v1/drops/{drop}", s.admin(s.putDrop))
@@ -346,10 +349,10 @@ func (s *Server) routes() {
 		m.HandleFunc("GET /v1/drops/{drop}", s.getDrop)
 		m.HandleFunc("GET /v1/drops/{drop}/live", s.dropLive)
 		m.HandleFunc("POST /v1/drops/{drop}/claims", s.postClaim)
-		m.HandleFunc("GET /v1/drops/{drop}/claims", s.admin(s.listClaims))
-		m.HandleFunc("GET /v1/drops/{drop}/claims.csv", s.admin(s.exportClaims))
+		m.HandleFunc("GET /v1/drops/{drop}/claims", s.goods(s.listClaims))
+		m.HandleFunc("GET /v1/drops/{drop}/claims.csv", s.goods(s.exportClaims))
 		m.HandleFunc("GET /v1/drops/{drop}/claims/mine", s.myClaims)
-		m.HandleFunc("GET /v1/drops/{drop}/codes/{code}", s.admin(s.claimOfCode))
+		m.HandleFunc("GET /v1/drops/{drop}/codes/{code}", s.goods(s.claimOfCode))
 		m.HandleFunc("POST /v1/drops/{drop}/codes/{code}/redeem", s.admin(s.redeemCode))
 		m.HandleFunc("POST /v1/drops/{drop}/codes/{code}/unredeem", s.admin(s.unredeemCode))
 		m.HandleFunc("GET /d/{drop}", s.dropPage)
@@ -484,16 +487,24 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 // bearer token, or a console session (with its CSRF token for anything but a read). A viewer may only
 // read. The handler runs with who called as the context's actor, whom the audit log names.
 func (s *Server) admin(next http.HandlerFunc) http.HandlerFunc {
-	return s.allow(func(op operator.Operator, method string) bool { return op.Role.Can(method) }, next)
+	return s.allow(func(op operator.Operator, r *http.Request) bool { return op.Role.Can(r.Method) }, next)
+}
+
+// goods wraps a read of what a drop hands out (its claims, their codes): a viewer watches a sale
+// without being able to take its coupons away, so only the owner and editors may.
+func (s *Server) goods(next http.HandlerFunc) http.HandlerFunc {
+	return s.allow(func(op operator.Operator, r *http.Request) bool {
+		return op.Role != operator.Viewer && op.Role.Can(r.Method)
+	}, next)
 }
 
 // owner wraps a handler that only the admin key's holder may call: one that hands out credentials or
 // the secrets themselves.
 func (s *Server) owner(next http.HandlerFunc) http.HandlerFunc {
-	return s.allow(func(op operator.Operator, _ string) bool { return op.Role == operator.Owner }, next)
+	return s.allow(func(op operator.Operator, _ *http.Request) bool { return op.Role == operator.Owner }, next)
 }
 
-func (s *Server) allow(may func(op operator.Operator, method string) bool, next http.HandlerFunc) http.HandlerFunc {
+func (s *Server) allow(may func(op operator.Operator, r *http.Request) bool, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		op, ok, err := s.who(r)
 		switch {
@@ -501,10 +512,10 @@ func (s *Server) allow(may func(op operator.Operator, method string) bool, next 
 			s.writeError(w, r, fromDomain(err))
 		case !ok:
 			s.writeError(w, r, apiError(http.StatusUnauthorized, codeUnauthorized, "an admin key is required: Authorization: Bearer <admin key>"))
-		case !may(op, r.Method):
+		case !may(op, r):
 			msg := "only the admin key may do this"
 			if op.Role == operator.Viewer {
-				msg = "a viewer may only read"
+				msg = "a viewer may only read, and not a drop's claims or codes"
 			}
 			s.writeError(w, r, apiError(http.StatusForbidden, codeForbidden, msg))
 		default:

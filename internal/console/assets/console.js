@@ -699,7 +699,7 @@
       // A drop sold out is over whatever its times: opening or closing it changes nothing.
       controls: (cur) => (cur.status === 'sold_out' ? [] : [cur.status === 'open'
         ? control('close_now', 'danger', () => api('POST', '/v1/drops/' + id + '/close'))
-        : control('open_now', 'primary', () => api('POST', '/v1/drops/' + id + '/open'))]).concat(remove(), download('/v1/drops/' + id + '/claims.csv', 'export_claims')),
+        : control('open_now', 'primary', () => api('POST', '/v1/drops/' + id + '/open'))]).concat(remove(), viewer ? [] : download('/v1/drops/' + id + '/claims.csv', 'export_claims')),
     },
     auction: {
       // Over, whether the site was told how it ended (with --webhook-url): the webhook's state.
