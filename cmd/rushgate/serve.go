@@ -347,7 +347,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		AdminKey: adminKey, Operators: operators, NewVisitorsPerMinute: f.newVisitors, SecureCookies: f.secureCookies,
 		TrustedProxies: trusted, StreamsPerAddress: f.streamsPerIP, Audit: be.audit,
 		Console: console.New(console.Config{AdminKey: adminKey, Operators: operators, SecureCookies: f.secureCookies, Base: f.pathPrefix,
-			Backups: be.backups != nil}),
+			Backups: be.backups != nil, Log: log, ClientAddr: func(r *http.Request) string { return httpapi.ClientAddr(trusted, r) }}),
 		Templates: f.templates, Base: f.pathPrefix,
 		Challenges: challenge.NewIssuer([]byte(strings.TrimSpace(string(challengeSecret))), nil), Spent: be.spent,
 		EnqueueSecret: []byte(f.enqueueSecret), Releases: be.releases,

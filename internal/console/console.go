@@ -24,6 +24,7 @@ import (
 	"encoding/binary"
 	"html/template"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -68,6 +69,12 @@ type Config struct {
 	// Base is the path rushgate is served under, "" at the root (httpapi.Config.Base): the console's
 	// links, forms, calls and cookies have it in front, while its routes stay /admin.
 	Base string
+	// Log hears each sign-in, and each key refused, with who and from where: the trail of who held
+	// the console; nil discards it.
+	Log *slog.Logger
+	// ClientAddr tells a request's client behind the trusted proxies (httpapi.ClientAddr); nil reads
+	// the TCP peer.
+	ClientAddr func(*http.Request) string
 	// Backups says that GET /v1/backup copies the data directory (all of the embedded backend, the
 	// SQLite record of an instance on Redis): the overview
 	// then offers the download.
@@ -79,6 +86,8 @@ type Console struct {
 	key       [32]byte
 	admin     [32]byte
 	operators *operator.Roster
+	log       *slog.Logger
+	client    func(*http.Request) string
 	secure    bool
 	base      string
 	backups   bool
@@ -91,7 +100,13 @@ func New(cfg Config) *Console {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	c := &Console{secure: cfg.SecureCookies, base: cfg.Base, backups: cfg.Backups, now: cfg.Clock, admin: sha256.Sum256([]byte(cfg.AdminKey)),
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ClientAddr == nil {
+		cfg.ClientAddr = func(r *http.Request) string { return r.RemoteAddr }
+	}
+	c := &Console{log: cfg.Log, client: cfg.ClientAddr, secure: cfg.SecureCookies, base: cfg.Base, backups: cfg.Backups, now: cfg.Clock, admin: sha256.Sum256([]byte(cfg.AdminKey)),
 		operators: cfg.Operators}
 	c.key = sha256.Sum256([]byte("rushgate console session\x00" + cfg.AdminKey))
 	m := http.NewServeMux()
@@ -269,10 +284,14 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if !ok {
+			c.log.Warn("console: a sign-in with a wrong key", "client", c.client(r))
 			c.signIn(w, http.StatusUnauthorized, "wrong_key")
 			return
 		}
 		id = op.ID
+		c.log.Info("console: signed in", "operator", op.Name, "role", op.Role, "client", c.client(r))
+	} else {
+		c.log.Info("console: signed in", "operator", rushgate.Owner, "role", operator.Owner, "client", c.client(r))
 	}
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: "", Path: c.base + "/admin", MaxAge: -1})
 	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: c.newSession(id), Path: c.path(), HttpOnly: true, Secure: c.secure,

@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -172,7 +173,9 @@ func FuzzSession(f *testing.F) {
 func TestOperatorSession(t *testing.T) {
 	ctx := t.Context()
 	roster := operator.New(vault.Dir(t.TempDir()), operator.Options{})
-	c := console.New(console.Config{AdminKey: key, Operators: roster})
+	var logged strings.Builder
+	c := console.New(console.Config{AdminKey: key, Operators: roster, Log: slog.New(slog.NewTextHandler(&logged, nil)),
+		ClientAddr: func(*http.Request) string { return "203.0.113.9" }})
 	mina, minaKey, err := roster.Add(ctx, "mina", operator.Viewer)
 	if err != nil {
 		t.Fatal(err)
@@ -183,6 +186,15 @@ func TestOperatorSession(t *testing.T) {
 	ck, code := signIn(t, c, " "+minaKey+"\n") // pasted with the line's end
 	if ck == nil || code != http.StatusSeeOther {
 		t.Fatalf("mina's key: %d", code)
+	}
+	for _, want := range []string{`level=WARN msg="console: a sign-in with a wrong key" client=203.0.113.9`,
+		`level=INFO msg="console: signed in" operator=mina role=viewer client=203.0.113.9`} {
+		if !strings.Contains(logged.String(), want) {
+			t.Fatalf("the log lacks %s:\n%s", want, logged.String())
+		}
+	}
+	if strings.Contains(logged.String(), minaKey) {
+		t.Fatal("the log shows the key")
 	}
 	r := httptest.NewRequest("GET", "/v1/rooms", nil)
 	r.AddCookie(ck)

@@ -34,7 +34,18 @@ func ParseTrustedProxies(list string) ([]netip.Prefix, error) {
 // unless the peer is a trusted proxy: then it is the nearest address, walking the forwarding chain
 // (Forwarded, or else X-Forwarded-For) from the right, that is not itself a trusted proxy. Entries to
 // the left of it were written by the client and prove nothing, so they are never read.
-func (s *Server) clientAddr(r *http.Request) string {
+func (s *Server) clientAddr(r *http.Request) string { return proxies(s.trusted).clientAddr(r) }
+
+// ClientAddr returns r's client address as the API tells it behind the trusted proxies: for what is
+// served beside the API and logs who asked (the console's sign-ins).
+func ClientAddr(trusted []netip.Prefix, r *http.Request) string {
+	return proxies(trusted).clientAddr(r)
+}
+
+// proxies are the trusted proxies (Config.TrustedProxies), whose forwarding headers name the client.
+type proxies []netip.Prefix
+
+func (s proxies) clientAddr(r *http.Request) string {
 	peer, trusted := s.peer(r)
 	if !trusted {
 		return peer
@@ -58,26 +69,26 @@ func (s *Server) clientAddr(r *http.Request) string {
 // FromTrustedProxy reports whether r's TCP peer is one of Config.TrustedProxies, whose forwarding
 // headers may then be believed (the protecting proxy passes them on to the site).
 func (s *Server) FromTrustedProxy(r *http.Request) bool {
-	_, trusted := s.peer(r)
+	_, trusted := proxies(s.trusted).peer(r)
 	return trusted
 }
 
 // peer returns r's TCP peer address, and whether it is a trusted proxy.
-func (s *Server) peer(r *http.Request) (string, bool) {
+func (s proxies) peer(r *http.Request) (string, bool) {
 	peer, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		peer = r.RemoteAddr
 	}
-	if len(s.trusted) == 0 {
+	if len(s) == 0 {
 		return peer, false
 	}
 	a, err := netip.ParseAddr(peer)
 	return peer, err == nil && s.trustedAddr(a)
 }
 
-func (s *Server) trustedAddr(a netip.Addr) bool {
+func (s proxies) trustedAddr(a netip.Addr) bool {
 	a = a.Unmap()
-	for _, p := range s.trusted {
+	for _, p := range s {
 		if p.Contains(a) {
 			return true
 		}

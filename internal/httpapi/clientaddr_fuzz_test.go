@@ -30,15 +30,15 @@ func FuzzClientAddr(f *testing.F) {
 			host = peer
 		}
 		a, err := netip.ParseAddr(host)
-		if err != nil || !s.trustedAddr(a) {
+		if err != nil || !proxies(s.trusted).trustedAddr(a) {
 			if got != host {
 				t.Fatalf("untrusted peer %q with headers: client %q, want the peer", peer, got)
 			}
 			return
 		}
-		if ga, err := netip.ParseAddr(got); err == nil && s.trustedAddr(ga) && len(forwardedFor(r.Header)) > 0 {
+		if ga, err := netip.ParseAddr(got); err == nil && proxies(s.trusted).trustedAddr(ga) && len(forwardedFor(r.Header)) > 0 {
 			for _, h := range forwardedFor(r.Header) {
-				if ha, err := parseHop(h); err != nil || !s.trustedAddr(ha) {
+				if ha, err := parseHop(h); err != nil || !proxies(s.trusted).trustedAddr(ha) {
 					t.Fatalf("chain %q names a client beyond our proxies, but got the proxy %q", forwardedFor(r.Header), got)
 				}
 			}
