@@ -30,7 +30,7 @@ type Backups struct {
 	src     Source
 	observe func(outcome string, at time.Time)
 	to      []age.Recipient // sealed to them; none: plain archives
-	busy    sync.Mutex
+	busy    chan struct{}   // holds a token while a backup is taken
 
 	mu     sync.Mutex
 	status Status // but Kept and Encrypted, found when asked
@@ -60,16 +60,21 @@ type Archive struct {
 // and when it ended: what the metrics count, and the alert on backups that stopped reads. With
 // recipients every backup, downloaded or kept, is sealed to them.
 func New(src Source, observe func(outcome string, at time.Time), to ...age.Recipient) *Backups {
-	return &Backups{src: src, observe: observe, to: to}
+	return &Backups{src: src, observe: observe, to: to, busy: make(chan struct{}, 1)}
 }
 
+// WaitForRunning is how long a backup asked for waits for one being taken to end: a nightly download
+// that meets a kept backup (which takes a second or so) gets its own after it, rather than a refusal.
+const WaitForRunning = time.Minute
+
 // Backup writes an archive of the data directory to w, as [Take], sealed when New was given
-// recipients; ErrRunning while another is taken.
+// recipients. While another is taken it waits for it, up to WaitForRunning and while ctx lasts; then
+// ErrRunning.
 func (b *Backups) Backup(ctx context.Context, w io.Writer) error {
-	if !b.busy.TryLock() {
-		return ErrRunning
+	if err := b.acquire(ctx); err != nil {
+		return err
 	}
-	defer b.busy.Unlock()
+	defer func() { <-b.busy }()
 	to := &receiver{w: w}
 	err := b.take(ctx, to)
 	if err != nil && (to.err != nil || ctx.Err() != nil) {
@@ -80,6 +85,25 @@ func (b *Backups) Backup(ctx context.Context, w io.Writer) error {
 	}
 	b.tell(err)
 	return err
+}
+
+// acquire takes the one backup's turn, waiting for a backup being taken as Backup says.
+func (b *Backups) acquire(ctx context.Context) error {
+	select {
+	case b.busy <- struct{}{}: // free: taken even with ctx done, whose backup then says it was abandoned
+		return nil
+	default:
+	}
+	wait := time.NewTimer(WaitForRunning)
+	defer wait.Stop()
+	select {
+	case b.busy <- struct{}{}:
+		return nil
+	case <-wait.C:
+		return ErrRunning
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %w", ErrRunning, ctx.Err())
+	}
 }
 
 // receiver keeps the first error of the writer a backup is taken to, which is the receiver's failing
@@ -219,10 +243,12 @@ func (b *Backups) Keep(ctx context.Context, s Schedule) {
 // keepOne writes one checked archive into s.Dir and returns its name and size. One to be sealed is
 // checked before it is, since the instance cannot open what it seals.
 func (b *Backups) keepOne(ctx context.Context, s Schedule) (string, int64, error) {
-	if !b.busy.TryLock() {
+	select {
+	case b.busy <- struct{}{}:
+	default:
 		return "", 0, ErrRunning
 	}
-	defer b.busy.Unlock()
+	defer func() { <-b.busy }()
 	name := "rushgate-backup-" + s.Now().UTC().Format("20060102T150405Z") + ".tar.gz"
 	if len(b.to) > 0 {
 		name += ".age"

@@ -38,36 +38,51 @@ func (o *outcomes) all() []string {
 	return slices.Clone(o.got)
 }
 
-// TestBackupsOneAtATime: a backup asked for while another is taken is refused with ErrRunning, which
-// is no outcome; taken and failed ones are told.
+// TestBackupsOneAtATime: a backup asked for while another is taken waits for it, and is refused with
+// ErrRunning (no outcome) if its caller stops waiting first; taken and failed ones are told.
 func TestBackupsOneAtATime(t *testing.T) {
-	held, release := make(chan struct{}), make(chan struct{})
+	started, release := make(chan struct{}, 4), make(chan struct{})
 	var fail error
 	var o outcomes
 	b := backup.New(backup.Source{Dir: t.TempDir(), Lines: func(w io.Writer) error {
 		if fail != nil {
 			return fail
 		}
-		close(held)
+		started <- struct{}{}
 		<-release
 		_, err := w.Write([]byte("the lines"))
 		return err
 	}}, o.observe)
 	done := make(chan error)
 	go func() { done <- b.Backup(context.Background(), io.Discard) }()
-	<-held
-	if err := b.Backup(context.Background(), io.Discard); !errors.Is(err, backup.ErrRunning) {
+	<-started
+	// A second waits for the first while its caller does, then is refused; a third, asked for
+	// meanwhile, is taken once the first is done.
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := b.Backup(short, io.Discard); !errors.Is(err, backup.ErrRunning) {
 		t.Errorf("a second backup at once: %v", err)
+	}
+	third := make(chan error)
+	go func() { third <- b.Backup(context.Background(), io.Discard) }()
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-started:
+		t.Fatal("a backup started while another was taken")
+	default:
 	}
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	if err := <-third; err != nil {
+		t.Fatalf("the backup that waited: %v", err)
+	}
 	fail = errors.New("disk full")
 	if err := b.Backup(context.Background(), io.Discard); !errors.Is(err, fail) {
 		t.Errorf("a failing backup: %v", err)
 	}
-	if got := o.all(); !slices.Equal(got, []string{"taken", "failed"}) {
+	if got := o.all(); !slices.Equal(got, []string{"taken", "taken", "failed"}) {
 		t.Errorf("told %v", got)
 	}
 	if st := b.Status(); st.LastTaken.IsZero() || st.LastFailed.Before(st.LastTaken) || !strings.HasSuffix(st.Failure, "disk full") || st.Dir != "" || st.Kept != nil {

@@ -1197,7 +1197,7 @@ func TestConsoleOffersABackup(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-stopped })
 	until(t, "a kept backup", func() bool { return len(bk.Status().Kept) == 1 })
 	failing.Store(true)
-	// The kept one is in place a moment before its schedule lets go of it: meanwhile a download is 409.
+	// The kept one is in place a moment before its schedule lets go of it: a download meanwhile waits for it.
 	until(t, "a failed download", func() bool { return e.do("GET", "/v1/backup", adminKey, "").code == http.StatusServiceUnavailable })
 	failing.Store(false)
 	for _, lang := range []struct{ code, kept, failed string }{
