@@ -52,6 +52,27 @@ func ActorOf(ctx context.Context) string {
 	return name
 }
 
+// LogActors wraps h so that a record logged with a context that names an actor says "by" whom: the
+// log lines of a change (a room saved, a drop deleted) then name who made it, as its audit entry does.
+func LogActors(h slog.Handler) slog.Handler { return actorHandler{h} }
+
+type actorHandler struct{ slog.Handler }
+
+func (h actorHandler) Handle(ctx context.Context, r slog.Record) error {
+	if name := ActorOf(ctx); name != "" {
+		r.AddAttrs(slog.String("by", name))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h actorHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return actorHandler{h.Handler.WithAttrs(attrs)}
+}
+
+func (h actorHandler) WithGroup(name string) slog.Handler {
+	return actorHandler{h.Handler.WithGroup(name)}
+}
+
 // The actions an [Entry] records. They are part of the audit API, and the console labels each.
 const (
 	ActionCreate  = "create"

@@ -246,3 +246,22 @@ func TestDecodeObjectNamesTheField(t *testing.T) {
 		}
 	}
 }
+
+// TestLogActors: a line logged for an operator's request says by whom, through loggers derived with
+// attributes and groups too; one logged without an actor says nothing of one.
+func TestLogActors(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(rushgate.LogActors(slog.NewTextHandler(&buf, nil)))
+	as := rushgate.WithActor(context.Background(), "mina")
+	log.InfoContext(as, "room saved", "room", "sale")
+	log.With("component", "drops").InfoContext(as, "drop saved")
+	log.WithGroup("g").InfoContext(as, "grouped", "k", "v")
+	log.InfoContext(context.Background(), "on its own")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	for i, want := range []string{`msg="room saved" room=sale by=mina`, `msg="drop saved" component=drops by=mina`, `msg=grouped g.k=v g.by=mina`,
+		`msg="on its own"`} {
+		if i >= len(lines) || !strings.HasSuffix(lines[i], want) {
+			t.Fatalf("line %d: %q, want it to end %s", i, lines, want)
+		}
+	}
+}

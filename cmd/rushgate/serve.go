@@ -633,11 +633,12 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
 	opts := &slog.HandlerOptions{Level: l}
+	// A line logged for an operator's request says by whom (rushgate.WithActor).
 	switch format {
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(rushgate.LogActors(slog.NewJSONHandler(w, opts))), nil
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		return slog.New(rushgate.LogActors(slog.NewTextHandler(w, opts))), nil
 	default:
 		return nil, fmt.Errorf("--log-format must be json or text, not %q", format)
 	}

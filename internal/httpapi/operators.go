@@ -1,10 +1,8 @@
 package httpapi
 
 import (
-	"net/http"
-
-	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/operator"
+	"net/http"
 )
 
 var errOperatorsOff = apiError(http.StatusConflict, codeOperatorsOff, "this rushgate keeps no operators")
@@ -48,7 +46,7 @@ func (s *Server) addOperator(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, fromDomain(err))
 		return
 	}
-	s.log.InfoContext(r.Context(), "operator added", "operator", op.Name, "role", op.Role, "by", rushgate.ActorOf(r.Context()))
+	s.log.InfoContext(r.Context(), "operator added", "operator", op.Name, "role", op.Role)
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusCreated, newOperator{op, key})
 }
