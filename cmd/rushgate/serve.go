@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -44,6 +45,10 @@ import (
 )
 
 type serveFlags struct {
+	// Parsed from their flags by check, which refuses what does not parse.
+	trustedProxies []netip.Prefix
+	sealTo         []age.Recipient
+
 	addr          string
 	data          string
 	adminKey      string
@@ -119,7 +124,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.postgres, "postgres", "", "keep the durable record (claims, auction events, configs, the audit log) in PostgreSQL (postgres:// URL); default SQLite under --data")
 }
 
-// check refuses flag values that would make no sense at run time.
+// check refuses flag values that would make no sense at run time, and keeps what it parsed.
 func (f *serveFlags) check() error {
 	if f.rotateKeys != 0 && f.rotateKeys < 2*keyring.PublishAhead {
 		return fmt.Errorf("--rotate-keys-every must be 0 or at least %v, since a new key is published %v before it signs", 2*keyring.PublishAhead, keyring.PublishAhead)
@@ -130,7 +135,8 @@ func (f *serveFlags) check() error {
 	if f.streamsPerIP < 1 {
 		return errors.New("--streams-per-address must be at least 1")
 	}
-	if _, err := httpapi.ParseTrustedProxies(f.trusted); err != nil {
+	var err error
+	if f.trustedProxies, err = httpapi.ParseTrustedProxies(f.trusted); err != nil {
 		return fmt.Errorf("--trusted-proxies: %w", err)
 	}
 	if f.protect != "" {
@@ -151,7 +157,7 @@ func (f *serveFlags) check() error {
 		}
 	}
 	if f.backupTo != "" {
-		if _, err := backup.ParseRecipients(f.backupTo); err != nil {
+		if f.sealTo, err = backup.ParseRecipients(f.backupTo); err != nil {
 			return fmt.Errorf("--backup-recipient: %w", err)
 		}
 	}
@@ -339,7 +345,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		return nil, fmt.Errorf("challenge secret: %w", err)
 	}
 	keys.Hold("challenge.secret", challengeSecret)
-	trusted, _ := httpapi.ParseTrustedProxies(f.trusted) // checked by serveFlags.check
+	trusted := f.trustedProxies
 	// Operators' keys live in the vault beside the admin key: shared by every instance on Redis.
 	operators := operator.New(be.vault, operator.Options{Audit: be.audit, Log: log})
 	cfg := httpapi.Config{
@@ -454,10 +460,6 @@ func openRecords(ctx context.Context, f serveFlags, log *slog.Logger) (*record.D
 // openBackend opens the backend the flags choose: Redis with --redis, else the embedded backend with
 // what the record and the data directory kept of it.
 func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metrics.Metrics, log *slog.Logger) (backend, error) {
-	var sealTo []age.Recipient
-	if f.backupTo != "" {
-		sealTo, _ = backup.ParseRecipients(f.backupTo) // checked by serveFlags.check
-	}
 	if f.redisURL == "" {
 		fsync, _ := record.ParseFsync(f.fsync) // checked by openRecords
 		b, err := memstore.Open(ctx, records, f.data, fsync, log)
@@ -466,7 +468,7 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 		}
 		return backend{name: "memory", rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),
 			history: b.History(), audit: b.Audit(), spent: b.Spent(), close: b.Close,
-			backups: backup.New(backup.Source{Dir: f.data, Record: records, Lines: b.Rooms().Save, Secrets: true}, m.Backup, sealTo...)}, nil
+			backups: backup.New(backup.Source{Dir: f.data, Record: records, Lines: b.Rooms().Save, Secrets: true}, m.Backup, f.sealTo...)}, nil
 	}
 	rdb, cluster, err := redisClient(f.redisURL, f.redisCluster, f.redisFlush)
 	if err != nil {
@@ -483,7 +485,7 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 		backlog: b.Backlog, close: b.Close}
 	if f.postgres == "" {
 		// Redis keeps the lines and the secrets; the SQLite record under --data is this instance's own.
-		be.backups = backup.New(backup.Source{Dir: f.data, Record: records}, m.Backup, sealTo...)
+		be.backups = backup.New(backup.Source{Dir: f.data, Record: records}, m.Backup, f.sealTo...)
 	}
 	return be, nil
 }
