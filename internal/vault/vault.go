@@ -47,7 +47,8 @@ func (d Dir) LoadOrCreate(_ context.Context, name string, create func() ([]byte,
 }
 
 // Save replaces the secret called name, writing a temporary file, syncing it and renaming it over the
-// old one, so that neither a crash nor a writer racing it leaves half a secret behind.
+// old one (then syncing the directory), so that neither a crash nor a writer racing it leaves half a
+// secret behind, or none.
 func (d Dir) Save(_ context.Context, name string, data []byte) error {
 	swapMu.Lock()
 	defer swapMu.Unlock()
@@ -74,6 +75,14 @@ func (d Dir) save(name string, data []byte) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
+		return fmt.Errorf("vault: %w", err)
+	}
+	// The rename is on disk only once the directory is: a secret lost to a crash would be made anew.
+	dir, err := os.Open(string(d))
+	if err == nil {
+		err = errors.Join(dir.Sync(), dir.Close())
+	}
+	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
 	return nil
