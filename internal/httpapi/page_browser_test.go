@@ -244,9 +244,11 @@ func TestDropPage(t *testing.T) {
 // within a second, the page's own bid leads and is then outbid, and a bid in the soft-close window
 // shows the extension.
 func TestAuctionPage(t *testing.T) {
-	for _, lang := range []struct{ code, leading, outbid, extended, auto, max string }{
-		{"en", "You are leading.", "You have been outbid.", "Extended", "(automatic bid)", "Your maximum"},
-		{"ko", "최고 입찰자입니다.", "더 높은 입찰이 나왔습니다.", "연장됨", "(자동 입찰)", "최대 입찰가"},
+	for _, lang := range []struct{ code, leading, outbid, extended, auto, max, tabLeading, tabOutbid string }{
+		{"en", "You are leading.", "You have been outbid.", "Extended", "(automatic bid)", "Your maximum", "Leading · ₩20,000 · Guitar",
+			"Outbid · ₩25,000 · Guitar"},
+		{"ko", "최고 입찰자입니다.", "더 높은 입찰이 나왔습니다.", "연장됨", "(자동 입찰)", "최대 입찰가", "최고 입찰 · ₩20,000 · Guitar",
+			"추월됨 · ₩25,000 · Guitar"},
 	} {
 		t.Run(lang.code, func(t *testing.T) {
 			e := setup(t)
@@ -286,6 +288,9 @@ func TestAuctionPage(t *testing.T) {
 				t.Fatal(err)
 			}
 			until(t, "the page to lead", func() bool { return shown("#standing") == lang.leading })
+			if got := js(`document.title`); got != lang.tabLeading {
+				t.Fatalf("the tab's title while leading: %q", got)
+			}
 			if !strings.Contains(shown("#price"), "20,000") || js(`String(document.getElementById('buynow').hidden)`) != "true" {
 				t.Fatalf("after the page's bid: price %q, buy-now still offered", shown("#price"))
 			}
@@ -293,6 +298,8 @@ func TestAuctionPage(t *testing.T) {
 			e.clock.Advance(25 * time.Minute)
 			e.want(e.do("POST", "/v1/auctions/lot/bids", other, `{"amount": 25000}`), 201, "")
 			until(t, "outbid", func() bool { return shown("#standing") == lang.outbid })
+			// A background tab says it too, in its title.
+			until(t, "the tab's title", func() bool { return js(`document.title`) == lang.tabOutbid })
 			until(t, "the extension", func() bool { return strings.HasPrefix(shown("#extended"), lang.extended) })
 			// The page sets a maximum; the other client's next bid is answered by it, automatically.
 			if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#proxy")), chromedp.SetValue(chromedp.CSS("#amount"), "40000"),

@@ -69,6 +69,7 @@ const bids = (n) => (n === 1 ? text("bids_one") : text("bids_count", { n: n.toLo
 // standing tells this visitor where it stands: leading or outbid while the auction runs, won or not once
 // it is over. A visitor who never bid is told nothing; once the auction is over, its empty line is not
 // drawn either (while it runs, the line keeps its room so that the page does not jump at a first bid).
+// It returns the text's key, "" when it said nothing.
 function standing(over) {
   const el = $("standing");
   const mine = myID();
@@ -84,6 +85,16 @@ function standing(over) {
   el.textContent = said ? text(said) : "";
   el.className = "standing" + (said ? (won ? " leading" : " outbid") : "");
   if (over && !said) el.hidden = true;
+  return said;
+}
+
+// The tab's title says the price and where the visitor stands, so that a bidder with the page in a
+// background tab sees at a glance that it was outbid, as it sees the place in a waiting room's tab.
+const pageTitle = document.title;
+const TAB = { leading: "tab_leading", outbid: "tab_outbid", you_won: "tab_won", you_bought: "tab_won" };
+function tabTitle(said, over) {
+  const tag = TAB[said] || (over ? "tab_over" : "");
+  document.title = [tag && text(tag), money(view.price), pageTitle].filter(Boolean).join(" · ");
 }
 
 function render() {
@@ -132,7 +143,7 @@ function render() {
   if (view.buy_now_price) {
     $("buynow").textContent = text(buyAsking ? "buy_now_confirm" : "buy_now", { amount: money(view.buy_now_price) });
   }
-  standing(over);
+  tabTitle(standing(over), over);
 }
 
 // addHistory shows a bid at the top of the history, or below the rest when it is older than them.
