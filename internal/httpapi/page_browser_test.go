@@ -155,9 +155,11 @@ func (c *cutter) cut() {
 // its code, a reload shows the code again, and once others have taken the rest the page says sold out.
 // A drop not yet open counts down to its opening.
 func TestDropPage(t *testing.T) {
-	for _, lang := range []struct{ code, won, soldOut, opens, nowOpen, claim, left string }{
-		{"en", "It is yours", "Sold out", "Opens in 00:59:", "It is open: you can claim now.", "Claim", "1 of 2 left"},
-		{"ko", "받았습니다", "품절", "오픈까지 00:59:", "지금 열렸습니다. 받기를 누르세요.", "받기", "2개 중 1개 남음"},
+	for _, lang := range []struct{ code, won, soldOut, opens, nowOpen, claim, left, tabOpen, tabClaimed string }{
+		{"en", "It is yours", "Sold out", "Opens in 00:59:", "It is open: you can claim now.", "Claim", "1 of 2 left", "Open · 2 left · ",
+			"Claimed · "},
+		{"ko", "받았습니다", "품절", "오픈까지 00:59:", "지금 열렸습니다. 받기를 누르세요.", "받기", "2개 중 1개 남음", "진행 중 · 2개 남음 · ",
+			"받음 · "},
 	} {
 		t.Run(lang.code, func(t *testing.T) {
 			e := setup(t)
@@ -172,6 +174,10 @@ func TestDropPage(t *testing.T) {
 				t.Fatal(err)
 			}
 			until(t, "the countdown", func() bool { return strings.HasPrefix(shown("#when"), lang.opens) })
+			// The tab counts down too, for a visitor who opened the page early and looked away.
+			if tab := js(`document.title`); !strings.HasPrefix(tab, lang.opens) {
+				t.Fatalf("the tab's title before the opening: %q", tab)
+			}
 			if js(`String(document.getElementById('claim').disabled)`) != "true" {
 				t.Fatal("the claim button is enabled before the opening")
 			}
@@ -193,8 +199,8 @@ func TestDropPage(t *testing.T) {
 				t.Fatal(err)
 			}
 			until(t, "the claim button", func() bool { return js(`String(document.getElementById('claim').disabled)`) == "false" })
-			// The drop's title names what is dropped, on the page and its tab, as text.
-			if h1, tab := shown("h1"), js(`document.title`); h1 != "Gold coin <1 oz>" || tab != h1 {
+			// The drop's title names what is dropped, on the page and its tab (after what is left), as text.
+			if h1, tab := shown("h1"), js(`document.title`); h1 != "Gold coin <1 oz>" || tab != lang.tabOpen+h1 {
 				t.Fatalf("the page's title %q, the tab's %q", h1, tab)
 			}
 			if err := chromedp.Do(ctx, chromedp.DoubleClick(chromedp.CSS("#claim"))); err != nil {
@@ -208,6 +214,9 @@ func TestDropPage(t *testing.T) {
 			until(t, "the button and the count", func() bool {
 				return js(`String(document.getElementById('claim').disabled)`) == "true" && shown("#claim") == lang.claim && shown("#left") == lang.left
 			})
+			if tab := js(`document.title`); tab != lang.tabClaimed+"Gold coin <1 oz>" {
+				t.Fatalf("the tab's title once claimed: %q", tab)
+			}
 			claims := list(e.do("GET", "/v1/drops/gold/claims", adminKey, ""), "claims")
 			if len(claims) != 1 {
 				t.Fatalf("a double click made %d claims", len(claims))

@@ -92,7 +92,13 @@ function render() {
     $("announce").textContent = text(status === "open" ? "now_open" : "closed_drop");
   }
   told = status;
+  // The tab's title counts down to the opening and then says what is left, so that a visitor who
+  // opened the page early and looked away sees from the tab that it opened.
+  const tag = held.length ? text("tab_claimed") : status === "scheduled" ? text("opens_in", { time: span(opens - t, text) })
+    : status === "open" ? text("tab_left", { n: left.toLocaleString(cfg.lang) }) : status === "sold_out" ? text("sold_out") : text("tab_over");
+  document.title = tag + " · " + pageTitle;
 }
+const pageTitle = document.title;
 
 // The drop's live feed: its view whenever it changes, until it is sold out. While it holds, the page
 // reads nothing; the browser reconnects it after a failure, and the polls below cover the gap.
