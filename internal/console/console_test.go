@@ -176,7 +176,7 @@ func TestOperatorSession(t *testing.T) {
 	var logged strings.Builder
 	c := console.New(console.Config{AdminKey: key, Operators: roster, Log: slog.New(slog.NewTextHandler(&logged, nil)),
 		ClientAddr: func(*http.Request) string { return "203.0.113.9" }})
-	mina, minaKey, err := roster.Add(ctx, "mina", operator.Viewer)
+	mina, minaKey, err := roster.Add(ctx, "mina", operator.Viewer, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestSessionWhileOperatorsCannotBeRead(t *testing.T) {
 	v := &downVault{Dir: vault.Dir(t.TempDir())}
 	roster := operator.New(v, operator.Options{Clock: clock})
 	c := console.New(console.Config{AdminKey: key, Operators: roster, Clock: clock})
-	_, minaKey, err := roster.Add(t.Context(), "mina", operator.Editor)
+	_, minaKey, err := roster.Add(t.Context(), "mina", operator.Editor, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -184,6 +184,9 @@ func fromDomain(err error) *Error {
 	case errors.Is(err, operator.ErrInvalid):
 		return &Error{Status: http.StatusBadRequest, Code: codeInvalidRequest, Field: "name", Cause: err,
 			Message: `an operator needs a name of 1-64 of A-Z, a-z, 0-9, _ and - (not "admin") and a role, "editor" or "viewer"`}
+	case errors.Is(err, operator.ErrLife):
+		return &Error{Status: http.StatusBadRequest, Code: codeInvalidRequest, Field: "expires_in", Cause: err,
+			Message: "expires_in, when given, is from 1m to 8784h (a year)"}
 	case errors.Is(err, operator.ErrFull):
 		return &Error{Status: http.StatusConflict, Code: codeTooManyOperators, Message: "there are as many operators as rushgate keeps; delete one first", Cause: err}
 	case errors.Is(err, operator.ErrConflict):

@@ -1,8 +1,11 @@
 package httpapi
 
 import (
-	"github.com/rushgate/rushgate/internal/operator"
 	"net/http"
+	"time"
+
+	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/operator"
 )
 
 var errOperatorsOff = apiError(http.StatusConflict, codeOperatorsOff, "this rushgate keeps no operators")
@@ -36,12 +39,14 @@ func (s *Server) addOperator(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Name string        `json:"name"`
 		Role operator.Role `json:"role"`
+		// ExpiresIn, when set, is how long the key works: a key for one on-sale's staff.
+		ExpiresIn rushgate.Duration `json:"expires_in"`
 	}
 	if err := decode(r, &req, false); err != nil {
 		s.writeError(w, r, fromDomain(err))
 		return
 	}
-	op, key, err := s.operators.Add(r.Context(), req.Name, req.Role)
+	op, key, err := s.operators.Add(r.Context(), req.Name, req.Role, time.Duration(req.ExpiresIn))
 	if err != nil {
 		s.writeError(w, r, fromDomain(err))
 		return

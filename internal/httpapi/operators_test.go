@@ -64,6 +64,18 @@ func TestOperators(t *testing.T) {
 		e.want(e.do("POST", "/v1/operators", adminKey, bad), 400, "invalid_request")
 	}
 	e.want(e.do("POST", "/v1/operators", adminKey, `{"name": "x", "role": "viewer", "key": "mine"}`), 400, "invalid_json")
+	e.want(e.do("POST", "/v1/operators", adminKey, `{"name": "x", "role": "viewer", "expires_in": "10s"}`), 400, "invalid_request")
+	e.want(e.do("POST", "/v1/operators", adminKey, `{"name": "x", "role": "viewer", "expires_in": "soon"}`), 400, "invalid_json")
+	// A key for one evening: it works until it has lasted its life, then never again.
+	temp := e.do("POST", "/v1/operators", adminKey, `{"name": "evening", "role": "viewer", "expires_in": "6h"}`)
+	e.want(temp, 201, "")
+	if at, _ := time.Parse(time.RFC3339, temp.str("expires_at")); !at.Equal(e.clock.Now().Add(6 * time.Hour).Truncate(time.Second)) {
+		t.Fatalf("the evening's key: %v", temp.body)
+	}
+	e.want(e.do("GET", "/v1/rooms", temp.str("key"), ""), 200, "")
+	e.clock.Advance(6 * time.Hour)
+	e.want(e.do("GET", "/v1/rooms", temp.str("key"), ""), 401, "unauthorized")
+	e.want(e.do("DELETE", "/v1/operators/evening", adminKey, ""), 200, "")
 	e.want(e.do("POST", "/v1/operators", adminKey, `{"name": "x"`), 400, "invalid_json")
 	e.want(e.do("DELETE", "/v1/operators/nobody", adminKey, ""), 404, "operator_not_found")
 
@@ -129,7 +141,7 @@ func TestOperators(t *testing.T) {
 	}
 	e.want(e.do("GET", "/v1/rooms", mina, ""), 401, "unauthorized")
 	made := list(e.do("GET", "/v1/audit?kind=operator", adminKey, ""), "entries")
-	if len(made) != 3 || made[0]["action"] != "delete" || made[0]["id"] != "mina" || made[0]["by"] != "admin" {
+	if len(made) != 5 || made[0]["action"] != "delete" || made[0]["id"] != "mina" || made[0]["by"] != "admin" {
 		t.Fatalf("the operators' changes: %v", made)
 	}
 	for _, m := range made {
@@ -179,6 +191,7 @@ func TestConsoleOperators(t *testing.T) {
 	}
 	until(t, "the name refused", func() bool { return strings.Contains(shown("#new-operator-err"), "not “admin”") })
 	if err := chromedp.Do(owner, typed("#operator-name", "jun"), chromedp.SetValue(chromedp.CSS("#operator-role"), "viewer"),
+		chromedp.SetValue(chromedp.CSS("#operator-life"), "168h"),
 		chromedp.Focus(chromedp.CSS("#operator-name")), chromedp.KeyEvent("\r")); err != nil {
 		t.Fatal(err)
 	}
@@ -187,6 +200,9 @@ func TestConsoleOperators(t *testing.T) {
 	until(t, "jun listed", func() bool {
 		return strings.Contains(shown("#operators tbody"), "jun") && strings.Contains(shown("#operators tbody"), "viewer")
 	})
+	if ops := list(e.do("GET", "/v1/operators", adminKey, ""), "operators"); len(ops) != 1 || ops[0]["expires_at"] == nil {
+		t.Fatalf("jun's key, made for a week: %v", ops)
+	}
 	until(t, "the overview's recent changes", func() bool {
 		recent := shown("#audit")
 		return strings.Contains(recent, "Operator jun created by admin") && strings.Contains(recent, "Room sale created by admin")
@@ -198,6 +214,16 @@ func TestConsoleOperators(t *testing.T) {
 		t.Fatal(err)
 	}
 	screenshot(t, owner, "console-operators")
+	// At a phone's width, in Korean, the operator's delete stays in reach.
+	if err := chromedp.Do(owner, chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.srv.URL+"/admin?lang=ko"),
+		chromedp.WaitVisible(chromedp.CSS("#op-delete-jun")), chromedp.ScrollIntoView(chromedp.CSS("#operators"))); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, owner, "console-operators-phone-ko")
+	if err := chromedp.Do(owner, chromedp.EmulateViewport(1000, 800), chromedp.Navigate(e.srv.URL+"/admin?lang=en"),
+		chromedp.WaitVisible(chromedp.CSS("#op-delete-jun"))); err != nil {
+		t.Fatal(err)
+	}
 	e.want(e.do("PATCH", "/v1/rooms/sale", adminKey, `{"capacity": 3}`), 200, "")
 
 	viewer := tab(t)

@@ -55,6 +55,8 @@ var (
 	ErrNotFound = errors.New("operator: no operator has this name")
 	// ErrInvalid refuses a name outside the id alphabet, the owner's name, or an unknown role.
 	ErrInvalid = errors.New("operator: invalid name or role")
+	// ErrLife refuses a key's life under a minute or over MaxLife.
+	ErrLife = errors.New("operator: a key lives from a minute to MaxLife")
 	// ErrFull refuses an operator beyond MaxOperators.
 	ErrFull = errors.New("operator: too many operators")
 	// ErrConflict reports that the roster kept changing under an update (other instances writing).
@@ -81,21 +83,30 @@ type Operator struct {
 	Name    string    `json:"name"`
 	Role    Role      `json:"role"`
 	Created time.Time `json:"created_at"`
-	ID      string    `json:"-"`
+	// Expires, when set, is when the key stops working by itself: a key for the staff of one on-sale.
+	Expires *time.Time `json:"expires_at,omitempty"`
+	ID      string     `json:"-"`
 }
+
+// Expired reports whether the key had stopped working by now.
+func (o Operator) Expired(now time.Time) bool { return o.Expires != nil && !now.Before(*o.Expires) }
 
 // stored is an operator as the vault keeps it: with its ID and its key's SHA-256, never the key.
 type stored struct {
-	Name    string    `json:"name"`
-	Role    Role      `json:"role"`
-	Created time.Time `json:"created_at"`
-	ID      string    `json:"id"`
-	Sum     string    `json:"sum"`
+	Name    string     `json:"name"`
+	Role    Role       `json:"role"`
+	Created time.Time  `json:"created_at"`
+	Expires *time.Time `json:"expires_at,omitempty"`
+	ID      string     `json:"id"`
+	Sum     string     `json:"sum"`
 }
 
 func (s stored) operator() Operator {
-	return Operator{Name: s.Name, Role: s.Role, Created: s.Created, ID: s.ID}
+	return Operator{Name: s.Name, Role: s.Role, Created: s.Created, Expires: s.Expires, ID: s.ID}
 }
+
+// MaxLife bounds how long a key made to expire may last.
+const MaxLife = 366 * 24 * time.Hour
 
 // Vault is where the roster lives: vault.Dir, or the Redis store's vault.
 type Vault interface {
@@ -150,7 +161,7 @@ func (r *Roster) List(ctx context.Context) ([]Operator, error) {
 	return out, nil
 }
 
-// ByKey returns the operator whose key this is.
+// ByKey returns the operator whose key this is, unless the key expired.
 func (r *Roster) ByKey(ctx context.Context, key string) (Operator, bool, error) {
 	sum := Sum(key)
 	return r.find(ctx, func(s stored) bool { return s.Sum == sum })
@@ -159,7 +170,7 @@ func (r *Roster) ByKey(ctx context.Context, key string) (Operator, bool, error) 
 // Admin is the holder of the admin key, as a request's identity.
 var Admin = Operator{Name: rushgate.Owner, Role: Owner}
 
-// ByID returns the operator of this ID, which a console session names.
+// ByID returns the operator of this ID, which a console session names, unless its key expired.
 func (r *Roster) ByID(ctx context.Context, id string) (Operator, bool, error) {
 	return r.find(ctx, func(s stored) bool { return s.ID == id })
 }
@@ -171,19 +182,29 @@ func (r *Roster) find(ctx context.Context, match func(stored) bool) (Operator, b
 	}
 	for _, s := range list {
 		if match(s) {
-			return s.operator(), true, nil
+			op := s.operator()
+			return op, !op.Expired(r.now()), nil
 		}
 	}
 	return Operator{}, false, nil
 }
 
-// Add makes an operator and returns it with its key, which is shown this once.
-func (r *Roster) Add(ctx context.Context, name string, role Role) (Operator, string, error) {
+// Add makes an operator and returns it with its key, which is shown this once. A key with a life (at
+// least a minute, at most MaxLife) stops working once it has lasted it; 0 is a key until taken back.
+func (r *Roster) Add(ctx context.Context, name string, role Role, life time.Duration) (Operator, string, error) {
 	if !rushgate.ValidID(name) || name == rushgate.Owner || role != Editor && role != Viewer {
 		return Operator{}, "", ErrInvalid
 	}
+	if life != 0 && (life < time.Minute || life > MaxLife) {
+		return Operator{}, "", ErrLife
+	}
 	key, id := KeyPrefix+secret(32), secret(12)
-	s := stored{Name: name, Role: role, Created: r.now().UTC().Truncate(time.Second), ID: id, Sum: Sum(key)}
+	now := r.now().UTC().Truncate(time.Second)
+	s := stored{Name: name, Role: role, Created: now, ID: id, Sum: Sum(key)}
+	if life != 0 {
+		ends := now.Add(life)
+		s.Expires = &ends
+	}
 	err := r.update(ctx, func(list []stored) ([]stored, error) {
 		if slices.ContainsFunc(list, func(o stored) bool { return o.Name == name }) {
 			return nil, ErrExists

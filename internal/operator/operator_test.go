@@ -26,14 +26,14 @@ func TestAddFindRemove(t *testing.T) {
 	if list, err := here.List(ctx); err != nil || len(list) != 0 {
 		t.Fatalf("a new roster: %v, %v", list, err)
 	}
-	mina, key, err := here.Add(ctx, "mina", operator.Editor)
+	mina, key, err := here.Add(ctx, "mina", operator.Editor, 0)
 	if err != nil || mina.Name != "mina" || mina.Role != operator.Editor || !mina.Created.Equal(c.Now()) || mina.ID == "" {
 		t.Fatalf("add: %+v, %v", mina, err)
 	}
 	if !strings.HasPrefix(key, operator.KeyPrefix) || len(key) < 40 {
 		t.Fatalf("key %q", key)
 	}
-	if _, _, err := here.Add(ctx, "jun", operator.Viewer); err != nil {
+	if _, _, err := here.Add(ctx, "jun", operator.Viewer, 0); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, operator.File))
@@ -57,7 +57,7 @@ func TestAddFindRemove(t *testing.T) {
 		t.Fatalf("list by name: %+v", list)
 	}
 
-	if _, _, err := there.Add(ctx, "mina", operator.Viewer); !errors.Is(err, operator.ErrExists) {
+	if _, _, err := there.Add(ctx, "mina", operator.Viewer, 0); !errors.Is(err, operator.ErrExists) {
 		t.Fatalf("a second mina: %v", err)
 	}
 	gone, err := here.Remove(ctx, "mina")
@@ -79,7 +79,7 @@ func TestAddFindRemove(t *testing.T) {
 		t.Fatalf("remove again: %v", err)
 	}
 	// A new key under the old name is a new operator: the old sessions stay ended.
-	again, key2, err := there.Add(ctx, "mina", operator.Editor)
+	again, key2, err := there.Add(ctx, "mina", operator.Editor, 0)
 	if err != nil || again.ID == mina.ID || key2 == key {
 		t.Fatalf("mina again: %+v, %v", again, err)
 	}
@@ -97,16 +97,16 @@ func TestAddRefuses(t *testing.T) {
 		{"", operator.Editor}, {rushgate.Owner, operator.Editor}, {"a b", operator.Editor},
 		{strings.Repeat("x", rushgate.MaxIDLen+1), operator.Viewer}, {"mina", operator.Owner}, {"mina", ""}, {"mina", "admin"},
 	} {
-		if _, _, err := r.Add(ctx, c.name, c.role); !errors.Is(err, operator.ErrInvalid) {
+		if _, _, err := r.Add(ctx, c.name, c.role, 0); !errors.Is(err, operator.ErrInvalid) {
 			t.Fatalf("Add(%q, %q) = %v", c.name, c.role, err)
 		}
 	}
 	for i := range operator.MaxOperators {
-		if _, _, err := r.Add(ctx, fmt.Sprint("op", i), operator.Viewer); err != nil {
+		if _, _, err := r.Add(ctx, fmt.Sprint("op", i), operator.Viewer, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := r.Add(ctx, "onemore", operator.Viewer); !errors.Is(err, operator.ErrFull) {
+	if _, _, err := r.Add(ctx, "onemore", operator.Viewer, 0); !errors.Is(err, operator.ErrFull) {
 		t.Fatalf("past the bound: %v", err)
 	}
 }
@@ -124,7 +124,7 @@ func TestConcurrentAdds(t *testing.T) {
 			defer wg.Done()
 			r := operator.New(vault.Dir(dir), operator.Options{})
 			for j := range each {
-				_, key, err := r.Add(ctx, fmt.Sprintf("i%d-%d", i, j), operator.Editor)
+				_, key, err := r.Add(ctx, fmt.Sprintf("i%d-%d", i, j), operator.Editor, 0)
 				if err != nil {
 					t.Error(err)
 					return
@@ -157,7 +157,7 @@ func TestUnreadableRoster(t *testing.T) {
 	if _, _, err := r.ByKey(ctx, "rgop_x"); err == nil {
 		t.Fatal("an unreadable roster read as empty")
 	}
-	if _, _, err := r.Add(ctx, "mina", operator.Editor); err == nil {
+	if _, _, err := r.Add(ctx, "mina", operator.Editor, 0); err == nil {
 		t.Fatal("an unreadable roster replaced")
 	}
 }
@@ -183,7 +183,7 @@ func TestLostRosterComesBack(t *testing.T) {
 	dir := t.TempDir()
 	c := storetest.NewClock(time.Now())
 	r := operator.New(vault.Dir(dir), operator.Options{Clock: c.Now})
-	_, key, err := r.Add(ctx, "mina", operator.Editor)
+	_, key, err := r.Add(ctx, "mina", operator.Editor, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestAudited(t *testing.T) {
 	log := &entries{}
 	r := operator.New(vault.Dir(t.TempDir()), operator.Options{Audit: log})
 	as := rushgate.WithActor(ctx, rushgate.Owner)
-	_, key, err := r.Add(as, "mina", operator.Viewer)
+	_, key, err := r.Add(as, "mina", operator.Viewer, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,6 +245,39 @@ func TestAudited(t *testing.T) {
 			if strings.Contains(string(c.Old)+string(c.New), key) || c.Field == "sum" || c.Field == "id" {
 				t.Fatalf("entry %d shows %s", i, c.Field)
 			}
+		}
+	}
+}
+
+// TestKeysThatExpire: a key made with a life works until it has lasted it, on every instance, with its
+// console sessions; the roster still lists it, saying when it ended; lives out of bounds are refused.
+func TestKeysThatExpire(t *testing.T) {
+	dir := t.TempDir()
+	c := storetest.NewClock(time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC))
+	r := operator.New(vault.Dir(dir), operator.Options{Clock: c.Now})
+	temp, key, err := r.Add(ctx, "temp", operator.Editor, 24*time.Hour)
+	if err != nil || temp.Expires == nil || !temp.Expires.Equal(c.Now().Add(24*time.Hour)) {
+		t.Fatalf("a key for a day: %+v, %v", temp, err)
+	}
+	other := operator.New(vault.Dir(dir), operator.Options{Clock: c.Now})
+	c.Advance(24*time.Hour - time.Second)
+	if _, ok, _ := other.ByKey(ctx, key); !ok {
+		t.Fatal("a key refused before its end")
+	}
+	c.Advance(time.Second)
+	if _, ok, _ := other.ByKey(ctx, key); ok {
+		t.Fatal("a key taken after its end")
+	}
+	if _, ok, _ := r.ByID(ctx, temp.ID); ok {
+		t.Fatal("a session of an expired key opens")
+	}
+	list, _ := r.List(ctx)
+	if len(list) != 1 || !list[0].Expired(c.Now()) {
+		t.Fatalf("the list: %+v", list)
+	}
+	for _, life := range []time.Duration{-time.Hour, time.Second, operator.MaxLife + time.Hour} {
+		if _, _, err := r.Add(ctx, "x", operator.Viewer, life); !errors.Is(err, operator.ErrLife) {
+			t.Fatalf("a life of %v: %v", life, err)
 		}
 	}
 }

@@ -62,7 +62,8 @@
       wh_ping_sent: 'A test event is on its way: its line below says whether the site took it.',
       signed_in_as: 'Signed in as', role_owner: 'owner', role_editor: 'editor', role_viewer: 'viewer', unavailable: 'The keys cannot be read now; try again in a moment.',
       operators: 'Operators', operators_about: 'Give each person who runs the sale a key of their own: the changes log says who made each change, and a key taken back stops at once. An editor changes everything but operators and backups; a viewer only looks.',
-      op_name: 'Name', op_role: 'Role', op_created: 'Since', new_operator: 'New operator', op_none: 'No operators yet: only the admin key signs in.',
+      op_expires: 'Until', op_life: 'The key works', life_ever: 'until taken back', life_day: 'for a day', life_week: 'for a week',
+      life_month: 'for 30 days', op_expired: 'expired', op_name: 'Name', op_role: 'Role', op_created: 'Since', new_operator: 'New operator', op_none: 'No operators yet: only the admin key signs in.',
       operator_key: 'The key of {name}, shown this once: hand it over now. {key}', operator_removed: 'The key of {name} no longer signs in.',
       err_operator_exists: 'An operator has this name: delete it first to hand out a new key.',
       op_name_rule: 'A name is 1-64 characters of A-Z, a-z, 0-9, _ and -, and not “admin”.',
@@ -133,7 +134,8 @@
       wh_ping_sent: '테스트 이벤트를 보냈습니다. 사이트가 받았는지는 아래 목록에 나옵니다.',
       signed_in_as: '로그인:', role_owner: '소유자', role_editor: '편집자', role_viewer: '조회자', unavailable: '지금은 키를 읽을 수 없습니다. 잠시 후 다시 시도하세요.',
       operators: '운영자', operators_about: '판매를 운영하는 사람마다 각자의 키를 주세요. 변경 기록에 누가 바꿨는지 남고, 회수한 키는 즉시 막힙니다. 편집자는 운영자와 백업 외의 모든 것을 바꿀 수 있고, 조회자는 보기만 합니다.',
-      op_name: '이름', op_role: '역할', op_created: '만든 때', new_operator: '새 운영자', op_none: '아직 운영자가 없습니다. 관리자 키로만 로그인합니다.',
+      op_expires: '만료', op_life: '키 사용 기간', life_ever: '회수할 때까지', life_day: '하루', life_week: '일주일',
+      life_month: '30일', op_expired: '만료됨', op_name: '이름', op_role: '역할', op_created: '만든 때', new_operator: '새 운영자', op_none: '아직 운영자가 없습니다. 관리자 키로만 로그인합니다.',
       operator_key: '{name}의 키입니다. 지금 한 번만 보여 주니 바로 전달하세요. {key}', operator_removed: '{name}의 키로는 더 이상 로그인할 수 없습니다.',
       err_operator_exists: '같은 이름의 운영자가 있습니다. 새 키를 주려면 먼저 삭제하세요.',
       op_name_rule: '이름은 A-Z, a-z, 0-9, _, -로 된 1-64자이며 “admin”은 쓸 수 없습니다.',
@@ -272,7 +274,7 @@
     const name = Intl.DateTimeFormat().resolvedOptions().timeZone;
     return name && name !== 'UTC' ? name + ', ' + utc : utc;
   })();
-  const TIMES = new Set(['opens_at', 'closes_at', 'starts_at', 'ends_at', 'created_at']);
+  const TIMES = new Set(['opens_at', 'closes_at', 'starts_at', 'ends_at', 'created_at', 'expires_at']);
   // change shows a value of the audit log: times as the form shows them, the rest as JSON.
   const change = (field, v) => (TIMES.has(field) && typeof v === 'string' ? fmtTime(v) : JSON.stringify(v));
   // localTime is an RFC 3339 instant as a datetime-local input shows it, to the second.
@@ -967,7 +969,8 @@
   // built again only when the list changed, so that a press armed stays armed across refreshes.
   let operatorsShown = '';
   function showOperators(list) {
-    const json = JSON.stringify(list);
+    // Drawn again when the list changes, or a key in it expires.
+    const json = JSON.stringify(list) + list.filter((o) => o.expires_at && Date.parse(o.expires_at) <= Date.now()).length;
     if (json === operatorsShown) return;
     operatorsShown = json;
     const rows = list.map((o) => {
@@ -977,9 +980,11 @@
       });
       del.id = 'op-delete-' + o.name;
       del.setAttribute('aria-label', t('delete') + ' ' + o.name);
-      return h('tr', {}, h('td', { text: o.name }), h('td', { text: t('role_' + o.role) }), h('td', { text: fmtTime(o.created_at) }), h('td', {}, del));
+      const until = !o.expires_at ? t('life_ever') : Date.parse(o.expires_at) <= Date.now() ? null : fmtTime(o.expires_at);
+      return h('tr', {}, h('td', { text: o.name }), h('td', { text: t('role_' + o.role) }), h('td', { text: fmtTime(o.created_at) }),
+        h('td', {}, until === null ? badge('op_expired') : until), h('td', {}, del));
     });
-    document.querySelector('#operators tbody').replaceChildren(...(rows.length ? rows : [h('tr', {}, h('td', { class: 'empty', colspan: 4, text: t('op_none') }))]));
+    document.querySelector('#operators tbody').replaceChildren(...(rows.length ? rows : [h('tr', {}, h('td', { class: 'empty', colspan: 5, text: t('op_none') }))]));
   }
   const newOperator = document.getElementById('new-operator');
   if (newOperator) {
@@ -991,7 +996,8 @@
       err.textContent = '';
       out.hidden = true;
       try {
-        const op = await api('POST', '/v1/operators', { name, role: newOperator.elements.role.value });
+        const life = newOperator.elements.life.value;
+        const op = await api('POST', '/v1/operators', Object.assign({ name, role: newOperator.elements.role.value }, life ? { expires_in: life } : {}));
         out.replaceChildren(t('operator_key', { name: op.name, key: '' }), h('code', { id: 'new-key', text: op.key }));
         out.hidden = false;
         newOperator.reset();
