@@ -56,9 +56,8 @@ type Archive struct {
 }
 
 // New returns the backups of src. observe, when set, hears the outcome of each, "taken", "failed" or
-// "abandoned" (see ErrAbandoned),
-// and when it ended: what the metrics count, and the alert on backups that stopped reads. With
-// recipients every backup, downloaded or kept, is sealed to them.
+// "abandoned" (see ErrAbandoned), and when it ended: what the metrics count, and the alert on backups
+// that stopped reads. With recipients every backup, downloaded or kept, is sealed to them.
 func New(src Source, observe func(outcome string, at time.Time), to ...age.Recipient) *Backups {
 	return &Backups{src: src, observe: observe, to: to, busy: make(chan struct{}, 1)}
 }
