@@ -72,6 +72,8 @@ type Config struct {
 	// Log hears each sign-in, and each key refused, with who and from where: the trail of who held
 	// the console; nil discards it.
 	Log *slog.Logger
+	// Refused, when set, hears each sign-in refused for its key (the metrics count them).
+	Refused func()
 	// ClientAddr tells a request's client behind the trusted proxies (httpapi.ClientAddr); nil reads
 	// the TCP peer.
 	ClientAddr func(*http.Request) string
@@ -87,6 +89,7 @@ type Console struct {
 	admin     [32]byte
 	operators *operator.Roster
 	log       *slog.Logger
+	refused   func()
 	client    func(*http.Request) string
 	secure    bool
 	base      string
@@ -106,7 +109,10 @@ func New(cfg Config) *Console {
 	if cfg.ClientAddr == nil {
 		cfg.ClientAddr = func(r *http.Request) string { return r.RemoteAddr }
 	}
-	c := &Console{log: cfg.Log, client: cfg.ClientAddr, secure: cfg.SecureCookies, base: cfg.Base, backups: cfg.Backups, now: cfg.Clock, admin: sha256.Sum256([]byte(cfg.AdminKey)),
+	if cfg.Refused == nil {
+		cfg.Refused = func() {}
+	}
+	c := &Console{log: cfg.Log, client: cfg.ClientAddr, refused: cfg.Refused, secure: cfg.SecureCookies, base: cfg.Base, backups: cfg.Backups, now: cfg.Clock, admin: sha256.Sum256([]byte(cfg.AdminKey)),
 		operators: cfg.Operators}
 	c.key = sha256.Sum256([]byte("rushgate console session\x00" + cfg.AdminKey))
 	m := http.NewServeMux()
@@ -285,6 +291,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		}
 		if !ok {
 			c.log.Warn("console: a sign-in with a wrong key", "client", c.client(r))
+			c.refused()
 			c.signIn(w, http.StatusUnauthorized, "wrong_key")
 			return
 		}

@@ -174,8 +174,9 @@ func TestOperatorSession(t *testing.T) {
 	ctx := t.Context()
 	roster := operator.New(vault.Dir(t.TempDir()), operator.Options{})
 	var logged strings.Builder
+	refused := 0
 	c := console.New(console.Config{AdminKey: key, Operators: roster, Log: slog.New(slog.NewTextHandler(&logged, nil)),
-		ClientAddr: func(*http.Request) string { return "203.0.113.9" }})
+		ClientAddr: func(*http.Request) string { return "203.0.113.9" }, Refused: func() { refused++ }})
 	mina, minaKey, err := roster.Add(ctx, "mina", operator.Viewer, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -195,6 +196,9 @@ func TestOperatorSession(t *testing.T) {
 	}
 	if strings.Contains(logged.String(), minaKey) {
 		t.Fatal("the log shows the key")
+	}
+	if refused != 1 {
+		t.Fatalf("%d refusals counted; want the wrong key's", refused)
 	}
 	r := httptest.NewRequest("GET", "/v1/rooms", nil)
 	r.AddCookie(ck)

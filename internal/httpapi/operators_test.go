@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -133,6 +134,22 @@ func TestOperators(t *testing.T) {
 	// Not a key: a stranger's, a key of the shape, the admin key with the prefix.
 	for _, k := range []string{mina + "x", operator.KeyPrefix + "nobody", operator.KeyPrefix + adminKey} {
 		e.want(e.do("GET", "/v1/rooms", k, ""), 401, "unauthorized")
+	}
+
+	// Each refusal is counted, for the alert on keys guessed or kept past their end: thirteen calls
+	// beyond a role, three keys that open nothing and one expired.
+	scrape, _ := http.NewRequest("GET", e.srv.URL+"/metrics", nil)
+	scrape.Header.Set("Authorization", "Bearer "+adminKey)
+	res, err := http.DefaultClient.Do(scrape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exposed, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{`rushgate_admin_refusals_total{reason="forbidden"} 13`, `rushgate_admin_refusals_total{reason="wrong_key"} 4`} {
+		if !strings.Contains(string(exposed), want) {
+			t.Fatalf("the metrics lack %s", want)
+		}
 	}
 
 	// Taken back: the key stops at once on this instance.

@@ -511,8 +511,14 @@ func (s *Server) allow(may func(op operator.Operator, r *http.Request) bool, nex
 		case err != nil:
 			s.writeError(w, r, fromDomain(err))
 		case !ok:
+			if _, keyed := admission.Bearer(r); keyed && s.metrics != nil {
+				s.metrics.AdminRefused("wrong_key")
+			}
 			s.writeError(w, r, apiError(http.StatusUnauthorized, codeUnauthorized, "an admin key is required: Authorization: Bearer <admin key>"))
 		case !may(op, r):
+			if s.metrics != nil {
+				s.metrics.AdminRefused("forbidden")
+			}
 			msg := "only the admin key may do this"
 			if op.Role == operator.Viewer {
 				msg = "a viewer may only read, and not a drop's claims or codes"

@@ -40,6 +40,7 @@ type Metrics struct {
 	webhooks    *prometheus.CounterVec
 	backups     *prometheus.CounterVec
 	backupAt    prometheus.Gauge
+	refusals    *prometheus.CounterVec
 	records     prometheus.Gauge
 	recordsOnce sync.Once // registers records on first use: only the Redis backend has a value for it
 
@@ -108,6 +109,12 @@ func New() *Metrics {
 		Name: "rushgate_backup_last_taken_timestamp_seconds",
 		Help: "When this instance last had a backup downloaded whole, in Unix seconds; 0 since its start until one is.",
 	})
+	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rushgate_admin_refusals_total",
+		Help: "Admin calls and console sign-ins this instance refused, by reason: wrong_key (a key that opens nothing: guessed, mistyped, or an operator's taken back or expired), forbidden (an operator's call beyond its role).",
+	}, []string{"reason"})
+	m.refusals.WithLabelValues("wrong_key")
+	m.refusals.WithLabelValues("forbidden")
 	m.records = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "rushgate_records_in_use",
 		Help: "How many different SQL records the instances on this Redis record into (checked every 30 s); more than 1 splits the record of drops and auctions.",
@@ -129,7 +136,7 @@ func New() *Metrics {
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 	})
 	m.reg.MustRegister(m.joins, m.admitted, m.releases, m.expiries, m.requests, m.batches, m.guards, m.redemptions, m.webhooks,
-		m.backups, m.backupAt,
+		m.backups, m.backupAt, m.refusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -218,6 +225,9 @@ func (m *Metrics) Redemption(id, outcome string) { m.redemptions.WithLabelValues
 
 // WebhookAttempt implements [notify.Observer].
 func (m *Metrics) WebhookAttempt(outcome string) { m.webhooks.WithLabelValues(outcome).Inc() }
+
+// AdminRefused counts an admin call or a console sign-in refused: "wrong_key" or "forbidden".
+func (m *Metrics) AdminRefused(reason string) { m.refusals.WithLabelValues(reason).Inc() }
 
 // Backup counts a backup by its outcome, "taken" or "failed"; a taken one, finished at, is the latest.
 func (m *Metrics) Backup(outcome string, at time.Time) {
