@@ -56,6 +56,28 @@ func (s *Server) addOperator(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, newOperator{op, key})
 }
 
+// patchOperator answers PATCH /v1/operators/{name} {"role"}: the operator with its new role, its key
+// kept.
+func (s *Server) patchOperator(w http.ResponseWriter, r *http.Request) {
+	if s.operators == nil {
+		s.writeError(w, r, errOperatorsOff)
+		return
+	}
+	var req struct {
+		Role operator.Role `json:"role"`
+	}
+	if err := decode(r, &req, false); err != nil {
+		s.writeError(w, r, fromDomain(err))
+		return
+	}
+	op, err := s.operators.SetRole(r.Context(), r.PathValue("name"), req.Role)
+	if err != nil {
+		s.writeError(w, r, fromDomain(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, op)
+}
+
 // removeOperator answers DELETE /v1/operators/{name} as the other DELETEs: the key and its console
 // sessions stop working.
 func (s *Server) removeOperator(w http.ResponseWriter, r *http.Request) {

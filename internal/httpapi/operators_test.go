@@ -152,13 +152,22 @@ func TestOperators(t *testing.T) {
 		}
 	}
 
+	// Promoted, the viewer changes what it could only read, with the key it had.
+	e.want(e.do("PATCH", "/v1/operators/jun", mina, `{"role": "editor"}`), 403, "forbidden")
+	e.want(e.do("PATCH", "/v1/operators/jun", adminKey, `{"role": "owner"}`), 400, "invalid_request")
+	e.want(e.do("PATCH", "/v1/operators/nobody", adminKey, `{"role": "editor"}`), 404, "operator_not_found")
+	if r := e.do("PATCH", "/v1/operators/jun", adminKey, `{"role": "editor"}`); r.code != 200 || r.str("role") != "editor" || r.str("key") != "" {
+		t.Fatalf("jun promoted: %d %v", r.code, r.body)
+	}
+	e.want(e.do("PATCH", "/v1/rooms/sale", jun, `{"capacity": 4}`), 200, "")
+
 	// Taken back: the key stops at once on this instance.
 	if r := e.do("DELETE", "/v1/operators/mina", adminKey, ""); r.code != 200 || r.body["deleted"] != true || r.str("id") != "mina" {
 		t.Fatalf("delete: %d %v", r.code, r.body)
 	}
 	e.want(e.do("GET", "/v1/rooms", mina, ""), 401, "unauthorized")
 	made := list(e.do("GET", "/v1/audit?kind=operator", adminKey, ""), "entries")
-	if len(made) != 5 || made[0]["action"] != "delete" || made[0]["id"] != "mina" || made[0]["by"] != "admin" {
+	if len(made) != 6 || made[0]["action"] != "delete" || made[0]["id"] != "mina" || made[0]["by"] != "admin" {
 		t.Fatalf("the operators' changes: %v", made)
 	}
 	for _, m := range made {
@@ -227,6 +236,15 @@ func TestConsoleOperators(t *testing.T) {
 	if href := eval[string](t, owner, `document.querySelector('#audit a').getAttribute('href')`); href != "/admin/rooms/sale" {
 		t.Fatalf("the room's change links %q", href)
 	}
+	// Promoted and held back again in place, its key kept.
+	for _, role := range []string{"editor", "viewer"} {
+		eval[bool](t, owner, `(() => { const s = document.getElementById('op-role-jun'); s.value = '`+role+`';
+			return s.dispatchEvent(new Event('change')); })()`)
+		until(t, "jun made "+role, func() bool {
+			ops := list(e.do("GET", "/v1/operators", adminKey, ""), "operators")
+			return len(ops) == 1 && ops[0]["role"] == role && eval[string](t, owner, `document.getElementById('op-role-jun').value`) == role
+		})
+	}
 	if err := chromedp.Do(owner, chromedp.ScrollIntoView(chromedp.CSS("#operator-key"))); err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +306,11 @@ func TestConsoleOperators(t *testing.T) {
 		return eval[string](t, viewer, `(document.body && document.body.dataset.page) || ''`) == "login"
 	})
 	entries := list(e.do("GET", "/v1/audit?kind=operator", adminKey, ""), "entries")
-	if len(entries) != 2 || entries[0]["action"] != "delete" || entries[1]["action"] != "create" || entries[1]["by"] != "admin" {
+	actions := []string{}
+	for _, en := range entries {
+		actions = append(actions, en["action"].(string))
+	}
+	if strings.Join(actions, " ") != "delete update update create" || entries[3]["by"] != "admin" {
 		t.Fatalf("the operators' changes: %v", entries)
 	}
 }

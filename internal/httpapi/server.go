@@ -298,6 +298,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/audit", s.admin(s.audit))
 	m.HandleFunc("GET /v1/operators", s.owner(s.listOperators))
 	m.HandleFunc("POST /v1/operators", s.owner(s.addOperator))
+	m.HandleFunc("PATCH /v1/operators/{name}", s.owner(s.patchOperator))
 	m.HandleFunc("DELETE /v1/operators/{name}", s.owner(s.removeOperator))
 	m.HandleFunc("GET /v1/webhooks", s.admin(s.webhooks))
 	m.HandleFunc("POST /v1/webhooks/{id}/send", s.admin(s.sendWebhook))

@@ -135,6 +135,7 @@ type Roster struct {
 	raw  []byte // the document as last read or written
 	list []stored
 	read time.Time
+	gen  uint64 // counts what was kept, so that a read older than a write does not replace it
 }
 
 // New returns the roster kept in v.
@@ -225,6 +226,33 @@ func (r *Roster) Add(ctx context.Context, name string, role Role, life time.Dura
 	return op, key, nil
 }
 
+// SetRole changes what an operator may do, keeping its key: its requests and sessions follow within
+// Fresh.
+func (r *Roster) SetRole(ctx context.Context, name string, role Role) (Operator, error) {
+	if role != Editor && role != Viewer {
+		return Operator{}, ErrInvalid
+	}
+	var before, after stored
+	err := r.update(ctx, func(list []stored) ([]stored, error) {
+		i := slices.IndexFunc(list, func(o stored) bool { return o.Name == name })
+		if i < 0 {
+			return nil, ErrNotFound
+		}
+		before = list[i]
+		list[i].Role = role
+		after = list[i]
+		return list, nil
+	})
+	if err != nil {
+		return Operator{}, err
+	}
+	if before.Role != after.Role {
+		rushgate.Audited(ctx, r.audit, r.log, rushgate.Entry{At: r.now().UTC(), Kind: "operator", ID: name, Action: rushgate.ActionUpdate,
+			Changes: rushgate.Diff(before.operator(), after.operator())})
+	}
+	return after.operator(), nil
+}
+
 // Remove takes an operator back: its key and sessions stop working.
 func (r *Roster) Remove(ctx context.Context, name string) (Operator, error) {
 	var gone stored
@@ -297,6 +325,9 @@ func (r *Roster) current(ctx context.Context) ([]stored, error) {
 // restarted empty) gets this instance's last copy back, as the keyring puts back lost keys: a store
 // failure must not take every operator's key away.
 func (r *Roster) load(ctx context.Context) ([]byte, []stored, error) {
+	r.mu.Lock()
+	gen := r.gen
+	r.mu.Unlock()
 	empty, _ := json.Marshal(document{Operators: []stored{}})
 	raw, created, err := r.vault.LoadOrCreate(ctx, File, func() ([]byte, error) { return empty, nil })
 	if err != nil {
@@ -314,14 +345,19 @@ func (r *Roster) load(ctx context.Context) ([]byte, []stored, error) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, nil, fmt.Errorf("operator: the roster in the vault is not readable: %w", err)
 	}
-	r.keep(raw, doc.Operators)
+	r.mu.Lock()
+	if r.gen == gen { // else this instance wrote (or read) a newer roster while this read was out
+		r.raw, r.list, r.read, r.gen = raw, doc.Operators, r.now(), r.gen+1
+	}
+	r.mu.Unlock()
 	return raw, doc.Operators, nil
 }
 
+// keep holds the roster this instance has just written.
 func (r *Roster) keep(raw []byte, list []stored) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.raw, r.list, r.read = raw, list, r.now()
+	r.raw, r.list, r.read, r.gen = raw, list, r.now(), r.gen+1
 }
 
 // document is the roster as the vault keeps it.

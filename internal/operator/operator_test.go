@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -279,5 +280,89 @@ func TestKeysThatExpire(t *testing.T) {
 		if _, _, err := r.Add(ctx, "x", operator.Viewer, life); !errors.Is(err, operator.ErrLife) {
 			t.Fatalf("a life of %v: %v", life, err)
 		}
+	}
+}
+
+// TestSetRole: an operator's role changes with its key kept, on every instance within Fresh, and the
+// change is an audit entry by whoever made it; a role not an operator's, or a name of none, is refused.
+func TestSetRole(t *testing.T) {
+	dir := t.TempDir()
+	c := storetest.NewClock(time.Now())
+	log := &entries{}
+	here := operator.New(vault.Dir(dir), operator.Options{Clock: c.Now, Audit: log})
+	there := operator.New(vault.Dir(dir), operator.Options{Clock: c.Now})
+	_, key, err := here.Add(ctx, "mina", operator.Viewer, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op, _, _ := there.ByKey(ctx, key); op.Role != operator.Viewer {
+		t.Fatalf("before: %+v", op)
+	}
+	op, err := here.SetRole(rushgate.WithActor(ctx, rushgate.Owner), "mina", operator.Editor)
+	if err != nil || op.Role != operator.Editor {
+		t.Fatalf("SetRole: %+v, %v", op, err)
+	}
+	c.Advance(operator.Fresh)
+	if op, ok, _ := there.ByKey(ctx, key); !ok || op.Role != operator.Editor {
+		t.Fatalf("the other instance, after: %+v, %v", op, ok)
+	}
+	if n := len(log.list); n != 2 || log.list[1].Action != rushgate.ActionUpdate || log.list[1].By != rushgate.Owner ||
+		len(log.list[1].Changes) != 1 || log.list[1].Changes[0].Field != "role" {
+		t.Fatalf("the audit log: %+v", log.list)
+	}
+	if _, err := here.SetRole(ctx, "mina", operator.Editor); err != nil || len(log.list) != 2 {
+		t.Fatalf("the same role again: %v, %d entries", err, len(log.list))
+	}
+	if _, err := here.SetRole(ctx, "mina", operator.Owner); !errors.Is(err, operator.ErrInvalid) {
+		t.Fatalf("owner: %v", err)
+	}
+	if _, err := here.SetRole(ctx, "nobody", operator.Viewer); !errors.Is(err, operator.ErrNotFound) {
+		t.Fatalf("nobody: %v", err)
+	}
+}
+
+// slowVault holds its next read, as read, until told: a read that started before a write and ends
+// after it.
+type slowVault struct {
+	vault.Dir
+	hold    atomic.Bool
+	read    chan struct{}
+	release chan struct{}
+}
+
+func (v *slowVault) LoadOrCreate(ctx context.Context, name string, create func() ([]byte, error)) ([]byte, bool, error) {
+	b, created, err := v.Dir.LoadOrCreate(ctx, name, create)
+	if v.hold.CompareAndSwap(true, false) {
+		close(v.read)
+		<-v.release
+	}
+	return b, created, err
+}
+
+// TestAReadOlderThanAWrite: a read of the roster that began before this instance changed it, and ends
+// after, does not put the old roster back in its place: the change holds.
+func TestAReadOlderThanAWrite(t *testing.T) {
+	c := storetest.NewClock(time.Now())
+	v := &slowVault{Dir: vault.Dir(t.TempDir()), read: make(chan struct{}), release: make(chan struct{})}
+	r := operator.New(v, operator.Options{Clock: c.Now})
+	_, key, err := r.Add(ctx, "mina", operator.Viewer, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(operator.Fresh) // the next lookup reads the vault
+	v.hold.Store(true)
+	old := make(chan operator.Role)
+	go func() {
+		op, _, _ := r.ByKey(ctx, key)
+		old <- op.Role
+	}()
+	<-v.read
+	if _, err := r.SetRole(ctx, "mina", operator.Editor); err != nil {
+		t.Fatal(err)
+	}
+	close(v.release)
+	<-old
+	if op, _, _ := r.ByKey(ctx, key); op.Role != operator.Editor {
+		t.Fatalf("after the old read ended, mina is %q", op.Role)
 	}
 }

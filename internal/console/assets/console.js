@@ -981,7 +981,17 @@
       del.id = 'op-delete-' + o.name;
       del.setAttribute('aria-label', t('delete') + ' ' + o.name);
       const until = !o.expires_at ? t('life_ever') : Date.parse(o.expires_at) <= Date.now() ? null : fmtTime(o.expires_at);
-      return h('tr', {}, h('td', { text: o.name }), h('td', { text: t('role_' + o.role) }), h('td', { text: fmtTime(o.created_at) }),
+      // The role changes in place, the key kept: a viewer promoted for the evening, an editor held back.
+      const role = h('select', { id: 'op-role-' + o.name, 'aria-label': t('op_role') + ' ' + o.name, onchange: async (ev) => {
+        try {
+          await api('PATCH', '/v1/operators/' + encodeURIComponent(o.name), { role: ev.target.value });
+          say(t('saved'));
+        } catch (e) {
+          say(refusal(e));
+        }
+        refresh();
+      } }, ...['editor', 'viewer'].map((r) => h('option', { value: r, text: t('role_' + r), selected: r === o.role })));
+      return h('tr', {}, h('td', { text: o.name }), h('td', {}, role), h('td', { text: fmtTime(o.created_at) }),
         h('td', {}, until === null ? badge('op_expired') : until), h('td', {}, del));
     });
     document.querySelector('#operators tbody').replaceChildren(...(rows.length ? rows : [h('tr', {}, h('td', { class: 'empty', colspan: 5, text: t('op_none') }))]));
