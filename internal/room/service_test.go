@@ -166,18 +166,30 @@ func closed(changed <-chan struct{}) bool {
 	}
 }
 
-// TestPausedLineIsTold: a visitor waiting in a room its operator pauses, or sets to queue all with no
-// opening, is told so, at once (the room's subscribers are refreshed), and no longer once it resumes. The view said nothing of a pause:
-// a paused line showed its visitors a wait counted as if it moved.
-func TestPausedLineIsTold(t *testing.T) {
+// twoInLine makes room r of capacity 1 on a manual service, with visitors a and b in its line and b
+// subscribed, for tests of what the line is told.
+func twoInLine(t *testing.T) (*room.Service, room.Config, *room.Subscription) {
+	t.Helper()
 	svc, _ := manual(t)
 	ctx := context.Background()
 	cfg := config(1)
 	_ = svc.Put(ctx, "r", cfg)
 	_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: "a"})
 	_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: "b"})
-	sub, _ := svc.Subscribe(ctx, "r", "b")
-	defer sub.Close()
+	sub, err := svc.Subscribe(ctx, "r", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sub.Close)
+	return svc, cfg, sub
+}
+
+// TestPausedLineIsTold: a visitor waiting in a room its operator pauses, or sets to queue all with no
+// opening, is told so, at once (the room's subscribers are refreshed), and no longer once it resumes. The view said nothing of a pause:
+// a paused line showed its visitors a wait counted as if it moved.
+func TestPausedLineIsTold(t *testing.T) {
+	svc, cfg, sub := twoInLine(t)
+	ctx := context.Background()
 	if v, _ := svc.Status(ctx, "r", "b"); v.Paused {
 		t.Fatal("a running room's view says paused")
 	}
@@ -203,14 +215,8 @@ func TestPausedLineIsTold(t *testing.T) {
 // TestMessageIsTold: the room's word to its line is in every waiting visitor's view, and a change of
 // it refreshes the line at once; one admitted is not shown it.
 func TestMessageIsTold(t *testing.T) {
-	svc, _ := manual(t)
+	svc, cfg, sub := twoInLine(t)
 	ctx := context.Background()
-	cfg := config(1)
-	_ = svc.Put(ctx, "r", cfg)
-	_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: "a"})
-	_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: "b"})
-	sub, _ := svc.Subscribe(ctx, "r", "b")
-	defer sub.Close()
 	for _, msg := range []string{"The standing tickets are gone.", "Seats remain.", ""} {
 		changed := sub.Changed()
 		cfg.Page = &room.Page{Title: "Concert", Message: msg}
