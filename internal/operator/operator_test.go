@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/operator"
 	"github.com/rushgate/rushgate/internal/storetest"
@@ -366,3 +368,5 @@ func TestAReadOlderThanAWrite(t *testing.T) {
 		t.Fatalf("after the old read ended, mina is %q", op.Role)
 	}
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/rushgate/rushgate/internal/vault"
 )
 
@@ -96,3 +98,5 @@ func TestSwapLosesNothing(t *testing.T) {
 		t.Fatalf("mode %v", st.Mode())
 	}
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
