@@ -346,15 +346,17 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	}
 	keys.Hold("challenge.secret", challengeSecret)
 	trusted := f.trustedProxies
-	// Operators' keys live in the vault beside the admin key: shared by every instance on Redis.
+	// Operators' keys live in the vault beside the admin key: shared by every instance on Redis. Wrong
+	// keys are counted per client across the API and the console's sign-in.
 	operators := operator.New(be.vault, operator.Options{Audit: be.audit, Log: log})
+	throttle := httpapi.NewKeyThrottle(trusted)
 	cfg := httpapi.Config{
 		Rooms: svc, Auctions: auctions, Drops: drops, Keys: keys, Visitors: visitors, Metrics: m, Logger: log,
-		AdminKey: adminKey, Operators: operators, NewVisitorsPerMinute: f.newVisitors, SecureCookies: f.secureCookies,
+		AdminKey: adminKey, Operators: operators, Throttle: throttle, NewVisitorsPerMinute: f.newVisitors, SecureCookies: f.secureCookies,
 		TrustedProxies: trusted, StreamsPerAddress: f.streamsPerIP, Audit: be.audit,
 		Console: console.New(console.Config{AdminKey: adminKey, Operators: operators, SecureCookies: f.secureCookies, Base: f.pathPrefix,
 			Backups: be.backups != nil, Log: log, ClientAddr: func(r *http.Request) string { return httpapi.ClientAddr(trusted, r) },
-			Refused: func() { m.AdminRefused("wrong_key") }}),
+			Refused: func() { m.AdminRefused("wrong_key") }, Throttle: throttle}),
 		Templates: f.templates, Base: f.pathPrefix,
 		Challenges: challenge.NewIssuer([]byte(strings.TrimSpace(string(challengeSecret))), nil), Spent: be.spent,
 		EnqueueSecret: []byte(f.enqueueSecret), Releases: be.releases,

@@ -74,6 +74,8 @@ type Config struct {
 	Log *slog.Logger
 	// Refused, when set, hears each sign-in refused for its key (the metrics count them).
 	Refused func()
+	// Throttle, when set, refuses the sign-ins of a client that presented too many wrong keys.
+	Throttle Throttle
 	// ClientAddr tells a request's client behind the trusted proxies (httpapi.ClientAddr); nil reads
 	// the TCP peer.
 	ClientAddr func(*http.Request) string
@@ -83,6 +85,13 @@ type Config struct {
 	Backups bool
 }
 
+// Throttle refuses clients that presented too many wrong keys; httpapi.KeyThrottle is one, shared
+// with the admin API so that neither is a way around the other.
+type Throttle interface {
+	Locked(r *http.Request) bool
+	Failed(r *http.Request)
+}
+
 // Console serves /admin and says whether a request carries a signed-in session.
 type Console struct {
 	key       [32]byte
@@ -90,6 +99,7 @@ type Console struct {
 	operators *operator.Roster
 	log       *slog.Logger
 	refused   func()
+	throttle  Throttle
 	client    func(*http.Request) string
 	secure    bool
 	base      string
@@ -112,7 +122,7 @@ func New(cfg Config) *Console {
 	if cfg.Refused == nil {
 		cfg.Refused = func() {}
 	}
-	c := &Console{log: cfg.Log, client: cfg.ClientAddr, refused: cfg.Refused, secure: cfg.SecureCookies, base: cfg.Base, backups: cfg.Backups, now: cfg.Clock, admin: sha256.Sum256([]byte(cfg.AdminKey)),
+	c := &Console{log: cfg.Log, client: cfg.ClientAddr, refused: cfg.Refused, throttle: cfg.Throttle, secure: cfg.SecureCookies, base: cfg.Base, backups: cfg.Backups, now: cfg.Clock, admin: sha256.Sum256([]byte(cfg.AdminKey)),
 		operators: cfg.Operators}
 	c.key = sha256.Sum256([]byte("rushgate console session\x00" + cfg.AdminKey))
 	m := http.NewServeMux()
@@ -276,6 +286,10 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		c.signIn(w, http.StatusForbidden, "expired")
 		return
 	}
+	if c.throttle != nil && c.throttle.Locked(r) {
+		c.signIn(w, http.StatusTooManyRequests, "too_many")
+		return
+	}
 	key := strings.TrimSpace(r.PostForm.Get("key"))
 	sum := sha256.Sum256([]byte(key))
 	id := ""
@@ -292,6 +306,9 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			c.log.Warn("console: a sign-in with a wrong key", "client", c.client(r))
 			c.refused()
+			if c.throttle != nil {
+				c.throttle.Failed(r)
+			}
 			c.signIn(w, http.StatusUnauthorized, "wrong_key")
 			return
 		}

@@ -30,6 +30,18 @@ func newLimiter(perMinute int) *limiter {
 	return &limiter{perSec: float64(perMinute) / 60, burst: float64(perMinute), buckets: make(map[string]*bucket), now: time.Now}
 }
 
+// empty reports whether the client at host has no token left, taking none.
+func (l *limiter) empty(host string) bool {
+	if l == nil {
+		return false
+	}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.buckets[host]
+	return ok && min(l.burst, b.tokens+now.Sub(b.at).Seconds()*l.perSec) < 1
+}
+
 // allow reports whether the client at host may take one more token. A nil limiter allows everything.
 func (l *limiter) allow(host string) bool {
 	if l == nil {

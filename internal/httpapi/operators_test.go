@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -184,6 +185,54 @@ func jsonText(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestWrongKeysLockOut: an address that presented too many wrong keys is refused for a while, right
+// key or not, with Retry-After; the console's sign-in counts toward it too.
+func TestWrongKeysLockOut(t *testing.T) {
+	throttle := httpapi.NewKeyThrottle(nil)
+	e := setup(t, func(c *httpapi.Config, _ *room.Store) {
+		c.Throttle = throttle
+		c.Console = console.New(console.Config{AdminKey: adminKey, Throttle: throttle})
+	})
+	for range httpapi.KeysPerMinute - 1 {
+		e.want(e.do("GET", "/v1/rooms", "guess-"+adminKey, ""), 401, "unauthorized")
+	}
+	e.want(e.do("GET", "/v1/rooms", adminKey, ""), 200, "")       // the right key, before the lock
+	e.want(e.do("GET", "/v1/rooms", "", ""), 401, "unauthorized") // no key is no guess
+	// The last wrong key comes through the console's sign-in.
+	page, _ := http.Get(e.srv.URL + "/admin")
+	page.Body.Close()
+	var login *http.Cookie
+	for _, ck := range page.Cookies() {
+		if ck.Name == "rg_console_login" {
+			login = ck
+		}
+	}
+	form := url.Values{"key": {"guess"}, "csrf": {login.Value}}
+	req, _ := http.NewRequest("POST", e.srv.URL+"/admin/login", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(login)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != 401 {
+		t.Fatalf("the console's wrong key: %v %v", res, err)
+	}
+	res.Body.Close()
+	locked := e.do("GET", "/v1/rooms", adminKey, "")
+	e.want(locked, 429, "rate_limited")
+	if locked.header.Get("Retry-After") != "3" {
+		t.Fatalf("Retry-After %q", locked.header.Get("Retry-After"))
+	}
+	req, _ = http.NewRequest("POST", e.srv.URL+"/admin/login", strings.NewReader(url.Values{"key": {adminKey}, "csrf": {login.Value}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(login)
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 429 {
+		t.Fatalf("the console's sign-in while locked: %v %v", res, err)
+	} else {
+		res.Body.Close()
+	}
+	// Visitors' calls are another matter.
+	e.want(e.do("POST", "/v1/rooms/none/join", "", ""), 404, "room_not_found")
 }
 
 // TestOperatorsOff: a server without a roster says so, and operator keys open nothing.

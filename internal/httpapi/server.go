@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -61,6 +62,9 @@ type Config struct {
 	// Operators, when set, are the named keys the owner hands out: editors may make every admin call
 	// but those of the owner (operators, backups, key rotation), viewers only read.
 	Operators *operator.Roster
+	// Throttle, when set, refuses (429) the admin calls of a client address that presented too many wrong
+	// keys; the console's sign-in shares it.
+	Throttle *KeyThrottle
 	// NewVisitorsPerMinute limits, per client address, how many anonymous identities a client may be
 	// issued; 0 means no limit. It stops one script from joining the line a million times.
 	NewVisitorsPerMinute int
@@ -166,6 +170,7 @@ type Server struct {
 	log           *slog.Logger
 	adminSum      [32]byte
 	operators     *operator.Roster
+	throttle      *KeyThrottle
 	limiter       *limiter
 	record        RecordChecker
 	outbox        bool
@@ -214,7 +219,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		rooms: cfg.Rooms, auctions: cfg.Auctions, drops: cfg.Drops, now: cfg.Clock, keys: cfg.Keys, verifier: admission.NewVerifierFunc(cfg.Keys.PublicKeys).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
 		adminSum: sha256.Sum256([]byte(cfg.AdminKey)), secure: cfg.SecureCookies, base: cfg.Base,
-		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, outbox: cfg.Outbox, backlog: cfg.Backlog, auditLog: cfg.Audit, console: cfg.Console, operators: cfg.Operators,
+		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, outbox: cfg.Outbox, backlog: cfg.Backlog, auditLog: cfg.Audit, console: cfg.Console, operators: cfg.Operators, throttle: cfg.Throttle,
 		webhookLog: cfg.Webhooks, webhookURL: cfg.WebhookURL, backups: cfg.Backups,
 		limits: newStreamLimits(cfg.StreamsPerAddress), feeds: make(map[string]*feed),
 	}
@@ -507,13 +512,22 @@ func (s *Server) owner(next http.HandlerFunc) http.HandlerFunc {
 
 func (s *Server) allow(may func(op operator.Operator, r *http.Request) bool, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		_, keyed := admission.Bearer(r)
+		if keyed && s.throttle.Locked(r) {
+			w.Header().Set("Retry-After", strconv.Itoa(int(s.throttle.RetryAfter().Seconds())))
+			s.writeError(w, r, apiError(http.StatusTooManyRequests, codeRateLimited, "too many wrong keys from this address; retry later"))
+			return
+		}
 		op, ok, err := s.who(r)
 		switch {
 		case err != nil:
 			s.writeError(w, r, fromDomain(err))
 		case !ok:
-			if _, keyed := admission.Bearer(r); keyed && s.metrics != nil {
-				s.metrics.AdminRefused("wrong_key")
+			if keyed {
+				s.throttle.Failed(r)
+				if s.metrics != nil {
+					s.metrics.AdminRefused("wrong_key")
+				}
 			}
 			s.writeError(w, r, apiError(http.StatusUnauthorized, codeUnauthorized, "an admin key is required: Authorization: Bearer <admin key>"))
 		case !may(op, r):

@@ -7,7 +7,7 @@
     en: {
       console: 'console', admin_key: 'Admin or operator key', sign_in: 'Sign in', sign_out: 'Sign out', overview: 'Overview',
       key_hint: 'The admin key is in rushgate-data/admin.key, printed at the first start; an operator’s key comes from the owner of the admin key.',
-      wrong_key: 'That is not the admin key.', expired: 'The form expired; please sign in again.', bad_form: 'The form could not be read.',
+      wrong_key: 'That is not the admin key, nor an operator’s.', too_many: 'Too many wrong keys from here: wait a minute, then try again.', expired: 'The form expired; please sign in again.', bad_form: 'The form could not be read.',
       rooms: 'Rooms', drops: 'Drops', auctions: 'Auctions', id: 'ID', state: 'State', waiting: 'Waiting', active: 'Active',
       admitted: 'Admitted', limits: 'Limits', claimed: 'Claimed', remaining: 'Remaining', opens: 'Opens', price: 'Price',
       bids: 'Bids', ends: 'Ends', new_room: 'New room', new_drop: 'New drop', new_auction: 'New auction',
@@ -79,7 +79,7 @@
     ko: {
       console: '콘솔', admin_key: '관리자 또는 운영자 키', sign_in: '로그인', sign_out: '로그아웃', overview: '개요',
       key_hint: '관리자 키는 rushgate-data/admin.key에 있으며 처음 시작할 때 출력됩니다. 운영자 키는 관리자 키 소유자에게 받습니다.',
-      wrong_key: '관리자 키가 올바르지 않습니다.', expired: '양식이 만료되었습니다. 다시 로그인하세요.', bad_form: '양식을 읽을 수 없습니다.',
+      wrong_key: '관리자 키도, 운영자 키도 아닙니다.', too_many: '잘못된 키가 너무 많이 입력되었습니다. 1분 뒤에 다시 시도하세요.', expired: '양식이 만료되었습니다. 다시 로그인하세요.', bad_form: '양식을 읽을 수 없습니다.',
       rooms: '대기실', drops: '드롭', auctions: '경매', id: 'ID', state: '상태', waiting: '대기 중', active: '현재 입장',
       admitted: '누적 입장', limits: '제한', claimed: '수령', remaining: '남은 수량', opens: '오픈', price: '가격',
       bids: '입찰', ends: '종료', new_room: '새 대기실', new_drop: '새 드롭', new_auction: '새 경매',
