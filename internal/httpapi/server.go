@@ -565,9 +565,17 @@ func (s *Server) who(r *http.Request) (operator.Operator, bool, error) {
 	return s.operators.ByKey(r.Context(), tok)
 }
 
-// isAdmin reports whether r comes from the owner or an operator.
+// isAdmin reports whether r comes from the owner or an operator, for answers that show an operator
+// more (/healthz's reason). A key it refuses counts toward the throttle as at the admin calls.
 func (s *Server) isAdmin(r *http.Request) bool {
+	_, keyed := admission.Bearer(r)
+	if keyed && s.throttle.Locked(r) {
+		return false // what a key shows is no way around the throttle of wrong keys
+	}
 	_, ok, err := s.who(r)
+	if keyed && !ok && err == nil {
+		s.throttle.Failed(r)
+	}
 	return ok && err == nil
 }
 
