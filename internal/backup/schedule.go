@@ -86,7 +86,8 @@ func (b *Backups) Backup(ctx context.Context, w io.Writer) error {
 	return err
 }
 
-// acquire takes the one backup's turn, waiting for a backup being taken as Backup says.
+// acquire takes the one backup's turn, waiting up to WaitForRunning, while ctx lasts, for a backup
+// being taken.
 func (b *Backups) acquire(ctx context.Context) error {
 	select {
 	case b.busy <- struct{}{}: // free: taken even with ctx done, whose backup then says it was abandoned
@@ -187,8 +188,9 @@ const keptNames = "rushgate-backup-*.tar.gz*"
 // Keep takes a backup into s.Dir every s.Every until ctx ends. The first comes once the newest archive
 // already there is s.Every old, at once if there is none, so that restarts do not put backups off.
 // Each is written aside, synced, read through as a restore would ([Check], in s.Dir), and only then
-// renamed into place; then all but the newest s.Keep are removed. One that fails, or finds a backup asked for over
-// HTTP under way, is tried again within ten minutes.
+// renamed into place; then all but the newest s.Keep are removed. One that finds a download under way
+// waits for it, as a download waits for a kept one (up to WaitForRunning); one that fails is tried
+// again within ten minutes.
 func (b *Backups) Keep(ctx context.Context, s Schedule) {
 	if s.Now == nil {
 		s.Now = time.Now
@@ -242,10 +244,8 @@ func (b *Backups) Keep(ctx context.Context, s Schedule) {
 // keepOne writes one checked archive into s.Dir and returns its name and size. One to be sealed is
 // checked before it is, since the instance cannot open what it seals.
 func (b *Backups) keepOne(ctx context.Context, s Schedule) (string, int64, error) {
-	select {
-	case b.busy <- struct{}{}:
-	default:
-		return "", 0, ErrRunning
+	if err := b.acquire(ctx); err != nil {
+		return "", 0, err
 	}
 	defer func() { <-b.busy }()
 	name := "rushgate-backup-" + s.Now().UTC().Format("20060102T150405Z") + ".tar.gz"

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,6 +88,50 @@ func TestBackupsOneAtATime(t *testing.T) {
 	}
 	if st := b.Status(); st.LastTaken.IsZero() || st.LastFailed.Before(st.LastTaken) || !strings.HasSuffix(st.Failure, "disk full") || st.Dir != "" || st.Kept != nil {
 		t.Errorf("status %+v", st)
+	}
+}
+
+// TestKeepWaitsForADownload: a kept backup due while a download is taken waits for it, and then is
+// kept, rather than failing and waiting ten minutes for its next try.
+func TestKeepWaitsForADownload(t *testing.T) {
+	src := source(t)
+	lines := src.Lines
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	var held atomic.Bool
+	held.Store(true)
+	src.Lines = func(w io.Writer) error {
+		if held.CompareAndSwap(true, false) { // the download
+			started <- struct{}{}
+			<-release
+		}
+		return lines(w)
+	}
+	var o outcomes
+	b := backup.New(src, o.observe)
+	downloaded := make(chan error)
+	go func() { downloaded <- b.Backup(context.Background(), io.Discard) }()
+	<-started
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		b.Keep(ctx, backup.Schedule{Dir: out, Every: time.Hour, Keep: 2, Log: slog.New(slog.DiscardHandler)})
+	}()
+	time.Sleep(100 * time.Millisecond) // the kept one is due at once, and waits
+	close(release)
+	if err := <-downloaded; err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); len(o.all()) < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("told %v in 10 s", o.all())
+		}
+	}
+	cancel()
+	<-stopped
+	if got := o.all(); !slices.Equal(got, []string{"taken", "taken"}) || len(b.Status().Kept) != 1 {
+		t.Fatalf("told %v, kept %v", got, b.Status().Kept)
 	}
 }
 
