@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -361,5 +362,68 @@ func TestConsoleOperators(t *testing.T) {
 	}
 	if strings.Join(actions, " ") != "delete update update create" || entries[3]["by"] != "admin" {
 		t.Fatalf("the operators' changes: %v", entries)
+	}
+}
+
+// TestConsolePausesEveryRoom: two presses pause every room that admits, each its own change in the
+// log, by whom; two more resume them; a viewer is offered neither.
+func TestConsolePausesEveryRoom(t *testing.T) {
+	e := setup(t, withOperators(t))
+	for _, id := range []string{"a", "b", "c"} {
+		e.putRoom(id, `{"capacity": 1}`)
+	}
+	e.want(e.do("PATCH", "/v1/rooms/c", adminKey, `{"paused": true}`), 200, "")
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#ctl-pause_all"))); err != nil {
+		t.Fatal(err)
+	}
+	paused := func() string {
+		var out []string
+		for _, r := range list(e.do("GET", "/v1/rooms", adminKey, ""), "rooms") {
+			out = append(out, fmt.Sprint(r["config"].(map[string]any)["paused"]))
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct{ button, said, want string }{
+		{"#ctl-pause_all", "Rooms paused now: 2.", "true true true"},
+		{"#ctl-resume_all", "Rooms resumed now: 3.", "false false false"},
+	} {
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(c.button))); err != nil {
+			t.Fatal(err)
+		}
+		until(t, "the press armed", func() bool { return strings.Contains(shown(c.button), "again") })
+		if got := paused(); got == c.want {
+			t.Fatalf("one press did it: %s", got)
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(c.button))); err != nil {
+			t.Fatal(err)
+		}
+		until(t, c.said, func() bool { return shown("#status") == c.said })
+		if got := paused(); got != c.want {
+			t.Fatalf("after %s: %s", c.button, got)
+		}
+		if label := shown(c.button); strings.Contains(label, "again") {
+			t.Fatalf("after acting, %s still asks: %q", c.button, label)
+		}
+		if c.button == "#ctl-pause_all" {
+			until(t, "the table's badges", func() bool { return strings.Count(shown("#rooms tbody"), "paused") == 3 })
+			screenshot(t, ctx, "console-paused-all")
+		}
+	}
+	if n := len(list(e.do("GET", "/v1/audit?kind=room&id=a", adminKey, ""), "entries")); n != 3 {
+		t.Fatalf("room a's changes: %d", n)
+	}
+	made := e.do("POST", "/v1/operators", adminKey, `{"name": "wall", "role": "viewer"}`)
+	e.want(made, 201, "")
+	viewerKey := made.str("key")
+	wall := tab(t)
+	if err := chromedp.Do(wall, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), viewerKey),
+		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#rooms tbody a"))); err != nil {
+		t.Fatal(err)
+	}
+	if n := eval[int](t, wall, `document.querySelectorAll('#all-rooms button').length`); n != 0 {
+		t.Fatalf("a viewer is offered %d buttons for every room", n)
 	}
 }

@@ -16,6 +16,8 @@
       invites_added: 'Added {n} new codes. Send each invitee its link: {link}', invites_added_one: 'Added 1 new code. Send the invitee its link: {link}',
       invites_none: 'No new codes: each was added already.', offline: 'Cannot reach rushgate; retrying…',
       paused: 'paused', running: 'admitting', holding: 'holding all', no_joins: 'no new joins', letting_in: 'letting all in', opens_later: 'opens later', pause: 'Pause admissions', resume: 'Resume admissions',
+      pause_all: 'Pause every room', resume_all: 'Resume every room', confirm_pause_all: 'Press again to pause every room',
+      confirm_resume_all: 'Press again to resume every room', paused_all: 'Rooms paused now: {n}.', resumed_all: 'Rooms resumed now: {n}.',
       open_now: 'Open now', close_now: 'Close now', end_now: 'End now', extend: 'Extend by', confirm_end: 'Press again to end now', delete: 'Delete', confirm_delete: 'Press again to delete',
       capacity: 'Capacity', rate_admits: 'Admissions per interval', rate_per: 'Interval', session_ttl: 'Session length',
       grace: 'Grace to collect', idle_timeout: 'Idle timeout', opens_at: 'Opens at', site_url: 'Site URL',
@@ -88,6 +90,8 @@
       invites_added: '새 코드 {n}개를 추가했습니다. 초대받은 분께 각자의 링크를 보내세요: {link}', invites_added_one: '새 코드 1개를 추가했습니다. 초대받은 분께 링크를 보내세요: {link}',
       invites_none: '새 코드가 없습니다. 모두 이미 추가된 코드입니다.', offline: 'rushgate에 연결할 수 없습니다. 다시 시도하는 중…',
       paused: '일시 정지', running: '입장 중', holding: '전원 대기', no_joins: '신규 차단', letting_in: '전원 입장', opens_later: '오픈 전', pause: '입장 일시 정지', resume: '입장 재개',
+      pause_all: '모든 대기실 입장 정지', resume_all: '모든 대기실 입장 재개', confirm_pause_all: '한 번 더 누르면 모든 대기실의 입장을 정지합니다',
+      confirm_resume_all: '한 번 더 누르면 모든 대기실의 입장을 재개합니다', paused_all: '대기실 {n}곳의 입장을 정지했습니다.', resumed_all: '대기실 {n}곳의 입장을 재개했습니다.',
       open_now: '지금 열기', close_now: '지금 닫기', end_now: '지금 종료', extend: '연장', confirm_end: '한 번 더 누르면 지금 종료합니다', delete: '삭제', confirm_delete: '한 번 더 누르면 삭제합니다',
       capacity: '동시 입장 수', rate_admits: '구간당 입장 수', rate_per: '구간', session_ttl: '세션 길이',
       grace: '입장 확인 유예', idle_timeout: '유휴 제한 시간', opens_at: '오픈 시각', site_url: '사이트 URL',
@@ -603,13 +607,18 @@
   const download = (path, label) => h('a', { href: base + path, download: '', id: 'ctl-' + label, class: 'download', text: t(label) });
 
   // twice makes a control that acts only on a second press within five seconds: the first one says so.
+  // Once it acted it is disarmed, so that a third press asks again.
   function twice(label, confirm, cls, fn) {
+    let disarm = 0;
     const b = control(label, cls, async () => {
       if (b.dataset.armed !== '1') {
         b.dataset.armed = '1';
-        setTimeout(() => { b.dataset.armed = ''; b.textContent = t(label); }, 5000);
+        disarm = setTimeout(() => { b.dataset.armed = ''; b.textContent = t(label); }, 5000);
         return 'armed:' + confirm;
       }
+      clearTimeout(disarm);
+      b.dataset.armed = '';
+      b.textContent = t(label);
       return fn();
     });
     return b;
@@ -963,6 +972,28 @@
         h('td', { text: fmtNum(w.attempts) }), h('td', { class: 'detail' }, detail, send ? ' ' : null, send));
     });
     document.querySelector('#webhooks tbody').replaceChildren(...(rows.length ? rows : [h('tr', {}, h('td', { class: 'empty', colspan: 4, text: t('none') }))]));
+  }
+
+  // Every room paused at once, or resumed, by two presses: what an operator does when the site behind
+  // the rooms falls over, rather than a room at a time. Each room is its own change in the audit log.
+  async function everyRoom(paused) {
+    let n = 0;
+    let after = '';
+    do {
+      const page = await api('GET', '/v1/rooms?limit=500&after=' + encodeURIComponent(after));
+      for (const r of page.rooms || []) {
+        if (!!r.config.paused === paused) continue;
+        await api('PATCH', '/v1/rooms/' + encodeURIComponent(r.id), { paused });
+        n++;
+      }
+      after = page.next_after || '';
+    } while (after);
+    return t(paused ? 'paused_all' : 'resumed_all', { n: fmtNum(n) });
+  }
+  const allRooms = document.getElementById('all-rooms');
+  if (allRooms && !viewer) {
+    allRooms.append(twice('pause_all', 'confirm_pause_all', 'danger', () => everyRoom(true)),
+      twice('resume_all', 'confirm_resume_all', '', () => everyRoom(false)));
   }
 
   // showOperators lists the operators, each with a delete that acts on a second press; the table is
