@@ -88,6 +88,9 @@ type Operator struct {
 	ID      string     `json:"-"`
 }
 
+// Admin is the holder of the admin key, as a request's identity.
+var Admin = Operator{Name: rushgate.Owner, Role: Owner}
+
 // Expired reports whether the key had stopped working by now.
 func (o Operator) Expired(now time.Time) bool { return o.Expires != nil && !now.Before(*o.Expires) }
 
@@ -167,9 +170,6 @@ func (r *Roster) ByKey(ctx context.Context, key string) (Operator, bool, error) 
 	sum := Sum(key)
 	return r.find(ctx, func(s stored) bool { return s.Sum == sum })
 }
-
-// Admin is the holder of the admin key, as a request's identity.
-var Admin = Operator{Name: rushgate.Owner, Role: Owner}
 
 // ByID returns the operator of this ID, which a console session names, unless its key expired.
 func (r *Roster) ByID(ctx context.Context, id string) (Operator, bool, error) {
