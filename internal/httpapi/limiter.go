@@ -39,7 +39,12 @@ func (l *limiter) empty(host string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b, ok := l.buckets[host]
-	return ok && min(l.burst, b.tokens+now.Sub(b.at).Seconds()*l.perSec) < 1
+	return ok && l.refilled(b, now) < 1
+}
+
+// refilled is what b holds at now, its tokens topped up at the limiter's rate since it was last used.
+func (l *limiter) refilled(b *bucket, now time.Time) float64 {
+	return min(l.burst, b.tokens+now.Sub(b.at).Seconds()*l.perSec)
 }
 
 // allow reports whether the client at host may take one more token. A nil limiter allows everything.
@@ -58,8 +63,7 @@ func (l *limiter) allow(host string) bool {
 		b = &bucket{tokens: l.burst, at: now}
 		l.buckets[host] = b
 	}
-	b.tokens = min(l.burst, b.tokens+now.Sub(b.at).Seconds()*l.perSec)
-	b.at = now
+	b.tokens, b.at = l.refilled(b, now), now
 	if b.tokens < 1 {
 		return false
 	}
