@@ -1,17 +1,20 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/console"
 	"github.com/rushgate/rushgate/internal/httpapi"
 	"github.com/rushgate/rushgate/internal/operator"
@@ -428,5 +431,40 @@ func TestConsolePausesEveryRoom(t *testing.T) {
 	}
 	if n := eval[int](t, wall, `document.querySelectorAll('#all-rooms button').length`); n != 0 {
 		t.Fatalf("a viewer is offered %d buttons for every room", n)
+	}
+}
+
+// downAudit is an audit log whose reads fail when told, as the SQL record's do while it is down.
+type downAudit struct {
+	rushgate.Audit
+	down atomic.Bool
+}
+
+func (a *downAudit) Entries(ctx context.Context, f rushgate.AuditFilter, limit int) ([]rushgate.Entry, error) {
+	if a.down.Load() {
+		return nil, rushgate.ErrRecordUnavailable
+	}
+	return a.Audit.Entries(ctx, f, limit)
+}
+
+// TestConsoleOverviewWithoutItsChanges: while the log of changes cannot be read, the overview still
+// shows the rooms as they are, and says nothing of a failure that is the banner's to say.
+func TestConsoleOverviewWithoutItsChanges(t *testing.T) {
+	audit := &downAudit{Audit: newAudit(t)}
+	e := setup(t, withConsole(), func(c *httpapi.Config, _ *room.Store) { c.Audit = audit })
+	e.putRoom("first", `{"capacity": 1}`)
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#rooms tbody a"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the first room's change", func() bool { return strings.Contains(shown("#audit"), "first") })
+	audit.down.Store(true)
+	time.Sleep(5500 * time.Millisecond) // the changes are read again every five seconds: once, failing
+	e.putRoom("second", `{"capacity": 1}`)
+	until(t, "the second room listed", func() bool { return strings.Contains(shown("#rooms tbody"), "second") })
+	if s := shown("#status"); s != "" {
+		t.Fatalf("the overview says %q", s)
 	}
 }

@@ -927,7 +927,8 @@
     if (hooks) showWebhooks(hooks);
     if (kept) showBackups(kept);
     if (team) showOperators(team.operators);
-    await refreshAudit(false, stale);
+    // The changes are read from the SQL record too: while it fails, the rest of the overview still shows.
+    await refreshAudit(false, stale).catch(() => {});
     const fill = (tableID, list, make) => {
       const tbody = document.querySelector('#' + tableID + ' tbody');
       tbody.replaceChildren(...(list.items.length ? list.items.map(make) : [h('tr', {}, h('td', { class: 'empty', colspan: 6, text: t('none') }))]));
