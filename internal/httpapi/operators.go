@@ -10,12 +10,19 @@ import (
 
 var errOperatorsOff = apiError(http.StatusConflict, codeOperatorsOff, "this rushgate keeps no operators")
 
+// roster wraps the operator calls: a server built without operators answers them 409 operators_off.
+func (s *Server) roster(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.operators == nil {
+			s.writeError(w, r, errOperatorsOff)
+			return
+		}
+		next(w, r)
+	}
+}
+
 // listOperators answers GET /v1/operators: every operator's name, role and creation, never a key.
 func (s *Server) listOperators(w http.ResponseWriter, r *http.Request) {
-	if s.operators == nil {
-		s.writeError(w, r, errOperatorsOff)
-		return
-	}
 	list, err := s.operators.List(r.Context())
 	if err != nil {
 		s.writeError(w, r, fromDomain(err))
@@ -32,10 +39,6 @@ type newOperator struct {
 
 // addOperator answers POST /v1/operators {"name", "role"} with the new operator's key.
 func (s *Server) addOperator(w http.ResponseWriter, r *http.Request) {
-	if s.operators == nil {
-		s.writeError(w, r, errOperatorsOff)
-		return
-	}
 	var req struct {
 		Name string        `json:"name"`
 		Role operator.Role `json:"role"`
@@ -59,10 +62,6 @@ func (s *Server) addOperator(w http.ResponseWriter, r *http.Request) {
 // patchOperator answers PATCH /v1/operators/{name} {"role"}: the operator with its new role, its key
 // kept.
 func (s *Server) patchOperator(w http.ResponseWriter, r *http.Request) {
-	if s.operators == nil {
-		s.writeError(w, r, errOperatorsOff)
-		return
-	}
 	var req struct {
 		Role operator.Role `json:"role"`
 	}
@@ -81,10 +80,6 @@ func (s *Server) patchOperator(w http.ResponseWriter, r *http.Request) {
 // removeOperator answers DELETE /v1/operators/{name} as the other DELETEs: the key and its console
 // sessions stop working.
 func (s *Server) removeOperator(w http.ResponseWriter, r *http.Request) {
-	if s.operators == nil {
-		s.writeError(w, r, errOperatorsOff)
-		return
-	}
 	name := r.PathValue("name")
 	_, err := s.operators.Remove(r.Context(), name)
 	s.deleted(w, r, "operator", name, err)

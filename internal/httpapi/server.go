@@ -301,10 +301,10 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/visitors/me", s.me)
 	m.HandleFunc("GET /v1/rooms", s.admin(s.listRooms))
 	m.HandleFunc("GET /v1/audit", s.admin(s.audit))
-	m.HandleFunc("GET /v1/operators", s.owner(s.listOperators))
-	m.HandleFunc("POST /v1/operators", s.owner(s.addOperator))
-	m.HandleFunc("PATCH /v1/operators/{name}", s.owner(s.patchOperator))
-	m.HandleFunc("DELETE /v1/operators/{name}", s.owner(s.removeOperator))
+	m.HandleFunc("GET /v1/operators", s.owner(s.roster(s.listOperators)))
+	m.HandleFunc("POST /v1/operators", s.owner(s.roster(s.addOperator)))
+	m.HandleFunc("PATCH /v1/operators/{name}", s.owner(s.roster(s.patchOperator)))
+	m.HandleFunc("DELETE /v1/operators/{name}", s.owner(s.roster(s.removeOperator)))
 	m.HandleFunc("GET /v1/webhooks", s.admin(s.webhooks))
 	m.HandleFunc("POST /v1/webhooks/{id}/send", s.admin(s.sendWebhook))
 	m.HandleFunc("POST /v1/webhooks/ping", s.admin(s.pingWebhook))
@@ -512,22 +512,16 @@ func (s *Server) owner(next http.HandlerFunc) http.HandlerFunc {
 
 func (s *Server) allow(may func(op operator.Operator, r *http.Request) bool, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		_, keyed := admission.Bearer(r)
-		if keyed && s.throttle.Locked(r) {
-			w.Header().Set("Retry-After", strconv.Itoa(int(s.throttle.RetryAfter().Seconds())))
-			s.writeError(w, r, apiError(http.StatusTooManyRequests, codeRateLimited, "too many wrong keys from this address; retry later"))
-			return
-		}
 		op, ok, err := s.who(r)
 		switch {
+		case err == errTooManyKeys:
+			w.Header().Set("Retry-After", strconv.Itoa(int(s.throttle.RetryAfter().Seconds())))
+			s.writeError(w, r, err)
 		case err != nil:
 			s.writeError(w, r, fromDomain(err))
 		case !ok:
-			if keyed {
-				s.throttle.Failed(r)
-				if s.metrics != nil {
-					s.metrics.AdminRefused("wrong_key")
-				}
+			if _, keyed := admission.Bearer(r); keyed && s.metrics != nil {
+				s.metrics.AdminRefused("wrong_key")
 			}
 			s.writeError(w, r, apiError(http.StatusUnauthorized, codeUnauthorized, "an admin key is required: Authorization: Bearer <admin key>"))
 		case !may(op, r):
@@ -545,8 +539,12 @@ func (s *Server) allow(may func(op operator.Operator, r *http.Request) bool, nex
 	}
 }
 
+// errTooManyKeys refuses a key from a client address that presented too many wrong ones.
+var errTooManyKeys = apiError(http.StatusTooManyRequests, codeRateLimited, "too many wrong keys from this address; retry later")
+
 // who returns who r comes from: the owner for the admin key, an operator for its key, else the
-// console session's, if any.
+// console session's, if any. A key is refused with errTooManyKeys while its client address is locked
+// out, and a key that opens nothing counts toward that (Config.Throttle).
 func (s *Server) who(r *http.Request) (operator.Operator, bool, error) {
 	tok, ok := admission.Bearer(r)
 	if !ok {
@@ -555,6 +553,18 @@ func (s *Server) who(r *http.Request) (operator.Operator, bool, error) {
 		}
 		return s.console.Authorized(r)
 	}
+	if s.throttle.Locked(r) {
+		return operator.Operator{}, false, errTooManyKeys
+	}
+	op, ok, err := s.byKey(r, tok)
+	if !ok && err == nil {
+		s.throttle.Failed(r)
+	}
+	return op, ok, err
+}
+
+// byKey returns whose key tok is: the owner's, or an operator's.
+func (s *Server) byKey(r *http.Request, tok string) (operator.Operator, bool, error) {
 	sum := sha256.Sum256([]byte(tok))
 	if subtle.ConstantTimeCompare(sum[:], s.adminSum[:]) == 1 {
 		return operator.Admin, true, nil
@@ -566,16 +576,10 @@ func (s *Server) who(r *http.Request) (operator.Operator, bool, error) {
 }
 
 // isAdmin reports whether r comes from the owner or an operator, for answers that show an operator
-// more (/healthz's reason). A key it refuses counts toward the throttle as at the admin calls.
+// more (/healthz's reason). Through who, a key it refuses counts toward the throttle as at the admin
+// calls, so what a key shows is no way around it.
 func (s *Server) isAdmin(r *http.Request) bool {
-	_, keyed := admission.Bearer(r)
-	if keyed && s.throttle.Locked(r) {
-		return false // what a key shows is no way around the throttle of wrong keys
-	}
 	_, ok, err := s.who(r)
-	if keyed && !ok && err == nil {
-		s.throttle.Failed(r)
-	}
 	return ok && err == nil
 }
 
