@@ -95,7 +95,7 @@ type Throttle interface {
 // Console serves /admin and says whether a request carries a signed-in session.
 type Console struct {
 	key       [32]byte
-	admin     [32]byte
+	keys      *operator.Keys
 	operators *operator.Roster
 	log       *slog.Logger
 	refused   func()
@@ -122,7 +122,7 @@ func New(cfg Config) *Console {
 	if cfg.Refused == nil {
 		cfg.Refused = func() {}
 	}
-	c := &Console{log: cfg.Log, client: cfg.ClientAddr, refused: cfg.Refused, throttle: cfg.Throttle, secure: cfg.SecureCookies, base: cfg.Base, backups: cfg.Backups, now: cfg.Clock, admin: sha256.Sum256([]byte(cfg.AdminKey)),
+	c := &Console{log: cfg.Log, client: cfg.ClientAddr, refused: cfg.Refused, throttle: cfg.Throttle, secure: cfg.SecureCookies, base: cfg.Base, backups: cfg.Backups, now: cfg.Clock, keys: operator.NewKeys(cfg.AdminKey, cfg.Operators),
 		operators: cfg.Operators}
 	c.key = sha256.Sum256([]byte("rushgate console session\x00" + cfg.AdminKey))
 	m := http.NewServeMux()
@@ -290,33 +290,22 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		c.signIn(w, http.StatusTooManyRequests, "too_many")
 		return
 	}
-	key := strings.TrimSpace(r.PostForm.Get("key"))
-	sum := sha256.Sum256([]byte(key))
-	id := ""
-	if subtle.ConstantTimeCompare(sum[:], c.admin[:]) != 1 {
-		var op operator.Operator
-		ok := false
-		if c.operators != nil && strings.HasPrefix(key, operator.KeyPrefix) {
-			var err error
-			if op, ok, err = c.operators.ByKey(r.Context(), key); err != nil {
-				c.signIn(w, http.StatusServiceUnavailable, "unavailable")
-				return
-			}
-		}
-		if !ok {
-			c.log.Warn("console: a sign-in with a wrong key", "client", c.client(r))
-			c.refused()
-			if c.throttle != nil {
-				c.throttle.Failed(r)
-			}
-			c.signIn(w, http.StatusUnauthorized, "wrong_key")
-			return
-		}
-		id = op.ID
-		c.log.Info("console: signed in", "operator", op.Name, "role", op.Role, "client", c.client(r))
-	} else {
-		c.log.Info("console: signed in", "operator", rushgate.Owner, "role", operator.Owner, "client", c.client(r))
+	op, ok, err := c.keys.Who(r.Context(), strings.TrimSpace(r.PostForm.Get("key")))
+	if err != nil {
+		c.signIn(w, http.StatusServiceUnavailable, "unavailable")
+		return
 	}
+	if !ok {
+		c.log.Warn("console: a sign-in with a wrong key", "client", c.client(r))
+		c.refused()
+		if c.throttle != nil {
+			c.throttle.Failed(r)
+		}
+		c.signIn(w, http.StatusUnauthorized, "wrong_key")
+		return
+	}
+	c.log.Info("console: signed in", "operator", op.Name, "role", op.Role, "client", c.client(r))
+	id := op.ID // "" for the owner
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: "", Path: c.base + "/admin", MaxAge: -1})
 	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: c.newSession(id), Path: c.path(), HttpOnly: true, Secure: c.secure,
 		SameSite: http.SameSiteStrictMode, MaxAge: int(SessionTTL / time.Second)})

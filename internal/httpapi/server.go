@@ -7,8 +7,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -168,7 +166,7 @@ type Server struct {
 	visitors      *visitor.Issuer
 	metrics       *metrics.Metrics
 	log           *slog.Logger
-	adminSum      [32]byte
+	credentials   *operator.Keys
 	operators     *operator.Roster
 	throttle      *KeyThrottle
 	limiter       *limiter
@@ -218,7 +216,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		rooms: cfg.Rooms, auctions: cfg.Auctions, drops: cfg.Drops, now: cfg.Clock, keys: cfg.Keys, verifier: admission.NewVerifierFunc(cfg.Keys.PublicKeys).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
-		adminSum: sha256.Sum256([]byte(cfg.AdminKey)), secure: cfg.SecureCookies, base: cfg.Base,
+		credentials: operator.NewKeys(cfg.AdminKey, cfg.Operators), secure: cfg.SecureCookies, base: cfg.Base,
 		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, outbox: cfg.Outbox, backlog: cfg.Backlog, auditLog: cfg.Audit, console: cfg.Console, operators: cfg.Operators, throttle: cfg.Throttle,
 		webhookLog: cfg.Webhooks, webhookURL: cfg.WebhookURL, backups: cfg.Backups,
 		limits: newStreamLimits(cfg.StreamsPerAddress), feeds: make(map[string]*feed),
@@ -556,23 +554,11 @@ func (s *Server) who(r *http.Request) (operator.Operator, bool, error) {
 	if s.throttle.Locked(r) {
 		return operator.Operator{}, false, errTooManyKeys
 	}
-	op, ok, err := s.byKey(r, tok)
+	op, ok, err := s.credentials.Who(r.Context(), tok)
 	if !ok && err == nil {
 		s.throttle.Failed(r)
 	}
 	return op, ok, err
-}
-
-// byKey returns whose key tok is: the owner's, or an operator's.
-func (s *Server) byKey(r *http.Request, tok string) (operator.Operator, bool, error) {
-	sum := sha256.Sum256([]byte(tok))
-	if subtle.ConstantTimeCompare(sum[:], s.adminSum[:]) == 1 {
-		return operator.Admin, true, nil
-	}
-	if s.operators == nil || !strings.HasPrefix(tok, operator.KeyPrefix) {
-		return operator.Operator{}, false, nil
-	}
-	return s.operators.ByKey(r.Context(), tok)
 }
 
 // isAdmin reports whether r comes from the owner or an operator, for answers that show an operator

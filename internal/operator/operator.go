@@ -17,6 +17,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -372,6 +373,30 @@ func unavailable(err error) error {
 		return fmt.Errorf("operator: %w", err)
 	}
 	return fmt.Errorf("operator: %w: %w", rushgate.ErrUnavailable, err)
+}
+
+// Keys tells whose a key is, the admin key's or an operator's: what the admin API and the console's
+// sign-in both ask of a key presented to them.
+type Keys struct {
+	admin  [32]byte
+	roster *Roster // nil: the admin key alone
+}
+
+// NewKeys returns the keys of the admin key's holder and of the roster's operators (nil: none).
+func NewKeys(adminKey string, r *Roster) *Keys {
+	return &Keys{admin: sha256.Sum256([]byte(adminKey)), roster: r}
+}
+
+// Who returns Admin for the admin key, the operator whose key it is (unless it expired), or false.
+func (k *Keys) Who(ctx context.Context, key string) (Operator, bool, error) {
+	sum := sha256.Sum256([]byte(key))
+	if subtle.ConstantTimeCompare(sum[:], k.admin[:]) == 1 {
+		return Admin, true, nil
+	}
+	if k.roster == nil || !strings.HasPrefix(key, KeyPrefix) {
+		return Operator{}, false, nil
+	}
+	return k.roster.ByKey(ctx, key)
 }
 
 // Sum is how a key is kept: its SHA-256 in hex. A key is 32 random bytes, so no salt is needed.

@@ -370,3 +370,27 @@ func TestAReadOlderThanAWrite(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestKeysWho: the admin key is the owner's, an operator's key its operator's; without a roster an
+// operator's key, like any other, is nobody's.
+func TestKeysWho(t *testing.T) {
+	r := operator.New(vault.Dir(t.TempDir()), operator.Options{})
+	mina, key, err := r.Add(ctx, "mina", operator.Editor, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := operator.NewKeys("the-admin-key-0123", r)
+	for _, c := range []struct {
+		key  string
+		want operator.Operator
+		ok   bool
+	}{{"the-admin-key-0123", operator.Admin, true}, {key, mina, true}, {"the-admin-key-012", operator.Operator{}, false},
+		{operator.KeyPrefix + "x", operator.Operator{}, false}, {"", operator.Operator{}, false}} {
+		if got, ok, err := k.Who(ctx, c.key); err != nil || ok != c.ok || got != c.want {
+			t.Fatalf("Who(%q) = %+v, %v, %v", c.key, got, ok, err)
+		}
+	}
+	if _, ok, _ := operator.NewKeys("the-admin-key-0123", nil).Who(ctx, key); ok {
+		t.Fatal("an operator's key opens without a roster")
+	}
+}
