@@ -232,3 +232,48 @@ func typeName(t reflect.Type) string {
 	}
 	return "of type " + t.String()
 }
+
+// MergePatch applies patch, a JSON merge patch of the fields to change (RFC 7396), to old's JSON and
+// returns the result, for its domain to decode and check as a whole config: an operator changes a
+// field or two without sending the rest, which may be a drop's hundred thousand codes. patch must be
+// one JSON object; that refusal is a *DecodeError.
+func MergePatch(old any, patch []byte) ([]byte, error) {
+	var p map[string]json.RawMessage
+	if err := DecodeObject(patch, &p); err != nil || p == nil {
+		if de, _ := errors.AsType[*DecodeError](err); de != nil && de.Field != "" { // a field given twice
+			return nil, de
+		}
+		return nil, &DecodeError{Reason: "a patch is one JSON object of the fields to change"}
+	}
+	base, err := json.Marshal(old)
+	if err != nil {
+		return nil, err
+	}
+	return mergePatch(base, patch)
+}
+
+// mergePatch applies the JSON merge patch to the JSON value target (RFC 7396): a patch that is an
+// object changes target's members one by one, a null member removing one and an object member merging
+// into it; any other patch replaces target.
+func mergePatch(target, patch json.RawMessage) (json.RawMessage, error) {
+	var p map[string]json.RawMessage
+	if json.Unmarshal(patch, &p) != nil || p == nil {
+		return patch, nil
+	}
+	var t map[string]json.RawMessage
+	if json.Unmarshal(target, &t) != nil || t == nil {
+		t = map[string]json.RawMessage{}
+	}
+	for k, v := range p {
+		if string(v) == "null" {
+			delete(t, k)
+			continue
+		}
+		m, err := mergePatch(t[k], v)
+		if err != nil {
+			return nil, err
+		}
+		t[k] = m
+	}
+	return json.Marshal(t)
+}

@@ -134,30 +134,3 @@ func TestTarget(t *testing.T) {
 		t.Errorf("no site, back to a drop's page: %q", got)
 	}
 }
-
-// TestMergePatch: the examples of RFC 7396's appendix A. Patch merged an object member by replacing it,
-// so {"page": {"message": ...}} dropped the page's title, logo and colour.
-func TestMergePatch(t *testing.T) {
-	for _, c := range [][3]string{
-		{`{"a":"b"}`, `{"a":"c"}`, `{"a":"c"}`},
-		{`{"a":"b"}`, `{"b":"c"}`, `{"a":"b","b":"c"}`},
-		{`{"a":"b"}`, `{"a":null}`, `{}`},
-		{`{"a":"b","b":"c"}`, `{"a":null}`, `{"b":"c"}`},
-		{`{"a":["b"]}`, `{"a":"c"}`, `{"a":"c"}`},
-		{`{"a":"c"}`, `{"a":["b"]}`, `{"a":["b"]}`},
-		{`{"a":{"b":"c"}}`, `{"a":{"b":"d","c":null}}`, `{"a":{"b":"d"}}`},
-		{`{"a":[{"b":"c"}]}`, `{"a":[1]}`, `{"a":[1]}`},
-		{`["a","b"]`, `["c","d"]`, `["c","d"]`},
-		{`{"a":"b"}`, `["c"]`, `["c"]`},
-		{`{"a":"foo"}`, `null`, `null`},
-		{`{"a":"foo"}`, `"bar"`, `"bar"`},
-		{`{"e":null}`, `{"a":1}`, `{"a":1,"e":null}`},
-		{`[1,2]`, `{"a":"b","c":null}`, `{"a":"b"}`},
-		{`{}`, `{"a":{"bb":{"ccc":null}}}`, `{"a":{"bb":{}}}`},
-	} {
-		got, err := mergePatch(json.RawMessage(c[0]), json.RawMessage(c[1]))
-		if err != nil || string(got) != c[2] {
-			t.Errorf("%s merged with %s: %s %v, want %s", c[0], c[1], got, err, c[2])
-		}
-	}
-}

@@ -2,7 +2,6 @@ package room
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"slices"
 	"time"
@@ -149,18 +148,10 @@ func (s *Service) Patch(ctx context.Context, id string, patch []byte) (Config, e
 	if err != nil {
 		return Config{}, err
 	}
-	var p map[string]json.RawMessage
-	if err := rushgate.DecodeObject(patch, &p); err != nil || p == nil {
-		if de, _ := errors.AsType[*rushgate.DecodeError](err); de != nil && de.Field != "" { // a field given twice
-			return Config{}, &ConfigError{Field: de.Field, Reason: de.Reason}
-		}
-		return Config{}, &ConfigError{Reason: "a patch is one JSON object of the fields to change"}
+	merged, err := rushgate.MergePatch(old, patch)
+	if de, ok := errors.AsType[*rushgate.DecodeError](err); ok {
+		return Config{}, &ConfigError{Field: de.Field, Reason: de.Reason}
 	}
-	base, err := json.Marshal(old)
-	if err != nil {
-		return Config{}, err
-	}
-	merged, err := mergePatch(base, patch)
 	if err != nil {
 		return Config{}, err
 	}
@@ -169,30 +160,4 @@ func (s *Service) Patch(ctx context.Context, id string, patch []byte) (Config, e
 		return Config{}, err
 	}
 	return cfg, s.Put(ctx, id, cfg)
-}
-
-// mergePatch applies the JSON merge patch to the JSON value target (RFC 7396): a patch that is an
-// object changes target's members one by one, a null member removing one and an object member merging
-// into it; any other patch replaces target.
-func mergePatch(target, patch json.RawMessage) (json.RawMessage, error) {
-	var p map[string]json.RawMessage
-	if json.Unmarshal(patch, &p) != nil || p == nil {
-		return patch, nil
-	}
-	var t map[string]json.RawMessage
-	if json.Unmarshal(target, &t) != nil || t == nil {
-		t = map[string]json.RawMessage{}
-	}
-	for k, v := range p {
-		if string(v) == "null" {
-			delete(t, k)
-			continue
-		}
-		m, err := mergePatch(t[k], v)
-		if err != nil {
-			return nil, err
-		}
-		t[k] = m
-	}
-	return json.Marshal(t)
 }
