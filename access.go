@@ -36,7 +36,8 @@ var ErrSoldOut = errors.New("rushgate: sold out")
 // claimed and never holds more admissions than that. A claim behind such a room first holds a unit
 // (Hold), then claims it from the drop, and gives the unit back (Unhold) if the claim fails; a claim
 // made ends the admission that brought the visitor, whose unit it was. When the drop runs out, SoldOut
-// tells the room, which turns its line away.
+// tells the room, which turns its line away; when an operator restocks the drop, or lowers its stock,
+// Restock tells it how many units came or went.
 type Gatekeeper interface {
 	Active(ctx context.Context, room, visitor, admissionID string) (bool, error)
 	Release(ctx context.Context, room, visitor, admissionID string) error
@@ -48,6 +49,9 @@ type Gatekeeper interface {
 	Unhold(ctx context.Context, room string) error
 	// SoldOut tells the room that the drop it follows has no unit left.
 	SoldOut(ctx context.Context, room string) error
+	// Restock tells the room that drop gained units (or lost -units) and has left units now, if the
+	// room follows that drop; with none left it is sold out.
+	Restock(ctx context.Context, room, drop string, units, left int) error
 }
 
 // CheckAdmission returns nil if a shows visitor's live admission of room, ErrAdmissionRequired if it

@@ -88,6 +88,9 @@ func (refuseAll) Hold(context.Context, string, string, string) (bool, error) {
 }
 func (refuseAll) Unhold(context.Context, string) error  { return nil }
 func (refuseAll) SoldOut(context.Context, string) error { return nil }
+func (refuseAll) Restock(context.Context, string, string, int, int) error {
+	return nil
+}
 
 // TestCachedConfigFollowsAnotherInstance runs two services over one store, as two instances share
 // Redis: A bids with the config it cached, without reading the auction again; after B puts the auction

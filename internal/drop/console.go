@@ -101,7 +101,7 @@ func (s *Service) schedule(ctx context.Context, id, action string, move func(c *
 		}
 		c := info.Config
 		move(&c, s.clock().UTC().Truncate(time.Millisecond))
-		err = s.store.Schedule(ctx, id, info.Rev, c)
+		err = s.store.Amend(ctx, id, info.Rev, c)
 		if errors.Is(err, rushgate.ErrStale) {
 			continue
 		}

@@ -36,7 +36,19 @@ var (
 	ErrStarted  = errors.New("drop: already has claims")
 	// ErrNoSuchCode answers a lookup of a code that no claim of the drop handed out (yet).
 	ErrNoSuchCode = errors.New("drop: no claim has this code")
+	// ErrBelowClaimed refuses a stock lowered below the units claimed already.
+	ErrBelowClaimed = errors.New("drop: stock below the units claimed")
 )
+
+// FixedError refuses a change, to a drop that has claims, of a field its claims were made under (all
+// but the title, the stock and the times). It is an ErrStarted.
+type FixedError struct{ Field string }
+
+func (e *FixedError) Error() string {
+	return "drop: " + e.Field + " cannot change once the drop has claims (its title, stock and times can)"
+}
+
+func (e *FixedError) Unwrap() error { return ErrStarted }
 
 // AlreadyClaimedError is a refused claim by a visitor who holds all it may; it carries those claims.
 type AlreadyClaimedError struct{ Claims []Claim }

@@ -219,12 +219,16 @@ func (s *Service) ensure(ctx context.Context, what, room string, step func(conte
 
 // Put creates a drop or replaces it while nothing is claimed, audits the change, and returns the drop
 // as it now stands. A drop that the store lost but the record holds claims of is restored with them
-// (see [Record]); a stock below them is refused.
+// (see [Record]); a stock below them is refused. Once a drop has claims, only its title, its stock and
+// its times change (see [Store.Amend]); a change of any other field is a *FixedError.
 func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) {
 	defer s.changed(id)
 	old, err := s.store.Get(ctx, id)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Info{}, err
+	}
+	if err == nil && old.Claimed > 0 {
+		return s.amend(ctx, id, old, cfg)
 	}
 	now := Info{Config: cfg, Listed: len(cfg.Codes)}
 	e := rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: rushgate.ActionUpdate, Changes: rushgate.Diff(old.audited(), now.audited())}
@@ -251,10 +255,103 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) 
 		}
 	}
 	if err := s.store.Put(ctx, id, cfg); err != nil {
+		if errors.Is(err, ErrStarted) { // the first claims came in between
+			if old, gerr := s.store.Get(ctx, id); gerr == nil && old.Claimed > 0 {
+				return s.amend(ctx, id, old, cfg)
+			}
+		}
 		return Info{}, err
 	}
 	rushgate.Audited(ctx, s.audit, s.log, e)
 	return Info{Config: cfg}, nil
+}
+
+// Patch changes the fields of a drop that patch names (a JSON merge patch, RFC 7396) and puts the result
+// as Put does: an operator restocks a drop, or corrects its title, without sending its listed codes.
+func (s *Service) Patch(ctx context.Context, id string, patch []byte) (Info, error) {
+	old, err := s.store.Get(ctx, id)
+	if err == nil && old.Listed > 0 {
+		old.Config.Codes, err = s.store.Codes(ctx, id)
+	}
+	if err != nil {
+		return Info{}, err
+	}
+	merged, err := rushgate.MergePatch(old.Config, patch)
+	if de, ok := errors.AsType[*rushgate.DecodeError](err); ok {
+		return Info{}, &ConfigError{de.Field, de.Reason}
+	}
+	if err != nil {
+		return Info{}, err
+	}
+	cfg, err := DecodeConfig(merged)
+	if err != nil {
+		return Info{}, err
+	}
+	return s.Put(ctx, id, cfg)
+}
+
+// amend changes a drop that has claims to cfg, against the config it read (again, if another change
+// came first), audits it, and tells a room that follows the drop how many units came or went.
+func (s *Service) amend(ctx context.Context, id string, old Info, cfg Config) (Info, error) {
+	for range 3 {
+		if err := s.fixed(ctx, id, old, cfg); err != nil {
+			return Info{}, err
+		}
+		err := s.store.Amend(ctx, id, old.Rev, cfg)
+		switch {
+		case errors.Is(err, rushgate.ErrStale):
+			if old, err = s.store.Get(ctx, id); err != nil {
+				return Info{}, err
+			}
+			continue
+		case errors.Is(err, ErrBelowClaimed):
+			return Info{}, &ConfigError{"stock", "must be at least the units claimed already"}
+		case errors.Is(err, ErrSoldOut):
+			return Info{}, &ConfigError{"stock", "the drop is sold out: its stock can no longer change"}
+		case err != nil:
+			return Info{}, err
+		}
+		now := Info{Config: cfg, Claimed: old.Claimed, Listed: old.Listed}
+		if fresh, err := s.store.Get(ctx, id); err == nil {
+			now = fresh
+		}
+		rushgate.Audited(ctx, s.audit, s.log, rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: rushgate.ActionUpdate,
+			Changes: rushgate.Diff(old.audited(), now.audited())})
+		if units := cfg.Stock - old.Config.Stock; units != 0 && cfg.Room != "" {
+			left := now.Config.Stock - now.Claimed
+			s.ensure(context.WithoutCancel(ctx), "tell the room of the drop's new stock", cfg.Room, func(ctx context.Context) error {
+				return s.gate.Restock(ctx, cfg.Room, id, units, left)
+			})
+		}
+		return now, nil
+	}
+	return Info{}, rushgate.ErrUnavailable
+}
+
+// fixed refuses, with a *FixedError naming the first, a change of the fields that a drop's claims were
+// made under: all but its title, stock and times.
+func (s *Service) fixed(ctx context.Context, id string, old Info, cfg Config) error {
+	want := old.Config
+	want.Title, want.Stock, want.OpensAt, want.ClosesAt = cfg.Title, cfg.Stock, cfg.OpensAt, cfg.ClosesAt
+	if old.Listed > 0 && len(cfg.Codes) == old.Listed {
+		codes, err := s.store.Codes(ctx, id)
+		if err != nil {
+			return err
+		}
+		want.Codes = codes
+	} else if old.Listed != len(cfg.Codes) {
+		return &FixedError{"codes"}
+	}
+	if want.Identity == "" {
+		want.Identity = visitor.IdentityAny
+	}
+	if cfg.Identity == "" {
+		cfg.Identity = visitor.IdentityAny
+	}
+	if changes := rushgate.Diff(want, cfg); len(changes) > 0 {
+		return &FixedError{changes[0].Field}
+	}
+	return nil
 }
 
 // changed tells what keeps a drop's config that it changed: the checks of claims, and the sampler,

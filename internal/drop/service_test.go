@@ -30,6 +30,8 @@ type gate struct {
 	down     int             // how many more calls fail as unavailable
 	downRel  int             // how many more releases fail as unavailable
 	released []string
+	downRes  int      // how many more restocks fail as unavailable
+	restocks []string // "room drop units left", as told
 }
 
 func (g *gate) Active(_ context.Context, room, visitor, id string) (bool, error) {
@@ -68,6 +70,23 @@ func (g *gate) Hold(ctx context.Context, room, visitor, id string) (bool, error)
 
 func (g *gate) Unhold(context.Context, string) error  { return nil }
 func (g *gate) SoldOut(context.Context, string) error { return nil }
+
+func (g *gate) Restock(_ context.Context, room, drop string, units, left int) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.downRes > 0 {
+		g.downRes--
+		return fmt.Errorf("%w: down", rushgate.ErrUnavailable)
+	}
+	g.restocks = append(g.restocks, fmt.Sprintf("%s %s %d %d", room, drop, units, left))
+	return nil
+}
+
+func (g *gate) told() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.restocks...)
+}
 
 func (g *gate) set(f func()) { g.mu.Lock(); defer g.mu.Unlock(); f() }
 
@@ -774,5 +793,69 @@ func TestDropEndToldOnceDurable(t *testing.T) {
 	svc.Sample(ctx)
 	if got := ended.take(); len(got) != 1 || !strings.HasPrefix(got[0], "gone sold_out 1/1 ") {
 		t.Fatalf("told a second later: %q", got)
+	}
+}
+
+// TestPutAfterClaims: a drop with claims takes a new title, stock and times, and nothing else; its room
+// hears how many units came or went (again, until it can be told), and a stock below the claims, or a
+// new stock once sold out, is refused as the stock's fault.
+func TestPutAfterClaims(t *testing.T) {
+	g := &gate{live: map[string]bool{"adm-1": true}}
+	svc := drop.NewService(memstore.NewDrops(nil, nil), drop.Options{Gate: g})
+	defer svc.Stop()
+	ctx := context.Background()
+	cfg := drop.Config{Title: "Sneakers", Stock: 3, PerVisitor: 1, OpensAt: time.Now().Add(-time.Minute), Room: "line"}
+	if _, err := svc.Put(ctx, "d", cfg); err != nil {
+		t.Fatal(err)
+	}
+	a := &rushgate.Admission{Room: "line", Visitor: "v_a", ID: "adm-1"}
+	if _, _, err := svc.Claim(ctx, drop.ClaimRequest{Drop: "d", Visitor: "v_a", Admission: a}); err != nil {
+		t.Fatal(err)
+	}
+	for field, change := range map[string]func(c *drop.Config){
+		"per_visitor":      func(c *drop.Config) { c.PerVisitor = 2 },
+		"room":             func(c *drop.Config) { c.Room = "other" },
+		"release_on_claim": func(c *drop.Config) { c.ReleaseOnClaim = true },
+		"identity":         func(c *drop.Config) { c.Identity = "site" },
+		"codes":            func(c *drop.Config) { c.Codes = []string{"A", "B", "C"} },
+	} {
+		c := cfg
+		change(&c)
+		_, err := svc.Put(ctx, "d", c)
+		fixed, ok := errors.AsType[*drop.FixedError](err)
+		if !ok || fixed.Field != field || !errors.Is(err, drop.ErrStarted) {
+			t.Errorf("a change of %s: %v", field, err)
+		}
+	}
+	c := cfg
+	c.Identity = "any" // the default, named
+	c.Title, c.Stock = "Sneakers, restocked", 5
+	g.set(func() { g.downRes = 1 }) // the room's store is down at first: told again
+	info, err := svc.Put(ctx, "d", c)
+	if err != nil || info.Config.Stock != 5 || info.Config.Title != c.Title || info.Claimed != 1 {
+		t.Fatalf("restock: %+v %v", info, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(g.told()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if told := g.told(); !slices.Equal(told, []string{"line d 2 4"}) {
+		t.Fatalf("the room was told %q, want 2 units more and 4 left", told)
+	}
+	c.Stock = 0
+	if _, err := svc.Put(ctx, "d", c); err == nil {
+		t.Fatal("a stock of none was taken")
+	}
+	c.Stock = 1 // down to the claims: sold out
+	if _, err := svc.Put(ctx, "d", c); err != nil {
+		t.Fatal(err)
+	}
+	if told := g.told(); len(told) != 2 || told[1] != "line d -4 0" {
+		t.Fatalf("the room was told %q, want 4 units fewer and none left", told)
+	}
+	c.Stock = 10
+	_, err = svc.Put(ctx, "d", c)
+	if ce, ok := errors.AsType[*drop.ConfigError](err); !ok || ce.Field != "stock" {
+		t.Fatalf("a restock once sold out: %v", err)
 	}
 }

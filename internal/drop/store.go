@@ -40,10 +40,12 @@ type Store interface {
 	// Delete removes a drop while nothing is claimed; ErrStarted afterwards, ErrNotFound when there is
 	// none.
 	Delete(ctx context.Context, id string) error
-	// Schedule moves the drop's window to cfg's opens_at and closes_at, keeping its claims, if its config
-	// is still of revision rev (rushgate.ErrStale otherwise): an operator opening or closing it now.
-	// Nothing but the window changes, whatever else cfg says.
-	Schedule(ctx context.Context, id, rev string, cfg Config) error
+	// Amend changes the drop's title, stock and window to cfg's, keeping its claims, if its config is
+	// still of revision rev (rushgate.ErrStale otherwise): an operator correcting a drop that has
+	// claims, restocking it, or opening or closing it now. Nothing else of cfg is used. A stock below
+	// the claims is refused with ErrBelowClaimed, and any new stock of a drop sold out with ErrSoldOut:
+	// its pages, feed and line have told everyone that it is over.
+	Amend(ctx context.Context, id, rev string, cfg Config) error
 	// Get returns the drop's config without its listed codes, how many it lists, and how much is
 	// claimed.
 	Get(ctx context.Context, id string) (Info, error)

@@ -121,8 +121,8 @@ func (d *Drops) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
-// Schedule implements [drop.Store].
-func (d *Drops) Schedule(ctx context.Context, id, rev string, cfg drop.Config) error {
+// Amend implements [drop.Store].
+func (d *Drops) Amend(ctx context.Context, id, rev string, cfg drop.Config) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s, ok := d.drops[id]
@@ -131,9 +131,13 @@ func (d *Drops) Schedule(ctx context.Context, id, rev string, cfg drop.Config) e
 		return drop.ErrNotFound
 	case s.rev != rev:
 		return rushgate.ErrStale
+	case cfg.Stock != s.Config.Stock && len(s.Claims) >= s.Config.Stock:
+		return drop.ErrSoldOut
+	case cfg.Stock < len(s.Claims):
+		return drop.ErrBelowClaimed
 	}
 	c := s.Config
-	c.OpensAt, c.ClosesAt = cfg.OpensAt, cfg.ClosesAt
+	c.Title, c.Stock, c.OpensAt, c.ClosesAt = cfg.Title, cfg.Stock, cfg.OpensAt, cfg.ClosesAt
 	if d.recorder != nil {
 		if err := d.recorder.RecordDrop(ctx, id, c); err != nil {
 			return fmt.Errorf("%w: recording drop %s: %w", rushgate.ErrUnavailable, id, err)

@@ -360,11 +360,11 @@ func (s *Rooms) Hold(_ context.Context, id, visitor, admissionID string) (bool, 
 	return held, err
 }
 
-// Unhold implements [room.Store].
-func (s *Rooms) Unhold(_ context.Context, id string) error {
+// AddUnits implements [room.Store].
+func (s *Rooms) AddUnits(_ context.Context, id string, n int) error {
 	return s.with(id, func(rs *roomState, _ int64) error {
 		if rs.units >= 0 {
-			rs.units++
+			rs.units = max(0, rs.units+n)
 		}
 		return nil
 	})

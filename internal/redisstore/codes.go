@@ -40,6 +40,9 @@ var (
 	dropErrors = scriptErrors{codeNotFound: drop.ErrNotFound, codeNotStarted: drop.ErrNotOpen,
 		codeClosed: drop.ErrSoldOut, codeTooLow: errAlreadyClaimed, codeStarted: drop.ErrStarted, codeStale: rushgate.ErrStale,
 		codeIncomplete: errIncomplete, codeBusy: errRestoreBusy}
+	// amendErrors are lua/drop_amend.lua's: its code 4 is a stock below the claims.
+	amendErrors = scriptErrors{codeNotFound: drop.ErrNotFound, codeClosed: drop.ErrSoldOut, codeTooLow: drop.ErrBelowClaimed,
+		codeStale: rushgate.ErrStale}
 )
 
 // errAlreadyClaimed stands for the claim script's code 4 until the claim path turns it into a

@@ -26,7 +26,7 @@ var (
 	dropPutScript   = dropScript("drop_put")
 	dropClaimScript = rueidis.NewLuaScript(source("drop_claim"))
 	dropDelScript   = rueidis.NewLuaScript(source("drop_delete"))
-	dropSchedScript = rueidis.NewLuaScript(source("drop_schedule"))
+	dropAmendScript = rueidis.NewLuaScript(source("drop_amend"))
 	dropOverScript  = rueidis.NewLuaScript(source("drop_over"))
 	dropRestScript  = dropScript("drop_restore")
 )
@@ -129,10 +129,10 @@ func (d *Drops) Delete(ctx context.Context, id string) error {
 	return d.catalogue(ctx, "drops", id, false)
 }
 
-// Schedule implements [drop.Store].
-// The config is read first and its window replaced; the script keeps the result only if the config is
-// still of that revision, so that nothing but the window changes.
-func (d *Drops) Schedule(ctx context.Context, id, rev string, cfg drop.Config) error {
+// Amend implements [drop.Store].
+// The config is read first and its title, stock and window replaced; the script keeps the result only
+// if the config is still of that revision, so that nothing else changes.
+func (d *Drops) Amend(ctx context.Context, id, rev string, cfg drop.Config) error {
 	info, err := d.Get(ctx, id)
 	if err != nil {
 		return err
@@ -140,21 +140,22 @@ func (d *Drops) Schedule(ctx context.Context, id, rev string, cfg drop.Config) e
 	if info.Rev != rev {
 		return rushgate.ErrStale
 	}
-	info.Config.OpensAt, info.Config.ClosesAt = cfg.OpensAt, cfg.ClosesAt
-	cfg = info.Config
-	js, err := json.Marshal(cfg)
+	c := info.Config
+	c.Title, c.Stock, c.OpensAt, c.ClosesAt = cfg.Title, cfg.Stock, cfg.OpensAt, cfg.ClosesAt
+	js, err := json.Marshal(c)
 	if err != nil {
 		return err
 	}
 	var closes int64
-	if cfg.ClosesAt != nil {
-		closes = cfg.ClosesAt.UnixMilli()
+	if c.ClosesAt != nil {
+		closes = c.ClosesAt.UnixMilli()
 	}
-	if err := d.runCode(ctx, dropSchedScript, d.keys.drop(id)[:1], &dropErrors, rev, itoa(cfg.OpensAt.UnixMilli()), itoa(closes),
-		string(js), rushgate.NewRevision()); err != nil {
+	if err := d.runCode(ctx, dropAmendScript, d.keys.drop(id)[:1], &amendErrors, rev, itoa(int64(c.Stock)),
+		itoa(c.OpensAt.UnixMilli()), itoa(closes), string(js), rushgate.NewRevision()); err != nil {
 		return err
 	}
-	// A drop reopened after the recorders retired it takes claims again: they must poll it again.
+	// A drop reopened or restocked after the recorders retired it takes claims again: they must poll
+	// it again.
 	return d.register(ctx, d.keys.drops(), id)
 }
 

@@ -154,7 +154,7 @@ func TestRecorderRetiresWhatIsOver(t *testing.T) {
 		}
 		cfg := info.Config
 		cfg.ClosesAt = closes
-		if err := d.Schedule(ctx, id, info.Rev, cfg); err != nil {
+		if err := d.Amend(ctx, id, info.Rev, cfg); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -301,8 +301,10 @@ func (s *Rooms) SetUnits(ctx context.Context, id string, units int) error {
 	return s.stock(ctx, id, "set", strconv.Itoa(max(units, -1)))
 }
 
-// Unhold implements [room.Store].
-func (s *Rooms) Unhold(ctx context.Context, id string) error { return s.stock(ctx, id, "unhold", "") }
+// AddUnits implements [room.Store].
+func (s *Rooms) AddUnits(ctx context.Context, id string, n int) error {
+	return s.stock(ctx, id, "add", strconv.Itoa(n))
+}
 
 // SoldOut implements [room.Store]: every instance's streams of the room hear of it at once.
 func (s *Rooms) SoldOut(ctx context.Context, id string) error { return s.stock(ctx, id, "soldout", "") }

@@ -360,7 +360,27 @@ func (s *Service) Hold(ctx context.Context, id, visitor, admissionID string) (bo
 
 // Unhold implements [rushgate.Gatekeeper]; the freed unit may admit the next visitor at once.
 func (s *Service) Unhold(ctx context.Context, id string) error {
-	if err := s.store.Unhold(ctx, id); err != nil {
+	if err := s.store.AddUnits(ctx, id, 1); err != nil {
+		return err
+	}
+	s.gate(id).wake()
+	return nil
+}
+
+// Restock implements [rushgate.Gatekeeper]. A room that follows another drop, or none, keeps its count:
+// a drop's units are the room's only while it follows that drop.
+func (s *Service) Restock(ctx context.Context, id, drop string, units, left int) error {
+	cfg, err := s.store.Room(ctx, id)
+	if errors.Is(err, ErrNotFound) || (err == nil && cfg.Drop != drop) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if left <= 0 {
+		return s.SoldOut(ctx, id)
+	}
+	if err := s.store.AddUnits(ctx, id, units); err != nil {
 		return err
 	}
 	s.gate(id).wake()

@@ -24,6 +24,7 @@ var consoleTests = []check{
 	{"Console/Audit", testAudit},
 	{"Console/Reschedule", testReschedule},
 	{"Console/Schedule", testSchedule},
+	{"Console/Amend", testAmend},
 	{"Spent", testSpent},
 	{"Invites", testInvites},
 }
@@ -272,27 +273,83 @@ func testSchedule(t *testing.T, h Harness) {
 	c := info.Config
 	now := h.Now().Truncate(time.Millisecond)
 	c.ClosesAt = &now
-	c.Stock = 1 // ignored: only the window moves
-	if err := h.Drops.Schedule(ctx, "sc", info.Rev, c); err != nil {
+	c.PerVisitor = 3 // ignored: only the title, the stock and the window change
+	if err := h.Drops.Amend(ctx, "sc", info.Rev, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Drops.Schedule(ctx, "sc", info.Rev, c); !errors.Is(err, rushgate.ErrStale) {
+	if err := h.Drops.Amend(ctx, "sc", info.Rev, c); !errors.Is(err, rushgate.ErrStale) {
 		t.Fatalf("schedule from an old revision: %v", err)
 	}
 	if _, _, err := h.Drops.Claim(ctx, "sc", "", "b", ""); !errors.Is(err, drop.ErrNotOpen) {
 		t.Fatalf("claim after closing: %v", err)
 	}
 	after, err := h.Drops.Get(ctx, "sc")
-	if err != nil || after.Claimed != 1 || after.Config.Stock != 5 || after.Config.ClosesAt == nil || after.Rev == info.Rev {
+	if err != nil || after.Claimed != 1 || after.Config.Stock != 5 || after.Config.PerVisitor != 1 || after.Config.ClosesAt == nil || after.Rev == info.Rev {
 		t.Fatalf("closed drop = %+v, %v", after, err)
 	}
 	c.ClosesAt = nil
-	if err := h.Drops.Schedule(ctx, "sc", after.Rev, c); err != nil {
+	if err := h.Drops.Amend(ctx, "sc", after.Rev, c); err != nil {
 		t.Fatal(err)
 	}
 	claim(t, h, "sc", "b")
-	if err := h.Drops.Schedule(ctx, "none", "x", c); !errors.Is(err, drop.ErrNotFound) {
+	if err := h.Drops.Amend(ctx, "none", "x", c); !errors.Is(err, drop.ErrNotFound) {
 		t.Fatalf("unknown drop: %v", err)
+	}
+}
+
+// testAmend: a drop with claims takes a new title and stock, above its claims and not once sold out,
+// and goes on numbering its claims.
+func testAmend(t *testing.T, h Harness) {
+	putDrop(t, h, "am", dropCfg(h, 2))
+	claim(t, h, "am", "a")
+	amend := func(stock int, title string) error {
+		t.Helper()
+		info, err := h.Drops.Get(ctx, "am")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := info.Config
+		c.Stock, c.Title = stock, title
+		return h.Drops.Amend(ctx, "am", info.Rev, c)
+	}
+	if err := amend(4, "Restocked"); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := h.Drops.Get(ctx, "am"); err != nil || info.Config.Stock != 4 || info.Config.Title != "Restocked" || info.Claimed != 1 {
+		t.Fatalf("restocked drop = %+v, %v", info, err)
+	}
+	for i, v := range []string{"b", "c", "d"} {
+		if v == "d" {
+			if err := amend(2, "Fewer"); !errors.Is(err, drop.ErrBelowClaimed) {
+				t.Fatalf("stock 2 below 3 claims: %v", err)
+			}
+		}
+		if got := claim(t, h, "am", v); got.Seq != int64(i+2) {
+			t.Fatalf("claim %s numbered %d, want %d", v, got.Seq, i+2)
+		}
+	}
+	if _, _, err := h.Drops.Claim(ctx, "am", "", "e", ""); !errors.Is(err, drop.ErrSoldOut) {
+		t.Fatalf("claim past the new stock: %v", err)
+	}
+	if err := amend(9, "Again"); !errors.Is(err, drop.ErrSoldOut) {
+		t.Fatalf("restock of a drop sold out: %v", err)
+	}
+	if err := amend(4, "Sold out, renamed"); err != nil { // a title still changes
+		t.Fatal(err)
+	}
+	putDrop(t, h, "down", dropCfg(h, 5))
+	claim(t, h, "down", "a")
+	info, err := h.Drops.Get(ctx, "down")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := info.Config
+	c.Stock = 1 // down to its claims: sold out now
+	if err := h.Drops.Amend(ctx, "down", info.Rev, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := h.Drops.Claim(ctx, "down", "", "b", ""); !errors.Is(err, drop.ErrSoldOut) {
+		t.Fatalf("claim after the stock came down to the claims: %v", err)
 	}
 }
 

@@ -111,7 +111,7 @@ func testCodes(t *testing.T, h Harness) {
 	}
 	for i, v := range []string{"a", "b", "c"} {
 		if i == 1 { // moving the window, from the config as read, keeps the codes
-			if err := h.Drops.Schedule(t.Context(), "listed", info.Rev, info.Config); err != nil {
+			if err := h.Drops.Amend(t.Context(), "listed", info.Rev, info.Config); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -15,8 +15,10 @@ import (
 // the room and drop services over the backend, a crowd that never gets more admissions than units.
 var stockTests = []check{
 	{"Stock/Units", testUnits},
+	{"Stock/AddUnits", testAddUnits},
 	{"Stock/SoldOut", testSoldOut},
 	{"Stock/Crowd", testStockCrowd},
+	{"Stock/Restock", testRestock},
 }
 
 func testUnits(t *testing.T, h Harness) {
@@ -46,7 +48,7 @@ func testUnits(t *testing.T, h Harness) {
 	if held, err := h.Rooms.Hold(ctx, "su", b.Visitor, b.Admission.ID); err != nil || !held {
 		t.Fatalf("hold: %v %v", held, err)
 	}
-	if err := h.Rooms.Unhold(ctx, "su"); err != nil { // its claim failed: the unit is back
+	if err := h.Rooms.AddUnits(ctx, "su", 1); err != nil { // its claim failed: the unit is back
 		t.Fatal(err)
 	}
 	if tk := admit(t, h, "su"); len(tk.Admitted) != 0 {
@@ -65,6 +67,51 @@ func testUnits(t *testing.T, h Harness) {
 		t.Fatalf("hold in an unlinked room: %v %v", held, err)
 	}
 	if err := h.Rooms.SetUnits(ctx, "none", 1); !errors.Is(err, room.ErrNotFound) {
+		t.Fatalf("units of an unknown room: %v", err)
+	}
+}
+
+// testAddUnits: a drop restocked, or its stock lowered, adds units to the room that follows it or takes
+// them away, never below none; a room that follows nothing stays so.
+func testAddUnits(t *testing.T, h Harness) {
+	put(t, h, "au", cfg(10))
+	if err := h.Rooms.SetUnits(ctx, "au", 1); err != nil {
+		t.Fatal(err)
+	}
+	join(t, h, "au", names("v", 4)...)
+	first := admit(t, h, "au")
+	wantAdmitted(t, first, "v0000")
+	if err := h.Rooms.AddUnits(ctx, "au", 2); err != nil {
+		t.Fatal(err)
+	}
+	more := admit(t, h, "au")
+	wantAdmitted(t, more, "v0001", "v0002")
+	if err := h.Rooms.AddUnits(ctx, "au", -10); err != nil {
+		t.Fatal(err)
+	}
+	a := first.Admitted[0]
+	if _, err := h.Rooms.Hold(ctx, "au", a.Visitor, a.Admission.ID); !errors.Is(err, rushgate.ErrSoldOut) {
+		t.Fatalf("hold with no unit left: %v", err)
+	}
+	if err := h.Rooms.AddUnits(ctx, "au", 1); err != nil { // from none, not from -7
+		t.Fatal(err)
+	}
+	if held, err := h.Rooms.Hold(ctx, "au", a.Visitor, a.Admission.ID); err != nil || !held {
+		t.Fatalf("hold of the one unit added: %v %v", held, err)
+	}
+	if tk := admit(t, h, "au"); len(tk.Admitted) != 0 {
+		t.Fatalf("admitted %v with no unit left", admittedNames(tk))
+	}
+	if err := h.Rooms.SetUnits(ctx, "au", -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Rooms.AddUnits(ctx, "au", 5); err != nil {
+		t.Fatal(err)
+	}
+	if held, err := h.Rooms.Hold(ctx, "au", "v0001", more.Admitted[0].Admission.ID); err != nil || held {
+		t.Fatalf("hold in a room that follows nothing: %v %v", held, err)
+	}
+	if err := h.Rooms.AddUnits(ctx, "none", 1); !errors.Is(err, room.ErrNotFound) {
 		t.Fatalf("units of an unknown room: %v", err)
 	}
 }
@@ -195,5 +242,62 @@ func testStockCrowd(t *testing.T, h Harness) {
 	}
 	if _, err := rooms.Join(ctx, "line", someone("late")); !errors.Is(err, rushgate.ErrSoldOut) {
 		t.Fatalf("a join after the sell-out: %v", err)
+	}
+}
+
+// testRestock: an operator restocks a drop that a room follows, through the services over the backend:
+// the room lets in as many more; lowering the stock to the claims sells the line out.
+func testRestock(t *testing.T, h Harness) {
+	rooms := room.NewService(h.Rooms, room.Options{Clock: h.Now, Manual: true, Stock: drop.StockOf(h.Drops)})
+	drops := drop.NewService(h.Drops, drop.Options{Gate: rooms, Clock: h.Now})
+	defer drops.Stop()
+	defer rooms.Stop()
+	dc := dropCfg(h, 2)
+	dc.Room = "rsl"
+	if _, err := drops.Put(ctx, "rs", dc); err != nil {
+		t.Fatal(err)
+	}
+	rc := cfg(10)
+	rc.Drop = "rs"
+	if err := rooms.Put(ctx, "rsl", rc); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range names("r", 6) {
+		if _, err := rooms.Join(ctx, "rsl", someone(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tick := func() room.Tick {
+		t.Helper()
+		tk, err := rooms.Tick(ctx, "rsl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	first := tick()
+	wantAdmitted(t, first, "r0000", "r0001")
+	a := first.Admitted[0]
+	if _, _, err := drops.Claim(ctx, drop.ClaimRequest{Drop: "rs", Visitor: a.Visitor,
+		Admission: &rushgate.Admission{Room: "rsl", Visitor: a.Visitor, ID: a.Admission.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	dc.Stock = 5 // 4 left: r0001 holds one admission, three more come in
+	if _, err := drops.Put(ctx, "rs", dc); err != nil {
+		t.Fatal(err)
+	}
+	wantAdmitted(t, tick(), "r0002", "r0003", "r0004")
+	dc.Stock = 1 // down to its one claim
+	if _, err := drops.Put(ctx, "rs", dc); err != nil {
+		t.Fatal(err)
+	}
+	if st := status(t, h, "rsl", "r0005"); st.State != room.StateSoldOut {
+		t.Fatalf("a waiting visitor after the stock came down to the claims: %+v", st)
+	}
+	b := first.Admitted[1]
+	_, _, err := drops.Claim(ctx, drop.ClaimRequest{Drop: "rs", Visitor: b.Visitor,
+		Admission: &rushgate.Admission{Room: "rsl", Visitor: b.Visitor, ID: b.Admission.ID}})
+	if !errors.Is(err, drop.ErrSoldOut) {
+		t.Fatalf("a claim after the stock came down to the claims: %v", err)
 	}
 }
