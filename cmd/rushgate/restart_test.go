@@ -80,6 +80,9 @@ func TestDropSurvivesRestart(t *testing.T) {
 	if code != 201 {
 		t.Fatalf("b's claim with a key: %d %v", code, first)
 	}
+	if code, v, _ := do(t, "PATCH", base+"/v1/drops/d", restartKey, `{"stock": 4}`); code != 200 { // restocked
+		t.Fatalf("restock: %d %v", code, v)
+	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	_, base = start()
@@ -87,19 +90,21 @@ func TestDropSurvivesRestart(t *testing.T) {
 	if code, again := claimWithKey(t, base, b, "order-1"); code != 201 || again["claim_id"] != first["claim_id"] || again["code"] != first["code"] {
 		t.Fatalf("the same Idempotency-Key after kill -9: %d %v, want the claim %v", code, again, first)
 	}
-	if _, v, _ := do(t, "GET", base+"/v1/drops/d", "", ""); v["claimed"] != 2.0 || v["remaining"] != 1.0 {
+	if _, v, _ := do(t, "GET", base+"/v1/drops/d", "", ""); v["claimed"] != 2.0 || v["remaining"] != 2.0 || v["stock"] != 4.0 {
 		t.Fatalf("after restart: %v", v)
 	}
-	if code, _, _ := do(t, "PUT", base+"/v1/drops/d", restartKey, fmt.Sprintf(`{"stock": 3, "opens_at": %q}`, time.Now().UTC().Format(time.RFC3339))); code != 409 {
-		t.Fatalf("re-creating a drop with claims after a restart: %d", code)
+	if code, _, _ := do(t, "PUT", base+"/v1/drops/d", restartKey, fmt.Sprintf(`{"stock": 4, "per_visitor": 2, "opens_at": %q}`, time.Now().UTC().Format(time.RFC3339))); code != 409 {
+		t.Fatalf("changing what the claims were made under, after a restart: %d", code)
 	}
 	if code, _, _ := do(t, "POST", base+"/v1/drops/d/claims", a, ""); code != 409 {
 		t.Fatalf("a's second claim after restart: %d", code)
 	}
-	if code, _, _ := do(t, "POST", base+"/v1/drops/d/claims", c, ""); code != 201 {
-		t.Fatalf("the last unit: %d", code)
+	for _, v := range []string{c, d} {
+		if code, _, _ := do(t, "POST", base+"/v1/drops/d/claims", v, ""); code != 201 {
+			t.Fatalf("the last units: %d", code)
+		}
 	}
-	if code, _, _ := do(t, "POST", base+"/v1/drops/d/claims", d, ""); code != 410 {
+	if code, _, _ := do(t, "POST", base+"/v1/drops/d/claims", tok("e"), ""); code != 410 {
 		t.Fatalf("past the stock after restart: %d", code)
 	}
 }

@@ -264,6 +264,49 @@ func TestConsole(t *testing.T) {
 	}
 }
 
+// TestConsoleRestocksADrop: on the page of a drop with claims, the form leaves only the title, the
+// stock and the times to edit and says why (in Korean, at a phone's width); a restock saved there
+// shows in the cards and the drop; a stock below the claims is refused next to the field.
+func TestConsoleRestocksADrop(t *testing.T) {
+	e := setup(t, withConsole())
+	e.want(e.do("PUT", "/v1/drops/tee", adminKey, fmt.Sprintf(`{"title": "Tee", "stock": 3, "opens_at": %q}`,
+		e.clock.Now().Format(time.RFC3339))), 200, "")
+	e.want(e.do("POST", "/v1/drops/tee/claims", e.visitorToken("a"), ""), 201, "")
+	e.want(e.do("POST", "/v1/drops/tee/claims", e.visitorToken("b"), ""), 201, "")
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.srv.URL+"/admin?lang=ko"),
+		chromedp.SendKeys(chromedp.CSS("#key"), adminKey), chromedp.Submit(chromedp.CSS("#login"))); err != nil {
+		t.Fatal(err)
+	}
+	text(t, ctx, "#drops tbody a")
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/drops/tee")); err != nil {
+		t.Fatal(err)
+	}
+	shown := shownIn(t, ctx)
+	until(t, "the note on what may change", func() bool { return strings.HasPrefix(shown("#fixed-note"), "이 드롭의 규칙으로") })
+	locked := eval[string](t, ctx, `['title', 'stock', 'per_visitor', 'room', 'identity', 'release_on_claim', 'closes_at']
+		.map(n => n + '=' + document.querySelector('#edit [name=' + n + ']').disabled).join(' ')`)
+	if locked != "title=false stock=false per_visitor=true room=true identity=true release_on_claim=true closes_at=false" {
+		t.Fatalf("the form of a drop with claims: %s", locked)
+	}
+	save := chromedp.Click(chromedp.CSS("#edit button[type=submit]"))
+	if err := chromedp.Do(ctx, typed("#edit-drop-stock", "1"), save); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the refusal by the stock", func() bool {
+		return shown("#edit-drop-stock-err") == "이미 수령된 수량 이상이어야 합니다"
+	})
+	eval[bool](t, ctx, `document.getElementById('fixed-note').scrollIntoView({block: 'start'}) === undefined`)
+	screenshot(t, ctx, "console-drop-fixed-phone-ko")
+	if err := chromedp.Do(ctx, typed("#edit-drop-stock", "30"), typed("#edit-drop-title", "Tee, second batch"), save); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the restock in the cards", func() bool { return shown("[data-card=stock] .v") == "30" && shown("[data-card=remaining] .v") == "28" })
+	if v := e.do("GET", "/v1/drops/tee", "", ""); v.num("stock") != 30 || v.str("title") != "Tee, second batch" || v.num("claimed") != 2 {
+		t.Fatalf("the drop after the restock: %v", v.body)
+	}
+}
+
 // TestConsoleDropAndAuction opens a drop's and an auction's pages: closing the drop and ending the
 // auction (a press that arms, a second that ends) go through their admin calls and show at once.
 func TestConsoleDropAndAuction(t *testing.T) {
@@ -603,7 +646,7 @@ func TestConsoleDeletes(t *testing.T) {
 		t.Fatal(err)
 	}
 	until(t, "the refusal", func() bool {
-		return text(t, ctx, "#status") == "This drop has claims: it can no longer be replaced or deleted."
+		return text(t, ctx, "#status") == "This drop has claims: only its title, stock and times can change, and it cannot be deleted."
 	})
 	e.want(e.do("GET", "/v1/drops/taken", "", ""), 200, "")
 }

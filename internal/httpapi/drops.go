@@ -46,6 +46,26 @@ func (s *Server) deleteDrop(w http.ResponseWriter, r *http.Request) {
 	s.deleted(w, r, "drop", id, err)
 }
 
+// patchDrop changes the fields of a drop its body names (a JSON merge patch), as a PUT of the result:
+// restocking a drop that lists its codes needs no copy of them.
+func (s *Server) patchDrop(w http.ResponseWriter, r *http.Request) {
+	id, err := dropID(r)
+	var body []byte
+	if err == nil {
+		body, err = readBodyUpTo(r, maxDropBody)
+	}
+	var info drop.Info
+	if err == nil {
+		info, err = s.drops.Patch(r.Context(), id, body)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.log.InfoContext(r.Context(), "drop changed", "drop", id, "stock", info.Config.Stock)
+	writeJSON(w, http.StatusOK, dropViewOf(id, info, s.now()))
+}
+
 func (s *Server) putDrop(w http.ResponseWriter, r *http.Request) {
 	id, err := dropID(r)
 	var body []byte

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -451,5 +452,50 @@ func TestBearerSchemeAnyCase(t *testing.T) {
 	}
 	if mine := e.do("GET", "/v1/drops/coupon/claims/mine", tok, ""); len(mine.body["claims"].([]any)) != 1 {
 		t.Fatalf("the claim is not alice's: %v", mine.body)
+	}
+}
+
+// TestDropRestock: a drop with claims takes a new title, stock and times by PUT or PATCH (a PATCH needs
+// no copy of its listed codes), refuses any other change as drop_started naming the field, and refuses
+// a stock below its claims, or a new one once sold out, as the stock's fault. The audit log says what
+// changed.
+func TestDropRestock(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/drops/restock", adminKey, e.dropCfg(`, "title": "Tee", "codes": ["A1", "A2", "A3"]`)), 200, "")
+	e.want(e.do("POST", "/v1/drops/restock/claims", e.visitorToken("a"), ""), 201, "")
+	e.want(e.do("PATCH", "/v1/drops/restock", adminKey, `{"stock": 3, "title": "Tee, restocked"}`), 200, "")
+	if v := e.do("GET", "/v1/drops/restock", "", ""); v.num("stock") != 3 || v.num("remaining") != 2 || v.str("title") != "Tee, restocked" {
+		t.Fatalf("after the restock: %v", v.body)
+	}
+	refused := e.do("PATCH", "/v1/drops/restock", adminKey, `{"per_visitor": 2}`)
+	e.want(refused, 409, "drop_started")
+	if refused.body["error"].(map[string]any)["field"] != "per_visitor" {
+		t.Fatalf("the refusal names no field: %v", refused.body)
+	}
+	e.want(e.do("PATCH", "/v1/drops/restock", adminKey, `{"stock": 4}`), 400, "invalid_config") // three codes listed
+	e.want(e.do("PATCH", "/v1/drops/restock", adminKey, `{"codes": ["A1", "A2", "A3", "A4"], "stock": 4}`), 409, "drop_started")
+	e.want(e.do("PATCH", "/v1/drops/restock", adminKey, `{"stock": 3} {}`), 400, "invalid_config")
+	e.want(e.do("PATCH", "/v1/drops/nope", adminKey, `{"stock": 3}`), 404, "drop_not_found")
+	// A PUT of the whole config, codes and all, as the console sends it.
+	whole := fmt.Sprintf(`{"title": "Tee", "stock": 2, "opens_at": %q, "codes": ["A1", "A2", "A3"]}`, e.clock.Now().Format(time.RFC3339))
+	e.want(e.do("PUT", "/v1/drops/restock", adminKey, whole), 200, "")
+	e.want(e.do("POST", "/v1/drops/restock/claims", e.visitorToken("b"), ""), 201, "")
+	low := e.do("PATCH", "/v1/drops/restock", adminKey, `{"stock": 1}`)
+	e.want(low, 400, "invalid_config")
+	if low.body["error"].(map[string]any)["field"] != "stock" {
+		t.Fatalf("a stock below the claims: %v", low.body)
+	}
+	e.want(e.do("PATCH", "/v1/drops/restock", adminKey, `{"stock": 3}`), 400, "invalid_config") // sold out
+	e.want(e.do("PATCH", "/v1/drops/restock", adminKey, `{"title": "Tee (sold out)"}`), 200, "")
+	var stocks []string
+	for _, en := range list(e.do("GET", "/v1/audit?kind=drop&id=restock", adminKey, ""), "entries") {
+		for _, c := range en["changes"].([]any) {
+			if ch := c.(map[string]any); ch["field"] == "stock" {
+				stocks = append(stocks, fmt.Sprint(ch["old"], "→", ch["new"]))
+			}
+		}
+	}
+	if !slices.Equal(stocks, []string{"3→2", "2→3", "<nil>→2"}) { // newest first
+		t.Fatalf("the audit log's changes of stock: %q", stocks)
 	}
 }

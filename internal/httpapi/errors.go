@@ -116,6 +116,7 @@ func fromDomain(err error) *Error {
 	var ce *room.ConfigError
 	var ace *auction.ConfigError
 	var dce *drop.ConfigError
+	var fixed *drop.FixedError
 	var already *drop.AlreadyClaimedError
 	var redeemed *drop.RedeemedError
 	var elsewhere *room.ElsewhereError
@@ -144,8 +145,11 @@ func fromDomain(err error) *Error {
 			Redeemed: &redeemed.Redemption}
 	case errors.Is(err, drop.ErrNoSuchCode):
 		return &Error{Status: http.StatusNotFound, Code: codeCodeNotFound, Message: "no claim of this drop has this code", Cause: err}
+	case as(err, &fixed):
+		return &Error{Status: http.StatusConflict, Code: codeDropStarted, Field: fixed.Field, Cause: err,
+			Message: fixed.Field + " cannot change once the drop has claims (its title, stock and times can)"}
 	case errors.Is(err, drop.ErrStarted):
-		return &Error{Status: http.StatusConflict, Code: codeDropStarted, Message: "a drop with claims cannot be replaced or deleted", Cause: err}
+		return &Error{Status: http.StatusConflict, Code: codeDropStarted, Message: "the drop has claims: it cannot be deleted, and only its title, stock and times can change", Cause: err}
 	case as(err, &e):
 		return e
 	case as(err, &ce):

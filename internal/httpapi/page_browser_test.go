@@ -846,6 +846,28 @@ func TestDropPageWhenClosed(t *testing.T) {
 	until(t, "the count and the button again", func() bool { return offer() == "1 1" })
 }
 
+// TestDropPageRestocked: an operator restocks a drop and corrects its title while its page is open; the
+// page shows both without a reload, in its heading, its count and its tab's title.
+func TestDropPageRestocked(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/drops/tee", adminKey, e.dropCfg(`, "title": "Tee"`)), 200, "")
+	e.want(e.do("POST", "/v1/drops/tee/claims", e.visitorToken("a"), ""), 201, "")
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/d/tee?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "one of two left", func() bool { return shown("#left") == "1 of 2 left" })
+	e.want(e.do("PATCH", "/v1/drops/tee", adminKey, `{"stock": 40, "title": "Tee, second batch"}`), 200, "")
+	until(t, "the restock and the new title", func() bool {
+		return shown("#left") == "39 of 40 left" && shown("#title") == "Tee, second batch"
+	})
+	if got := eval[string](t, ctx, `document.title`); got != "Open · 39 left · Tee, second batch" {
+		t.Fatalf("the tab's title reads %q", got)
+	}
+	screenshot(t, ctx, "drop-restocked")
+}
+
 // TestDropPageCodeOnAPhone: a generated code (16 characters, '-', its number) shows whole at phone
 // width, without scrolling the page sideways, and one tap selects all of it for copying.
 func TestDropPageCodeOnAPhone(t *testing.T) {

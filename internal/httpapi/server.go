@@ -349,6 +349,7 @@ func (s *Server) routes() {
 		m.HandleFunc("POST /v1/drops/{drop}/open", s.admin(s.dropControl(true)))
 		m.HandleFunc("POST /v1/drops/{drop}/close", s.admin(s.dropControl(false)))
 		m.HandleFunc("PUT /v1/drops/{drop}", s.admin(s.putDrop))
+		m.HandleFunc("PATCH /v1/drops/{drop}", s.admin(s.patchDrop))
 		m.HandleFunc("DELETE /v1/drops/{drop}", s.admin(s.deleteDrop))
 		m.HandleFunc("GET /v1/drops/{drop}", s.getDrop)
 		m.HandleFunc("GET /v1/drops/{drop}/live", s.dropLive)

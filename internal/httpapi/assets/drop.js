@@ -30,6 +30,7 @@ let held = []; // the claims this visitor holds
 const full = () => held.length >= ((view && view.per_visitor) || 1); // holds all it may
 let busy = false;
 let told = null; // the status last announced: the countdown itself is not read out each second
+let pageTitle = document.title; // what the drop is, after the tab's tag
 
 function showCodes(title, claims) {
   const box = $("result");
@@ -59,6 +60,11 @@ function render() {
   let status = view.status;
   if (status === "scheduled" && t >= opens) status = "open";
   if (status === "open" && closes && t >= closes) status = "closed";
+  // An operator may correct the title while the page is open; the tab's title follows.
+  if (view.title && $("title").textContent !== view.title) {
+    $("title").textContent = view.title;
+    pageTitle = view.title;
+  }
   const gone = Math.max(0, ...held.map((c) => c.seq || 0)); // units surely claimed, ahead of the feed
   const left = Math.max(0, Math.min(view.remaining, view.stock - gone));
   $("left").textContent = text("remaining", { n: left.toLocaleString(cfg.lang), stock: view.stock.toLocaleString(cfg.lang) });
@@ -98,7 +104,6 @@ function render() {
     : status === "open" ? text("tab_left", { n: left.toLocaleString(cfg.lang) }) : status === "sold_out" ? text("sold_out") : text("tab_over");
   document.title = tag + " · " + pageTitle;
 }
-const pageTitle = document.title;
 
 // The drop's live feed: its view whenever it changes, until it is sold out. While it holds, the page
 // reads nothing; the browser reconnects it after a failure, and the polls below cover the gap.
