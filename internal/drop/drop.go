@@ -41,11 +41,11 @@ var (
 )
 
 // FixedError refuses a change, to a drop that has claims, of a field its claims were made under (all
-// but the title, the stock and the times). It is an ErrStarted.
+// but the title, the message, the stock and the times). It is an ErrStarted.
 type FixedError struct{ Field string }
 
 func (e *FixedError) Error() string {
-	return "drop: " + e.Field + " cannot change once the drop has claims (its title, stock and times can)"
+	return "drop: " + e.Field + " cannot change once the drop has claims (its title, message, stock and times can)"
 }
 
 func (e *FixedError) Unwrap() error { return ErrStarted }
@@ -58,7 +58,10 @@ func (e *AlreadyClaimedError) Error() string { return "drop: already claimed" }
 // Config is a drop as the operator describes it.
 type Config struct {
 	// Title says what is dropped ("Air Max 97, size 42"): the drop's page shows it to every visitor.
-	Title      string     `json:"title,omitempty"`
+	Title string `json:"title,omitempty"`
+	// Message is the operator's word to the crowd on the drop's page ("a second batch drops Friday at
+	// 18:00"), which may change at any time, also once the drop is sold out, and reaches open pages.
+	Message    string     `json:"message,omitempty"`
 	Stock      int        `json:"stock"`
 	PerVisitor int        `json:"per_visitor"`
 	OpensAt    time.Time  `json:"opens_at"`
@@ -111,6 +114,8 @@ func (c Config) Validate() error {
 	switch {
 	case len(c.Title) > 200:
 		return &ConfigError{"title", "at most 200 bytes"}
+	case len(c.Message) > 2000:
+		return &ConfigError{"message", "at most 2000 bytes"}
 	case c.Stock < 1 || c.Stock > MaxStock:
 		return &ConfigError{"stock", fmt.Sprintf("must be between 1 and %d", MaxStock)}
 	case c.PerVisitor < 1 || c.PerVisitor > c.Stock:

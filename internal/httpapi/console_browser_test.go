@@ -284,9 +284,9 @@ func TestConsoleRestocksADrop(t *testing.T) {
 	}
 	shown := shownIn(t, ctx)
 	until(t, "the note on what may change", func() bool { return strings.HasPrefix(shown("#fixed-note"), "이 드롭의 규칙으로") })
-	locked := eval[string](t, ctx, `['title', 'stock', 'per_visitor', 'room', 'identity', 'release_on_claim', 'closes_at']
+	locked := eval[string](t, ctx, `['title', 'stock', 'per_visitor', 'room', 'identity', 'release_on_claim', 'closes_at', 'message']
 		.map(n => n + '=' + document.querySelector('#edit [name=' + n + ']').disabled).join(' ')`)
-	if locked != "title=false stock=false per_visitor=true room=true identity=true release_on_claim=true closes_at=false" {
+	if locked != "title=false stock=false per_visitor=true room=true identity=true release_on_claim=true closes_at=false message=false" {
 		t.Fatalf("the form of a drop with claims: %s", locked)
 	}
 	save := chromedp.Click(chromedp.CSS("#edit button[type=submit]"))
@@ -646,7 +646,7 @@ func TestConsoleDeletes(t *testing.T) {
 		t.Fatal(err)
 	}
 	until(t, "the refusal", func() bool {
-		return text(t, ctx, "#status") == "This drop has claims: only its title, stock and times can change, and it cannot be deleted."
+		return text(t, ctx, "#status") == "This drop has claims: only its title, message, stock and times can change, and it cannot be deleted."
 	})
 	e.want(e.do("GET", "/v1/drops/taken", "", ""), 200, "")
 }

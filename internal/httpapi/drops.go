@@ -12,8 +12,10 @@ import (
 )
 
 type dropView struct {
-	ID         string     `json:"id"`
-	Title      string     `json:"title,omitempty"`
+	ID    string `json:"id"`
+	Title string `json:"title,omitempty"`
+	// Message is the operator's word to the crowd, shown on the drop's page.
+	Message    string     `json:"message,omitempty"`
 	Status     string     `json:"status"`
 	Stock      int        `json:"stock"`
 	Remaining  int        `json:"remaining"`
@@ -28,7 +30,7 @@ type dropView struct {
 
 func dropViewOf(id string, info drop.Info, now time.Time) dropView {
 	c := info.Config
-	return dropView{ID: id, Title: c.Title, Stock: c.Stock, Remaining: c.Stock - info.Claimed, Claimed: info.Claimed,
+	return dropView{ID: id, Title: c.Title, Message: c.Message, Stock: c.Stock, Remaining: c.Stock - info.Claimed, Claimed: info.Claimed,
 		PerVisitor: c.PerVisitor, OpensAt: c.OpensAt, ClosesAt: c.ClosesAt, Room: c.Room,
 		Status: string(info.Status(now)), Identity: identityOf(c.Identity)}
 }

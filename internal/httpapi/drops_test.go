@@ -486,7 +486,11 @@ func TestDropRestock(t *testing.T) {
 		t.Fatalf("a stock below the claims: %v", low.body)
 	}
 	e.want(e.do("PATCH", "/v1/drops/restock", adminKey, `{"stock": 3}`), 400, "invalid_config") // sold out
-	e.want(e.do("PATCH", "/v1/drops/restock", adminKey, `{"title": "Tee (sold out)"}`), 200, "")
+	e.want(e.do("PATCH", "/v1/drops/restock", adminKey, `{"title": "Tee (sold out)", "message": "More on Friday"}`), 200, "")
+	if v := e.do("GET", "/v1/drops/restock", "", ""); v.str("message") != "More on Friday" || v.str("status") != "sold_out" {
+		t.Fatalf("told once sold out: %v", v.body)
+	}
+	e.want(e.do("PATCH", "/v1/drops/restock", adminKey, `{"message": "`+strings.Repeat("x", 2001)+`"}`), 400, "invalid_config")
 	var stocks []string
 	for _, en := range list(e.do("GET", "/v1/audit?kind=drop&id=restock", adminKey, ""), "entries") {
 		for _, c := range en["changes"].([]any) {

@@ -130,7 +130,8 @@ type PageData struct {
 	Room, Join, Events, Status string
 	// Target is where an admitted visitor is sent: the room's site_url, or a return_to on its origin.
 	Target string
-	// Title, Message, LogoURL and BrandColor are the room's page branding, "" when unset.
+	// Title, Message, LogoURL and BrandColor are the room's page branding, "" when unset; a drop's page
+	// has its title and message.
 	Title, Message, LogoURL, BrandColor string
 	// Lang is the chosen language's code; Texts its table; TextsJSON the table as JSON, which the
 	// page's script reads from the data-texts attribute.
@@ -328,7 +329,7 @@ func (s *Server) dropPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := s.pageData(r, "")
-	d.Drop, d.Room, d.Title = id, info.Config.Room, info.Config.Title
+	d.Drop, d.Room, d.Title, d.Message = id, info.Config.Room, info.Config.Title, info.Config.Message
 	s.render(w, r, s.pages.drop, d, http.StatusOK)
 }
 

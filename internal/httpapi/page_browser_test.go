@@ -868,6 +868,36 @@ func TestDropPageRestocked(t *testing.T) {
 	screenshot(t, ctx, "drop-restocked")
 }
 
+// TestDropPageMessage: the operator's message reaches an open drop page without a reload, while it
+// takes claims and after it sold out, when its feed has ended and the page looks only now and then.
+func TestDropPageMessage(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/drops/last", adminKey, fmt.Sprintf(`{"stock": 1, "title": "Gold coin", "opens_at": %q}`,
+		e.clock.Now().Format(time.RFC3339))), 200, "")
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.srv.URL+"/d/last?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the page", func() bool { return shown("#left") != "" })
+	if drawn := eval[int](t, ctx, `document.getElementById('drop-message').getClientRects().length`); drawn != 0 {
+		t.Fatal("an empty message is drawn")
+	}
+	e.want(e.do("PATCH", "/v1/drops/last", adminKey, `{"message": "One per customer, please."}`), 200, "")
+	until(t, "the message", func() bool { return shown("#drop-message") == "One per customer, please." })
+	e.want(e.do("POST", "/v1/drops/last/claims", e.visitorToken("a"), ""), 201, "")
+	until(t, "sold out", func() bool { return shown("#when") == "품절" })
+	e.want(e.do("PATCH", "/v1/drops/last", adminKey, `{"message": "A second batch drops on Friday at 18:00."}`), 200, "")
+	deadline := time.Now().Add(20 * time.Second) // the first look after the end comes 2.5 to 7.5 s after it
+	for shown("#drop-message") != "A second batch drops on Friday at 18:00." {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the sell-out the page shows %q", shown("#drop-message"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	screenshot(t, ctx, "drop-message-sold-out-phone-ko")
+}
+
 // TestDropPageCodeOnAPhone: a generated code (16 characters, '-', its number) shows whole at phone
 // width, without scrolling the page sideways, and one tap selects all of it for copying.
 func TestDropPageCodeOnAPhone(t *testing.T) {

@@ -130,7 +130,7 @@ func (d *Drops) Delete(ctx context.Context, id string) error {
 }
 
 // Amend implements [drop.Store].
-// The config is read first and its title, stock and window replaced; the script keeps the result only
+// The config is read first and its title, message, stock and window replaced; the script keeps the result only
 // if the config is still of that revision, so that nothing else changes.
 func (d *Drops) Amend(ctx context.Context, id, rev string, cfg drop.Config) error {
 	info, err := d.Get(ctx, id)
@@ -141,7 +141,7 @@ func (d *Drops) Amend(ctx context.Context, id, rev string, cfg drop.Config) erro
 		return rushgate.ErrStale
 	}
 	c := info.Config
-	c.Title, c.Stock, c.OpensAt, c.ClosesAt = cfg.Title, cfg.Stock, cfg.OpensAt, cfg.ClosesAt
+	c.Title, c.Message, c.Stock, c.OpensAt, c.ClosesAt = cfg.Title, cfg.Message, cfg.Stock, cfg.OpensAt, cfg.ClosesAt
 	js, err := json.Marshal(c)
 	if err != nil {
 		return err

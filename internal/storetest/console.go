@@ -334,16 +334,25 @@ func testAmend(t *testing.T, h Harness) {
 	if err := amend(9, "Again"); !errors.Is(err, drop.ErrSoldOut) {
 		t.Fatalf("restock of a drop sold out: %v", err)
 	}
-	if err := amend(4, "Sold out, renamed"); err != nil { // a title still changes
-		t.Fatal(err)
-	}
-	putDrop(t, h, "down", dropCfg(h, 5))
-	claim(t, h, "down", "a")
-	info, err := h.Drops.Get(ctx, "down")
+	info, err := h.Drops.Get(ctx, "am")
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := info.Config
+	c.Title, c.Message = "Sold out, renamed", "A second batch drops on Friday" // a title and a message still change
+	if err := h.Drops.Amend(ctx, "am", info.Rev, c); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := h.Drops.Get(ctx, "am"); err != nil || info.Config.Title != c.Title || info.Config.Message != c.Message || info.Claimed != 4 {
+		t.Fatalf("sold out, renamed and told = %+v, %v", info, err)
+	}
+	putDrop(t, h, "down", dropCfg(h, 5))
+	claim(t, h, "down", "a")
+	info, err = h.Drops.Get(ctx, "down")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = info.Config
 	c.Stock = 1 // down to its claims: sold out now
 	if err := h.Drops.Amend(ctx, "down", info.Rev, c); err != nil {
 		t.Fatal(err)

@@ -65,6 +65,12 @@ function render() {
     $("title").textContent = view.title;
     pageTitle = view.title;
   }
+  // The operator's word to the crowd, which may change at any time: a second batch's date, once sold out.
+  const said = view.message || "";
+  if ($("drop-message") && $("drop-message").textContent !== said) { // absent from an older --templates page
+    $("drop-message").textContent = said;
+    $("drop-message").hidden = !said;
+  }
   const gone = Math.max(0, ...held.map((c) => c.seq || 0)); // units surely claimed, ahead of the feed
   const left = Math.max(0, Math.min(view.remaining, view.stock - gone));
   $("left").textContent = text("remaining", { n: left.toLocaleString(cfg.lang), stock: view.stock.toLocaleString(cfg.lang) });
@@ -118,12 +124,22 @@ function listen() {
   });
 }
 
-// refresh reads the drop again every few seconds while its page is shown and its feed is down, until
-// it is sold out, which is final: a crowd that stays on the sold-out page, or leaves it in a background
-// tab, reads nothing.
+// refresh reads the drop again every few seconds while its page is shown and its feed is down. Sold
+// out is final, and the feed ends there; the page then looks only for the operator's message (a second
+// batch's date): soon after the end, when an operator writes one, then less and less often, about once
+// a minute, each look at a random point of its range, so that a crowd on the sold-out page, which reads
+// nothing from a background tab, does not ask at once.
+let lookAt = 0;
+let lookWait = 5000;
 async function refresh() {
   if (stream && stream.readyState === EventSource.OPEN) return;
-  if (document.hidden || (view && view.status === "sold_out")) return;
+  if (document.hidden) return;
+  if (view && view.status === "sold_out") {
+    if (!lookAt) lookAt = Date.now() + lookWait * (0.5 + Math.random());
+    if (Date.now() < lookAt) return;
+    lookWait = Math.min(lookWait * 2, 60000);
+    lookAt = Date.now() + lookWait * (0.5 + Math.random());
+  }
   try {
     const r = await fetch(api, { credentials: "same-origin" });
     if (r.ok) view = await r.json();

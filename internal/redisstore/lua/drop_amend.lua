@@ -1,5 +1,5 @@
--- drop_amend.lua: change a drop's title, stock and window (an operator correcting or restocking it,
--- or opening or closing it now), keeping its claims.
+-- drop_amend.lua: change a drop's title, message, stock and window (an operator correcting, telling
+-- or restocking it, or opening or closing it now), keeping its claims.
 -- KEYS[1] meta HASH (see keys.go)
 -- ARGV[1] the revision the new config was made from  ARGV[2] stock  ARGV[3] opens_at ms
 -- ARGV[4] closes_at ms (0: never)  ARGV[5] the new config JSON  ARGV[6] its revision
