@@ -628,8 +628,9 @@
     return b;
   }
 
-  // remove deletes the page's room, drop or auction, then shows the overview; the API refuses a drop
-  // with claims and an auction with bids, and the page says so.
+  // remove deletes the page's room, drop or auction, then shows the overview. A drop with claims and an
+  // auction with bids or sold are kept, and their pages offer no delete; one whose first claim or bid
+  // came after the page drew it is refused by the API, and the page says so.
   const remove = () => twice('delete', 'confirm_delete', 'danger', async () => {
     await api('DELETE', PATHS[page] + id);
     location.href = base + '/admin';
@@ -714,7 +715,8 @@
       // A drop sold out is over whatever its times: opening or closing it changes nothing.
       controls: (cur) => (cur.status === 'sold_out' ? [] : [cur.status === 'open'
         ? control('close_now', 'danger', () => api('POST', '/v1/drops/' + id + '/close'))
-        : control('open_now', 'primary', () => api('POST', '/v1/drops/' + id + '/open'))]).concat(remove(), viewer ? [] : download('/v1/drops/' + id + '/claims.csv', 'export_claims')),
+        : control('open_now', 'primary', () => api('POST', '/v1/drops/' + id + '/open'))]).concat(cur.claimed > 0 ? [] : remove(),
+        viewer ? [] : download('/v1/drops/' + id + '/claims.csv', 'export_claims')),
     },
     auction: {
       // Over, whether the site was told how it ended (with --webhook-url): the webhook's state.
@@ -735,10 +737,12 @@
         .concat(cur.site_told ? [['site_told', t('wh_' + cur.site_told)]] : []),
       controls: (cur) => {
         const history = download('/v1/auctions/' + id + '/events.csv', 'export_events');
-        if (cur.status === 'closed' || cur.status === 'sold') return [remove(), history];
+        const kept = cur.bids > 0 || cur.status === 'sold'; // the API keeps it: no delete to offer
+        if (cur.status === 'closed' || cur.status === 'sold') return (kept ? [] : [remove()]).concat(history);
         const by = h('input', { id: 'extend-by', value: '5m', size: 5, 'aria-label': t('extend') });
         const end = twice('end_now', 'confirm_end', 'danger', () => api('POST', '/v1/auctions/' + id + '/end'));
-        return [end, control('extend', '', () => api('POST', '/v1/auctions/' + id + '/extend', { by: by.value })), by, remove(), history];
+        return [end, control('extend', '', () => api('POST', '/v1/auctions/' + id + '/extend', { by: by.value })), by]
+          .concat(kept ? [] : [remove()], history);
       },
     },
   };
@@ -856,7 +860,8 @@
     points = points.filter((x) => Date.parse(x.t) >= cutoff);
     const last = points[points.length - 1];
     renderCards(p.cards(cur, last));
-    const key = JSON.stringify([cur.status, cur.config && cur.config.paused, cur.config && cur.config.entry]);
+    // The controls change with the status, a room's pause and entry, and a first claim or bid (no delete).
+    const key = JSON.stringify([cur.status, cur.config && cur.config.paused, cur.config && cur.config.entry, cur.claimed > 0 || cur.bids > 0]);
     if (key !== controlsKey) {
       controlsKey = key;
       // The page visitors see, to open beside the console or to send out.
