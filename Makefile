@@ -13,6 +13,7 @@ test: ## run the tests as CI does
 fuzz: ## fuzz the parsers, token verification, forwarding headers, the embedded lines file and backups to restore for a minute each
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 1m ./internal/visitor
 	go test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime 1m ./admission
+	go test -run '^$$' -fuzz '^FuzzMergePatch$$' -fuzztime 1m .
 	go test -run '^$$' -fuzz '^FuzzDecodeConfig$$' -fuzztime 1m ./internal/room
 	go test -run '^$$' -fuzz '^FuzzDecodeConfig$$' -fuzztime 1m ./internal/auction
 	go test -run '^$$' -fuzz '^FuzzDecodeConfig$$' -fuzztime 1m ./internal/drop

@@ -3,6 +3,7 @@ package rushgate
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -114,4 +115,39 @@ func TestMergePatch(t *testing.T) {
 			t.Errorf("%s merged with %s: %s %v, want %s", c[0], c[1], got, err, c[2])
 		}
 	}
+}
+
+// FuzzMergePatch: whatever the config and the patch, MergePatch answers valid JSON or a *DecodeError,
+// never panics, and is idempotent as RFC 7396 says: the patch applied to its own result changes
+// nothing more.
+func FuzzMergePatch(f *testing.F) {
+	f.Add([]byte(`{"stock": 100, "title": "Tee", "codes": ["A", "B"]}`), []byte(`{"stock": 150}`))
+	f.Add([]byte(`{"page": {"title": "Sale", "message": "Hi"}}`), []byte(`{"page": {"message": null}}`))
+	f.Add([]byte(`{"a": [1, 2]}`), []byte(`{"a": {"b": null}, "c": {"d": {"e": 1}}}`))
+	f.Add([]byte(`{}`), []byte(`[1]`))
+	f.Fuzz(func(t *testing.T, target, patch []byte) {
+		var old any
+		if json.Unmarshal(target, &old) != nil {
+			return
+		}
+		once, err := MergePatch(old, patch)
+		if err != nil {
+			if _, ok := err.(*DecodeError); !ok {
+				t.Fatalf("MergePatch(%s, %s): %v, not a *DecodeError", target, patch, err)
+			}
+			return
+		}
+		var first any
+		if err := json.Unmarshal(once, &first); err != nil {
+			t.Fatalf("MergePatch(%s, %s) = %s, not JSON: %v", target, patch, once, err)
+		}
+		twice, err := MergePatch(first, patch)
+		if err != nil {
+			t.Fatalf("the patch %s refused on its own result %s: %v", patch, once, err)
+		}
+		var second any
+		if err := json.Unmarshal(twice, &second); err != nil || !reflect.DeepEqual(first, second) {
+			t.Fatalf("the patch %s applied again to %s gave %s", patch, once, twice)
+		}
+	})
 }

@@ -24,6 +24,7 @@ var dropTests = []check{
 	{"Drop/Replace", testReplace},
 	{"Drop/Revision", testDropRevision},
 	{"Drop/Crowd", testCrowd},
+	{"Drop/RestockCrowd", testRestockCrowd},
 	{"Drop/Restore", testRestore},
 	{"Drop/RestoreRace", testRestoreRace},
 }
@@ -380,6 +381,94 @@ func testCrowd(t *testing.T, h Harness) {
 	for _, c := range kept {
 		if won[c.Visitor] != c {
 			t.Fatalf("%s was answered %+v, the drop keeps %+v", c.Visitor, won[c.Visitor], c)
+		}
+	}
+}
+
+// testRestockCrowd has 3,000 visitors claim, 100 at a time, from a stock of 100 that an operator raises
+// by 50 at a time while they do, ten times or until it sells out (a drop sold out takes no new stock). However the
+// raises and the claims interleave, the claims are exactly the final stock, numbered 1 to it, for
+// distinct visitors: a raise never lets a claim past the stock, nor loses one.
+func testRestockCrowd(t *testing.T, h Harness) {
+	const visitors = 3000
+	putDrop(t, h, "rc", dropCfg(h, 100))
+	raised := make(chan int)
+	// The first 80 visitors claim while the operator first raises the stock (they cannot sell it out
+	// first); the crowd follows, racing the other raises.
+	crowd := make(chan struct{})
+	let := sync.OnceFunc(func() { close(crowd) })
+	go func() { // the operator
+		stock := 100
+		defer func() { let(); raised <- stock }()
+		for i := range 10 {
+			if i == 1 {
+				let()
+			}
+			for {
+				info, err := h.Drops.Get(ctx, "rc")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				c := info.Config
+				c.Stock += 50
+				err = h.Drops.Amend(ctx, "rc", info.Rev, c)
+				if errors.Is(err, rushgate.ErrStale) {
+					continue
+				}
+				if errors.Is(err, drop.ErrSoldOut) {
+					return
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				stock = c.Stock
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	var mu sync.Mutex
+	won := map[string]drop.Claim{}
+	sem := make(chan struct{}, 100)
+	var wg sync.WaitGroup
+	for i := range visitors {
+		if i == 80 {
+			<-crowd
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			v := fmt.Sprint("r", i)
+			c, created, err := h.Drops.Claim(ctx, "rc", "", v, "")
+			switch {
+			case err == nil && created:
+				mu.Lock()
+				won[v] = c
+				mu.Unlock()
+			case errors.Is(err, drop.ErrSoldOut):
+			default:
+				t.Errorf("claim: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	stock := <-raised
+	info, err := h.Drops.Get(ctx, "rc")
+	if err != nil || info.Config.Stock != stock {
+		t.Fatalf("the drop's stock is %d (%v); the operator's last raise took it to %d", info.Config.Stock, err, stock)
+	}
+	if len(won) != stock || info.Claimed != stock {
+		t.Fatalf("%d claims answered, %d counted, for a final stock of %d", len(won), info.Claimed, stock)
+	}
+	kept, err := h.Drops.Claims(ctx, "rc", 0, stock+1)
+	if err != nil || len(kept) != stock {
+		t.Fatalf("%d claims listed: %v", len(kept), err)
+	}
+	for i, c := range kept {
+		if c.Seq != int64(i+1) || won[c.Visitor] != c {
+			t.Fatalf("claim %d is %+v; %s was answered %+v", i+1, c, c.Visitor, won[c.Visitor])
 		}
 	}
 }
