@@ -48,45 +48,40 @@ func (s *Server) deleteDrop(w http.ResponseWriter, r *http.Request) {
 	s.deleted(w, r, "drop", id, err)
 }
 
+// putDrop creates or replaces a drop (once it has claims, changes what may change: see drop.Service.Put).
+func (s *Server) putDrop(w http.ResponseWriter, r *http.Request) {
+	s.saveDrop(w, r, func(ctx context.Context, id string, body []byte) (drop.Info, error) {
+		cfg, err := drop.DecodeConfig(body)
+		if err != nil {
+			return drop.Info{}, err
+		}
+		return s.drops.Put(ctx, id, cfg)
+	})
+}
+
 // patchDrop changes the fields of a drop its body names (a JSON merge patch), as a PUT of the result:
 // restocking a drop that lists its codes needs no copy of them.
 func (s *Server) patchDrop(w http.ResponseWriter, r *http.Request) {
-	id, err := dropID(r)
-	var body []byte
-	if err == nil {
-		body, err = readBodyUpTo(r, maxDropBody)
-	}
-	var info drop.Info
-	if err == nil {
-		info, err = s.drops.Patch(r.Context(), id, body)
-	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.log.InfoContext(r.Context(), "drop changed", "drop", id, "stock", info.Config.Stock)
-	writeJSON(w, http.StatusOK, dropViewOf(id, info, s.now()))
+	s.saveDrop(w, r, s.drops.Patch)
 }
 
-func (s *Server) putDrop(w http.ResponseWriter, r *http.Request) {
+// saveDrop reads a drop's body, up to a drop's limit, has save apply it, and answers the drop as it
+// now stands.
+func (s *Server) saveDrop(w http.ResponseWriter, r *http.Request, save func(ctx context.Context, id string, body []byte) (drop.Info, error)) {
 	id, err := dropID(r)
 	var body []byte
 	if err == nil {
 		body, err = readBodyUpTo(r, maxDropBody)
 	}
-	var cfg drop.Config
-	if err == nil {
-		cfg, err = drop.DecodeConfig(body)
-	}
 	var info drop.Info
 	if err == nil {
-		info, err = s.drops.Put(r.Context(), id, cfg)
+		info, err = save(r.Context(), id, body)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.log.InfoContext(r.Context(), "drop saved", "drop", id, "stock", cfg.Stock)
+	s.log.InfoContext(r.Context(), "drop saved", "drop", id, "stock", info.Config.Stock, "method", r.Method)
 	writeJSON(w, http.StatusOK, dropViewOf(id, info, s.now()))
 }
 
