@@ -263,7 +263,22 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) 
 		return Info{}, err
 	}
 	rushgate.Audited(ctx, s.audit, s.log, e)
+	if e.Action == rushgate.ActionUpdate && cfg.Room == old.Config.Room {
+		s.restocked(ctx, id, cfg.Room, cfg.Stock-old.Config.Stock, cfg.Stock)
+	}
 	return Info{Config: cfg}, nil
+}
+
+// restocked tells the room a drop sits behind that the drop gained units (or lost -units) and has left
+// units now, until the room's store takes it: a room that follows the drop's stock admits as many more,
+// or fewer.
+func (s *Service) restocked(ctx context.Context, id, room string, units, left int) {
+	if units == 0 || room == "" {
+		return
+	}
+	s.ensure(context.WithoutCancel(ctx), "tell the room of the drop's new stock", room, func(ctx context.Context) error {
+		return s.gate.Restock(ctx, room, id, units, left)
+	})
 }
 
 // Patch changes the fields of a drop that patch names (a JSON merge patch, RFC 7396) and puts the result
@@ -317,12 +332,7 @@ func (s *Service) amend(ctx context.Context, id string, old Info, cfg Config) (I
 		}
 		rushgate.Audited(ctx, s.audit, s.log, rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: rushgate.ActionUpdate,
 			Changes: rushgate.Diff(old.audited(), now.audited())})
-		if units := cfg.Stock - old.Config.Stock; units != 0 && cfg.Room != "" {
-			left := now.Config.Stock - now.Claimed
-			s.ensure(context.WithoutCancel(ctx), "tell the room of the drop's new stock", cfg.Room, func(ctx context.Context) error {
-				return s.gate.Restock(ctx, cfg.Room, id, units, left)
-			})
-		}
+		s.restocked(ctx, id, cfg.Room, cfg.Stock-old.Config.Stock, now.Config.Stock-now.Claimed)
 		return now, nil
 	}
 	return Info{}, rushgate.ErrUnavailable

@@ -245,14 +245,15 @@ func testStockCrowd(t *testing.T, h Harness) {
 	}
 }
 
-// testRestock: an operator restocks a drop that a room follows, through the services over the backend:
-// the room lets in as many more; lowering the stock to the claims sells the line out.
+// testRestock: an operator restocks a drop that a room follows, through the services over the backend,
+// before its first claim and after: the room lets in as many more; lowering the stock to the claims
+// sells the line out.
 func testRestock(t *testing.T, h Harness) {
 	rooms := room.NewService(h.Rooms, room.Options{Clock: h.Now, Manual: true, Stock: drop.StockOf(h.Drops)})
 	drops := drop.NewService(h.Drops, drop.Options{Gate: rooms, Clock: h.Now})
 	defer drops.Stop()
 	defer rooms.Stop()
-	dc := dropCfg(h, 2)
+	dc := dropCfg(h, 1)
 	dc.Room = "rsl"
 	if _, err := drops.Put(ctx, "rs", dc); err != nil {
 		t.Fatal(err)
@@ -260,6 +261,10 @@ func testRestock(t *testing.T, h Harness) {
 	rc := cfg(10)
 	rc.Drop = "rs"
 	if err := rooms.Put(ctx, "rsl", rc); err != nil {
+		t.Fatal(err)
+	}
+	dc.Stock = 2 // before any claim: the room follows too
+	if _, err := drops.Put(ctx, "rs", dc); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range names("r", 6) {
