@@ -93,7 +93,7 @@ func TestDropSurvivesRestart(t *testing.T) {
 	if _, v, _ := do(t, "GET", base+"/v1/drops/d", "", ""); v["claimed"] != 2.0 || v["remaining"] != 2.0 || v["stock"] != 4.0 {
 		t.Fatalf("after restart: %v", v)
 	}
-	if code, _, _ := do(t, "PUT", base+"/v1/drops/d", restartKey, fmt.Sprintf(`{"stock": 4, "per_visitor": 2, "opens_at": %q}`, time.Now().UTC().Format(time.RFC3339))); code != 409 {
+	if code, _, _ := do(t, "PUT", base+"/v1/drops/d", restartKey, fmt.Sprintf(`{"stock": 4, "identity": "site", "opens_at": %q}`, time.Now().UTC().Format(time.RFC3339))); code != 409 {
 		t.Fatalf("changing what the claims were made under, after a restart: %d", code)
 	}
 	if code, _, _ := do(t, "POST", base+"/v1/drops/d/claims", a, ""); code != 409 {

@@ -41,11 +41,11 @@ var (
 )
 
 // FixedError refuses a change, to a drop that has claims, of a field its claims were made under (all
-// but the title, the message, the stock and the times). It is an ErrStarted.
+// but the title, the message, the stock, the times and a higher per_visitor). It is an ErrStarted.
 type FixedError struct{ Field string }
 
 func (e *FixedError) Error() string {
-	return "drop: " + e.Field + " cannot change once the drop has claims (its title, message, stock and times can)"
+	return "drop: " + e.Field + " cannot change once the drop has claims (its title, message, stock and times can, and per_visitor can go up)"
 }
 
 func (e *FixedError) Unwrap() error { return ErrStarted }

@@ -220,7 +220,8 @@ func (s *Service) ensure(ctx context.Context, what, room string, step func(conte
 // Put creates a drop or replaces it while nothing is claimed, audits the change, and returns the drop
 // as it now stands. A drop that the store lost but the record holds claims of is restored with them
 // (see [Record]); a stock below them is refused. Once a drop has claims, only its title, message,
-// stock and times change (see [Store.Amend]); a change of any other field is a *FixedError.
+// stock and times change, and its per_visitor goes up (see [Store.Amend]); a change of any other field
+// is a *FixedError.
 func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) {
 	defer s.changed(id)
 	old, err := s.store.Get(ctx, id)
@@ -339,10 +340,15 @@ func (s *Service) amend(ctx context.Context, id string, old Info, cfg Config) (I
 }
 
 // fixed refuses, with a *FixedError naming the first, a change of the fields that a drop's claims were
-// made under: all but its title, message, stock and times.
+// made under: all but its title, message, stock and times, and a per_visitor that goes up. A lower
+// per_visitor would leave visitors holding more than it allows, which is refused as a config error.
 func (s *Service) fixed(ctx context.Context, id string, old Info, cfg Config) error {
+	if cfg.PerVisitor < old.Config.PerVisitor {
+		return &ConfigError{"per_visitor", "may go up once the drop has claims, not down"}
+	}
 	want := old.Config
 	want.Title, want.Message, want.Stock, want.OpensAt, want.ClosesAt = cfg.Title, cfg.Message, cfg.Stock, cfg.OpensAt, cfg.ClosesAt
+	want.PerVisitor = cfg.PerVisitor
 	if old.Listed > 0 && len(cfg.Codes) == old.Listed {
 		codes, err := s.store.Codes(ctx, id)
 		if err != nil {

@@ -796,7 +796,8 @@ func TestDropEndToldOnceDurable(t *testing.T) {
 	}
 }
 
-// TestPutAfterClaims: a drop with claims takes a new title, stock and times, and nothing else; its room
+// TestPutAfterClaims: a drop with claims takes a new title, stock and times, and a higher per_visitor,
+// and nothing else (a lower per_visitor is refused as a config error); its room
 // hears how many units came or went (again, until it can be told), and a stock below the claims, or a
 // new stock once sold out, is refused as the stock's fault.
 func TestPutAfterClaims(t *testing.T) {
@@ -813,7 +814,6 @@ func TestPutAfterClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	for field, change := range map[string]func(c *drop.Config){
-		"per_visitor":      func(c *drop.Config) { c.PerVisitor = 2 },
 		"room":             func(c *drop.Config) { c.Room = "other" },
 		"release_on_claim": func(c *drop.Config) { c.ReleaseOnClaim = true },
 		"identity":         func(c *drop.Config) { c.Identity = "site" },
@@ -828,11 +828,16 @@ func TestPutAfterClaims(t *testing.T) {
 		}
 	}
 	c := cfg
+	c.PerVisitor = 0 // down from 1
+	if _, err := svc.Put(ctx, "d", c); err == nil {
+		t.Fatal("a lower per_visitor was taken")
+	}
+	c.PerVisitor = 2   // up: a second claim each
 	c.Identity = "any" // the default, named
 	c.Title, c.Stock = "Sneakers, restocked", 5
 	g.set(func() { g.downRes = 1 }) // the room's store is down at first: told again
 	info, err := svc.Put(ctx, "d", c)
-	if err != nil || info.Config.Stock != 5 || info.Config.Title != c.Title || info.Claimed != 1 {
+	if err != nil || info.Config.Stock != 5 || info.Config.Title != c.Title || info.Config.PerVisitor != 2 || info.Claimed != 1 {
 		t.Fatalf("restock: %+v %v", info, err)
 	}
 	deadline := time.Now().Add(5 * time.Second)

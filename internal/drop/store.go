@@ -40,9 +40,10 @@ type Store interface {
 	// Delete removes a drop while nothing is claimed; ErrStarted afterwards, ErrNotFound when there is
 	// none.
 	Delete(ctx context.Context, id string) error
-	// Amend changes the drop's title, message, stock and window to cfg's, keeping its claims, if its config is
-	// still of revision rev (rushgate.ErrStale otherwise): an operator correcting a drop that has
-	// claims, restocking it, or opening or closing it now. Nothing else of cfg is used. A stock below
+	// Amend changes the drop's title, message, stock, per_visitor and window to cfg's, keeping its
+	// claims, if its config is still of revision rev (rushgate.ErrStale otherwise): an operator
+	// correcting a drop that has claims, restocking it, letting each visitor claim more, or opening or
+	// closing it now. Nothing else of cfg is used. A stock below
 	// the claims is refused with ErrBelowClaimed, and any new stock of a drop sold out with ErrSoldOut:
 	// its pages, feed and line have told everyone that it is over.
 	Amend(ctx context.Context, id, rev string, cfg Config) error

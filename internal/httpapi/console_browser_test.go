@@ -265,7 +265,7 @@ func TestConsole(t *testing.T) {
 }
 
 // TestConsoleRestocksADrop: on the page of a drop with claims, the form leaves only the title, the
-// stock and the times to edit and says why (in Korean, at a phone's width); a restock saved there
+// message, the stock, the times and the claims per visitor to edit and says why (in Korean, at a phone's width); a restock saved there
 // shows in the cards and the drop; a stock below the claims is refused next to the field.
 func TestConsoleRestocksADrop(t *testing.T) {
 	e := setup(t, withConsole())
@@ -286,7 +286,7 @@ func TestConsoleRestocksADrop(t *testing.T) {
 	until(t, "the note on what may change", func() bool { return strings.HasPrefix(shown("#fixed-note"), "이 드롭의 규칙으로") })
 	locked := eval[string](t, ctx, `['title', 'stock', 'per_visitor', 'room', 'identity', 'release_on_claim', 'closes_at', 'message']
 		.map(n => n + '=' + document.querySelector('#edit [name=' + n + ']').disabled).join(' ')`)
-	if locked != "title=false stock=false per_visitor=true room=true identity=true release_on_claim=true closes_at=false message=false" {
+	if locked != "title=false stock=false per_visitor=false room=true identity=true release_on_claim=true closes_at=false message=false" {
 		t.Fatalf("the form of a drop with claims: %s", locked)
 	}
 	save := chromedp.Click(chromedp.CSS("#edit button[type=submit]"))

@@ -147,9 +147,9 @@ func fromDomain(err error) *Error {
 		return &Error{Status: http.StatusNotFound, Code: codeCodeNotFound, Message: "no claim of this drop has this code", Cause: err}
 	case as(err, &fixed):
 		return &Error{Status: http.StatusConflict, Code: codeDropStarted, Field: fixed.Field, Cause: err,
-			Message: fixed.Field + " cannot change once the drop has claims (its title, message, stock and times can)"}
+			Message: fixed.Field + " cannot change once the drop has claims (its title, message, stock and times can, and per_visitor can go up)"}
 	case errors.Is(err, drop.ErrStarted):
-		return &Error{Status: http.StatusConflict, Code: codeDropStarted, Message: "the drop has claims: it cannot be deleted, and only its title, message, stock and times can change", Cause: err}
+		return &Error{Status: http.StatusConflict, Code: codeDropStarted, Message: "the drop has claims: it cannot be deleted, and only its title, message, stock and times can change, and per_visitor go up", Cause: err}
 	case as(err, &e):
 		return e
 	case as(err, &ce):

@@ -137,7 +137,7 @@ func (d *Drops) Amend(ctx context.Context, id, rev string, cfg drop.Config) erro
 		return drop.ErrBelowClaimed
 	}
 	c := s.Config
-	c.Title, c.Message, c.Stock, c.OpensAt, c.ClosesAt = cfg.Title, cfg.Message, cfg.Stock, cfg.OpensAt, cfg.ClosesAt
+	c.Title, c.Message, c.Stock, c.PerVisitor, c.OpensAt, c.ClosesAt = cfg.Title, cfg.Message, cfg.Stock, cfg.PerVisitor, cfg.OpensAt, cfg.ClosesAt
 	if d.recorder != nil {
 		if err := d.recorder.RecordDrop(ctx, id, c); err != nil {
 			return fmt.Errorf("%w: recording drop %s: %w", rushgate.ErrUnavailable, id, err)

@@ -130,8 +130,8 @@ func (d *Drops) Delete(ctx context.Context, id string) error {
 }
 
 // Amend implements [drop.Store].
-// The config is read first and its title, message, stock and window replaced; the script keeps the result only
-// if the config is still of that revision, so that nothing else changes.
+// The config is read first and what may change replaced; the script keeps the result only if the
+// config is still of that revision, so that nothing else changes.
 func (d *Drops) Amend(ctx context.Context, id, rev string, cfg drop.Config) error {
 	info, err := d.Get(ctx, id)
 	if err != nil {
@@ -141,7 +141,7 @@ func (d *Drops) Amend(ctx context.Context, id, rev string, cfg drop.Config) erro
 		return rushgate.ErrStale
 	}
 	c := info.Config
-	c.Title, c.Message, c.Stock, c.OpensAt, c.ClosesAt = cfg.Title, cfg.Message, cfg.Stock, cfg.OpensAt, cfg.ClosesAt
+	c.Title, c.Message, c.Stock, c.PerVisitor, c.OpensAt, c.ClosesAt = cfg.Title, cfg.Message, cfg.Stock, cfg.PerVisitor, cfg.OpensAt, cfg.ClosesAt
 	js, err := json.Marshal(c)
 	if err != nil {
 		return err
@@ -151,7 +151,7 @@ func (d *Drops) Amend(ctx context.Context, id, rev string, cfg drop.Config) erro
 		closes = c.ClosesAt.UnixMilli()
 	}
 	if err := d.runCode(ctx, dropAmendScript, d.keys.drop(id)[:1], &amendErrors, rev, itoa(int64(c.Stock)),
-		itoa(c.OpensAt.UnixMilli()), itoa(closes), string(js), rushgate.NewRevision()); err != nil {
+		itoa(c.OpensAt.UnixMilli()), itoa(closes), string(js), rushgate.NewRevision(), itoa(int64(c.PerVisitor))); err != nil {
 		return err
 	}
 	// A drop reopened or restocked after the recorders retired it takes claims again: they must poll

@@ -273,7 +273,7 @@ func testSchedule(t *testing.T, h Harness) {
 	c := info.Config
 	now := h.Now().Truncate(time.Millisecond)
 	c.ClosesAt = &now
-	c.PerVisitor = 3 // ignored: only the title, the stock and the window change
+	c.Identity = "site" // ignored: only what may change once claimed does
 	if err := h.Drops.Amend(ctx, "sc", info.Rev, c); err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func testSchedule(t *testing.T, h Harness) {
 		t.Fatalf("claim after closing: %v", err)
 	}
 	after, err := h.Drops.Get(ctx, "sc")
-	if err != nil || after.Claimed != 1 || after.Config.Stock != 5 || after.Config.PerVisitor != 1 || after.Config.ClosesAt == nil || after.Rev == info.Rev {
+	if err != nil || after.Claimed != 1 || after.Config.Stock != 5 || after.Config.Identity != "" || after.Config.ClosesAt == nil || after.Rev == info.Rev {
 		t.Fatalf("closed drop = %+v, %v", after, err)
 	}
 	c.ClosesAt = nil
@@ -298,7 +298,7 @@ func testSchedule(t *testing.T, h Harness) {
 }
 
 // testAmend: a drop with claims takes a new title and stock, above its claims and not once sold out,
-// and goes on numbering its claims.
+// and a higher per_visitor, and goes on numbering its claims.
 func testAmend(t *testing.T, h Harness) {
 	putDrop(t, h, "am", dropCfg(h, 2))
 	claim(t, h, "am", "a")
@@ -314,6 +314,9 @@ func testAmend(t *testing.T, h Harness) {
 	}
 	if err := amend(4, "Restocked"); err != nil {
 		t.Fatal(err)
+	}
+	if _, _, err := h.Drops.Claim(ctx, "am", "", "a", ""); err == nil {
+		t.Fatal("a second claim at one each")
 	}
 	if info, err := h.Drops.Get(ctx, "am"); err != nil || info.Config.Stock != 4 || info.Config.Title != "Restocked" || info.Claimed != 1 {
 		t.Fatalf("restocked drop = %+v, %v", info, err)
@@ -353,7 +356,21 @@ func testAmend(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	c = info.Config
-	c.Stock = 1 // down to its claims: sold out now
+	c.PerVisitor = 2 // a second claim each
+	if err := h.Drops.Amend(ctx, "down", info.Rev, c); err != nil {
+		t.Fatal(err)
+	}
+	if again := claim(t, h, "down", "a"); again.Seq != 2 {
+		t.Fatalf("a's second claim is numbered %d", again.Seq)
+	}
+	if _, _, err := h.Drops.Claim(ctx, "down", "", "a", ""); err == nil {
+		t.Fatal("a third claim at two each")
+	}
+	if info, err = h.Drops.Get(ctx, "down"); err != nil {
+		t.Fatal(err)
+	}
+	c = info.Config
+	c.Stock = 2 // down to its claims: sold out now
 	if err := h.Drops.Amend(ctx, "down", info.Rev, c); err != nil {
 		t.Fatal(err)
 	}

@@ -45,8 +45,8 @@
       local_time: 'your time, {zone}', export_claims: 'Download the claims (CSV)', visitor_page: 'The visitors’ page',
       leader: 'Leading bidder', winner: 'Winner', reserve: 'Reserve', older: 'Older changes', reserve_yes: 'met', reserve_no: 'not met', export_events: 'Download the auction’s history (CSV)',
       id_rule: 'An ID is 1-64 characters of A-Z, a-z, 0-9, _ and -.',
-      err_drop_started: 'This drop has claims: only its title, message, stock and times can change, and it cannot be deleted.',
-      fixed_note: 'Claims were made under this drop’s rules: only its title, message, stock and times can change now. Its stock may go up, or down to the units claimed, until it sells out; its message reaches the open pages, also once it is sold out.',
+      err_drop_started: 'This drop has claims: only its title, message, stock, times and claims per visitor can change, and it cannot be deleted.',
+      fixed_note: 'Claims were made under this drop’s rules: only its title, message, stock, times and claims per visitor can change now. Its stock may go up, or down to the units claimed, until it sells out; the claims per visitor may go up, not down; its message reaches the open pages, also once it is sold out.',
       err_auction_started: 'This auction has bids: it can no longer be replaced or deleted.',
       err_auction_closed: 'The auction has ended.', err_not_found: 'It no longer exists.',
       err_store_unavailable: 'The state store does not answer; try again in a moment.',
@@ -120,8 +120,8 @@
       local_time: '현지 시각, {zone}', export_claims: '수령 목록 내려받기 (CSV)', visitor_page: '방문자 페이지',
       leader: '최고 입찰자', winner: '낙찰자', reserve: '최저 낙찰가', older: '이전 변경 기록', reserve_yes: '도달', reserve_no: '미달', export_events: '경매 기록 내려받기 (CSV)',
       id_rule: 'ID는 A-Z, a-z, 0-9, _, -로 된 1-64자여야 합니다.',
-      err_drop_started: '수령이 있는 드롭은 제목, 메시지, 재고, 시각만 바꿀 수 있고 지울 수 없습니다.',
-      fixed_note: '이 드롭의 규칙으로 이미 수령이 이루어졌습니다. 이제 제목, 메시지, 재고, 시각만 바꿀 수 있습니다. 재고는 매진되기 전까지 늘리거나 수령된 수량까지 줄일 수 있고, 메시지는 매진된 뒤에도 열린 페이지에 전해집니다.',
+      err_drop_started: '수령이 있는 드롭은 제목, 메시지, 재고, 시각, 1인당 수량만 바꿀 수 있고 지울 수 없습니다.',
+      fixed_note: '이 드롭의 규칙으로 이미 수령이 이루어졌습니다. 이제 제목, 메시지, 재고, 시각, 1인당 수량만 바꿀 수 있습니다. 재고는 매진되기 전까지 늘리거나 수령된 수량까지 줄일 수 있고, 1인당 수량은 늘릴 수만 있으며, 메시지는 매진된 뒤에도 열린 페이지에 전해집니다.',
       err_auction_started: '입찰이 있는 경매는 바꾸거나 지울 수 없습니다.',
       err_auction_closed: '경매가 끝났습니다.', err_not_found: '더 이상 없습니다.',
       err_store_unavailable: '상태 저장소가 응답하지 않습니다. 잠시 후 다시 시도하세요.',
@@ -433,6 +433,7 @@
     [/^needs 1-(\d+) tiers$/, '구간이 1-$1개 있어야 합니다'],
     [/^every step must be at least 1$/, '모든 입찰 단위는 1 이상이어야 합니다'],
     [/^must be at least the units claimed already$/, '이미 수령된 수량 이상이어야 합니다'],
+    [/^may go up once the drop has claims, not down$/, '수령이 있는 드롭에서는 늘릴 수만 있고 줄일 수는 없습니다'],
     [/^the drop is sold out: its stock can no longer change$/, '매진된 드롭의 재고는 더 바꿀 수 없습니다'],
     [/^the first tier must start from 0$/, '첫 구간은 0에서 시작해야 합니다'],
     [/^tiers must be in increasing order of from$/, '구간은 from이 커지는 순서여야 합니다'],
@@ -884,8 +885,9 @@
   }
 
   // keepClaimed leaves a drop with claims only what may change once claims are made under the rest:
-  // its title, stock and times (a restock, a corrected title, a new closing time), and says so.
-  const FIXED = ['per_visitor', 'room', 'identity', 'release_on_claim'];
+  // its title, message, stock, times and per_visitor (a restock, a corrected title, a new closing
+  // time, a second claim each), and says so.
+  const FIXED = ['room', 'identity', 'release_on_claim'];
   function keepClaimed(form, started) {
     for (const name of FIXED) form.querySelector('[name=' + name + ']').disabled = started;
     let note = form.querySelector('.fixed-note');
