@@ -657,3 +657,76 @@ func TestDropFeedAcrossInstances(t *testing.T) {
 		}
 	}
 }
+
+// TestRestockAcrossInstances: two instances on one Redis. A room follows a drop of two units; four
+// visitors wait through the second instance, two are let in and one claims. The first instance restocks
+// the drop to four: the second's line lets two more in at once, its claims (checked against the config
+// it cached) take the new units and no more, and its reads show the new stock.
+func TestRestockAcrossInstances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-instance test skipped in -short mode")
+	}
+	in := startInstances(t, buildBinary(t), redistest.Shared(t), 2)
+	a, b := in[0].base, in[1].base
+	put := func(base, path, body string) {
+		t.Helper()
+		if code, v, _ := do(t, "PUT", base+path, testAdminKey, body); code != 200 {
+			t.Fatalf("PUT %s: %d %v", path, code, v)
+		}
+	}
+	put(a, "/v1/rooms/restock-line", `{"capacity": 10}`)
+	put(a, "/v1/drops/restock", fmt.Sprintf(`{"stock": 2, "opens_at": %q, "room": "restock-line"}`, time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)))
+	put(a, "/v1/rooms/restock-line", `{"capacity": 10, "drop": "restock"}`)
+	var tokens []string
+	for range 4 {
+		code, v, _ := do(t, "POST", b+"/v1/rooms/restock-line/join", "", "")
+		if code != 200 {
+			t.Fatalf("join: %d %v", code, v)
+		}
+		tokens = append(tokens, v["visitor_token"].(string))
+	}
+	// admitted waits until n of the four hold an admission on the second instance, and returns them by
+	// visitor ("" for one that holds none).
+	admitted := func(n int) []string {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			adm, held := make([]string, len(tokens)), 0
+			for i, tok := range tokens {
+				if _, v, _ := do(t, "GET", b+"/v1/rooms/restock-line/status", tok, ""); v["state"] == "admitted" {
+					adm[i] = v["admission_token"].(string)
+					held++
+				}
+			}
+			if held == n {
+				return adm
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of four admitted, want %d", held, n)
+			}
+		}
+	}
+	claim := func(i int, adm string) {
+		t.Helper()
+		if code, v, _ := do(t, "POST", b+"/v1/drops/restock/claims", tokens[i], `{"admission_token": "`+adm+`"}`); code != 201 {
+			t.Fatalf("visitor %d's claim: %d %v", i, code, v)
+		}
+	}
+	adm := admitted(2)
+	first := slices.IndexFunc(adm, func(s string) bool { return s != "" })
+	claim(first, adm[first])
+	admitted(1) // the claim ended its admission; one unit left, held by the other's
+	if code, v, _ := do(t, "PATCH", a+"/v1/drops/restock", testAdminKey, `{"stock": 4}`); code != 200 {
+		t.Fatalf("restock: %d %v", code, v)
+	}
+	for i, s := range admitted(3) {
+		if s != "" {
+			claim(i, s)
+		}
+	}
+	if _, v, _ := do(t, "GET", b+"/v1/drops/restock", "", ""); v["stock"] != 4.0 || v["remaining"] != 0.0 || v["status"] != "sold_out" {
+		t.Fatalf("the drop on the second instance: %v", v)
+	}
+	if code, v, _ := do(t, "POST", b+"/v1/rooms/restock-line/join", "", ""); code != 410 {
+		t.Fatalf("a join once the restock is gone: %d %v", code, v)
+	}
+}
