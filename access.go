@@ -37,7 +37,8 @@ var ErrSoldOut = errors.New("rushgate: sold out")
 // (Hold), then claims it from the drop, and gives the unit back (Unhold) if the claim fails; a claim
 // made ends the admission that brought the visitor, whose unit it was. When the drop runs out, SoldOut
 // tells the room, which turns its line away; when an operator restocks the drop, or lowers its stock,
-// Restock tells it how many units came or went.
+// Restock tells it the new stock, and again each second while the drop takes claims, so that a change
+// the room missed (an instance that stopped between the two steps) reaches it all the same.
 type Gatekeeper interface {
 	Active(ctx context.Context, room, visitor, admissionID string) (bool, error)
 	Release(ctx context.Context, room, visitor, admissionID string) error
@@ -49,9 +50,10 @@ type Gatekeeper interface {
 	Unhold(ctx context.Context, room string) error
 	// SoldOut tells the room that the drop it follows has no unit left.
 	SoldOut(ctx context.Context, room string) error
-	// Restock tells the room that drop gained units (or lost -units) and has left units now, if the
-	// room follows that drop; with none left it is sold out.
-	Restock(ctx context.Context, room, drop string, units, left int) error
+	// Restock tells the room that drop has stock units in all and left units unclaimed now, if the room
+	// follows that drop: its count changes by the difference from the stock it last heard of, so that
+	// telling it again changes nothing; with none left it is sold out.
+	Restock(ctx context.Context, room, drop string, stock, left int) error
 }
 
 // CheckAdmission returns nil if a shows visitor's live admission of room, ErrAdmissionRequired if it
@@ -71,10 +73,10 @@ func CheckAdmission(ctx context.Context, g Gatekeeper, room, visitor string, a *
 }
 
 // Stock is what a room that follows a drop asks of the drop when it is linked to it: how many units are
-// left, refusing a drop that does not sit behind that room (only its admitted visitors may claim, so the
-// room's count of units stays the drop's).
+// left of how many in all, refusing a drop that does not sit behind that room (only its admitted
+// visitors may claim, so the room's count of units stays the drop's).
 type Stock interface {
-	Remaining(ctx context.Context, drop, room string) (int, error)
+	Remaining(ctx context.Context, drop, room string) (left, stock int, err error)
 }
 
 // Spent remembers things that may be used once (a solved challenge, an invite code) until they expire,

@@ -138,8 +138,8 @@ func (i Info) over(now time.Time) bool {
 }
 
 // Sample offers every drop's figures to the history, one read per drop, and one a minute per drop that
-// is over (see [rushgate.Seen]). Start runs it every second; tests call it to take a sample when they
-// choose.
+// is over (see [rushgate.Seen]), and tells the room behind each drop that takes claims its stock. Start
+// runs it every second; tests call it to take a sample when they choose.
 func (s *Service) Sample(ctx context.Context) {
 	now := s.clock()
 	rushgate.EachID(ctx, s.store.List, func(id string) {
@@ -160,6 +160,13 @@ func (s *Service) Sample(ctx context.Context) {
 		s.seen.Saw(id, sum, over, now)
 		if over && s.ended != nil {
 			s.tell(ctx, id, info)
+		}
+		if info.Config.Room != "" && s.gate != nil && sum.Remaining > 0 {
+			// The room that follows the drop hears its stock again: news only to a room that missed a
+			// restock (an instance stopped between the drop's change and the room's).
+			if err := s.gate.Restock(ctx, info.Config.Room, id, info.Config.Stock, sum.Remaining); err != nil && ctx.Err() == nil {
+				s.log.Warn("drop: telling its room the stock", "drop", id, "room", info.Config.Room, "err", err)
+			}
 		}
 		if s.history == nil {
 			return
@@ -236,13 +243,13 @@ func StockOf(store Store) rushgate.Stock { return stock{store} }
 
 type stock struct{ store Store }
 
-func (s stock) Remaining(ctx context.Context, drop, room string) (int, error) {
+func (s stock) Remaining(ctx context.Context, drop, room string) (int, int, error) {
 	info, err := s.store.Get(ctx, drop)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if info.Config.Room != room {
-		return 0, fmt.Errorf("drop %s does not sit behind room %s: set the drop's room first", drop, room)
+		return 0, 0, fmt.Errorf("drop %s does not sit behind room %s: set the drop's room first", drop, room)
 	}
-	return max(0, info.Config.Stock-info.Claimed), nil
+	return max(0, info.Config.Stock-info.Claimed), info.Config.Stock, nil
 }

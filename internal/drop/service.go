@@ -265,20 +265,23 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) 
 	}
 	rushgate.Audited(ctx, s.audit, s.log, e)
 	if e.Action == rushgate.ActionUpdate && cfg.Room == old.Config.Room {
-		s.restocked(ctx, id, cfg.Room, cfg.Stock-old.Config.Stock, cfg.Stock)
+		if cfg.Stock != old.Config.Stock {
+			s.restocked(ctx, id, cfg.Room, cfg.Stock, cfg.Stock)
+		}
 	}
 	return Info{Config: cfg}, nil
 }
 
-// restocked tells the room a drop sits behind that the drop gained units (or lost -units) and has left
-// units now, until the room's store takes it: a room that follows the drop's stock admits as many more,
-// or fewer.
-func (s *Service) restocked(ctx context.Context, id, room string, units, left int) {
-	if units == 0 || room == "" {
+// restocked tells the room a drop sits behind that the drop has stock units in all and left unclaimed
+// now, until the room's store takes it: a room that follows the drop's stock admits as many more, or
+// fewer. The sampler tells it again each second (see [Service.Sample]), which changes nothing unless
+// the room missed it.
+func (s *Service) restocked(ctx context.Context, id, room string, stock, left int) {
+	if room == "" {
 		return
 	}
 	s.ensure(context.WithoutCancel(ctx), "tell the room of the drop's new stock", room, func(ctx context.Context) error {
-		return s.gate.Restock(ctx, room, id, units, left)
+		return s.gate.Restock(ctx, room, id, stock, left)
 	})
 }
 
@@ -333,7 +336,9 @@ func (s *Service) amend(ctx context.Context, id string, old Info, cfg Config) (I
 		}
 		rushgate.Audited(ctx, s.audit, s.log, rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: rushgate.ActionUpdate,
 			Changes: rushgate.Diff(old.audited(), now.audited())})
-		s.restocked(ctx, id, cfg.Room, cfg.Stock-old.Config.Stock, now.Config.Stock-now.Claimed)
+		if cfg.Stock != old.Config.Stock {
+			s.restocked(ctx, id, cfg.Room, now.Config.Stock, now.Config.Stock-now.Claimed)
+		}
 		return now, nil
 	}
 	return Info{}, rushgate.ErrUnavailable

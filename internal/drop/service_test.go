@@ -31,7 +31,7 @@ type gate struct {
 	downRel  int             // how many more releases fail as unavailable
 	released []string
 	downRes  int      // how many more restocks fail as unavailable
-	restocks []string // "room drop units left", as told
+	restocks []string // "room drop stock left", as told
 }
 
 func (g *gate) Active(_ context.Context, room, visitor, id string) (bool, error) {
@@ -71,14 +71,14 @@ func (g *gate) Hold(ctx context.Context, room, visitor, id string) (bool, error)
 func (g *gate) Unhold(context.Context, string) error  { return nil }
 func (g *gate) SoldOut(context.Context, string) error { return nil }
 
-func (g *gate) Restock(_ context.Context, room, drop string, units, left int) error {
+func (g *gate) Restock(_ context.Context, room, drop string, stock, left int) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.downRes > 0 {
 		g.downRes--
 		return fmt.Errorf("%w: down", rushgate.ErrUnavailable)
 	}
-	g.restocks = append(g.restocks, fmt.Sprintf("%s %s %d %d", room, drop, units, left))
+	g.restocks = append(g.restocks, fmt.Sprintf("%s %s %d %d", room, drop, stock, left))
 	return nil
 }
 
@@ -844,8 +844,8 @@ func TestPutAfterClaims(t *testing.T) {
 	for len(g.told()) == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if told := g.told(); !slices.Equal(told, []string{"line d 2 4"}) {
-		t.Fatalf("the room was told %q, want 2 units more and 4 left", told)
+	if told := g.told(); !slices.Equal(told, []string{"line d 5 4"}) {
+		t.Fatalf("the room was told %q, want a stock of 5 and 4 left", told)
 	}
 	c.Stock = 0
 	if _, err := svc.Put(ctx, "d", c); err == nil {
@@ -855,8 +855,8 @@ func TestPutAfterClaims(t *testing.T) {
 	if _, err := svc.Put(ctx, "d", c); err != nil {
 		t.Fatal(err)
 	}
-	if told := g.told(); len(told) != 2 || told[1] != "line d -4 0" {
-		t.Fatalf("the room was told %q, want 4 units fewer and none left", told)
+	if told := g.told(); len(told) != 2 || told[1] != "line d 1 0" {
+		t.Fatalf("the room was told %q, want a stock of 1 and none left", told)
 	}
 	c.Stock = 10
 	_, err = svc.Put(ctx, "d", c)

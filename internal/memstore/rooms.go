@@ -330,14 +330,27 @@ func (s *Rooms) Active(_ context.Context, id, visitor, admissionID string) (bool
 }
 
 // SetUnits implements [room.Store].
-func (s *Rooms) SetUnits(_ context.Context, id string, units int) error {
+func (s *Rooms) SetUnits(_ context.Context, id string, units, stock int) error {
 	return s.with(id, func(rs *roomState, _ int64) error {
-		rs.units = max(units, -1)
+		rs.units, rs.stock = max(units, -1), stock
 		if units < 0 {
-			rs.soldOut = false
+			rs.soldOut, rs.stock = false, 0
 		}
 		return nil
 	})
+}
+
+// Restock implements [room.Store].
+func (s *Rooms) Restock(_ context.Context, id string, stock int) (bool, error) {
+	news := false
+	err := s.with(id, func(rs *roomState, _ int64) error {
+		if rs.units < 0 || rs.stock == stock {
+			return nil
+		}
+		rs.units, rs.stock, news = max(0, rs.units+stock-rs.stock), stock, true
+		return nil
+	})
+	return news, err
 }
 
 // Hold implements [room.Store].
@@ -364,7 +377,7 @@ func (s *Rooms) Hold(_ context.Context, id, visitor, admissionID string) (bool, 
 func (s *Rooms) AddUnits(_ context.Context, id string, n int) error {
 	return s.with(id, func(rs *roomState, _ int64) error {
 		if rs.units >= 0 {
-			rs.units = max(0, rs.units+n)
+			rs.units += n
 		}
 		return nil
 	})

@@ -32,9 +32,11 @@ type roomState struct {
 	// collected, for the room's history.
 	joinedTotal, idleTotal, graceTotal int64
 
-	// units counts the unclaimed units of the drop the room follows, -1 when it follows none; soldOut
-	// is set once that drop has none left (see rushgate.Gatekeeper).
+	// units counts the unclaimed units of the drop the room follows, -1 when it follows none; stock is
+	// that drop's stock as the room last heard of it (see room.Store.Restock); soldOut is set once that
+	// drop has none left (see rushgate.Gatekeeper).
 	units   int
+	stock   int
 	soldOut bool
 	// invites are the room's invite codes and whether each is used, when there is no record to keep
 	// them.

@@ -297,27 +297,38 @@ func (s *Rooms) settle(ctx context.Context, id, visitor, others, fence string) e
 }
 
 // SetUnits implements [room.Store].
-func (s *Rooms) SetUnits(ctx context.Context, id string, units int) error {
-	return s.stock(ctx, id, "set", strconv.Itoa(max(units, -1)))
+func (s *Rooms) SetUnits(ctx context.Context, id string, units, stock int) error {
+	_, err := s.stock(ctx, id, "set", strconv.Itoa(max(units, -1)), strconv.Itoa(stock))
+	return err
 }
 
 // AddUnits implements [room.Store].
 func (s *Rooms) AddUnits(ctx context.Context, id string, n int) error {
-	return s.stock(ctx, id, "add", strconv.Itoa(n))
+	_, err := s.stock(ctx, id, "add", strconv.Itoa(n), "")
+	return err
+}
+
+// Restock implements [room.Store].
+func (s *Rooms) Restock(ctx context.Context, id string, stock int) (bool, error) {
+	return s.stock(ctx, id, "restock", strconv.Itoa(stock), "")
 }
 
 // SoldOut implements [room.Store]: every instance's streams of the room hear of it at once.
-func (s *Rooms) SoldOut(ctx context.Context, id string) error { return s.stock(ctx, id, "soldout", "") }
+func (s *Rooms) SoldOut(ctx context.Context, id string) error {
+	_, err := s.stock(ctx, id, "soldout", "", "")
+	return err
+}
 
-func (s *Rooms) stock(ctx context.Context, id, op, units string) error {
-	m, err := s.run(ctx, stockScript, s.keys.room(id)[:1], op, units, s.keys.changes(id))
+// stock runs lua/stock.lua's op and reports whether it was news (a restock that changed the stock).
+func (s *Rooms) stock(ctx context.Context, id, op, n, stock string) (bool, error) {
+	m, err := s.run(ctx, stockScript, s.keys.room(id)[:1], op, n, s.keys.changes(id), stock)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if integer(m) == -1 {
-		return room.ErrNotFound
+		return false, room.ErrNotFound
 	}
-	return nil
+	return integer(m) == 1, nil
 }
 
 // AddInvites implements [room.Store].

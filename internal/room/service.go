@@ -183,9 +183,9 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 		return err
 	}
 	// A room starts following a drop with the units the drop has left; it stops with -1.
-	relink, units := cfg.Drop != old.Drop || created, -1
+	relink, units, stock := cfg.Drop != old.Drop || created, -1, 0
 	if relink && cfg.Drop != "" {
-		if units, err = s.remaining(ctx, id, cfg.Drop); err != nil {
+		if units, stock, err = s.remaining(ctx, id, cfg.Drop); err != nil {
 			return err
 		}
 	}
@@ -193,7 +193,7 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 		return err
 	}
 	if relink {
-		if err := s.store.SetUnits(ctx, id, units); err != nil {
+		if err := s.store.SetUnits(ctx, id, units, stock); err != nil {
 			return err
 		}
 	}
@@ -323,15 +323,15 @@ func (s *Service) Leave(ctx context.Context, id, visitor string) error {
 
 // remaining returns the units left of the drop a room is to follow, refusing a drop that does not exist
 // or does not sit behind the room as a config error.
-func (s *Service) remaining(ctx context.Context, id, drop string) (int, error) {
+func (s *Service) remaining(ctx context.Context, id, drop string) (left, stock int, err error) {
 	if s.opts.Stock == nil {
-		return 0, &ConfigError{"drop", "this server runs no drops"}
+		return 0, 0, &ConfigError{"drop", "this server runs no drops"}
 	}
-	n, err := s.opts.Stock.Remaining(ctx, drop, id)
+	left, stock, err = s.opts.Stock.Remaining(ctx, drop, id)
 	if err != nil && !errors.Is(err, rushgate.ErrUnavailable) {
-		return 0, &ConfigError{"drop", err.Error()}
+		return 0, 0, &ConfigError{"drop", err.Error()}
 	}
-	return n, err
+	return left, stock, err
 }
 
 // AddInvites adds invite codes to a room's list and reports how many were new.
@@ -369,7 +369,7 @@ func (s *Service) Unhold(ctx context.Context, id string) error {
 
 // Restock implements [rushgate.Gatekeeper]. A room that follows another drop, or none, keeps its count:
 // a drop's units are the room's only while it follows that drop.
-func (s *Service) Restock(ctx context.Context, id, drop string, units, left int) error {
+func (s *Service) Restock(ctx context.Context, id, drop string, stock, left int) error {
 	cfg, err := s.store.Room(ctx, id)
 	if errors.Is(err, ErrNotFound) || (err == nil && cfg.Drop != drop) {
 		return nil
@@ -380,11 +380,11 @@ func (s *Service) Restock(ctx context.Context, id, drop string, units, left int)
 	if left <= 0 {
 		return s.SoldOut(ctx, id)
 	}
-	if err := s.store.AddUnits(ctx, id, units); err != nil {
-		return err
+	news, err := s.store.Restock(ctx, id, stock)
+	if news {
+		s.gate(id).wake() // new units may admit the next visitors at once
 	}
-	s.gate(id).wake()
-	return nil
+	return err
 }
 
 // SoldOut implements [rushgate.Gatekeeper]: the room stops admitting, and its waiting visitors' streams

@@ -159,15 +159,20 @@ type Store interface {
 	// Active reports whether admissionID is still the visitor's live admission, for online verification.
 	Active(ctx context.Context, id, visitor, admissionID string) (bool, error)
 
-	// SetUnits links the room to a drop's stock with units left (see rushgate.Gatekeeper), or unlinks
-	// it with -1. A linked room admits no more visitors than its units.
-	SetUnits(ctx context.Context, id string, units int) error
+	// SetUnits links the room to a drop of stock units in all with units left (see
+	// rushgate.Gatekeeper), or unlinks it with -1. A linked room admits no more visitors than its units.
+	SetUnits(ctx context.Context, id string, units, stock int) error
+	// Restock tells a linked room that its drop has stock units in all now: its units change by the
+	// difference from the stock it last heard of (SetUnits or Restock), never below none, so that
+	// hearing the same stock again changes nothing. An unlinked room keeps none. It reports whether the
+	// stock was news.
+	Restock(ctx context.Context, id string, stock int) (bool, error)
 	// Hold checks that admissionID is the visitor's live admission (ErrNotAdmitted otherwise) and, in a
 	// linked room, takes one unit (rushgate.ErrSoldOut when there is none or the room is sold out). It
 	// reports whether it took one.
 	Hold(ctx context.Context, id, visitor, admissionID string) (bool, error)
-	// AddUnits adds n units to a linked room (a unit given back by a claim that failed, or a drop
-	// restocked) or takes -n away (its stock lowered), never below none; an unlinked room keeps none.
+	// AddUnits gives n units back to a linked room (held for claims that failed); an unlinked room keeps
+	// none.
 	AddUnits(ctx context.Context, id string, n int) error
 	// AddInvites adds invite codes to the room's list (a code listed already stays as it is, used or
 	// not) and reports how many were new.

@@ -15,7 +15,7 @@ import (
 // the room and drop services over the backend, a crowd that never gets more admissions than units.
 var stockTests = []check{
 	{"Stock/Units", testUnits},
-	{"Stock/AddUnits", testAddUnits},
+	{"Stock/RestockUnits", testRestockUnits},
 	{"Stock/SoldOut", testSoldOut},
 	{"Stock/Crowd", testStockCrowd},
 	{"Stock/Restock", testRestock},
@@ -23,7 +23,7 @@ var stockTests = []check{
 
 func testUnits(t *testing.T, h Harness) {
 	put(t, h, "su", cfg(10))
-	if err := h.Rooms.SetUnits(ctx, "su", 3); err != nil {
+	if err := h.Rooms.SetUnits(ctx, "su", 3, 3); err != nil {
 		t.Fatal(err)
 	}
 	join(t, h, "su", names("v", 5)...)
@@ -58,7 +58,7 @@ func testUnits(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	wantAdmitted(t, admit(t, h, "su"), "v0003")
-	if err := h.Rooms.SetUnits(ctx, "su", -1); err != nil { // unlinked: capacity alone rules again
+	if err := h.Rooms.SetUnits(ctx, "su", -1, 0); err != nil { // unlinked: capacity alone rules again
 		t.Fatal(err)
 	}
 	tk = admit(t, h, "su")
@@ -66,59 +66,74 @@ func testUnits(t *testing.T, h Harness) {
 	if held, err := h.Rooms.Hold(ctx, "su", "v0004", tk.Admitted[0].Admission.ID); err != nil || held {
 		t.Fatalf("hold in an unlinked room: %v %v", held, err)
 	}
-	if err := h.Rooms.SetUnits(ctx, "none", 1); !errors.Is(err, room.ErrNotFound) {
+	if err := h.Rooms.SetUnits(ctx, "none", 1, 1); !errors.Is(err, room.ErrNotFound) {
 		t.Fatalf("units of an unknown room: %v", err)
 	}
 }
 
-// testAddUnits: a drop restocked, or its stock lowered, adds units to the room that follows it or takes
-// them away, never below none; a room that follows nothing stays so.
-func testAddUnits(t *testing.T, h Harness) {
+// testRestockUnits: a room hears its drop's stock anew: its units change by the difference from the
+// stock it last heard of, never below none, and the same stock again changes nothing, so that it may be
+// told as often as the drop is read; held units given back come back; a room that follows nothing
+// stays so.
+func testRestockUnits(t *testing.T, h Harness) {
 	put(t, h, "au", cfg(10))
-	if err := h.Rooms.SetUnits(ctx, "au", 1); err != nil {
+	if err := h.Rooms.SetUnits(ctx, "au", 1, 1); err != nil {
 		t.Fatal(err)
 	}
 	join(t, h, "au", names("v", 4)...)
 	first := admit(t, h, "au")
 	wantAdmitted(t, first, "v0000")
-	if err := h.Rooms.AddUnits(ctx, "au", 2); err != nil {
-		t.Fatal(err)
+	restock := func(stock int, want bool) {
+		t.Helper()
+		if news, err := h.Rooms.Restock(ctx, "au", stock); err != nil || news != want {
+			t.Fatalf("Restock(%d): news %v, %v; want news %v", stock, news, err, want)
+		}
 	}
+	restock(3, true)
 	more := admit(t, h, "au")
 	wantAdmitted(t, more, "v0001", "v0002")
-	if err := h.Rooms.AddUnits(ctx, "au", -10); err != nil {
+	restock(3, false) // heard again: nothing changes
+	if tk := admit(t, h, "au"); len(tk.Admitted) != 0 {
+		t.Fatalf("admitted %v with three units for three admissions", admittedNames(tk))
+	}
+	hold := func(a room.Admitted) error {
+		t.Helper()
+		_, err := h.Rooms.Hold(ctx, "au", a.Visitor, a.Admission.ID)
+		return err
+	}
+	restock(1, true) // 3 - 2: one unit
+	if err := hold(first.Admitted[0]); err != nil {
 		t.Fatal(err)
 	}
-	a := first.Admitted[0]
-	if _, err := h.Rooms.Hold(ctx, "au", a.Visitor, a.Admission.ID); !errors.Is(err, rushgate.ErrSoldOut) {
+	if err := hold(more.Admitted[0]); !errors.Is(err, rushgate.ErrSoldOut) {
 		t.Fatalf("hold with no unit left: %v", err)
 	}
-	if err := h.Rooms.AddUnits(ctx, "au", 1); err != nil { // from none, not from -7
+	restock(0, true) // 0 - 1: none, not -1
+	restock(1, true) // from none
+	if err := hold(more.Admitted[0]); err != nil {
+		t.Fatalf("hold of the unit restocked: %v", err)
+	}
+	if err := h.Rooms.AddUnits(ctx, "au", 1); err != nil { // a claim failed: its unit is back
 		t.Fatal(err)
 	}
-	if held, err := h.Rooms.Hold(ctx, "au", a.Visitor, a.Admission.ID); err != nil || !held {
-		t.Fatalf("hold of the one unit added: %v %v", held, err)
+	if err := hold(more.Admitted[1]); err != nil {
+		t.Fatalf("hold of the unit given back: %v", err)
 	}
-	if tk := admit(t, h, "au"); len(tk.Admitted) != 0 {
-		t.Fatalf("admitted %v with no unit left", admittedNames(tk))
-	}
-	if err := h.Rooms.SetUnits(ctx, "au", -1); err != nil {
+	if err := h.Rooms.SetUnits(ctx, "au", -1, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Rooms.AddUnits(ctx, "au", 5); err != nil {
-		t.Fatal(err)
-	}
+	restock(5, false)
 	if held, err := h.Rooms.Hold(ctx, "au", "v0001", more.Admitted[0].Admission.ID); err != nil || held {
 		t.Fatalf("hold in a room that follows nothing: %v %v", held, err)
 	}
-	if err := h.Rooms.AddUnits(ctx, "none", 1); !errors.Is(err, room.ErrNotFound) {
+	if _, err := h.Rooms.Restock(ctx, "none", 1); !errors.Is(err, room.ErrNotFound) {
 		t.Fatalf("units of an unknown room: %v", err)
 	}
 }
 
 func testSoldOut(t *testing.T, h Harness) {
 	put(t, h, "so", cfg(1))
-	if err := h.Rooms.SetUnits(ctx, "so", 1); err != nil {
+	if err := h.Rooms.SetUnits(ctx, "so", 1, 1); err != nil {
 		t.Fatal(err)
 	}
 	join(t, h, "so", "a", "b", "c")
@@ -246,8 +261,8 @@ func testStockCrowd(t *testing.T, h Harness) {
 }
 
 // testRestock: an operator restocks a drop that a room follows, through the services over the backend,
-// before its first claim and after: the room lets in as many more; lowering the stock to the claims
-// sells the line out.
+// before its first claim and after: the room lets in as many more, also after missing a restock (the
+// drop's sampler tells it again); lowering the stock to the claims sells the line out.
 func testRestock(t *testing.T, h Harness) {
 	rooms := room.NewService(h.Rooms, room.Options{Clock: h.Now, Manual: true, Stock: drop.StockOf(h.Drops)})
 	drops := drop.NewService(h.Drops, drop.Options{Gate: rooms, Clock: h.Now})
@@ -267,7 +282,7 @@ func testRestock(t *testing.T, h Harness) {
 	if _, err := drops.Put(ctx, "rs", dc); err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range names("r", 6) {
+	for _, v := range names("r", 7) {
 		if _, err := rooms.Join(ctx, "rsl", someone(v)); err != nil {
 			t.Fatal(err)
 		}
@@ -292,15 +307,35 @@ func testRestock(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	wantAdmitted(t, tick(), "r0002", "r0003", "r0004")
+	// A restock the room missed (its instance stopped between the drop's change and the room's): the
+	// drop's sampler tells the room the stock again, and the room catches up.
+	info, err := h.Drops.Get(ctx, "rs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	missed := info.Config
+	missed.Stock = 6
+	if err := h.Drops.Amend(ctx, "rs", info.Rev, missed); err != nil {
+		t.Fatal(err)
+	}
+	if tk := tick(); len(tk.Admitted) != 0 {
+		t.Fatalf("admitted %v before the room heard of the restock", admittedNames(tk))
+	}
+	drops.Sample(ctx)
+	wantAdmitted(t, tick(), "r0005")
+	drops.Sample(ctx) // heard again: nothing more
+	if tk := tick(); len(tk.Admitted) != 0 {
+		t.Fatalf("admitted %v after the same stock was told twice", admittedNames(tk))
+	}
 	dc.Stock = 1 // down to its one claim
 	if _, err := drops.Put(ctx, "rs", dc); err != nil {
 		t.Fatal(err)
 	}
-	if st := status(t, h, "rsl", "r0005"); st.State != room.StateSoldOut {
+	if st := status(t, h, "rsl", "r0006"); st.State != room.StateSoldOut {
 		t.Fatalf("a waiting visitor after the stock came down to the claims: %+v", st)
 	}
 	b := first.Admitted[1]
-	_, _, err := drops.Claim(ctx, drop.ClaimRequest{Drop: "rs", Visitor: b.Visitor,
+	_, _, err = drops.Claim(ctx, drop.ClaimRequest{Drop: "rs", Visitor: b.Visitor,
 		Admission: &rushgate.Admission{Room: "rsl", Visitor: b.Visitor, ID: b.Admission.ID}})
 	if !errors.Is(err, drop.ErrSoldOut) {
 		t.Fatalf("a claim after the stock came down to the claims: %v", err)

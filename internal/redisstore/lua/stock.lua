@@ -1,26 +1,37 @@
--- stock.lua: the stock a room follows (see rushgate.Gatekeeper): link it with its units left, unlink it,
--- add units (a held unit given back, a restock) or take some away (never below none), or mark it sold
--- out, telling every instance's streams at once.
+-- stock.lua: the stock a room follows (see rushgate.Gatekeeper): link it with its units left of the
+-- drop's stock, unlink it, give held units back, hear the drop's stock anew (its units change by the
+-- difference from the stock it last heard of, never below none), or mark it sold out, telling every
+-- instance's streams at once.
 -- KEYS[1] meta (see keys.go)
--- ARGV[1] 'set' (ARGV[2] units, -1 to unlink), 'add' (ARGV[2] units, negative to take) or 'soldout'
--- ARGV[3] pub/sub channel of changes
--- Returns -1 for an unknown room, else 1.
+-- ARGV[1] 'set' (ARGV[2] units, -1 to unlink; ARGV[4] the drop's stock), 'add' (ARGV[2] units),
+-- 'restock' (ARGV[2] the drop's stock) or 'soldout'  ARGV[3] pub/sub channel of changes
+-- Returns -1 for an unknown room, 1 for news (a restock that changed the stock), else 0.
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return -1
 end
 if ARGV[1] == 'set' then
   if tonumber(ARGV[2]) < 0 then
-    redis.call('HDEL', KEYS[1], 'units', 'soldout')
+    redis.call('HDEL', KEYS[1], 'units', 'soldout', 'stock')
   else
-    redis.call('HSET', KEYS[1], 'units', ARGV[2])
+    redis.call('HSET', KEYS[1], 'units', ARGV[2], 'stock', ARGV[4])
   end
 elseif ARGV[1] == 'add' then
-  local units = redis.call('HGET', KEYS[1], 'units')
-  if units then
-    redis.call('HSET', KEYS[1], 'units', math.max(0, tonumber(units) + tonumber(ARGV[2])))
+  if redis.call('HEXISTS', KEYS[1], 'units') == 1 then
+    redis.call('HINCRBY', KEYS[1], 'units', ARGV[2])
   end
+elseif ARGV[1] == 'restock' then
+  local m = redis.call('HMGET', KEYS[1], 'units', 'stock')
+  if not m[1] or m[2] == ARGV[2] then
+    return 0
+  end
+  if m[2] then -- a room linked before rooms kept the stock only learns it
+    local units = math.max(0, tonumber(m[1]) + tonumber(ARGV[2]) - tonumber(m[2]))
+    redis.call('HSET', KEYS[1], 'units', string.format('%d', units))
+  end
+  redis.call('HSET', KEYS[1], 'stock', ARGV[2])
+  return 1
 elseif ARGV[1] == 'soldout' then
   redis.call('HSET', KEYS[1], 'soldout', '1')
   redis.call('PUBLISH', ARGV[3], '*')
 end
-return 1
+return 0
