@@ -316,6 +316,9 @@ func (s *Service) amend(ctx context.Context, id string, old Info, cfg Config) (I
 		if err := s.fixed(ctx, id, old, cfg); err != nil {
 			return Info{}, err
 		}
+		if unchanged(old.Config, cfg) {
+			return old, nil // put again as it was (a deploy script): nothing to tell anyone
+		}
 		err := s.store.Amend(ctx, id, old.Rev, cfg)
 		switch {
 		case errors.Is(err, rushgate.ErrStale):
@@ -342,6 +345,12 @@ func (s *Service) amend(ctx context.Context, id string, old Info, cfg Config) (I
 		return now, nil
 	}
 	return Info{}, rushgate.ErrUnavailable
+}
+
+// unchanged reports whether cfg changes none of what may change once a drop has claims.
+func unchanged(old, cfg Config) bool {
+	return old.Title == cfg.Title && old.Message == cfg.Message && old.Stock == cfg.Stock && old.PerVisitor == cfg.PerVisitor &&
+		old.OpensAt.Equal(cfg.OpensAt) && (old.ClosesAt == nil) == (cfg.ClosesAt == nil) && (old.ClosesAt == nil || old.ClosesAt.Equal(*cfg.ClosesAt))
 }
 
 // fixed refuses, with a *FixedError naming the first, a change of the fields that a drop's claims were

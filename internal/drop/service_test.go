@@ -847,6 +847,10 @@ func TestPutAfterClaims(t *testing.T) {
 	if told := g.told(); !slices.Equal(told, []string{"line d 5 4"}) {
 		t.Fatalf("the room was told %q, want a stock of 5 and 4 left", told)
 	}
+	same, err := svc.Put(ctx, "d", c) // put again as it is: nothing changes, not even the revision
+	if err != nil || same.Rev != info.Rev || len(g.told()) != 1 {
+		t.Fatalf("put again: %+v %v; the room was told %q", same, err, g.told())
+	}
 	c.Stock = 0
 	if _, err := svc.Put(ctx, "d", c); err == nil {
 		t.Fatal("a stock of none was taken")
