@@ -84,7 +84,10 @@ type SoftClose struct {
 
 // Config is an auction as the operator describes it.
 type Config struct {
-	Title      string    `json:"title"`
+	Title string `json:"title"`
+	// Message is the operator's word to the bidders on the auction's page ("shipping within Korea
+	// only"), which, like the title, may change at any time, bids or not (see [Store.Amend]).
+	Message    string    `json:"message,omitempty"`
 	Currency   string    `json:"currency"`
 	StartPrice int64     `json:"start_price"`
 	Increment  Increment `json:"increment"`
@@ -137,6 +140,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Title == "" || len(c.Title) > 200:
 		return &ConfigError{"title", "must be 1-200 bytes"}
+	case len(c.Message) > 2000:
+		return &ConfigError{"message", "at most 2000 bytes"}
 	case !currencyPattern.MatchString(c.Currency):
 		return &ConfigError{"currency", "must be an ISO 4217 code such as EUR"}
 	case !amountOK(c.StartPrice):

@@ -18,6 +18,16 @@ var (
 	ErrStarted       = errors.New("auction: already has bids")
 )
 
+// FixedError refuses a change, to an auction that has bids or was sold, of a field its bids were made
+// under (all but the title and the message). It is an ErrStarted.
+type FixedError struct{ Field string }
+
+func (e *FixedError) Error() string {
+	return "auction: " + e.Field + " cannot change once the auction has bids (its title and message can)"
+}
+
+func (e *FixedError) Unwrap() error { return ErrStarted }
+
 // TooLowError is a refused bid with the least amount that would be accepted.
 type TooLowError struct{ Min int64 }
 
@@ -45,6 +55,9 @@ const (
 	EventExtended = "extended"
 	EventClosed   = "closed"
 	EventSold     = "sold"
+	// EventUpdated tells the feed that the operator changed the title or the message, which the
+	// auction's view then carries.
+	EventUpdated = "updated"
 )
 
 // Event is one change of an auction, numbered by a per-auction sequence so that a client that
@@ -153,6 +166,16 @@ func (s *State) BuyNowAvailable(now time.Time) bool {
 func (s *State) event(kind string, now time.Time, bidder string, price int64, proxy bool) Event {
 	s.Seq++
 	return Event{Seq: s.Seq, Kind: kind, At: now.UTC(), Bidder: bidder, Price: price, Proxy: proxy, EndsAt: s.EndsAt}
+}
+
+// Amend takes an operator's new title and message, whatever the bids, until the auction is over
+// (ErrClosed, closing it first if it is due), and returns the event that tells the live feeds.
+func (s *State) Amend(title, message string, now time.Time) ([]Event, error) {
+	if evs := s.CloseIfDue(now); s.Over() {
+		return evs, ErrClosed
+	}
+	s.Config.Title, s.Config.Message = title, message
+	return []Event{s.event(EventUpdated, now, "", s.Price, false)}, nil
 }
 
 // CloseIfDue records the end of an auction whose end time has passed: the leader wins if the reserve

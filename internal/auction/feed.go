@@ -217,7 +217,8 @@ func (s *Service) updates(ctx context.Context, id string, h *hub, after int64, l
 	return out, nil
 }
 
-// fixedConfig returns the config of an auction that has bids, read once per hub: it cannot change.
+// fixedConfig returns the config of an auction that has bids, read once per hub: its terms cannot
+// change (only its title and message may, which offer does not read).
 func (s *Service) fixedConfig(ctx context.Context, id string, h *hub) (Config, error) {
 	s.mu.Lock()
 	cfg := h.cfg

@@ -189,11 +189,74 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 		}
 	}
 	if err := s.store.Put(ctx, id, cfg); err != nil {
+		if errors.Is(err, ErrStarted) {
+			return s.amend(ctx, id, cfg)
+		}
 		return err
 	}
 	s.changedConfig(id)
 	rushgate.Audited(ctx, s.audit, s.log, e)
 	return nil
+}
+
+// Patch changes the fields of an auction that patch names (a JSON merge patch, RFC 7396) and puts the
+// result as Put does: an operator corrects a title, or tells the bidders something, in one field.
+func (s *Service) Patch(ctx context.Context, id string, patch []byte) error {
+	old, err := s.store.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	merged, err := rushgate.MergePatch(old.Config, patch)
+	if de, ok := errors.AsType[*rushgate.DecodeError](err); ok {
+		return &ConfigError{de.Field, de.Reason}
+	}
+	if err != nil {
+		return err
+	}
+	cfg, err := DecodeConfig(merged)
+	if err != nil {
+		return err
+	}
+	return s.Put(ctx, id, cfg)
+}
+
+// amend changes an auction that has bids, or was sold, to cfg: its title and message alone (a change of
+// any other field is a *FixedError), against the config it read (again, if another change came
+// first); the change is audited and its live feeds hear of it.
+func (s *Service) amend(ctx context.Context, id string, cfg Config) error {
+	for range 3 {
+		old, err := s.store.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		want, got := old.Config, cfg
+		want.Title, want.Message = cfg.Title, cfg.Message
+		for _, c := range []*Config{&want, &got} {
+			if c.Identity == "" {
+				c.Identity = visitor.IdentityAny
+			}
+		}
+		if changes := rushgate.Diff(want, got); len(changes) > 0 {
+			return &FixedError{changes[0].Field}
+		}
+		if cfg.Title == old.Config.Title && cfg.Message == old.Config.Message {
+			return nil // put again as it was (a deploy script): no event, no entry
+		}
+		o, err := s.store.Amend(ctx, id, old.Rev, cfg)
+		if errors.Is(err, rushgate.ErrStale) {
+			continue
+		}
+		if len(o.Events) > 0 || err == nil {
+			s.changedConfig(id)
+		}
+		if err != nil {
+			return err
+		}
+		rushgate.Audited(ctx, s.audit, s.log, rushgate.Entry{At: s.clock().UTC(), Kind: "auction", ID: id, Action: rushgate.ActionUpdate,
+			Changes: rushgate.Diff(old.Config, o.State.Config)})
+		return nil
+	}
+	return rushgate.ErrUnavailable
 }
 
 // restore takes back from the record an auction the store does not know, reporting false when the

@@ -224,7 +224,9 @@ func TestPutRestoresWhatTheStoreLost(t *testing.T) {
 	}
 
 	reads := rec.reads
-	if err := svc.Put(ctx, "quiet", cfg); !errors.Is(err, auction.ErrStarted) { // known, with a bid
+	dearer := other
+	dearer.StartPrice++
+	if err := svc.Put(ctx, "quiet", dearer); !errors.Is(err, auction.ErrStarted) { // known, with a bid
 		t.Fatalf("replacing an auction with a bid: %v", err)
 	}
 	if rec.reads != reads {

@@ -45,6 +45,11 @@ type Store interface {
 	// closing it then: an operator's "extend" and "end now". The feed shows it as an extension.
 	// ErrClosed when the auction is over.
 	Reschedule(ctx context.Context, id string, end time.Time) (Outcome, error)
+	// Amend changes the auction's title and message to cfg's, whatever its bids, if its config is still
+	// of revision rev (rushgate.ErrStale otherwise), as one step that appends an EventUpdated for its
+	// live feeds; its config takes a new revision. Nothing else of cfg is used. ErrClosed once the
+	// auction is over (closing it first if it is due).
+	Amend(ctx context.Context, id, rev string, cfg Config) (Outcome, error)
 	// Close closes the auction if its end has passed; calling it again is harmless.
 	Close(ctx context.Context, id string) (Outcome, error)
 	// Due returns up to limit auctions whose end has passed but that are not closed yet, and the next

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -10,8 +11,10 @@ import (
 
 // auctionView is an auction as the public sees it: never the leader's maximum nor the reserve itself.
 type auctionView struct {
-	ID          string           `json:"id"`
-	Title       string           `json:"title"`
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Message is the operator's word to the bidders, shown on the auction's page.
+	Message     string           `json:"message,omitempty"`
 	Currency    string           `json:"currency"`
 	Status      auction.Status   `json:"status"`
 	Price       int64            `json:"price"`
@@ -31,7 +34,7 @@ type auctionView struct {
 
 func viewOf(id string, s auction.State, now time.Time) auctionView {
 	v := auctionView{
-		ID: id, Title: s.Config.Title, Currency: s.Config.Currency, Status: s.Status(now), Price: s.Price,
+		ID: id, Title: s.Config.Title, Message: s.Config.Message, Currency: s.Config.Currency, Status: s.Status(now), Price: s.Price,
 		Leader: s.Leader, Bids: s.Bids, StartsAt: s.Config.StartsAt, EndsAt: s.EndsAt,
 		ReserveMet: s.ReserveMet(), Room: s.Config.Room, Identity: identityOf(s.Config.Identity), Seq: s.Seq,
 	}
@@ -63,35 +66,48 @@ func (s *Server) deleteAuction(w http.ResponseWriter, r *http.Request) {
 	s.deleted(w, r, "auction", id, err)
 }
 
+// putAuction creates or replaces an auction (once it has bids, changes its title and message: see
+// auction.Service.Put).
 func (s *Server) putAuction(w http.ResponseWriter, r *http.Request) {
+	s.saveAuction(w, r, func(ctx context.Context, id string, body []byte) error {
+		cfg, err := auction.DecodeConfig(body)
+		if err != nil {
+			return err
+		}
+		return s.auctions.Put(ctx, id, cfg)
+	})
+}
+
+// patchAuction changes the fields of an auction its body names (a JSON merge patch), as a PUT of the
+// result.
+func (s *Server) patchAuction(w http.ResponseWriter, r *http.Request) {
+	s.saveAuction(w, r, s.auctions.Patch)
+}
+
+// saveAuction reads an auction's body, has save apply it, and answers the auction as it now stands,
+// with its config.
+func (s *Server) saveAuction(w http.ResponseWriter, r *http.Request, save func(ctx context.Context, id string, body []byte) error) {
 	id, err := auctionID(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	body, err := readBody(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	cfg, err := auction.DecodeConfig(body)
+	var body []byte
 	if err == nil {
-		err = s.auctions.Put(r.Context(), id, cfg)
+		body, err = readBody(r)
+	}
+	if err == nil {
+		err = save(r.Context(), id, body)
+	}
+	var st auction.State
+	if err == nil {
+		st, err = s.auctions.Get(r.Context(), id)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	st, err := s.auctions.Get(r.Context(), id)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.log.InfoContext(r.Context(), "auction saved", "auction", id, "ends_at", cfg.EndsAt)
+	s.log.InfoContext(r.Context(), "auction saved", "auction", id, "ends_at", st.Config.EndsAt, "method", r.Method)
 	writeJSON(w, http.StatusOK, struct {
 		auctionView
 		Config auction.Config `json:"config"`
-	}{viewOf(id, st, s.now()), cfg})
+	}{viewOf(id, st, s.now()), st.Config})
 }
 
 func (s *Server) getAuction(w http.ResponseWriter, r *http.Request) {

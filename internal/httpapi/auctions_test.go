@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -477,4 +478,46 @@ func TestBodiesAreOneObject(t *testing.T) {
 	}
 	e.want(e.do("POST", "/v1/auctions/lot1/bids", alice, ` {"amount": 1000} `), 201, "")
 	e.want(e.do("POST", "/v1/drops/coupon/claims", alice, ""), 201, "")
+}
+
+// TestAuctionAmend: an auction with bids takes a new title and message by PATCH (or PUT), refuses any
+// other change as auction_started naming the field, and takes none once it has ended; its bids stand,
+// and the audit log says what changed.
+func TestAuctionAmend(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg("")), 200, "")
+	e.want(e.do("POST", "/v1/auctions/lot/bids", e.visitorToken("w"), `{"amount": 1500}`), 201, "")
+	changed := e.do("PATCH", "/v1/auctions/lot", adminKey, `{"title": "Guitar, 1962", "message": "Shipping within Korea only"}`)
+	e.want(changed, 200, "")
+	v := e.do("GET", "/v1/auctions/lot", "", "")
+	if v.str("title") != "Guitar, 1962" || v.str("message") != "Shipping within Korea only" || v.num("bid_count") != 1 || v.num("price") != 1500 {
+		t.Fatalf("after the amend: %v", v.body)
+	}
+	e.want(e.do("PATCH", "/v1/auctions/lot", adminKey, `{}`), 200, "") // as it was: no event
+	if again := e.do("GET", "/v1/auctions/lot", "", ""); again.num("seq") != v.num("seq") {
+		t.Fatalf("an unchanged config put again moved the feed from %d to %d", v.num("seq"), again.num("seq"))
+	}
+	refused := e.do("PATCH", "/v1/auctions/lot", adminKey, `{"start_price": 500}`)
+	e.want(refused, 409, "auction_started")
+	if refused.body["error"].(map[string]any)["field"] != "start_price" {
+		t.Fatalf("the refusal names no field: %v", refused.body)
+	}
+	e.want(e.do("PATCH", "/v1/auctions/lot", adminKey, `{"message": "`+strings.Repeat("x", 2001)+`"}`), 400, "invalid_config")
+	e.want(e.do("PATCH", "/v1/auctions/lot", adminKey, `[]`), 400, "invalid_config")
+	e.want(e.do("PATCH", "/v1/auctions/nope", adminKey, `{"title": "x"}`), 404, "auction_not_found")
+	e.want(e.do("POST", "/v1/auctions/lot/bids", e.visitorToken("x"), `{"amount": 2000}`), 201, "") // the bids go on
+	e.want(e.do("POST", "/v1/auctions/lot/end", adminKey, ""), 200, "")
+	e.want(e.do("PATCH", "/v1/auctions/lot", adminKey, `{"message": "Sold"}`), 409, "auction_closed")
+	audit := list(e.do("GET", "/v1/audit?kind=auction&id=lot", adminKey, ""), "entries")
+	var fields []string
+	for _, en := range audit {
+		if en["action"] == "update" {
+			for _, c := range en["changes"].([]any) {
+				fields = append(fields, c.(map[string]any)["field"].(string))
+			}
+		}
+	}
+	if !slices.Equal(fields, []string{"message", "title"}) {
+		t.Fatalf("the audit log's update: %q", fields)
+	}
 }

@@ -619,7 +619,8 @@ func TestConsoleTimesAreLocal(t *testing.T) {
 
 // TestConsoleDeletes: a drop is deleted from its page by two presses, the first of which only asks,
 // and the page then shows the overview; the page of a drop that has claims, or of an auction with a
-// bid, offers no delete, which the API would refuse (it offered one, and said why not once pressed).
+// bid, offers no delete, which the API would refuse (it offered one, and said why not once pressed); the
+// auction's form leaves its title and message to edit, and saves a message.
 func TestConsoleDeletes(t *testing.T) {
 	e := setup(t, withConsole())
 	e.want(e.do("PUT", "/v1/drops/spare", adminKey, e.dropCfg("")), 200, "")
@@ -654,6 +655,18 @@ func TestConsoleDeletes(t *testing.T) {
 			t.Fatalf("%s offers a delete the API refuses", page)
 		}
 	}
+	// The auction's form leaves its title and message alone to edit, and says why.
+	until(t, "the auction's note", func() bool { return strings.HasPrefix(text(t, ctx, "#fixed-note"), "Bids were made") })
+	if got := eval[string](t, ctx, `[...document.querySelectorAll('#edit [name]')].filter(i => !i.disabled).map(i => i.name).join(' ')`); got != "title message" {
+		t.Fatalf("the form of an auction with a bid leaves %q to edit", got)
+	}
+	if err := chromedp.Do(ctx, typed("#edit-auction-message", "Shipping within Korea only."),
+		chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the message saved", func() bool {
+		return e.do("GET", "/v1/auctions/bid-on", "", "").str("message") == "Shipping within Korea only."
+	})
 	e.want(e.do("GET", "/v1/drops/taken", "", ""), 200, "")
 }
 

@@ -117,6 +117,7 @@ func fromDomain(err error) *Error {
 	var ace *auction.ConfigError
 	var dce *drop.ConfigError
 	var fixed *drop.FixedError
+	var afixed *auction.FixedError
 	var already *drop.AlreadyClaimedError
 	var redeemed *drop.RedeemedError
 	var elsewhere *room.ElsewhereError
@@ -162,6 +163,9 @@ func fromDomain(err error) *Error {
 		return &Error{Status: http.StatusConflict, Code: codeAuctionClosed, Message: "the auction has ended", Cause: err}
 	case errors.Is(err, auction.ErrNotStarted):
 		return &Error{Status: http.StatusConflict, Code: codeAuctionNotStarted, Message: "the auction has not started", Cause: err}
+	case as(err, &afixed):
+		return &Error{Status: http.StatusConflict, Code: codeAuctionStarted, Field: afixed.Field, Cause: err,
+			Message: afixed.Field + " cannot change once the auction has bids (its title and message can)"}
 	case errors.Is(err, auction.ErrStarted):
 		return &Error{Status: http.StatusConflict, Code: codeAuctionStarted, Message: "an auction with bids, or sold, cannot be replaced or deleted", Cause: err}
 	case errors.Is(err, auction.ErrBuyNowGone):

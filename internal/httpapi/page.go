@@ -130,8 +130,8 @@ type PageData struct {
 	Room, Join, Events, Status string
 	// Target is where an admitted visitor is sent: the room's site_url, or a return_to on its origin.
 	Target string
-	// Title, Message, LogoURL and BrandColor are the room's page branding, "" when unset; a drop's page
-	// has its title and message.
+	// Title, Message, LogoURL and BrandColor are the room's page branding, "" when unset; a drop's and
+	// an auction's page have their title and message.
 	Title, Message, LogoURL, BrandColor string
 	// Lang is the chosen language's code; Texts its table; TextsJSON the table as JSON, which the
 	// page's script reads from the data-texts attribute.
@@ -346,7 +346,7 @@ func (s *Server) auctionPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := s.pageData(r, "")
-	d.Auction, d.Room, d.Title = id, st.Config.Room, st.Config.Title
+	d.Auction, d.Room, d.Title, d.Message = id, st.Config.Room, st.Config.Title, st.Config.Message
 	s.render(w, r, s.pages.auction, d, http.StatusOK)
 }
 

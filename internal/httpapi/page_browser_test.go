@@ -898,6 +898,35 @@ func TestDropPageMessage(t *testing.T) {
 	screenshot(t, ctx, "drop-message-sold-out-phone-ko")
 }
 
+// TestAuctionPageAmended: an operator corrects the title of an auction with bids and tells its bidders
+// something while its page is open; the page shows both without a reload (the feed's updated event has
+// it read them), its tab's title too, and the bids stand.
+func TestAuctionPageAmended(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg("")), 200, "")
+	e.want(e.do("POST", "/v1/auctions/lot/bids", e.visitorToken("w"), `{"amount": 1500}`), 201, "")
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.srv.URL+"/a/lot?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the live feed", func() bool { return eval[string](t, ctx, `String(document.getElementById('live').hidden)`) == "false" })
+	if drawn := eval[int](t, ctx, `document.getElementById('auction-message').getClientRects().length`); drawn != 0 {
+		t.Fatal("an empty message is drawn")
+	}
+	e.want(e.do("PATCH", "/v1/auctions/lot", adminKey, `{"title": "Guitar, 1962", "message": "Shipping within Korea only."}`), 200, "")
+	until(t, "the new title and the message", func() bool {
+		return shown("#title") == "Guitar, 1962" && shown("#auction-message") == "Shipping within Korea only."
+	})
+	if got := eval[string](t, ctx, `document.title`); !strings.HasSuffix(got, " · Guitar, 1962") {
+		t.Fatalf("the tab's title reads %q", got)
+	}
+	if got := shown("#price"); got != "€15.00" {
+		t.Fatalf("the price after the amend reads %q", got)
+	}
+	screenshot(t, ctx, "auction-message-phone-ko")
+}
+
 // TestDropPageCodeOnAPhone: a generated code (16 characters, '-', its number) shows whole at phone
 // width, without scrolling the page sideways, and one tap selects all of it for copying.
 func TestDropPageCodeOnAPhone(t *testing.T) {

@@ -330,6 +330,7 @@ func (s *Server) routes() {
 		m.HandleFunc("POST /v1/auctions/{auction}/end", s.admin(s.endAuction))
 		m.HandleFunc("POST /v1/auctions/{auction}/extend", s.admin(s.extendAuction))
 		m.HandleFunc("PUT /v1/auctions/{auction}", s.admin(s.putAuction))
+		m.HandleFunc("PATCH /v1/auctions/{auction}", s.admin(s.patchAuction))
 		m.HandleFunc("DELETE /v1/auctions/{auction}", s.admin(s.deleteAuction))
 		m.HandleFunc("GET /v1/auctions/{auction}", s.getAuction)
 		m.HandleFunc("GET /v1/auctions/{auction}/bids", s.bids)

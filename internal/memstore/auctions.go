@@ -357,6 +357,21 @@ func (a *Auctions) Reschedule(ctx context.Context, id string, end time.Time) (au
 	return a.step(ctx, id, "", func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.Reschedule(end, now) })
 }
 
+// Amend implements [auction.Store]: a step that takes the new title and message and gives the config
+// a new revision, so that bids checked against the old one are checked again.
+func (a *Auctions) Amend(ctx context.Context, id, rev string, cfg auction.Config) (auction.Outcome, error) {
+	if rev == "" {
+		return auction.Outcome{}, rushgate.ErrStale // a step with no revision checks none
+	}
+	return a.step(ctx, id, rev, func(s *auction.State, now time.Time) ([]auction.Event, error) {
+		evs, err := s.Amend(cfg.Title, cfg.Message, now)
+		if err == nil {
+			s.Rev = rushgate.NewRevision()
+		}
+		return evs, err
+	})
+}
+
 // Close implements [auction.Store].
 func (a *Auctions) Close(ctx context.Context, id string) (auction.Outcome, error) {
 	return a.step(ctx, id, "", func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.CloseIfDue(now), nil })

@@ -28,6 +28,7 @@ var (
 	auctionDeleteScript = auctionScript("auction_delete")
 	auctionStepScript   = auctionScript("auction_step")
 	auctionDueScript    = auctionScript("auction_due")
+	auctionAmendScript  = auctionScript("auction_amend")
 )
 
 // Auctions is the Redis implementation of [auction.Store]. Each step is one script over the auction's
@@ -168,6 +169,30 @@ func (a *Auctions) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	return a.catalogue(ctx, "auctions", id, false)
+}
+
+// Amend implements [auction.Store]. The config is read first and its title and message replaced; the
+// script keeps the result only if the config is still of that revision, and the auction is not over.
+func (a *Auctions) Amend(ctx context.Context, id, rev string, cfg auction.Config) (auction.Outcome, error) {
+	st, err := a.Get(ctx, id)
+	if err != nil {
+		return auction.Outcome{}, err
+	}
+	if rev == "" || st.Rev != rev {
+		return auction.Outcome{}, rushgate.ErrStale
+	}
+	c := st.Config
+	c.Title, c.Message = cfg.Title, cfg.Message
+	js, err := json.Marshal(c)
+	if err != nil {
+		return auction.Outcome{}, err
+	}
+	if err := a.runCode(ctx, auctionAmendScript, a.keys.auction(id)[:2], &auctionErrors, a.now(), rev, string(js),
+		rushgate.NewRevision(), a.keys.auctionChanges(id)); err != nil {
+		return auction.Outcome{}, err
+	}
+	st, err = a.Get(ctx, id)
+	return auction.Outcome{State: st}, err
 }
 
 func (a *Auctions) index(ctx context.Context, id string, end time.Time) error {

@@ -32,6 +32,59 @@ var auctionTests = []check{
 	{"Auction/ReplaceAndDelete", testReplaceAndDelete},
 	{"Auction/Revision", testAuctionRevision},
 	{"Auction/Restore", testAuctionRestore},
+	{"Auction/Amend", testAuctionAmend},
+}
+
+// testAuctionAmend: an auction with bids takes a new title and message, and nothing else, as one step
+// with an updated event after its bids and a new config revision, so that a bid checked against the
+// old config is checked again; the bids stand. Once it is over it takes none (closing it first if due).
+func testAuctionAmend(t *testing.T, h Harness) {
+	putAuction(t, h, "am", auctionCfg(h))
+	bid(t, h, "am", "alice", 1500)
+	before, err := h.Auctions.Get(ctx, "am")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := before.Config
+	c.Title, c.Message, c.StartPrice = "Lot 7, corrected", "Shipping within Korea only", 5 // the price is ignored
+	o, err := h.Auctions.Amend(ctx, "am", before.Rev, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := h.Auctions.Get(ctx, "am")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Config.Title != c.Title || st.Config.Message != c.Message || st.Config.StartPrice != 1000 || st.Bids != 1 ||
+		st.Leader != "alice" || st.Price != before.Price || st.Rev == before.Rev || o.State.Config.Title != c.Title {
+		t.Fatalf("amended: %+v (before %+v)", st, before)
+	}
+	evs, err := h.Auctions.Events(ctx, "am", before.Seq, 10)
+	if err != nil || len(evs) != 1 || evs[0].Kind != auction.EventUpdated || evs[0].Seq != before.Seq+1 || evs[0].Price != before.Price {
+		t.Fatalf("events after the amend: %+v %v", evs, err)
+	}
+	if _, err := h.Auctions.Bid(ctx, "am", before.Rev, auction.Bid{Bidder: "bob", Max: 2000}); !errors.Is(err, rushgate.ErrStale) {
+		t.Fatalf("a bid checked against the config before the amend: %v", err)
+	}
+	if _, err := h.Auctions.Amend(ctx, "am", before.Rev, c); !errors.Is(err, rushgate.ErrStale) {
+		t.Fatalf("an amend from an old revision: %v", err)
+	}
+	bid(t, h, "am", "bob", 2000)
+	if _, err := h.Auctions.Amend(ctx, "none", "x", c); !errors.Is(err, auction.ErrNotFound) {
+		t.Fatalf("an unknown auction: %v", err)
+	}
+	h.Advance(2 * time.Hour) // past its end, not closed yet
+	st, err = h.Auctions.Get(ctx, "am")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Message = "Too late"
+	if _, err := h.Auctions.Amend(ctx, "am", st.Rev, c); !errors.Is(err, auction.ErrClosed) {
+		t.Fatalf("an amend after the end: %v", err)
+	}
+	if st, err := h.Auctions.Get(ctx, "am"); err != nil || !st.Closed || st.Winner != "bob" || st.Config.Message == "Too late" {
+		t.Fatalf("after the end: %+v %v", st, err)
+	}
 }
 
 func ptr(v int64) *int64 { return &v }

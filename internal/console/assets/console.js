@@ -47,7 +47,8 @@
       id_rule: 'An ID is 1-64 characters of A-Z, a-z, 0-9, _ and -.',
       err_drop_started: 'This drop has claims: only its title, message, stock, times and claims per visitor can change, and it cannot be deleted.',
       fixed_note: 'Claims were made under this drop’s rules: only its title, message, stock, times and claims per visitor can change now. Its stock may go up, or down to the units claimed, until it sells out; the claims per visitor may go up, not down; its message reaches the open pages, also once it is sold out.',
-      err_auction_started: 'This auction has bids: it can no longer be replaced or deleted.',
+      err_auction_started: 'This auction has bids: only its title and message can change, and it cannot be deleted.',
+      fixed_note_auction: 'Bids were made under this auction’s terms: only its title and its message to the bidders can change now, until it ends.',
       err_auction_closed: 'The auction has ended.', err_not_found: 'It no longer exists.',
       err_store_unavailable: 'The state store does not answer; try again in a moment.',
       find_claim: 'Find a claim by its code', code_label: 'A code a customer presents', find: 'Find',
@@ -122,7 +123,8 @@
       id_rule: 'ID는 A-Z, a-z, 0-9, _, -로 된 1-64자여야 합니다.',
       err_drop_started: '수령이 있는 드롭은 제목, 메시지, 재고, 시각, 1인당 수량만 바꿀 수 있고 지울 수 없습니다.',
       fixed_note: '이 드롭의 규칙으로 이미 수령이 이루어졌습니다. 이제 제목, 메시지, 재고, 시각, 1인당 수량만 바꿀 수 있습니다. 재고는 매진되기 전까지 늘리거나 수령된 수량까지 줄일 수 있고, 1인당 수량은 늘릴 수만 있으며, 메시지는 매진된 뒤에도 열린 페이지에 전해집니다.',
-      err_auction_started: '입찰이 있는 경매는 바꾸거나 지울 수 없습니다.',
+      err_auction_started: '입찰이 있는 경매는 제목과 메시지만 바꿀 수 있고 지울 수 없습니다.',
+      fixed_note_auction: '이 경매의 조건으로 이미 입찰이 이루어졌습니다. 이제 끝날 때까지 제목과 입찰자에게 보이는 메시지만 바꿀 수 있습니다.',
       err_auction_closed: '경매가 끝났습니다.', err_not_found: '더 이상 없습니다.',
       err_store_unavailable: '상태 저장소가 응답하지 않습니다. 잠시 후 다시 시도하세요.',
       find_claim: '코드로 수령 찾기', code_label: '고객이 제시한 코드', find: '찾기',
@@ -263,7 +265,7 @@
       ['identity', 'select'], ['release_on_claim', 'checkbox'], ['message', 'textarea']],
     auction: [['title', 'text'], ['currency', 'text'], ['start_price', 'number'], ['increment', 'number'],
       ['reserve_price', 'number'], ['buy_now_price', 'number'], ['starts_at', 'datetime-local'], ['ends_at', 'datetime-local'], ['room', 'text'],
-      ['identity', 'select'], ['soft_window', 'text', 'soft_close'], ['soft_extend', 'text', 'soft_close']],
+      ['identity', 'select'], ['soft_window', 'text', 'soft_close'], ['soft_extend', 'text', 'soft_close'], ['message', 'textarea']],
   };
   const PLACEHOLDERS = { rate_per: '1m', session_ttl: '10m', grace: '60s', idle_timeout: '2m', currency: 'KRW', soft_window: '2m',
     soft_extend: '2m' };
@@ -881,18 +883,22 @@
       form.dataset.shown = cfg;
       fill(form, cur.config);
     }
-    if (page === 'drop' && !viewer) keepClaimed(form, cur.claimed > 0);
+    if (page === 'drop' && !viewer) keepFixed(form, cur.claimed > 0, FIXED.drop, 'fixed_note');
+    if (page === 'auction' && !viewer) keepFixed(form, cur.bids > 0 || cur.status === 'sold', FIXED.auction, 'fixed_note_auction');
   }
 
-  // keepClaimed leaves a drop with claims only what may change once claims are made under the rest:
-  // its title, message, stock, times and per_visitor (a restock, a corrected title, a new closing
-  // time, a second claim each), and says so.
-  const FIXED = ['room', 'identity', 'release_on_claim'];
-  function keepClaimed(form, started) {
-    for (const name of FIXED) form.querySelector('[name=' + name + ']').disabled = started;
+  // keepFixed leaves a drop with claims, or an auction with bids, only what may change once they were
+  // made under the rest (a drop's title, message, stock, times and claims per visitor; an auction's
+  // title and message), and says so.
+  const FIXED = {
+    drop: ['room', 'identity', 'release_on_claim'],
+    auction: FIELDS.auction.map(([name]) => name).filter((name) => name !== 'title' && name !== 'message'),
+  };
+  function keepFixed(form, started, fixed, why) {
+    for (const name of fixed) form.querySelector('[name=' + name + ']').disabled = started;
     let note = form.querySelector('.fixed-note');
     if (!note) {
-      note = h('p', { class: 'hint wide fixed-note', id: 'fixed-note', text: t('fixed_note') });
+      note = h('p', { class: 'hint wide fixed-note', id: 'fixed-note', text: t(why) });
       form.prepend(note);
     }
     note.hidden = !started;

@@ -90,7 +90,7 @@ function standing(over) {
 
 // The tab's title says the price and where the visitor stands, so that a bidder with the page in a
 // background tab sees at a glance that it was outbid, as it sees the place in a waiting room's tab.
-const pageTitle = document.title;
+let pageTitle = document.title; // what is sold, after the tab's tag and the price
 const TAB = { leading: "tab_leading", outbid: "tab_outbid", you_won: "tab_won", you_bought: "tab_won" };
 function tabTitle(said, over) {
   const tag = TAB[said] || (over ? "tab_over" : "");
@@ -100,6 +100,16 @@ function tabTitle(said, over) {
 function render() {
   if (!view) return;
   setCurrency(view.currency);
+  // The operator may correct the title, or tell the bidders something, while the page is open.
+  if (view.title && $("title").textContent !== view.title) {
+    $("title").textContent = view.title;
+    pageTitle = view.title;
+  }
+  const said = view.message || "";
+  if ($("auction-message") && $("auction-message").textContent !== said) { // absent from an older --templates page
+    $("auction-message").textContent = said;
+    $("auction-message").hidden = !said;
+  }
   const t = now();
   const ends = Date.parse(view.ends_at);
   const starts = Date.parse(view.starts_at);
@@ -191,8 +201,26 @@ function apply(e) {
     view.status = "sold";
     view.winner = e.bidder;
     view.final_price = e.price;
+  } else if (e.kind === "updated") {
+    reread();
   }
   render();
+}
+
+// reread reads the view again for what an "updated" event says changed, the title and the message,
+// which the event does not carry; each page at a random point of the next three seconds, so that a
+// crowd on the page does not ask at once.
+function reread() {
+  setTimeout(async () => {
+    try {
+      const r = await fetch(api, { credentials: "same-origin" });
+      if (!r.ok || !view) return;
+      const v = await r.json();
+      view.title = v.title;
+      view.message = v.message;
+      render();
+    } catch (_) { /* the next reconnection's snapshot has them */ }
+  }, Math.random() * 3000);
 }
 
 let socket = null;
