@@ -101,15 +101,7 @@ function render() {
   if (!view) return;
   setCurrency(view.currency);
   // The operator may correct the title, or tell the bidders something, while the page is open.
-  if (view.title && $("title").textContent !== view.title) {
-    $("title").textContent = view.title;
-    pageTitle = view.title;
-  }
-  const said = view.message || "";
-  if ($("auction-message") && $("auction-message").textContent !== said) { // absent from an older --templates page
-    $("auction-message").textContent = said;
-    $("auction-message").hidden = !said;
-  }
+  pageTitle = operatorSaid(view, "auction-message", pageTitle);
   const t = now();
   const ends = Date.parse(view.ends_at);
   const starts = Date.parse(view.starts_at);

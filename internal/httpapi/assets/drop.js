@@ -60,17 +60,8 @@ function render() {
   let status = view.status;
   if (status === "scheduled" && t >= opens) status = "open";
   if (status === "open" && closes && t >= closes) status = "closed";
-  // An operator may correct the title while the page is open; the tab's title follows.
-  if (view.title && $("title").textContent !== view.title) {
-    $("title").textContent = view.title;
-    pageTitle = view.title;
-  }
-  // The operator's word to the crowd, which may change at any time: a second batch's date, once sold out.
-  const said = view.message || "";
-  if ($("drop-message") && $("drop-message").textContent !== said) { // absent from an older --templates page
-    $("drop-message").textContent = said;
-    $("drop-message").hidden = !said;
-  }
+  // A corrected title, and the operator's word to the crowd: a second batch's date, once sold out.
+  pageTitle = operatorSaid(view, "drop-message", pageTitle);
   const gone = Math.max(0, ...held.map((c) => c.seq || 0)); // units surely claimed, ahead of the feed
   const left = Math.max(0, Math.min(view.remaining, view.stock - gone));
   $("left").textContent = text("remaining", { n: left.toLocaleString(cfg.lang), stock: view.stock.toLocaleString(cfg.lang) });

@@ -107,3 +107,19 @@ function failure(text, s) {
   const code = s && s.error && s.error.code;
   return text(failures[code] || "error_retry");
 }
+
+// operatorSaid shows what the operator says on a drop's or an auction's page as its view now has it,
+// the title and the message (element id message), either of which may change while the page is open,
+// and returns the title the tab names, tab unless the view brings a new one.
+function operatorSaid(view, message, tab) {
+  if (view.title && $("title").textContent !== view.title) {
+    $("title").textContent = view.title;
+    tab = view.title;
+  }
+  const said = view.message || "";
+  if ($(message) && $(message).textContent !== said) { // absent from an older --templates page
+    $(message).textContent = said;
+    $(message).hidden = !said;
+  }
+  return tab;
+}
