@@ -26,6 +26,7 @@ func (e *FixedError) Error() string {
 	return "auction: " + e.Field + " cannot change once the auction has bids (its title and message can)"
 }
 
+// Unwrap makes errors.Is(err, ErrStarted) true.
 func (e *FixedError) Unwrap() error { return ErrStarted }
 
 // TooLowError is a refused bid with the least amount that would be accepted.

@@ -48,6 +48,7 @@ func (e *FixedError) Error() string {
 	return "drop: " + e.Field + " cannot change once the drop has claims (its title, message, stock and times can, and per_visitor can go up)"
 }
 
+// Unwrap makes errors.Is(err, ErrStarted) true.
 func (e *FixedError) Unwrap() error { return ErrStarted }
 
 // AlreadyClaimedError is a refused claim by a visitor who holds all it may; it carries those claims.
