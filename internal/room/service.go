@@ -368,9 +368,11 @@ func (s *Service) Unhold(ctx context.Context, id string) error {
 }
 
 // Restock implements [rushgate.Gatekeeper]. A room that follows another drop, or none, keeps its count:
-// a drop's units are the room's only while it follows that drop.
+// a drop's units are the room's only while it follows that drop, as its config read at most about a
+// second ago says (see [Service.Config]): the drops' samplers ask each second, and a room linked or
+// unlinked meanwhile had its count set then.
 func (s *Service) Restock(ctx context.Context, id, drop string, stock, left int) error {
-	cfg, err := s.store.Room(ctx, id)
+	cfg, err := s.Config(ctx, id)
 	if errors.Is(err, ErrNotFound) || (err == nil && cfg.Drop != drop) {
 		return nil
 	}
