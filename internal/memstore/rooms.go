@@ -373,11 +373,11 @@ func (s *Rooms) Hold(_ context.Context, id, visitor, admissionID string) (bool, 
 	return held, err
 }
 
-// AddUnits implements [room.Store].
-func (s *Rooms) AddUnits(_ context.Context, id string, n int) error {
+// Unhold implements [room.Store].
+func (s *Rooms) Unhold(_ context.Context, id string) error {
 	return s.with(id, func(rs *roomState, _ int64) error {
 		if rs.units >= 0 {
-			rs.units += n
+			rs.units++
 		}
 		return nil
 	})

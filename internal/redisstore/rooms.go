@@ -302,9 +302,9 @@ func (s *Rooms) SetUnits(ctx context.Context, id string, units, stock int) error
 	return err
 }
 
-// AddUnits implements [room.Store].
-func (s *Rooms) AddUnits(ctx context.Context, id string, n int) error {
-	_, err := s.stock(ctx, id, "add", strconv.Itoa(n), "")
+// Unhold implements [room.Store].
+func (s *Rooms) Unhold(ctx context.Context, id string) error {
+	_, err := s.stock(ctx, id, "unhold", "", "")
 	return err
 }
 

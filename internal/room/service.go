@@ -360,7 +360,7 @@ func (s *Service) Hold(ctx context.Context, id, visitor, admissionID string) (bo
 
 // Unhold implements [rushgate.Gatekeeper]; the freed unit may admit the next visitor at once.
 func (s *Service) Unhold(ctx context.Context, id string) error {
-	if err := s.store.AddUnits(ctx, id, 1); err != nil {
+	if err := s.store.Unhold(ctx, id); err != nil {
 		return err
 	}
 	s.gate(id).wake()

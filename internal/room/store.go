@@ -171,9 +171,8 @@ type Store interface {
 	// linked room, takes one unit (rushgate.ErrSoldOut when there is none or the room is sold out). It
 	// reports whether it took one.
 	Hold(ctx context.Context, id, visitor, admissionID string) (bool, error)
-	// AddUnits gives n units back to a linked room (held for claims that failed); an unlinked room keeps
-	// none.
-	AddUnits(ctx context.Context, id string, n int) error
+	// Unhold gives a unit back.
+	Unhold(ctx context.Context, id string) error
 	// AddInvites adds invite codes to the room's list (a code listed already stays as it is, used or
 	// not) and reports how many were new.
 	AddInvites(ctx context.Context, id string, codes []string) (int, error)

@@ -48,7 +48,7 @@ func testUnits(t *testing.T, h Harness) {
 	if held, err := h.Rooms.Hold(ctx, "su", b.Visitor, b.Admission.ID); err != nil || !held {
 		t.Fatalf("hold: %v %v", held, err)
 	}
-	if err := h.Rooms.AddUnits(ctx, "su", 1); err != nil { // its claim failed: the unit is back
+	if err := h.Rooms.Unhold(ctx, "su"); err != nil { // its claim failed: the unit is back
 		t.Fatal(err)
 	}
 	if tk := admit(t, h, "su"); len(tk.Admitted) != 0 {
@@ -113,7 +113,7 @@ func testRestockUnits(t *testing.T, h Harness) {
 	if err := hold(more.Admitted[0]); err != nil {
 		t.Fatalf("hold of the unit restocked: %v", err)
 	}
-	if err := h.Rooms.AddUnits(ctx, "au", 1); err != nil { // a claim failed: its unit is back
+	if err := h.Rooms.Unhold(ctx, "au"); err != nil { // a claim failed: its unit is back
 		t.Fatal(err)
 	}
 	if err := hold(more.Admitted[1]); err != nil {

@@ -1,9 +1,9 @@
 -- stock.lua: the stock a room follows (see rushgate.Gatekeeper): link it with its units left of the
--- drop's stock, unlink it, give held units back, hear the drop's stock anew (its units change by the
+-- drop's stock, unlink it, give a held unit back, hear the drop's stock anew (its units change by the
 -- difference from the stock it last heard of, never below none), or mark it sold out, telling every
 -- instance's streams at once.
 -- KEYS[1] meta (see keys.go)
--- ARGV[1] 'set' (ARGV[2] units, -1 to unlink; ARGV[4] the drop's stock), 'add' (ARGV[2] units),
+-- ARGV[1] 'set' (ARGV[2] units, -1 to unlink; ARGV[4] the drop's stock), 'unhold',
 -- 'restock' (ARGV[2] the drop's stock) or 'soldout'  ARGV[3] pub/sub channel of changes
 -- Returns -1 for an unknown room, 1 for news (a restock that changed the stock), else 0.
 if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -15,9 +15,9 @@ if ARGV[1] == 'set' then
   else
     redis.call('HSET', KEYS[1], 'units', ARGV[2], 'stock', ARGV[4])
   end
-elseif ARGV[1] == 'add' then
+elseif ARGV[1] == 'unhold' then
   if redis.call('HEXISTS', KEYS[1], 'units') == 1 then
-    redis.call('HINCRBY', KEYS[1], 'units', ARGV[2])
+    redis.call('HINCRBY', KEYS[1], 'units', 1)
   end
 elseif ARGV[1] == 'restock' then
   local m = redis.call('HMGET', KEYS[1], 'units', 'stock')
