@@ -100,23 +100,31 @@ func (r *DB) commit(ctx context.Context, b *Batch) error {
 
 // writeRows writes n rows of one table in tx, many rows per statement: a crowd's claims and bids arrive
 // by the hundred, and one statement per row cost the embedded instance a tenth of its CPU under load.
-// The chunks are of the prepared sizes, the largest power of two that fits first (23 rows: 16, 4, 2,
-// 1). Between chunks the writer lets other goroutines run: a transaction of hundreds of rows would
-// otherwise hold a one-core instance for milliseconds, which its requests' latency would show. row
-// appends the values of row i to args; skipped, if set, hears of the rows from to to of a statement
-// that wrote fewer than its rows (some were recorded already).
+// On SQLite the chunks are of the prepared sizes, the largest power of two that fits first (23 rows:
+// 16, 4, 2, 1), and between chunks the writer lets other goroutines run: a transaction of hundreds of
+// rows would otherwise hold a one-core instance for milliseconds, which its requests' latency would
+// show. On PostgreSQL a chunk is one statement whatever its rows (see writeArrays). row appends the
+// values of row i to args; skipped, if set, hears of the rows from to to of a statement that wrote
+// fewer than its rows (some were recorded already).
 func (r *DB) writeRows(ctx context.Context, tx *sql.Tx, m *multiInsert, n int, row func(i int, args []any) []any,
 	skipped func(from, to int) error) error {
 	for done := 0; done < n; {
-		k, size := rowsPerInsert, len(m.queries)-1
-		for k > n-done {
-			k, size = k/2, size-1
+		var wrote int64
+		var err error
+		k := min(n-done, arrayRows)
+		if r.postgres {
+			wrote, err = r.writeArrays(ctx, tx, m, done, k, row)
+		} else {
+			size := len(m.queries) - 1
+			for k = rowsPerInsert; k > n-done; k /= 2 {
+				size--
+			}
+			args := make([]any, 0, m.cols*k)
+			for i := done; i < done+k; i++ {
+				args = row(i, args)
+			}
+			wrote, err = r.execCount(ctx, tx, m.queries[size], args...)
 		}
-		args := make([]any, 0, m.cols*k)
-		for i := done; i < done+k; i++ {
-			args = row(i, args)
-		}
-		wrote, err := r.execCount(ctx, tx, m.queries[size], args...)
 		if err != nil {
 			return err
 		}
@@ -125,41 +133,113 @@ func (r *DB) writeRows(ctx context.Context, tx *sql.Tx, m *multiInsert, n int, r
 				return err
 			}
 		}
-		if done += k; done < n {
+		if done += k; done < n && !r.postgres {
 			runtime.Gosched()
 		}
 	}
 	return nil
 }
 
-// rowsPerInsert bounds the rows of one INSERT, a power of two (the largest of insertSizes): at 8
-// parameters a row it stays far below the parameter limits of SQLite (32,766) and PostgreSQL (65,535).
+// writeArrays writes rows from to from+k as m.arrays: one array of each column's values, in one
+// statement. The driver sends an array as one value, where the multi-row statement has a parameter per
+// value to encode (BenchmarkRecordClaimsPostgres: 3.8 against 6.2 µs of the writer's CPU per claim, in
+// pages of 100).
+func (r *DB) writeArrays(ctx context.Context, tx *sql.Tx, m *multiInsert, from, k int, row func(i int, args []any) []any) (int64, error) {
+	cols := make([]column, m.cols)
+	vals := make([]any, 0, m.cols)
+	for i := from; i < from+k; i++ {
+		vals = row(i, vals[:0])
+		for c, v := range vals {
+			if err := cols[c].add(v, k); err != nil {
+				return 0, fmt.Errorf("record: column %d: %w", c, err)
+			}
+		}
+	}
+	args := make([]any, m.cols)
+	for c := range cols {
+		args[c] = cols[c].array()
+	}
+	return r.execCount(ctx, tx, m.arrays, args...)
+}
+
+// column gathers one column's values for writeArrays, in the slice of their type.
+type column struct {
+	strings []string
+	ints    []int64
+	bools   []bool
+}
+
+// add appends v, making room for k values at the first.
+func (c *column) add(v any, k int) error {
+	switch v := v.(type) {
+	case string:
+		c.strings = appendSized(c.strings, v, k)
+	case int64:
+		c.ints = appendSized(c.ints, v, k)
+	case bool:
+		c.bools = appendSized(c.bools, v, k)
+	default:
+		return fmt.Errorf("no array of %T", v) // a programming error, caught by every test that writes
+	}
+	return nil
+}
+
+// array is the column's values as one argument.
+func (c *column) array() any {
+	switch {
+	case c.ints != nil:
+		return c.ints
+	case c.bools != nil:
+		return c.bools
+	}
+	return c.strings
+}
+
+func appendSized[T any](s []T, v T, k int) []T {
+	if s == nil {
+		s = make([]T, 0, k)
+	}
+	return append(s, v)
+}
+
+// rowsPerInsert bounds the rows of one INSERT on SQLite, a power of two (the largest of insertSizes):
+// at 8 parameters a row it stays far below SQLite's parameter limit (32,766). arrayRows bounds the rows
+// of one statement of arrays on PostgreSQL, so that a backlog's page of thousands is not one message of
+// megabytes.
 const (
 	insertSizes   = 8
 	rowsPerInsert = 1 << (insertSizes - 1)
+	arrayRows     = 1000
 )
 
-// multiInsert is an INSERT of many rows of one shape, in each of the sizes writeRows uses: queries[i]
-// inserts 1<<i rows.
+// multiInsert is an INSERT of many rows of one shape, in each of the sizes writeRows uses on SQLite
+// (queries[i] inserts 1<<i rows), and as arrays, one a column, on PostgreSQL.
 type multiInsert struct {
 	cols    int
 	queries [insertSizes]string // 1, 2, 4, ..., rowsPerInsert rows
+	arrays  string
 }
 
-// newMultiInsert builds the statements of head, then rows of cols parameters each, then tail.
-func newMultiInsert(head string, cols int, tail string) multiInsert {
-	m := multiInsert{cols: cols}
-	row := "(?" + strings.Repeat(", ?", cols-1) + ")"
+// newMultiInsert builds the statements of into ("INSERT INTO t (a, b)"), the columns' SQL types, then
+// tail (an ON CONFLICT clause).
+func newMultiInsert(into string, types []string, tail string) multiInsert {
+	m := multiInsert{cols: len(types)}
+	row := "(?" + strings.Repeat(", ?", m.cols-1) + ")"
 	for i := range m.queries {
-		m.queries[i] = head + row + strings.Repeat(", "+row, 1<<i-1) + tail
+		m.queries[i] = into + " VALUES " + row + strings.Repeat(", "+row, 1<<i-1) + tail
 	}
+	arrays := make([]string, len(types))
+	for i, t := range types {
+		arrays[i] = fmt.Sprintf("$%d::%s[]", i+1, t)
+	}
+	m.arrays = into + " SELECT * FROM unnest(" + strings.Join(arrays, ", ") + ")" + tail
 	return m
 }
 
 // The multi-row statements of writeClaims and writeAuction.
 var (
-	claimRows = newMultiInsert(`INSERT INTO drop_claims (drop_id, seq, claim_id, visitor, code, claimed_at, idem_key) VALUES `, 7,
-		` ON CONFLICT (drop_id, seq) DO NOTHING`)
-	eventRows = newMultiInsert(`INSERT INTO auction_events (auction_id, seq, kind, bidder, price, proxy, at, ends_at) VALUES `, 8,
-		` ON CONFLICT (auction_id, seq) DO NOTHING`)
+	claimRows = newMultiInsert(`INSERT INTO drop_claims (drop_id, seq, claim_id, visitor, code, claimed_at, idem_key)`,
+		[]string{"text", "bigint", "text", "text", "text", "text", "text"}, ` ON CONFLICT (drop_id, seq) DO NOTHING`)
+	eventRows = newMultiInsert(`INSERT INTO auction_events (auction_id, seq, kind, bidder, price, proxy, at, ends_at)`,
+		[]string{"text", "bigint", "text", "text", "bigint", "boolean", "text", "text"}, ` ON CONFLICT (auction_id, seq) DO NOTHING`)
 )

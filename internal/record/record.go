@@ -233,8 +233,12 @@ func closeAll(stmts map[string]*sql.Stmt) {
 // any transaction holds SQLite's one connection.
 func (r *DB) prepare(ctx context.Context) (map[string]*sql.Stmt, error) {
 	queries := []string{upsertAuction, upsertResult, insertWebhook}
-	queries = append(queries, claimRows.queries[:]...)
-	queries = append(queries, eventRows.queries[:]...)
+	if r.postgres {
+		queries = append(queries, claimRows.arrays, eventRows.arrays)
+	} else {
+		queries = append(queries, claimRows.queries[:]...)
+		queries = append(queries, eventRows.queries[:]...)
+	}
 	stmts := make(map[string]*sql.Stmt, len(queries))
 	for _, q := range queries {
 		st, err := r.db.PrepareContext(ctx, r.q(q))

@@ -247,8 +247,8 @@ func TestClaimsIdempotent(t *testing.T) {
 		if err != nil || len(got) != 2 || got[1].Code != "B" || got[0].Key != "order-1" || got[1].Key != "" {
 			t.Fatalf("claims %+v %v", got, err)
 		}
-		// A crowd's worth in one call spans several statements; a redelivery that overlaps it adds
-		// only what is new.
+		// A crowd's worth in one call spans several statements (on PostgreSQL too: arrayRows a
+		// statement); a redelivery that overlaps it adds only what is new.
 		many := func(from, to int) []drop.Claim {
 			var out []drop.Claim
 			for i := from; i <= to; i++ {
@@ -256,15 +256,20 @@ func TestClaimsIdempotent(t *testing.T) {
 			}
 			return out
 		}
-		if err := r.RecordClaims(ctx, "e", many(1, 450)); err != nil {
+		if err := r.RecordClaims(ctx, "e", many(1, 2450)); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.RecordClaims(ctx, "e", many(401, 520)); err != nil {
+		if err := r.RecordClaims(ctx, "e", many(2401, 2520)); err != nil {
 			t.Fatal(err)
 		}
 		got, err = r.Claims(ctx, "e")
-		if err != nil || len(got) != 520 || got[519].Code != "C520" || got[449].Visitor != "v450" {
-			t.Fatalf("%d claims recorded of 520: %v", len(got), err)
+		if err != nil || len(got) != 2520 {
+			t.Fatalf("%d claims recorded of 2520: %v", len(got), err)
+		}
+		for i, c := range got {
+			if c.Seq != int64(i+1) || c.Code != fmt.Sprint("C", i+1) || c.Visitor != fmt.Sprint("v", i+1) || c.ID != fmt.Sprintf("e.%d", i+1) {
+				t.Fatalf("claim %d recorded as %+v", i+1, c)
+			}
 		}
 	})
 }
