@@ -60,11 +60,14 @@ func buildBinary(t *testing.T) string {
 	return binary.path
 }
 
-// startInstances starts n instances on the Redis at redisAddr, or on the Cluster whose seeds it lists
-// (comma-separated).
+// startInstances starts n instances on the Redis at redisAddr, on the Cluster whose seeds it lists
+// (comma-separated), or at a --redis URL (one with master_set: Sentinels).
 func startInstances(t *testing.T, bin, redisAddr string, n int, extra ...string) []*instance {
 	t.Helper()
-	url := "redis://" + strings.ReplaceAll(redisAddr, ",", ",redis://")
+	url := redisAddr
+	if !strings.Contains(url, "://") {
+		url = "redis://" + strings.ReplaceAll(redisAddr, ",", ",redis://")
+	}
 	var out []*instance
 	for range n {
 		addr := freeAddr(t)

@@ -107,7 +107,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics without the admin key on this separate, private address (empty: off; /metrics on --addr always needs the admin key)")
 	fs.StringVar(&f.trusted, "trusted-proxies", "", "comma-separated CIDRs or addresses of load balancers whose Forwarded / X-Forwarded-For headers name the client (empty: trust none)")
 	fs.IntVar(&f.streamsPerIP, "streams-per-address", httpapi.DefaultStreamsPerAddress, "most event streams and live feeds open at once from one client address")
-	fs.StringVar(&f.redisURL, "redis", "", "share state through Redis: redis://host:port/0, rediss:// for TLS, or a comma-separated list of Cluster seeds (empty: embedded backend)")
+	fs.StringVar(&f.redisURL, "redis", "", "share state through Redis: redis://host:port/0, rediss:// for TLS, a comma-separated list of Cluster seeds, or Sentinels: redis://sentinel:26379?master_set=NAME&addr=sentinel2:26379 (empty: embedded backend)")
 	fs.BoolVar(&f.redisCluster, "redis-cluster", false, "treat --redis as a Redis Cluster even with one seed")
 	fs.StringVar(&f.redisPrefix, "redis-prefix", "rg", "prefix of every Redis key, to share one Redis between deployments")
 	fs.DurationVar(&f.redisFlush, "redis-flush-delay", 100*time.Microsecond, "how long a write to Redis may wait for others to share it: fewer system calls on both sides for at most this much latency (0: write at once)")
@@ -473,15 +473,13 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 			history: b.History(), audit: b.Audit(), spent: b.Spent(), close: b.Close,
 			backups: backup.New(backup.Source{Dir: f.data, Record: records, Lines: b.Rooms().Save, Secrets: true}, m.Backup, f.sealTo...)}, nil
 	}
-	rdb, cluster, err := redisClient(f.redisURL, f.redisCluster, f.redisFlush)
+	rdb, kind, err := redisClient(f.redisURL, f.redisCluster, f.redisFlush)
 	if err != nil {
 		return backend{}, err
 	}
+	cluster := kind == "redis-cluster"
 	b := redisstore.New(rdb, redisstore.Options{Prefix: f.redisPrefix, Cluster: cluster, Batched: m.VisitBatch, Records: m.RecordsInUse})
-	name := "redis"
-	if cluster {
-		name = "redis-cluster"
-	}
+	name := kind
 	consumer := consumerName()
 	be := backend{name: name, rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),
 		history: b.History(), audit: b.Audit(), spent: b.Spent(), releases: b.Releases(), record: func(ctx context.Context, log *slog.Logger) { b.Record(ctx, consumer, records, log) },
@@ -501,30 +499,21 @@ func consumerName() string {
 	return fmt.Sprintf("%s-%d-%x", host, os.Getpid(), b)
 }
 
-// redisClient connects to Redis: one seed is a standalone server unless cluster is set, several seeds
-// are a Cluster. Waits are bounded (dial 1s, a stalled connection 1s, each operation 500ms in the
-// store), so that a slow or absent Redis turns into fast 503s rather than a pile of blocked requests.
-// Every command is pipelined, even a lone one: on a connection that has not pipelined yet (a new one,
-// or one just reconnected), rueidis sends a lone command synchronously and closes the connection when
-// its deadline passes, and the reconnection that follows waits on the dial and handshake timeouts, not
-// the request's (in a store test against a stalled Redis, the next joins waited a second instead of
-// 300ms). Pipelined, a deadline only stops waiting for the answer.
-func redisClient(spec string, cluster bool, flushDelay time.Duration) (rueidis.Client, bool, error) {
-	var opt rueidis.ClientOption
-	var addrs []string
-	for i, u := range strings.Split(spec, ",") {
-		o, err := rueidis.ParseURL(strings.TrimSpace(u))
-		if err != nil {
-			return nil, false, fmt.Errorf("--redis: %w", err)
-		}
-		if i == 0 {
-			opt = o
-		}
-		addrs = append(addrs, o.InitAddress...)
+// redisClient connects to Redis and says which kind it is: "redis" (one seed is a standalone server
+// unless cluster is set), "redis-cluster" (several seeds), or "redis-sentinel" (a URL that names the
+// master_set its seeds, Sentinels, watch: the client follows the master they promote). Waits are
+// bounded (dial 1s, a stalled connection 1s, each operation 500ms in the store), so that a slow or
+// absent Redis turns into fast 503s rather than a pile of blocked requests. Every command is pipelined,
+// even a lone one: on a connection that has not pipelined yet (a new one, or one just reconnected),
+// rueidis sends a lone command synchronously and closes the connection when its deadline passes, and
+// the reconnection that follows waits on the dial and handshake timeouts, not the request's (in a store
+// test against a stalled Redis, the next joins waited a second instead of 300ms). Pipelined, a
+// deadline only stops waiting for the answer.
+func redisClient(spec string, cluster bool, flushDelay time.Duration) (rueidis.Client, string, error) {
+	opt, kind, err := redisOptions(spec, cluster)
+	if err != nil {
+		return nil, "", err
 	}
-	cluster = cluster || len(addrs) > 1
-	opt.InitAddress = addrs
-	opt.ForceSingleClient = !cluster
 	opt.DisableCache = true
 	opt.Dialer.Timeout = time.Second
 	opt.ConnWriteTimeout = time.Second
@@ -532,9 +521,39 @@ func redisClient(spec string, cluster bool, flushDelay time.Duration) (rueidis.C
 	opt.AlwaysPipelining = true
 	c, err := rueidis.NewClient(opt)
 	if err != nil {
-		return nil, false, fmt.Errorf("--redis: %w", err)
+		return nil, "", fmt.Errorf("--redis: %w", err)
 	}
-	return c, cluster, nil
+	return c, kind, nil
+}
+
+// redisOptions reads --redis (and --redis-cluster) as redisClient describes. Sentinels listed as
+// several seeds are no Cluster: taken for one, the instance would move a visitor's line pointer in a
+// second step, which a standalone master does in the join's own script.
+func redisOptions(spec string, cluster bool) (rueidis.ClientOption, string, error) {
+	var opt rueidis.ClientOption
+	var addrs []string
+	for i, u := range strings.Split(spec, ",") {
+		o, err := rueidis.ParseURL(strings.TrimSpace(u))
+		if err != nil {
+			return opt, "", fmt.Errorf("--redis: %w", err)
+		}
+		if i == 0 {
+			opt = o
+		}
+		addrs = append(addrs, o.InitAddress...)
+	}
+	kind := "redis"
+	switch {
+	case opt.Sentinel.MasterSet != "" && cluster:
+		return opt, "", errors.New("--redis: a URL with master_set names Sentinels, not a Cluster: leave out --redis-cluster")
+	case opt.Sentinel.MasterSet != "":
+		kind = "redis-sentinel"
+	case cluster || len(addrs) > 1:
+		kind = "redis-cluster"
+	}
+	opt.InitAddress = addrs
+	opt.ForceSingleClient = kind != "redis-cluster"
+	return opt, kind, nil
 }
 
 // loadSecrets returns the admin key, the visitor-token issuer and the signing keys, creating each on

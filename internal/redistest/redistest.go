@@ -272,3 +272,108 @@ func Stop() {
 	}
 	shared.server, shared.cluster, shared.dirs = nil, nil, nil
 }
+
+// Sentinel is a master and its replica watched by two Sentinels under the name SentinelMaster: the
+// Redis that a standalone production setup fails over with.
+type Sentinel struct {
+	// URL is what --redis takes: both Sentinels and the name of the master they watch.
+	URL string
+	// Master and Replica are the servers as they started; after Failover the replica is the master.
+	Master, Replica *Server
+	sentinels       []*Server
+}
+
+// SentinelMaster is the name the Sentinels watch the master under.
+const SentinelMaster = "rushgate"
+
+// StartSentinel starts a master, a replica of it, and two Sentinels that agree on a failover within
+// about a second of the master's going down. They stop when the test ends.
+func StartSentinel(t testing.TB) *Sentinel {
+	t.Helper()
+	need(t, "redis-server")
+	s := &Sentinel{Master: Start(t)}
+	s.Replica = Start(t, "--replicaof", "127.0.0.1", strings.TrimPrefix(s.Master.Addr, "127.0.0.1:"))
+	var seeds []string
+	for range 2 {
+		dir := t.TempDir()
+		port := freePort(t)
+		conf := filepath.Join(dir, "sentinel.conf") // a Sentinel rewrites its file: each has its own
+		text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nsentinel monitor %s 127.0.0.1 %s 1\n"+
+			"sentinel down-after-milliseconds %[3]s 500\nsentinel failover-timeout %[3]s 5000\n",
+			port, dir, SentinelMaster, strings.TrimPrefix(s.Master.Addr, "127.0.0.1:"))
+		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		sen := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Dir: dir, args: []string{conf, "--sentinel"}}
+		sen.start(t)
+		t.Cleanup(sen.Kill)
+		s.sentinels = append(s.sentinels, sen)
+		seeds = append(seeds, "addr="+sen.Addr)
+	}
+	s.URL = "redis://" + s.sentinels[0].Addr + "?master_set=" + SentinelMaster + "&" + seeds[1]
+	// A failover needs a replica in sync that both Sentinels know of.
+	waitFor(t, "the replica in sync", func() bool { return strings.Contains(info(s.Replica.Addr), "master_link_status:up") })
+	for _, sen := range s.sentinels {
+		waitFor(t, "the Sentinels to see each other and the replica", func() bool {
+			m := sentinelMaster(sen.Addr)
+			return m["num-slaves"] == "1" && m["num-other-sentinels"] == "1"
+		})
+	}
+	return s
+}
+
+// KillMaster kills the master (SIGKILL) once the replica has all it wrote, and waits until the
+// Sentinels have promoted the replica: Master and Replica swap, the new replica is dead.
+func (s *Sentinel) KillMaster(t testing.TB) {
+	t.Helper()
+	waitFor(t, "the replica to catch up", func() bool {
+		return offset(info(s.Master.Addr), "master_repl_offset") == offset(info(s.Replica.Addr), "slave_repl_offset")
+	})
+	s.Master.Kill()
+	for _, sen := range s.sentinels {
+		waitFor(t, "the Sentinels to promote the replica", func() bool {
+			return sentinelMaster(sen.Addr)["port"] == strings.TrimPrefix(s.Replica.Addr, "127.0.0.1:")
+		})
+	}
+	s.Master, s.Replica = s.Replica, s.Master
+}
+
+func waitFor(t testing.TB, what string, ok func() bool) {
+	t.Helper()
+	for range 300 {
+		if ok() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("waited 15s for %s", what)
+}
+
+func info(addr string) string { return ping(addr, "INFO", "replication") }
+
+// offset reads one replication offset field of INFO replication; -1 when it is missing.
+func offset(info, field string) int64 {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err == nil {
+				return n
+			}
+		}
+	}
+	return -1
+}
+
+// sentinelMaster is what a Sentinel says of the master it watches (SENTINEL MASTER), as field -> value.
+func sentinelMaster(addr string) map[string]string {
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, ForceSingleClient: true, DisableCache: true,
+		Dialer: net.Dialer{Timeout: time.Second}})
+	if err != nil {
+		return nil
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	m, _ := c.Do(ctx, c.B().Arbitrary("SENTINEL", "MASTER", SentinelMaster).Build()).AsStrMap() // RESP3: a map
+	return m
+}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/pgtest"
+	"github.com/rushgate/rushgate/internal/redistest"
+)
+
+// TestSentinelFailover: two instances on a master and its replica, watched by two Sentinels (and one
+// PostgreSQL record). The master
+// dies (kill -9) between a drop's claims and during a room's line; the Sentinels promote the replica and
+// both instances follow it without a restart. Claims go on from the last number: every visitor gets
+// one, no number or code twice, and the claims answered before the master died are there (the replica
+// had them). A waiting visitor's stream, held on across the failover, shows its admission when the
+// admitted visitor leaves, and /healthz says ok on both.
+func TestSentinelFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("failover test skipped in -short mode")
+	}
+	s := redistest.StartSentinel(t)
+	in := startInstances(t, buildBinary(t), s.URL, 2, "--postgres", pgtest.Database(t))
+	opens := time.Now().Add(-time.Minute).Format(time.RFC3339)
+	if code, b, _ := do(t, "PUT", in[0].base+"/v1/drops/sale", testAdminKey, fmt.Sprintf(`{"stock": 40, "opens_at": %q}`, opens)); code != 200 {
+		t.Fatalf("PUT drop: %d %v", code, b)
+	}
+	if code, b, _ := do(t, "PUT", in[0].base+"/v1/rooms/line", testAdminKey, `{"capacity": 1}`); code != 200 {
+		t.Fatalf("PUT room: %d %v", code, b)
+	}
+	tokens := make([]string, 30)
+	for i := range tokens {
+		_, v, _ := do(t, "POST", in[i%2].base+"/v1/visitors", testAdminKey, fmt.Sprintf(`{"subject": "fan-%d"}`, i))
+		tokens[i] = v["visitor_token"].(string)
+	}
+	// claim presses until answered, through an outage's 503s; anything else fails the test.
+	claim := func(i int) string {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			code, b := tryDo(in[i%2].base+"/v1/drops/sale/claims", tokens[i])
+			switch {
+			case code == 201:
+				return b["code"].(string)
+			case (code == 503 || code == 0) && time.Now().Before(deadline):
+				time.Sleep(100 * time.Millisecond)
+			default:
+				t.Fatalf("claim %d: %d %v", i, code, b)
+			}
+		}
+	}
+	codes := map[string]int{}
+	for i := range 10 {
+		codes[claim(i)] = i
+	}
+
+	_, first, _ := do(t, "POST", in[0].base+"/v1/rooms/line/join", "", "")
+	waitAdmitted(t, in[0].base, "line", first["visitor_token"].(string))
+	_, second, _ := do(t, "POST", in[1].base+"/v1/rooms/line/join", "", "")
+	if second["state"] != "waiting" {
+		t.Fatalf("a second visitor in a room for one: %v", second)
+	}
+	admitted := make(chan error, 1)
+	go func() {
+		admitted <- streamAdmitted(t.Context(), in[1].base+"/v1/rooms/line/events", second["visitor_token"].(string))
+	}()
+
+	killed := time.Now()
+	s.KillMaster(t)
+	for i := 10; i < 30; i++ {
+		code := claim(i)
+		if i == 10 {
+			t.Logf("the first claim after the master died was answered %v after", time.Since(killed).Round(10*time.Millisecond))
+		}
+		if prev, dup := codes[code]; dup {
+			t.Fatalf("visitor %d was handed visitor %d's code", i, prev)
+		}
+		codes[code] = i
+	}
+	_, page, _ := do(t, "GET", in[1].base+"/v1/drops/sale/claims?limit=100", testAdminKey, "")
+	list, _ := page["claims"].([]any)
+	if len(list) != 30 {
+		t.Fatalf("the drop holds %d claims, want the 30 answered 201: %v", len(list), page)
+	}
+	for n, c := range list {
+		m := c.(map[string]any)
+		if m["seq"] != float64(n+1) || codes[m["code"].(string)] != n {
+			t.Fatalf("claim %d after the failover: %v", n+1, m)
+		}
+	}
+	if _, d, _ := do(t, "GET", in[0].base+"/v1/drops/sale", "", ""); d["remaining"] != 10.0 {
+		t.Fatalf("after 30 claims of 40: %v", d)
+	}
+
+	if code, b := tryDo(in[0].base+"/v1/rooms/line/leave", first["visitor_token"].(string)); code != 200 {
+		t.Fatalf("leave: %d %v", code, b)
+	}
+	select {
+	case err := <-admitted:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the waiting visitor's stream did not show its admission within 15s of the leave")
+	}
+	for _, i := range in {
+		if code, b, _ := do(t, "GET", i.base+"/healthz", "", ""); code != 200 {
+			t.Fatalf("%s /healthz after the failover: %d %v", i.base, code, b)
+		}
+	}
+}
+
+// tryDo POSTs with a visitor token and returns the status (0 when the request failed) and the JSON body.
+func tryDo(url, tok string) (int, map[string]any) {
+	req, _ := http.NewRequest("POST", url, nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	res, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		return 0, nil
+	}
+	var b map[string]any
+	_ = jsonBody(res, &b)
+	return res.StatusCode, b
+}
+
+// streamAdmitted follows a visitor's event stream until it says admitted, opening it again when it ends
+// (an instance may end it while its store is away), until ctx ends.
+func streamAdmitted(ctx context.Context, url, tok string) error {
+	for ctx.Err() == nil {
+		req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			var st map[string]any
+			if ok && json.Unmarshal([]byte(data), &st) == nil && st["state"] == "admitted" {
+				res.Body.Close()
+				return nil
+			}
+		}
+		res.Body.Close()
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("stream: %w", ctx.Err())
+}
+
+// TestRedisOptions: --redis names a standalone server, a Cluster (several seeds, or --redis-cluster) or
+// Sentinels (master_set, however many of them are listed); Sentinels and --redis-cluster together are
+// refused.
+func TestRedisOptions(t *testing.T) {
+	for _, c := range []struct {
+		spec    string
+		cluster bool
+		kind    string
+		addrs   int
+		master  string
+	}{
+		{"redis://127.0.0.1:6379/0", false, "redis", 1, ""},
+		{"redis://127.0.0.1:6379/0", true, "redis-cluster", 1, ""},
+		{"redis://10.0.0.1:7000,redis://10.0.0.2:7000,redis://10.0.0.3:7000", false, "redis-cluster", 3, ""},
+		{"redis://10.0.0.1:26379?master_set=shop", false, "redis-sentinel", 1, "shop"},
+		{"redis://10.0.0.1:26379?master_set=shop&addr=10.0.0.2:26379&addr=10.0.0.3:26379", false, "redis-sentinel", 3, "shop"},
+		{"redis://10.0.0.1:26379?master_set=shop,redis://10.0.0.2:26379", false, "redis-sentinel", 2, "shop"},
+		{"redis://10.0.0.1:26379?master_set=shop", true, "", 0, ""},
+	} {
+		opt, kind, err := redisOptions(c.spec, c.cluster)
+		if c.kind == "" {
+			if err == nil || !strings.Contains(err.Error(), "master_set") {
+				t.Errorf("%s with --redis-cluster: %v, want it refused", c.spec, err)
+			}
+			continue
+		}
+		if err != nil || kind != c.kind || len(opt.InitAddress) != c.addrs || opt.Sentinel.MasterSet != c.master ||
+			opt.ForceSingleClient != (kind != "redis-cluster") {
+			t.Errorf("%s (cluster %v): %s, %d seeds, master %q, single %v, %v", c.spec, c.cluster, kind, len(opt.InitAddress),
+				opt.Sentinel.MasterSet, opt.ForceSingleClient, err)
+		}
+	}
+}
