@@ -169,14 +169,17 @@ func (s *State) event(kind string, now time.Time, bidder string, price int64, pr
 	return Event{Seq: s.Seq, Kind: kind, At: now.UTC(), Bidder: bidder, Price: price, Proxy: proxy, EndsAt: s.EndsAt}
 }
 
-// Amend takes an operator's new title and message, whatever the bids, until the auction is over
-// (ErrClosed, closing it first if it is due), and returns the event that tells the live feeds.
-func (s *State) Amend(title, message string, now time.Time) ([]Event, error) {
-	if evs := s.CloseIfDue(now); s.Over() {
-		return evs, ErrClosed
-	}
+// Amend takes an operator's new title and message, whatever the bids, closing the auction first if it
+// is due. While it is open, an EventUpdated tells the live feeds. Once it is over they have ended, and
+// the change is the config's alone: a word to the winner and the bidders after the end ("the winner
+// has been contacted"), which the ended pages look for.
+func (s *State) Amend(title, message string, now time.Time) []Event {
+	evs := s.CloseIfDue(now)
 	s.Config.Title, s.Config.Message = title, message
-	return []Event{s.event(EventUpdated, now, "", s.Price, false)}, nil
+	if s.Over() {
+		return evs
+	}
+	return []Event{s.event(EventUpdated, now, "", s.Price, false)}
 }
 
 // CloseIfDue records the end of an auction whose end time has passed: the leader wins if the reserve

@@ -173,8 +173,8 @@ func (s *Service) wake() {
 }
 
 // Put creates or replaces an auction, waking the closer in case its deadline is the nearest. Once it
-// has bids or was sold, only its title and message change, until it ends (see [Store.Amend]); a change
-// of any other field is a *FixedError.
+// has bids or was sold, only its title and message change, before its end and after (see
+// [Store.Amend]); a change of any other field is a *FixedError.
 // The change is audited. An auction that the store does not know but the record holds is taken back
 // from the record (see [Record]): as recorded when it had bids or was sold, and then a config other
 // than its own is refused as for any auction with bids; otherwise as put, its numbering going on.

@@ -46,9 +46,10 @@ type Store interface {
 	// ErrClosed when the auction is over.
 	Reschedule(ctx context.Context, id string, end time.Time) (Outcome, error)
 	// Amend changes the auction's title and message to cfg's, whatever its bids, if its config is still
-	// of revision rev (rushgate.ErrStale otherwise), as one step that appends an EventUpdated for its
-	// live feeds; its config takes a new revision. Nothing else of cfg is used. ErrClosed once the
-	// auction is over (closing it first if it is due).
+	// of revision rev (rushgate.ErrStale otherwise), as one step that closes it first if it is due and,
+	// while it is open, appends an EventUpdated for its live feeds (see [State.Amend]); its config
+	// takes a new revision. Nothing else of cfg is used. On Redis the SQL record keeps the config an
+	// ended auction had at its last event, which is what Redis put back after losing its data shows.
 	Amend(ctx context.Context, id, rev string, cfg Config) (Outcome, error)
 	// Close closes the auction if its end has passed; calling it again is harmless.
 	Close(ctx context.Context, id string) (Outcome, error)

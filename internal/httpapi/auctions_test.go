@@ -481,8 +481,8 @@ func TestBodiesAreOneObject(t *testing.T) {
 }
 
 // TestAuctionAmend: an auction with bids takes a new title and message by PATCH (or PUT), refuses any
-// other change as auction_started naming the field, and takes none once it has ended; its bids stand,
-// and the audit log says what changed.
+// other change as auction_started naming the field, before its end and after; its bids and its result
+// stand, and the audit log says what changed.
 func TestAuctionAmend(t *testing.T) {
 	e := setup(t)
 	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg("")), 200, "")
@@ -507,7 +507,14 @@ func TestAuctionAmend(t *testing.T) {
 	e.want(e.do("PATCH", "/v1/auctions/nope", adminKey, `{"title": "x"}`), 404, "auction_not_found")
 	e.want(e.do("POST", "/v1/auctions/lot/bids", e.visitorToken("x"), `{"amount": 2000}`), 201, "") // the bids go on
 	e.want(e.do("POST", "/v1/auctions/lot/end", adminKey, ""), 200, "")
-	e.want(e.do("PATCH", "/v1/auctions/lot", adminKey, `{"message": "Sold"}`), 409, "auction_closed")
+	ended := e.do("GET", "/v1/auctions/lot", "", "")
+	e.want(e.do("PATCH", "/v1/auctions/lot", adminKey, `{"message": "The winner has been contacted"}`), 200, "")
+	after := e.do("GET", "/v1/auctions/lot", "", "")
+	if after.str("message") != "The winner has been contacted" || after.str("status") != ended.str("status") ||
+		after.str("winner") != ended.str("winner") || after.num("final_price") != 2000 || after.num("seq") != ended.num("seq") {
+		t.Fatalf("an ended auction's message: %v (at its end %v)", after.body, ended.body)
+	}
+	e.want(e.do("PATCH", "/v1/auctions/lot", adminKey, `{"start_price": 1}`), 409, "auction_started")
 	audit := list(e.do("GET", "/v1/audit?kind=auction&id=lot", adminKey, ""), "entries")
 	var fields []string
 	for _, en := range audit {
@@ -517,7 +524,7 @@ func TestAuctionAmend(t *testing.T) {
 			}
 		}
 	}
-	if !slices.Equal(fields, []string{"message", "title"}) {
+	if !slices.Equal(fields, []string{"message", "message", "title"}) {
 		t.Fatalf("the audit log's update: %q", fields)
 	}
 }

@@ -88,8 +88,9 @@ func (a *Auctions) step(ctx context.Context, id, rev string, fn func(s *auction.
 	now := a.clock()
 	next := as.state
 	evs, err := fn(&next, now)
-	raised := next.LeaderMax != as.state.LeaderMax // a leader's raised maximum is state without an event
-	if err != nil && len(evs) == 0 && !raised && a.commit != nil && as.pending() {
+	// A leader's raised maximum, and an ended auction's new title or message, are state without an event.
+	silent := next.LeaderMax != as.state.LeaderMax || next.Rev != as.state.Rev
+	if err != nil && len(evs) == 0 && !silent && a.commit != nil && as.pending() {
 		// A refusal takes its place before the steps not yet committed (none of them is answered yet,
 		// so any order among them holds) and after as few as refuse it: one that the last durable state
 		// refuses too is answered from that state at once, and stays true whatever becomes of the
@@ -121,7 +122,7 @@ func (a *Auctions) step(ctx context.Context, id, rev string, fn func(s *auction.
 	switch {
 	case a.commit == nil: // no record: every step is as durable as it gets
 		as.durable, as.kept = next, len(as.events)
-	case len(evs) > 0 || raised:
+	case len(evs) > 0 || silent:
 		g, qerr = a.commit.enqueue(change{
 			add:    func(b *record.Batch) { b.AddAuction(id, next, evs) },
 			settle: func(err error) { a.settle(id, as, next, err) },
@@ -364,11 +365,8 @@ func (a *Auctions) Amend(ctx context.Context, id, rev string, cfg auction.Config
 		return auction.Outcome{}, rushgate.ErrStale // a step with no revision checks none
 	}
 	return a.step(ctx, id, rev, func(s *auction.State, now time.Time) ([]auction.Event, error) {
-		evs, err := s.Amend(cfg.Title, cfg.Message, now)
-		if err == nil {
-			s.Rev = rushgate.NewRevision()
-		}
-		return evs, err
+		s.Rev = rushgate.NewRevision()
+		return s.Amend(cfg.Title, cfg.Message, now), nil
 	})
 }
 

@@ -72,17 +72,21 @@ func TestRecordMatchesStore(t *testing.T) {
 	}
 }
 
-// failing commits batches, failing while told to, and counts the commits; it records nothing else.
+// failing commits batches, failing while told to, and counts the commits; it passes them on to the
+// Records it holds, if any, and records nothing else.
 type failing struct {
 	memstore.Records
 	fail    atomic.Bool
 	commits atomic.Int64
 }
 
-func (f *failing) Commit(context.Context, *record.Batch) error {
+func (f *failing) Commit(ctx context.Context, b *record.Batch) error {
 	f.commits.Add(1)
 	if f.fail.Load() {
 		return errors.New("disk full")
+	}
+	if f.Records != nil {
+		return f.Records.Commit(ctx, b)
 	}
 	return nil
 }
@@ -111,6 +115,45 @@ func TestUnrecordedBidIsRefused(t *testing.T) {
 	evs, _ := a.Events(ctx, "lot", 0, 100)
 	if !reflect.DeepEqual(after, before) || len(evs) != 1 {
 		t.Fatalf("a refused bid changed the auction: %+v -> %+v, %d events", before, after, len(evs))
+	}
+}
+
+// TestEndedAuctionAmendIsRecorded: an ended auction's new message makes no event, yet is written to the
+// record before it is answered, so that the embedded backend has it after a restart; one the record
+// refuses changes nothing.
+func TestEndedAuctionAmendIsRecorded(t *testing.T) {
+	rec := sqlite(t)
+	f := &failing{Records: rec}
+	a, c := openLot(t, f)
+	ctx := context.Background()
+	if _, err := a.Bid(ctx, "lot", "", auction.Bid{Bidder: "x", Max: 500}); err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(2 * time.Hour)
+	st, err := a.Get(ctx, "lot")
+	if err != nil || !st.Over() {
+		t.Fatalf("past its end: %+v %v", st, err)
+	}
+	cfg := st.Config
+	cfg.Message = "The winner has been contacted"
+	f.fail.Store(true)
+	if _, err := a.Amend(ctx, "lot", st.Rev, cfg); !errors.Is(err, rushgate.ErrUnavailable) {
+		t.Fatalf("an amend the record refuses: %v", err)
+	}
+	if after, _ := a.Get(ctx, "lot"); !reflect.DeepEqual(after, st) {
+		t.Fatalf("a refused amend changed the auction: %+v -> %+v", st, after)
+	}
+	f.fail.Store(false)
+	commits := f.commits.Load()
+	if _, err := a.Amend(ctx, "lot", st.Rev, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if f.commits.Load() == commits {
+		t.Fatal("the amend of an ended auction was answered without a commit")
+	}
+	saved, evs, err := rec.Auction(ctx, "lot")
+	if err != nil || saved.Config.Message != cfg.Message || !saved.Closed || saved.Winner != "x" || evs[len(evs)-1].Kind != auction.EventClosed {
+		t.Fatalf("the record after the amend: %+v, %d events %v", saved, len(evs), err)
 	}
 }
 

@@ -37,7 +37,8 @@ var auctionTests = []check{
 
 // testAuctionAmend: an auction with bids takes a new title and message, and nothing else, as one step
 // with an updated event after its bids and a new config revision, so that a bid checked against the
-// old config is checked again; the bids stand. Once it is over it takes none (closing it first if due).
+// old config is checked again; the bids stand. One past its end is closed first, and takes the change
+// with no event after its last: its feeds have ended. The change stays when the auction is read again.
 func testAuctionAmend(t *testing.T, h Harness) {
 	putAuction(t, h, "am", auctionCfg(h))
 	bid(t, h, "am", "alice", 1500)
@@ -73,17 +74,37 @@ func testAuctionAmend(t *testing.T, h Harness) {
 	if _, err := h.Auctions.Amend(ctx, "none", "x", c); !errors.Is(err, auction.ErrNotFound) {
 		t.Fatalf("an unknown auction: %v", err)
 	}
+	open, err := h.Auctions.Get(ctx, "am")
+	if err != nil {
+		t.Fatal(err)
+	}
 	h.Advance(2 * time.Hour) // past its end, not closed yet
 	st, err = h.Auctions.Get(ctx, "am")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Message = "Too late"
-	if _, err := h.Auctions.Amend(ctx, "am", st.Rev, c); !errors.Is(err, auction.ErrClosed) {
+	c.Message = "The winner has been contacted"
+	if _, err := h.Auctions.Amend(ctx, "am", st.Rev, c); err != nil {
 		t.Fatalf("an amend after the end: %v", err)
 	}
-	if st, err := h.Auctions.Get(ctx, "am"); err != nil || !st.Closed || st.Winner != "bob" || st.Config.Message == "Too late" {
-		t.Fatalf("after the end: %+v %v", st, err)
+	ended, err := h.Auctions.Get(ctx, "am")
+	if err != nil || !ended.Closed || ended.Winner != "bob" || ended.Final != open.Price || ended.Config.Message != c.Message ||
+		ended.Config.Title != c.Title || ended.Rev == st.Rev || ended.Seq != open.Seq+1 {
+		t.Fatalf("amended past its end: %+v %v (before %+v)", ended, err, open)
+	}
+	evs, err = h.Auctions.Events(ctx, "am", open.Seq, 10)
+	if err != nil || len(evs) != 1 || evs[0].Kind != auction.EventClosed || evs[0].Bidder != "bob" {
+		t.Fatalf("events of an amend past the end: %+v %v; want the close alone", evs, err)
+	}
+	c.Message = "Shipped"
+	if _, err := h.Auctions.Amend(ctx, "am", ended.Rev, c); err != nil {
+		t.Fatalf("a second amend after the end: %v", err)
+	}
+	if again, err := h.Auctions.Get(ctx, "am"); err != nil || again.Config.Message != "Shipped" || again.Seq != ended.Seq {
+		t.Fatalf("after a second amend: %+v %v", again, err)
+	}
+	if _, err := h.Auctions.Bid(ctx, "am", "", auction.Bid{Bidder: "carol", Max: 9000}); !errors.Is(err, auction.ErrClosed) {
+		t.Fatalf("a bid after the end: %v", err)
 	}
 }
 

@@ -245,9 +245,9 @@ function connect() {
   socket.addEventListener("close", (ev) => {
     $("live").hidden = true;
     // A normal closure after the close or the sale: the feed has said all it will; the page stays as is,
-    // watching an unsold lot for its relisting.
+    // looking now and then for what an operator may still change.
     if (ev.code === 1000 && view && (view.status === "closed" || view.status === "sold")) {
-      if (view.status === "closed" && !view.winner) watchRelist();
+      watchEnded();
       return;
     }
     lost(true);
@@ -256,26 +256,33 @@ function connect() {
   });
 }
 
-// watchRelist looks whether an auction that ended unsold was put up again under its id, which its
-// ended feed does not say: soon after the end, when an operator relists, then less and less often (at
-// most once a minute), each look at a random point of a range so that a crowd of viewers does not ask
-// at once. A new sale shows as the page opened anew, with no bid of this browser's on it.
-let relistWait = 5000;
-function watchRelist() {
+// watchEnded looks again at an auction whose feed has ended: an unsold lot may be put up again under
+// its id, and an operator may still correct the title or have a word for the bidders ("the winner has
+// been contacted"), which the ended feed does not bring. It looks soon after the end, then less and
+// less often (at most once a minute), each look at a random point of a range so that a crowd of
+// viewers does not ask at once. A new sale shows as the page opened anew, with no bid of this
+// browser's on it.
+let endedWait = 5000;
+function watchEnded() {
   setTimeout(async () => {
     try {
       const r = await fetch(api, { credentials: "same-origin" });
-      if (r.status === 404) return; // deleted: nothing to relist
+      if (r.status === 404) return; // deleted: nothing more to show
       const s = r.ok ? await r.json() : null;
       if (s && s.status !== "closed" && s.status !== "sold") {
         sessionStorage.removeItem(me.bid);
         location.reload();
         return;
       }
+      if (s && (s.title !== view.title || s.message !== view.message)) {
+        view.title = s.title;
+        view.message = s.message;
+        render();
+      }
     } catch (_) { /* looked at again later */ }
-    relistWait = Math.min(relistWait * 2, 60000);
-    watchRelist();
-  }, relistWait * (0.5 + Math.random()));
+    endedWait = Math.min(endedWait * 2, 60000);
+    watchEnded();
+  }, endedWait * (0.5 + Math.random()));
 }
 
 // loadHistory shows the bids among the last 100 events up to the snapshot's, newest first.

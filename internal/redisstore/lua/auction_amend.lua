@@ -1,10 +1,11 @@
--- auction_amend.lua: an operator's new title and message for an auction, whatever its bids, until it is
--- over: the config JSON takes a new revision (bids checked against the old one are checked again) and
--- an 'updated' event tells the live feeds, which read the view anew. An overdue auction is closed first.
+-- auction_amend.lua: an operator's new title and message for an auction, whatever its bids: the config
+-- JSON takes a new revision (bids checked against the old one are checked again) and, while the auction
+-- is open, an 'updated' event tells the live feeds, which read the view anew. An overdue auction is
+-- closed first; an ended one's feeds have ended, and its pages look for the change themselves.
 -- KEYS[1] state HASH  KEYS[2] events STREAM
 -- ARGV[1] now override (ms, '' in production)  ARGV[2] the revision the new config was made from
 -- ARGV[3] the new config JSON  ARGV[4] its revision  ARGV[5] the auction's pub/sub channel
--- Returns {OK}, {NOT_FOUND}, {STALE} or {CLOSED}.
+-- Returns {OK}, {NOT_FOUND} or {STALE}.
 local s = load(KEYS[1])
 if not s then
   return {NOT_FOUND}
@@ -13,16 +14,14 @@ if ARGV[2] ~= s.rev then
   return {STALE}
 end
 local now = now_ms(ARGV[1])
-local evs, code = {}, OK
+local evs = {}
 close_if_due(s, KEYS[2], evs, now)
-if s.closed or s.sold then
-  code = CLOSED
-else
+if not (s.closed or s.sold) then
   emit(s, KEYS[2], evs, now, 'updated', '', s.price, false)
-  redis.call('HSET', KEYS[1], 'cfg', ARGV[3], 'rev', ARGV[4])
 end
+redis.call('HSET', KEYS[1], 'cfg', ARGV[3], 'rev', ARGV[4])
 if #evs > 0 then
   save(KEYS[1], s)
   redis.call('PUBLISH', ARGV[5], fmt(s.seq))
 end
-return {code}
+return {OK}
