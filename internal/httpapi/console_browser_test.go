@@ -703,6 +703,21 @@ func TestConsoleEndedSales(t *testing.T) {
 	if eval[string](t, ctx, `String(!!document.querySelector('[data-card="leader"]'))`) != "false" {
 		t.Fatal("a sold auction still has a leading bidder's card")
 	}
+	// Its message to the bidders still changes after the sale; its terms, tiers of increment among them,
+	// do not, and go back as they were.
+	if got := eval[string](t, ctx, `['title', 'message', 'start_price'].map(n => document.querySelector('#edit [name=' + n + ']').disabled).join(' ')`); got != "false false true" {
+		t.Fatalf("a sold auction's form: title, message, start price disabled %s", got)
+	}
+	if err := chromedp.Do(ctx, typed("#edit-auction-message", "The buyer has been contacted"),
+		chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the message after the sale", func() bool {
+		return e.do("GET", "/v1/auctions/sold", "", "").str("message") == "The buyer has been contacted"
+	})
+	if inc := e.do("GET", "/v1/auctions/sold/config", adminKey, "").body["config"].(map[string]any)["increment"]; fmt.Sprint(inc) != "[map[from:0 step:100] map[from:5000 step:250]]" {
+		t.Fatalf("the increment after a save from the console: %v", inc)
+	}
 	// At a phone's width the id, longer than the card is wide, breaks inside it; it ran out of it.
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
 		t.Fatal(err)

@@ -48,7 +48,7 @@
       err_drop_started: 'This drop has claims: only its title, message, stock, times and claims per visitor can change, and it cannot be deleted.',
       fixed_note: 'Claims were made under this drop’s rules: only its title, message, stock, times and claims per visitor can change now. Its stock may go up, or down to the units claimed, until it sells out; the claims per visitor may go up, not down; its message reaches the open pages, also once it is sold out.',
       err_auction_started: 'This auction has bids: only its title and message can change, and it cannot be deleted.',
-      fixed_note_auction: 'Bids were made under this auction’s terms: only its title and its message to the bidders can change now, until it ends.',
+      fixed_note_auction: 'Bids were made under this auction’s terms: only its title and its message to the bidders can change now, also after it ends.',
       err_auction_closed: 'The auction has ended.', err_not_found: 'It no longer exists.',
       err_store_unavailable: 'The state store does not answer; try again in a moment.',
       find_claim: 'Find a claim by its code', code_label: 'A code a customer presents', find: 'Find',
@@ -124,7 +124,7 @@
       err_drop_started: '수령이 있는 드롭은 제목, 메시지, 재고, 시각, 1인당 수량만 바꿀 수 있고 지울 수 없습니다.',
       fixed_note: '이 드롭의 규칙으로 이미 수령이 이루어졌습니다. 이제 제목, 메시지, 재고, 시각, 1인당 수량만 바꿀 수 있습니다. 재고는 매진되기 전까지 늘리거나 수령된 수량까지 줄일 수 있고, 1인당 수량은 늘릴 수만 있으며, 메시지는 매진된 뒤에도 열린 페이지에 전해집니다.',
       err_auction_started: '입찰이 있는 경매는 제목과 메시지만 바꿀 수 있고 지울 수 없습니다.',
-      fixed_note_auction: '이 경매의 조건으로 이미 입찰이 이루어졌습니다. 이제 끝날 때까지 제목과 입찰자에게 보이는 메시지만 바꿀 수 있습니다.',
+      fixed_note_auction: '이 경매의 조건으로 이미 입찰이 이루어졌습니다. 이제 제목과 입찰자에게 보이는 메시지만 바꿀 수 있으며, 종료 후에도 바꿀 수 있습니다.',
       err_auction_closed: '경매가 끝났습니다.', err_not_found: '더 이상 없습니다.',
       err_store_unavailable: '상태 저장소가 응답하지 않습니다. 잠시 후 다시 시도하세요.',
       find_claim: '코드로 수령 찾기', code_label: '고객이 제시한 코드', find: '찾기',
@@ -263,7 +263,9 @@
       ['page_message', 'textarea', 'page']],
     drop: [['title', 'text'], ['stock', 'number'], ['per_visitor', 'number'], ['opens_at', 'datetime-local'], ['closes_at', 'datetime-local'], ['room', 'text'],
       ['identity', 'select'], ['release_on_claim', 'checkbox'], ['message', 'textarea']],
-    auction: [['title', 'text'], ['currency', 'text'], ['start_price', 'number'], ['increment', 'number'],
+    // An increment is an amount or tiers, [{"from": 0, "step": 100}, ...]: a number input would show
+    // tiers as empty, and a save would send the auction without them.
+    auction: [['title', 'text'], ['currency', 'text'], ['start_price', 'number'], ['increment', 'text'],
       ['reserve_price', 'number'], ['buy_now_price', 'number'], ['starts_at', 'datetime-local'], ['ends_at', 'datetime-local'], ['room', 'text'],
       ['identity', 'select'], ['soft_window', 'text', 'soft_close'], ['soft_extend', 'text', 'soft_close'], ['message', 'textarea']],
   };
