@@ -155,8 +155,8 @@ func streamAdmitted(ctx context.Context, url, tok string) error {
 }
 
 // TestRedisOptions: --redis names a standalone server, a Cluster (several seeds, or --redis-cluster) or
-// Sentinels (master_set, however many of them are listed); Sentinels and --redis-cluster together are
-// refused.
+// Sentinels (master_set, however many of them are listed, asked again every few seconds); Sentinels and
+// --redis-cluster together are refused.
 func TestRedisOptions(t *testing.T) {
 	for _, c := range []struct {
 		spec    string
@@ -185,5 +185,16 @@ func TestRedisOptions(t *testing.T) {
 			t.Errorf("%s (cluster %v): %s, %d seeds, master %q, single %v, %v", c.spec, c.cluster, kind, len(opt.InitAddress),
 				opt.Sentinel.MasterSet, opt.ForceSingleClient, err)
 		}
+		if (kind == "redis-sentinel") != (opt.Sentinel.TopologyRefreshInterval > 0) {
+			t.Errorf("%s: the Sentinels asked every %v", c.spec, opt.Sentinel.TopologyRefreshInterval)
+		}
+	}
+	// The master's credentials in the URL, the Sentinels' in parameters; TLS to both with rediss://.
+	opt, _, err := redisOptions("rediss://app:secret@10.0.0.1:26379?master_set=shop&sentinel_username=watch&sentinel_password=s3"+
+		"&addr=10.0.0.2:26379", false)
+	if err != nil || opt.Username != "app" || opt.Password != "secret" || opt.Sentinel.Username != "watch" ||
+		opt.Sentinel.Password != "s3" || opt.TLSConfig == nil || opt.Sentinel.TLSConfig != opt.TLSConfig {
+		t.Errorf("credentials and TLS: %q %q, sentinels %q %q, TLS %v %v: %v", opt.Username, opt.Password, opt.Sentinel.Username,
+			opt.Sentinel.Password, opt.TLSConfig != nil, opt.Sentinel.TLSConfig != nil, err)
 	}
 }

@@ -516,6 +516,7 @@ func redisClient(spec string, cluster bool, flushDelay time.Duration) (rueidis.C
 	}
 	opt.DisableCache = true
 	opt.Dialer.Timeout = time.Second
+	opt.Sentinel.Dialer.Timeout = time.Second
 	opt.ConnWriteTimeout = time.Second
 	opt.MaxFlushDelay = flushDelay
 	opt.AlwaysPipelining = true
@@ -525,6 +526,10 @@ func redisClient(spec string, cluster bool, flushDelay time.Duration) (rueidis.C
 	}
 	return c, kind, nil
 }
+
+// sentinelRefresh is how often an instance on Sentinels asks them where the master is, besides hearing
+// of each failover as it happens.
+const sentinelRefresh = 5 * time.Second
 
 // redisOptions reads --redis (and --redis-cluster) as redisClient describes. Sentinels listed as
 // several seeds are no Cluster: taken for one, the instance would move a visitor's line pointer in a
@@ -548,6 +553,14 @@ func redisOptions(spec string, cluster bool) (rueidis.ClientOption, string, erro
 		return opt, "", errors.New("--redis: a URL with master_set names Sentinels, not a Cluster: leave out --redis-cluster")
 	case opt.Sentinel.MasterSet != "":
 		kind = "redis-sentinel"
+		// The Sentinels' own credentials, when they have any; rediss:// speaks TLS to them too.
+		u, _ := url.Parse(strings.TrimSpace(strings.Split(spec, ",")[0])) // parsed above
+		q := u.Query()
+		opt.Sentinel.Username, opt.Sentinel.Password = q.Get("sentinel_username"), q.Get("sentinel_password")
+		opt.Sentinel.TLSConfig = opt.TLSConfig
+		// A client that missed the Sentinels' word of a failover would write to the demoted master,
+		// a replica that refuses writes, until restarted: it asks them again every few seconds.
+		opt.Sentinel.TopologyRefreshInterval = sentinelRefresh
 	case cluster || len(addrs) > 1:
 		kind = "redis-cluster"
 	}
