@@ -20,6 +20,7 @@ fuzz: ## fuzz the parsers, token verification, forwarding headers, the embedded 
 	go test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 1m ./internal/memstore
 	go test -run '^$$' -fuzz '^FuzzJournal$$' -fuzztime 1m ./internal/memstore
 	go test -run '^$$' -fuzz '^FuzzClientAddr$$' -fuzztime 1m ./internal/httpapi
+	go test -run '^$$' -fuzz '^FuzzQuickBid$$' -fuzztime 1m ./internal/httpapi
 	go test -run '^$$' -fuzz '^FuzzSession$$' -fuzztime 1m ./internal/console
 	go test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime 1m ./internal/challenge
 	go test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime 1m ./webhook

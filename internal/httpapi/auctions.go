@@ -153,14 +153,81 @@ type bidRequest struct {
 	AdmissionToken string `json:"admission_token"`
 }
 
+// decodeBid reads a bid's body as decode does, the body most bids are by a short cut (see quickBid).
+func decodeBid(r *http.Request) (bidRequest, error) {
+	body, err := readBody(r)
+	if err != nil {
+		return bidRequest{}, err
+	}
+	if req, ok := quickBid(body); ok {
+		return req, nil
+	}
+	var req bidRequest
+	return req, decodeBody(body, &req, false)
+}
+
+// quickBid reads the body that nearly every bid of a crowd is, {"amount": N} or {"max_amount": N} with
+// N digits (no sign, fraction or exponent), without encoding/json, whose decoder cost a fifteenth of a
+// bid's CPU on a hot auction. Any other body, ok false, goes to the strict decoder, which reads a body
+// that quickBid takes the same way (FuzzQuickBid).
+func quickBid(b []byte) (req bidRequest, ok bool) {
+	i := 0
+	space := func() {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+			i++
+		}
+	}
+	token := func(s string) bool {
+		space()
+		if len(b)-i < len(s) || string(b[i:i+len(s)]) != s {
+			return false
+		}
+		i += len(s)
+		return true
+	}
+	if !token("{") {
+		return req, false
+	}
+	var into **int64
+	switch {
+	case token(`"amount"`):
+		into = &req.Amount
+	case token(`"max_amount"`):
+		into = &req.MaxAmount
+	default:
+		return req, false
+	}
+	if !token(":") {
+		return req, false
+	}
+	space()
+	start := i
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	digits := b[start:i]
+	if len(digits) == 0 || len(digits) > 18 || (digits[0] == '0' && len(digits) > 1) || !token("}") {
+		return bidRequest{}, false
+	}
+	if space(); i != len(b) {
+		return bidRequest{}, false
+	}
+	var n int64
+	for _, d := range digits {
+		n = n*10 + int64(d-'0')
+	}
+	*into = &n
+	return req, true
+}
+
 func (s *Server) postBid(w http.ResponseWriter, r *http.Request) {
 	id, err := auctionID(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	var req bidRequest
-	if err := decode(r, &req, false); err != nil {
+	req, err := decodeBid(r)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -90,6 +90,11 @@ func decode(r *http.Request, v any, optional bool) error {
 	if err != nil {
 		return err
 	}
+	return decodeBody(body, v, optional)
+}
+
+// decodeBody is decode of a body already read.
+func decodeBody(body []byte, v any, optional bool) error {
 	if optional && len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
