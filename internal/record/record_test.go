@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -762,5 +764,37 @@ func TestOpenPostgresLater(t *testing.T) {
 	}
 	if err := r.RecordClaims(ctx, "d", claims); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPostgresHosts: a DSN may list several hosts (a primary and its standbys, with
+// target_session_attrs=read-write in production): the record opens on the first that takes
+// connections, here past one that refuses them, and writes there.
+func TestPostgresHosts(t *testing.T) {
+	dsn := pgtest.Database(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = dead + "," + u.Host
+	q := u.Query()
+	q.Set("target_session_attrs", "read-write")
+	u.RawQuery = q.Encode()
+	r, err := record.OpenPostgres(context.Background(), u.String())
+	if err != nil {
+		t.Fatalf("opening %s: %v", u.Redacted(), err)
+	}
+	defer r.Close()
+	if err := r.RecordClaims(context.Background(), "d", []drop.Claim{{ID: "d.1", Seq: 1, Code: "A1", Visitor: "a", ClaimedAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.Claims(context.Background(), "d"); err != nil || len(got) != 1 {
+		t.Fatalf("claims %+v %v", got, err)
 	}
 }
