@@ -14,13 +14,12 @@ import (
 	"github.com/rushgate/rushgate/internal/redistest"
 )
 
-// TestSentinelFailover: two instances on a master and its replica, watched by two Sentinels (and one
-// PostgreSQL record). The master
-// dies (kill -9) between a drop's claims and during a room's line; the Sentinels promote the replica and
-// both instances follow it without a restart. Claims go on from the last number: every visitor gets
-// one, no number or code twice, and the claims answered before the master died are there (the replica
-// had them). A waiting visitor's stream, held on across the failover, shows its admission when the
-// admitted visitor leaves, and /healthz says ok on both.
+// TestSentinelFailover: two instances on a master and its replica, watched by two Sentinels, with one
+// PostgreSQL record. The master dies (kill -9) between a drop's claims and during a room's line; the
+// Sentinels promote the replica and both instances follow it without a restart. Claims go on from the
+// last number: every visitor gets one, no number or code twice, and the claims answered before the
+// master died are there (the replica had them). A waiting visitor's stream, held on across the
+// failover, shows its admission when the admitted visitor leaves, and /healthz says ok on both.
 func TestSentinelFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("failover test skipped in -short mode")
