@@ -18,8 +18,9 @@ import (
 // PostgreSQL record. The master dies (kill -9) between a drop's claims and during a room's line; the
 // Sentinels promote the replica and both instances follow it without a restart. Claims go on from the
 // last number: every visitor gets one, no number or code twice, and the claims answered before the
-// master died are there (the replica had them). A waiting visitor's stream, held on across the
-// failover, shows its admission when the admitted visitor leaves, and /healthz says ok on both.
+// master died are there (the replica had them). An auction ending about then closes for its leader and
+// refuses later bids. A waiting visitor's stream, held on across the failover, shows its admission when
+// the admitted visitor leaves, and /healthz says ok on both.
 func TestSentinelFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("failover test skipped in -short mode")
@@ -42,7 +43,7 @@ func TestSentinelFailover(t *testing.T) {
 	claim := func(i int) string {
 		deadline := time.Now().Add(20 * time.Second)
 		for {
-			code, b := tryDo(in[i%2].base+"/v1/drops/sale/claims", tokens[i])
+			code, b := tryDo(in[i%2].base+"/v1/drops/sale/claims", tokens[i], "")
 			switch {
 			case code == 201:
 				return b["code"].(string)
@@ -57,6 +58,18 @@ func TestSentinelFailover(t *testing.T) {
 	for i := range 10 {
 		codes[claim(i)] = i
 	}
+	// An auction with a bid, ending while the master is dead or just after: it closes once, for its
+	// leader, and takes no bid after its end.
+	ends := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339Nano)
+	if code, b, _ := do(t, "PUT", in[0].base+"/v1/auctions/lot", testAdminKey, fmt.Sprintf(`{"title": "Lot", "currency": "EUR",
+		"start_price": 1000, "increment": 100, "starts_at": %q, "ends_at": %q}`, opens, ends)); code != 200 {
+		t.Fatalf("PUT auction: %d %v", code, b)
+	}
+	code, bid := tryDo(in[1].base+"/v1/auctions/lot/bids", tokens[0], `{"amount": 1500}`)
+	if code != 201 {
+		t.Fatalf("bid: %d %v", code, bid)
+	}
+	leader := bid["auction"].(map[string]any)["leader"]
 
 	_, first, _ := do(t, "POST", in[0].base+"/v1/rooms/line/join", "", "")
 	waitAdmitted(t, in[0].base, "line", first["visitor_token"].(string))
@@ -96,7 +109,22 @@ func TestSentinelFailover(t *testing.T) {
 		t.Fatalf("after 30 claims of 40: %v", d)
 	}
 
-	if code, b := tryDo(in[0].base+"/v1/rooms/line/leave", first["visitor_token"].(string)); code != 200 {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, a, _ := do(t, "GET", in[0].base+"/v1/auctions/lot", "", "")
+		if a["status"] == "sold" || a["status"] == "closed" {
+			if a["winner"] != leader || a["final_price"] != 1500.0 {
+				t.Fatalf("the auction closed across the failover: %v; want %v the winner at 1500", a, leader)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the auction did not close within 10s of its end: %v", a)
+		}
+	}
+	if code, b := tryDo(in[1].base+"/v1/auctions/lot/bids", tokens[1], `{"amount": 5000}`); code != 409 || b["error"].(map[string]any)["code"] != "auction_closed" {
+		t.Fatalf("a bid after the end: %d %v", code, b)
+	}
+	if code, b := tryDo(in[0].base+"/v1/rooms/line/leave", first["visitor_token"].(string), ""); code != 200 {
 		t.Fatalf("leave: %d %v", code, b)
 	}
 	select {
@@ -114,9 +142,10 @@ func TestSentinelFailover(t *testing.T) {
 	}
 }
 
-// tryDo POSTs with a visitor token and returns the status (0 when the request failed) and the JSON body.
-func tryDo(url, tok string) (int, map[string]any) {
-	req, _ := http.NewRequest("POST", url, nil)
+// tryDo POSTs body with a visitor token and returns the status (0 when the request failed) and the
+// JSON answer.
+func tryDo(url, tok, body string) (int, map[string]any) {
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+tok)
 	res, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
 	if err != nil {
