@@ -338,15 +338,44 @@ func (s *Sentinel) KillMaster(t testing.TB) {
 	s.Master, s.Replica = s.Replica, s.Master
 }
 
+// Revive restarts the replica KillMaster left dead, with its old data: the Sentinels make it a replica
+// of the master they promoted, and Revive waits until it is one, in sync.
+func (s *Sentinel) Revive(t testing.TB) {
+	t.Helper()
+	s.Replica.Restart(t)
+	waitFor(t, "the old master to become a replica in sync", func() bool {
+		i := info(s.Replica.Addr)
+		return strings.Contains(i, "role:slave") && strings.Contains(i, "master_link_status:up") &&
+			offset(i, "slave_repl_offset") == offset(info(s.Master.Addr), "master_repl_offset")
+	})
+}
+
+// Switchover has the Sentinels hand the master's role to the replica while both run (SENTINEL
+// FAILOVER, a planned switchover), and waits until they name the replica and the old master has become
+// its replica: Master and Replica swap.
+func (s *Sentinel) Switchover(t testing.TB) {
+	t.Helper()
+	if got := ping(s.sentinels[0].Addr, "SENTINEL", "FAILOVER", SentinelMaster); got != "OK" {
+		t.Fatalf("SENTINEL FAILOVER: %q", got)
+	}
+	for _, sen := range s.sentinels {
+		waitFor(t, "the Sentinels to name the replica", func() bool {
+			return sentinelMaster(sen.Addr)["port"] == strings.TrimPrefix(s.Replica.Addr, "127.0.0.1:")
+		})
+	}
+	waitFor(t, "the old master to become a replica", func() bool { return strings.Contains(info(s.Master.Addr), "role:slave") })
+	s.Master, s.Replica = s.Replica, s.Master
+}
+
 func waitFor(t testing.TB, what string, ok func() bool) {
 	t.Helper()
-	for range 300 {
+	for range 600 {
 		if ok() {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("waited 15s for %s", what)
+	t.Fatalf("waited 30s for %s", what)
 }
 
 func info(addr string) string { return ping(addr, "INFO", "replication") }
