@@ -23,8 +23,9 @@ var ErrUnavailable = errors.New("rushgate: store unavailable")
 var ErrRecordUnavailable = fmt.Errorf("%w: the durable record does not answer", ErrUnavailable)
 
 // ErrWritesRefused means the store answers but refuses writes: Redis full at its maxmemory, unable to
-// persist, short of the replicas it must write to. It wraps ErrUnavailable, so it is retried alike,
-// but lets /healthz say that the store is not down but full.
+// persist, short of the replicas it must write to, or a replica now (a master demoted under the
+// instance). It wraps ErrUnavailable, so it is retried alike, but lets /healthz say that the store is
+// not down but refusing.
 var ErrWritesRefused = fmt.Errorf("%w: it refuses writes", ErrUnavailable)
 
 // MaxIDLen bounds an id of a room, drop or auction, which visitor tokens and Redis keys embed.

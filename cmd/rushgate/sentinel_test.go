@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/rueidis"
 
 	"github.com/rushgate/rushgate/internal/pgtest"
 	"github.com/rushgate/rushgate/internal/redistest"
@@ -247,4 +250,73 @@ func TestRedisOptions(t *testing.T) {
 		t.Errorf("credentials and TLS: %q %q, sentinels %q %q, TLS %v %v: %v", opt.Username, opt.Password, opt.Sentinel.Username,
 			opt.Sentinel.Password, opt.TLSConfig != nil, opt.Sentinel.TLSConfig != nil, err)
 	}
+}
+
+// TestOnADemotedMaster: an instance whose master is demoted under it (a replica promoted, the old
+// master made its replica, and nothing, no Sentinel, to tell the instance) answers what would write with
+// a fast 503 store_unavailable, never a 500, and /healthz says the store refuses writes; what it only
+// reads it still answers.
+func TestOnADemotedMaster(t *testing.T) {
+	a := redistest.Start(t)
+	b := redistest.Start(t, "--replicaof", "127.0.0.1", strings.TrimPrefix(a.Addr, "127.0.0.1:"))
+	on := startInstances(t, buildBinary(t), a.Addr, 1)[0]
+	if code, body, _ := do(t, "PUT", on.base+"/v1/rooms/r", testAdminKey, `{"capacity": 1}`); code != 200 {
+		t.Fatalf("PUT room: %d %v", code, body)
+	}
+	_, joined, _ := do(t, "POST", on.base+"/v1/rooms/r/join", "", "")
+	ra, rb := redistest.Client(t, a.Addr), redistest.Client(t, b.Addr)
+	replication := func(c rueidis.Client) string {
+		s, _ := c.Do(t.Context(), c.B().Info().Section("replication").Build()).ToString()
+		return s
+	}
+	waitUntil(t, "the replica in sync", func() bool {
+		return strings.Contains(replication(rb), "master_link_status:up") &&
+			field(replication(ra), "master_repl_offset") == field(replication(rb), "slave_repl_offset")
+	})
+	if err := rb.Do(t.Context(), rb.B().Arbitrary("REPLICAOF", "NO", "ONE").Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ra.Do(t.Context(), ra.B().Arbitrary("REPLICAOF", "127.0.0.1", strings.TrimPrefix(b.Addr, "127.0.0.1:")).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the old master a replica in sync", func() bool { return strings.Contains(replication(ra), "master_link_status:up") })
+	for _, req := range []struct{ method, path, tok, body string }{
+		{"POST", "/v1/rooms/r/join", "", ""},
+		{"POST", "/v1/rooms/r/leave", joined["visitor_token"].(string), ""},
+		{"PATCH", "/v1/rooms/r", testAdminKey, `{"capacity": 2}`},
+		{"PUT", "/v1/drops/d", testAdminKey, `{"stock": 5, "opens_at": "2026-01-01T00:00:00Z"}`},
+	} {
+		code, body, took := do(t, req.method, on.base+req.path, req.tok, req.body)
+		if code != 503 || errorCode(body) != "store_unavailable" || took > 2*time.Second {
+			t.Errorf("%s %s on a demoted master: %d %v after %v; want a fast 503 store_unavailable", req.method, req.path, code, body, took)
+		}
+	}
+	if code, body, _ := do(t, "GET", on.base+"/healthz", "", ""); code != 503 || body["store"] != "refuses writes" {
+		t.Errorf("/healthz on a demoted master: %d %v; want 503 saying the store refuses writes", code, body)
+	}
+	if code, body, _ := do(t, "GET", on.base+"/v1/rooms/r", testAdminKey, ""); code != 200 || body["capacity"] != 1.0 {
+		t.Errorf("reading the room on a demoted master: %d %v", code, body)
+	}
+}
+
+// waitUntil polls ok for up to 15 s.
+func waitUntil(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); !ok(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 15s for %s", what)
+		}
+	}
+}
+
+// field reads one numeric field of an INFO section; -1 when it is missing.
+func field(info, name string) int64 {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				return n
+			}
+		}
+	}
+	return -1
 }

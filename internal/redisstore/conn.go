@@ -110,8 +110,9 @@ var errNil = errors.New("redisstore: nil reply")
 // mapError turns Redis failures into the domain's: anything that means "Redis did not answer in time
 // or cannot serve now" wraps ErrUnavailable; a script error is a bug and stays as it is. Refused
 // writes count as "cannot serve now": OOM (maxmemory reached under noeviction), MISCONF (it cannot
-// persist) and NOREPLICAS (min-replicas-to-write unmet) all pass when an operator acts, and Redis
-// refuses a script at its first write, so the refusal leaves nothing half-written.
+// persist) and NOREPLICAS (min-replicas-to-write unmet) all pass when an operator acts, READONLY (a
+// master demoted under the instance) when the instance follows the new one, and Redis refuses a
+// script at its first write, so the refusal leaves nothing half-written.
 func mapError(err error) error {
 	if err == nil {
 		return nil
@@ -121,12 +122,12 @@ func mapError(err error) error {
 	}
 	if rerr, ok := rueidis.IsRedisErr(err); ok {
 		msg := rerr.Error()
-		for _, refusal := range []string{"OOM ", "MISCONF ", "NOREPLICAS "} {
+		for _, refusal := range []string{"OOM ", "MISCONF ", "NOREPLICAS ", "READONLY "} {
 			if strings.HasPrefix(msg, refusal) {
 				return fmt.Errorf("%w: %w", rushgate.ErrWritesRefused, err)
 			}
 		}
-		for _, transient := range []string{"LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "BUSY "} {
+		for _, transient := range []string{"LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "BUSY "} {
 			if strings.HasPrefix(msg, transient) {
 				return fmt.Errorf("%w: %w", rushgate.ErrUnavailable, err)
 			}
