@@ -1,6 +1,8 @@
 // Package redistest starts real redis-server processes for tests: a standalone server or a three-master
 // Cluster on free loopback ports, stopped when the test ends, or shared by a package's tests (Shared,
-// SharedCluster) and stopped by its TestMain. Without redis-server installed the tests
+// SharedCluster) and stopped by its TestMain; and the setups that fail over, a master and replica
+// under two Sentinels (StartSentinel) and a Cluster whose masters have replicas
+// (StartReplicatedCluster), each with a way to kill its master. Without redis-server installed the tests
 // skip with a hint locally, and fail when CI is set, so that CI can never go green without Redis.
 package redistest
 
@@ -128,25 +130,26 @@ func Cluster(t testing.TB) []string {
 	t.Helper()
 	need(t, "redis-server", "redis-cli")
 	var addrs []string
-	for _, s := range startCluster(t) {
+	for _, s := range startCluster(t, 0) {
 		addrs = append(addrs, s.Addr)
 	}
 	return addrs
 }
 
-// startCluster starts and joins the three masters of a Cluster.
-func startCluster(t testing.TB) []*Server {
+// startCluster starts and joins the three masters of a Cluster, each with replicas replicas: the
+// masters are the first three servers.
+func startCluster(t testing.TB, replicas int) []*Server {
 	t.Helper()
 	var servers []*Server
 	var addrs []string
-	for i := range 3 {
+	for i := range 3 * (1 + replicas) {
 		s := Start(t, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(t.TempDir(), fmt.Sprintf("nodes-%d.conf", i)),
 			"--cluster-node-timeout", "2000")
 		servers = append(servers, s)
 		addrs = append(addrs, s.Addr)
 	}
 	args := append([]string{"--cluster", "create"}, addrs...)
-	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
 	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}
@@ -164,6 +167,142 @@ func startCluster(t testing.TB) []*Server {
 		}
 	}
 	return servers
+}
+
+// ReplicatedCluster is a Cluster of three masters, each with a replica that the Cluster promotes when
+// its master dies: the Cluster a production setup fails over with.
+type ReplicatedCluster struct {
+	// Seeds are the masters' addresses as they started, comma-separated, as --redis lists them.
+	Seeds string
+	nodes []*Server
+}
+
+// StartReplicatedCluster starts a ReplicatedCluster and returns it once its replicas are in sync. Its
+// servers stop when the test ends.
+func StartReplicatedCluster(t testing.TB) *ReplicatedCluster {
+	t.Helper()
+	need(t, "redis-server", "redis-cli")
+	c := &ReplicatedCluster{nodes: startCluster(t, 1)}
+	var seeds []string
+	for _, n := range c.nodes[:3] {
+		seeds = append(seeds, n.Addr)
+	}
+	c.Seeds = strings.Join(seeds, ",")
+	waitFor(t, "every master to have a replica in sync", func() bool {
+		ranges := c.slots(c.nodes[0].Addr)
+		for _, r := range ranges {
+			if len(r.replicas) == 0 || !strings.Contains(info(r.replicas[0].Addr), "master_link_status:up") {
+				return false
+			}
+		}
+		return len(ranges) > 0
+	})
+	return c
+}
+
+// slotRange is an entry of CLUSTER SLOTS: the master serving slots lo to hi, and its replicas.
+type slotRange struct {
+	lo, hi   int64
+	master   *Server
+	replicas []*Server
+}
+
+// slots is CLUSTER SLOTS as the node at addr says, nil when it does not answer.
+func (c *ReplicatedCluster) slots(addr string) []slotRange {
+	cl, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, ForceSingleClient: true, DisableCache: true,
+		Dialer: net.Dialer{Timeout: time.Second}})
+	if err != nil {
+		return nil
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	ranges, _ := cl.Do(ctx, cl.B().ClusterSlots().Build()).ToArray()
+	var out []slotRange
+	for _, r := range ranges {
+		f, _ := r.ToArray()
+		if len(f) < 3 {
+			continue
+		}
+		sr := slotRange{master: c.node(f[2])}
+		sr.lo, _ = f[0].AsInt64()
+		sr.hi, _ = f[1].AsInt64()
+		for _, rep := range f[3:] {
+			sr.replicas = append(sr.replicas, c.node(rep))
+		}
+		out = append(out, sr)
+	}
+	return out
+}
+
+// KillMasterOf kills (SIGKILL) the master that serves the slot of key, a hash tag such as
+// "{drop:sale}", once its replica has all it wrote, and waits until the replica serves the slot and
+// the Cluster says ok again. It returns the killed master's address.
+func (c *ReplicatedCluster) KillMasterOf(t testing.TB, key string) string {
+	t.Helper()
+	master, replica := c.owner(t, key)
+	waitFor(t, "the replica to catch up", func() bool {
+		return offset(info(master.Addr), "master_repl_offset") == offset(info(replica.Addr), "slave_repl_offset")
+	})
+	master.Kill()
+	waitFor(t, "the Cluster to promote the replica", func() bool {
+		m, _ := c.owner(t, key)
+		return m == replica && strings.Contains(ping(replica.Addr, "CLUSTER", "INFO"), "cluster_state:ok")
+	})
+	return master.Addr
+}
+
+// owner returns the master serving key's slot, as a live node says, and a replica of it.
+func (c *ReplicatedCluster) owner(t testing.TB, key string) (master, replica *Server) {
+	t.Helper()
+	for _, n := range c.nodes {
+		if n.cmd == nil {
+			continue // killed
+		}
+		slot, err := keyslot(n.Addr, key)
+		if err != nil {
+			continue
+		}
+		for _, r := range c.slots(n.Addr) {
+			if slot >= r.lo && slot <= r.hi {
+				if len(r.replicas) > 0 {
+					replica = r.replicas[0]
+				}
+				return r.master, replica
+			}
+		}
+	}
+	t.Fatalf("no live node says which master serves %s", key)
+	return nil, nil
+}
+
+// keyslot asks the node at addr for key's slot.
+func keyslot(addr, key string) (int64, error) {
+	cl, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, ForceSingleClient: true, DisableCache: true,
+		Dialer: net.Dialer{Timeout: time.Second}})
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return cl.Do(ctx, cl.B().ClusterKeyslot().Key(key).Build()).AsInt64()
+}
+
+// node finds the server of a CLUSTER SLOTS entry [ip, port, id, ...].
+func (c *ReplicatedCluster) node(entry rueidis.RedisMessage) *Server {
+	f, _ := entry.ToArray()
+	if len(f) < 2 {
+		return nil
+	}
+	ip, _ := f[0].ToString()
+	port, _ := f[1].AsInt64()
+	for _, n := range c.nodes {
+		if n.Addr == fmt.Sprintf("%s:%d", ip, port) {
+			return n
+		}
+	}
+	return nil
 }
 
 // ping sends one command on a fresh single-node connection and returns the reply as a string, or "" on
@@ -249,7 +388,7 @@ func SharedCluster(t testing.TB) []string {
 	shared.Lock()
 	defer shared.Unlock()
 	if shared.cluster == nil {
-		shared.cluster = startCluster(sharedT{t})
+		shared.cluster = startCluster(sharedT{t}, 0)
 	}
 	addrs := make([]string, len(shared.cluster))
 	for i, s := range shared.cluster {

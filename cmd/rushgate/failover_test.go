@@ -320,3 +320,72 @@ func field(info, name string) int64 {
 	}
 	return -1
 }
+
+// TestClusterFailover: two instances on a Cluster of three masters with a replica each. The master that
+// serves a drop's slot dies (kill -9) between its claims; the Cluster promotes its replica and both
+// instances go on without a restart: every visitor gets a claim, numbered on without a gap or a repeat,
+// and a room on another slot keeps its line.
+func TestClusterFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("failover test skipped in -short mode")
+	}
+	c := redistest.StartReplicatedCluster(t)
+	in := startInstances(t, buildBinary(t), c.Seeds, 2, "--postgres", pgtest.Database(t))
+	opens := time.Now().Add(-time.Minute).Format(time.RFC3339)
+	if code, b, _ := do(t, "PUT", in[0].base+"/v1/drops/sale", testAdminKey, fmt.Sprintf(`{"stock": 40, "opens_at": %q}`, opens)); code != 200 {
+		t.Fatalf("PUT drop: %d %v", code, b)
+	}
+	tokens := make([]string, 20)
+	for i := range tokens {
+		_, v, _ := do(t, "POST", in[i%2].base+"/v1/visitors", testAdminKey, fmt.Sprintf(`{"subject": "fan-%d"}`, i))
+		tokens[i] = v["visitor_token"].(string)
+	}
+	codes := map[string]int{}
+	claim := func(i int) {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			code, b := tryDo(in[i%2].base+"/v1/drops/sale/claims", tokens[i], "")
+			if code == 201 {
+				if prev, dup := codes[b["code"].(string)]; dup {
+					t.Fatalf("visitor %d was handed visitor %d's code", i, prev)
+				}
+				codes[b["code"].(string)] = i
+				return
+			}
+			if (code != 503 && code != 0) || time.Now().After(deadline) {
+				t.Fatalf("claim %d: %d %v", i, code, b)
+			}
+		}
+	}
+	for i := range 10 {
+		claim(i)
+	}
+	killed := time.Now()
+	t.Logf("killed %s, the master of the drop's slot", c.KillMasterOf(t, "{drop:sale}"))
+	for i := 10; i < 20; i++ {
+		claim(i)
+		if i == 10 {
+			t.Logf("the first claim after the master died was answered %v after", time.Since(killed).Round(10*time.Millisecond))
+		}
+	}
+	_, page, _ := do(t, "GET", in[1].base+"/v1/drops/sale/claims?limit=100", testAdminKey, "")
+	list, _ := page["claims"].([]any)
+	if len(list) != 20 {
+		t.Fatalf("the drop holds %d claims, want the 20 answered 201: %v", len(list), page)
+	}
+	for n, x := range list {
+		if m := x.(map[string]any); m["seq"] != float64(n+1) || codes[m["code"].(string)] != n {
+			t.Fatalf("claim %d after the failover: %v", n+1, m)
+		}
+	}
+	if code, b, _ := do(t, "PUT", in[0].base+"/v1/rooms/hall", testAdminKey, `{"capacity": 1}`); code != 200 {
+		t.Fatalf("PUT room after the failover: %d %v", code, b)
+	}
+	for i := range 2 {
+		if code, st, _ := do(t, "POST", in[i].base+"/v1/rooms/hall/join", "", ""); code != 200 || (st["state"] != "admitted" && st["state"] != "waiting") {
+			t.Fatalf("join %d after the failover: %d %v", i, code, st)
+		}
+	}
+	if _, r, _ := do(t, "GET", in[1].base+"/v1/rooms/hall", testAdminKey, ""); r["stats"].(map[string]any)["joined_total"] != 2.0 {
+		t.Fatalf("the room after two joins: %v", r)
+	}
+}
