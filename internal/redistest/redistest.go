@@ -2,8 +2,8 @@
 // Cluster on free loopback ports, stopped when the test ends, or shared by a package's tests (Shared,
 // SharedCluster) and stopped by its TestMain; and the setups that fail over, a master and replica
 // under two Sentinels (StartSentinel) and a Cluster whose masters have replicas
-// (StartReplicatedCluster), each with a way to kill its master. Without redis-server installed the tests
-// skip with a hint locally, and fail when CI is set, so that CI can never go green without Redis.
+// (StartReplicatedCluster), each with a way to kill its master. Without redis-server installed the
+// tests skip with a hint locally, and fail when CI is set, so that CI can never go green without Redis.
 package redistest
 
 import (
