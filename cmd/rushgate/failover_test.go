@@ -389,3 +389,47 @@ func TestClusterFailover(t *testing.T) {
 		t.Fatalf("the room after two joins: %v", r)
 	}
 }
+
+// TestRecordThroughPostgresFailover: instances on Redis record into a PostgreSQL primary named with its
+// standby in one DSN (target_session_attrs=read-write). The primary dies and the standby is promoted
+// between a drop's claims: the claims go on (they wait in Redis meanwhile), and the record on the new
+// primary ends with every claim answered 201, each once; /healthz says ok again.
+func TestRecordThroughPostgresFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("failover test skipped in -short mode")
+	}
+	pg := pgtest.StartReplicated(t)
+	in := startInstances(t, buildBinary(t), redistest.Shared(t), 2, "--postgres", pg.DSN)
+	opens := time.Now().Add(-time.Minute).Format(time.RFC3339)
+	if code, b, _ := do(t, "PUT", in[0].base+"/v1/drops/sale", testAdminKey, fmt.Sprintf(`{"stock": 40, "opens_at": %q}`, opens)); code != 200 {
+		t.Fatalf("PUT drop: %d %v", code, b)
+	}
+	recorded := func() (n, top int64) {
+		pg.Query(t, `SELECT count(*) FROM drop_claims WHERE drop_id = 'sale'`, &n)
+		pg.Query(t, `SELECT coalesce(max(seq), 0) FROM drop_claims WHERE drop_id = 'sale'`, &top)
+		return n, top
+	}
+	claim := func(i int) {
+		_, v, _ := do(t, "POST", in[i%2].base+"/v1/visitors", testAdminKey, fmt.Sprintf(`{"subject": "fan-%d"}`, i))
+		if code, b := tryDo(in[i%2].base+"/v1/drops/sale/claims", v["visitor_token"].(string), ""); code != 201 {
+			t.Fatalf("claim %d: %d %v", i, code, b)
+		}
+	}
+	for i := range 10 {
+		claim(i)
+	}
+	waitUntil(t, "the first claims in the record", func() bool { n, _ := recorded(); return n == 10 })
+	pg.Failover(t)
+	promoted := time.Now()
+	for i := 10; i < 20; i++ {
+		claim(i) // Redis answers; the record catches up
+	}
+	waitUntil(t, "every claim in the promoted standby's record", func() bool { n, top := recorded(); return n == 20 && top == 20 })
+	t.Logf("the record had every claim %v after the promotion", time.Since(promoted).Round(10*time.Millisecond))
+	for _, i := range in {
+		waitUntil(t, "/healthz ok again", func() bool {
+			code, b, _ := do(t, "GET", i.base+"/healthz", "", "")
+			return code == 200 && b["status"] == "ok"
+		})
+	}
+}

@@ -1,6 +1,7 @@
 // Package pgtest starts a throwaway PostgreSQL server for tests, on a free loopback port, stopped and
-// removed when the test ends. Without PostgreSQL installed the tests skip with a hint locally, and fail
-// when CI is set. PostgreSQL refuses to run as root, so as root it runs as the postgres user.
+// removed when the test ends, and a primary with a streaming standby to fail over (StartReplicated).
+// Without PostgreSQL installed the tests skip with a hint locally, and fail when CI is set. PostgreSQL
+// refuses to run as root, so as root it runs as the postgres user.
 package pgtest
 
 import (
@@ -115,15 +116,30 @@ func Stop() {
 // start runs a PostgreSQL server on a free loopback port and returns a DSN for its "postgres" database
 // and the function that stops it and removes its files.
 func start(bins string) (dsn string, stop func(), err error) {
-	dir, err := os.MkdirTemp("", "rushgate-pg-")
+	dir, err := ownedDir()
 	if err != nil {
 		return "", nil, err
 	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(dir)
-		}
-	}()
+	data := filepath.Join(dir, "data")
+	if out, err := command(filepath.Join(bins, "initdb"), "-D", data, "-U", "rushgate", "--auth=trust", "-E", "UTF8").CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("initdb: %v\n%s", err, out)
+	}
+	n, err := serve(bins, dir, data)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return n.dsn("postgres"), func() { n.stop(); os.RemoveAll(dir) }, nil
+}
+
+// ownedDir makes a temporary directory that the server may write: the postgres user's when this
+// process is root.
+func ownedDir() (string, error) {
+	dir, err := os.MkdirTemp("", "rushgate-pg-")
+	if err != nil {
+		return "", err
+	}
 	if os.Geteuid() == 0 {
 		if u, err := user.Lookup("postgres"); err == nil {
 			uid, _ := strconv.Atoi(u.Uid)
@@ -131,49 +147,74 @@ func start(bins string) (dsn string, stop func(), err error) {
 			_ = os.Chown(dir, uid, gid)
 		}
 	}
-	data := filepath.Join(dir, "data")
-	if out, err := command(filepath.Join(bins, "initdb"), "-D", data, "-U", "rushgate", "--auth=trust", "-E", "UTF8").CombinedOutput(); err != nil {
-		return "", nil, fmt.Errorf("initdb: %v\n%s", err, out)
-	}
+	return dir, nil
+}
+
+// node is one running PostgreSQL server.
+type node struct {
+	port    int
+	cmd     *exec.Cmd
+	logf    *os.File
+	logPath string
+}
+
+// serve runs postgres on the data directory under dir on a free loopback port, its socket and log in
+// dir, and waits until it takes connections.
+func serve(bins, dir, data string) (*node, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
+	n := &node{port: ln.Addr().(*net.TCPAddr).Port, logPath: filepath.Join(dir, "postgres-"+strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)+".log")}
 	ln.Close()
-	srv := command(filepath.Join(bins, "postgres"), "-D", data, "-p", strconv.Itoa(port), "-k", dir,
+	n.cmd = command(filepath.Join(bins, "postgres"), "-D", data, "-p", strconv.Itoa(n.port), "-k", dir,
 		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=200")
 	// The log goes to a file, not a buffer: a buffer takes a goroutine to fill for as long as the server
 	// runs, which would outlive the shared server's tests.
-	logPath := filepath.Join(dir, "postgres.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return "", nil, err
+	if n.logf, err = os.Create(n.logPath); err != nil {
+		return nil, err
 	}
-	srv.Stdout, srv.Stderr = logf, logf
-	if err := srv.Start(); err != nil {
-		logf.Close()
-		return "", nil, err
+	n.cmd.Stdout, n.cmd.Stderr = n.logf, n.logf
+	if err := n.cmd.Start(); err != nil {
+		n.logf.Close()
+		return nil, err
 	}
-	stop = func() {
-		_ = srv.Process.Signal(syscall.SIGINT) // fast shutdown
-		_ = srv.Wait()
-		logf.Close()
-		os.RemoveAll(dir)
-	}
-	dsn = fmt.Sprintf("postgres://rushgate@127.0.0.1:%d/postgres?sslmode=disable", port)
-	db, _ := sql.Open("pgx", dsn)
+	db, _ := sql.Open("pgx", n.dsn("postgres"))
 	defer db.Close()
 	for range 200 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		err := db.PingContext(ctx)
 		cancel()
 		if err == nil {
-			return dsn, stop, nil
+			return n, nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	out, _ := os.ReadFile(logPath)
-	stop()
-	return "", nil, fmt.Errorf("postgres did not start: %s", out)
+	out, _ := os.ReadFile(n.logPath)
+	n.stop()
+	return nil, fmt.Errorf("postgres did not start: %s", out)
+}
+
+func (n *node) dsn(database string) string {
+	return fmt.Sprintf("postgres://rushgate@127.0.0.1:%d/%s?sslmode=disable", n.port, database)
+}
+
+// stop shuts the server down fast (SIGINT) and waits for it.
+func (n *node) stop() {
+	if n.cmd != nil {
+		_ = n.cmd.Process.Signal(syscall.SIGINT)
+		_ = n.cmd.Wait()
+		n.cmd = nil
+		n.logf.Close()
+	}
+}
+
+// kill stops the server at once (SIGKILL), as a crash would.
+func (n *node) kill() {
+	if n.cmd != nil {
+		_ = n.cmd.Process.Kill()
+		_ = n.cmd.Wait()
+		n.cmd = nil
+		n.logf.Close()
+	}
 }
