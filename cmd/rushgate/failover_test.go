@@ -31,18 +31,11 @@ func TestSentinelFailover(t *testing.T) {
 	}
 	s := redistest.StartSentinel(t)
 	in := startInstances(t, buildBinary(t), s.URL, 2, "--postgres", pgtest.Database(t))
-	opens := time.Now().Add(-time.Minute).Format(time.RFC3339)
-	if code, b, _ := do(t, "PUT", in[0].base+"/v1/drops/sale", testAdminKey, fmt.Sprintf(`{"stock": 40, "opens_at": %q}`, opens)); code != 200 {
-		t.Fatalf("PUT drop: %d %v", code, b)
-	}
+	tokens := openSale(t, in, 35)
 	if code, b, _ := do(t, "PUT", in[0].base+"/v1/rooms/line", testAdminKey, `{"capacity": 1}`); code != 200 {
 		t.Fatalf("PUT room: %d %v", code, b)
 	}
-	tokens := make([]string, 35)
-	for i := range tokens {
-		_, v, _ := do(t, "POST", in[i%2].base+"/v1/visitors", testAdminKey, fmt.Sprintf(`{"subject": "fan-%d"}`, i))
-		tokens[i] = v["visitor_token"].(string)
-	}
+	opens := time.Now().Add(-time.Minute).Format(time.RFC3339)
 	// claim presses until answered, through an outage's 503s; anything else fails the test.
 	claim := func(i int) string {
 		deadline := time.Now().Add(20 * time.Second)
@@ -165,6 +158,22 @@ func TestSentinelFailover(t *testing.T) {
 	if list, _ := page["claims"].([]any); len(list) != 35 || list[34].(map[string]any)["seq"] != 35.0 {
 		t.Fatalf("after the switchover the drop holds %d claims: %v", len(list), page)
 	}
+}
+
+// openSale puts the drop "sale", open since a minute ago with a stock of 40, on the instances and
+// returns n visitors' tokens, minted on them in turn.
+func openSale(t *testing.T, in []*instance, n int) []string {
+	t.Helper()
+	opens := time.Now().Add(-time.Minute).Format(time.RFC3339)
+	if code, b, _ := do(t, "PUT", in[0].base+"/v1/drops/sale", testAdminKey, fmt.Sprintf(`{"stock": 40, "opens_at": %q}`, opens)); code != 200 {
+		t.Fatalf("PUT drop: %d %v", code, b)
+	}
+	tokens := make([]string, n)
+	for i := range tokens {
+		_, v, _ := do(t, "POST", in[i%len(in)].base+"/v1/visitors", testAdminKey, fmt.Sprintf(`{"subject": "fan-%d"}`, i))
+		tokens[i] = v["visitor_token"].(string)
+	}
+	return tokens
 }
 
 // tryDo POSTs body with a visitor token and returns the status (0 when the request failed) and the
@@ -331,15 +340,7 @@ func TestClusterFailover(t *testing.T) {
 	}
 	c := redistest.StartReplicatedCluster(t)
 	in := startInstances(t, buildBinary(t), c.Seeds, 2, "--postgres", pgtest.Database(t))
-	opens := time.Now().Add(-time.Minute).Format(time.RFC3339)
-	if code, b, _ := do(t, "PUT", in[0].base+"/v1/drops/sale", testAdminKey, fmt.Sprintf(`{"stock": 40, "opens_at": %q}`, opens)); code != 200 {
-		t.Fatalf("PUT drop: %d %v", code, b)
-	}
-	tokens := make([]string, 20)
-	for i := range tokens {
-		_, v, _ := do(t, "POST", in[i%2].base+"/v1/visitors", testAdminKey, fmt.Sprintf(`{"subject": "fan-%d"}`, i))
-		tokens[i] = v["visitor_token"].(string)
-	}
+	tokens := openSale(t, in, 20)
 	codes := map[string]int{}
 	claim := func(i int) {
 		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
@@ -400,18 +401,14 @@ func TestRecordThroughPostgresFailover(t *testing.T) {
 	}
 	pg := pgtest.StartReplicated(t)
 	in := startInstances(t, buildBinary(t), redistest.Shared(t), 2, "--postgres", pg.DSN)
-	opens := time.Now().Add(-time.Minute).Format(time.RFC3339)
-	if code, b, _ := do(t, "PUT", in[0].base+"/v1/drops/sale", testAdminKey, fmt.Sprintf(`{"stock": 40, "opens_at": %q}`, opens)); code != 200 {
-		t.Fatalf("PUT drop: %d %v", code, b)
-	}
+	tokens := openSale(t, in, 20)
 	recorded := func() (n, top int64) {
 		pg.Query(t, `SELECT count(*) FROM drop_claims WHERE drop_id = 'sale'`, &n)
 		pg.Query(t, `SELECT coalesce(max(seq), 0) FROM drop_claims WHERE drop_id = 'sale'`, &top)
 		return n, top
 	}
 	claim := func(i int) {
-		_, v, _ := do(t, "POST", in[i%2].base+"/v1/visitors", testAdminKey, fmt.Sprintf(`{"subject": "fan-%d"}`, i))
-		if code, b := tryDo(in[i%2].base+"/v1/drops/sale/claims", v["visitor_token"].(string), ""); code != 201 {
+		if code, b := tryDo(in[i%2].base+"/v1/drops/sale/claims", tokens[i], ""); code != 201 {
 			t.Fatalf("claim %d: %d %v", i, code, b)
 		}
 	}

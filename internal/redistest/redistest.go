@@ -209,15 +209,7 @@ type slotRange struct {
 
 // slots is CLUSTER SLOTS as the node at addr says, nil when it does not answer.
 func (c *ReplicatedCluster) slots(addr string) []slotRange {
-	cl, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, ForceSingleClient: true, DisableCache: true,
-		Dialer: net.Dialer{Timeout: time.Second}})
-	if err != nil {
-		return nil
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	ranges, _ := cl.Do(ctx, cl.B().ClusterSlots().Build()).ToArray()
+	ranges, _ := once(addr, "CLUSTER", "SLOTS").ToArray()
 	var out []slotRange
 	for _, r := range ranges {
 		f, _ := r.ToArray()
@@ -259,7 +251,7 @@ func (c *ReplicatedCluster) owner(t testing.TB, key string) (master, replica *Se
 		if n.cmd == nil {
 			continue // killed
 		}
-		slot, err := keyslot(n.Addr, key)
+		slot, err := once(n.Addr, "CLUSTER", "KEYSLOT", key).AsInt64()
 		if err != nil {
 			continue
 		}
@@ -274,19 +266,6 @@ func (c *ReplicatedCluster) owner(t testing.TB, key string) (master, replica *Se
 	}
 	t.Fatalf("no live node says which master serves %s", key)
 	return nil, nil
-}
-
-// keyslot asks the node at addr for key's slot.
-func keyslot(addr, key string) (int64, error) {
-	cl, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, ForceSingleClient: true, DisableCache: true,
-		Dialer: net.Dialer{Timeout: time.Second}})
-	if err != nil {
-		return 0, err
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	return cl.Do(ctx, cl.B().ClusterKeyslot().Key(key).Build()).AsInt64()
 }
 
 // node finds the server of a CLUSTER SLOTS entry [ip, port, id, ...].
@@ -308,16 +287,22 @@ func (c *ReplicatedCluster) node(entry rueidis.RedisMessage) *Server {
 // ping sends one command on a fresh single-node connection and returns the reply as a string, or "" on
 // any error.
 func ping(addr string, cmd ...string) string {
+	s, _ := once(addr, cmd...).ToString()
+	return s
+}
+
+// once sends one command to the node at addr on a fresh connection, within a second, and returns its
+// answer (an error when the node does not answer).
+func once(addr string, cmd ...string) rueidis.RedisResult {
 	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, ForceSingleClient: true, DisableCache: true,
 		Dialer: net.Dialer{Timeout: time.Second}})
 	if err != nil {
-		return ""
+		return rueidis.RedisResult{}
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	s, _ := c.Do(ctx, c.B().Arbitrary(cmd...).Build()).ToString()
-	return s
+	return c.Do(ctx, c.B().Arbitrary(cmd...).Build())
 }
 
 // Client returns a rueidis client for the given addresses (a Cluster when there are several), closed
@@ -534,14 +519,6 @@ func offset(info, field string) int64 {
 
 // sentinelMaster is what a Sentinel says of the master it watches (SENTINEL MASTER), as field -> value.
 func sentinelMaster(addr string) map[string]string {
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, ForceSingleClient: true, DisableCache: true,
-		Dialer: net.Dialer{Timeout: time.Second}})
-	if err != nil {
-		return nil
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	m, _ := c.Do(ctx, c.B().Arbitrary("SENTINEL", "MASTER", SentinelMaster).Build()).AsStrMap() // RESP3: a map
+	m, _ := once(addr, "SENTINEL", "MASTER", SentinelMaster).AsStrMap() // RESP3: a map
 	return m
 }
