@@ -37,23 +37,9 @@ func TestSentinelFailover(t *testing.T) {
 	}
 	opens := time.Now().Add(-time.Minute).Format(time.RFC3339)
 	// claim presses until answered, through an outage's 503s; anything else fails the test.
-	claim := func(i int) string {
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			code, b := tryDo(in[i%2].base+"/v1/drops/sale/claims", tokens[i], "")
-			switch {
-			case code == 201:
-				return b["code"].(string)
-			case (code == 503 || code == 0) && time.Now().Before(deadline):
-				time.Sleep(100 * time.Millisecond)
-			default:
-				t.Fatalf("claim %d: %d %v", i, code, b)
-			}
-		}
-	}
-	codes := map[string]int{}
+	sale := claimer{t: t, in: in, tokens: tokens, codes: map[string]int{}}
 	for i := range 10 {
-		codes[claim(i)] = i
+		sale.claim(i)
 	}
 	// An auction with a bid, ending while the master is dead or just after: it closes once, for its
 	// leader, and takes no bid after its end.
@@ -81,16 +67,7 @@ func TestSentinelFailover(t *testing.T) {
 
 	killed := time.Now()
 	s.KillMaster(t)
-	for i := 10; i < 30; i++ {
-		code := claim(i)
-		if i == 10 {
-			t.Logf("the first claim after the master died was answered %v after", time.Since(killed).Round(10*time.Millisecond))
-		}
-		if prev, dup := codes[code]; dup {
-			t.Fatalf("visitor %d was handed visitor %d's code", i, prev)
-		}
-		codes[code] = i
-	}
+	sale.claimFrom(10, 30, "the master died", killed)
 	_, page, _ := do(t, "GET", in[1].base+"/v1/drops/sale/claims?limit=100", testAdminKey, "")
 	list, _ := page["claims"].([]any)
 	if len(list) != 30 {
@@ -98,7 +75,7 @@ func TestSentinelFailover(t *testing.T) {
 	}
 	for n, c := range list {
 		m := c.(map[string]any)
-		if m["seq"] != float64(n+1) || codes[m["code"].(string)] != n {
+		if m["seq"] != float64(n+1) || sale.codes[m["code"].(string)] != n {
 			t.Fatalf("claim %d after the failover: %v", n+1, m)
 		}
 	}
@@ -143,20 +120,48 @@ func TestSentinelFailover(t *testing.T) {
 	// asking them again every 5 s), and the claims go on numbered.
 	s.Revive(t)
 	s.Switchover(t)
-	switched := time.Now()
-	for i := 30; i < 35; i++ {
-		code := claim(i)
-		if i == 30 {
-			t.Logf("the first claim after the switchover was answered %v after", time.Since(switched).Round(10*time.Millisecond))
-		}
-		if prev, dup := codes[code]; dup {
-			t.Fatalf("visitor %d was handed visitor %d's code", i, prev)
-		}
-		codes[code] = i
-	}
+	sale.claimFrom(30, 35, "the switchover", time.Now())
 	_, page, _ = do(t, "GET", in[0].base+"/v1/drops/sale/claims?limit=100", testAdminKey, "")
 	if list, _ := page["claims"].([]any); len(list) != 35 || list[34].(map[string]any)["seq"] != 35.0 {
 		t.Fatalf("after the switchover the drop holds %d claims: %v", len(list), page)
+	}
+}
+
+// claimer presses claims on the drop "sale" for its visitors, each at the instance of its turn.
+type claimer struct {
+	t      *testing.T
+	in     []*instance
+	tokens []string
+	codes  map[string]int // code -> the visitor it was handed to
+}
+
+// claim presses visitor i's claim until it is answered, through an outage's 503s for up to 30 s; any
+// other answer, or a code handed out twice, fails the test.
+func (c *claimer) claim(i int) {
+	c.t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		code, b := tryDo(c.in[i%len(c.in)].base+"/v1/drops/sale/claims", c.tokens[i], "")
+		if code == 201 {
+			if prev, dup := c.codes[b["code"].(string)]; dup {
+				c.t.Fatalf("visitor %d was handed visitor %d's code", i, prev)
+			}
+			c.codes[b["code"].(string)] = i
+			return
+		}
+		if (code != 503 && code != 0) || time.Now().After(deadline) {
+			c.t.Fatalf("claim %d: %d %v", i, code, b)
+		}
+	}
+}
+
+// claimFrom claims for visitors from to to, after what happened at since, and logs how long the first
+// waited for its answer.
+func (c *claimer) claimFrom(from, to int, what string, since time.Time) {
+	c.t.Helper()
+	c.claim(from)
+	c.t.Logf("the first claim after %s was answered %v after", what, time.Since(since).Round(10*time.Millisecond))
+	for i := from + 1; i < to; i++ {
+		c.claim(i)
 	}
 }
 
@@ -341,40 +346,20 @@ func TestClusterFailover(t *testing.T) {
 	c := redistest.StartReplicatedCluster(t)
 	in := startInstances(t, buildBinary(t), c.Seeds, 2, "--postgres", pgtest.Database(t))
 	tokens := openSale(t, in, 20)
-	codes := map[string]int{}
-	claim := func(i int) {
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-			code, b := tryDo(in[i%2].base+"/v1/drops/sale/claims", tokens[i], "")
-			if code == 201 {
-				if prev, dup := codes[b["code"].(string)]; dup {
-					t.Fatalf("visitor %d was handed visitor %d's code", i, prev)
-				}
-				codes[b["code"].(string)] = i
-				return
-			}
-			if (code != 503 && code != 0) || time.Now().After(deadline) {
-				t.Fatalf("claim %d: %d %v", i, code, b)
-			}
-		}
-	}
+	sale := claimer{t: t, in: in, tokens: tokens, codes: map[string]int{}}
 	for i := range 10 {
-		claim(i)
+		sale.claim(i)
 	}
 	killed := time.Now()
 	t.Logf("killed %s, the master of the drop's slot", c.KillMasterOf(t, "{drop:sale}"))
-	for i := 10; i < 20; i++ {
-		claim(i)
-		if i == 10 {
-			t.Logf("the first claim after the master died was answered %v after", time.Since(killed).Round(10*time.Millisecond))
-		}
-	}
+	sale.claimFrom(10, 20, "the master died", killed)
 	_, page, _ := do(t, "GET", in[1].base+"/v1/drops/sale/claims?limit=100", testAdminKey, "")
 	list, _ := page["claims"].([]any)
 	if len(list) != 20 {
 		t.Fatalf("the drop holds %d claims, want the 20 answered 201: %v", len(list), page)
 	}
 	for n, x := range list {
-		if m := x.(map[string]any); m["seq"] != float64(n+1) || codes[m["code"].(string)] != n {
+		if m := x.(map[string]any); m["seq"] != float64(n+1) || sale.codes[m["code"].(string)] != n {
 			t.Fatalf("claim %d after the failover: %v", n+1, m)
 		}
 	}
