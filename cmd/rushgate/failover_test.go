@@ -308,6 +308,9 @@ func TestOnADemotedMaster(t *testing.T) {
 	if code, body, _ := do(t, "GET", on.base+"/healthz", "", ""); code != 503 || body["store"] != "refuses writes" {
 		t.Errorf("/healthz on a demoted master: %d %v; want 503 saying the store refuses writes", code, body)
 	}
+	if up := metric(t, on.base, "rushgate_store_up"); up != 0 {
+		t.Errorf("rushgate_store_up is %v on a demoted master, want 0", up)
+	}
 	if code, body, _ := do(t, "GET", on.base+"/v1/rooms/r", testAdminKey, ""); code != 200 || body["capacity"] != 1.0 {
 		t.Errorf("reading the room on a demoted master: %d %v", code, body)
 	}

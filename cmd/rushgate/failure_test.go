@@ -31,9 +31,9 @@ func do(t *testing.T, method, url, tok, body string) (int, map[string]any, time.
 }
 
 // TestRedisOutageAndRestarts checks the failure story of the Redis backend: while Redis is down,
-// requests fail fast with 503 store_unavailable and /healthz says so; when it returns (with AOF on),
-// service resumes by itself and the visitor's place is intact; and a visitor keeps its place across a
-// rushgate restart, since tokens and keys are shared through Redis.
+// requests fail fast with 503 store_unavailable and /healthz and rushgate_store_up say so; when it
+// returns (with AOF on), service resumes by itself and the visitor's place is intact; and a visitor
+// keeps its place across a rushgate restart, since tokens and keys are shared through Redis.
 func TestRedisOutageAndRestarts(t *testing.T) {
 	srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
 	bin := buildBinary(t)
@@ -59,6 +59,9 @@ func TestRedisOutageAndRestarts(t *testing.T) {
 	if code, _, _ := do(t, "GET", in.base+"/healthz", "", ""); code != 503 {
 		t.Fatalf("healthz with Redis down: %d", code)
 	}
+	if up := metric(t, in.base, "rushgate_store_up"); up != 0 {
+		t.Errorf("rushgate_store_up is %v with Redis down, want 0", up)
+	}
 
 	srv.Restart(t) // same port and data directory: the AOF brings the line back
 	deadline := time.Now().Add(10 * time.Second)
@@ -77,6 +80,9 @@ func TestRedisOutageAndRestarts(t *testing.T) {
 	}
 	if code, _, _ := do(t, "GET", in.base+"/healthz", "", ""); code != 200 {
 		t.Fatalf("healthz after recovery: %d", code)
+	}
+	if up := metric(t, in.base, "rushgate_store_up"); up != 1 {
+		t.Errorf("rushgate_store_up is %v after Redis returned, want 1", up)
 	}
 
 	// A rushgate restart: a new process honours the old visitor token and finds the same place.

@@ -375,6 +375,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		cfg.WebhookURL = u.Redacted() // shown to operators: a password in it (basic auth to the site) is not
 	}
 	m.WatchRecord(records.Check)
+	m.WatchStore(svc.Ready)
 	if be.backlog != nil {
 		m.WatchBacklog(be.backlog)
 	}

@@ -191,6 +191,22 @@ func (m *Metrics) WatchRecord(check func(context.Context) error) {
 	}))
 }
 
+// WatchStore adds rushgate_store_up, read from ready when scraped: 1 while the state store answers and
+// takes writes (what /healthz asks of it), 0 while it does not and the instance answers 503. It shows
+// how long an outage or a failover of Redis lasted, as each instance saw it.
+func (m *Metrics) WatchStore(ready func(context.Context) error) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "rushgate_store_up", Help: "1 while the state store answers and takes writes, 0 while the instance answers 503.",
+	}, func() float64 {
+		ctx, cancel := scrapeContext()
+		defer cancel()
+		if ready(ctx) != nil {
+			return 0
+		}
+		return 1
+	}))
+}
+
 // WatchProxy adds the protecting proxy's metrics, which Proxied, OriginFailed and OriginAnswered
 // update: a server with --protect calls it.
 func (m *Metrics) WatchProxy() {

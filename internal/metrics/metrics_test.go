@@ -59,6 +59,7 @@ func TestPrometheusRules(t *testing.T) {
 	m.WatchRooms(rooms{})
 	m.WatchSales(drops{}, auctions{})
 	m.WatchRecord(func(context.Context) error { return nil })
+	m.WatchStore(func(context.Context) error { return nil })
 	m.WatchBacklog(func(context.Context) (int64, int64, error) { return 4, 0, nil })
 	m.ObserveRequest("POST /v1/drops/{drop}/claims", 201, time.Millisecond)
 	m.Redemption("gift", "refused")
