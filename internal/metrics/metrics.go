@@ -179,32 +179,26 @@ func (m *Metrics) WatchBacklog(backlog func(context.Context) (claims, events int
 // takes writes, 0 while it fails them. On Redis claims and bids wait in the outbox meanwhile, and
 // nothing else in the metrics would show that the record has fallen behind.
 func (m *Metrics) WatchRecord(check func(context.Context) error) {
-	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "rushgate_record_up", Help: "1 while the durable SQL record takes writes, 0 while it fails them.",
-	}, func() float64 {
-		ctx, cancel := scrapeContext()
-		defer cancel()
-		if check(ctx) != nil {
-			return 0
-		}
-		return 1
-	}))
+	m.reg.MustRegister(up("rushgate_record_up", "1 while the durable SQL record takes writes, 0 while it fails them.", check))
 }
 
 // WatchStore adds rushgate_store_up, read from ready when scraped: 1 while the state store answers and
 // takes writes (what /healthz asks of it), 0 while it does not and the instance answers 503. It shows
 // how long an outage or a failover of Redis lasted, as each instance saw it.
 func (m *Metrics) WatchStore(ready func(context.Context) error) {
-	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "rushgate_store_up", Help: "1 while the state store answers and takes writes, 0 while the instance answers 503.",
-	}, func() float64 {
+	m.reg.MustRegister(up("rushgate_store_up", "1 while the state store answers and takes writes, 0 while the instance answers 503.", ready))
+}
+
+// up is a gauge that runs check at each scrape: 1 when it passes, 0 when it fails.
+func up(name, help string, check func(context.Context) error) prometheus.GaugeFunc {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
 		ctx, cancel := scrapeContext()
 		defer cancel()
-		if ready(ctx) != nil {
+		if check(ctx) != nil {
 			return 0
 		}
 		return 1
-	}))
+	})
 }
 
 // WatchProxy adds the protecting proxy's metrics, which Proxied, OriginFailed and OriginAnswered
