@@ -35,14 +35,13 @@ func TestSentinelFailover(t *testing.T) {
 	if code, b, _ := do(t, "PUT", in[0].base+"/v1/rooms/line", testAdminKey, `{"capacity": 1}`); code != 200 {
 		t.Fatalf("PUT room: %d %v", code, b)
 	}
-	opens := time.Now().Add(-time.Minute).Format(time.RFC3339)
-	// claim presses until answered, through an outage's 503s; anything else fails the test.
 	sale := claimer{t: t, in: in, tokens: tokens, codes: map[string]int{}}
 	for i := range 10 {
 		sale.claim(i)
 	}
 	// An auction with a bid, ending while the master is dead or just after: it closes once, for its
 	// leader, and takes no bid after its end.
+	opens := time.Now().Add(-time.Minute).Format(time.RFC3339)
 	ends := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339Nano)
 	if code, b, _ := do(t, "PUT", in[0].base+"/v1/auctions/lot", testAdminKey, fmt.Sprintf(`{"title": "Lot", "currency": "EUR",
 		"start_price": 1000, "increment": 100, "starts_at": %q, "ends_at": %q}`, opens, ends)); code != 200 {
