@@ -100,31 +100,15 @@ func (r *DB) commit(ctx context.Context, b *Batch) error {
 
 // writeRows writes n rows of one table in tx, many rows per statement: a crowd's claims and bids arrive
 // by the hundred, and one statement per row cost the embedded instance a tenth of its CPU under load.
-// On SQLite the chunks are of the prepared sizes, the largest power of two that fits first (23 rows:
-// 16, 4, 2, 1), and between chunks the writer lets other goroutines run: a transaction of hundreds of
-// rows would otherwise hold a one-core instance for milliseconds, which its requests' latency would
-// show. On PostgreSQL a chunk is one statement whatever its rows (see writeArrays). row appends the
-// values of row i to args; skipped, if set, hears of the rows from to to of a statement that wrote
-// fewer than its rows (some were recorded already).
+// Each chunk is one statement (see writeChunk); on SQLite the writer lets other goroutines run between
+// chunks: a transaction of hundreds of rows would otherwise hold a one-core instance for milliseconds,
+// which its requests' latency would show. row appends the values of row i to args; skipped, if set,
+// hears of the rows from to to of a statement that wrote fewer than its rows (some were recorded
+// already).
 func (r *DB) writeRows(ctx context.Context, tx *sql.Tx, m *multiInsert, n int, row func(i int, args []any) []any,
 	skipped func(from, to int) error) error {
 	for done := 0; done < n; {
-		var wrote int64
-		var err error
-		k := min(n-done, arrayRows)
-		if r.postgres {
-			wrote, err = r.writeArrays(ctx, tx, m, done, k, row)
-		} else {
-			size := len(m.queries) - 1
-			for k = rowsPerInsert; k > n-done; k /= 2 {
-				size--
-			}
-			args := make([]any, 0, m.cols*k)
-			for i := done; i < done+k; i++ {
-				args = row(i, args)
-			}
-			wrote, err = r.execCount(ctx, tx, m.queries[size], args...)
-		}
+		k, wrote, err := r.writeChunk(ctx, tx, m, done, n-done, row)
 		if err != nil {
 			return err
 		}
@@ -138,6 +122,28 @@ func (r *DB) writeRows(ctx context.Context, tx *sql.Tx, m *multiInsert, n int, r
 		}
 	}
 	return nil
+}
+
+// writeChunk writes the next rows from from on, of left still to write, as one statement, and says how
+// many it took and how many the statement wrote. On SQLite a chunk has one of the prepared sizes, the
+// largest power of two that fits (23 rows: 16, 4, 2, 1); on PostgreSQL it is arrays of up to arrayRows
+// rows (see writeArrays).
+func (r *DB) writeChunk(ctx context.Context, tx *sql.Tx, m *multiInsert, from, left int, row func(i int, args []any) []any) (int, int64, error) {
+	if r.postgres {
+		k := min(left, arrayRows)
+		wrote, err := r.writeArrays(ctx, tx, m, from, k, row)
+		return k, wrote, err
+	}
+	k, size := rowsPerInsert, len(m.queries)-1
+	for k > left {
+		k, size = k/2, size-1
+	}
+	args := make([]any, 0, m.cols*k)
+	for i := from; i < from+k; i++ {
+		args = row(i, args)
+	}
+	wrote, err := r.execCount(ctx, tx, m.queries[size], args...)
+	return k, wrote, err
 }
 
 // writeArrays writes rows from to from+k as m.arrays: one array of each column's values, in one
