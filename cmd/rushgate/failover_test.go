@@ -6,12 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/redis/rueidis"
 
 	"github.com/rushgate/rushgate/internal/pgtest"
 	"github.com/rushgate/rushgate/internal/redistest"
@@ -271,28 +268,13 @@ func TestRedisOptions(t *testing.T) {
 // reads it still answers.
 func TestOnADemotedMaster(t *testing.T) {
 	a := redistest.Start(t)
-	b := redistest.Start(t, "--replicaof", "127.0.0.1", strings.TrimPrefix(a.Addr, "127.0.0.1:"))
+	b := redistest.StartReplica(t, a)
 	on := startInstances(t, buildBinary(t), a.Addr, 1)[0]
 	if code, body, _ := do(t, "PUT", on.base+"/v1/rooms/r", testAdminKey, `{"capacity": 1}`); code != 200 {
 		t.Fatalf("PUT room: %d %v", code, body)
 	}
 	_, joined, _ := do(t, "POST", on.base+"/v1/rooms/r/join", "", "")
-	ra, rb := redistest.Client(t, a.Addr), redistest.Client(t, b.Addr)
-	replication := func(c rueidis.Client) string {
-		s, _ := c.Do(t.Context(), c.B().Info().Section("replication").Build()).ToString()
-		return s
-	}
-	waitUntil(t, "the replica in sync", func() bool {
-		return strings.Contains(replication(rb), "master_link_status:up") &&
-			field(replication(ra), "master_repl_offset") == field(replication(rb), "slave_repl_offset")
-	})
-	if err := rb.Do(t.Context(), rb.B().Arbitrary("REPLICAOF", "NO", "ONE").Build()).Error(); err != nil {
-		t.Fatal(err)
-	}
-	if err := ra.Do(t.Context(), ra.B().Arbitrary("REPLICAOF", "127.0.0.1", strings.TrimPrefix(b.Addr, "127.0.0.1:")).Build()).Error(); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, "the old master a replica in sync", func() bool { return strings.Contains(replication(ra), "master_link_status:up") })
+	redistest.Swap(t, a, b)
 	for _, req := range []struct{ method, path, tok, body string }{
 		{"POST", "/v1/rooms/r/join", "", ""},
 		{"POST", "/v1/rooms/r/leave", joined["visitor_token"].(string), ""},
@@ -323,18 +305,6 @@ func waitUntil(t *testing.T, what string, ok func() bool) {
 			t.Fatalf("waited 15s for %s", what)
 		}
 	}
-}
-
-// field reads one numeric field of an INFO section; -1 when it is missing.
-func field(info, name string) int64 {
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
-			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-				return n
-			}
-		}
-	}
-	return -1
 }
 
 // TestClusterFailover: two instances on a Cluster of three masters with a replica each. The master that

@@ -191,7 +191,7 @@ func StartReplicatedCluster(t testing.TB) *ReplicatedCluster {
 	waitFor(t, "every master to have a replica in sync", func() bool {
 		ranges := c.slots(c.nodes[0].Addr)
 		for _, r := range ranges {
-			if len(r.replicas) == 0 || !strings.Contains(info(r.replicas[0].Addr), "master_link_status:up") {
+			if len(r.replicas) == 0 || !inSync(r.master, r.replicas[0]) {
 				return false
 			}
 		}
@@ -233,9 +233,7 @@ func (c *ReplicatedCluster) slots(addr string) []slotRange {
 func (c *ReplicatedCluster) KillMasterOf(t testing.TB, key string) string {
 	t.Helper()
 	master, replica := c.owner(t, key)
-	waitFor(t, "the replica to catch up", func() bool {
-		return offset(info(master.Addr), "master_repl_offset") == offset(info(replica.Addr), "slave_repl_offset")
-	})
+	waitFor(t, "the replica to catch up", func() bool { return inSync(master, replica) })
 	master.Kill()
 	waitFor(t, "the Cluster to promote the replica", func() bool {
 		m, _ := c.owner(t, key)
@@ -416,7 +414,7 @@ func StartSentinel(t testing.TB) *Sentinel {
 	t.Helper()
 	need(t, "redis-server")
 	s := &Sentinel{Master: Start(t)}
-	s.Replica = Start(t, "--replicaof", "127.0.0.1", strings.TrimPrefix(s.Master.Addr, "127.0.0.1:"))
+	s.Replica = StartReplica(t, s.Master)
 	var seeds []string
 	for range 2 {
 		dir := t.TempDir()
@@ -435,8 +433,7 @@ func StartSentinel(t testing.TB) *Sentinel {
 		seeds = append(seeds, "addr="+sen.Addr)
 	}
 	s.URL = "redis://" + s.sentinels[0].Addr + "?master_set=" + SentinelMaster + "&" + seeds[1]
-	// A failover needs a replica in sync that both Sentinels know of.
-	waitFor(t, "the replica in sync", func() bool { return strings.Contains(info(s.Replica.Addr), "master_link_status:up") })
+	// A failover needs a replica that both Sentinels know of.
 	for _, sen := range s.sentinels {
 		waitFor(t, "the Sentinels to see each other and the replica", func() bool {
 			m := sentinelMaster(sen.Addr)
@@ -450,9 +447,7 @@ func StartSentinel(t testing.TB) *Sentinel {
 // Sentinels have promoted the replica: Master and Replica swap, the new replica is dead.
 func (s *Sentinel) KillMaster(t testing.TB) {
 	t.Helper()
-	waitFor(t, "the replica to catch up", func() bool {
-		return offset(info(s.Master.Addr), "master_repl_offset") == offset(info(s.Replica.Addr), "slave_repl_offset")
-	})
+	waitFor(t, "the replica to catch up", func() bool { return inSync(s.Master, s.Replica) })
 	s.Master.Kill()
 	for _, sen := range s.sentinels {
 		waitFor(t, "the Sentinels to promote the replica", func() bool {
@@ -467,11 +462,7 @@ func (s *Sentinel) KillMaster(t testing.TB) {
 func (s *Sentinel) Revive(t testing.TB) {
 	t.Helper()
 	s.Replica.Restart(t)
-	waitFor(t, "the old master to become a replica in sync", func() bool {
-		i := info(s.Replica.Addr)
-		return strings.Contains(i, "role:slave") && strings.Contains(i, "master_link_status:up") &&
-			offset(i, "slave_repl_offset") == offset(info(s.Master.Addr), "master_repl_offset")
-	})
+	waitFor(t, "the old master to become a replica in sync", func() bool { return inSync(s.Master, s.Replica) })
 }
 
 // Switchover has the Sentinels hand the master's role to the replica while both run (SENTINEL
@@ -489,6 +480,37 @@ func (s *Sentinel) Switchover(t testing.TB) {
 	}
 	waitFor(t, "the old master to become a replica", func() bool { return strings.Contains(info(s.Master.Addr), "role:slave") })
 	s.Master, s.Replica = s.Replica, s.Master
+}
+
+// StartReplica starts a replica of master and returns it once it is in sync; it stops when the test
+// ends.
+func StartReplica(t testing.TB, master *Server) *Server {
+	t.Helper()
+	r := Start(t, "--replicaof", "127.0.0.1", strings.TrimPrefix(master.Addr, "127.0.0.1:"))
+	waitFor(t, "the replica in sync", func() bool { return inSync(master, r) })
+	return r
+}
+
+// Swap promotes replica, a replica of master, and makes master its replica, with nothing to tell their
+// clients: a switchover without Sentinel, under which a client of master finds a replica that refuses
+// writes. It waits until master is in sync with replica.
+func Swap(t testing.TB, master, replica *Server) {
+	t.Helper()
+	waitFor(t, "the replica to catch up", func() bool { return inSync(master, replica) })
+	if got := ping(replica.Addr, "REPLICAOF", "NO", "ONE"); got != "OK" {
+		t.Fatalf("REPLICAOF NO ONE: %q", got)
+	}
+	if got := ping(master.Addr, "REPLICAOF", "127.0.0.1", strings.TrimPrefix(replica.Addr, "127.0.0.1:")); got != "OK" {
+		t.Fatalf("REPLICAOF: %q", got)
+	}
+	waitFor(t, "the old master a replica in sync", func() bool { return inSync(replica, master) })
+}
+
+// inSync reports whether replica is a replica of master, linked, and has all master wrote.
+func inSync(master, replica *Server) bool {
+	r := info(replica.Addr)
+	return strings.Contains(r, "role:slave") && strings.Contains(r, "master_link_status:up") &&
+		offset(r, "slave_repl_offset") == offset(info(master.Addr), "master_repl_offset")
 }
 
 func waitFor(t testing.TB, what string, ok func() bool) {
