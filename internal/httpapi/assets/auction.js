@@ -259,10 +259,9 @@ function connect() {
 // watchEnded looks again at an auction whose feed has ended: an unsold lot may be put up again under
 // its id, and an operator may still correct the title or have a word for the bidders ("the winner has
 // been contacted"), which the ended feed does not bring. It looks soon after the end, then less and
-// less often (at most once a minute), each look at a random point of a range so that a crowd of
-// viewers does not ask at once. A new sale shows as the page opened anew, with no bid of this
-// browser's on it.
-let endedWait = 5000;
+// less often (spacedLooks). A new sale shows as the page opened anew, with no bid of this browser's on
+// it.
+const nextLook = spacedLooks();
 function watchEnded() {
   setTimeout(async () => {
     try {
@@ -280,9 +279,8 @@ function watchEnded() {
         render();
       }
     } catch (_) { /* looked at again later */ }
-    endedWait = Math.min(endedWait * 2, 60000);
     watchEnded();
-  }, endedWait * (0.5 + Math.random()));
+  }, nextLook());
 }
 
 // loadHistory shows the bids among the last 100 events up to the snapshot's, newest first.

@@ -118,18 +118,16 @@ function listen() {
 // refresh reads the drop again every few seconds while its page is shown and its feed is down. Sold
 // out is final, and the feed ends there; the page then looks only for the operator's message (a second
 // batch's date): soon after the end, when an operator writes one, then less and less often, about once
-// a minute, each look at a random point of its range, so that a crowd on the sold-out page, which reads
-// nothing from a background tab, does not ask at once.
+// a minute (spacedLooks); a background tab reads nothing.
+const nextLook = spacedLooks();
 let lookAt = 0;
-let lookWait = 5000;
 async function refresh() {
   if (stream && stream.readyState === EventSource.OPEN) return;
   if (document.hidden) return;
   if (view && view.status === "sold_out") {
-    if (!lookAt) lookAt = Date.now() + lookWait * (0.5 + Math.random());
+    if (!lookAt) lookAt = Date.now() + nextLook();
     if (Date.now() < lookAt) return;
-    lookWait = Math.min(lookWait * 2, 60000);
-    lookAt = Date.now() + lookWait * (0.5 + Math.random());
+    lookAt = Date.now() + nextLook();
   }
   try {
     const r = await fetch(api, { credentials: "same-origin" });

@@ -108,6 +108,19 @@ function failure(text, s) {
   return text(failures[code] || "error_retry");
 }
 
+// spacedLooks returns the waits, in ms, between an ended page's looks at what its feed no longer
+// brings: soon after the end, when an operator acts, then less and less often, about once a minute,
+// each at a random point of its range (2.5 to 7.5 s first) so that a crowd on the page does not ask at
+// once.
+function spacedLooks() {
+  let wait = 5000;
+  return () => {
+    const next = wait * (0.5 + Math.random());
+    wait = Math.min(wait * 2, 60000);
+    return next;
+  };
+}
+
 // operatorSaid shows what the operator says on a drop's or an auction's page as its view now has it,
 // the title and the message (element id message), either of which may change while the page is open,
 // and returns the title the tab names, tab unless the view brings a new one.
