@@ -57,7 +57,7 @@ func (e *env) live(id string) {
 	e.t.Cleanup(func() { cancel(); wg.Wait() })
 }
 
-// until polls cond every 50ms for up to 10s.
+// until polls cond every 50ms, 200 times: for up to 10s and the polls' own time.
 func until(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	for range 200 {
@@ -67,6 +67,17 @@ func until(t *testing.T, what string, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("timed out waiting for %s", what)
+}
+
+// untilWithin polls cond every 50ms for up to d of the clock: for what a page only looks for now and
+// then, at random points of its ranges.
+func untilWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(d); !cond(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+	}
 }
 
 // waitIn and waitInKorean match a wait as the console shows it: a number and its unit, in the page's

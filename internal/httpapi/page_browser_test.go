@@ -888,13 +888,10 @@ func TestDropPageMessage(t *testing.T) {
 	e.want(e.do("POST", "/v1/drops/last/claims", e.visitorToken("a"), ""), 201, "")
 	until(t, "sold out", func() bool { return shown("#when") == "품절" })
 	e.want(e.do("PATCH", "/v1/drops/last", adminKey, `{"message": "A second batch drops on Friday at 18:00."}`), 200, "")
-	deadline := time.Now().Add(20 * time.Second) // the first look after the end comes 2.5 to 7.5 s after it
-	for shown("#drop-message") != "A second batch drops on Friday at 18:00." {
-		if time.Now().After(deadline) {
-			t.Fatalf("after the sell-out the page shows %q", shown("#drop-message"))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	// The first look after the end comes 2.5 to 7.5 s after it.
+	untilWithin(t, 20*time.Second, "the message after the sell-out", func() bool {
+		return shown("#drop-message") == "A second batch drops on Friday at 18:00."
+	})
 	screenshot(t, ctx, "drop-message-sold-out-phone-ko")
 }
 
@@ -930,12 +927,7 @@ func TestAuctionPageAmended(t *testing.T) {
 	e.want(e.do("POST", "/v1/auctions/lot/end", adminKey, ""), 200, "")
 	until(t, "the feed's end", func() bool { return eval[string](t, ctx, `String(document.getElementById('live').hidden)`) == "true" })
 	e.want(e.do("PATCH", "/v1/auctions/lot", adminKey, `{"message": "낙찰자에게 연락드렸습니다."}`), 200, "")
-	for deadline := time.Now().Add(12 * time.Second); shown("#auction-message") != "낙찰자에게 연락드렸습니다."; {
-		if time.Now().After(deadline) {
-			t.Fatalf("the ended page still says %q", shown("#auction-message"))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	untilWithin(t, 12*time.Second, "the message after the end", func() bool { return shown("#auction-message") == "낙찰자에게 연락드렸습니다." })
 	screenshot(t, ctx, "auction-message-ended-phone-ko")
 }
 
