@@ -3,6 +3,8 @@ package redisstore
 import (
 	"context"
 	"encoding/json"
+	"strconv"
+	"strings"
 
 	"github.com/rushgate/rushgate"
 )
@@ -33,6 +35,9 @@ func (a Audit) Entries(ctx context.Context, f rushgate.AuditFilter, limit int) (
 	out := []rushgate.Entry{}
 	end := "+"
 	if f.Before != "" {
+		if !afterFirstID(f.Before) {
+			return out, nil // no entry has such a cursor, or none is before it
+		}
 		end = "(" + f.Before
 	}
 	for scanned := 0; len(out) < limit && scanned < auditScan; scanned += page {
@@ -57,4 +62,25 @@ func (a Audit) Entries(ctx context.Context, f rushgate.AuditFilter, limit int) (
 		end = "(" + rows[len(rows)-1].ID
 	}
 	return out, nil
+}
+
+// afterFirstID reports whether id is a stream ID, "ms" or "ms-seq" in decimal, above the stream's
+// lowest, 0-0: the cursors Entries hands out are, and Redis refuses anything else as the end of a
+// range, which a mistyped URL's cursor must not turn into the store's failure.
+func afterFirstID(id string) bool {
+	ms, seq, hasSeq := strings.Cut(id, "-")
+	for _, part := range []string{ms, seq} {
+		if strings.TrimLeft(part, "0123456789") != "" {
+			return false
+		}
+	}
+	m, err := strconv.ParseUint(ms, 10, 64)
+	if err != nil {
+		return false
+	}
+	if !hasSeq {
+		return true
+	}
+	n, err := strconv.ParseUint(seq, 10, 64)
+	return err == nil && (m > 0 || n > 0)
 }

@@ -208,6 +208,14 @@ func testAudit(t *testing.T, h Harness) {
 	if err != nil || len(older) != 1 || older[0].Action != rushgate.ActionCreate || len(older[0].Changes) < 4 || older[0].By != rushgate.Owner {
 		t.Fatalf("older of room x = %+v, %v", older, err)
 	}
+	// A cursor no page handed out (a mistyped or edited URL) names no entry: nothing is before it, and it
+	// is not the store's failure.
+	for _, before := range []string{"zzz", "-1", "0", "0-0", "1-", "1-x", "18446744073709551616", "(1", " 1"} {
+		got, err := h.Audit.Entries(ctx, rushgate.AuditFilter{Before: before}, 10)
+		if err != nil || got == nil || len(got) > 0 {
+			t.Fatalf("before %q: %+v, %v", before, got, err)
+		}
+	}
 	for _, c := range []struct {
 		by   string
 		want []string // actions, newest first
