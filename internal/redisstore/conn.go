@@ -88,9 +88,10 @@ func (c *conn) do(ctx context.Context, cmd rueidis.Completed) (rueidis.RedisMess
 }
 
 // entriesAfter reads up to limit entries of a drop's or an auction's stream after sequence number
-// after: their ids are "seq-1", so that is one XRANGE.
+// after: their ids are "seq-1", so that is one XRANGE. An ID's first part is unsigned 64 bits, so the
+// number after the largest int64 is one too (after+1 would wrap to a negative ID, which Redis refuses).
 func (c *conn) entriesAfter(ctx context.Context, stream string, after, limit int64) ([]rueidis.XRangeEntry, error) {
-	m, err := c.do(ctx, c.rdb.B().Xrange().Key(stream).Start(itoa(after+1)+"-0").End("+").Count(limit).Build())
+	m, err := c.do(ctx, c.rdb.B().Xrange().Key(stream).Start(strconv.FormatUint(uint64(after)+1, 10)+"-0").End("+").Count(limit).Build())
 	if err != nil {
 		return nil, err
 	}

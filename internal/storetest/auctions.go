@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -378,6 +379,9 @@ func testEvents(t *testing.T, h Harness) {
 	}
 	if page, _ := h.Auctions.Events(ctx, "a", 1, 2); len(page) != 2 || page[0].Seq != 2 {
 		t.Fatalf("page: %v", page)
+	}
+	if page, err := h.Auctions.Events(ctx, "a", math.MaxInt64, 2); err != nil || len(page) != 0 {
+		t.Fatalf("after the largest number: %v, %v", page, err)
 	}
 }
 

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sync"
@@ -241,6 +242,11 @@ func testListing(t *testing.T, h Harness) {
 	page, err := h.Drops.Claims(ctx, "d", 2, 2)
 	if err != nil || len(page) != 2 || page[0].Seq != 3 || page[1].Visitor != "v3" {
 		t.Fatalf("page %+v %v", page, err)
+	}
+	for _, after := range []int64{5, math.MaxInt64} { // nothing after the last, nor after the largest number
+		if page, err := h.Drops.Claims(ctx, "d", after, 2); err != nil || len(page) != 0 {
+			t.Fatalf("after %d: %+v %v", after, page, err)
+		}
 	}
 	mine, _ := h.Drops.Mine(ctx, "d", "v4")
 	if len(mine) != 1 || mine[0].Seq != 5 {
