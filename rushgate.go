@@ -28,6 +28,12 @@ var ErrRecordUnavailable = fmt.Errorf("%w: the durable record does not answer", 
 // not down but refusing.
 var ErrWritesRefused = fmt.Errorf("%w: it refuses writes", ErrUnavailable)
 
+// ErrUnconfirmed means a claim or a bid was made, but the replicas that must hold it before it is
+// answered did not confirm it in time, so a failover could still lose it (see the Redis backend's
+// replicas option). It wraps ErrUnavailable: a retry learns the outcome (a claim's Idempotency-Key
+// answers with the claim made, a bid's feed shows it).
+var ErrUnconfirmed = fmt.Errorf("%w: not confirmed by its replicas in time", ErrUnavailable)
+
 // MaxIDLen bounds an id of a room, drop or auction, which visitor tokens and Redis keys embed.
 const MaxIDLen = 64
 

@@ -387,3 +387,65 @@ func TestRecordThroughPostgresFailover(t *testing.T) {
 		})
 	}
 }
+
+// TestRedisReplicas: with --redis-replicas 1, a claim and a bid are answered once a replica holds them.
+// The replica frozen, each is a 503 that says it was made but not confirmed, counted in
+// rushgate_redis_unconfirmed_total, and /healthz says the replicas are behind; the claim's retry with
+// its Idempotency-Key then answers the claim that was made, once the replica is back.
+func TestRedisReplicas(t *testing.T) {
+	master := redistest.Start(t)
+	replica := redistest.StartReplica(t, master)
+	on := startInstances(t, buildBinary(t), master.Addr, 1, "--redis-replicas", "1", "--redis-replica-wait", "1s")[0]
+	tokens := openSale(t, []*instance{on}, 2)
+	opens := time.Now().Add(-time.Minute).Format(time.RFC3339)
+	ends := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	if code, b, _ := do(t, "PUT", on.base+"/v1/auctions/lot", testAdminKey, fmt.Sprintf(`{"title": "Lot", "currency": "EUR",
+		"start_price": 1000, "increment": 100, "starts_at": %q, "ends_at": %q}`, opens, ends)); code != 200 {
+		t.Fatalf("PUT auction: %d %v", code, b)
+	}
+	claim := func(tok, key string) (int, map[string]any) {
+		req, _ := http.NewRequest("POST", on.base+"/v1/drops/sale/claims", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Idempotency-Key", key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b map[string]any
+		_ = jsonBody(res, &b)
+		return res.StatusCode, b
+	}
+	if code, b := claim(tokens[0], "k0"); code != 201 {
+		t.Fatalf("claim with the replica in sync: %d %v", code, b)
+	}
+	if code, b := tryDo(on.base+"/v1/auctions/lot/bids", tokens[0], `{"amount": 1000}`); code != 201 {
+		t.Fatalf("bid with the replica in sync: %d %v", code, b)
+	}
+
+	replica.Freeze()
+	code, made := claim(tokens[1], "k1")
+	bidCode, bid := tryDo(on.base+"/v1/auctions/lot/bids", tokens[1], `{"amount": 1100}`)
+	healthCode, health, _ := do(t, "GET", on.base+"/healthz", "", "")
+	up := metric(t, on.base, "rushgate_store_up")
+	replica.Thaw()
+	// Not an outage: joins go on, and the store takes writes.
+	if healthCode != 200 || health["status"] != "degraded" || health["store"] != "replicas behind" || up != 1 {
+		t.Fatalf("/healthz while the replica is frozen: %d %v, rushgate_store_up %v; want 200, degraded, replicas behind, up", healthCode, health, up)
+	}
+	for _, got := range []struct {
+		code int
+		body map[string]any
+	}{{code, made}, {bidCode, bid}} {
+		msg, _ := got.body["error"].(map[string]any)["message"].(string)
+		if got.code != 503 || errorCode(got.body) != "store_unavailable" || !strings.Contains(msg, "not yet confirmed") {
+			t.Fatalf("a claim or bid while the replica is frozen: %d %v; want 503 store_unavailable, not yet confirmed", got.code, got.body)
+		}
+	}
+	if n := metric(t, on.base, "rushgate_redis_unconfirmed_total"); n != 2 {
+		t.Fatalf("rushgate_redis_unconfirmed_total = %v, want 2", n)
+	}
+	redistest.WaitInSync(t, master, replica)
+	if code, b := claim(tokens[1], "k1"); code != 201 || b["seq"] != 2.0 { // a new claim would be the 3rd
+		t.Fatalf("the retry of the unconfirmed claim: %d %v; want claim 2, made before", code, b)
+	}
+}

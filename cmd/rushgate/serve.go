@@ -73,17 +73,20 @@ type serveFlags struct {
 	redisCluster  bool
 	redisPrefix   string
 	redisFlush    time.Duration
-	postgres      string
-	fsync         string
-	rotateKeys    time.Duration
-	keyRetention  time.Duration
-	webhookURL    string
-	webhookSecret string
-	webhookOld    string
-	backupDir     string
-	backupEvery   time.Duration
-	backupKeep    int
-	backupTo      string
+	redisReplicas int
+	// redisReplicaWait is how long a claim or bid waits for its replicas.
+	redisReplicaWait time.Duration
+	postgres         string
+	fsync            string
+	rotateKeys       time.Duration
+	keyRetention     time.Duration
+	webhookURL       string
+	webhookSecret    string
+	webhookOld       string
+	backupDir        string
+	backupEvery      time.Duration
+	backupKeep       int
+	backupTo         string
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -111,6 +114,8 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.redisCluster, "redis-cluster", false, "treat --redis as a Redis Cluster even with one seed")
 	fs.StringVar(&f.redisPrefix, "redis-prefix", "rg", "prefix of every Redis key, to share one Redis between deployments")
 	fs.DurationVar(&f.redisFlush, "redis-flush-delay", 100*time.Microsecond, "how long a write to Redis may wait for others to share it: fewer system calls on both sides for at most this much latency (0: write at once)")
+	fs.IntVar(&f.redisReplicas, "redis-replicas", 0, "answer a claim, bid or buy-now only once this many Redis replicas hold it (WAIT), so that a failover loses none answered; one they do not confirm within --redis-replica-wait is a 503 (0: once the master has it)")
+	fs.DurationVar(&f.redisReplicaWait, "redis-replica-wait", 100*time.Millisecond, "with --redis-replicas, how long a claim or bid waits for its replicas (at least 1ms)")
 	fs.DurationVar(&f.rotateKeys, "rotate-keys-every", 0, "rotate the admission-token signing key on this schedule, e.g. 720h (0: only on POST /v1/keys/rotate)")
 	fs.DurationVar(&f.keyRetention, "key-retention", keyring.DefaultRetain, "how long a signing key stays published after a newer key took over")
 	fs.StringVar(&f.fsync, "fsync", "always", "embedded backend: always (claims and bids on disk before the answer, line changes within a second), everysec (all within a second) or no (when the OS writes)")
@@ -134,6 +139,12 @@ func (f *serveFlags) check() error {
 	}
 	if f.streamsPerIP < 1 {
 		return errors.New("--streams-per-address must be at least 1")
+	}
+	if f.redisReplicas < 0 || f.redisReplicaWait < time.Millisecond {
+		return errors.New("--redis-replicas must be 0 or more, and --redis-replica-wait at least 1ms")
+	}
+	if f.redisReplicas > 0 && f.redisURL == "" {
+		return errors.New("--redis-replicas is for the Redis backend: the embedded one writes claims and bids to disk before it answers")
 	}
 	var err error
 	if f.trustedProxies, err = httpapi.ParseTrustedProxies(f.trusted); err != nil {
@@ -479,7 +490,8 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 		return backend{}, err
 	}
 	cluster := kind == "redis-cluster"
-	b := redisstore.New(rdb, redisstore.Options{Prefix: f.redisPrefix, Cluster: cluster, Batched: m.VisitBatch, Records: m.RecordsInUse})
+	b := redisstore.New(rdb, redisstore.Options{Prefix: f.redisPrefix, Cluster: cluster, Batched: m.VisitBatch, Records: m.RecordsInUse,
+		Replicas: f.redisReplicas, ReplicaWait: f.redisReplicaWait, Unconfirmed: m.Unconfirmed})
 	name := kind
 	consumer := consumerName()
 	be := backend{name: name, rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),

@@ -203,6 +203,9 @@ func fromDomain(err error) *Error {
 		return &Error{Status: http.StatusNotFound, Code: codeWebhookNotFound, Message: "no such webhook", Cause: err}
 	case errors.Is(err, rushgate.ErrRecordUnavailable):
 		return &Error{Status: http.StatusServiceUnavailable, Code: codeStoreUnavailable, Message: "the durable record is unavailable; retry shortly", Cause: err}
+	case errors.Is(err, rushgate.ErrUnconfirmed):
+		return &Error{Status: http.StatusServiceUnavailable, Code: codeStoreUnavailable, Cause: err,
+			Message: "made, but not yet confirmed by the state store's replicas; retry shortly (a claim with the same Idempotency-Key) to learn its outcome"}
 	case errors.Is(err, rushgate.ErrUnavailable):
 		return &Error{Status: http.StatusServiceUnavailable, Code: codeStoreUnavailable, Message: "the state store is unavailable; retry shortly", Cause: err}
 	default:

@@ -459,7 +459,13 @@ func (s *Server) allowed(r *http.Request) []string {
 // health answers 200 while the state store answers and the durable record (when there is one to wait
 // for) takes writes, else 503 saying which does not and why.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	if err := s.rooms.Ready(r.Context()); err != nil {
+	err := s.rooms.Ready(r.Context())
+	if errors.Is(err, rushgate.ErrUnconfirmed) {
+		// Joins go on; claims and bids are made but answered 503 until the replicas confirm them.
+		writeJSON(w, http.StatusOK, map[string]string{"status": "degraded", "store": "replicas behind"})
+		return
+	}
+	if err != nil {
 		store := "unreachable"
 		if errors.Is(err, rushgate.ErrWritesRefused) {
 			store = "refuses writes"

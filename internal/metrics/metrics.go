@@ -4,6 +4,7 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/room"
@@ -35,6 +37,7 @@ type Metrics struct {
 	expiries    *prometheus.CounterVec
 	requests    *prometheus.HistogramVec
 	batches     prometheus.Histogram
+	unconfirmed prometheus.Counter
 	guards      *prometheus.CounterVec
 	redemptions *prometheus.CounterVec
 	webhooks    *prometheus.CounterVec
@@ -84,6 +87,10 @@ func New() *Metrics {
 		batches: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "rushgate_redis_visit_batch_size", Help: "Joins and status reads sent to Redis in one call of the visit script.",
 			Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
+		}),
+		unconfirmed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "rushgate_redis_unconfirmed_total",
+			Help: "Batches of claims or bids that the replicas --redis-replicas asks for did not confirm in time: answered 503 while made on the master.",
 		}),
 	}
 	m.guards = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -135,7 +142,7 @@ func New() *Metrics {
 		Name: "rushgate_protect_origin_duration_seconds", Help: "How long the protected site took to answer, up to its headers.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 	})
-	m.reg.MustRegister(m.joins, m.admitted, m.releases, m.expiries, m.requests, m.batches, m.guards, m.redemptions, m.webhooks,
+	m.reg.MustRegister(m.joins, m.admitted, m.releases, m.expiries, m.requests, m.batches, m.unconfirmed, m.guards, m.redemptions, m.webhooks,
 		m.backups, m.backupAt, m.refusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -185,8 +192,16 @@ func (m *Metrics) WatchRecord(check func(context.Context) error) {
 // WatchStore adds rushgate_store_up, read from ready when scraped: 1 while the state store answers and
 // takes writes (what /healthz asks of it), 0 while it does not and the instance answers 503. It shows
 // how long an outage or a failover of Redis lasted, as each instance saw it.
+// Replicas that fall behind are not an outage: the store takes writes, and
+// rushgate_redis_unconfirmed_total counts what they leave unconfirmed.
 func (m *Metrics) WatchStore(ready func(context.Context) error) {
-	m.reg.MustRegister(up("rushgate_store_up", "1 while the state store answers and takes writes, 0 while the instance answers 503.", ready))
+	m.reg.MustRegister(up("rushgate_store_up", "1 while the state store answers and takes writes, 0 while the instance answers 503.",
+		func(ctx context.Context) error {
+			if err := ready(ctx); !errors.Is(err, rushgate.ErrUnconfirmed) {
+				return err
+			}
+			return nil
+		}))
 }
 
 // up is a gauge that runs check at each scrape: 1 when it passes, 0 when it fails.
@@ -302,6 +317,9 @@ func (m *Metrics) RecordsInUse(n int) {
 
 // VisitBatch records how many joins and status reads shared one call of Redis's visit script.
 func (m *Metrics) VisitBatch(visits int) { m.batches.Observe(float64(visits)) }
+
+// Unconfirmed counts a batch of claims or bids that Redis's replicas did not confirm in time.
+func (m *Metrics) Unconfirmed() { m.unconfirmed.Inc() }
 
 // scrapeContext bounds the reads of one scrape: a store that does not answer leaves its figures out
 // rather than holding Prometheus past its own timeout.

@@ -64,6 +64,7 @@ func TestPrometheusRules(t *testing.T) {
 	m.ObserveRequest("POST /v1/drops/{drop}/claims", 201, time.Millisecond)
 	m.Redemption("gift", "refused")
 	m.WebhookAttempt("retry")
+	m.Unconfirmed()
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	var exported []string

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,15 +19,17 @@ import (
 var _ auction.Store = (*Auctions)(nil)
 
 // auctionScript is an auction script with its preludes: the shared helpers, then the auction rules.
-func auctionScript(name string) *rueidis.Lua {
-	return rueidis.NewLuaScript(mustSource("lib") + "\n" + mustSource("auction_lib") + "\n" + mustSource(name))
+func auctionScript(name string) *rueidis.Lua { return rueidis.NewLuaScript(auctionSource(name)) }
+
+func auctionSource(name string) string {
+	return mustSource("lib") + "\n" + mustSource("auction_lib") + "\n" + mustSource(name)
 }
 
 var (
 	auctionPutScript    = auctionScript("auction_put")
 	auctionRestScript   = auctionScript("auction_restore")
 	auctionDeleteScript = auctionScript("auction_delete")
-	auctionStepScript   = auctionScript("auction_step")
+	auctionStepScript   = newConfirmed(auctionSource("auction_step"))
 	auctionDueScript    = auctionScript("auction_due")
 	auctionAmendScript  = auctionScript("auction_amend")
 )
@@ -59,9 +62,13 @@ type (
 	}
 )
 
+// offers reports whether the step is a bid or a buy-now: what the replicas must hold before it is
+// answered (see Options.Replicas).
+func (q stepReq) offers() bool { return q.op == "bid" || q.op == "buynow" }
+
 func newAuctions(c *conn) *Auctions {
 	a := &Auctions{conn: c, RecordLease: DefaultRecordLease}
-	a.steps = newBatcher(c.timeout, a.sendSteps)
+	a.steps = newBatcher(c.timeout+c.replicaWait, a.sendSteps)
 	return a
 }
 
@@ -225,8 +232,17 @@ func (a *Auctions) sendSteps(ctx context.Context, r revision, batch []stepReq) (
 		}
 		args = append(args, q.op, q.bidder, itoa(q.max), ex)
 	}
-	v, err := a.run(ctx, auctionStepScript, a.keys.auction(r.id), args...)
-	if err != nil {
+	// Bids and buy-nows are what must not be lost; a batch of reads, closes and reschedules (which the
+	// deadline index makes again) waits for no replica.
+	var v rueidis.RedisMessage
+	var err error
+	if slices.ContainsFunc(batch, stepReq.offers) {
+		v, err = a.runConfirmed(ctx, auctionStepScript, a.keys.auction(r.id), args...)
+	} else {
+		v, err = a.run(ctx, auctionStepScript.Lua, a.keys.auction(r.id), args...)
+	}
+	unconfirmed := err
+	if err != nil && !errors.Is(err, rushgate.ErrUnconfirmed) {
 		return nil, err
 	}
 	res, _ := v.ToArray()
@@ -272,6 +288,9 @@ func (a *Auctions) sendSteps(ctx context.Context, r revision, batch []stepReq) (
 	for i := range out {
 		if ierr != nil && batch[i].op == "close" && out[i].err == nil {
 			out[i].err = ierr
+		}
+		if unconfirmed != nil && batch[i].offers() {
+			out[i].err = unconfirmed // made or refused on the master, not yet on the replicas
 		}
 	}
 	return out, nil

@@ -29,6 +29,16 @@ type Options struct {
 	// Records, when set, is told after each check of Record's how many different SQL records the
 	// instances on this Redis record into, for metrics: more than one is a misconfiguration.
 	Records func(n int)
+	// Replicas, when above 0, is how many replicas must hold a claim, a bid or a buy-now before it is
+	// answered: Redis's WAIT follows each batch's script. Replication is asynchronous, so without it a
+	// failover to a replica that lagged loses what the master had answered; with it, what was answered
+	// is on that many replicas. A batch they do not confirm within ReplicaWait (0 means 100ms) is
+	// answered rushgate.ErrUnconfirmed: made on the master, not yet safe. Pair it with Redis's
+	// min-replicas-to-write, which refuses writes at once while too few replicas are connected.
+	Replicas    int
+	ReplicaWait time.Duration
+	// Unconfirmed, when set, hears of each batch that its replicas did not confirm in time, for metrics.
+	Unconfirmed func()
 }
 
 // Backend is the Redis backend as one value: its stores share one client and one key space, and
@@ -50,7 +60,16 @@ func New(rdb rueidis.Client, opts Options) *Backend {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 500 * time.Millisecond
 	}
-	c := &conn{rdb: rdb, keys: keys{prefix: opts.Prefix}, timeout: opts.Timeout, clock: opts.Clock, cluster: opts.Cluster}
+	switch {
+	case opts.Replicas <= 0:
+		opts.Replicas, opts.ReplicaWait = 0, 0
+	case opts.ReplicaWait <= 0:
+		opts.ReplicaWait = 100 * time.Millisecond
+	default: // WAIT counts whole milliseconds, and 0 would wait forever
+		opts.ReplicaWait = max(opts.ReplicaWait.Round(time.Millisecond), time.Millisecond)
+	}
+	c := &conn{rdb: rdb, keys: keys{prefix: opts.Prefix}, timeout: opts.Timeout, clock: opts.Clock, cluster: opts.Cluster,
+		replicas: opts.Replicas, replicaWait: opts.ReplicaWait, unconfirmed: opts.Unconfirmed}
 	return &Backend{conn: c, rooms: newRooms(c, opts.Batched), auctions: newAuctions(c), drops: newDrops(c), vault: &Vault{c},
 		records: opts.Records}
 }

@@ -2,7 +2,9 @@ package redisstore
 
 import (
 	"context"
+	"crypto/sha1"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -61,6 +63,73 @@ type conn struct {
 	timeout time.Duration
 	clock   func() time.Time
 	cluster bool
+	// replicas and replicaWait are Options.Replicas and Options.ReplicaWait; unconfirmed, when set, hears
+	// of each batch they did not confirm.
+	replicas    int
+	replicaWait time.Duration
+	unconfirmed func()
+}
+
+// confirmed is a script that makes claims or bids: with Options.Replicas set, what it made is answered
+// only once that many replicas hold it (see runConfirmed), which needs the script's text and digest.
+type confirmed struct {
+	*rueidis.Lua
+	src, sha string
+}
+
+func newConfirmed(src string) confirmed {
+	sum := sha1.Sum([]byte(src))
+	return confirmed{Lua: rueidis.NewLuaScript(src), src: src, sha: hex.EncodeToString(sum[:])}
+}
+
+// runConfirmed runs a script that makes claims or bids. Without replicas to wait for it is run. With
+// them, a WAIT follows the script on the same connection (a pipeline on a dedicated one, since WAIT
+// blocks it), so Redis answers once the replicas hold the script's writes or ReplicaWait has passed.
+// Short of them, it returns the script's answer with rushgate.ErrUnconfirmed: what the script made
+// stands on the master, and a failover now could lose it.
+func (c *conn) runConfirmed(ctx context.Context, sc confirmed, keys []string, args ...string) (rueidis.RedisMessage, error) {
+	if c.replicas == 0 {
+		return c.run(ctx, sc.Lua, keys, args...)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout+c.replicaWait)
+	defer cancel()
+	res := c.rdb.DoMulti(ctx, c.rdb.B().Evalsha().Sha1(sc.sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build(), c.wait(keys[0]))
+	if e, ok := rueidis.IsRedisErr(res[0].Error()); ok && e.IsNoScript() {
+		res = c.rdb.DoMulti(ctx, c.rdb.B().Eval().Script(sc.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build(), c.wait(keys[0]))
+	}
+	m, err := c.confirmed(res)
+	if errors.Is(err, rushgate.ErrUnconfirmed) && c.unconfirmed != nil {
+		c.unconfirmed()
+	}
+	return m, err
+}
+
+// confirm runs a write command followed by a WAIT for the replicas, as runConfirmed runs a script.
+func (c *conn) confirm(ctx context.Context, cmd rueidis.Completed, key string) error {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout+c.replicaWait)
+	defer cancel()
+	_, err := c.confirmed(c.rdb.DoMulti(ctx, cmd, c.wait(key)))
+	return err
+}
+
+// wait is the WAIT for the replicas that follows a write on key's slot, in the same pipeline: WAIT
+// blocks its connection, so rueidis sends the pipeline on a dedicated one, and it counts the replicas
+// that hold that connection's writes.
+func (c *conn) wait(key string) rueidis.Completed {
+	return c.rdb.B().Wait().Numreplicas(int64(c.replicas)).Timeout(c.replicaWait.Milliseconds()).Build().SetSlot(key)
+}
+
+// confirmed reads the answers of a write and its WAIT: the write's, with rushgate.ErrUnconfirmed when
+// it succeeded but fewer replicas than asked hold it.
+func (c *conn) confirmed(res []rueidis.RedisResult) (rueidis.RedisMessage, error) {
+	m, err := res[0].ToMessage()
+	if err != nil {
+		return m, mapError(err)
+	}
+	if n, err := res[1].AsInt64(); err != nil || n < int64(c.replicas) {
+		return m, fmt.Errorf("%w (%d of %d replicas, %v)", rushgate.ErrUnconfirmed, n, c.replicas, err)
+	}
+	return m, nil
 }
 
 // now is the ARGV time override: empty in production, where scripts read TIME.

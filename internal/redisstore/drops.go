@@ -24,7 +24,7 @@ func dropScript(name string) *rueidis.Lua {
 
 var (
 	dropPutScript   = dropScript("drop_put")
-	dropClaimScript = rueidis.NewLuaScript(source("drop_claim"))
+	dropClaimScript = newConfirmed(source("drop_claim"))
 	dropDelScript   = rueidis.NewLuaScript(source("drop_delete"))
 	dropAmendScript = rueidis.NewLuaScript(source("drop_amend"))
 	dropOverScript  = rueidis.NewLuaScript(source("drop_over"))
@@ -55,7 +55,7 @@ type (
 
 func newDrops(c *conn) *Drops {
 	d := &Drops{conn: c}
-	d.claims = newBatcher(c.timeout, d.sendClaims)
+	d.claims = newBatcher(c.timeout+c.replicaWait, d.sendClaims)
 	return d
 }
 
@@ -218,13 +218,16 @@ func (d *Drops) sendClaims(ctx context.Context, r revision, batch []claimReq) ([
 	for _, c := range batch {
 		args = append(args, c.visitor, c.key, c.code)
 	}
-	v, err := d.run(ctx, dropClaimScript, d.keys.drop(r.id), args...)
-	if err != nil {
+	v, err := d.runConfirmed(ctx, dropClaimScript, d.keys.drop(r.id), args...)
+	if err != nil && !errors.Is(err, rushgate.ErrUnconfirmed) {
 		return nil, err
 	}
 	answers, _ := v.ToArray()
 	if len(answers) == 1 && answers[0].IsInt64() { // the batch was refused as a whole
 		return nil, dropErrors.err(integer(answers[0]))
+	}
+	if err != nil { // claims made, not yet on the replicas: none is answered as made
+		return nil, err
 	}
 	if len(answers) != len(batch)+1 {
 		return nil, fmt.Errorf("redisstore: %d answers to %d claims", len(answers)-1, len(batch))

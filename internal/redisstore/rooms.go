@@ -71,10 +71,16 @@ func newRooms(c *conn, batched func(visits int)) *Rooms {
 
 // Ping implements [room.Pinger] with a write, not a PING: a Redis full at its maxmemory still answers
 // PING while it refuses every join, claim and bid, and a health check should say so
-// (rushgate.ErrWritesRefused).
+// (rushgate.ErrWritesRefused). With Options.Replicas the write waits for them as a claim does, so
+// that a health check says when claims and bids go unconfirmed (rushgate.ErrUnconfirmed); on a
+// Cluster it asks the replicas of the health key's master.
 func (s *Rooms) Ping(ctx context.Context) error {
-	_, err := s.do(ctx, s.rdb.B().Set().Key(s.keys.health()).Value(strconv.FormatInt(time.Now().UnixMilli(), 10)).Px(time.Minute).Build())
-	return err
+	set := s.rdb.B().Set().Key(s.keys.health()).Value(strconv.FormatInt(time.Now().UnixMilli(), 10)).Px(time.Minute).Build()
+	if s.replicas == 0 {
+		_, err := s.do(ctx, set)
+		return err
+	}
+	return s.confirm(ctx, set, s.keys.health())
 }
 
 // PutRoom implements [room.Store]. The room is written by one script in its own slot, then added to

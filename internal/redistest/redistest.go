@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -77,7 +78,10 @@ func Start(t testing.TB, extra ...string) *Server {
 	s := &Server{Dir: dir}
 	port := freePort(t)
 	s.Addr = "127.0.0.1:" + strconv.Itoa(port)
-	s.args = append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no"}, extra...)
+	// A master serves a new replica at once, not after diskless replication's default 5 s of waiting
+	// for others to join it.
+	s.args = append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no",
+		"--repl-diskless-sync-delay", "0"}, extra...)
 	s.start(t)
 	t.Cleanup(s.Kill)
 	return s
@@ -107,6 +111,13 @@ func (s *Server) start(t testing.TB) {
 	log, _ := os.ReadFile(logPath)
 	t.Fatalf("redis-server on %s did not start: %s", s.Addr, log)
 }
+
+// Freeze stops the server's process (SIGSTOP) until Thaw: it answers nothing, and as a replica
+// confirms nothing, while its connections stay open.
+func (s *Server) Freeze() { _ = s.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Thaw lets a frozen server go on (SIGCONT).
+func (s *Server) Thaw() { _ = s.cmd.Process.Signal(syscall.SIGCONT) }
 
 // Kill stops the server at once (SIGKILL).
 func (s *Server) Kill() {
@@ -232,18 +243,19 @@ func (c *ReplicatedCluster) slots(addr string) []slotRange {
 // the Cluster says ok again. It returns the killed master's address.
 func (c *ReplicatedCluster) KillMasterOf(t testing.TB, key string) string {
 	t.Helper()
-	master, replica := c.owner(t, key)
+	master, replica := c.Owner(t, key)
 	waitFor(t, "the replica to catch up", func() bool { return inSync(master, replica) })
 	master.Kill()
 	waitFor(t, "the Cluster to promote the replica", func() bool {
-		m, _ := c.owner(t, key)
+		m, _ := c.Owner(t, key)
 		return m == replica && strings.Contains(ping(replica.Addr, "CLUSTER", "INFO"), "cluster_state:ok")
 	})
 	return master.Addr
 }
 
-// owner returns the master serving key's slot, as a live node says, and a replica of it.
-func (c *ReplicatedCluster) owner(t testing.TB, key string) (master, replica *Server) {
+// Owner returns the master serving key's slot (a hash tag such as "{drop:sale}"), as a live node says,
+// and a replica of it.
+func (c *ReplicatedCluster) Owner(t testing.TB, key string) (master, replica *Server) {
 	t.Helper()
 	for _, n := range c.nodes {
 		if n.cmd == nil {
@@ -487,9 +499,20 @@ func (s *Sentinel) Switchover(t testing.TB) {
 func StartReplica(t testing.TB, master *Server) *Server {
 	t.Helper()
 	r := Start(t, "--replicaof", "127.0.0.1", strings.TrimPrefix(master.Addr, "127.0.0.1:"))
-	waitFor(t, "the replica in sync", func() bool { return inSync(master, r) })
+	WaitInSync(t, master, r)
 	return r
 }
+
+// WaitInSync waits until replica, a replica of master (directly or through a proxy), holds everything
+// master wrote.
+func WaitInSync(t testing.TB, master, replica *Server) {
+	t.Helper()
+	waitFor(t, "the replica in sync", func() bool { return inSync(master, replica) })
+}
+
+// Do sends one command to the server on a fresh connection and returns its reply as a string, or "" on
+// any error.
+func (s *Server) Do(cmd ...string) string { return ping(s.Addr, cmd...) }
 
 // Swap promotes replica, a replica of master, and makes master its replica, with nothing to tell their
 // clients: a switchover without Sentinel, under which a client of master finds a replica that refuses
@@ -506,11 +529,12 @@ func Swap(t testing.TB, master, replica *Server) {
 	waitFor(t, "the old master a replica in sync", func() bool { return inSync(replica, master) })
 }
 
-// inSync reports whether replica is a replica of master, linked, and has all master wrote.
+// inSync reports whether replica is a replica of master, linked, and has all master wrote, and whether
+// master counts it online: a replica still loading its first copy is not one that WAIT counts.
 func inSync(master, replica *Server) bool {
-	r := info(replica.Addr)
+	r, m := info(replica.Addr), info(master.Addr)
 	return strings.Contains(r, "role:slave") && strings.Contains(r, "master_link_status:up") &&
-		offset(r, "slave_repl_offset") == offset(info(master.Addr), "master_repl_offset")
+		offset(r, "slave_repl_offset") == offset(m, "master_repl_offset") && strings.Contains(m, ",state=online,")
 }
 
 func waitFor(t testing.TB, what string, ok func() bool) {

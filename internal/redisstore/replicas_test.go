@@ -1,0 +1,245 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/drop"
+	"github.com/rushgate/rushgate/internal/redisstore"
+	"github.com/rushgate/rushgate/internal/redistest"
+)
+
+// TestReplicasHoldWhatIsAnswered: replication is asynchronous, so a claim a master answered may not be
+// on its replica when the master dies. The replica here reaches its master through a link the test
+// can hold, as a slow network would. With Replicas 0 a claim made while the link is held is answered
+// and lost in the failover; with Replicas 1 it is answered ErrUnconfirmed instead (as is a bid), its
+// retry with the same key answers it once the replica has it, and every claim answered as made is on
+// the promoted replica.
+func TestReplicasHoldWhatIsAnswered(t *testing.T) {
+	master := redistest.Start(t)
+	link := newLink(t, master.Addr)
+	replica := redistest.Start(t, "--replicaof", "127.0.0.1", link.port())
+	redistest.WaitInSync(t, master, replica)
+
+	ctx := context.Background()
+	open := func(addr, prefix string, replicas int) *redisstore.Backend {
+		return redisstore.New(redistest.Client(t, addr), redisstore.Options{Prefix: prefix, Replicas: replicas,
+			ReplicaWait: time.Second})
+	}
+	safe, plain := open(master.Addr, "safe", 1), open(master.Addr, "plain", 0)
+	cfg := drop.Config{Stock: 100, PerVisitor: 1, OpensAt: time.Now().Add(-time.Minute)}
+	for _, b := range []*redisstore.Backend{safe, plain} {
+		if err := b.Drops().Put(ctx, "d", cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := time.Now()
+	if err := safe.Auctions().Put(ctx, "a", auction.Config{Title: "t", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10),
+		StartsAt: at.Add(-time.Minute), EndsAt: at.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	claim := func(b *redisstore.Backend, visitor string) (drop.Claim, bool, error) {
+		return b.Drops().Claim(ctx, "d", "", visitor, visitor+"-key")
+	}
+	bid := func(bidder string, amount int64) error {
+		_, err := safe.Auctions().Bid(ctx, "a", "", auction.Bid{Bidder: bidder, Max: amount, Exact: true})
+		return err
+	}
+
+	// A healthy replica confirms at once.
+	answered := map[string]drop.Claim{}
+	c, _, err := claim(safe, "v1")
+	if err != nil {
+		t.Fatalf("claim with a healthy replica: %v", err)
+	}
+	answered["v1"] = c
+	if err := bid("b1", 100); err != nil {
+		t.Fatalf("bid with a healthy replica: %v", err)
+	}
+
+	// The link held: nothing the master writes reaches the replica.
+	link.hold()
+	if _, _, err := claim(plain, "p1"); err != nil {
+		t.Fatalf("claim without replicas to wait for: %v", err)
+	}
+	began := time.Now()
+	if _, _, err := claim(safe, "v2"); !errors.Is(err, rushgate.ErrUnconfirmed) || !errors.Is(err, rushgate.ErrUnavailable) {
+		t.Fatalf("claim while the replica lags: %v, want ErrUnconfirmed", err)
+	}
+	if waited := time.Since(began); waited < time.Second || waited > 4*time.Second {
+		t.Fatalf("the unconfirmed claim was answered after %v, want about the 1s ReplicaWait", waited)
+	}
+	if err := bid("b2", 200); !errors.Is(err, rushgate.ErrUnconfirmed) {
+		t.Fatalf("bid while the replica lags: %v, want ErrUnconfirmed", err)
+	}
+
+	// The link back: the replica catches up, and the claim's retry answers the claim that was made.
+	link.release()
+	redistest.WaitInSync(t, master, replica)
+	c, created, err := claim(safe, "v2")
+	if err != nil || created || c.Seq != 2 {
+		t.Fatalf("retry of the unconfirmed claim: %+v created %v, %v; want claim 2, made before", c, created, err)
+	}
+	answered["v2"] = c
+
+	// Held again, then the master dies with what it had not sent, and the replica takes over.
+	link.hold()
+	if _, _, err := claim(plain, "p2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := claim(safe, "v3"); !errors.Is(err, rushgate.ErrUnconfirmed) {
+		t.Fatalf("claim while the replica lags: %v", err)
+	}
+	master.Kill()
+	link.cut()
+	if got := replica.Do("REPLICAOF", "NO", "ONE"); got != "OK" {
+		t.Fatalf("promoting the replica: %q", got)
+	}
+	safe, plain = open(replica.Addr, "safe", 0), open(replica.Addr, "plain", 0)
+	kept, err := safe.Drops().Claims(ctx, "d", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v, want := range answered {
+		if !slicesContain(kept, want) {
+			t.Fatalf("claim of %s, answered as made, is not on the promoted replica: %+v", v, kept)
+		}
+	}
+	lost, err := plain.Drops().Claims(ctx, "d", 0, 10)
+	if err != nil || len(lost) != 1 || lost[0].Visitor != "p1" {
+		t.Fatalf("without replicas to wait for, the promoted replica holds %+v (%v); want p1's only: p2's, answered, was lost", lost, err)
+	}
+}
+
+func slicesContain(claims []drop.Claim, c drop.Claim) bool {
+	for _, k := range claims {
+		if k.Seq == c.Seq && k.Code == c.Code && k.Visitor == c.Visitor {
+			return true
+		}
+	}
+	return false
+}
+
+// link is a TCP proxy between a replica and its master whose master-to-replica direction the test can
+// hold (bytes wait in the proxy) and cut (they are dropped with the connections).
+type link struct {
+	ln     net.Listener
+	target string
+
+	mu    sync.Mutex
+	held  bool
+	wake  *sync.Cond
+	conns []net.Conn
+	done  bool
+	wg    sync.WaitGroup
+}
+
+func newLink(t *testing.T, target string) *link {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &link{ln: ln, target: target}
+	l.wake = sync.NewCond(&l.mu)
+	l.wg.Go(l.accept)
+	t.Cleanup(l.cut)
+	return l
+}
+
+func (l *link) port() string { _, p, _ := net.SplitHostPort(l.ln.Addr().String()); return p }
+
+func (l *link) accept() {
+	for {
+		in, err := l.ln.Accept()
+		if err != nil {
+			return
+		}
+		out, err := net.Dial("tcp", l.target)
+		if err != nil {
+			in.Close()
+			continue
+		}
+		l.mu.Lock()
+		if l.done {
+			l.mu.Unlock()
+			in.Close()
+			out.Close()
+			return
+		}
+		l.conns = append(l.conns, in, out)
+		l.mu.Unlock()
+		l.wg.Go(func() { _, _ = io.Copy(out, in) }) // the replica's acks go through
+		l.wg.Go(func() { l.forward(in, out) })
+	}
+}
+
+// forward copies what the master sends to the replica, writing nothing while the link is held.
+func (l *link) forward(replica, master net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := master.Read(buf)
+		l.mu.Lock()
+		for l.held && !l.done {
+			l.wake.Wait()
+		}
+		done := l.done
+		l.mu.Unlock()
+		if done || n > 0 && writeAll(replica, buf[:n]) != nil || err != nil {
+			return
+		}
+	}
+}
+
+func writeAll(c net.Conn, b []byte) error { _, err := c.Write(b); return err }
+
+func (l *link) hold() { l.mu.Lock(); l.held = true; l.mu.Unlock() }
+
+func (l *link) release() { l.mu.Lock(); l.held = false; l.wake.Broadcast(); l.mu.Unlock() }
+
+// cut closes the link, dropping whatever it held.
+func (l *link) cut() {
+	l.mu.Lock()
+	if !l.done {
+		l.done = true
+		l.ln.Close()
+		for _, c := range l.conns {
+			c.Close()
+		}
+		l.wake.Broadcast()
+	}
+	l.mu.Unlock()
+	l.wg.Wait()
+}
+
+// TestReplicasOnCluster: on a Cluster the WAIT goes to the master of the claim's slot, on the
+// connection of its script. Its replica frozen, a claim is not confirmed; thawed, it is.
+func TestReplicasOnCluster(t *testing.T) {
+	c := redistest.StartReplicatedCluster(t)
+	b := redisstore.New(redistest.Client(t, strings.Split(c.Seeds, ",")...), redisstore.Options{Prefix: redistest.Prefix("cr"),
+		Cluster: true, Replicas: 1, ReplicaWait: time.Second})
+	ctx := context.Background()
+	if err := b.Drops().Put(ctx, "d", drop.Config{Stock: 10, PerVisitor: 1, OpensAt: time.Now().Add(-time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.Drops().Claim(ctx, "d", "", "v1", ""); err != nil {
+		t.Fatalf("claim with a healthy replica: %v", err)
+	}
+	_, replica := c.Owner(t, "{drop:d}")
+	replica.Freeze()
+	_, _, err := b.Drops().Claim(ctx, "d", "", "v2", "")
+	replica.Thaw()
+	if !errors.Is(err, rushgate.ErrUnconfirmed) {
+		t.Fatalf("claim while the slot's replica is frozen: %v, want ErrUnconfirmed", err)
+	}
+	if _, _, err := b.Drops().Claim(ctx, "d", "", "v3", ""); err != nil {
+		t.Fatalf("claim once the replica is back: %v", err)
+	}
+}
