@@ -103,7 +103,8 @@ func TestCommands(t *testing.T) {
 		{"--backup-dir", t.TempDir(), "--backup-every", "10s"}, {"--backup-dir", t.TempDir(), "--backup-keep", "0"},
 		{"--backup-dir", t.TempDir(), "--redis", "redis://127.0.0.1:1/0", "--postgres", "postgres://127.0.0.1:1/x"},
 		{"--backup-recipient", "AGE-SECRET-KEY-1QQQQ"}, {"--redis-replicas", "-1", "--redis", "redis://127.0.0.1:1/0"},
-		{"--redis-replica-wait", "0s", "--redis", "redis://127.0.0.1:1/0"}, {"--redis-replicas", "1"}} {
+		{"--redis-replica-wait", "0s", "--redis", "redis://127.0.0.1:1/0"}, {"--redis-replica-wait", "1m", "--redis", "redis://127.0.0.1:1/0"},
+		{"--redis-replicas", "1"}} {
 		err := run(context.Background(), append([]string{"serve", "--data", t.TempDir()}, bad...), &out, &errb)
 		if err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Fatalf("serve %v: %v, want an error naming the flag", bad, err)

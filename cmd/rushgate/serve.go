@@ -115,7 +115,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.redisPrefix, "redis-prefix", "rg", "prefix of every Redis key, to share one Redis between deployments")
 	fs.DurationVar(&f.redisFlush, "redis-flush-delay", 100*time.Microsecond, "how long a write to Redis may wait for others to share it: fewer system calls on both sides for at most this much latency (0: write at once)")
 	fs.IntVar(&f.redisReplicas, "redis-replicas", 0, "answer a claim, bid or buy-now only once this many Redis replicas hold it (WAIT), so that a failover loses none answered; one they do not confirm within --redis-replica-wait is a 503 (0: once the master has it)")
-	fs.DurationVar(&f.redisReplicaWait, "redis-replica-wait", 100*time.Millisecond, "with --redis-replicas, how long a claim or bid waits for its replicas (at least 1ms)")
+	fs.DurationVar(&f.redisReplicaWait, "redis-replica-wait", 100*time.Millisecond, "with --redis-replicas, how long a claim or bid waits for its replicas (1ms to 10s)")
 	fs.DurationVar(&f.rotateKeys, "rotate-keys-every", 0, "rotate the admission-token signing key on this schedule, e.g. 720h (0: only on POST /v1/keys/rotate)")
 	fs.DurationVar(&f.keyRetention, "key-retention", keyring.DefaultRetain, "how long a signing key stays published after a newer key took over")
 	fs.StringVar(&f.fsync, "fsync", "always", "embedded backend: always (claims and bids on disk before the answer, line changes within a second), everysec (all within a second) or no (when the OS writes)")
@@ -140,8 +140,8 @@ func (f *serveFlags) check() error {
 	if f.streamsPerIP < 1 {
 		return errors.New("--streams-per-address must be at least 1")
 	}
-	if f.redisReplicas < 0 || f.redisReplicaWait < time.Millisecond {
-		return errors.New("--redis-replicas must be 0 or more, and --redis-replica-wait at least 1ms")
+	if f.redisReplicas < 0 || f.redisReplicaWait < time.Millisecond || f.redisReplicaWait > 10*time.Second {
+		return errors.New("--redis-replicas must be 0 or more, and --redis-replica-wait from 1ms to 10s")
 	}
 	if f.redisReplicas > 0 && f.redisURL == "" {
 		return errors.New("--redis-replicas is for the Redis backend: the embedded one writes claims and bids to disk before it answers")
