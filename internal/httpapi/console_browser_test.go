@@ -502,6 +502,51 @@ func TestConsoleShowsAFailingRecord(t *testing.T) {
 	until(t, "the console to stop saying it", func() bool { return banner() == "" })
 }
 
+// switchStore is a room store whose replicas stop confirming writes while lagging is set.
+type switchStore struct {
+	room.Store
+	lagging *atomic.Bool
+}
+
+func (s switchStore) Ping(context.Context) error {
+	if s.lagging.Load() {
+		return rushgate.ErrUnconfirmed
+	}
+	return nil
+}
+
+// TestConsoleShowsReplicasBehind: while Redis's replicas do not confirm claims and bids in time
+// (--redis-replicas), the console says what that does to visitors, in the operator's language, and
+// stops once they confirm again.
+func TestConsoleShowsReplicasBehind(t *testing.T) {
+	var lagging atomic.Bool
+	e := setup(t, withConsole(), func(_ *httpapi.Config, s *room.Store) { *s = switchStore{*s, &lagging} })
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=ko"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login"))); err != nil {
+		t.Fatal(err)
+	}
+	banner := func() string {
+		return eval[string](t, ctx, `(() => { const b = document.getElementById('health'); return !b || b.hidden ? '' : b.textContent; })()`)
+	}
+	until(t, "the overview to load", func() bool {
+		return eval[string](t, ctx, `(document.body && document.body.dataset.updated) || ''`) != ""
+	})
+	lagging.Store(true)
+	until(t, "the console to say the replicas are behind, in Korean", func() bool {
+		return strings.Contains(banner(), "복제본이 제때 쓰기를 확인하지 않습니다") && strings.Contains(banner(), "입장은 계속됩니다")
+	})
+	screenshot(t, ctx, "console-replicas-behind-ko")
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the console to say it in English", func() bool {
+		return strings.Contains(banner(), "replicas do not confirm writes in time") && strings.Contains(banner(), "Joins go on.")
+	})
+	lagging.Store(false)
+	until(t, "the console to stop saying it", func() bool { return banner() == "" })
+}
+
 // TestConsoleInvites: on the page of a room by invitation, the operator pastes invite codes, and is
 // told how many were new and the link each invitee gets; a code added so takes a place.
 func TestConsoleInvites(t *testing.T) {

@@ -527,6 +527,22 @@ func TestHealthSaysTheStoreIsFull(t *testing.T) {
 	}
 }
 
+// laggingStore is a room store on Redis whose replicas do not confirm writes in time (--redis-replicas).
+type laggingStore struct{ room.Store }
+
+func (laggingStore) Ping(context.Context) error {
+	return fmt.Errorf("%w (0 of 1 replicas)", rushgate.ErrUnconfirmed)
+}
+
+// TestHealthSaysTheReplicasAreBehind: replicas that do not confirm claims and bids are no outage, since
+// joins go on: /healthz answers 200, degraded, and says why.
+func TestHealthSaysTheReplicasAreBehind(t *testing.T) {
+	e := setup(t, func(_ *httpapi.Config, s *room.Store) { *s = laggingStore{*s} })
+	if h := e.do("GET", "/healthz", "", ""); h.code != 200 || h.str("status") != "degraded" || h.str("store") != "replicas behind" {
+		t.Fatalf("healthz: %d %v; want 200, degraded, replicas behind", h.code, h.body)
+	}
+}
+
 func TestHealthAndMetrics(t *testing.T) {
 	e := setup(t)
 	if h := e.do("GET", "/healthz", "", ""); h.code != 200 || h.str("status") != "ok" {

@@ -35,6 +35,7 @@
       scheduled: 'scheduled', open: 'open', closed: 'closed', sold_out: 'sold out', sold: 'sold',
       health_store: 'The state store does not answer: requests fail until it is back.',
       health_store_full: 'The state store refuses writes (full, or unable to persist): joins, claims and bids fail until it has room.',
+      health_replicas: 'The state store’s replicas do not confirm writes in time: claims and bids are made but answered “retry” until they do. Joins go on.',
       health_record: 'The durable record fails writes: claims and bids are refused until it takes them again.',
       health_record_outbox: 'The durable record fails writes: claims and bids go on, and wait in Redis until it takes them again.',
       health_waiting: '{claims} claims and {events} auction events wait.',
@@ -111,6 +112,7 @@
       scheduled: '예정', open: '진행 중', closed: '마감', sold_out: '품절', sold: '판매됨',
       health_store: '상태 저장소가 응답하지 않습니다. 복구될 때까지 요청이 실패합니다.',
       health_store_full: '상태 저장소가 쓰기를 거부합니다 (가득 찼거나 저장할 수 없음). 공간이 생길 때까지 입장, 수령, 입찰이 실패합니다.',
+      health_replicas: '상태 저장소의 복제본이 제때 쓰기를 확인하지 않습니다. 확인될 때까지 수령과 입찰은 이루어지지만 “다시 시도” 응답을 받습니다. 입장은 계속됩니다.',
       health_record: '영구 기록에 쓰지 못하고 있습니다. 다시 쓸 수 있을 때까지 수령과 입찰을 받지 않습니다.',
       health_record_outbox: '영구 기록에 쓰지 못하고 있습니다. 수령과 입찰은 계속되며, 다시 쓸 수 있을 때까지 Redis에서 기다립니다.',
       health_waiting: '수령 {claims}건과 경매 기록 {events}건이 기다리고 있습니다.',
@@ -1129,8 +1131,9 @@
     } catch (_) {
       return; // unreachable: refresh says so
     }
-    const key = hz.status === 'ok' ? '' : hz.store === 'refuses writes' ? 'health_store_full' : hz.store ? 'health_store'
-      : hz.status === 'degraded' ? 'health_record_outbox' : 'health_record';
+    const key = hz.status === 'ok' ? '' : hz.store === 'refuses writes' ? 'health_store_full'
+      : hz.store === 'replicas behind' ? 'health_replicas' : hz.store ? 'health_store'
+        : hz.status === 'degraded' ? 'health_record_outbox' : 'health_record';
     health.hidden = !key;
     const waiting = hz.waiting ? ' ' + t('health_waiting', { claims: fmtNum(hz.waiting.claims), events: fmtNum(hz.waiting.events) }) : '';
     health.textContent = key ? t(key) + waiting : '';
