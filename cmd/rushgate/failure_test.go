@@ -151,6 +151,14 @@ func errorCode(body map[string]any) string {
 	return code
 }
 
+// unconfirmed reports whether an answer is the 503 of a claim or bid made but not yet confirmed by the
+// replicas --redis-replicas asks for.
+func unconfirmed(code int, body map[string]any) bool {
+	e, _ := body["error"].(map[string]any)
+	msg, _ := e["message"].(string)
+	return code == 503 && e["code"] == "store_unavailable" && strings.Contains(msg, "not yet confirmed")
+}
+
 // metric reads one sample's value from an instance's /metrics.
 func metric(t *testing.T, base, name string) float64 {
 	t.Helper()
