@@ -104,7 +104,7 @@ func TestCommands(t *testing.T) {
 		{"--backup-dir", t.TempDir(), "--redis", "redis://127.0.0.1:1/0", "--postgres", "postgres://127.0.0.1:1/x"},
 		{"--backup-recipient", "AGE-SECRET-KEY-1QQQQ"}, {"--redis-replicas", "-1", "--redis", "redis://127.0.0.1:1/0"},
 		{"--redis-replica-wait", "0s", "--redis", "redis://127.0.0.1:1/0"}, {"--redis-replica-wait", "1m", "--redis", "redis://127.0.0.1:1/0"},
-		{"--redis-replicas", "1"}} {
+		{"--redis-replicas", "1"}, {"--open-paths", "/static/, favicon.ico", "--protect", "http://127.0.0.1:1", "--room", "sale"}} {
 		err := run(context.Background(), append([]string{"serve", "--data", t.TempDir()}, bad...), &out, &errb)
 		if err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Fatalf("serve %v: %v, want an error naming the flag", bad, err)

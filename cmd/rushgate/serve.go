@@ -104,7 +104,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.protect, "protect", "", "origin URL to protect as a reverse proxy: admitted visitors of --room reach it")
 	fs.StringVar(&f.protectRoom, "room", "", "with --protect, the room whose admissions let visitors through")
 	fs.StringVar(&f.pathPrefix, "path-prefix", "", "the path rushgate lives under on the public site (/rushgate): its pages, scripts and redirects name it; with --protect the site keeps every other path (empty: the root)")
-	fs.StringVar(&f.openPaths, "open-paths", "", "with --protect, comma-separated path prefixes that need no admission (/static/,/favicon.ico)")
+	fs.StringVar(&f.openPaths, "open-paths", "", "with --protect, comma-separated paths that need no admission, each with what is below it (/static/,/favicon.ico)")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", 15*time.Second, "how long SIGTERM waits for in-flight requests")
 	fs.StringVar(&f.debugAddr, "debug-addr", "", "serve net/http/pprof on this separate address (empty: off)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics without the admin key on this separate, private address (empty: off; /metrics on --addr always needs the admin key)")
@@ -158,6 +158,11 @@ func (f *serveFlags) check() error {
 		if !rushgate.ValidID(f.protectRoom) {
 			return errors.New("--protect needs --room, the id of the room whose admissions let visitors through")
 		}
+		for _, p := range strings.Split(f.openPaths, ",") {
+			if p = strings.TrimSpace(p); p != "" && !strings.HasPrefix(p, "/") {
+				return fmt.Errorf("--open-paths: %q is not a path: each starts with /", p)
+			}
+		}
 	}
 	if f.webhookURL != "" {
 		if notify.CheckURL(f.webhookURL) != nil {
@@ -198,6 +203,17 @@ func (f *serveFlags) check() error {
 		f.adminKey = key
 	}
 	return nil
+}
+
+// openPaths splits --open-paths, which a person may have written with spaces after its commas.
+func openPaths(list string) []string {
+	var out []string
+	for _, p := range strings.Split(list, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // minAdminKey is the shortest admin key accepted: anything shorter can be guessed.
@@ -399,7 +415,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		room := f.protectRoom
 		m.WatchProxy()
 		a.handler = protect.New(protect.Config{
-			Origin: origin, Room: room, OpenPaths: strings.Split(f.openPaths, ","), Prefix: f.pathPrefix,
+			Origin: origin, Room: room, OpenPaths: openPaths(f.openPaths), Prefix: f.pathPrefix,
 			API: a.api.Handler(), Serves: a.api.Serves, OriginDown: a.api.OriginDown,
 			Verifier: admission.NewVerifierFunc(keys.PublicKeys), Logger: log, Observer: m,
 			Release: func(ctx context.Context, token string) error { return a.api.ReleaseAdmission(ctx, room, token) },

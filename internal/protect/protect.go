@@ -33,7 +33,8 @@ type Config struct {
 	Origin *url.URL
 	// Room is the room whose admissions let visitors through.
 	Room string
-	// OpenPaths are path prefixes that need no admission (static files, a favicon).
+	// OpenPaths are paths that need no admission (static files, a favicon), each with what is below it;
+	// one that ends in "/" only what is below it.
 	OpenPaths []string
 	// API serves rushgate's own paths.
 	API http.Handler
@@ -224,7 +225,7 @@ func New(cfg Config) http.Handler {
 			return
 		}
 		for _, open := range cfg.OpenPaths {
-			if open != "" && strings.HasPrefix(p, open) {
+			if opens(open, p) {
 				obs.Proxied(OutcomeOpen)
 				serve(origin, w, r)
 				return
@@ -232,6 +233,16 @@ func New(cfg Config) http.Handler {
 		}
 		gated.ServeHTTP(w, r)
 	})
+}
+
+// opens reports whether the open path open covers the clean path p: a path ending in "/" covers what
+// is below it, any other that path and what is below it, never a longer name ("/favicon.ico" opens
+// neither "/favicon.icon" nor "/favicon.ico.php"; "/api/public" not "/api/public-admin").
+func opens(open, p string) bool {
+	if open == "" || !strings.HasPrefix(p, open) {
+		return false
+	}
+	return len(p) == len(open) || open[len(open)-1] == '/' || p[len(open)] == '/'
 }
 
 // hideCookies takes the cookies named in hidden out of h's Cookie headers, dropping a header left empty.

@@ -181,6 +181,33 @@ func readPart(t *testing.T, body io.Reader, want, what string) {
 	}
 }
 
+// TestOpenPathsEndAtASegment: an open path opens itself and what is below it, never a longer name that
+// starts with it, so "--open-paths /favicon.ico,/api/public" does not open "/favicon.ico.php" or
+// "/api/public-admin".
+func TestOpenPathsEndAtASegment(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "origin") }))
+	defer origin.Close()
+	u, _ := url.Parse(origin.URL)
+	proxy := httptest.NewServer(protect.New(protect.Config{Origin: u, Room: "sale", OpenPaths: []string{"/favicon.ico", "/static/", "/api/public"},
+		Verifier: admission.NewVerifier(nil), API: http.NotFoundHandler()}))
+	defer proxy.Close()
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for target, open := range map[string]bool{
+		"/favicon.ico": true, "/favicon.icox": false, "/favicon.ico.php": false,
+		"/static/a.css": true, "/static/": true, "/static": false, "/staticx/a.css": false,
+		"/api/public": true, "/api/public/list": true, "/api/public-admin": false, "/api/publicity": false,
+	} {
+		res, err := client.Get(proxy.URL + target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if got := res.StatusCode == http.StatusOK; got != open {
+			t.Errorf("%s: %d; open %v, want %v", target, res.StatusCode, got, open)
+		}
+	}
+}
+
 // TestOpenPathsOpenNoMore checks that an open path cannot be climbed out of: against an origin that
 // resolves dot segments, backslashes and ";parameters" as real servers do, every spelling of
 // "/static/../secret" ends at the room's gate or is refused, and never reaches the secret.
