@@ -29,7 +29,7 @@ var (
 	auctionPutScript    = auctionScript("auction_put")
 	auctionRestScript   = auctionScript("auction_restore")
 	auctionDeleteScript = auctionScript("auction_delete")
-	auctionStepScript   = newConfirmed(auctionSource("auction_step"))
+	auctionStepScript   = newReplicated(auctionSource("auction_step"))
 	auctionDueScript    = auctionScript("auction_due")
 	auctionAmendScript  = auctionScript("auction_amend")
 )

@@ -70,16 +70,16 @@ type conn struct {
 	unconfirmed func()
 }
 
-// confirmed is a script that makes claims or bids: with Options.Replicas set, what it made is answered
+// replicated is a script that makes claims or bids: with Options.Replicas set, what it made is answered
 // only once that many replicas hold it (see runConfirmed), which needs the script's text and digest.
-type confirmed struct {
+type replicated struct {
 	*rueidis.Lua
 	src, sha string
 }
 
-func newConfirmed(src string) confirmed {
+func newReplicated(src string) replicated {
 	sum := sha1.Sum([]byte(src))
-	return confirmed{Lua: rueidis.NewLuaScript(src), src: src, sha: hex.EncodeToString(sum[:])}
+	return replicated{Lua: rueidis.NewLuaScript(src), src: src, sha: hex.EncodeToString(sum[:])}
 }
 
 // runConfirmed runs a script that makes claims or bids. Without replicas to wait for it is run. With
@@ -87,7 +87,7 @@ func newConfirmed(src string) confirmed {
 // blocks it), so Redis answers once the replicas hold the script's writes or ReplicaWait has passed.
 // Short of them, it returns the script's answer with rushgate.ErrUnconfirmed: what the script made
 // stands on the master, and a failover now could lose it.
-func (c *conn) runConfirmed(ctx context.Context, sc confirmed, keys []string, args ...string) (rueidis.RedisMessage, error) {
+func (c *conn) runConfirmed(ctx context.Context, sc replicated, keys []string, args ...string) (rueidis.RedisMessage, error) {
 	if c.replicas == 0 {
 		return c.run(ctx, sc.Lua, keys, args...)
 	}

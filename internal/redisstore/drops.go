@@ -24,7 +24,7 @@ func dropScript(name string) *rueidis.Lua {
 
 var (
 	dropPutScript   = dropScript("drop_put")
-	dropClaimScript = newConfirmed(source("drop_claim"))
+	dropClaimScript = newReplicated(source("drop_claim"))
 	dropDelScript   = rueidis.NewLuaScript(source("drop_delete"))
 	dropAmendScript = rueidis.NewLuaScript(source("drop_amend"))
 	dropOverScript  = rueidis.NewLuaScript(source("drop_over"))
