@@ -402,7 +402,8 @@ func (a *Auctions) Due(ctx context.Context, limit int) ([]string, time.Time, err
 // are one XRANGE.
 func (a *Auctions) Events(ctx context.Context, id string, after int64, limit int) ([]auction.Event, error) {
 	k := a.keys.auction(id)
-	if _, err := a.do(ctx, a.rdb.B().Hget().Key(k[0]).Field("seq").Build()); errors.Is(err, errNil) {
+	// A deleted auction leaves its sequence number behind (lua/auction_delete.lua): a live one has a price.
+	if _, err := a.do(ctx, a.rdb.B().Hget().Key(k[0]).Field("price").Build()); errors.Is(err, errNil) {
 		return nil, auction.ErrNotFound
 	} else if err != nil {
 		return nil, err

@@ -182,6 +182,10 @@ func (s *Rooms) Join(ctx context.Context, id string, e room.Entrant) (room.Statu
 			return room.Status{}, err
 		}
 		if other != "" {
+			// Only a room that exists is one to switch to; the read is on this rare path alone.
+			if _, err := s.Room(ctx, id); err != nil {
+				return room.Status{}, err
+			}
 			return room.Status{}, &room.ElsewhereError{Room: other}
 		}
 	}

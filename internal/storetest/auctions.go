@@ -520,6 +520,9 @@ func testReplaceAndDelete(t *testing.T, h Harness) {
 	if _, err := h.Auctions.Bid(ctx, "gone", "", auction.Bid{Bidder: "x", Max: 5000}); !errors.Is(err, auction.ErrNotFound) {
 		t.Fatalf("Bid after Delete: %v", err)
 	}
+	if evs, err := h.Auctions.Events(ctx, "gone", 0, 10); !errors.Is(err, auction.ErrNotFound) {
+		t.Fatalf("Events after Delete: %v, %v", evs, err)
+	}
 	if ids, _, _ := h.Auctions.Due(ctx, 10); slices.Contains(ids, "gone") {
 		t.Fatal("a deleted auction is due")
 	}
