@@ -256,6 +256,9 @@ func (a *Auctions) sendSteps(ctx context.Context, r revision, batch []stepReq) (
 	rev, _ := res[0].ToString()
 	cfg := held
 	if js, err := res[1].ToString(); err == nil {
+		// Into a zero config: one decoded over the held one would keep every field the new JSON leaves
+		// out (a room, a reserve, a message removed by a replacement).
+		cfg = auction.Config{}
 		if err := json.Unmarshal([]byte(js), &cfg); err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -478,6 +479,20 @@ func testReplaceAndDelete(t *testing.T, h Harness) {
 	st, err := h.Auctions.Get(ctx, "a")
 	if err != nil || st.Closed || st.Status(h.Now()) != auction.StatusOpen {
 		t.Fatalf("the corrected auction: %+v %v", st, err)
+	}
+	// A replacement is the config put, whole: nothing of the one it replaced stays, however the store
+	// keeps configs it read (all of these are left out of the replacement's JSON).
+	full, bare := auctionCfg(h), auctionCfg(h)
+	price := int64(5000)
+	full.Message, full.Room, full.ReservePrice, full.BuyNowPrice = "m", "r", &price, &price
+	full.SoftClose = &auction.SoftClose{Window: rushgate.Duration(time.Minute), Extend: rushgate.Duration(time.Minute)}
+	putAuction(t, h, "full", full)
+	if st, err := h.Auctions.Get(ctx, "full"); err != nil || st.Config.Room != "r" {
+		t.Fatalf("the auction before its replacement: %+v %v", st.Config, err)
+	}
+	putAuction(t, h, "full", bare)
+	if got, err := h.Auctions.Get(ctx, "full"); err != nil || !reflect.DeepEqual(got.Config, bare) {
+		t.Fatalf("the replaced auction's config: %+v, %v; want %+v", got.Config, err, bare)
 	}
 	first := bid(t, h, "a", "x", 3000)
 	if len(first.Events) != 1 || first.Events[0].Seq <= closedSeq {
