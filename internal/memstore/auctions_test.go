@@ -338,3 +338,21 @@ func TestRefusalWaitsForTheEarliestRefusingStep(t *testing.T) {
 		t.Fatalf("%d bidders counted; want x and w, not the refused z", n)
 	}
 }
+
+// TestRetryAfterAFailedCommit: a step refused because the record failed, retried at once once the
+// record takes writes again, goes through: the rollback is over before the refused step hears of it.
+func TestRetryAfterAFailedCommit(t *testing.T) {
+	f := &failing{}
+	a, _ := openLot(t, f)
+	ctx := context.Background()
+	for i := range 300 {
+		f.fail.Store(true)
+		if _, err := a.Bid(ctx, "lot", "", auction.Bid{Bidder: "x", Max: int64(200 + i)}); !errors.Is(err, rushgate.ErrUnavailable) {
+			t.Fatalf("round %d: a bid the record refuses: %v", i, err)
+		}
+		f.fail.Store(false)
+		if _, err := a.Bid(ctx, "lot", "", auction.Bid{Bidder: "x", Max: int64(200 + i)}); err != nil {
+			t.Fatalf("round %d: the bid retried once the record takes writes: %v", i, err)
+		}
+	}
+}

@@ -145,10 +145,12 @@ func (c *committer) write() {
 		for _, f := range failed {
 			f.err = err
 		}
-		c.finish(failed...)
+		// Rolled back: new changes are welcome again before the failed steps hear of it, so that one
+		// retried at once is not refused for a rollback that is over.
 		c.mu.Lock()
 		c.failing = false
 		c.mu.Unlock()
+		c.finish(failed...)
 	}
 }
 
