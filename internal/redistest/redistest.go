@@ -482,6 +482,17 @@ func (s *Sentinel) Revive(t testing.TB) {
 // its replica: Master and Replica swap.
 func (s *Sentinel) Switchover(t testing.TB) {
 	t.Helper()
+	// A Sentinel promotes only a replica whose link it last saw up (it asks every 10 s): one revived
+	// a moment ago may still be down in its eyes.
+	waitFor(t, "the Sentinel to see the replica's link up", func() bool {
+		replicas, _ := once(s.sentinels[0].Addr, "SENTINEL", "REPLICAS", SentinelMaster).ToArray()
+		for _, r := range replicas {
+			if m, _ := r.AsStrMap(); m["port"] == strings.TrimPrefix(s.Replica.Addr, "127.0.0.1:") {
+				return m["master-link-status"] == "ok" && m["master-link-down-time"] == "0"
+			}
+		}
+		return false
+	})
 	if got := ping(s.sentinels[0].Addr, "SENTINEL", "FAILOVER", SentinelMaster); got != "OK" {
 		t.Fatalf("SENTINEL FAILOVER: %q", got)
 	}
