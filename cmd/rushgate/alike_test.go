@@ -1,0 +1,167 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/redistest"
+)
+
+// TestBackendsAnswerAlike sends the same random calls, by the same operator and visitors, to an
+// instance on the embedded backend and one on Redis, and wants the same status and error code from
+// both, every time. The conformance suite defines each store; this finds where the services and the
+// API over them part ways: it found a join to a room that does not exist answered as a switch, a
+// deleted auction with bids, and a replaced auction that kept its old room on Redis.
+func TestBackendsAnswerAlike(t *testing.T) {
+	embedded, _ := serveInProcess(t)
+	onRedis, _ := serveInProcess(t, "--redis", "redis://"+redistest.Shared(t), "--redis-prefix", prefixOf(t))
+	const seed = 1
+	g := newCalls(rand.New(rand.NewPCG(seed, seed)), time.Now())
+	tokens := map[string][2]string{}
+	for _, v := range g.visitors {
+		var tok [2]string
+		for i, base := range []string{embedded, onRedis} {
+			_, b, _ := do(t, "POST", base+"/v1/visitors", testAdminKey, fmt.Sprintf(`{"subject": %q}`, v))
+			tok[i], _ = b["visitor_token"].(string)
+		}
+		tokens[v] = tok
+	}
+	var history []string
+	for n := range 800 {
+		c := g.next()
+		var got [2]string
+		for i, base := range []string{embedded, onRedis} {
+			tok := testAdminKey
+			if c.who != "" {
+				tok = tokens[c.who][i]
+			}
+			got[i] = answer(t, c, base, tok)
+		}
+		line := fmt.Sprintf("%d %s %s %s by %q: embedded %s, redis %s", n, c.method, c.path, c.body, c.who, got[0], got[1])
+		history = append(history, line)
+		if got[0] != got[1] || strings.HasPrefix(got[0], "5") {
+			t.Fatalf("the backends answered apart (seed %d):\n%s", seed, strings.Join(history[max(0, len(history)-40):], "\n"))
+		}
+	}
+}
+
+// call is one request of TestBackendsAnswerAlike: by the operator when who is "", else by a visitor.
+type call struct{ method, path, body, who, key string }
+
+// answer sends c and returns its status and error code, as "409 already_claimed".
+func answer(t *testing.T, c call, base, tok string) string {
+	t.Helper()
+	var body io.Reader
+	if c.body != "" {
+		body = strings.NewReader(c.body)
+	}
+	req, _ := http.NewRequest(c.method, base+c.path, body)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	if c.key != "" {
+		req.Header.Set("Idempotency-Key", c.key)
+	}
+	res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var b struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	_ = json.NewDecoder(res.Body).Decode(&b)
+	return strings.TrimSpace(fmt.Sprint(res.StatusCode, " ", b.Error.Code))
+}
+
+// calls draws the requests of TestBackendsAnswerAlike: configs put, patched and deleted, joins, claims,
+// bids and reads, over a few ids that rooms, drops and auctions share, so that they meet.
+type calls struct {
+	r                 *rand.Rand
+	visitors, ids     []string
+	rooms, drops      []string
+	dropPatches, lots []string
+	lotPatches        []string
+}
+
+func newCalls(r *rand.Rand, now time.Time) *calls {
+	past := "2020-01-01T00:00:00Z"
+	future := now.Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339)
+	starts := now.Add(-time.Hour).UTC().Format(time.RFC3339)
+	ends := now.Add(90 * 24 * time.Hour).UTC().Format(time.RFC3339)
+	lot := func(extra string) string {
+		return fmt.Sprintf(`{"title": "t", "currency": "EUR", "start_price": 100, "increment": 10, "starts_at": %q, "ends_at": %q%s}`, starts, ends, extra)
+	}
+	return &calls{r: r, visitors: []string{"u0", "u1", "u2", "u3", "u4", "u5"}, ids: []string{"r1", "r2", "d1", "d2", "a1", "x"},
+		rooms: []string{`{"capacity": 1}`, `{"capacity": 2, "session_ttl": "1h"}`, `{"capacity": 1, "drop": "d1"}`,
+			`{"capacity": 1, "entry": "invite"}`, `{"capacity": 0}`, `{"rate": {"admits": 1, "per": "1m"}}`,
+			`{"capacity": 1, "mode": "reject"}`, `{"capacity": 1, "paused": true}`, `{"capacity": 1, "drop": "d2"}`},
+		drops: []string{fmt.Sprintf(`{"stock": 3, "opens_at": %q}`, past), fmt.Sprintf(`{"stock": 2, "opens_at": %q, "room": "r1"}`, past),
+			fmt.Sprintf(`{"stock": 2, "opens_at": %q}`, future), fmt.Sprintf(`{"stock": 1, "opens_at": %q, "per_visitor": 2}`, past),
+			fmt.Sprintf(`{"stock": 2, "opens_at": %q, "identity": "site"}`, past), fmt.Sprintf(`{"stock": 2, "opens_at": %q, "codes": ["A", "B"]}`, past),
+			fmt.Sprintf(`{"stock": 5, "opens_at": %q, "room": "r2", "release_on_claim": true}`, past)},
+		dropPatches: []string{`{"stock": 10}`, `{"stock": 1}`, `{"title": "t"}`, `{"message": "m"}`, `{"per_visitor": 3}`, `{"room": null}`,
+			fmt.Sprintf(`{"closes_at": %q}`, past), fmt.Sprintf(`{"opens_at": %q}`, future), `{"codes": ["A", "B", "C"]}`, `{"release_on_claim": true}`},
+		lots: []string{lot(""), lot(`, "buy_now_price": 500`), lot(`, "room": "r1"`), lot(`, "reserve_price": 300, "message": "m"`)},
+		lotPatches: []string{`{"title": "x"}`, `{"message": "m"}`, `{"start_price": 5}`, `{"room": null}`, `{"room": "r1"}`,
+			`{"buy_now_price": null}`, `{"reserve_price": 300}`, `{"soft_close": {"window": "1m", "extend": "1m"}}`},
+	}
+}
+
+func (g *calls) pick(from []string) string { return from[g.r.IntN(len(from))] }
+
+func (g *calls) next() call {
+	id, v := g.pick(g.ids), g.pick(g.visitors)
+	switch k := g.r.IntN(100); {
+	case k < 8:
+		return call{method: "PUT", path: "/v1/rooms/" + id, body: g.pick(g.rooms)}
+	case k < 12:
+		return call{method: "PATCH", path: "/v1/rooms/" + id, body: g.pick([]string{`{"paused": false}`, `{"capacity": 3}`, `{"drop": null}`})}
+	case k < 14:
+		return call{method: "DELETE", path: "/v1/rooms/" + id}
+	case k < 22:
+		return call{method: "PUT", path: "/v1/drops/" + id, body: g.pick(g.drops)}
+	case k < 27:
+		return call{method: "PATCH", path: "/v1/drops/" + id, body: g.pick(g.dropPatches)}
+	case k < 29:
+		return call{method: "DELETE", path: "/v1/drops/" + id}
+	case k < 31:
+		return call{method: "POST", path: "/v1/drops/" + id + "/" + g.pick([]string{"open", "close"})}
+	case k < 37:
+		return call{method: "PUT", path: "/v1/auctions/" + id, body: g.pick(g.lots)}
+	case k < 40:
+		return call{method: "PATCH", path: "/v1/auctions/" + id, body: g.pick(g.lotPatches)}
+	case k < 42:
+		return call{method: "DELETE", path: "/v1/auctions/" + id}
+	case k < 44:
+		return call{method: "POST", path: "/v1/auctions/" + id + "/" + g.pick([]string{"end", "extend"}), body: `{"by": "1h"}`}
+	case k < 50:
+		return call{method: "POST", path: "/v1/rooms/" + id + "/join", who: v}
+	case k < 52:
+		return call{method: "POST", path: "/v1/rooms/" + id + "/join", who: v, body: g.pick([]string{`{"switch": true}`, `{"invite": "K1"}`})}
+	case k < 55:
+		return call{method: "POST", path: "/v1/rooms/" + id + "/" + g.pick([]string{"leave", "release"}), who: v}
+	case k < 63:
+		return call{method: "POST", path: "/v1/drops/" + id + "/claims", who: v}
+	case k < 67:
+		return call{method: "POST", path: "/v1/drops/" + id + "/claims", who: v, key: g.pick([]string{"k1", "k2"})}
+	case k < 77:
+		return call{method: "POST", path: "/v1/auctions/" + id + "/bids", who: v,
+			body: g.pick([]string{`{"amount": 100}`, `{"amount": 110}`, `{"amount": 150}`, `{"max_amount": 300}`, `{"amount": 1000}`})}
+	case k < 79:
+		return call{method: "POST", path: "/v1/auctions/" + id + "/buy-now", who: v}
+	case k < 85:
+		return call{method: "GET", path: fmt.Sprintf(g.pick([]string{"/v1/drops/%s", "/v1/auctions/%s", "/v1/rooms/%s", "/v1/drops/%s/claims",
+			"/v1/auctions/%s/bids", "/v1/drops/%s/config", "/v1/auctions/%s/config"}), id)}
+	case k < 90:
+		return call{method: "GET", path: fmt.Sprintf(g.pick([]string{"/v1/drops/%s/claims/mine", "/v1/auctions/%s/me", "/v1/rooms/%s/status"}), id), who: v}
+	case k < 94:
+		return call{method: "POST", path: "/v1/rooms/" + id + "/invites", body: `{"codes": ["K1", "K2"]}`}
+	default:
+		return call{method: "GET", path: "/v1/" + g.pick([]string{"rooms", "drops", "auctions", "audit?limit=3"})}
+	}
+}
