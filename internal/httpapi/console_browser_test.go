@@ -474,16 +474,7 @@ func TestConsoleShowsAFailingRecord(t *testing.T) {
 	})
 	e.putRoom("sale", `{"capacity": 2}`)
 	ctx := tab(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login"))); err != nil {
-		t.Fatal(err)
-	}
-	banner := func() string {
-		return eval[string](t, ctx, `(() => { const b = document.getElementById('health'); return !b || b.hidden ? '' : b.textContent; })()`)
-	}
-	until(t, "the overview to load", func() bool {
-		return eval[string](t, ctx, `(document.body && document.body.dataset.updated) || ''`) != ""
-	})
+	banner := healthBanner(t, ctx, e.srv.URL+"/admin?lang=en")
 	if b := banner(); b != "" {
 		t.Fatalf("a healthy instance's console shows %q", b)
 	}
@@ -500,6 +491,22 @@ func TestConsoleShowsAFailingRecord(t *testing.T) {
 	})
 	rec.failing.Store(false)
 	until(t, "the console to stop saying it", func() bool { return banner() == "" })
+}
+
+// healthBanner signs in to the console at url, waits for its overview, and returns what reads the
+// banner that says how the instance's stores fare ("" while it is hidden).
+func healthBanner(t *testing.T, ctx context.Context, url string) func() string {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
+		chromedp.Submit(chromedp.CSS("#login"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the overview to load", func() bool {
+		return eval[string](t, ctx, `(document.body && document.body.dataset.updated) || ''`) != ""
+	})
+	return func() string {
+		return eval[string](t, ctx, `(() => { const b = document.getElementById('health'); return !b || b.hidden ? '' : b.textContent; })()`)
+	}
 }
 
 // switchStore is a room store whose replicas stop confirming writes while lagging is set.
@@ -522,16 +529,7 @@ func TestConsoleShowsReplicasBehind(t *testing.T) {
 	var lagging atomic.Bool
 	e := setup(t, withConsole(), func(_ *httpapi.Config, s *room.Store) { *s = switchStore{*s, &lagging} })
 	ctx := tab(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=ko"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login"))); err != nil {
-		t.Fatal(err)
-	}
-	banner := func() string {
-		return eval[string](t, ctx, `(() => { const b = document.getElementById('health'); return !b || b.hidden ? '' : b.textContent; })()`)
-	}
-	until(t, "the overview to load", func() bool {
-		return eval[string](t, ctx, `(document.body && document.body.dataset.updated) || ''`) != ""
-	})
+	banner := healthBanner(t, ctx, e.srv.URL+"/admin?lang=ko")
 	lagging.Store(true)
 	until(t, "the console to say the replicas are behind, in Korean", func() bool {
 		return strings.Contains(banner(), "복제본이 제때 쓰기를 확인하지 않습니다") && strings.Contains(banner(), "입장은 계속됩니다")
