@@ -16,8 +16,8 @@ import (
 // TestBackendsAnswerAlike sends the same random calls, by the same operator and visitors, to an
 // instance on the embedded backend and one on Redis, and wants the same status and error code from
 // both, every time. The conformance suite defines each store; this finds where the services and the
-// API over them part ways: it found a join to a room that does not exist answered as a switch, a
-// deleted auction with bids, and a replaced auction that kept its old room on Redis.
+// API over them part ways, as a comparison like it found on Redis a join to a room that does not exist
+// answered as a switch, a deleted auction with bids, and a replaced auction that kept its old room.
 func TestBackendsAnswerAlike(t *testing.T) {
 	embedded, _ := serveInProcess(t)
 	onRedis, _ := serveInProcess(t, "--redis", "redis://"+redistest.Shared(t), "--redis-prefix", prefixOf(t))
