@@ -21,7 +21,7 @@ import (
 func TestBackendsAnswerAlike(t *testing.T) {
 	embedded, _ := serveInProcess(t)
 	onRedis, _ := serveInProcess(t, "--redis", "redis://"+redistest.Shared(t), "--redis-prefix", prefixOf(t))
-	const seed = 1
+	const seed = 2
 	g := newCalls(rand.New(rand.NewPCG(seed, seed)), time.Now())
 	tokens := map[string][2]string{}
 	for _, v := range g.visitors {
@@ -159,8 +159,10 @@ func (g *calls) next() call {
 			"/v1/auctions/%s/bids", "/v1/drops/%s/config", "/v1/auctions/%s/config"}), id)}
 	case k < 90:
 		return call{method: "GET", path: fmt.Sprintf(g.pick([]string{"/v1/drops/%s/claims/mine", "/v1/auctions/%s/me", "/v1/rooms/%s/status"}), id), who: v}
-	case k < 94:
+	case k < 92:
 		return call{method: "POST", path: "/v1/rooms/" + id + "/invites", body: `{"codes": ["K1", "K2"]}`}
+	case k < 94: // after a delete too: what is gone reads as gone everywhere
+		return call{method: "GET", path: fmt.Sprintf(g.pick([]string{"/v1/auctions/%s/bids", "/v1/drops/%s/claims"}), id)}
 	default:
 		return call{method: "GET", path: "/v1/" + g.pick([]string{"rooms", "drops", "auctions", "audit?limit=3"})}
 	}
