@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -109,7 +110,7 @@ func TestReplicasHoldWhatIsAnswered(t *testing.T) {
 		t.Fatal(err)
 	}
 	for v, want := range answered {
-		if !slicesContain(kept, want) {
+		if !slices.ContainsFunc(kept, func(k drop.Claim) bool { return k.Seq == want.Seq && k.Code == want.Code && k.Visitor == want.Visitor }) {
 			t.Fatalf("claim of %s, answered as made, is not on the promoted replica: %+v", v, kept)
 		}
 	}
@@ -117,15 +118,6 @@ func TestReplicasHoldWhatIsAnswered(t *testing.T) {
 	if err != nil || len(lost) != 1 || lost[0].Visitor != "p1" {
 		t.Fatalf("without replicas to wait for, the promoted replica holds %+v (%v); want p1's only: p2's, answered, was lost", lost, err)
 	}
-}
-
-func slicesContain(claims []drop.Claim, c drop.Claim) bool {
-	for _, k := range claims {
-		if k.Seq == c.Seq && k.Code == c.Code && k.Visitor == c.Visitor {
-			return true
-		}
-	}
-	return false
 }
 
 // link is a TCP proxy between a replica and its master whose master-to-replica direction the test can
