@@ -48,6 +48,7 @@ type serveFlags struct {
 	// Parsed from their flags by check, which refuses what does not parse.
 	trustedProxies []netip.Prefix
 	sealTo         []age.Recipient
+	openList       []string // --open-paths
 
 	addr          string
 	data          string
@@ -158,9 +159,13 @@ func (f *serveFlags) check() error {
 		if !rushgate.ValidID(f.protectRoom) {
 			return errors.New("--protect needs --room, the id of the room whose admissions let visitors through")
 		}
+		// Parsed once, here: a person may have written spaces after its commas.
+		f.openList = nil
 		for _, p := range strings.Split(f.openPaths, ",") {
 			if p = strings.TrimSpace(p); p != "" && !strings.HasPrefix(p, "/") {
 				return fmt.Errorf("--open-paths: %q is not a path: each starts with /", p)
+			} else if p != "" {
+				f.openList = append(f.openList, p)
 			}
 		}
 	}
@@ -203,17 +208,6 @@ func (f *serveFlags) check() error {
 		f.adminKey = key
 	}
 	return nil
-}
-
-// openPaths splits --open-paths, which a person may have written with spaces after its commas.
-func openPaths(list string) []string {
-	var out []string
-	for _, p := range strings.Split(list, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // minAdminKey is the shortest admin key accepted: anything shorter can be guessed.
@@ -415,7 +409,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		room := f.protectRoom
 		m.WatchProxy()
 		a.handler = protect.New(protect.Config{
-			Origin: origin, Room: room, OpenPaths: openPaths(f.openPaths), Prefix: f.pathPrefix,
+			Origin: origin, Room: room, OpenPaths: f.openList, Prefix: f.pathPrefix,
 			API: a.api.Handler(), Serves: a.api.Serves, OriginDown: a.api.OriginDown,
 			Verifier: admission.NewVerifierFunc(keys.PublicKeys), Logger: log, Observer: m,
 			Release: func(ctx context.Context, token string) error { return a.api.ReleaseAdmission(ctx, room, token) },
