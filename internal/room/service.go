@@ -284,15 +284,14 @@ func (s *Service) Join(ctx context.Context, id string, e Entrant) (View, error) 
 		// Near the front a slot may be free right now: run the step here rather than make the visitor
 		// poll for an admission it could have had with this answer. Far back the step cannot reach
 		// this visitor, so the join neither runs it nor wakes the gate: only a release, an expiry or
-		// the clock can make room, and those wake the gate themselves.
-		t, err := g.tick(ctx)
-		switch {
-		case err != nil:
+		// the clock can make room, and those wake the gate themselves. The standing is read again
+		// after the step whatever it admitted: another step (another join's, the gate's, another
+		// instance's) may have let the visitor in meanwhile, and then this one lets in nobody. The
+		// read also collects the admission, as the visitor is shown it in this answer.
+		if _, err := g.tick(ctx); err != nil {
 			g.wake()
-		case len(t.Admitted) > 0:
-			if again, err := s.store.Status(ctx, id, e.Visitor); err == nil {
-				st = again
-			}
+		} else if again, err := s.store.Status(ctx, id, e.Visitor); err == nil {
+			st = again
 		}
 	}
 	return g.view(ctx, st), nil

@@ -467,3 +467,49 @@ func TestAnotherInstanceForgetsADeletedRoom(t *testing.T) {
 		t.Fatal("the other instance's observer was not told the room is gone")
 	}
 }
+
+// slowSteps makes every admission step take a while in flight, as a step to Redis does under load, so
+// that the steps of joins made at once overlap.
+type slowSteps struct{ room.Store }
+
+func (s slowSteps) Admit(ctx context.Context, id string, max int) (room.Tick, error) {
+	time.Sleep(5 * time.Millisecond)
+	return s.Store.Admit(ctx, id, max)
+}
+
+// TestJoinsAtOnceAreToldTheyAreIn: visitors who join a room with room for all of them at the same
+// moment are each told they are admitted. A join near the front runs an admission step and read its
+// visitor's standing again only if that step let someone in; when another join's step (or the gate's)
+// let it in first, its own step let in nobody and the join answered "waiting", though it was already
+// admitted: on Redis a third of 64 joins at once were told to wait in an empty room.
+func TestJoinsAtOnceAreToldTheyAreIn(t *testing.T) {
+	svc := room.NewService(slowSteps{memstore.NewRooms(memstore.Options{})}, room.Options{Poll: time.Hour})
+	defer svc.Stop()
+	ctx := t.Context()
+	if err := svc.Put(ctx, "r", config(1000)); err != nil {
+		t.Fatal(err)
+	}
+	const joins = 64
+	states := make(chan room.State, joins)
+	var wg sync.WaitGroup
+	for i := range joins {
+		wg.Go(func() {
+			v, err := svc.Join(ctx, "r", room.Entrant{Visitor: fmt.Sprintf("v%02d", i)})
+			if err != nil {
+				t.Error(err)
+			}
+			states <- v.State
+		})
+	}
+	wg.Wait()
+	close(states)
+	waiting := 0
+	for s := range states {
+		if s != room.StateAdmitted {
+			waiting++
+		}
+	}
+	if waiting > 0 {
+		t.Fatalf("%d of %d joins at once into a room with room for all were told to wait", waiting, joins)
+	}
+}
