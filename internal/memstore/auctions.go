@@ -32,6 +32,7 @@ type Auctions struct {
 	auctions  map[string]*auctionState
 	deadlines *zset                          // open auction id -> end (unix ns)
 	bidders   map[string]map[string]struct{} // auction id -> bidders whose bid or buy-now was taken
+	gone      map[string]int64               // deleted auction id -> its last event's number
 }
 
 // auctionState is an auction with its events. Events past the first durable ones are decided but not
@@ -61,7 +62,7 @@ func NewAuctions(clock func() time.Time, recorder Records) *Auctions {
 		clock = time.Now
 	}
 	a := &Auctions{clock: clock, recorder: recorder, auctions: make(map[string]*auctionState), deadlines: newZset(),
-		bidders: make(map[string]map[string]struct{})}
+		bidders: make(map[string]map[string]struct{}), gone: make(map[string]int64)}
 	if recorder != nil {
 		a.commit = &committer{db: recorder}
 	}
@@ -204,6 +205,8 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 			return err
 		}
 		st.Seq, events = as.state.Seq, as.events
+	} else {
+		st.Seq = a.gone[id]
 	}
 	if a.recorder != nil {
 		var b record.Batch
@@ -213,12 +216,15 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 		}
 	}
 	a.auctions[id] = &auctionState{state: st, events: events, durable: st, kept: len(events)}
+	delete(a.gone, id)
 	a.deadlines.Add(id, unixNano(cfg.EndsAt))
 	return nil
 }
 
-// Delete implements [auction.Store]; the record goes in the same step, so an auction created again
-// under the id starts afresh.
+// Delete implements [auction.Store]; the record forgets the auction in the same step, so that a restart
+// does not bring it back. Its last event number stays (in the record, its events), so that an auction
+// created again under the id numbers on after it, as on Redis: a feed that resumes after the deleted
+// auction's last event misses none of the new one's.
 func (a *Auctions) Delete(ctx context.Context, id string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -235,6 +241,9 @@ func (a *Auctions) Delete(ctx context.Context, id string) error {
 		}
 	}
 	delete(a.auctions, id)
+	if as.state.Seq > 0 {
+		a.gone[id] = as.state.Seq
+	}
 	delete(a.bidders, id)
 	a.deadlines.Remove(id)
 	return nil
@@ -246,6 +255,15 @@ func (a *Auctions) load(id string, st auction.State, evs []auction.Event) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.put(id, st, evs)
+}
+
+// numbered takes the last event number of an auction deleted in an earlier run, as the record keeps it.
+func (a *Auctions) numbered(id string, seq int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.auctions[id]; !ok {
+		a.gone[id] = seq
+	}
 }
 
 // put keeps an auction in state st with its events, counting its bidders and indexing its end.

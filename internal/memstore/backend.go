@@ -25,7 +25,8 @@ type Records interface {
 	ForgetRoom(ctx context.Context, id string) error
 	// Commit writes the claims and auction steps of a batch in one transaction (see commit.go).
 	Commit(ctx context.Context, b *record.Batch) error
-	// ForgetAuction removes the record of a deleted auction, which had no bids.
+	// ForgetAuction removes the record of a deleted auction, which had no bids, but for its events,
+	// whose numbers an auction created again under the id goes on from.
 	ForgetAuction(ctx context.Context, id string) error
 	RecordDrop(ctx context.Context, id string, cfg drop.Config) error
 	// ForgetDrop removes the record of a deleted drop, which had no claims.
@@ -86,6 +87,13 @@ func Open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 	}
 	for id, sv := range saved {
 		b.auctions.load(id, sv.State, sv.Events)
+	}
+	numbered, err := records.Numbered(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("loading deleted auctions' numbering: %w", err)
+	}
+	for id, seq := range numbered {
+		b.auctions.numbered(id, seq)
 	}
 	savedDrops, err := records.LoadDrops(ctx)
 	if err != nil {

@@ -3,6 +3,7 @@ package memstore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/internal/room"
 )
@@ -309,5 +311,46 @@ func TestJournalWriteFailureRetried(t *testing.T) {
 	got := lineOf(t, rooms, []string{"a", "b", "c"})
 	if got[0].Position != 1 || got[1].Position != 2 || got[2].Position != 3 {
 		t.Fatalf("after a failed write and its retry: %+v, want a, b, c in order", got)
+	}
+}
+
+// TestDeletedAuctionNumberingOutlivesARestart: an auction deleted without bids, then created again
+// under its id after a restart, numbers its events on after the deleted one's, as it does without the
+// restart (and on Redis): an event stream resuming after the deleted auction's last event would
+// otherwise miss the new one's first events, or be told it had ended.
+func TestDeletedAuctionNumberingOutlivesARestart(t *testing.T) {
+	dir, db, b := journalFixture(t)
+	ctx := context.Background()
+	now := time.Now()
+	cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10),
+		StartsAt: now.Add(-time.Hour), EndsAt: now.Add(50 * time.Millisecond)}
+	if err := b.Auctions().Put(ctx, "a", cfg); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	o, err := b.Auctions().Close(ctx, "a") // an event, and no bids
+	if err != nil || len(o.Events) != 1 {
+		t.Fatalf("ending: %+v %v", o, err)
+	}
+	if err := b.Auctions().Delete(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	crash(b)
+
+	b2, err := Open(ctx, db, dir, record.FsyncAlways, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer crash(b2)
+	if _, err := b2.Auctions().Get(ctx, "a"); !errors.Is(err, auction.ErrNotFound) {
+		t.Fatalf("the deleted auction after a restart: %v", err)
+	}
+	cfg.EndsAt = time.Now().Add(time.Hour)
+	if err := b2.Auctions().Put(ctx, "a", cfg); err != nil {
+		t.Fatal(err)
+	}
+	bid, err := b2.Auctions().Bid(ctx, "a", "", auction.Bid{Bidder: "x", Max: 500})
+	if err != nil || len(bid.Events) != 1 || bid.Events[0].Seq != o.Events[0].Seq+1 {
+		t.Fatalf("the first bid of the auction created again: %+v %v; want event %d", bid.Events, err, o.Events[0].Seq+1)
 	}
 }

@@ -69,11 +69,36 @@ func (r *DB) writeAuction(ctx context.Context, tx *sql.Tx, id string, st auction
 	return nil
 }
 
-// ForgetAuction removes an auction's record: its state, events and result. An embedded store calls it
-// when an auction without bids is deleted or replaced, so that the next one of that id starts afresh.
+// ForgetAuction removes an auction's state from the record, so that a restart does not bring it back.
+// An embedded store calls it when an auction without bids is deleted. Its events (never a bid) and its
+// result (a close without a winner, which a later result replaces) stay: an auction created again under
+// the id numbers its events on after them (see Numbered), as on Redis, and its rows never conflict.
 func (r *DB) ForgetAuction(ctx context.Context, id string) error {
-	return r.forget(ctx, id, `DELETE FROM auction_events WHERE auction_id = ?`, `DELETE FROM auction_event_conflicts WHERE auction_id = ?`,
-		`DELETE FROM auction_results WHERE auction_id = ?`, `DELETE FROM auctions WHERE id = ?`)
+	return r.forget(ctx, id, `DELETE FROM auctions WHERE id = ?`)
+}
+
+// Numbered returns the last event number of every auction whose state the record forgot (see
+// ForgetAuction), for an embedded instance to number on from when one is created again under its id.
+func (r *DB) Numbered(ctx context.Context) (map[string]int64, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT auction_id, MAX(seq) FROM auction_events
+		WHERE auction_id NOT IN (SELECT id FROM auctions) GROUP BY auction_id`)
+	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var id string
+		var seq int64
+		if err := rows.Scan(&id, &seq); err != nil {
+			return nil, fmt.Errorf("record: %w", err)
+		}
+		out[id] = seq
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	return out, nil
 }
 
 // Result is an auction's settled outcome.

@@ -619,11 +619,18 @@ func TestConflictingEventsAreKept(t *testing.T) {
 		if n := strings.Count(logged.String(), "conflicts with a recorded one"); n != 1 {
 			t.Fatalf("%d conflicts logged:\n%s", n, logged.String())
 		}
+		// Deleted, its state goes and its numbering stays, for one created again under its id.
 		if err := r.ForgetAuction(ctx, "a1"); err != nil {
 			t.Fatal(err)
 		}
-		if conflicts, err := r.EventConflicts(ctx, "a1"); err != nil || len(conflicts) != 0 {
-			t.Fatalf("conflicts after the auction was forgotten: %+v %v", conflicts, err)
+		if saved, err := r.Load(ctx); err != nil || len(saved) != 0 {
+			t.Fatalf("loaded after the auction was forgotten: %+v %v", saved, err)
+		}
+		if _, _, err := r.Auction(ctx, "a1"); !errors.Is(err, auction.ErrNotFound) {
+			t.Fatalf("the forgotten auction read: %v", err)
+		}
+		if n, err := r.Numbered(ctx); err != nil || len(n) != 1 || n["a1"] != 4 {
+			t.Fatalf("numbering after the auction was forgotten: %v %v, want a1 at 4", n, err)
 		}
 	})
 }

@@ -38,10 +38,10 @@ func TestWebhookQueue(t *testing.T) {
 		end("lot", auction.Event{Seq: 2, Kind: auction.EventClosed, Bidder: "v_a", Price: 500, At: at.Add(time.Minute)}) // a replay
 		end("lot", auction.Event{Seq: 3, Kind: auction.EventSold, Bidder: "v_b", Price: 900, At: at.Add(time.Hour)})     // settled already
 		end("unsold", auction.Event{Seq: 1, Kind: auction.EventClosed, At: at})
-		if err := r.ForgetAuction(ctx, "unsold"); err != nil { // deleted, and its id used again
+		if err := r.ForgetAuction(ctx, "unsold"); err != nil { // deleted, and its id used again, numbering on
 			t.Fatal(err)
 		}
-		end("unsold", auction.Event{Seq: 1, Kind: auction.EventSold, Bidder: "v_c", Price: 700, At: at.Add(2 * time.Hour)})
+		end("unsold", auction.Event{Seq: 2, Kind: auction.EventSold, Bidder: "v_c", Price: 700, At: at.Add(2 * time.Hour)})
 
 		all, err := r.Webhooks(ctx, notify.Filter{}, 10)
 		if err != nil {

@@ -464,7 +464,7 @@ func testConcurrentBuyNow(t *testing.T, h Harness) {
 
 // testReplaceAndDelete: an auction that closed without bids (a wrong end) can be corrected, and its
 // events go on in sequence; one with bids, or sold, can be neither replaced nor deleted; one without
-// bids can be deleted, and created again.
+// bids can be deleted, and created again, its events numbering on after the deleted one's.
 func testReplaceAndDelete(t *testing.T, h Harness) {
 	c := auctionCfg(h)
 	c.EndsAt = h.Now().Add(time.Second).Truncate(time.Millisecond)
@@ -525,7 +525,15 @@ func testReplaceAndDelete(t *testing.T, h Harness) {
 		t.Fatalf("replacing a sold auction: %v", err)
 	}
 
-	putAuction(t, h, "gone", auctionCfg(h))
+	g := auctionCfg(h)
+	g.EndsAt = h.Now().Add(time.Second).Truncate(time.Millisecond)
+	putAuction(t, h, "gone", g)
+	h.Advance(2 * time.Second)
+	o, err = h.Auctions.Close(ctx, "gone") // an event to number, and no bids
+	if err != nil || len(o.Events) != 1 {
+		t.Fatalf("closing the auction to delete: %+v %v", o, err)
+	}
+	goneSeq := o.Events[0].Seq
 	if err := h.Auctions.Delete(ctx, "gone"); err != nil {
 		t.Fatalf("deleting an auction without bids: %v", err)
 	}
@@ -544,9 +552,11 @@ func testReplaceAndDelete(t *testing.T, h Harness) {
 	if err := h.Auctions.Delete(ctx, "gone"); !errors.Is(err, auction.ErrNotFound) {
 		t.Fatalf("deleting twice: %v", err)
 	}
+	// Created again, it numbers on: a feed that resumes after the deleted one's last event misses
+	// none of the new one's.
 	putAuction(t, h, "gone", auctionCfg(h))
-	if o := bid(t, h, "gone", "z", 2000); o.State.Leader != "z" || o.State.Bids != 1 {
-		t.Fatalf("the auction created again: %+v", o.State)
+	if o := bid(t, h, "gone", "z", 2000); o.State.Leader != "z" || o.State.Bids != 1 || len(o.Events) != 1 || o.Events[0].Seq != goneSeq+1 {
+		t.Fatalf("the auction created again: %+v, events %+v; want its first event numbered %d", o.State, o.Events, goneSeq+1)
 	}
 }
 
