@@ -32,7 +32,7 @@ type Auctions struct {
 	auctions  map[string]*auctionState
 	deadlines *zset                          // open auction id -> end (unix ns)
 	bidders   map[string]map[string]struct{} // auction id -> bidders whose bid or buy-now was taken
-	gone      map[string]int64               // deleted auction id -> its last event's number
+	gone      map[string][]auction.Event     // deleted auction id -> its events, which one made again goes on from
 }
 
 // auctionState is an auction with its events. Events past the first durable ones are decided but not
@@ -62,7 +62,7 @@ func NewAuctions(clock func() time.Time, recorder Records) *Auctions {
 		clock = time.Now
 	}
 	a := &Auctions{clock: clock, recorder: recorder, auctions: make(map[string]*auctionState), deadlines: newZset(),
-		bidders: make(map[string]map[string]struct{}), gone: make(map[string]int64)}
+		bidders: make(map[string]map[string]struct{}), gone: make(map[string][]auction.Event)}
 	if recorder != nil {
 		a.commit = &committer{db: recorder}
 	}
@@ -205,8 +205,8 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 			return err
 		}
 		st.Seq, events = as.state.Seq, as.events
-	} else {
-		st.Seq = a.gone[id]
+	} else if events = a.gone[id]; len(events) > 0 {
+		st.Seq = events[len(events)-1].Seq
 	}
 	if a.recorder != nil {
 		var b record.Batch
@@ -221,10 +221,10 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 	return nil
 }
 
-// Delete implements [auction.Store]; the record forgets the auction in the same step, so that a restart
-// does not bring it back. Its last event number stays (in the record, its events), so that an auction
-// created again under the id numbers on after it, as on Redis: a feed that resumes after the deleted
-// auction's last event misses none of the new one's.
+// Delete implements [auction.Store]; the record forgets the auction's state in the same step, so that a
+// restart does not bring it back. Its events stay (here and in the record), so that an auction created
+// again under the id goes on from them, as a replacement does and as on Redis: a feed that resumes
+// after the deleted auction's last event misses none of the new one's.
 func (a *Auctions) Delete(ctx context.Context, id string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -241,8 +241,8 @@ func (a *Auctions) Delete(ctx context.Context, id string) error {
 		}
 	}
 	delete(a.auctions, id)
-	if as.state.Seq > 0 {
-		a.gone[id] = as.state.Seq
+	if len(as.events) > 0 {
+		a.gone[id] = as.events
 	}
 	delete(a.bidders, id)
 	a.deadlines.Remove(id)
@@ -257,12 +257,12 @@ func (a *Auctions) load(id string, st auction.State, evs []auction.Event) {
 	a.put(id, st, evs)
 }
 
-// numbered takes the last event number of an auction deleted in an earlier run, as the record keeps it.
-func (a *Auctions) numbered(id string, seq int64) {
+// forgotten takes the events of an auction deleted in an earlier run, as the record keeps them.
+func (a *Auctions) forgotten(id string, evs []auction.Event) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if _, ok := a.auctions[id]; !ok {
-		a.gone[id] = seq
+	if _, ok := a.auctions[id]; !ok && len(evs) > 0 {
+		a.gone[id] = evs
 	}
 }
 

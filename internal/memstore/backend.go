@@ -26,7 +26,7 @@ type Records interface {
 	// Commit writes the claims and auction steps of a batch in one transaction (see commit.go).
 	Commit(ctx context.Context, b *record.Batch) error
 	// ForgetAuction removes the record of a deleted auction, which had no bids, but for its events,
-	// whose numbers an auction created again under the id goes on from.
+	// which an auction created again under the id goes on from.
 	ForgetAuction(ctx context.Context, id string) error
 	RecordDrop(ctx context.Context, id string, cfg drop.Config) error
 	// ForgetDrop removes the record of a deleted drop, which had no claims.
@@ -88,12 +88,12 @@ func Open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 	for id, sv := range saved {
 		b.auctions.load(id, sv.State, sv.Events)
 	}
-	numbered, err := records.Numbered(ctx)
+	forgotten, err := records.Forgotten(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("loading deleted auctions' numbering: %w", err)
+		return nil, fmt.Errorf("loading deleted auctions' events: %w", err)
 	}
-	for id, seq := range numbered {
-		b.auctions.numbered(id, seq)
+	for id, evs := range forgotten {
+		b.auctions.forgotten(id, evs)
 	}
 	savedDrops, err := records.LoadDrops(ctx)
 	if err != nil {

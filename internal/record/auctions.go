@@ -72,31 +72,36 @@ func (r *DB) writeAuction(ctx context.Context, tx *sql.Tx, id string, st auction
 // ForgetAuction removes an auction's state from the record, so that a restart does not bring it back.
 // An embedded store calls it when an auction without bids is deleted. Its events (never a bid) and its
 // result (a close without a winner, which a later result replaces) stay: an auction created again under
-// the id numbers its events on after them (see Numbered), as on Redis, and its rows never conflict.
+// the id goes on from them (see Forgotten), as a replaced one does, and as on Redis.
 func (r *DB) ForgetAuction(ctx context.Context, id string) error {
 	return r.forget(ctx, id, `DELETE FROM auctions WHERE id = ?`)
 }
 
-// Numbered returns the last event number of every auction whose state the record forgot (see
-// ForgetAuction), for an embedded instance to number on from when one is created again under its id.
-func (r *DB) Numbered(ctx context.Context) (map[string]int64, error) {
-	rows, err := r.db.QueryContext(ctx, `SELECT auction_id, MAX(seq) FROM auction_events
-		WHERE auction_id NOT IN (SELECT id FROM auctions) GROUP BY auction_id`)
+// Forgotten returns the events of every auction whose state the record forgot (see ForgetAuction), for
+// an embedded instance to go on from when one is created again under its id.
+func (r *DB) Forgotten(ctx context.Context) (map[string][]auction.Event, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT DISTINCT auction_id FROM auction_events WHERE auction_id NOT IN (SELECT id FROM auctions)`)
 	if err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]int64{}
+	var ids []string
 	for rows.Next() {
 		var id string
-		var seq int64
-		if err := rows.Scan(&id, &seq); err != nil {
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
 			return nil, fmt.Errorf("record: %w", err)
 		}
-		out[id] = seq
+		ids = append(ids, id)
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("record: %w", err)
+	}
+	out := make(map[string][]auction.Event, len(ids))
+	for _, id := range ids {
+		if out[id], err = r.Events(ctx, id); err != nil {
+			return nil, fmt.Errorf("record: %w", err)
+		}
 	}
 	return out, nil
 }

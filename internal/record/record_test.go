@@ -619,7 +619,7 @@ func TestConflictingEventsAreKept(t *testing.T) {
 		if n := strings.Count(logged.String(), "conflicts with a recorded one"); n != 1 {
 			t.Fatalf("%d conflicts logged:\n%s", n, logged.String())
 		}
-		// Deleted, its state goes and its numbering stays, for one created again under its id.
+		// Deleted, its state goes and its events stay, for one created again under its id to go on from.
 		if err := r.ForgetAuction(ctx, "a1"); err != nil {
 			t.Fatal(err)
 		}
@@ -629,8 +629,8 @@ func TestConflictingEventsAreKept(t *testing.T) {
 		if _, _, err := r.Auction(ctx, "a1"); !errors.Is(err, auction.ErrNotFound) {
 			t.Fatalf("the forgotten auction read: %v", err)
 		}
-		if n, err := r.Numbered(ctx); err != nil || len(n) != 1 || n["a1"] != 4 {
-			t.Fatalf("numbering after the auction was forgotten: %v %v, want a1 at 4", n, err)
+		if f, err := r.Forgotten(ctx); err != nil || len(f) != 1 || len(f["a1"]) != 4 || f["a1"][3].Seq != 4 {
+			t.Fatalf("the forgotten auction's events: %+v %v, want a1's four", f, err)
 		}
 	})
 }

@@ -558,6 +558,10 @@ func testReplaceAndDelete(t *testing.T, h Harness) {
 	if o := bid(t, h, "gone", "z", 2000); o.State.Leader != "z" || o.State.Bids != 1 || len(o.Events) != 1 || o.Events[0].Seq != goneSeq+1 {
 		t.Fatalf("the auction created again: %+v, events %+v; want its first event numbered %d", o.State, o.Events, goneSeq+1)
 	}
+	// Its history goes on from the deleted one's, as a replaced auction's does.
+	if evs, err := h.Auctions.Events(ctx, "gone", 0, 10); err != nil || len(evs) != 2 || evs[0].Kind != auction.EventClosed || evs[1].Seq != goneSeq+1 {
+		t.Fatalf("the events of the auction created again: %+v %v, want the deleted one's close, then the bid", evs, err)
+	}
 }
 
 // testAuctionRevision: a bid or buy-now that names a revision other than the auction's config's is
