@@ -263,7 +263,8 @@ func (s *Service) amend(ctx context.Context, id string, cfg Config) error {
 
 // restore takes back from the record an auction the store does not know, reporting false when the
 // record holds none of that id. One with bids or sold comes back as recorded (audited as a restore);
-// one without starts as put, numbering its events on from the record's (audited as e, a create).
+// one without starts as put, its history going on from the recorded events as a replacement's does
+// (audited as e, a create).
 func (s *Service) restore(ctx context.Context, id string, cfg Config, e rushgate.Entry) (bool, error) {
 	if s.record == nil {
 		return false, nil
@@ -281,7 +282,7 @@ func (s *Service) restore(ctx context.Context, id string, cfg Config, e rushgate
 	started := st.Bids > 0 || st.Sold
 	if !started {
 		seq := st.Seq
-		st, evs = New(cfg), nil
+		st = New(cfg)
 		st.Seq = seq
 	}
 	if err := s.store.Restore(ctx, id, st, evs); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -160,7 +161,7 @@ func (a *entries) Entries(context.Context, rushgate.AuditFilter, int) ([]rushgat
 
 // TestPutRestoresWhatTheStoreLost: an auction the store does not know but the record holds with bids
 // comes back as recorded, even when the put names another config (refused then, as for any auction
-// with bids); one recorded without bids starts as put, numbering on; a put while the record cannot be
+// with bids); one recorded without bids starts as put, going on from the recorded events; a put while the record cannot be
 // read is refused and creates nothing; a known auction is put without a read of the record.
 func TestPutRestoresWhatTheStoreLost(t *testing.T) {
 	ctx := context.Background()
@@ -218,6 +219,11 @@ func TestPutRestoresWhatTheStoreLost(t *testing.T) {
 	o, err := svc.Bid(ctx, "quiet", auction.Bid{Bidder: "x", Max: 100}, nil)
 	if err != nil || o.State.Config.Title != "Another lot" || o.Events[0].Seq != saved["quiet"].State.Seq+1 {
 		t.Fatalf("a bid on the auction put anew: %+v %v (recorded up to %d)", o, err, saved["quiet"].State.Seq)
+	}
+	// Its history goes on from the recorded events, as a replaced auction's does.
+	was := saved["quiet"].Events
+	if evs, err := svc.Events(ctx, "quiet", 0, 10); err != nil || len(evs) != len(was)+1 || !slices.Equal(evs[:len(was)], was) || evs[len(was)].Kind != auction.EventBid {
+		t.Fatalf("the events of the auction put anew: %+v %v; want the recorded ones %+v, then the bid", evs, err, was)
 	}
 	if len(log.list) != 2 || log.list[0].Action != "restore" || log.list[1].Action != "create" {
 		t.Fatalf("audit %+v", log.list)
