@@ -75,7 +75,7 @@ func NewAuctions(clock func() time.Time, recorder Records) *Auctions {
 // committed: a refusal is answered from the earliest state that refuses it too, the last durable one
 // or one a step not yet committed left, once that step is committed. A rev other than the config's (an
 // empty rev checks none) leaves the auction as it was.
-func (a *Auctions) step(ctx context.Context, id, rev string, fn func(s *auction.State, now time.Time) ([]auction.Event, error)) (auction.Outcome, error) {
+func (a *Auctions) step(ctx context.Context, id, rev, bidder string, fn func(s *auction.State, now time.Time) ([]auction.Event, error)) (auction.Outcome, error) {
 	a.mu.Lock()
 	as, ok := a.auctions[id]
 	switch {
@@ -124,8 +124,17 @@ func (a *Auctions) step(ctx context.Context, id, rev string, fn func(s *auction.
 	case a.commit == nil: // no record: every step is as durable as it gets
 		as.durable, as.kept = next, len(as.events)
 	case len(evs) > 0 || silent:
+		// A bidder outbid at once by the leader's maximum is named by no event of the step, only the
+		// leader is: it is recorded on its own, so that a restart still counts it (see load).
+		unnamed := err == nil && bidder != "" && !a.hasBidder(id, bidder) &&
+			!slices.ContainsFunc(evs, func(e auction.Event) bool { return e.Bidder == bidder })
 		g, qerr = a.commit.enqueue(change{
-			add:    func(b *record.Batch) { b.AddAuction(id, next, evs) },
+			add: func(b *record.Batch) {
+				b.AddAuction(id, next, evs)
+				if unnamed {
+					b.AddBidder(id, bidder)
+				}
+			},
 			settle: func(err error) { a.settle(id, as, next, err) },
 		})
 		if qerr == nil {
@@ -251,10 +260,13 @@ func (a *Auctions) Delete(ctx context.Context, id string) error {
 
 // load puts back an auction saved by an earlier run (its state and events), so that an embedded
 // instance resumes where it stopped; overdue ones are then closed by the first step or the closer.
-func (a *Auctions) load(id string, st auction.State, evs []auction.Event) {
+func (a *Auctions) load(id string, st auction.State, evs []auction.Event, bidders []string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.put(id, st, evs)
+	for _, b := range bidders {
+		a.counted(id, b)
+	}
 }
 
 // forgotten takes the events of an auction deleted in an earlier run, as the record keeps them.
@@ -308,13 +320,13 @@ func (a *Auctions) Restore(ctx context.Context, id string, st auction.State, evs
 
 // Get implements [auction.Store].
 func (a *Auctions) Get(ctx context.Context, id string) (auction.State, error) {
-	o, err := a.step(ctx, id, "", func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.CloseIfDue(now), nil })
+	o, err := a.step(ctx, id, "", "", func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.CloseIfDue(now), nil })
 	return o.State, err
 }
 
 // Bid implements [auction.Store].
 func (a *Auctions) Bid(ctx context.Context, id, rev string, b auction.Bid) (auction.Outcome, error) {
-	o, err := a.step(ctx, id, rev, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.Bid(b, now) })
+	o, err := a.step(ctx, id, rev, b.Bidder, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.Bid(b, now) })
 	if err == nil {
 		a.count(id, b.Bidder)
 	}
@@ -323,7 +335,7 @@ func (a *Auctions) Bid(ctx context.Context, id, rev string, b auction.Bid) (auct
 
 // BuyNow implements [auction.Store].
 func (a *Auctions) BuyNow(ctx context.Context, id, rev, bidder string) (auction.Outcome, error) {
-	o, err := a.step(ctx, id, rev, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.BuyNow(bidder, now) })
+	o, err := a.step(ctx, id, rev, bidder, func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.BuyNow(bidder, now) })
 	if err == nil {
 		a.count(id, bidder)
 	}
@@ -337,6 +349,12 @@ func (a *Auctions) count(id, bidder string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.counted(id, bidder)
+}
+
+// hasBidder reports whether a bidder is counted already; a.mu is held.
+func (a *Auctions) hasBidder(id, bidder string) bool {
+	_, ok := a.bidders[id][bidder]
+	return ok
 }
 
 // counted adds a bidder to the auction's bidders; a.mu is held.
@@ -373,7 +391,7 @@ func (a *Auctions) HasBidder(_ context.Context, id, bidder string) (bool, error)
 // Reschedule implements [auction.Store].
 func (a *Auctions) Reschedule(ctx context.Context, id string, end time.Time) (auction.Outcome, error) {
 	end = end.Truncate(time.Millisecond)
-	return a.step(ctx, id, "", func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.Reschedule(end, now) })
+	return a.step(ctx, id, "", "", func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.Reschedule(end, now) })
 }
 
 // Amend implements [auction.Store]: a step that takes the new title and message and gives the config
@@ -382,7 +400,7 @@ func (a *Auctions) Amend(ctx context.Context, id, rev string, cfg auction.Config
 	if rev == "" {
 		return auction.Outcome{}, rushgate.ErrStale // a step with no revision checks none
 	}
-	return a.step(ctx, id, rev, func(s *auction.State, now time.Time) ([]auction.Event, error) {
+	return a.step(ctx, id, rev, "", func(s *auction.State, now time.Time) ([]auction.Event, error) {
 		s.Rev = rushgate.NewRevision()
 		return s.Amend(cfg.Title, cfg.Message, now), nil
 	})
@@ -390,7 +408,7 @@ func (a *Auctions) Amend(ctx context.Context, id, rev string, cfg auction.Config
 
 // Close implements [auction.Store].
 func (a *Auctions) Close(ctx context.Context, id string) (auction.Outcome, error) {
-	return a.step(ctx, id, "", func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.CloseIfDue(now), nil })
+	return a.step(ctx, id, "", "", func(s *auction.State, now time.Time) ([]auction.Event, error) { return s.CloseIfDue(now), nil })
 }
 
 // Due implements [auction.Store].

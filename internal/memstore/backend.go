@@ -86,7 +86,7 @@ func Open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 		return nil, fmt.Errorf("loading recorded auctions: %w", err)
 	}
 	for id, sv := range saved {
-		b.auctions.load(id, sv.State, sv.Events)
+		b.auctions.load(id, sv.State, sv.Events, sv.Bidders)
 	}
 	forgotten, err := records.Forgotten(ctx)
 	if err != nil {

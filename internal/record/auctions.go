@@ -21,6 +21,7 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (auction_id) DO UPDATE SET status = excluded.status, winner = excluded.winner,
 		final_price = excluded.final_price, decided_at = excluded.decided_at, seq = excluded.seq
 		WHERE auction_results.winner = '' AND auction_results.seq < excluded.seq`
+	insertBidder = `INSERT INTO auction_bidders (auction_id, bidder) VALUES (?, ?) ON CONFLICT DO NOTHING`
 )
 
 // writeAuction writes an auction's state and events in tx: events already recorded are skipped (one
@@ -178,10 +179,11 @@ func (r *DB) Auction(ctx context.Context, id string) (auction.State, []auction.E
 	return st, evs, nil
 }
 
-// Saved is one auction as recorded: its last state and its events.
+// Saved is one auction as recorded: its last state, its events, and the bidders no event names.
 type Saved struct {
-	State  auction.State
-	Events []auction.Event
+	State   auction.State
+	Events  []auction.Event
+	Bidders []string
 }
 
 // Load returns every recorded auction, for an embedded instance to resume from.
@@ -214,7 +216,29 @@ func (r *DB) Load(ctx context.Context) (map[string]Saved, error) {
 		if err != nil {
 			return nil, fmt.Errorf("record: %w", err)
 		}
-		out[id] = Saved{State: st, Events: evs}
+		bidders, err := r.bidders(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("record: %w", err)
+		}
+		out[id] = Saved{State: st, Events: evs, Bidders: bidders}
 	}
 	return out, nil
+}
+
+// bidders reads the bidders of an auction that were recorded on their own (see Batch.AddBidder).
+func (r *DB) bidders(ctx context.Context, id string) ([]string, error) {
+	rows, err := r.db.QueryContext(ctx, r.q(`SELECT bidder FROM auction_bidders WHERE auction_id = ?`), id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var b string
+		if err := rows.Scan(&b); err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
 }

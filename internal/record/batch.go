@@ -34,9 +34,10 @@ type claimWrite struct {
 }
 
 type auctionWrite struct {
-	id  string
-	st  auction.State
-	evs []auction.Event
+	id      string
+	st      auction.State
+	evs     []auction.Event
+	bidders []string
 }
 
 // AddClaims adds claims of a drop; claims of one drop in a batch are written in one statement.
@@ -59,6 +60,15 @@ func (b *Batch) AddAuction(id string, st auction.State, evs []auction.Event) {
 	}
 	b.index["a"+id] = len(b.auctions)
 	b.auctions = append(b.auctions, auctionWrite{id: id, st: st, evs: append([]auction.Event(nil), evs...)})
+}
+
+// AddBidder adds a bidder whose bid on an auction was taken though no event names it (the leader's
+// maximum outbid it at once), so that an embedded instance still counts it after a restart. It follows
+// the AddAuction of the bid's step.
+func (b *Batch) AddBidder(id, bidder string) {
+	if i, ok := b.at("a" + id); ok {
+		b.auctions[i].bidders = append(b.auctions[i].bidders, bidder)
+	}
 }
 
 func (b *Batch) at(key string) (int, bool) {
@@ -90,6 +100,11 @@ func (r *DB) commit(ctx context.Context, b *Batch) error {
 	for _, w := range b.auctions {
 		if err := r.writeAuction(ctx, tx, w.id, w.st, w.evs); err != nil {
 			return err
+		}
+		for _, bidder := range w.bidders {
+			if _, err := tx.ExecContext(ctx, r.q(insertBidder), w.id, bidder); err != nil {
+				return fmt.Errorf("record: %w", err)
+			}
 		}
 	}
 	if err := tx.Commit(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -804,4 +805,25 @@ func TestPostgresHosts(t *testing.T) {
 	if got, err := r.Claims(context.Background(), "d"); err != nil || len(got) != 1 {
 		t.Fatalf("claims %+v %v", got, err)
 	}
+}
+
+// TestBiddersNoEventNames: a bidder added on its own (outbid at once, so no event names it) is loaded
+// with its auction, once however often it is added, on either database.
+func TestBiddersNoEventNames(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, r *record.DB) {
+		ctx := context.Background()
+		at := time.Now().UTC().Truncate(time.Millisecond)
+		for range 2 {
+			var b record.Batch
+			b.AddAuction("a1", auction.State{Seq: 1}, []auction.Event{{Seq: 1, Kind: auction.EventBid, Bidder: "lead", Price: 100, At: at, EndsAt: at}})
+			b.AddBidder("a1", "outbid")
+			if err := r.Commit(ctx, &b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		saved, err := r.Load(ctx)
+		if err != nil || !slices.Equal(saved["a1"].Bidders, []string{"outbid"}) {
+			t.Fatalf("loaded %+v %v, want the bidder no event names", saved["a1"], err)
+		}
+	})
 }

@@ -66,6 +66,11 @@ CREATE TABLE IF NOT EXISTS drop_claim_conflicts (` + claimColumns + `
 CREATE TABLE IF NOT EXISTS auction_event_conflicts (` + eventColumns + `
 	PRIMARY KEY (auction_id, seq, kind, bidder, price, at)
 );
+CREATE TABLE IF NOT EXISTS auction_bidders (
+	auction_id TEXT NOT NULL,
+	bidder     TEXT NOT NULL,
+	PRIMARY KEY (auction_id, bidder)
+);
 CREATE TABLE IF NOT EXISTS webhooks (
 	id         TEXT    PRIMARY KEY,
 	type       TEXT    NOT NULL,
