@@ -8,6 +8,8 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -280,6 +282,12 @@ func (s *Rooms) apply(e jrecord, now int64) {
 			rs.admissions[visitor] = &room.Admission{ID: aid, ExpiresAt: time.Unix(0, exp).UTC()}
 			rs.active.Add(visitor, exp)
 			rs.admittedTotal++
+			// The next admission's id follows the last one's, never repeats it: ids are tokens' jti.
+			if n, ok := strings.CutPrefix(aid, rs.epoch+"."); ok {
+				if seq, err := strconv.ParseInt(n, 10, 64); err == nil {
+					rs.admissionSeq = max(rs.admissionSeq, seq)
+				}
+			}
 			if rs.cfg.Rate != nil {
 				rs.window = append(rs.window, at)
 			}
@@ -292,10 +300,12 @@ func (s *Rooms) apply(e jrecord, now int64) {
 		}
 	case recEnd:
 		rs.endAdmission(visitor)
-	case recDelete:
+	case recDelete: // what follows is of the room created again under the id, which starts as new
 		rs.waiting.forget()
 		rs.waiting = newLine(s.waiting, rs.serial)
 		rs.active, rs.admissions, rs.window = newZset(), make(map[string]*room.Admission), nil
+		rs.epoch, rs.admissionSeq = newEpoch(), 0
+		rs.admittedTotal, rs.joinedTotal, rs.idleTotal, rs.graceTotal = 0, 0, 0, 0
 	}
 	rs.mu.Unlock()
 	if moved {

@@ -145,6 +145,54 @@ func TestJournalRoomDeleted(t *testing.T) {
 	if got[0].State != room.StateNone || got[1].State != room.StateNone || got[2].Position != 1 {
 		t.Fatalf("after a crash: %+v, want only the visitor of the room created again", got)
 	}
+	// Its figures are the new room's too, not the deleted one's added to them.
+	if st, err := b2.Rooms().Stats(ctx, "r"); err != nil || st.JoinedTotal != 1 || st.AdmittedTotal != 0 {
+		t.Fatalf("the room's figures after a crash: %+v %v, want one join and no admission", st, err)
+	}
+}
+
+// TestJournalAdmissionIDsStayUnique: admissions made after the last snapshot and replayed from the
+// journal after a crash are followed by admissions with new ids, never theirs again: an id is the
+// admission token's jti, which a release or a spent token is checked against.
+func TestJournalAdmissionIDsStayUnique(t *testing.T) {
+	dir, db, b := journalFixture(t)
+	ctx := context.Background()
+	crash(b)
+	b, err := Open(ctx, db, dir, record.FsyncAlways, slog.New(slog.DiscardHandler)) // its start saves room r in a snapshot
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	admit := func(rooms *Rooms, v string) {
+		t.Helper()
+		if _, err := rooms.Join(ctx, "r", room.Entrant{Visitor: v, New: true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rooms.Admit(ctx, "r", 1); err != nil {
+			t.Fatal(err)
+		}
+		st, err := rooms.Status(ctx, "r", v)
+		if err != nil || st.State != room.StateAdmitted {
+			t.Fatalf("%s: %+v %v", v, st, err)
+		}
+		if other, ok := ids[st.Admission.ID]; ok {
+			t.Fatalf("%s admitted under %s, the id of %s's admission", v, st.Admission.ID, other)
+		}
+		ids[st.Admission.ID] = v
+		if err := rooms.Release(ctx, "r", v, st.Admission.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admit(b.Rooms(), "before1")
+	admit(b.Rooms(), "before2")
+	crash(b)
+	b2, err := Open(ctx, db, dir, record.FsyncAlways, slog.New(slog.DiscardHandler)) // replays the two from the journal
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer crash(b2)
+	admit(b2.Rooms(), "after1")
+	admit(b2.Rooms(), "after2")
 }
 
 // TestJournalTornTail: a journal cut in the middle of a record, or ending in garbage, loses only that
