@@ -35,7 +35,7 @@ const (
 	recHeader  = 'H' // generation
 	recJoin    = 'J' // room, visitor, pre, draw
 	recGone    = 'R' // room, visitor: out of the line (left, idle, or admitted: an A follows)
-	recAdmit   = 'A' // room, visitor, admission id, expires (ns), at (ns)
+	recAdmit   = 'A' // room, visitor, admission id, expires (ns), at (ns; 0 if no rate window counts it)
 	recCollect = 'C' // room, visitor, expires (ns)
 	recEnd     = 'X' // room, visitor: the admission ended (released, left, expired)
 	recDelete  = 'D' // room, "": the room was deleted, with its line and admissions
@@ -288,7 +288,7 @@ func (s *Rooms) apply(e jrecord, now int64) {
 					rs.admissionSeq = max(rs.admissionSeq, seq)
 				}
 			}
-			if rs.cfg.Rate != nil {
+			if at > 0 { // it counted toward the rate the room had then, whatever its config now
 				rs.window = append(rs.window, at)
 			}
 		}

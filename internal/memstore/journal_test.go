@@ -441,3 +441,34 @@ func TestOutbidBiddersOutliveARestart(t *testing.T) {
 		t.Fatalf("bidders after a restart: %d %v, want 2", n, err)
 	}
 }
+
+// TestJournalRateCountsWhatItCounted: an admission made while the room had no rate, replayed after a
+// crash into a room that has one now, does not count toward its rate: without the crash it did not
+// (nor on Redis), and the next visitor was let in at once, not an hour later.
+func TestJournalRateCountsWhatItCounted(t *testing.T) {
+	dir, db, b := journalFixture(t)
+	ctx := context.Background()
+	if _, err := b.Rooms().Join(ctx, "r", room.Entrant{Visitor: "early", New: true}); err != nil {
+		t.Fatal(err)
+	}
+	if tk, err := b.Rooms().Admit(ctx, "r", 1); err != nil || len(tk.Admitted) != 1 {
+		t.Fatalf("admitting under capacity alone: %+v %v", tk, err)
+	}
+	cfg, _ := b.Rooms().Room(ctx, "r")
+	cfg.Capacity, cfg.Rate = 0, &room.Rate{Admits: 1, Per: rushgate.Duration(time.Hour)}
+	if err := b.Rooms().PutRoom(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	crash(b)
+	b2, err := Open(ctx, db, dir, record.FsyncAlways, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer crash(b2)
+	if _, err := b2.Rooms().Join(ctx, "r", room.Entrant{Visitor: "next", New: true}); err != nil {
+		t.Fatal(err)
+	}
+	if tk, err := b2.Rooms().Admit(ctx, "r", 1); err != nil || len(tk.Admitted) != 1 {
+		t.Fatalf("the first admission under the new rate, after a crash: %+v %v", tk, err)
+	}
+}

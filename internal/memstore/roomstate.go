@@ -214,10 +214,12 @@ func (rs *roomState) grant(visitor string, now int64) *room.Admission {
 	}
 	rs.admissions[visitor] = a
 	rs.active.Add(visitor, unixNano(a.ExpiresAt))
+	windowed := int64(0)
 	if rs.cfg.Rate != nil {
 		rs.window = append(rs.window, now)
+		windowed = now
 	}
-	rs.j.record(recAdmit, rs.id, visitor, a.ID, unixNano(a.ExpiresAt), now)
+	rs.j.record(recAdmit, rs.id, visitor, a.ID, unixNano(a.ExpiresAt), windowed)
 	return a
 }
 
