@@ -309,6 +309,6 @@ func (s *Rooms) apply(e jrecord, now int64) {
 	}
 	rs.mu.Unlock()
 	if moved {
-		s.leaveMoved(prev, &k)
+		s.leaveMoved(prev, &k, visitor)
 	}
 }

@@ -472,3 +472,47 @@ func TestJournalRateCountsWhatItCounted(t *testing.T) {
 		t.Fatalf("the first admission under the new rate, after a crash: %+v %v", tk, err)
 	}
 }
+
+// TestJournalSwitchToADeletedRoom: a visitor who moved from one line to another room's, which was
+// deleted afterwards, is out of the first line after a crash too. The replay skips the join of a room
+// that no longer exists, and the move out of the first line went with it: the visitor was back there.
+func TestJournalSwitchToADeletedRoom(t *testing.T) {
+	dir, db, b := journalFixture(t)
+	ctx := context.Background()
+	cfg, _ := b.Rooms().Room(ctx, "r")
+	cfg.Capacity = 1
+	if err := b.Rooms().PutRoom(ctx, "full", cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Rooms().PutRoom(ctx, "other", cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"in", "moves"} { // in is let in; moves waits
+		if _, err := b.Rooms().Join(ctx, "full", room.Entrant{Visitor: v, New: true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Rooms().Admit(ctx, "full", 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crash(b)
+	b, err := Open(ctx, db, dir, record.FsyncAlways, slog.New(slog.DiscardHandler)) // a snapshot with moves waiting in full
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := b.Rooms().Join(ctx, "other", room.Entrant{Visitor: "moves", Switch: true}); err != nil || st.State != room.StateWaiting {
+		t.Fatalf("moving to the other room: %+v %v", st, err)
+	}
+	if err := b.Rooms().DeleteRoom(ctx, "other"); err != nil {
+		t.Fatal(err)
+	}
+	crash(b)
+	b2, err := Open(ctx, db, dir, record.FsyncAlways, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer crash(b2)
+	if st, err := b2.Rooms().Status(ctx, "full", "moves"); err != nil || st.State != room.StateNone {
+		t.Fatalf("the visitor who moved out of the line, after a crash: %+v %v; want it out", st, err)
+	}
+}

@@ -216,11 +216,13 @@ func (l *line) remove(i int32) {
 }
 
 // moved takes out waiter i after its visitor joined another line, unless the waiter has been reused
-// for somebody else meanwhile.
-func (l *line) moved(i int32, k *vkey) {
+// for somebody else meanwhile; it reports whether it did.
+func (l *line) moved(i int32, k *vkey) bool {
 	if int(i) < int(l.used) && l.at(i).key == *k && l.at(i).prev != unused {
 		l.discard(i)
+		return true
 	}
+	return false
 }
 
 // discard takes a waiter out of the line's own order, leaving the index alone.

@@ -239,7 +239,7 @@ func (s *Rooms) Join(_ context.Context, id string, e room.Entrant) (room.Status,
 		return nil
 	})
 	if err == nil && moved {
-		s.leaveMoved(prev, &k)
+		s.leaveMoved(prev, &k, visitor)
 	}
 	return st, err
 }
@@ -256,8 +256,9 @@ func (s *Rooms) roomOf(serial uint32) string {
 
 // leaveMoved takes a visitor who has just joined another room out of the line it was in. The index
 // already records the new place, so until this runs the old waiter is merely stale: no other room
-// counts it as waiting, and its own room skips it.
-func (s *Rooms) leaveMoved(p place, k *vkey) {
+// counts it as waiting, and its own room skips it. The journal says so in the old room's name: a
+// replay skips the join of a room deleted since, and would leave the visitor in the old line.
+func (s *Rooms) leaveMoved(p place, k *vkey, visitor string) {
 	s.mu.Lock()
 	rs := s.bySerial[p.room]
 	s.mu.Unlock()
@@ -265,7 +266,9 @@ func (s *Rooms) leaveMoved(p place, k *vkey) {
 		return
 	}
 	rs.mu.Lock()
-	rs.waiting.moved(p.slot, k)
+	if rs.waiting.moved(p.slot, k) {
+		rs.j.record(recGone, rs.id, visitor)
+	}
 	rs.mu.Unlock()
 }
 
