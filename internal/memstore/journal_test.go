@@ -48,6 +48,19 @@ func journalFixture(t *testing.T) (string, *record.DB, *Backend) {
 	return dir, db, b
 }
 
+// reopen crashes b (no graceful save) and opens the backend again on the same data, as a restart
+// after a kill -9 does; the test's end crashes the new one.
+func reopen(t *testing.T, dir string, db *record.DB, b *Backend) *Backend {
+	t.Helper()
+	crash(b)
+	b2, err := Open(context.Background(), db, dir, record.FsyncAlways, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { crash(b2) })
+	return b2
+}
+
 // lineOf reads every visitor's standing in room r.
 func lineOf(t *testing.T, rooms *Rooms, visitors []string) []room.Status {
 	t.Helper()
@@ -135,12 +148,7 @@ func TestJournalRoomDeleted(t *testing.T) {
 	if _, err := b.Rooms().Join(ctx, "r", room.Entrant{Visitor: "new", New: true}); err != nil {
 		t.Fatal(err)
 	}
-	crash(b)
-	b2, err := Open(ctx, db, dir, record.FsyncAlways, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer crash(b2)
+	b2 := reopen(t, dir, db, b)
 	got := lineOf(t, b2.Rooms(), []string{"old1", "old2", "new"})
 	if got[0].State != room.StateNone || got[1].State != room.StateNone || got[2].Position != 1 {
 		t.Fatalf("after a crash: %+v, want only the visitor of the room created again", got)
@@ -185,12 +193,7 @@ func TestJournalAdmissionIDsStayUnique(t *testing.T) {
 	}
 	admit(b.Rooms(), "before1")
 	admit(b.Rooms(), "before2")
-	crash(b)
-	b2, err := Open(ctx, db, dir, record.FsyncAlways, slog.New(slog.DiscardHandler)) // replays the two from the journal
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer crash(b2)
+	b2 := reopen(t, dir, db, b) // replays the two from the journal
 	admit(b2.Rooms(), "after1")
 	admit(b2.Rooms(), "after2")
 }
@@ -383,13 +386,7 @@ func TestDeletedAuctionNumberingOutlivesARestart(t *testing.T) {
 	if err := b.Auctions().Delete(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
-	crash(b)
-
-	b2, err := Open(ctx, db, dir, record.FsyncAlways, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer crash(b2)
+	b2 := reopen(t, dir, db, b)
 	if _, err := b2.Auctions().Get(ctx, "a"); !errors.Is(err, auction.ErrNotFound) {
 		t.Fatalf("the deleted auction after a restart: %v", err)
 	}
@@ -427,13 +424,7 @@ func TestOutbidBiddersOutliveARestart(t *testing.T) {
 			}
 		}
 	}
-	crash(b)
-
-	b2, err := Open(ctx, db, dir, record.FsyncAlways, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer crash(b2)
+	b2 := reopen(t, dir, db, b)
 	if ok, err := b2.Auctions().HasBidder(ctx, "a", "outbid"); err != nil || !ok {
 		t.Fatalf("the bidder outbid at once, after a restart: %v %v", ok, err)
 	}
@@ -459,12 +450,7 @@ func TestJournalRateCountsWhatItCounted(t *testing.T) {
 	if err := b.Rooms().PutRoom(ctx, "r", cfg); err != nil {
 		t.Fatal(err)
 	}
-	crash(b)
-	b2, err := Open(ctx, db, dir, record.FsyncAlways, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer crash(b2)
+	b2 := reopen(t, dir, db, b)
 	if _, err := b2.Rooms().Join(ctx, "r", room.Entrant{Visitor: "next", New: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -506,12 +492,7 @@ func TestJournalSwitchToADeletedRoom(t *testing.T) {
 	if err := b.Rooms().DeleteRoom(ctx, "other"); err != nil {
 		t.Fatal(err)
 	}
-	crash(b)
-	b2, err := Open(ctx, db, dir, record.FsyncAlways, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer crash(b2)
+	b2 := reopen(t, dir, db, b)
 	if st, err := b2.Rooms().Status(ctx, "full", "moves"); err != nil || st.State != room.StateNone {
 		t.Fatalf("the visitor who moved out of the line, after a crash: %+v %v; want it out", st, err)
 	}
