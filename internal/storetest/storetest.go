@@ -877,11 +877,18 @@ func testWaitingElsewhere(t *testing.T, h Harness) {
 	join(t, h, "a", "w")
 	refused("b", room.Entrant{Visitor: "v", Origin: "a"}, "a")
 	refused("b", room.Entrant{Visitor: "w"}, "a")
-	// A room that does not exist is not one to be told to switch to.
+	// A room that does not exist is not one to be told to switch to, nor one to switch to: a switch
+	// there leaves the visitor where it waits, and a later join is still told so.
 	for _, e := range []room.Entrant{{Visitor: "v", Origin: "a"}, {Visitor: "w"}} {
 		if _, err := h.Rooms.Join(ctx, "nowhere", e); !errors.Is(err, room.ErrNotFound) {
 			t.Fatalf("Join(nowhere, %+v) while waiting in a = %v; want ErrNotFound", e, err)
 		}
+		e.Switch = true
+		if _, err := h.Rooms.Join(ctx, "nowhere", e); !errors.Is(err, room.ErrNotFound) {
+			t.Fatalf("Join(nowhere, %+v) with a switch while waiting in a = %v; want ErrNotFound", e, err)
+		}
+		e.Switch = false
+		refused("b", e, "a")
 	}
 	// Joining the line one waits in needs no switch and keeps the place.
 	if st, err := h.Rooms.Join(ctx, "a", room.Entrant{Visitor: "v", Origin: "a"}); err != nil || st.Position != 1 {
