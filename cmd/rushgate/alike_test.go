@@ -33,6 +33,21 @@ func TestBackendsAnswerAlike(t *testing.T) {
 	compareAnswers(t, seed, 800, [2]string{testAdminKey, testAdminKey}, func(int) [2]string { return [2]string{embedded, onRedis} })
 }
 
+// TestBackendsAnswerAlikeOnCluster is TestBackendsAnswerAlike against a 3-master Cluster, where a join
+// that may move a visitor takes two slots and several steps: comparing so found a refused switch that
+// left the visitor's line pointer naming the refused room, and the next join taking the visitor out of
+// its line without a switch.
+func TestBackendsAnswerAlikeOnCluster(t *testing.T) {
+	embedded, _ := serveInProcess(t)
+	url := "redis://" + strings.Join(redistest.SharedCluster(t), ",redis://")
+	onCluster, _ := serveInProcess(t, "--redis", url, "--redis-prefix", prefixOf(t))
+	seed := uint64(5) // meets the refused switch
+	if s, err := strconv.ParseUint(os.Getenv("ALIKE_SEED"), 10, 64); err == nil {
+		seed = s
+	}
+	compareAnswers(t, seed, 800, [2]string{testAdminKey, testAdminKey}, func(int) [2]string { return [2]string{embedded, onCluster} })
+}
+
 // TestBackendsAnswerAlikeAcrossCrashes is TestBackendsAnswerAlike with the embedded instance killed
 // (SIGKILL, a second after the last call: the most a crash may lose) and started again on its data
 // every 100 calls: what it answered before a crash it answers after, as Redis does. Comparing so found
