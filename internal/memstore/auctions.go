@@ -86,7 +86,7 @@ func (a *Auctions) step(ctx context.Context, id, rev, bidder string, fn func(s *
 		a.mu.Unlock()
 		return auction.Outcome{}, rushgate.ErrStale
 	}
-	now := a.clock()
+	now := a.clock().Truncate(time.Millisecond) // as Redis's scripts tell the time: events read alike
 	next := as.state
 	evs, err := fn(&next, now)
 	// A leader's raised maximum, and an ended auction's new title or message, are state without an event.

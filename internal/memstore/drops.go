@@ -186,7 +186,7 @@ func (d *Drops) Claim(ctx context.Context, id, rev, visitor, key string) (drop.C
 		d.mu.Unlock()
 		return drop.Claim{}, false, rushgate.ErrStale
 	}
-	c, created, err := s.Decide(id, visitor, key, code, d.clock())
+	c, created, err := s.Decide(id, visitor, key, code, d.clock().Truncate(time.Millisecond)) // as on Redis
 	var g *group
 	var qerr error
 	switch {
