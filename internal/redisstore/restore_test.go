@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/redistest"
 )
@@ -83,5 +85,40 @@ func TestRestoreWaitsForTheOneUnderWay(t *testing.T) {
 	}
 	if info, err := d.Get(ctx, "e"); err != nil || info.Claimed != 3 {
 		t.Fatalf("the drop restored after the dead holder: %+v %v", info, err)
+	}
+}
+
+// TestRestoreOfADeletedAuctionKeepsItsEvents: an auction deleted moments after its last events, while
+// the SQL record has not yet copied them, and then put again is taken back from the record (which
+// still holds its state) with the events the record has. Those used to replace the stream, losing
+// the deleted auction's latest events; the stream keeps them now, and the new auction goes on from
+// them, as it does on the embedded backend.
+func TestRestoreOfADeletedAuctionKeepsItsEvents(t *testing.T) {
+	a := New(redistest.Client(t, redistest.Shared(t)), Options{Prefix: redistest.Prefix("restoredeleted")}).Auctions()
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Millisecond)
+	cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10), StartsAt: now.Add(-time.Hour), EndsAt: now.Add(time.Hour)}
+	if err := a.Put(ctx, "a", cfg); err != nil {
+		t.Fatal(err)
+	}
+	o, err := a.Reschedule(ctx, "a", now) // ends it: its events, no bids
+	if err != nil || len(o.Events) == 0 {
+		t.Fatalf("ending: %+v %v", o, err)
+	}
+	ended := o.Events
+	if err := a.Delete(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	// The record had copied none of its events: the put takes it back as put, with none.
+	if err := a.Restore(ctx, "a", auction.New(cfg), nil); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := a.Events(ctx, "a", 0, 10)
+	if err != nil || !reflect.DeepEqual(evs, ended) {
+		t.Fatalf("the events after the restore: %+v %v; want the deleted auction's %+v", evs, err, ended)
+	}
+	b, err := a.Bid(ctx, "a", "", auction.Bid{Bidder: "x", Max: 500})
+	if err != nil || len(b.Events) != 1 || b.Events[0].Seq != ended[len(ended)-1].Seq+1 {
+		t.Fatalf("the first bid: %+v %v; want it numbered after %d", b.Events, err, ended[len(ended)-1].Seq)
 	}
 }

@@ -1,6 +1,6 @@
 -- auction_restore.lua: one step of taking back an auction that Redis lost while the SQL record kept it
 -- (auction.Store.Restore), in pieces as drop_restore.lua: the events first, a call per piece (the
--- first clears what an earlier attempt left, but the sequence number a deleted auction left behind),
+-- first clears what an earlier attempt left, but a deleted auction's sequence number and events),
 -- then the state, written only if every event is there. One restore at a time holds the auction, as
 -- in drop_restore.lua. Steps cannot race it: until the state is written, every other script reads no
 -- auction.
@@ -29,7 +29,8 @@ elseif holder ~= ARGV[2] then
 end
 
 if ARGV[1] == 'last' then
-  if redis.call('XLEN', KEYS[2]) ~= tonumber(ARGV[3]) or stream_top(KEYS[2]) ~= tonumber(ARGV[4]) then
+  -- Every event sent is there (a deleted auction's stream may hold later ones, see 'first').
+  if redis.call('XLEN', KEYS[2]) < tonumber(ARGV[3]) or stream_top(KEYS[2]) < tonumber(ARGV[4]) then
     return {INCOMPLETE}
   end
   local left = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
@@ -49,7 +50,13 @@ end
 redis.call('SET', KEYS[4], ARGV[2], 'PX', 10000)
 if ARGV[1] == 'first' then
   local left = redis.call('HGET', KEYS[1], 'seq')
-  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+  if left and redis.call('HLEN', KEYS[1]) == 1 then
+    -- A deleted auction, not a lost one: its events stay, and the new one goes on from them
+    -- (auction_delete.lua). The record may not hold the last of them yet; the stream does.
+    redis.call('DEL', KEYS[1], KEYS[3])
+  else
+    redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+  end
   if left then
     redis.call('HSET', KEYS[1], 'seq', left)
   end
