@@ -75,7 +75,7 @@ func (k keys) secret(name string) string { return k.prefix + ":secret:" + name }
 //	KEYS[1] state   HASH    price, leader, bids, ends_at, closed, sold, seq... and the config as JSON
 //	                        (a deleted auction leaves only seq, see lua/auction_delete.lua)
 //	KEYS[2] events  STREAM  the auction's events by sequence (ID seq-1): its feed, and the outbox the
-//	                        recorders copy into SQL
+//	                        recorders copy into SQL; a deleted auction's stay, for one made again
 //	KEYS[3] bidders HASH    bidder -> 1, each bidder whose bid or buy-now was taken, counted for the
 //	                        operator's history
 func (k keys) auction(id string) []string {
