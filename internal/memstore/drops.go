@@ -186,7 +186,10 @@ func (d *Drops) Claim(ctx context.Context, id, rev, visitor, key string) (drop.C
 		d.mu.Unlock()
 		return drop.Claim{}, false, rushgate.ErrStale
 	}
-	c, created, err := s.Decide(id, visitor, key, code, d.clock().Truncate(time.Millisecond)) // as on Redis
+	c, created, err := s.Decide(id, visitor, key, code, d.clock())
+	if created {
+		c.ClaimedAt = c.ClaimedAt.Truncate(time.Millisecond) // told as Redis tells it
+	}
 	var g *group
 	var qerr error
 	switch {
