@@ -26,11 +26,15 @@ import (
 func TestBackendsAnswerAlike(t *testing.T) {
 	embedded, _ := serveInProcess(t)
 	onRedis, _ := serveInProcess(t, "--redis", "redis://"+redistest.Shared(t), "--redis-prefix", prefixOf(t))
-	seed := uint64(2)
+	compareAnswers(t, alikeSeed(2), 800, [2]string{testAdminKey, testAdminKey}, func(int) [2]string { return [2]string{embedded, onRedis} })
+}
+
+// alikeSeed is the sequence of calls a comparison draws: ALIKE_SEED, or def.
+func alikeSeed(def uint64) uint64 {
 	if s, err := strconv.ParseUint(os.Getenv("ALIKE_SEED"), 10, 64); err == nil {
-		seed = s
+		return s
 	}
-	compareAnswers(t, seed, 800, [2]string{testAdminKey, testAdminKey}, func(int) [2]string { return [2]string{embedded, onRedis} })
+	return def
 }
 
 // TestBackendsAnswerAlikeOnCluster is TestBackendsAnswerAlike against a 3-master Cluster, where a join
@@ -41,11 +45,8 @@ func TestBackendsAnswerAlikeOnCluster(t *testing.T) {
 	embedded, _ := serveInProcess(t)
 	url := "redis://" + strings.Join(redistest.SharedCluster(t), ",redis://")
 	onCluster, _ := serveInProcess(t, "--redis", url, "--redis-prefix", prefixOf(t))
-	seed := uint64(5) // meets the refused switch
-	if s, err := strconv.ParseUint(os.Getenv("ALIKE_SEED"), 10, 64); err == nil {
-		seed = s
-	}
-	compareAnswers(t, seed, 800, [2]string{testAdminKey, testAdminKey}, func(int) [2]string { return [2]string{embedded, onCluster} })
+	// Seed 5 meets the refused switch.
+	compareAnswers(t, alikeSeed(5), 800, [2]string{testAdminKey, testAdminKey}, func(int) [2]string { return [2]string{embedded, onCluster} })
 }
 
 // TestBackendsAnswerAlikeAcrossCrashes is TestBackendsAnswerAlike with the embedded instance killed
@@ -58,7 +59,7 @@ func TestBackendsAnswerAlikeAcrossCrashes(t *testing.T) {
 	data := t.TempDir()
 	cmd, embedded := startEmbedded(t, bin, data)
 	onRedis, _ := serveInProcess(t, "--redis", "redis://"+redistest.Shared(t), "--redis-prefix", prefixOf(t))
-	compareAnswers(t, 1, 800, [2]string{restartKey, testAdminKey}, func(n int) [2]string {
+	compareAnswers(t, alikeSeed(1), 800, [2]string{restartKey, testAdminKey}, func(n int) [2]string {
 		if n > 0 && n%100 == 0 {
 			time.Sleep(1100 * time.Millisecond) // a crash loses at most the last second of line changes
 			_ = cmd.Process.Kill()
