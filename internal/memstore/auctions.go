@@ -32,7 +32,7 @@ type Auctions struct {
 	auctions  map[string]*auctionState
 	deadlines *zset                          // open auction id -> end (unix ns)
 	bidders   map[string]map[string]struct{} // auction id -> bidders whose bid or buy-now was taken
-	gone      map[string][]auction.Event     // deleted auction id -> its events, which one made again goes on from
+	gone      map[string][]auction.Event     // deleted auction id -> its events, which one made again goes on from (after a restart the record has them)
 }
 
 // auctionState is an auction with its events. Events past the first durable ones are decided but not
@@ -214,8 +214,19 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 			return err
 		}
 		st.Seq, events = as.state.Seq, as.events
-	} else if events = a.gone[id]; len(events) > 0 {
-		st.Seq = events[len(events)-1].Seq
+	} else {
+		events = a.gone[id]
+		if len(events) == 0 && a.recorder != nil {
+			// Deleted in an earlier run, perhaps: the record kept its events (see ForgetAuction).
+			recorded, err := a.recorder.Events(ctx, id)
+			if err != nil {
+				return fmt.Errorf("%w: reading auction %s: %w", rushgate.ErrUnavailable, id, err)
+			}
+			events = recorded
+		}
+		if len(events) > 0 {
+			st.Seq = events[len(events)-1].Seq
+		}
 	}
 	if a.recorder != nil {
 		var b record.Batch
@@ -266,15 +277,6 @@ func (a *Auctions) load(id string, st auction.State, evs []auction.Event, bidder
 	a.put(id, st, evs)
 	for _, b := range bidders {
 		a.counted(id, b)
-	}
-}
-
-// forgotten takes the events of an auction deleted in an earlier run, as the record keeps them.
-func (a *Auctions) forgotten(id string, evs []auction.Event) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if _, ok := a.auctions[id]; !ok && len(evs) > 0 {
-		a.gone[id] = evs
 	}
 }
 
@@ -384,8 +386,7 @@ func (a *Auctions) Bidders(_ context.Context, id string) (int64, error) {
 func (a *Auctions) HasBidder(_ context.Context, id, bidder string) (bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	_, ok := a.bidders[id][bidder]
-	return ok, nil
+	return a.hasBidder(id, bidder), nil
 }
 
 // Reschedule implements [auction.Store].

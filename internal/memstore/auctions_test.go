@@ -91,6 +91,14 @@ func (f *failing) Commit(ctx context.Context, b *record.Batch) error {
 	return nil
 }
 
+// Events reads what the Records it holds recorded, if any: nothing else is recorded.
+func (f *failing) Events(ctx context.Context, id string) ([]auction.Event, error) {
+	if f.Records != nil {
+		return f.Records.Events(ctx, id)
+	}
+	return nil, nil
+}
+
 func (f *failing) ForgetAuction(context.Context, string) error {
 	if f.fail.Load() {
 		return errors.New("disk full")
@@ -206,6 +214,9 @@ type gated struct {
 	release chan struct{}
 	fail    atomic.Bool
 }
+
+// Events reads nothing: nothing is recorded.
+func (g *gated) Events(context.Context, string) ([]auction.Event, error) { return nil, nil }
 
 func (g *gated) Commit(context.Context, *record.Batch) error {
 	if !g.armed.Load() {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/internal/room"
@@ -28,6 +29,8 @@ type Records interface {
 	// ForgetAuction removes the record of a deleted auction, which had no bids, but for its events,
 	// which an auction created again under the id goes on from.
 	ForgetAuction(ctx context.Context, id string) error
+	// Events reads an auction's recorded events: a deleted one's, for one created again after a restart.
+	Events(ctx context.Context, id string) ([]auction.Event, error)
 	RecordDrop(ctx context.Context, id string, cfg drop.Config) error
 	// ForgetDrop removes the record of a deleted drop, which had no claims.
 	ForgetDrop(ctx context.Context, id string) error
@@ -87,13 +90,6 @@ func Open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 	}
 	for id, sv := range saved {
 		b.auctions.load(id, sv.State, sv.Events, sv.Bidders)
-	}
-	forgotten, err := records.Forgotten(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("loading deleted auctions' events: %w", err)
-	}
-	for id, evs := range forgotten {
-		b.auctions.forgotten(id, evs)
 	}
 	savedDrops, err := records.LoadDrops(ctx)
 	if err != nil {

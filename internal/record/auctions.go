@@ -73,38 +73,9 @@ func (r *DB) writeAuction(ctx context.Context, tx *sql.Tx, id string, st auction
 // ForgetAuction removes an auction's state from the record, so that a restart does not bring it back.
 // An embedded store calls it when an auction without bids is deleted. Its events (never a bid) and its
 // result (a close without a winner, which a later result replaces) stay: an auction created again under
-// the id goes on from them (see Forgotten), as a replaced one does, and as on Redis.
+// the id goes on from them, as a replaced one does, and as on Redis.
 func (r *DB) ForgetAuction(ctx context.Context, id string) error {
 	return r.forget(ctx, id, `DELETE FROM auctions WHERE id = ?`)
-}
-
-// Forgotten returns the events of every auction whose state the record forgot (see ForgetAuction), for
-// an embedded instance to go on from when one is created again under its id.
-func (r *DB) Forgotten(ctx context.Context) (map[string][]auction.Event, error) {
-	rows, err := r.db.QueryContext(ctx, `SELECT DISTINCT auction_id FROM auction_events WHERE auction_id NOT IN (SELECT id FROM auctions)`)
-	if err != nil {
-		return nil, fmt.Errorf("record: %w", err)
-	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("record: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("record: %w", err)
-	}
-	out := make(map[string][]auction.Event, len(ids))
-	for _, id := range ids {
-		if out[id], err = r.Events(ctx, id); err != nil {
-			return nil, fmt.Errorf("record: %w", err)
-		}
-	}
-	return out, nil
 }
 
 // Result is an auction's settled outcome.
@@ -227,18 +198,9 @@ func (r *DB) Load(ctx context.Context) (map[string]Saved, error) {
 
 // bidders reads the bidders of an auction that were recorded on their own (see Batch.AddBidder).
 func (r *DB) bidders(ctx context.Context, id string) ([]string, error) {
-	rows, err := r.db.QueryContext(ctx, r.q(`SELECT bidder FROM auction_bidders WHERE auction_id = ?`), id)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
+	return queryAll(ctx, r, `SELECT bidder FROM auction_bidders WHERE auction_id = ?`, func(rows *sql.Rows) (string, error) {
 		var b string
-		if err := rows.Scan(&b); err != nil {
-			return nil, err
-		}
-		out = append(out, b)
-	}
-	return out, rows.Err()
+		err := rows.Scan(&b)
+		return b, err
+	}, id)
 }
