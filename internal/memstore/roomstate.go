@@ -161,7 +161,12 @@ func (rs *roomState) admit(now int64, max int) room.Tick {
 		rs.waiting.remove(i)
 		rs.j.record(recGone, rs.id, v)
 	}
-	budget := rs.budget(now, max)
+	// A step whose sweep stopped at its limit may have left idle waiters at the front: it lets nobody
+	// in, and the next step, at once (More), sweeps on before it does.
+	budget := 0
+	if len(t.Idle) < max {
+		budget = rs.budget(now, max)
+	}
 	for ; budget > 0; budget-- {
 		i, ok := rs.waiting.front()
 		if !ok {

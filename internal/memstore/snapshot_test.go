@@ -23,7 +23,9 @@ func TestSaveLoad(t *testing.T) {
 	opens := c.Now().Add(time.Hour)
 	cfgs := map[string]room.Config{
 		"sale":  {Capacity: 3, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(2 * time.Minute)},
-		"early": {Capacity: 3, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(2 * time.Minute), OpensAt: &opens},
+		// Its waiters wait for the opening an hour away without showing presence: an idle timeout of
+		// two hours keeps them.
+		"early": {Capacity: 3, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(2 * time.Hour), OpensAt: &opens},
 		"empty": {Capacity: 1, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(2 * time.Minute)},
 	}
 	a := memstore.NewRooms(memstore.Options{Clock: c.Now})

@@ -60,6 +60,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"GraceExpiry", testGrace},
 		{"SessionExpiry", testSession},
 		{"IdleExpiry", testIdle},
+		{"IdleNeverAdmitted", testIdleNeverAdmitted},
 		{"PreQueue", testPreQueue},
 		{"Paused", testPaused},
 		{"OneRoomPerVisitor", testOneRoom},
@@ -459,6 +460,73 @@ func testIdle(t *testing.T, h Harness) {
 		t.Fatalf("after their own timeout %d went idle (%v), want %d", len(got), got, len(crowd)-len(gone))
 	}
 	wantStats(t, h, "crowd", 0, 0)
+}
+
+// testIdleNeverAdmitted: a waiter gone idle is let go, never let in, even by a step whose sweep of
+// idle waiters stops at its limit before reaching it (a backend may keep presence entries of visitors
+// long admitted, which such a sweep spends its limit on).
+func testIdleNeverAdmitted(t *testing.T, h Harness) {
+	c := cfg(100)
+	c.IdleTimeout = rushgate.Duration(time.Minute)
+	put(t, h, "r", c)
+	for _, v := range []string{"a", "b", "c", "d"} { // each in a step of its own
+		if _, err := h.Rooms.Join(ctx, "r", arrival("r", v)); err != nil {
+			t.Fatal(err)
+		}
+		wantAdmitted(t, admit(t, h, "r"), v)
+		status(t, h, "r", v) // collected, so its session outlives the sweep
+	}
+	for _, v := range []string{"x", "y"} {
+		if _, err := h.Rooms.Join(ctx, "r", arrival("r", v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.Advance(2 * time.Minute)
+	var idle []string
+	for range 20 {
+		tk, err := h.Rooms.Admit(ctx, "r", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tk.Admitted) > 0 {
+			t.Fatalf("idle waiters admitted: %+v", tk.Admitted)
+		}
+		idle = append(idle, tk.Idle...)
+		if !tk.More {
+			break
+		}
+	}
+	if slices.Sort(idle); !slices.Equal(idle, []string{"x", "y"}) {
+		t.Fatalf("Idle = %v, want [x y]", idle)
+	}
+	wantStats(t, h, "r", 0, 4)
+
+	// More idle waiters than a step may sweep, the front of the line the last of them to be seen: the
+	// step that sweeps the others must not let it in.
+	put(t, h, "q", c)
+	join(t, h, "q", "p", "q1", "q2")
+	h.Advance(10 * time.Second)
+	if err := h.Rooms.Touch(ctx, "q", []string{"p"}); err != nil {
+		t.Fatal(err)
+	}
+	h.Advance(2 * time.Minute)
+	idle = nil
+	for range 20 {
+		tk, err := h.Rooms.Admit(ctx, "q", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tk.Admitted) > 0 {
+			t.Fatalf("idle waiters admitted: %+v", tk.Admitted)
+		}
+		idle = append(idle, tk.Idle...)
+		if !tk.More {
+			break
+		}
+	}
+	if slices.Sort(idle); !slices.Equal(idle, []string{"p", "q1", "q2"}) {
+		t.Fatalf("Idle = %v, want [p q1 q2]", idle)
+	}
 }
 
 func testPreQueue(t *testing.T, h Harness) {

@@ -92,6 +92,12 @@ elseif not holds then
   end
 end
 
+-- A sweep that stopped at its limit may have left idle waiters at the front: the step lets nobody in,
+-- and the next, at once (more), sweeps on before it does.
+if #stale == max or swept < #stale then
+  budget = 0
+end
+
 local admitted = {}
 local n = 0
 if budget > 0 then

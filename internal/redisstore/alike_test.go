@@ -1,0 +1,338 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/memstore"
+	"github.com/rushgate/rushgate/internal/redistest"
+	"github.com/rushgate/rushgate/internal/room"
+	"github.com/rushgate/rushgate/internal/storetest"
+)
+
+// The conformance suite says what a backend must do in the cases its authors thought of. These tests
+// look for the cases nobody thought of: the same random sequence of room steps, with the clock moved
+// between them, goes to the embedded backend and to Redis, and every answer must agree, admissions,
+// expiries, idle waiters, rate windows, deadlines and all. Time is the store's own fake clock on both
+// sides, which the HTTP-level comparison (cmd/rushgate, alike_test.go) cannot move. ALIKE_SEED=N draws
+// another sequence.
+
+// TestRoomsAnswerAlike compares the embedded backend's rooms with standalone Redis's.
+func TestRoomsAnswerAlike(t *testing.T) {
+	rdb := redistest.Client(t, redistest.Shared(t))
+	for _, seed := range alikeSeeds(t, 3) {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			compareRooms(t, seed, harnesses(rdb, false)(t))
+		})
+	}
+}
+
+// TestRoomsAnswerAlikeOnCluster compares them with a 3-master Cluster's, where the one-line rule
+// crosses slots.
+func TestRoomsAnswerAlikeOnCluster(t *testing.T) {
+	rdb := redistest.Client(t, redistest.SharedCluster(t)...)
+	for _, seed := range alikeSeeds(t, 2) {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			compareRooms(t, seed+100, harnesses(rdb, true)(t))
+		})
+	}
+}
+
+// alikeSeeds returns n seeds from 1, or the one ALIKE_SEED names.
+func alikeSeeds(t *testing.T, n int) []uint64 {
+	if s := os.Getenv("ALIKE_SEED"); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("ALIKE_SEED=%q: %v", s, err)
+		}
+		return []uint64{seed}
+	}
+	seeds := make([]uint64, n)
+	for i := range seeds {
+		seeds[i] = uint64(i + 1)
+	}
+	return seeds
+}
+
+// side is one backend of a comparison, with what its answers name in its own words: admission ids,
+// which each backend makes up, are told by the order they were first seen in.
+type side struct {
+	h          storetest.Harness
+	admissions map[string]string // backend's admission id -> "A<n>"
+	byName     map[string]string // "A<n>" -> backend's admission id
+	current    map[string]string // visitor -> "A<n>" of the admission it was last told of
+	// more and next are the hints of the last tick, compared apart (see lazier).
+	more bool
+	next time.Time
+}
+
+func newSide(h storetest.Harness) *side {
+	return &side{h: h, admissions: map[string]string{}, byName: map[string]string{}, current: map[string]string{}}
+}
+
+// name gives a backend's admission id the name of its order of appearance.
+func (s *side) name(visitor, id string) string {
+	if id == "" {
+		return ""
+	}
+	n, ok := s.admissions[id]
+	if !ok {
+		n = "A" + strconv.Itoa(len(s.admissions)+1)
+		s.admissions[id], s.byName[n] = n, id
+	}
+	if visitor != "" {
+		s.current[visitor] = n
+	}
+	return n
+}
+
+// status and tick write an answer with its admission ids named and its times to the millisecond, the
+// precision Redis keeps.
+func (s *side) status(visitor string, st room.Status, err error) string {
+	if err != nil {
+		return outcome(err)
+	}
+	if st.State != room.StateAdmitted {
+		return fmt.Sprintf("%s pos=%d", st.State, st.Position)
+	}
+	a := st.Admission
+	return fmt.Sprintf("admitted %s until=%s collected=%t", s.name(visitor, a.ID), ms(a.ExpiresAt), a.Collected)
+}
+
+func (s *side) tick(tk room.Tick, err error) string {
+	if err != nil {
+		return outcome(err)
+	}
+	var b strings.Builder
+	b.WriteString("admitted=[")
+	for _, a := range tk.Admitted {
+		fmt.Fprintf(&b, "%s:%s until=%s collected=%t ", a.Visitor, s.name(a.Visitor, a.Admission.ID), ms(a.Admission.ExpiresAt), a.Admission.Collected)
+	}
+	slices.Sort(tk.Expired)
+	slices.Sort(tk.Idle)
+	fmt.Fprintf(&b, "] expired=%v idle=%v total=%d", tk.Expired, tk.Idle, tk.AdmittedTotal)
+	s.more, s.next = tk.More, tk.Next.Truncate(time.Millisecond)
+	return b.String()
+}
+
+func ms(t time.Time) string {
+	if t.IsZero() {
+		return "0"
+	}
+	return t.UTC().Truncate(time.Millisecond).Format("15:04:05.000")
+}
+
+// outcome names an error by the domain outcome it is, so that two backends' wordings compare.
+func outcome(err error) string {
+	var elsewhere *room.ElsewhereError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &elsewhere):
+		return "elsewhere:" + elsewhere.Room
+	}
+	for _, o := range []struct {
+		err  error
+		name string
+	}{{room.ErrNotFound, "not_found"}, {room.ErrNotAdmitted, "not_admitted"}, {room.ErrClosed, "closed"},
+		{room.ErrInviteRequired, "invite_required"}, {room.ErrInviteInvalid, "invite_invalid"},
+		{rushgate.ErrSoldOut, "sold_out"}} {
+		if errors.Is(err, o.err) {
+			return o.name
+		}
+	}
+	return "error: " + err.Error()
+}
+
+var ctx = context.Background()
+
+// lazier says how red's last tick hints at less work than mem's, or "". A tick's More and Next are
+// hints for the gate that runs the steps: one that says there is more to do, or something to do
+// earlier, costs a step that finds nothing, but one that says less leaves visitors waiting. Redis's
+// are more eager (its presence set keeps an entry per batch of arrivals, swept when due whether or not
+// they still wait), so only a lazier hint fails.
+func lazier(mem, red *side) string {
+	switch {
+	case mem.more && !red.more:
+		return "(more: embedded true, redis false)"
+	case !mem.next.IsZero() && (red.next.IsZero() || red.next.After(mem.next)):
+		return fmt.Sprintf("(next: embedded %s, redis %s)", ms(mem.next), ms(red.next))
+	}
+	return ""
+}
+
+// roomStep is one random call, made alike on each side: it returns the side's answer as text.
+type roomStep struct {
+	what string
+	do   func(s *side) string
+}
+
+// compareRooms runs a random sequence of room steps on the embedded backend and on other, stopping at
+// the first answer on which they differ.
+func compareRooms(t *testing.T, seed uint64, other storetest.Harness) {
+	start := other.Now()
+	clock := storetest.NewClock(start)
+	mem := newSide(storetest.Harness{Rooms: memstore.NewRooms(memstore.Options{Clock: clock.Now}), Advance: clock.Advance, Now: clock.Now})
+	red := newSide(other)
+	rnd := rand.New(rand.NewPCG(seed, seed*7919))
+	rooms := []string{"r1", "r2"}
+	// Visitors a* arrive through a join of r1 (their tokens name it as their origin), b* are subjects'
+	// (their tokens name none).
+	visitors := []string{"a1", "a2", "a3", "b1", "b2", "b3", "b4"}
+	arrived := map[string]bool{}
+	var log []string
+	for i := range 600 {
+		st := randomRoomStep(rnd, rooms, visitors, arrived)
+		mem.more, mem.next, red.more, red.next = false, time.Time{}, false, time.Time{}
+		a, b := st.do(mem), st.do(red)
+		log = append(log, fmt.Sprintf("%3d %s -> %s", i, st.what, a))
+		why := lazier(mem, red)
+		if a != b || why != "" {
+			if len(log) > 40 {
+				log = log[len(log)-40:]
+			}
+			t.Fatalf("seed %d, step %d: %s %s\n embedded: %s\n redis:    %s\nthe steps before:\n%s", seed, i, st.what, why, a, b, strings.Join(log, "\n"))
+		}
+	}
+}
+
+func randomRoomStep(rnd *rand.Rand, rooms, visitors []string, arrived map[string]bool) roomStep {
+	id := rooms[rnd.IntN(len(rooms))]
+	v := visitors[rnd.IntN(len(visitors))]
+	origin := ""
+	if v[0] == 'a' {
+		origin = "r1"
+		if !arrived[v] {
+			// Its first join issues its token, in its origin.
+			arrived[v] = true
+			return roomStep{"arrive " + v, func(s *side) string {
+				st, err := s.h.Rooms.Join(ctx, "r1", room.Entrant{Visitor: v, Origin: "r1", New: true})
+				return s.status(v, st, err)
+			}}
+		}
+	}
+	switch n := rnd.IntN(100); {
+	case n < 8:
+		c := randomRoomConfig(rnd)
+		return roomStep{fmt.Sprintf("put %s %+v rate=%v", id, c, c.Rate), func(s *side) string {
+			return outcome(s.h.Rooms.PutRoom(ctx, id, c))
+		}}
+	case n < 10:
+		return roomStep{"delete " + id, func(s *side) string { return outcome(s.h.Rooms.DeleteRoom(ctx, id)) }}
+	case n < 30:
+		e := room.Entrant{Visitor: v, Origin: origin, Switch: rnd.IntN(3) > 0}
+		return roomStep{fmt.Sprintf("join %s %+v", id, e), func(s *side) string {
+			st, err := s.h.Rooms.Join(ctx, id, e)
+			return s.status(v, st, err)
+		}}
+	case n < 42:
+		return roomStep{"status " + id + " " + v, func(s *side) string {
+			st, err := s.h.Rooms.Status(ctx, id, v)
+			return s.status(v, st, err)
+		}}
+	case n < 47:
+		vs := []string{v, visitors[rnd.IntN(len(visitors))]}
+		return roomStep{fmt.Sprintf("touch %s %v", id, vs), func(s *side) string { return outcome(s.h.Rooms.Touch(ctx, id, vs)) }}
+	case n < 52:
+		return roomStep{"leave " + id + " " + v, func(s *side) string {
+			ok, err := s.h.Rooms.Leave(ctx, id, v)
+			return fmt.Sprint(ok, outcome(err))
+		}}
+	case n < 58:
+		which := rnd.IntN(3) // the visitor's last admission, none named, or a made-up one
+		return roomStep{fmt.Sprintf("release %s %s (%d)", id, v, which), func(s *side) string {
+			return outcome(s.h.Rooms.Release(ctx, id, v, s.admissionID(v, which)))
+		}}
+	case n < 72:
+		// Steps that may do all there is to do: how a step's limits split the work between steps
+		// is each backend's own (conformance, IdleNeverAdmitted, says what must hold whatever they are).
+		max := 100
+		return roomStep{fmt.Sprintf("admit %s %d", id, max), func(s *side) string {
+			tk, err := s.h.Rooms.Admit(ctx, id, max)
+			return s.tick(tk, err)
+		}}
+	case n < 76:
+		return roomStep{"stats " + id, func(s *side) string {
+			st, err := s.h.Rooms.Stats(ctx, id)
+			if err != nil {
+				return outcome(err)
+			}
+			return fmt.Sprintf("%+v", st)
+		}}
+	case n < 80:
+		which := rnd.IntN(3)
+		return roomStep{fmt.Sprintf("active %s %s (%d)", id, v, which), func(s *side) string {
+			ok, err := s.h.Rooms.Active(ctx, id, v, s.admissionID(v, which))
+			return fmt.Sprint(ok, outcome(err))
+		}}
+	case n < 83:
+		units, stock := rnd.IntN(4)-1, 3
+		return roomStep{fmt.Sprintf("units %s %d", id, units), func(s *side) string {
+			return outcome(s.h.Rooms.SetUnits(ctx, id, units, stock))
+		}}
+	case n < 85:
+		stock := rnd.IntN(6)
+		return roomStep{fmt.Sprintf("restock %s %d", id, stock), func(s *side) string {
+			news, err := s.h.Rooms.Restock(ctx, id, stock)
+			return fmt.Sprint(news, outcome(err))
+		}}
+	case n < 88:
+		which := rnd.IntN(2)
+		return roomStep{fmt.Sprintf("hold %s %s (%d)", id, v, which), func(s *side) string {
+			took, err := s.h.Rooms.Hold(ctx, id, v, s.admissionID(v, which))
+			return fmt.Sprint(took, outcome(err))
+		}}
+	case n < 89:
+		return roomStep{"unhold " + id, func(s *side) string { return outcome(s.h.Rooms.Unhold(ctx, id)) }}
+	case n < 90:
+		return roomStep{"sold out " + id, func(s *side) string { return outcome(s.h.Rooms.SoldOut(ctx, id)) }}
+	case n < 91:
+		return roomStep{"rooms", func(s *side) string {
+			ids, err := s.h.Rooms.Rooms(ctx)
+			slices.Sort(ids)
+			return fmt.Sprint(ids, outcome(err))
+		}}
+	default:
+		d := []time.Duration{time.Second, 5 * time.Second, 20 * time.Second, 45 * time.Second, 61 * time.Second, 3 * time.Minute}[rnd.IntN(6)]
+		d += time.Duration(rnd.IntN(1000)) * time.Millisecond
+		return roomStep{"advance " + d.String(), func(s *side) string { s.h.Advance(d); return "" }}
+	}
+}
+
+// admissionID is the id a call names: 0 the visitor's last admission on this side, 1 none, 2 one no
+// backend made.
+func (s *side) admissionID(v string, which int) string {
+	switch which {
+	case 0:
+		return s.byName[s.current[v]]
+	case 1:
+		return ""
+	}
+	return "made-up.1"
+}
+
+// randomRoomConfig draws a small room whose limits a few visitors reach: capacity, rate or both,
+// short windows, any mode, sometimes paused.
+func randomRoomConfig(rnd *rand.Rand) room.Config {
+	c := room.Config{
+		Capacity:    rnd.IntN(4),
+		SessionTTL:  rushgate.Duration([]time.Duration{30 * time.Second, 2 * time.Minute}[rnd.IntN(2)]),
+		Grace:       rushgate.Duration([]time.Duration{10 * time.Second, time.Minute}[rnd.IntN(2)]),
+		IdleTimeout: rushgate.Duration([]time.Duration{40 * time.Second, 2 * time.Minute}[rnd.IntN(2)]),
+		Paused:      rnd.IntN(8) == 0,
+		Mode:        []room.Mode{"", "", "", room.ModePassthrough, room.ModeReject}[rnd.IntN(5)],
+	}
+	if c.Capacity == 0 || rnd.IntN(3) == 0 {
+		c.Rate = &room.Rate{Admits: 1 + rnd.IntN(3), Per: rushgate.Duration([]time.Duration{10 * time.Second, time.Minute}[rnd.IntN(2)])}
+	}
+	return c
+}
