@@ -37,7 +37,8 @@ type Store interface {
 	// BuyNow sells to bidder at the buy-now price; ErrBuyNowGone or ErrClosed when it cannot, and
 	// rushgate.ErrStale as Bid.
 	BuyNow(ctx context.Context, id, rev, bidder string) (Outcome, error)
-	// Bidders counts the bidders whose bid or buy-now was taken, for the operator's history.
+	// Bidders counts the bidders whose bid or buy-now was taken, for the operator's history; 0 for an
+	// auction there is not, as HasBidder.
 	Bidders(ctx context.Context, id string) (int64, error)
 	// HasBidder reports whether bidder is one of them; false for an auction there is not.
 	HasBidder(ctx context.Context, id, bidder string) (bool, error)

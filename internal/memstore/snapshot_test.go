@@ -22,7 +22,7 @@ func TestSaveLoad(t *testing.T) {
 	c := storetest.NewClock(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
 	opens := c.Now().Add(time.Hour)
 	cfgs := map[string]room.Config{
-		"sale":  {Capacity: 3, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(2 * time.Minute)},
+		"sale": {Capacity: 3, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(2 * time.Minute)},
 		// Its waiters wait for the opening an hour away without showing presence: an idle timeout of
 		// two hours keeps them.
 		"early": {Capacity: 3, SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(2 * time.Hour), OpensAt: &opens},

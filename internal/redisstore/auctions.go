@@ -79,7 +79,7 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 	if err != nil {
 		return err
 	}
-	if err := a.index(ctx, id, cfg.EndsAt); err != nil {
+	if err := a.indexBy(ctx, id, cfg.EndsAt); err != nil {
 		return err
 	}
 	if err := a.runCode(ctx, auctionPutScript, a.keys.auction(id), &auctionErrors, f.startPrice, f.reserve, f.buyNow,
@@ -145,7 +145,7 @@ func (a *Auctions) Restore(ctx context.Context, id string, st auction.State, evs
 		st.Winner, itoa(st.Final), itoa(st.Seq),
 		f.startsAt, f.startPrice, f.reserve, f.buyNow, f.window, f.extend, f.inc, rushgate.NewRevision(), f.js}
 	if !st.Closed && !st.Sold {
-		if err := a.index(ctx, id, st.EndsAt); err != nil {
+		if err := a.indexBy(ctx, id, st.EndsAt); err != nil {
 			return err
 		}
 	}
@@ -180,6 +180,7 @@ func (a *Auctions) Delete(ctx context.Context, id string) error {
 
 // Amend implements [auction.Store]. The config is read first and its title and message replaced; the
 // script keeps the result only if the config is still of that revision, and the auction is not over.
+// The outcome is read after it, with the event it appended.
 func (a *Auctions) Amend(ctx context.Context, id, rev string, cfg auction.Config) (auction.Outcome, error) {
 	st, err := a.Get(ctx, id)
 	if err != nil {
@@ -198,12 +199,29 @@ func (a *Auctions) Amend(ctx context.Context, id, rev string, cfg auction.Config
 		rushgate.NewRevision(), a.keys.auctionChanges(id)); err != nil {
 		return auction.Outcome{}, err
 	}
-	st, err = a.Get(ctx, id)
-	return auction.Outcome{State: st}, err
+	before := st.Seq
+	if st, err = a.Get(ctx, id); err != nil {
+		return auction.Outcome{}, err
+	}
+	o := auction.Outcome{State: st}
+	if st.Seq > before {
+		o.Events, err = a.Events(ctx, id, before, int(st.Seq-before))
+	}
+	return o, err
 }
 
 func (a *Auctions) index(ctx context.Context, id string, end time.Time) error {
 	_, err := a.do(ctx, a.rdb.B().Zadd().Key(a.keys.auctionDeadlines()).ScoreMember().ScoreMember(float64(end.UnixMilli()), id).Build())
+	return err
+}
+
+// indexBy indexes an auction's deadline ahead of a step that may then refuse to move it (Put, Restore),
+// so that no crash between the two leaves an auction unindexed; it moves an indexed deadline earlier,
+// never later, since a refused put of an auction with bids must not delay its close (ZADD LT). A put
+// that did move the end later wakes a closer at the old deadline, whose Close finds the auction not due
+// and indexes its end (see sendSteps).
+func (a *Auctions) indexBy(ctx context.Context, id string, end time.Time) error {
+	_, err := a.do(ctx, a.rdb.B().Zadd().Key(a.keys.auctionDeadlines()).Lt().ScoreMember().ScoreMember(float64(end.UnixMilli()), id).Build())
 	return err
 }
 

@@ -27,6 +27,7 @@ var auctionTests = []check{
 	{"Auction/BuyNowWithReserve", testBuyNowWithReserve},
 	{"Auction/SoftClose", testSoftClose},
 	{"Auction/CloseAtEnd", testCloseAtEnd},
+	{"Auction/RefusedPutKeepsTheClose", testRefusedPutKeepsTheClose},
 	{"Auction/Refusals", testRefusals},
 	{"Auction/Events", testEvents},
 	{"Auction/ConcurrentBids", testConcurrentBids},
@@ -328,6 +329,44 @@ func testCloseAtEnd(t *testing.T, h Harness) {
 	o, _ = h.Auctions.Close(ctx, "b")
 	if len(o.Events) != 1 || o.Events[0].Kind != auction.EventClosed || o.State.Winner != "" {
 		t.Fatalf("closing an auction without bids: %+v", o)
+	}
+}
+
+// testRefusedPutKeepsTheClose: a put refused because the auction has bids changes nothing, its close
+// least of all: the auction is due at its own end, not at the end the put named. A put that moves the
+// end of an auction without bids later leaves it open until then, whatever wakes a closer earlier.
+func testRefusedPutKeepsTheClose(t *testing.T, h Harness) {
+	c := auctionCfg(h)
+	putAuction(t, h, "a", c)
+	bid(t, h, "a", "x", 3000)
+	later := c
+	later.EndsAt = c.EndsAt.Add(24 * time.Hour)
+	if err := h.Auctions.Put(ctx, "a", later); !errors.Is(err, auction.ErrStarted) {
+		t.Fatalf("put of an auction with bids: %v", err)
+	}
+	h.Advance(c.EndsAt.Sub(h.Now()) + time.Second)
+	if ids, _, err := h.Auctions.Due(ctx, 10); err != nil || !slices.Contains(ids, "a") {
+		t.Fatalf("Due at its end after a refused put: %v %v", ids, err)
+	}
+
+	c = auctionCfg(h)
+	putAuction(t, h, "b", c)
+	later = c
+	later.EndsAt = c.EndsAt.Add(time.Hour)
+	putAuction(t, h, "b", later)
+	h.Advance(c.EndsAt.Sub(h.Now()) + time.Second)
+	ids, _, err := h.Auctions.Due(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if o, err := h.Auctions.Close(ctx, id); err != nil || (id == "b" && o.State.Closed) {
+			t.Fatalf("Close(%s) before its new end: %+v %v", id, o.State, err)
+		}
+	}
+	ids, next, err := h.Auctions.Due(ctx, 10)
+	if err != nil || slices.Contains(ids, "b") || !next.Equal(later.EndsAt) {
+		t.Fatalf("Due after the closer's look: %v next %v (want b's new end %v) %v", ids, next, later.EndsAt, err)
 	}
 }
 
