@@ -16,6 +16,7 @@ import (
 
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
+	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/memstore"
 	"github.com/rushgate/rushgate/internal/redistest"
 	"github.com/rushgate/rushgate/internal/room"
@@ -201,7 +202,24 @@ func compareRooms(t *testing.T, seed uint64, other storetest.Harness) {
 	// (their tokens name none).
 	visitors := []string{"a1", "a2", "a3", "b1", "b2", "b3", "b4"}
 	arrived := map[string]bool{}
-	compare(t, seed, mem, newSide(other), func(rnd *rand.Rand) roomStep { return randomRoomStep(rnd, rooms, visitors, arrived) })
+	compare(t, seed, mem, newSide(other), func(rnd *rand.Rand) roomStep {
+		st := randomRoomStep(rnd, rooms, visitors, arrived)
+		return roomStep{st.what, func(s *side) string { return st.do(s) + " " + roomsNow(s, rooms) }}
+	})
+}
+
+// roomsNow counts both rooms' visitors, to compare after every step.
+func roomsNow(s *side, rooms []string) string {
+	var b strings.Builder
+	for _, id := range rooms {
+		st, err := s.h.Rooms.Stats(ctx, id)
+		if err != nil {
+			fmt.Fprintf(&b, "[%s %s]", id, outcome(err))
+			continue
+		}
+		fmt.Fprintf(&b, "[%s %d %d %d %d %d %d]", id, st.Waiting, st.Active, st.AdmittedTotal, st.JoinedTotal, st.IdleTotal, st.GraceTotal)
+	}
+	return b.String()
 }
 
 // compare makes 600 random steps that draw makes on both sides, stopping at the first answer on
@@ -316,7 +334,23 @@ func randomRoomStep(rnd *rand.Rand, rooms, visitors []string, arrived map[string
 		return roomStep{"unhold " + id, func(s *side) string { return outcome(s.h.Rooms.Unhold(ctx, id)) }}
 	case n < 90:
 		return roomStep{"sold out " + id, func(s *side) string { return outcome(s.h.Rooms.SoldOut(ctx, id)) }}
-	case n < 91:
+	case n < 93:
+		codes := []string{"i1", "i2", "i3"}[:1+rnd.IntN(3)]
+		return roomStep{fmt.Sprintf("add invites %s %v", id, codes), func(s *side) string {
+			n, err := s.h.Rooms.AddInvites(ctx, id, codes)
+			return fmt.Sprint(n, outcome(err))
+		}}
+	case n < 95:
+		code := []string{"i1", "i2", "i3", "i4"}[rnd.IntN(4)]
+		back := rnd.IntN(3) == 0
+		return roomStep{fmt.Sprintf("take invite %s %s (back %t)", id, code, back), func(s *side) string {
+			ok, err := s.h.Rooms.TakeInvite(ctx, id, code)
+			if back && ok && err == nil {
+				err = s.h.Rooms.ReturnInvite(ctx, id, code)
+			}
+			return fmt.Sprint(ok, outcome(err))
+		}}
+	case n < 96:
 		return roomStep{"rooms", func(s *side) string {
 			ids, err := s.h.Rooms.Rooms(ctx)
 			slices.Sort(ids)
@@ -350,7 +384,7 @@ func randomRoomConfig(rnd *rand.Rand) room.Config {
 		Grace:       rushgate.Duration([]time.Duration{10 * time.Second, time.Minute}[rnd.IntN(2)]),
 		IdleTimeout: rushgate.Duration([]time.Duration{40 * time.Second, 2 * time.Minute}[rnd.IntN(2)]),
 		Paused:      rnd.IntN(8) == 0,
-		Mode:        []room.Mode{"", "", "", room.ModePassthrough, room.ModeReject}[rnd.IntN(5)],
+		Mode:        []room.Mode{"", "", "", room.ModePassthrough, room.ModeReject, room.ModeQueueAll}[rnd.IntN(6)],
 	}
 	if c.Capacity == 0 || rnd.IntN(3) == 0 {
 		c.Rate = &room.Rate{Admits: 1 + rnd.IntN(3), Per: rushgate.Duration([]time.Duration{10 * time.Second, time.Minute}[rnd.IntN(2)])}
@@ -512,6 +546,152 @@ func randomAuctionConfig(rnd *rand.Rand, now time.Time) auction.Config {
 	}
 	if rnd.IntN(2) == 0 {
 		c.SoftClose = &auction.SoftClose{Window: rushgate.Duration(30 * time.Second), Extend: rushgate.Duration(time.Duration(10+rnd.IntN(40)) * time.Second)}
+	}
+	return c
+}
+
+// TestDropsAnswerAlike compares the embedded backend's drops with standalone Redis's: claims within and
+// outside their window as the clock moves, per-visitor limits, idempotent repeats, restocks and
+// corrections, listed and generated codes.
+func TestDropsAnswerAlike(t *testing.T) {
+	rdb := redistest.Client(t, redistest.Shared(t))
+	for _, seed := range alikeSeeds(t, 3) {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			other := harnesses(rdb, false)(t)
+			clock := storetest.NewClock(other.Now())
+			mem := newSide(storetest.Harness{Drops: memstore.NewDrops(clock.Now, nil), Advance: clock.Advance, Now: clock.Now})
+			compare(t, seed, mem, newSide(other), func(rnd *rand.Rand) roomStep {
+				st := randomDropStep(rnd, clock.Now())
+				return roomStep{st.what, func(s *side) string { return st.do(s) + " " + dropsNow(s) }}
+			})
+		})
+	}
+}
+
+// listedCodes are the codes a drop that lists codes hands out, in order.
+var listedCodes = []string{"C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8"}
+
+// claimOf writes a claim; a generated code, random on each side, by whether it carries its claim's
+// number as generated codes do.
+func claimOf(c drop.Claim) string {
+	code := c.Code
+	if !slices.Contains(listedCodes, code) {
+		code = fmt.Sprint("generated:", strings.HasSuffix(code, fmt.Sprint("-", c.Seq)) && len(code) == len(drop.NewCode())+len(fmt.Sprint("-", c.Seq)))
+	}
+	return fmt.Sprintf("[%s %d %s %s %s]", c.ID, c.Seq, code, c.Visitor, ms(c.ClaimedAt)) // Key is the record's
+}
+
+func claimsOf(cs []drop.Claim, err error) string {
+	if err != nil {
+		return dropError(err)
+	}
+	var b strings.Builder
+	for _, c := range cs {
+		b.WriteString(claimOf(c))
+	}
+	return b.String()
+}
+
+func dropError(err error) string {
+	if err == nil {
+		return ""
+	}
+	if ac, ok := errors.AsType[*drop.AlreadyClaimedError](err); ok {
+		return "already_claimed:" + claimsOf(ac.Claims, nil)
+	}
+	for _, o := range []struct {
+		err  error
+		name string
+	}{{drop.ErrNotFound, "not_found"}, {drop.ErrSoldOut, "sold_out"}, {drop.ErrNotOpen, "not_open"},
+		{drop.ErrStarted, "started"}, {drop.ErrBelowClaimed, "below_claimed"}, {rushgate.ErrStale, "stale"}} {
+		if errors.Is(err, o.err) {
+			return o.name
+		}
+	}
+	return "error: " + err.Error()
+}
+
+// dropsNow sums up both drops as anyone sees them, and their claims, to compare after every step.
+func dropsNow(s *side) string {
+	h := fnv.New64a()
+	for _, id := range []string{"d1", "d2"} {
+		in, err := s.h.Drops.Get(ctx, id)
+		in.Rev = ""
+		fmt.Fprintf(h, "%s %+v %s", id, in, dropError(err))
+		fmt.Fprint(h, claimsOf(s.h.Drops.Claims(ctx, id, 0, 100)))
+	}
+	ids, err := s.h.Drops.List(ctx, "", 10)
+	fmt.Fprint(h, ids, dropError(err))
+	return fmt.Sprintf("drops=%x", h.Sum64())
+}
+
+func randomDropStep(rnd *rand.Rand, now time.Time) roomStep {
+	id := []string{"d1", "d2"}[rnd.IntN(2)]
+	v := []string{"v1", "v2", "v3", "v4"}[rnd.IntN(4)]
+	switch n := rnd.IntN(100); {
+	case n < 8:
+		c := randomDropConfig(rnd, now)
+		return roomStep{fmt.Sprintf("put %s %+v closes=%v", id, c, c.ClosesAt), func(s *side) string { return dropError(s.h.Drops.Put(ctx, id, c)) }}
+	case n < 10:
+		return roomStep{"delete " + id, func(s *side) string { return dropError(s.h.Drops.Delete(ctx, id)) }}
+	case n < 50:
+		key := []string{"", "", "k1", "k2"}[rnd.IntN(4)]
+		return roomStep{fmt.Sprintf("claim %s %s %q", id, v, key), func(s *side) string {
+			c, created, err := s.h.Drops.Claim(ctx, id, "", v, key)
+			if err != nil {
+				return dropError(err)
+			}
+			return fmt.Sprint(claimOf(c), created)
+		}}
+	case n < 55:
+		return roomStep{"mine " + id + " " + v, func(s *side) string { return claimsOf(s.h.Drops.Mine(ctx, id, v)) }}
+	case n < 58:
+		return roomStep{"codes " + id, func(s *side) string {
+			codes, err := s.h.Drops.Codes(ctx, id)
+			return fmt.Sprint(codes, dropError(err))
+		}}
+	case n < 68:
+		stock, per := 1+rnd.IntN(8), 1+rnd.IntN(3)
+		open := rnd.IntN(3)
+		return roomStep{fmt.Sprintf("amend %s stock=%d per=%d open=%d", id, stock, per, open), func(s *side) string {
+			in, err := s.h.Drops.Get(ctx, id)
+			if err != nil {
+				return dropError(err)
+			}
+			c := in.Config
+			c.Title, c.Stock, c.PerVisitor = "amended", stock, max(per, c.PerVisitor)
+			at := s.h.Now().Truncate(time.Millisecond)
+			switch open {
+			case 1: // close now
+				c.ClosesAt = &at
+				if !at.After(c.OpensAt) {
+					c.OpensAt = at.Add(-time.Second)
+				}
+			case 2: // open now, until later
+				later := at.Add(time.Minute)
+				c.OpensAt, c.ClosesAt = at, &later
+			}
+			return dropError(s.h.Drops.Amend(ctx, id, in.Rev, c))
+		}}
+	default:
+		d := []time.Duration{time.Second, 10 * time.Second, 30 * time.Second, 61 * time.Second}[rnd.IntN(4)]
+		d += time.Duration(rnd.IntN(1000)) * time.Millisecond
+		return roomStep{"advance " + d.String(), func(s *side) string { s.h.Advance(d); return "" }}
+	}
+}
+
+// randomDropConfig draws a small drop, open now or soon, sometimes closing within minutes, sometimes
+// listing its codes.
+func randomDropConfig(rnd *rand.Rand, now time.Time) drop.Config {
+	now = now.Truncate(time.Millisecond)
+	c := drop.Config{Title: "drop", Stock: 1 + rnd.IntN(5), OpensAt: now.Add(time.Duration(rnd.IntN(40)-20) * time.Second)}
+	c.PerVisitor = 1 + rnd.IntN(min(c.Stock, 2))
+	if rnd.IntN(2) == 0 {
+		closes := c.OpensAt.Add(time.Duration(30+rnd.IntN(120)) * time.Second)
+		c.ClosesAt = &closes
+	}
+	if rnd.IntN(3) == 0 {
+		c.Codes = listedCodes
 	}
 	return c
 }
