@@ -24,11 +24,11 @@ import (
 )
 
 // The conformance suite says what a backend must do in the cases its authors thought of. These tests
-// look for the cases nobody thought of: the same random sequence of room steps, with the clock moved
-// between them, goes to the embedded backend and to Redis, and every answer must agree, admissions,
-// expiries, idle waiters, rate windows, deadlines and all. Time is the store's own fake clock on both
-// sides, which the HTTP-level comparison (cmd/rushgate, alike_test.go) cannot move. ALIKE_SEED=N draws
-// another sequence.
+// look for the cases nobody thought of: the same random sequence of steps on rooms, auctions or drops,
+// with the clock moved between them, goes to the embedded backend and to Redis, and every answer must
+// agree: admissions, expiries, idle waiters, rate windows, closes, claims, deadlines and all. Time is
+// the store's own fake clock on both sides, which the HTTP-level comparison (cmd/rushgate,
+// alike_test.go) cannot move. ALIKE_SEED=N draws another sequence.
 
 // TestRoomsAnswerAlike compares the embedded backend's rooms with standalone Redis's.
 func TestRoomsAnswerAlike(t *testing.T) {
@@ -187,8 +187,8 @@ func lazier(mem, red *side) string {
 	return ""
 }
 
-// roomStep is one random call, made alike on each side: it returns the side's answer as text.
-type roomStep struct {
+// step is one random call, made alike on each side: it returns the side's answer as text.
+type step struct {
 	what string
 	do   func(s *side) string
 }
@@ -202,9 +202,9 @@ func compareRooms(t *testing.T, seed uint64, other storetest.Harness) {
 	// (their tokens name none).
 	visitors := []string{"a1", "a2", "a3", "b1", "b2", "b3", "b4"}
 	arrived := map[string]bool{}
-	compare(t, seed, mem, newSide(other), func(rnd *rand.Rand) roomStep {
+	compare(t, seed, mem, newSide(other), func(rnd *rand.Rand) step {
 		st := randomRoomStep(rnd, rooms, visitors, arrived)
-		return roomStep{st.what, func(s *side) string { return st.do(s) + " " + roomsNow(s, rooms) }}
+		return step{st.what, func(s *side) string { return st.do(s) + " " + roomsNow(s, rooms) }}
 	})
 }
 
@@ -224,7 +224,7 @@ func roomsNow(s *side, rooms []string) string {
 
 // compare makes 600 random steps that draw makes on both sides, stopping at the first answer on
 // which they differ.
-func compare(t *testing.T, seed uint64, mem, red *side, draw func(*rand.Rand) roomStep) {
+func compare(t *testing.T, seed uint64, mem, red *side, draw func(*rand.Rand) step) {
 	rnd := rand.New(rand.NewPCG(seed, seed*7919))
 	var log []string
 	for i := range 600 {
@@ -244,7 +244,7 @@ func compare(t *testing.T, seed uint64, mem, red *side, draw func(*rand.Rand) ro
 	}
 }
 
-func randomRoomStep(rnd *rand.Rand, rooms, visitors []string, arrived map[string]bool) roomStep {
+func randomRoomStep(rnd *rand.Rand, rooms, visitors []string, arrived map[string]bool) step {
 	id := rooms[rnd.IntN(len(rooms))]
 	v := visitors[rnd.IntN(len(visitors))]
 	origin := ""
@@ -253,7 +253,7 @@ func randomRoomStep(rnd *rand.Rand, rooms, visitors []string, arrived map[string
 		if !arrived[v] {
 			// Its first join issues its token, in its origin.
 			arrived[v] = true
-			return roomStep{"arrive " + v, func(s *side) string {
+			return step{"arrive " + v, func(s *side) string {
 				st, err := s.h.Rooms.Join(ctx, "r1", room.Entrant{Visitor: v, Origin: "r1", New: true})
 				return s.status(v, st, err)
 			}}
@@ -262,45 +262,45 @@ func randomRoomStep(rnd *rand.Rand, rooms, visitors []string, arrived map[string
 	switch n := rnd.IntN(100); {
 	case n < 8:
 		c := randomRoomConfig(rnd)
-		return roomStep{fmt.Sprintf("put %s %+v rate=%v", id, c, c.Rate), func(s *side) string {
+		return step{fmt.Sprintf("put %s %+v rate=%v", id, c, c.Rate), func(s *side) string {
 			return outcome(s.h.Rooms.PutRoom(ctx, id, c))
 		}}
 	case n < 10:
-		return roomStep{"delete " + id, func(s *side) string { return outcome(s.h.Rooms.DeleteRoom(ctx, id)) }}
+		return step{"delete " + id, func(s *side) string { return outcome(s.h.Rooms.DeleteRoom(ctx, id)) }}
 	case n < 30:
 		e := room.Entrant{Visitor: v, Origin: origin, Switch: rnd.IntN(3) > 0}
-		return roomStep{fmt.Sprintf("join %s %+v", id, e), func(s *side) string {
+		return step{fmt.Sprintf("join %s %+v", id, e), func(s *side) string {
 			st, err := s.h.Rooms.Join(ctx, id, e)
 			return s.status(v, st, err)
 		}}
 	case n < 42:
-		return roomStep{"status " + id + " " + v, func(s *side) string {
+		return step{"status " + id + " " + v, func(s *side) string {
 			st, err := s.h.Rooms.Status(ctx, id, v)
 			return s.status(v, st, err)
 		}}
 	case n < 47:
 		vs := []string{v, visitors[rnd.IntN(len(visitors))]}
-		return roomStep{fmt.Sprintf("touch %s %v", id, vs), func(s *side) string { return outcome(s.h.Rooms.Touch(ctx, id, vs)) }}
+		return step{fmt.Sprintf("touch %s %v", id, vs), func(s *side) string { return outcome(s.h.Rooms.Touch(ctx, id, vs)) }}
 	case n < 52:
-		return roomStep{"leave " + id + " " + v, func(s *side) string {
+		return step{"leave " + id + " " + v, func(s *side) string {
 			ok, err := s.h.Rooms.Leave(ctx, id, v)
 			return fmt.Sprint(ok, outcome(err))
 		}}
 	case n < 58:
 		which := rnd.IntN(3) // the visitor's last admission, none named, or a made-up one
-		return roomStep{fmt.Sprintf("release %s %s (%d)", id, v, which), func(s *side) string {
+		return step{fmt.Sprintf("release %s %s (%d)", id, v, which), func(s *side) string {
 			return outcome(s.h.Rooms.Release(ctx, id, v, s.admissionID(v, which)))
 		}}
 	case n < 72:
 		// Steps that may do all there is to do: how a step's limits split the work between steps
 		// is each backend's own (conformance, IdleNeverAdmitted, says what must hold whatever they are).
 		max := 100
-		return roomStep{fmt.Sprintf("admit %s %d", id, max), func(s *side) string {
+		return step{fmt.Sprintf("admit %s %d", id, max), func(s *side) string {
 			tk, err := s.h.Rooms.Admit(ctx, id, max)
 			return s.tick(tk, err)
 		}}
 	case n < 76:
-		return roomStep{"stats " + id, func(s *side) string {
+		return step{"stats " + id, func(s *side) string {
 			st, err := s.h.Rooms.Stats(ctx, id)
 			if err != nil {
 				return outcome(err)
@@ -309,41 +309,41 @@ func randomRoomStep(rnd *rand.Rand, rooms, visitors []string, arrived map[string
 		}}
 	case n < 80:
 		which := rnd.IntN(3)
-		return roomStep{fmt.Sprintf("active %s %s (%d)", id, v, which), func(s *side) string {
+		return step{fmt.Sprintf("active %s %s (%d)", id, v, which), func(s *side) string {
 			ok, err := s.h.Rooms.Active(ctx, id, v, s.admissionID(v, which))
 			return fmt.Sprint(ok, outcome(err))
 		}}
 	case n < 83:
 		units, stock := rnd.IntN(4)-1, 3
-		return roomStep{fmt.Sprintf("units %s %d", id, units), func(s *side) string {
+		return step{fmt.Sprintf("units %s %d", id, units), func(s *side) string {
 			return outcome(s.h.Rooms.SetUnits(ctx, id, units, stock))
 		}}
 	case n < 85:
 		stock := rnd.IntN(6)
-		return roomStep{fmt.Sprintf("restock %s %d", id, stock), func(s *side) string {
+		return step{fmt.Sprintf("restock %s %d", id, stock), func(s *side) string {
 			news, err := s.h.Rooms.Restock(ctx, id, stock)
 			return fmt.Sprint(news, outcome(err))
 		}}
 	case n < 88:
 		which := rnd.IntN(2)
-		return roomStep{fmt.Sprintf("hold %s %s (%d)", id, v, which), func(s *side) string {
+		return step{fmt.Sprintf("hold %s %s (%d)", id, v, which), func(s *side) string {
 			took, err := s.h.Rooms.Hold(ctx, id, v, s.admissionID(v, which))
 			return fmt.Sprint(took, outcome(err))
 		}}
 	case n < 89:
-		return roomStep{"unhold " + id, func(s *side) string { return outcome(s.h.Rooms.Unhold(ctx, id)) }}
+		return step{"unhold " + id, func(s *side) string { return outcome(s.h.Rooms.Unhold(ctx, id)) }}
 	case n < 90:
-		return roomStep{"sold out " + id, func(s *side) string { return outcome(s.h.Rooms.SoldOut(ctx, id)) }}
+		return step{"sold out " + id, func(s *side) string { return outcome(s.h.Rooms.SoldOut(ctx, id)) }}
 	case n < 93:
 		codes := []string{"i1", "i2", "i3"}[:1+rnd.IntN(3)]
-		return roomStep{fmt.Sprintf("add invites %s %v", id, codes), func(s *side) string {
+		return step{fmt.Sprintf("add invites %s %v", id, codes), func(s *side) string {
 			n, err := s.h.Rooms.AddInvites(ctx, id, codes)
 			return fmt.Sprint(n, outcome(err))
 		}}
 	case n < 95:
 		code := []string{"i1", "i2", "i3", "i4"}[rnd.IntN(4)]
 		back := rnd.IntN(3) == 0
-		return roomStep{fmt.Sprintf("take invite %s %s (back %t)", id, code, back), func(s *side) string {
+		return step{fmt.Sprintf("take invite %s %s (back %t)", id, code, back), func(s *side) string {
 			ok, err := s.h.Rooms.TakeInvite(ctx, id, code)
 			if back && ok && err == nil {
 				err = s.h.Rooms.ReturnInvite(ctx, id, code)
@@ -351,7 +351,7 @@ func randomRoomStep(rnd *rand.Rand, rooms, visitors []string, arrived map[string
 			return fmt.Sprint(ok, outcome(err))
 		}}
 	case n < 96:
-		return roomStep{"rooms", func(s *side) string {
+		return step{"rooms", func(s *side) string {
 			ids, err := s.h.Rooms.Rooms(ctx)
 			slices.Sort(ids)
 			return fmt.Sprint(ids, outcome(err))
@@ -359,7 +359,7 @@ func randomRoomStep(rnd *rand.Rand, rooms, visitors []string, arrived map[string
 	default:
 		d := []time.Duration{time.Second, 5 * time.Second, 20 * time.Second, 45 * time.Second, 61 * time.Second, 3 * time.Minute}[rnd.IntN(6)]
 		d += time.Duration(rnd.IntN(1000)) * time.Millisecond
-		return roomStep{"advance " + d.String(), func(s *side) string { s.h.Advance(d); return "" }}
+		return step{"advance " + d.String(), func(s *side) string { s.h.Advance(d); return "" }}
 	}
 }
 
@@ -402,9 +402,9 @@ func TestAuctionsAnswerAlike(t *testing.T) {
 			other := harnesses(rdb, false)(t)
 			clock := storetest.NewClock(other.Now())
 			mem := newSide(storetest.Harness{Auctions: memstore.NewAuctions(clock.Now, nil), Advance: clock.Advance, Now: clock.Now})
-			compare(t, seed, mem, newSide(other), func(rnd *rand.Rand) roomStep {
+			compare(t, seed, mem, newSide(other), func(rnd *rand.Rand) step {
 				st := randomAuctionStep(rnd, clock.Now())
-				return roomStep{st.what, func(s *side) string { return st.do(s) + " " + histories(s) }}
+				return step{st.what, func(s *side) string { return st.do(s) + " " + histories(s) }}
 			})
 		})
 	}
@@ -468,24 +468,24 @@ func auctionError(err error) string {
 	return "error: " + err.Error()
 }
 
-func randomAuctionStep(rnd *rand.Rand, now time.Time) roomStep {
+func randomAuctionStep(rnd *rand.Rand, now time.Time) step {
 	id := []string{"x1", "x2"}[rnd.IntN(2)]
 	bidder := []string{"alice", "bob", "carol", "dan"}[rnd.IntN(4)]
 	switch n := rnd.IntN(100); {
 	case n < 8:
 		c := randomAuctionConfig(rnd, now)
-		return roomStep{fmt.Sprintf("put %s %s", id, stateOf(auction.State{Config: c})), func(s *side) string {
+		return step{fmt.Sprintf("put %s %s", id, stateOf(auction.State{Config: c})), func(s *side) string {
 			return auctionError(s.h.Auctions.Put(ctx, id, c))
 		}}
 	case n < 10:
-		return roomStep{"delete " + id, func(s *side) string { return auctionError(s.h.Auctions.Delete(ctx, id)) }}
+		return step{"delete " + id, func(s *side) string { return auctionError(s.h.Auctions.Delete(ctx, id)) }}
 	case n < 45:
 		b := auction.Bid{Bidder: bidder, Exact: rnd.IntN(3) == 0, Max: 900 + int64(rnd.IntN(40))*50}
-		return roomStep{fmt.Sprintf("bid %s %+v", id, b), func(s *side) string { return outcomeOf(s.h.Auctions.Bid(ctx, id, "", b)) }}
+		return step{fmt.Sprintf("bid %s %+v", id, b), func(s *side) string { return outcomeOf(s.h.Auctions.Bid(ctx, id, "", b)) }}
 	case n < 50:
-		return roomStep{"buy now " + id + " " + bidder, func(s *side) string { return outcomeOf(s.h.Auctions.BuyNow(ctx, id, "", bidder)) }}
+		return step{"buy now " + id + " " + bidder, func(s *side) string { return outcomeOf(s.h.Auctions.BuyNow(ctx, id, "", bidder)) }}
 	case n < 60:
-		return roomStep{"get " + id, func(s *side) string {
+		return step{"get " + id, func(s *side) string {
 			st, err := s.h.Auctions.Get(ctx, id)
 			if err != nil {
 				return auctionError(err)
@@ -493,17 +493,17 @@ func randomAuctionStep(rnd *rand.Rand, now time.Time) roomStep {
 			return stateOf(st)
 		}}
 	case n < 63:
-		return roomStep{"bidders " + id + " " + bidder, func(s *side) string {
+		return step{"bidders " + id + " " + bidder, func(s *side) string {
 			n, err := s.h.Auctions.Bidders(ctx, id)
 			has, err2 := s.h.Auctions.HasBidder(ctx, id, bidder)
 			return fmt.Sprint(n, has, auctionError(errors.Join(err, err2)))
 		}}
 	case n < 66:
 		end := now.Add(time.Duration(rnd.IntN(240)-60) * time.Second).Truncate(time.Millisecond)
-		return roomStep{"reschedule " + id + " " + ms(end), func(s *side) string { return outcomeOf(s.h.Auctions.Reschedule(ctx, id, end)) }}
+		return step{"reschedule " + id + " " + ms(end), func(s *side) string { return outcomeOf(s.h.Auctions.Reschedule(ctx, id, end)) }}
 	case n < 69:
 		title := fmt.Sprint("title ", rnd.IntN(100))
-		return roomStep{"amend " + id + " " + title, func(s *side) string {
+		return step{"amend " + id + " " + title, func(s *side) string {
 			st, err := s.h.Auctions.Get(ctx, id)
 			if err != nil {
 				return auctionError(err)
@@ -513,9 +513,9 @@ func randomAuctionStep(rnd *rand.Rand, now time.Time) roomStep {
 			return outcomeOf(s.h.Auctions.Amend(ctx, id, st.Rev, c))
 		}}
 	case n < 73:
-		return roomStep{"close " + id, func(s *side) string { return outcomeOf(s.h.Auctions.Close(ctx, id)) }}
+		return step{"close " + id, func(s *side) string { return outcomeOf(s.h.Auctions.Close(ctx, id)) }}
 	case n < 76:
-		return roomStep{"due", func(s *side) string {
+		return step{"due", func(s *side) string {
 			ids, next, err := s.h.Auctions.Due(ctx, 10)
 			slices.Sort(ids)
 			s.due, s.next = ids, next.Truncate(time.Millisecond)
@@ -524,7 +524,7 @@ func randomAuctionStep(rnd *rand.Rand, now time.Time) roomStep {
 	default:
 		d := []time.Duration{time.Second, 10 * time.Second, 30 * time.Second, 61 * time.Second}[rnd.IntN(4)]
 		d += time.Duration(rnd.IntN(1000)) * time.Millisecond
-		return roomStep{"advance " + d.String(), func(s *side) string { s.h.Advance(d); return "" }}
+		return step{"advance " + d.String(), func(s *side) string { s.h.Advance(d); return "" }}
 	}
 }
 
@@ -560,9 +560,9 @@ func TestDropsAnswerAlike(t *testing.T) {
 			other := harnesses(rdb, false)(t)
 			clock := storetest.NewClock(other.Now())
 			mem := newSide(storetest.Harness{Drops: memstore.NewDrops(clock.Now, nil), Advance: clock.Advance, Now: clock.Now})
-			compare(t, seed, mem, newSide(other), func(rnd *rand.Rand) roomStep {
+			compare(t, seed, mem, newSide(other), func(rnd *rand.Rand) step {
 				st := randomDropStep(rnd, clock.Now())
-				return roomStep{st.what, func(s *side) string { return st.do(s) + " " + dropsNow(s) }}
+				return step{st.what, func(s *side) string { return st.do(s) + " " + dropsNow(s) }}
 			})
 		})
 	}
@@ -625,18 +625,18 @@ func dropsNow(s *side) string {
 	return fmt.Sprintf("drops=%x", h.Sum64())
 }
 
-func randomDropStep(rnd *rand.Rand, now time.Time) roomStep {
+func randomDropStep(rnd *rand.Rand, now time.Time) step {
 	id := []string{"d1", "d2"}[rnd.IntN(2)]
 	v := []string{"v1", "v2", "v3", "v4"}[rnd.IntN(4)]
 	switch n := rnd.IntN(100); {
 	case n < 8:
 		c := randomDropConfig(rnd, now)
-		return roomStep{fmt.Sprintf("put %s %+v closes=%v", id, c, c.ClosesAt), func(s *side) string { return dropError(s.h.Drops.Put(ctx, id, c)) }}
+		return step{fmt.Sprintf("put %s %+v closes=%v", id, c, c.ClosesAt), func(s *side) string { return dropError(s.h.Drops.Put(ctx, id, c)) }}
 	case n < 10:
-		return roomStep{"delete " + id, func(s *side) string { return dropError(s.h.Drops.Delete(ctx, id)) }}
+		return step{"delete " + id, func(s *side) string { return dropError(s.h.Drops.Delete(ctx, id)) }}
 	case n < 50:
 		key := []string{"", "", "k1", "k2"}[rnd.IntN(4)]
-		return roomStep{fmt.Sprintf("claim %s %s %q", id, v, key), func(s *side) string {
+		return step{fmt.Sprintf("claim %s %s %q", id, v, key), func(s *side) string {
 			c, created, err := s.h.Drops.Claim(ctx, id, "", v, key)
 			if err != nil {
 				return dropError(err)
@@ -644,16 +644,16 @@ func randomDropStep(rnd *rand.Rand, now time.Time) roomStep {
 			return fmt.Sprint(claimOf(c), created)
 		}}
 	case n < 55:
-		return roomStep{"mine " + id + " " + v, func(s *side) string { return claimsOf(s.h.Drops.Mine(ctx, id, v)) }}
+		return step{"mine " + id + " " + v, func(s *side) string { return claimsOf(s.h.Drops.Mine(ctx, id, v)) }}
 	case n < 58:
-		return roomStep{"codes " + id, func(s *side) string {
+		return step{"codes " + id, func(s *side) string {
 			codes, err := s.h.Drops.Codes(ctx, id)
 			return fmt.Sprint(codes, dropError(err))
 		}}
 	case n < 68:
 		stock, per := 1+rnd.IntN(8), 1+rnd.IntN(3)
 		open := rnd.IntN(3)
-		return roomStep{fmt.Sprintf("amend %s stock=%d per=%d open=%d", id, stock, per, open), func(s *side) string {
+		return step{fmt.Sprintf("amend %s stock=%d per=%d open=%d", id, stock, per, open), func(s *side) string {
 			in, err := s.h.Drops.Get(ctx, id)
 			if err != nil {
 				return dropError(err)
@@ -676,7 +676,7 @@ func randomDropStep(rnd *rand.Rand, now time.Time) roomStep {
 	default:
 		d := []time.Duration{time.Second, 10 * time.Second, 30 * time.Second, 61 * time.Second}[rnd.IntN(4)]
 		d += time.Duration(rnd.IntN(1000)) * time.Millisecond
-		return roomStep{"advance " + d.String(), func(s *side) string { s.h.Advance(d); return "" }}
+		return step{"advance " + d.String(), func(s *side) string { s.h.Advance(d); return "" }}
 	}
 }
 
