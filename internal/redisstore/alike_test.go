@@ -396,15 +396,26 @@ func randomRoomConfig(rnd *rand.Rand) room.Config {
 // proxies, buy-now, soft close and the close at the end as the clock moves, the operator's extend,
 // end-now and amend.
 func TestAuctionsAnswerAlike(t *testing.T) {
+	compareStores(t, func(clock *storetest.Clock) storetest.Harness {
+		return storetest.Harness{Auctions: memstore.NewAuctions(clock.Now, nil)}
+	}, randomAuctionStep, histories)
+}
+
+// compareStores compares, over three seeds, the embedded store that embedded makes with standalone
+// Redis's under random steps that draw makes at the clock's time; after each step, now sums up what
+// both hold.
+func compareStores(t *testing.T, embedded func(*storetest.Clock) storetest.Harness, draw func(*rand.Rand, time.Time) step,
+	now func(*side) string) {
 	rdb := redistest.Client(t, redistest.Shared(t))
 	for _, seed := range alikeSeeds(t, 3) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			other := harnesses(rdb, false)(t)
 			clock := storetest.NewClock(other.Now())
-			mem := newSide(storetest.Harness{Auctions: memstore.NewAuctions(clock.Now, nil), Advance: clock.Advance, Now: clock.Now})
-			compare(t, seed, mem, newSide(other), func(rnd *rand.Rand) step {
-				st := randomAuctionStep(rnd, clock.Now())
-				return step{st.what, func(s *side) string { return st.do(s) + " " + histories(s) }}
+			h := embedded(clock)
+			h.Advance, h.Now = clock.Advance, clock.Now
+			compare(t, seed, newSide(h), newSide(other), func(rnd *rand.Rand) step {
+				st := draw(rnd, clock.Now())
+				return step{st.what, func(s *side) string { return st.do(s) + " " + now(s) }}
 			})
 		})
 	}
@@ -554,18 +565,9 @@ func randomAuctionConfig(rnd *rand.Rand, now time.Time) auction.Config {
 // outside their window as the clock moves, per-visitor limits, idempotent repeats, restocks and
 // corrections, listed and generated codes.
 func TestDropsAnswerAlike(t *testing.T) {
-	rdb := redistest.Client(t, redistest.Shared(t))
-	for _, seed := range alikeSeeds(t, 3) {
-		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
-			other := harnesses(rdb, false)(t)
-			clock := storetest.NewClock(other.Now())
-			mem := newSide(storetest.Harness{Drops: memstore.NewDrops(clock.Now, nil), Advance: clock.Advance, Now: clock.Now})
-			compare(t, seed, mem, newSide(other), func(rnd *rand.Rand) step {
-				st := randomDropStep(rnd, clock.Now())
-				return step{st.what, func(s *side) string { return st.do(s) + " " + dropsNow(s) }}
-			})
-		})
-	}
+	compareStores(t, func(clock *storetest.Clock) storetest.Harness {
+		return storetest.Harness{Drops: memstore.NewDrops(clock.Now, nil)}
+	}, randomDropStep, dropsNow)
 }
 
 // listedCodes are the codes a drop that lists codes hands out, in order.
