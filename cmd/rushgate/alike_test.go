@@ -104,7 +104,7 @@ func compareAnswers(t *testing.T, seed uint64, calls int, admin [2]string, bases
 		line := fmt.Sprintf("%d %s %s %s by %q: embedded %s, redis %s", n, c.method, c.path, c.body, c.who, got[0], got[1])
 		history = append(history, line)
 		if got[0] != got[1] || strings.HasPrefix(got[0], "5") {
-			t.Fatalf("the backends answered apart (seed %d):\n%s", seed, strings.Join(history[max(0, len(history)-40):], "\n"))
+			t.Fatalf("the backends answered apart (seed %d):\n%s", seed, strings.Join(history[max(0, len(history)-alikeShown()):], "\n"))
 		}
 	}
 }
@@ -263,4 +263,12 @@ func (g *calls) next() call {
 	default:
 		return call{method: "GET", path: "/v1/" + g.pick([]string{"rooms", "drops", "auctions", "audit?limit=3"})}
 	}
+}
+
+// alikeShown is how many calls a failure shows: the last 40, or ALIKE_SHOW of them.
+func alikeShown() int {
+	if n, err := strconv.Atoi(os.Getenv("ALIKE_SHOW")); err == nil && n > 0 {
+		return n
+	}
+	return 40
 }

@@ -243,11 +243,13 @@ func (s *Rooms) joinLocked(ctx context.Context, id string, e room.Entrant) (room
 		return room.Status{}, err
 	}
 	st, _, err := s.visit(ctx, id, e.Visitor, "fenced", fence)
-	if others != "" && (errors.Is(err, room.ErrClosed) || errors.Is(err, room.ErrNotFound) || errors.Is(err, rushgate.ErrSoldOut)) {
-		// Refused (the room takes no joins, is sold out or is not there): the visitor stays where it
-		// was, so the pointer goes back to the lines it listed (unless a later join changed it), and
-		// the lock goes with it. Left naming this room first, it hid the line the visitor waits in
-		// from the next join, which then took the visitor out of it without a switch.
+	refused := errors.Is(err, room.ErrClosed) || errors.Is(err, room.ErrNotFound) || errors.Is(err, rushgate.ErrSoldOut)
+	if others != "" && (refused || err == nil && st.State == room.StateAdmitted) {
+		// No place taken here (the room takes no joins, is sold out or is not there, or the visitor is
+		// admitted in it, which a join only collects): the visitor stays where it was, so the pointer
+		// goes back to the lines it listed (unless a later join changed it), and the lock goes with it.
+		// Left naming this room first, it hid the line the visitor waits in from the next join, which
+		// then took the visitor out of it without a switch.
 		_, serr := s.run(ctx, settleScript, s.keys.moving(e.Visitor)[:2], id+" "+others, others, fence)
 		return st, errors.Join(err, serr)
 	}

@@ -969,6 +969,13 @@ func testWaitingElsewhere(t *testing.T, h Harness) {
 	if st, err := h.Rooms.Join(ctx, "c", room.Entrant{Visitor: "v", Origin: "a"}); err != nil || st.State != room.StateWaiting {
 		t.Fatalf("joining c while admitted in b: %+v %v", st, err)
 	}
+	// A switch to the room that admitted it takes no place there, so it leaves no line: v still waits in
+	// c, and a join elsewhere is still told so (on Cluster such a switch once left c out of the lines
+	// the next join checked, and the next join of a third room, a link opened, took v out of c).
+	if st, err := h.Rooms.Join(ctx, "b", room.Entrant{Visitor: "v", Origin: "a", Switch: true}); err != nil || st.State != room.StateAdmitted {
+		t.Fatalf("switching to b while admitted there: %+v %v", st, err)
+	}
+	refused("a", room.Entrant{Visitor: "v", Origin: "a"}, "c")
 	// A line left is no obstacle either.
 	if _, err := h.Rooms.Leave(ctx, "a", "w"); err != nil {
 		t.Fatal(err)
