@@ -26,7 +26,7 @@ import (
 func TestBackendsAnswerAlike(t *testing.T) {
 	embedded, _ := serveInProcess(t)
 	onRedis, _ := serveInProcess(t, "--redis", "redis://"+redistest.Shared(t), "--redis-prefix", prefixOf(t))
-	compareAnswers(t, alikeSeed(2), 800, [2]string{testAdminKey, testAdminKey}, func(int) [2]string { return [2]string{embedded, onRedis} })
+	compareAnswers(t, alikeSeed(2), alikeCalls(), [2]string{testAdminKey, testAdminKey}, func(int) [2]string { return [2]string{embedded, onRedis} })
 }
 
 // alikeSeed is the sequence of calls a comparison draws: ALIKE_SEED, or def.
@@ -46,7 +46,7 @@ func TestBackendsAnswerAlikeOnCluster(t *testing.T) {
 	url := "redis://" + strings.Join(redistest.SharedCluster(t), ",redis://")
 	onCluster, _ := serveInProcess(t, "--redis", url, "--redis-prefix", prefixOf(t))
 	// Seed 5 meets the refused switch.
-	compareAnswers(t, alikeSeed(5), 800, [2]string{testAdminKey, testAdminKey}, func(int) [2]string { return [2]string{embedded, onCluster} })
+	compareAnswers(t, alikeSeed(5), alikeCalls(), [2]string{testAdminKey, testAdminKey}, func(int) [2]string { return [2]string{embedded, onCluster} })
 }
 
 // TestBackendsAnswerAlikeAcrossCrashes is TestBackendsAnswerAlike with the embedded instance killed
@@ -59,7 +59,7 @@ func TestBackendsAnswerAlikeAcrossCrashes(t *testing.T) {
 	data := t.TempDir()
 	cmd, embedded := startEmbedded(t, bin, data)
 	onRedis, _ := serveInProcess(t, "--redis", "redis://"+redistest.Shared(t), "--redis-prefix", prefixOf(t))
-	compareAnswers(t, alikeSeed(1), 800, [2]string{restartKey, testAdminKey}, func(n int) [2]string {
+	compareAnswers(t, alikeSeed(1), alikeCalls(), [2]string{restartKey, testAdminKey}, func(n int) [2]string {
 		if n > 0 && n%100 == 0 {
 			time.Sleep(1100 * time.Millisecond) // a crash loses at most the last second of line changes
 			_ = cmd.Process.Kill()
@@ -263,6 +263,14 @@ func (g *calls) next() call {
 	default:
 		return call{method: "GET", path: "/v1/" + g.pick([]string{"rooms", "drops", "auctions", "audit?limit=3"})}
 	}
+}
+
+// alikeCalls is how many calls a comparison makes: 800, or ALIKE_CALLS.
+func alikeCalls() int {
+	if n, err := strconv.Atoi(os.Getenv("ALIKE_CALLS")); err == nil && n > 0 {
+		return n
+	}
+	return 800
 }
 
 // alikeShown is how many calls a failure shows: the last 40, or ALIKE_SHOW of them.
