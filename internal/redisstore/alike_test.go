@@ -197,10 +197,10 @@ type step struct {
 func compareRooms(t *testing.T, seed uint64, other storetest.Harness) {
 	clock := storetest.NewClock(other.Now())
 	mem := newSide(storetest.Harness{Rooms: memstore.NewRooms(memstore.Options{Clock: clock.Now}), Advance: clock.Advance, Now: clock.Now})
-	rooms := []string{"r1", "r2"}
+	rooms := []string{"r1", "r2", "r3"}
 	// Visitors a* arrive through a join of r1 (their tokens name it as their origin), b* are subjects'
 	// (their tokens name none).
-	visitors := []string{"a1", "a2", "a3", "b1", "b2", "b3", "b4"}
+	visitors := []string{"a1", "a2", "a3", "a4", "b1", "b2", "b3", "b4", "b5", "b6"}
 	arrived := map[string]bool{}
 	compare(t, seed, mem, newSide(other), func(rnd *rand.Rand) step {
 		st := randomRoomStep(rnd, rooms, visitors, arrived)
@@ -222,12 +222,12 @@ func roomsNow(s *side, rooms []string) string {
 	return b.String()
 }
 
-// compare makes 600 random steps that draw makes on both sides, stopping at the first answer on
+// compare makes 1,500 random steps that draw makes on both sides, stopping at the first answer on
 // which they differ.
 func compare(t *testing.T, seed uint64, mem, red *side, draw func(*rand.Rand) step) {
 	rnd := rand.New(rand.NewPCG(seed, seed*7919))
 	var log []string
-	for i := range 600 {
+	for i := range 1500 {
 		st := draw(rnd)
 		for _, s := range []*side{mem, red} {
 			s.more, s.next, s.due = false, time.Time{}, nil
