@@ -42,11 +42,15 @@ type Records interface {
 	ForgetInvites(ctx context.Context, room string) error
 }
 
-// The files of the lines in the data directory (see journal.go).
+// The files of the lines in the data directory (see journal.go), and of the history.
 const (
-	LinesFile   = "lines.snapshot" // the lines as of the last compaction
-	JournalFile = "lines.journal"  // the changes since
+	LinesFile   = "lines.snapshot"   // the lines as of the last compaction
+	JournalFile = "lines.journal"    // the changes since
+	HistoryFile = "history.snapshot" // the per-second history, as of its last save (see historyEvery)
 )
+
+// historyEvery is how often the history is saved while serving: what a crash loses of the charts.
+const historyEvery = time.Minute
 
 // Backend is the embedded backend as one value: the room, auction and drop stores, which record to one
 // SQL record, and the secrets vault, all under one data directory.
@@ -60,6 +64,7 @@ type Backend struct {
 	audit    *record.DB
 	lines    string // the snapshot of the lines (see journal.go)
 	journal  string // the journal of line changes since that snapshot
+	historyF string // the saved history
 	log      *slog.Logger
 
 	j         *journal
@@ -77,7 +82,7 @@ func Open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 	b := &Backend{auctions: NewAuctions(nil, records), drops: NewDrops(nil, records),
 		rooms: NewRooms(Options{Recorder: records}), vault: vault.Dir(dir), log: log,
 		history: NewHistory(nil), spent: NewSpent(nil), audit: records,
-		lines: filepath.Join(dir, LinesFile), journal: filepath.Join(dir, JournalFile),
+		lines: filepath.Join(dir, LinesFile), journal: filepath.Join(dir, JournalFile), historyF: filepath.Join(dir, HistoryFile),
 		j: &journal{paused: true, nosync: fsync == record.FsyncNo}, compactAt: compactAt,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	b.rooms.journal = b.j
@@ -121,12 +126,18 @@ func Open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 	if err := b.compact(); err != nil {
 		return nil, err
 	}
+	b.loadHistory()
 	b.j.mu.Lock()
 	b.j.paused = false
 	b.j.mu.Unlock()
 	go func() {
 		defer close(b.done)
+		historySaved := time.Now()
 		every := func() error {
+			if time.Since(historySaved) >= historyEvery {
+				b.saveHistory()
+				historySaved = time.Now()
+			}
 			var err error
 			if fsync == record.FsyncEverySec {
 				err = records.Checkpoint(context.Background())
@@ -235,7 +246,8 @@ func (b *Backend) Drops() *Drops { return b.drops }
 // Vault returns the secrets kept in the data directory.
 func (b *Backend) Vault() vault.Dir { return b.vault }
 
-// History returns the per-second samples of rooms, drops and auctions, kept in memory.
+// History returns the per-second samples of rooms, drops and auctions, kept in memory and saved to
+// HistoryFile every minute and at Close.
 func (b *Backend) History() *History { return b.history }
 
 // Spent returns the memory of used one-time things, kept in memory: a restart forgets them, as they
@@ -253,12 +265,37 @@ func (b *Backend) Close() {
 	if err := b.compact(); err != nil {
 		b.log.Error("compacting the lines at the stop; the next start replays the journal", "err", err)
 	}
+	b.saveHistory()
 	b.j.fmu.Lock()
 	if b.j.f != nil {
 		b.j.f.Close()
 		b.j.f = nil
 	}
 	b.j.fmu.Unlock()
+}
+
+// saveHistory saves the history; a failure costs only the charts of a restart, so it is logged.
+func (b *Backend) saveHistory() {
+	if err := replaceFile(b.historyF, b.history.Save); err != nil {
+		b.log.Warn("history not saved; a restart now starts its charts afresh", "file", b.historyF, "err", err)
+	}
+}
+
+// loadHistory puts back the history of the last save. A file that cannot be read is set aside, with a
+// warning, and the history starts empty.
+func (b *Backend) loadHistory() {
+	f, err := os.Open(b.historyF)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err == nil {
+		err = b.history.Load(bufio.NewReader(f))
+		f.Close()
+	}
+	if err != nil {
+		b.log.Warn("saved history not loaded; the charts start afresh", "file", b.historyF, "err", err)
+		_ = os.Rename(b.historyF, b.historyF+".bad")
+	}
 }
 
 // loadLines puts back the lines of the last snapshot. A file that cannot be read is set aside, with a

@@ -1,7 +1,12 @@
 package memstore
 
 import (
+	"compress/gzip"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -10,7 +15,8 @@ import (
 )
 
 // History keeps each entity's samples in memory, for the last [rushgate.HistoryKeep]. The embedded
-// backend is one process, so its history needs no sharing; a restart starts it afresh.
+// backend is one process, so its history needs no sharing; it saves it to a file every minute and at
+// its stop, and loads it at its start (see Backend), so that a restart keeps the charts of the hour.
 type History struct {
 	clock func() time.Time
 
@@ -28,7 +34,7 @@ func NewHistory(clock func() time.Time) *History {
 
 // Sample implements [rushgate.History].
 func (h *History) Sample(_ context.Context, entity string, figures []int64) error {
-	at := h.clock().Truncate(time.Second)
+	at := h.clock().UTC().Truncate(time.Second)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s := h.samples[entity]
@@ -68,3 +74,73 @@ func (h *History) Forget(_ context.Context, entity string) error {
 	h.mu.Unlock()
 	return nil
 }
+
+// savedHistory is History's file: for each entity its samples, each the second it was taken (unix)
+// followed by its figures, oldest first; gzipped JSON, a few hundred kilobytes for an hour of a dozen
+// entities.
+type savedHistory map[string][][]int64
+
+// Save writes every entity's samples to w, as Load reads them.
+func (h *History) Save(w io.Writer) error {
+	h.mu.Lock()
+	out := make(savedHistory, len(h.samples))
+	for entity, s := range h.samples {
+		rows := make([][]int64, len(s))
+		for i, x := range s {
+			rows[i] = append([]int64{x.At.Unix()}, x.Figures...)
+		}
+		out[entity] = rows
+	}
+	h.mu.Unlock()
+	z := gzip.NewWriter(w)
+	if err := json.NewEncoder(z).Encode(out); err != nil {
+		return err
+	}
+	return z.Close()
+}
+
+// Load adds the samples Save wrote to r, but for those older than [rushgate.HistoryKeep], to a history
+// that has none of those entities yet. It refuses a file it cannot read whole, and takes nothing from it.
+func (h *History) Load(r io.Reader) error {
+	z, err := gzip.NewReader(r)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	var in savedHistory
+	if err := json.NewDecoder(io.LimitReader(z, maxHistoryFile)).Decode(&in); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	keep := h.clock().Add(-rushgate.HistoryKeep).Unix()
+	loaded := make(map[string][]rushgate.Sample, len(in))
+	for entity, rows := range in {
+		var s []rushgate.Sample
+		last := int64(math.MinInt64)
+		for _, row := range rows {
+			if len(row) == 0 || row[0] <= last {
+				return fmt.Errorf("history: %s: samples out of order", entity)
+			}
+			last = row[0]
+			if row[0] >= keep {
+				s = append(s, rushgate.Sample{At: time.Unix(row[0], 0).UTC(), Figures: slices.Clone(row[1:])})
+			}
+		}
+		if len(s) > rushgate.HistoryLen {
+			s = s[len(s)-rushgate.HistoryLen:]
+		}
+		if len(s) > 0 {
+			loaded[entity] = s
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for entity, s := range loaded {
+		if _, ok := h.samples[entity]; !ok {
+			h.samples[entity] = s
+		}
+	}
+	return nil
+}
+
+// maxHistoryFile bounds what Load reads unzipped: far above an hour of samples of hundreds of entities,
+// far below what would strain the instance's memory.
+const maxHistoryFile = 256 << 20
