@@ -288,10 +288,14 @@ func (s *Service) Join(ctx context.Context, id string, e Entrant) (View, error) 
 		// after the step whatever it admitted: another step (another join's, the gate's, another
 		// instance's) may have let the visitor in meanwhile, and then this one lets in nobody. The
 		// read also collects the admission, as the visitor is shown it in this answer.
-		if _, err := g.tick(ctx); err != nil {
-			g.wake()
-		} else if again, err := s.store.Status(ctx, id, e.Visitor); err == nil {
-			st = again
+		t, err := g.tick(ctx)
+		if err != nil || t.More {
+			g.wake() // its loop retries a failed step, and goes on at once after one that stopped at a limit
+		}
+		if err == nil {
+			if again, err := s.store.Status(ctx, id, e.Visitor); err == nil {
+				st = again
+			}
 		}
 	}
 	return g.view(ctx, st), nil

@@ -513,3 +513,54 @@ func TestJoinsAtOnceAreToldTheyAreIn(t *testing.T) {
 		t.Fatalf("%d of %d joins at once into a room with room for all were told to wait", waiting, joins)
 	}
 }
+
+// cutOnce is a store whose next admission step, once armed, stops at its limit before letting anyone
+// in, as a Redis step does that spends its limit on presence entries of arrivals long admitted.
+type cutOnce struct {
+	room.Store
+	armed atomic.Bool
+}
+
+func (s *cutOnce) Admit(ctx context.Context, id string, max int) (room.Tick, error) {
+	if s.armed.CompareAndSwap(true, false) {
+		return room.Tick{More: true}, nil
+	}
+	return s.Store.Admit(ctx, id, max)
+}
+
+// TestJoinAfterACutStepWakesTheGate: a join whose own step stops at a limit (and so lets nobody in, not
+// even a joiner with a slot free) wakes the gate, which goes on and lets the joiner in at once, rather
+// than when its timer next fires.
+func TestJoinAfterACutStepWakesTheGate(t *testing.T) {
+	c := storetest.NewClock(time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC))
+	store := &cutOnce{Store: memstore.NewRooms(memstore.Options{Clock: c.Now})}
+	svc := room.NewService(store, room.Options{Clock: c.Now, Poll: time.Hour})
+	defer svc.Stop()
+	ctx := t.Context()
+	cfg := config(2)
+	cfg.SessionTTL = rushgate.Duration(5 * time.Minute)
+	if err := svc.Put(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	// The holder's session gives the gate a deadline, five minutes off: it sleeps until then.
+	if v, err := svc.Join(ctx, "r", room.Entrant{Visitor: "holder"}); err != nil || v.State != room.StateAdmitted {
+		t.Fatalf("holder: %+v %v", v, err)
+	}
+	time.Sleep(50 * time.Millisecond) // the gate's loop takes its step and goes to sleep
+	store.armed.Store(true)
+	v, err := svc.Join(ctx, "r", room.Entrant{Visitor: "late"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); v.State != room.StateAdmitted; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the joiner is %+v 5 s after its join, with a slot free", v)
+		}
+		if v, err = svc.Status(ctx, "r", "late"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if store.armed.Load() {
+		t.Fatal("the join ran no step of its own")
+	}
+}
