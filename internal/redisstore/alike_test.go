@@ -357,10 +357,14 @@ func randomRoomStep(rnd *rand.Rand, rooms, visitors []string, arrived map[string
 			return fmt.Sprint(ids, outcome(err))
 		}}
 	default:
-		d := []time.Duration{time.Second, 5 * time.Second, 20 * time.Second, 45 * time.Second, 61 * time.Second, 3 * time.Minute}[rnd.IntN(6)]
-		d += time.Duration(rnd.IntN(1000)) * time.Millisecond
-		return step{"advance " + d.String(), func(s *side) string { s.h.Advance(d); return "" }}
+		return advance(rnd, time.Second, 5*time.Second, 20*time.Second, 45*time.Second, 61*time.Second, 3*time.Minute)
 	}
+}
+
+// advance moves both sides' clocks by one of ds and a random part of a second.
+func advance(rnd *rand.Rand, ds ...time.Duration) step {
+	d := ds[rnd.IntN(len(ds))] + time.Duration(rnd.IntN(1000))*time.Millisecond
+	return step{"advance " + d.String(), func(s *side) string { s.h.Advance(d); return "" }}
 }
 
 // admissionID is the id a call names: 0 the visitor's last admission on this side, 1 none, 2 one no
@@ -533,9 +537,7 @@ func randomAuctionStep(rnd *rand.Rand, now time.Time) step {
 			return auctionError(err)
 		}}
 	default:
-		d := []time.Duration{time.Second, 10 * time.Second, 30 * time.Second, 61 * time.Second}[rnd.IntN(4)]
-		d += time.Duration(rnd.IntN(1000)) * time.Millisecond
-		return step{"advance " + d.String(), func(s *side) string { s.h.Advance(d); return "" }}
+		return advance(rnd, time.Second, 10*time.Second, 30*time.Second, 61*time.Second)
 	}
 }
 
@@ -676,9 +678,7 @@ func randomDropStep(rnd *rand.Rand, now time.Time) step {
 			return dropError(s.h.Drops.Amend(ctx, id, in.Rev, c))
 		}}
 	default:
-		d := []time.Duration{time.Second, 10 * time.Second, 30 * time.Second, 61 * time.Second}[rnd.IntN(4)]
-		d += time.Duration(rnd.IntN(1000)) * time.Millisecond
-		return step{"advance " + d.String(), func(s *side) string { s.h.Advance(d); return "" }}
+		return advance(rnd, time.Second, 10*time.Second, 30*time.Second, 61*time.Second)
 	}
 }
 
