@@ -38,14 +38,15 @@ func alikeSeed(def uint64) uint64 {
 }
 
 // TestBackendsAnswerAlikeOnCluster is TestBackendsAnswerAlike against a 3-master Cluster, where a join
-// that may move a visitor takes two slots and several steps: comparing so found a refused switch that
-// left the visitor's line pointer naming the refused room, and the next join taking the visitor out of
-// its line without a switch.
+// that may move a visitor takes two slots and several steps: comparing so found a refused switch, and
+// then a switch into the room that had admitted the visitor, that left its line pointer naming that
+// room, and the next join taking the visitor out of its line without a switch.
 func TestBackendsAnswerAlikeOnCluster(t *testing.T) {
 	embedded, _ := serveInProcess(t)
 	url := "redis://" + strings.Join(redistest.SharedCluster(t), ",redis://")
 	onCluster, _ := serveInProcess(t, "--redis", url, "--redis-prefix", prefixOf(t))
-	// Seed 5 meets the refused switch.
+	// Seed 5 met the refused switch when the calls were drawn as they were then; conformance
+	// WaitingElsewhere holds it now, as it holds the switch into the admitting room (ALIKE_SEED=20 then).
 	compareAnswers(t, alikeSeed(5), alikeCalls(), [2]string{testAdminKey, testAdminKey}, func(int) [2]string { return [2]string{embedded, onCluster} })
 }
 
@@ -258,7 +259,19 @@ func (g *calls) next() call {
 		return call{method: "GET", path: fmt.Sprintf(g.pick([]string{"/v1/drops/%s/claims/mine", "/v1/auctions/%s/me", "/v1/rooms/%s/status"}), id), who: v}
 	case k < 92:
 		return call{method: "POST", path: "/v1/rooms/" + id + "/invites", body: `{"codes": ["K1", "K2"]}`}
-	case k < 94: // after a delete too: what is gone reads as gone everywhere
+	case k < 93:
+		code := g.pick([]string{"A", "B", "C", "Z"})
+		switch g.r.IntN(4) {
+		case 0:
+			return call{method: "GET", path: "/v1/drops/" + id + "/codes/" + code}
+		case 1:
+			return call{method: "POST", path: "/v1/drops/" + id + "/codes/" + code + "/redeem"}
+		case 2:
+			return call{method: "POST", path: "/v1/drops/" + id + "/codes/" + code + "/redeem", body: g.pick([]string{`{"order": "o1"}`, `{"order": "o2"}`})}
+		default:
+			return call{method: "POST", path: "/v1/drops/" + id + "/codes/" + code + "/unredeem", body: g.pick([]string{`{"order": "o1"}`, `{"order": "o2"}`, ``})}
+		}
+	case k < 95: // after a delete too: what is gone reads as gone everywhere
 		return call{method: "GET", path: fmt.Sprintf(g.pick([]string{"/v1/auctions/%s/bids", "/v1/drops/%s/claims"}), id)}
 	default:
 		return call{method: "GET", path: "/v1/" + g.pick([]string{"rooms", "drops", "auctions", "audit?limit=3"})}
