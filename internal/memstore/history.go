@@ -110,6 +110,10 @@ func (h *History) Load(r io.Reader) error {
 	if err := json.NewDecoder(io.LimitReader(z, maxHistoryFile)).Decode(&in); err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
+	// Read to the end, where gzip checks what it unzipped against its checksum.
+	if _, err := io.Copy(io.Discard, io.LimitReader(z, maxHistoryFile)); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
 	keep := h.clock().Add(-rushgate.HistoryKeep).Unix()
 	loaded := make(map[string][]rushgate.Sample, len(in))
 	for entity, rows := range in {

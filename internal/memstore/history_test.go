@@ -163,3 +163,20 @@ func FuzzHistoryLoad(f *testing.F) {
 		}
 	})
 }
+
+// TestHistoryLoadChecksTheFile: a file whose samples read well but whose checksum does not match (a
+// flipped bit in its end) is refused.
+func TestHistoryLoadChecksTheFile(t *testing.T) {
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	h := NewHistory(func() time.Time { return now })
+	_ = h.Sample(context.Background(), "room:r", []int64{1, 2})
+	var b bytes.Buffer
+	if err := h.Save(&b); err != nil {
+		t.Fatal(err)
+	}
+	file := b.Bytes()
+	file[len(file)-5] ^= 1 // in the CRC-32 of gzip's trailer
+	if err := NewHistory(func() time.Time { return now }).Load(bytes.NewReader(file)); err == nil {
+		t.Fatal("a file with a wrong checksum loaded")
+	}
+}
