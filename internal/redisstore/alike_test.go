@@ -208,7 +208,7 @@ func compareRooms(t *testing.T, seed uint64, other storetest.Harness) {
 	})
 }
 
-// roomsNow counts both rooms' visitors, to compare after every step.
+// roomsNow counts every room's visitors, to compare after every step.
 func roomsNow(s *side, rooms []string) string {
 	var b strings.Builder
 	for _, id := range rooms {
