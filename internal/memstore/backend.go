@@ -284,37 +284,39 @@ func (b *Backend) saveHistory() {
 // loadHistory puts back the history of the last save. A file that cannot be read is set aside, with a
 // warning, and the history starts empty.
 func (b *Backend) loadHistory() {
-	f, err := os.Open(b.historyF)
-	if errors.Is(err, fs.ErrNotExist) {
-		return
-	}
-	if err == nil {
-		err = b.history.Load(bufio.NewReader(f))
-		f.Close()
-	}
-	if err != nil {
+	if _, err := loadSaved(b.historyF, b.history.Load); err != nil {
 		b.log.Warn("saved history not loaded; the charts start afresh", "file", b.historyF, "err", err)
-		_ = os.Rename(b.historyF, b.historyF+".bad")
 	}
 }
 
 // loadLines puts back the lines of the last snapshot. A file that cannot be read is set aside, with a
 // warning, rather than keeping the instance from starting.
 func loadLines(rooms *Rooms, path string, log *slog.Logger) {
+	found, err := loadSaved(path, rooms.Load)
+	switch {
+	case err != nil:
+		log.Warn("saved lines not loaded; the rooms start with empty lines", "file", path, "err", err)
+	case found:
+		log.Info("lines restored", "file", path)
+	}
+}
+
+// loadSaved has load read the file at path, if there is one, and sets one it cannot read aside as
+// path.bad, so that a damaged file never keeps the instance from starting (nor is read again at the
+// next start). It reports whether there was a file, and why it was set aside.
+func loadSaved(path string, load func(io.Reader) error) (bool, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return
+		return false, nil
 	}
 	if err == nil {
-		err = rooms.Load(bufio.NewReader(f))
+		err = load(bufio.NewReader(f))
 		f.Close()
 	}
 	if err != nil {
-		log.Warn("saved lines not loaded; the rooms start with empty lines", "file", path, "err", err)
 		_ = os.Rename(path, path+".bad")
-		return
 	}
-	log.Info("lines restored", "file", path)
+	return true, err
 }
 
 // replaceFile has write fill path through a temporary file, synced and renamed over it, so that a
