@@ -146,12 +146,21 @@ func outcome(err error) string {
 	case errors.As(err, &elsewhere):
 		return "elsewhere:" + elsewhere.Room
 	}
-	for _, o := range []struct {
-		err  error
-		name string
-	}{{room.ErrNotFound, "not_found"}, {room.ErrNotAdmitted, "not_admitted"}, {room.ErrClosed, "closed"},
+	return named(err, []sentinel{{room.ErrNotFound, "not_found"},
+		{room.ErrNotAdmitted, "not_admitted"}, {room.ErrClosed, "closed"},
 		{room.ErrInviteRequired, "invite_required"}, {room.ErrInviteInvalid, "invite_invalid"},
-		{rushgate.ErrSoldOut, "sold_out"}} {
+		{rushgate.ErrSoldOut, "sold_out"}})
+}
+
+// sentinel names a domain outcome, so that two backends' wordings of it compare.
+type sentinel struct {
+	err  error
+	name string
+}
+
+// named names err by the first of the sentinels it is, or by its text.
+func named(err error, sentinels []sentinel) string {
+	for _, o := range sentinels {
 		if errors.Is(err, o.err) {
 			return o.name
 		}
@@ -470,17 +479,10 @@ func auctionError(err error) string {
 	if tl, ok := errors.AsType[*auction.TooLowError](err); ok {
 		return fmt.Sprint("too_low:", tl.Min)
 	}
-	for _, o := range []struct {
-		err  error
-		name string
-	}{{auction.ErrNotFound, "not_found"}, {auction.ErrNotStarted, "not_started"}, {auction.ErrClosed, "closed"},
+	return named(err, []sentinel{{auction.ErrNotFound, "not_found"},
+		{auction.ErrNotStarted, "not_started"}, {auction.ErrClosed, "closed"},
 		{auction.ErrBuyNowGone, "buy_now_gone"}, {auction.ErrInvalidAmount, "invalid_amount"},
-		{auction.ErrStarted, "started"}, {rushgate.ErrStale, "stale"}} {
-		if errors.Is(err, o.err) {
-			return o.name
-		}
-	}
-	return "error: " + err.Error()
+		{auction.ErrStarted, "started"}, {rushgate.ErrStale, "stale"}})
 }
 
 func randomAuctionStep(rnd *rand.Rand, now time.Time) step {
@@ -603,16 +605,9 @@ func dropError(err error) string {
 	if ac, ok := errors.AsType[*drop.AlreadyClaimedError](err); ok {
 		return "already_claimed:" + claimsOf(ac.Claims, nil)
 	}
-	for _, o := range []struct {
-		err  error
-		name string
-	}{{drop.ErrNotFound, "not_found"}, {drop.ErrSoldOut, "sold_out"}, {drop.ErrNotOpen, "not_open"},
-		{drop.ErrStarted, "started"}, {drop.ErrBelowClaimed, "below_claimed"}, {rushgate.ErrStale, "stale"}} {
-		if errors.Is(err, o.err) {
-			return o.name
-		}
-	}
-	return "error: " + err.Error()
+	return named(err, []sentinel{{drop.ErrNotFound, "not_found"}, {drop.ErrSoldOut, "sold_out"},
+		{drop.ErrNotOpen, "not_open"}, {drop.ErrStarted, "started"},
+		{drop.ErrBelowClaimed, "below_claimed"}, {rushgate.ErrStale, "stale"}})
 }
 
 // dropsNow sums up both drops as anyone sees them, and their claims, to compare after every step.
