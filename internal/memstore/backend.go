@@ -79,9 +79,14 @@ type Backend struct {
 // changes are fsync'd every journalEvery unless it is FsyncNo, and with FsyncEverySec the record is
 // checkpointed as often. Close stops it.
 func Open(ctx context.Context, records *record.DB, dir string, fsync record.Fsync, log *slog.Logger) (*Backend, error) {
-	b := &Backend{auctions: NewAuctions(nil, records), drops: NewDrops(nil, records),
-		rooms: NewRooms(Options{Recorder: records}), vault: vault.Dir(dir), log: log,
-		history: NewHistory(nil), spent: NewSpent(nil), audit: records,
+	return open(ctx, records, dir, fsync, log, nil)
+}
+
+// open is Open on clock's time (nil: the wall clock's), which tests move.
+func open(ctx context.Context, records *record.DB, dir string, fsync record.Fsync, log *slog.Logger, clock func() time.Time) (*Backend, error) {
+	b := &Backend{auctions: NewAuctions(clock, records), drops: NewDrops(clock, records),
+		rooms: NewRooms(Options{Clock: clock, Recorder: records}), vault: vault.Dir(dir), log: log,
+		history: NewHistory(clock), spent: NewSpent(clock), audit: records,
 		lines: filepath.Join(dir, LinesFile), journal: filepath.Join(dir, JournalFile), historyF: filepath.Join(dir, HistoryFile),
 		j: &journal{paused: true, nosync: fsync == record.FsyncNo}, compactAt: compactAt,
 		stop: make(chan struct{}), done: make(chan struct{})}

@@ -34,10 +34,10 @@ import (
 const (
 	recHeader  = 'H' // generation
 	recJoin    = 'J' // room, visitor, pre, draw
-	recGone    = 'R' // room, visitor: out of the line (left, idle, or admitted: an A follows)
-	recAdmit   = 'A' // room, visitor, admission id, expires (ns), at (ns; 0 if no rate window counts it)
+	recGone    = 'R' // room, visitor[, idle]: out of the line (left, idle, or admitted: an A follows)
+	recAdmit   = 'A' // room, visitor, admission id, expires (ns), at (ns; 0 if no rate window counts it)[, cut (ns): the window's older times dropped]
 	recCollect = 'C' // room, visitor, expires (ns)
-	recEnd     = 'X' // room, visitor: the admission ended (released, left, expired)
+	recEnd     = 'X' // room, visitor[, lapsed]: the admission ended (released, left, expired; lapsed: uncollected)
 	recDelete  = 'D' // room, "": the room was deleted, with its line and admissions
 )
 
@@ -272,7 +272,13 @@ func (s *Rooms) apply(e jrecord, now int64) {
 			_, prev, moved = rs.waiting.add(visitor, &k, now, pre, draw)
 		}
 	case recGone:
-		rs.leaveLine(visitor)
+		// The flags came later: a journal written before them counts no idle waiter or lapsed
+		// admission, as it did.
+		if rs.leaveLine(visitor) {
+			if idle, ok := e.flag(); ok && idle {
+				rs.idleTotal++
+			}
+		}
 	case recAdmit:
 		aid, ok := e.str()
 		exp, ok2 := e.num()
@@ -289,6 +295,9 @@ func (s *Rooms) apply(e jrecord, now int64) {
 				}
 			}
 			if at > 0 { // it counted toward the rate the room had then, whatever its config now
+				if cut, ok := e.num(); ok { // written since the grant drops what no longer counts
+					rs.window = after(rs.window, cut)
+				}
 				rs.window = append(rs.window, at)
 			}
 		}
@@ -299,7 +308,11 @@ func (s *Rooms) apply(e jrecord, now int64) {
 			rs.active.Add(visitor, exp)
 		}
 	case recEnd:
-		rs.endAdmission(visitor)
+		if rs.endAdmission(visitor, false) {
+			if lapsed, ok := e.flag(); ok && lapsed {
+				rs.graceTotal++
+			}
+		}
 	case recDelete: // what follows is of the room created again under the id, which starts as new
 		rs.waiting.forget()
 		rs.waiting = newLine(s.waiting, rs.serial)

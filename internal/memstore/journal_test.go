@@ -497,3 +497,94 @@ func TestJournalSwitchToADeletedRoom(t *testing.T) {
 		t.Fatalf("the visitor who moved out of the line, after a crash: %+v %v; want it out", st, err)
 	}
 }
+
+// clockedFixture opens a backend over a fresh data directory on a clock the test moves, with room r
+// (cfg); reopen crashes it and returns it opened again on the same clock.
+func clockedFixture(t *testing.T, cfg room.Config) (b *Backend, now *time.Time, reopen func() *Backend) {
+	t.Helper()
+	dir := t.TempDir()
+	ctx := context.Background()
+	db, err := record.OpenSQLite(ctx, filepath.Join(dir, "records.db"), record.FsyncNo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	now = &at
+	clock := func() time.Time { return *now }
+	openIt := func() {
+		if b, err = open(ctx, db, dir, record.FsyncNo, slog.New(slog.DiscardHandler), clock); err != nil {
+			t.Fatal(err)
+		}
+	}
+	openIt()
+	t.Cleanup(func() { crash(b) })
+	if err := b.Rooms().PutRoom(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	return b, now, func() *Backend { crash(b); openIt(); return b }
+}
+
+// TestJournalKeepsIdleAndLapsedCounts: the room's counts of waiters gone idle and of admissions left
+// uncollected, which the console shows, are the same after a crash. The journal said only that a
+// visitor was out of the line or its admission over, and the replay counted neither.
+func TestJournalKeepsIdleAndLapsedCounts(t *testing.T) {
+	ctx := context.Background()
+	b, now, reopen := clockedFixture(t, room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Hour),
+		Grace: rushgate.Duration(time.Minute), IdleTimeout: rushgate.Duration(time.Minute)})
+	for _, v := range []string{"first", "idle"} {
+		if _, err := b.Rooms().Join(ctx, "r", room.Entrant{Visitor: v, New: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tk, err := b.Rooms().Admit(ctx, "r", 10); err != nil || len(tk.Admitted) != 1 { // first, never collected
+		t.Fatalf("admitting the first: %+v %v", tk, err)
+	}
+	*now = now.Add(2 * time.Minute)
+	if tk, err := b.Rooms().Admit(ctx, "r", 10); err != nil || len(tk.Expired) != 1 || len(tk.Idle) != 1 {
+		t.Fatalf("two minutes later: %+v %v", tk, err)
+	}
+	want, _ := b.Rooms().Stats(ctx, "r")
+	b = reopen()
+	if got, _ := b.Rooms().Stats(ctx, "r"); got != want || got.IdleTotal != 1 || got.GraceTotal != 1 {
+		t.Fatalf("after a crash %+v, before %+v", got, want)
+	}
+}
+
+// TestJournalKeepsTheRateWindow: after a crash the rate window holds what it held, not the admissions
+// an admission since had aged out of it. The replay put those back, and a rate changed to a longer
+// window then counted them: fewer visitors were let in than before the crash.
+func TestJournalKeepsTheRateWindow(t *testing.T) {
+	ctx := context.Background()
+	cfg := room.Config{SessionTTL: rushgate.Duration(time.Hour), Grace: rushgate.Duration(time.Hour),
+		IdleTimeout: rushgate.Duration(time.Hour), Rate: &room.Rate{Admits: 1, Per: rushgate.Duration(10 * time.Second)}}
+	b, now, reopen := clockedFixture(t, cfg)
+	admit := func(v string) room.Tick {
+		t.Helper()
+		if _, err := b.Rooms().Join(ctx, "r", room.Entrant{Visitor: v, New: true}); err != nil {
+			t.Fatal(err)
+		}
+		tk, err := b.Rooms().Admit(ctx, "r", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	b = reopen() // from a snapshot that holds the window, as every start compacts
+	if tk := admit("old"); len(tk.Admitted) != 1 {
+		t.Fatalf("the first admission: %+v", tk)
+	}
+	b = reopen()
+	*now = now.Add(11 * time.Second)
+	if tk := admit("recent"); len(tk.Admitted) != 1 { // "old" ages out of the window
+		t.Fatalf("the second admission: %+v", tk)
+	}
+	cfg.Rate = &room.Rate{Admits: 2, Per: rushgate.Duration(time.Minute)}
+	if err := b.Rooms().PutRoom(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	b = reopen()
+	if tk := admit("next"); len(tk.Admitted) != 1 {
+		t.Fatalf("under two a minute, with one admission counted, after a crash: %+v", tk)
+	}
+}

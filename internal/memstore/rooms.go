@@ -301,7 +301,7 @@ func (s *Rooms) Leave(_ context.Context, id, visitor string) (bool, error) {
 		if rs.leaveLine(visitor) {
 			left = true
 		}
-		if rs.endAdmission(visitor) {
+		if rs.endAdmission(visitor, false) {
 			left = true
 		}
 		return nil
@@ -316,7 +316,7 @@ func (s *Rooms) Release(_ context.Context, id, visitor, admissionID string) erro
 		if !ok || (admissionID != "" && a.ID != admissionID) {
 			return room.ErrNotAdmitted
 		}
-		rs.endAdmission(visitor)
+		rs.endAdmission(visitor, false)
 		return nil
 	})
 }

@@ -126,13 +126,14 @@ func (rs *roomState) leaveLine(visitor string) bool {
 	return ok
 }
 
-// endAdmission ends the visitor's admission, reporting whether it had one.
-func (rs *roomState) endAdmission(visitor string) bool {
+// endAdmission ends the visitor's admission, reporting whether it had one; lapsed says it expired
+// uncollected, which the journal keeps for the room's count of them.
+func (rs *roomState) endAdmission(visitor string, lapsed bool) bool {
 	if !rs.active.Remove(visitor) {
 		return false
 	}
 	delete(rs.admissions, visitor)
-	rs.j.record(recEnd, rs.id, visitor)
+	rs.j.record(recEnd, rs.id, visitor, lapsed)
 	return true
 }
 
@@ -143,10 +144,12 @@ func (rs *roomState) admit(now int64, max int) room.Tick {
 		if !ok || exp > now {
 			break
 		}
-		if a := rs.admissions[v]; a != nil && !a.Collected {
+		a := rs.admissions[v]
+		lapsed := a != nil && !a.Collected
+		if lapsed {
 			rs.graceTotal++
 		}
-		rs.endAdmission(v)
+		rs.endAdmission(v, lapsed)
 		t.Expired = append(t.Expired, v)
 	}
 	idleCut := now - int64(rs.cfg.IdleTimeout)
@@ -159,7 +162,7 @@ func (rs *roomState) admit(now int64, max int) room.Tick {
 		t.Idle = append(t.Idle, v)
 		rs.idleTotal++
 		rs.waiting.remove(i)
-		rs.j.record(recGone, rs.id, v)
+		rs.j.record(recGone, rs.id, v, true)
 	}
 	// A step whose sweep stopped at its limit may have left idle waiters at the front: it lets nobody
 	// in, and the next step, at once (More), sweeps on before it does.
@@ -199,15 +202,24 @@ func (rs *roomState) budget(now int64, max int) int {
 		b = min(b, c-rs.active.Len())
 	}
 	if r := rs.cfg.Rate; r != nil {
-		cut := now - int64(r.Per)
-		i := 0
-		for i < len(rs.window) && rs.window[i] <= cut {
-			i++
-		}
-		rs.window = rs.window[i:]
-		b = min(b, r.Admits-len(rs.window))
+		b = min(b, r.Admits-len(rs.counted(now, r)))
 	}
 	return b
+}
+
+// counted is the part of the rate window that counts at now. Only a grant cuts the rest off, and the
+// journal says where, so that a restart replays the window the room had, whatever the rate is then.
+func (rs *roomState) counted(now int64, r *room.Rate) []int64 {
+	return after(rs.window, now-int64(r.Per))
+}
+
+// after is the part of times, oldest first, later than cut.
+func after(times []int64, cut int64) []int64 {
+	i := 0
+	for i < len(times) && times[i] <= cut {
+		i++
+	}
+	return times[i:]
 }
 
 func (rs *roomState) grant(visitor string, now int64) *room.Admission {
@@ -219,12 +231,12 @@ func (rs *roomState) grant(visitor string, now int64) *room.Admission {
 	}
 	rs.admissions[visitor] = a
 	rs.active.Add(visitor, unixNano(a.ExpiresAt))
-	windowed := int64(0)
-	if rs.cfg.Rate != nil {
-		rs.window = append(rs.window, now)
-		windowed = now
+	windowed, cut := int64(0), int64(0)
+	if r := rs.cfg.Rate; r != nil {
+		rs.window = append(rs.counted(now, r), now)
+		windowed, cut = now, now-int64(r.Per)
 	}
-	rs.j.record(recAdmit, rs.id, visitor, a.ID, unixNano(a.ExpiresAt), windowed)
+	rs.j.record(recAdmit, rs.id, visitor, a.ID, unixNano(a.ExpiresAt), windowed, cut)
 	return a
 }
 
@@ -246,8 +258,11 @@ func (rs *roomState) next(now int64) time.Time {
 		if o := rs.cfg.OpensAt; o != nil {
 			consider(unixNano(*o))
 		}
-		if r := rs.cfg.Rate; r != nil && len(rs.window) >= r.Admits {
-			consider(rs.window[0] + int64(r.Per))
+		if r := rs.cfg.Rate; r != nil {
+			// The rate lets the next one in when all but Admits-1 of those it counts have aged out.
+			if w := rs.counted(now, r); len(w) >= r.Admits {
+				consider(w[len(w)-r.Admits] + int64(r.Per))
+			}
 		}
 	}
 	if next == 0 {
