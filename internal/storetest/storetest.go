@@ -38,6 +38,11 @@ type Harness struct {
 	Advance func(time.Duration)
 	// Now returns the backend's current time, for configs that name an instant (opens_at).
 	Now func() time.Time
+	// Name, when set, names the backend in the comparisons' failures (see alike.go).
+	Name string
+	// Restart, when set, ends the backend as a crash would once it has written what it answered, opens
+	// it again on what it kept, and returns the new one: the comparisons restart it between steps.
+	Restart func() Harness
 }
 
 // check is one check of the suite, run as a subtest on a harness of its own.
