@@ -258,7 +258,9 @@ func (rs *roomState) next(now int64) time.Time {
 		if o := rs.cfg.OpensAt; o != nil {
 			consider(unixNano(*o))
 		}
-		if r := rs.cfg.Rate; r != nil {
+		// While the room holds everybody the rate lets nobody in, and in passthrough it does not count.
+		held := rs.cfg.Holds(time.Unix(0, now)) || rs.soldOut || rs.cfg.Mode == room.ModePassthrough
+		if r := rs.cfg.Rate; r != nil && !held {
 			// The rate lets the next one in when all but Admits-1 of those it counts have aged out.
 			if w := rs.counted(now, r); len(w) >= r.Admits {
 				consider(w[len(w)-r.Admits] + int64(r.Per))
