@@ -15,8 +15,9 @@ import (
 
 // TestRestartsKeepWhatWasAnswered sends the same random steps to embedded stores that keep running and
 // to a backend over a data directory that is crashed and opened again every fifty steps or so (see
-// storetest, alike.go): after each restart it must answer as the running stores do, so every line,
-// admission, rate window, claim and bid it answered before the crash was kept.
+// storetest, alike.go): after each restart it must answer as the running stores do, and its record
+// hold what theirs holds, so every line, admission, rate window, claim and bid it answered before the
+// crash was kept.
 func TestRestartsKeepWhatWasAnswered(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -27,9 +28,10 @@ func TestRestartsKeepWhatWasAnswered(t *testing.T) {
 				t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 					start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 					clock := storetest.NewClock(start)
-					running := storetest.Harness{Name: "running", Rooms: memstore.NewRooms(memstore.Options{Clock: clock.Now}),
-						Auctions: memstore.NewAuctions(clock.Now, nil), Drops: memstore.NewDrops(clock.Now, nil),
-						Advance: clock.Advance, Now: clock.Now}
+					rec := sqlite(t)
+					running := storetest.Harness{Name: "running", Rooms: memstore.NewRooms(memstore.Options{Clock: clock.Now, Recorder: rec}),
+						Auctions: memstore.NewAuctions(clock.Now, rec), Drops: memstore.NewDrops(clock.Now, rec),
+						Advance: clock.Advance, Now: clock.Now, Record: rec}
 					c.compare(t, seed, running, restarting(t, storetest.NewClock(start)))
 				})
 			}
@@ -61,7 +63,7 @@ func restarting(t *testing.T, clock *storetest.Clock) storetest.Harness {
 		if b, err = memstore.OpenAt(ctx, db, dir, record.FsyncNo, slog.New(slog.DiscardHandler), clock.Now); err != nil {
 			t.Fatal(err)
 		}
-		h.Rooms, h.Auctions, h.Drops = b.Rooms(), b.Auctions(), b.Drops()
+		h.Rooms, h.Auctions, h.Drops, h.Record = b.Rooms(), b.Auctions(), b.Drops(), db
 		return h
 	}
 	h = storetest.Harness{Name: "restarted", Advance: clock.Advance, Now: clock.Now,

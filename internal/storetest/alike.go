@@ -16,6 +16,7 @@ import (
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
+	"github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/internal/room"
 )
 
@@ -420,24 +421,60 @@ func randomRoomConfig(rnd *rand.Rand) room.Config {
 // proxies, buy-now, soft close and the close at the end as the clock moves, the operator's extend,
 // end-now and amend.
 func CompareAuctions(t *testing.T, seed uint64, a, b Harness) {
-	compareAt(t, seed, a, b, randomAuctionStep, histories)
+	compareAt(t, seed, a, b, randomAuctionStep, histories, func(r *record.DB, id string) string {
+		// What happened, not the state: the embedded backend keeps an auction's config there too.
+		evs, err := r.Events(ctx, id)
+		return eventsOf(evs) + auctionError(err)
+	})
 }
 
 // CompareDrops runs a random sequence of drop steps on a and b, whose clocks read the same: claims
 // within and outside their window as the clock moves, per-visitor limits, idempotent repeats, restocks
 // and corrections, listed and generated codes.
 func CompareDrops(t *testing.T, seed uint64, a, b Harness) {
-	compareAt(t, seed, a, b, randomDropStep, dropsNow)
+	compareAt(t, seed, a, b, randomDropStep, dropsNow, func(r *record.DB, id string) string {
+		cs, err := r.Claims(ctx, id)
+		return claimsOf(cs, err)
+	})
 }
 
 // compareAt compares a and b under random steps that draw makes at a's time; after each step, now
-// sums up what each holds.
-func compareAt(t *testing.T, seed uint64, a, b Harness, draw func(*rand.Rand, time.Time) step, now func(*side) string) {
+// sums up what each holds, and when both keep a record, after every recordEvery steps, recorded what it
+// holds of each entity (a difference there stays until it is seen).
+func compareAt(t *testing.T, seed uint64, a, b Harness, draw func(*rand.Rand, time.Time) step, now func(*side) string,
+	recorded func(r *record.DB, id string) string) {
 	t.Helper()
+	records, n := a.Record != nil && b.Record != nil, 0
 	compare(t, seed, newSide(a), newSide(b), func(rnd *rand.Rand) step {
 		st := draw(rnd, a.Now())
-		return step{st.what, func(s *side) string { return st.do(s) + " " + now(s) }}
+		n++
+		read := records && n%recordEvery == 0
+		return step{st.what, func(s *side) string {
+			out := st.do(s) + " " + now(s)
+			if records && s.h.Settle != nil {
+				// After every step: Redis's recorder reads the auctions it records, and a read
+				// closes one past its end, so a later pass would close it at another time.
+				s.h.Settle()
+			}
+			if read {
+				out += recordOf(s, recorded)
+			}
+			return out
+		}}
 	}, nil)
+}
+
+// recordEvery is how many steps the comparisons make between two reads of the records, which under
+// the race detector cost more than the steps.
+const recordEvery = 10
+
+// recordOf sums up what a side's record holds of every entity the steps name.
+func recordOf(s *side, recorded func(r *record.DB, id string) string) string {
+	var b strings.Builder
+	for _, id := range []string{"x1", "x2", "d1", "d2"} {
+		fmt.Fprintf(&b, " record %s: %s", id, recorded(s.h.Record, id))
+	}
+	return b.String()
 }
 
 // outcomeOf writes an auction step's answer: its state but for the revision (each backend's own) and

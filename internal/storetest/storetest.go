@@ -17,6 +17,7 @@ import (
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/keyring"
+	"github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/internal/room"
 )
 
@@ -43,6 +44,10 @@ type Harness struct {
 	// Restart, when set, ends the backend as a crash would once it has written what it answered, opens
 	// it again on what it kept, and returns the new one: the comparisons restart it between steps.
 	Restart func() Harness
+	// Record, when set, is the backend's durable SQL record of claims and bids, which the comparisons
+	// compare; Settle, when set, brings it up to date, and they call it after every step.
+	Record *record.DB
+	Settle func()
 }
 
 // check is one check of the suite, run as a subtest on a harness of its own.
