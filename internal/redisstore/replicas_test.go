@@ -16,6 +16,7 @@ import (
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/redisstore"
 	"github.com/rushgate/rushgate/internal/redistest"
+	"github.com/rushgate/rushgate/internal/room"
 )
 
 // TestReplicasHoldWhatIsAnswered: replication is asynchronous, so a claim a master answered may not be
@@ -80,6 +81,19 @@ func TestReplicasHoldWhatIsAnswered(t *testing.T) {
 	}
 	if err := bid("b2", 200); !errors.Is(err, rushgate.ErrUnconfirmed) {
 		t.Fatalf("bid while the replica lags: %v, want ErrUnconfirmed", err)
+	}
+	// Lines do not wait for the replicas: a waiting room that refused its crowd while a replica lags
+	// would fail at what it is for, where a failover costs a few places taken in its last moments.
+	if err := safe.Rooms().PutRoom(ctx, "r", room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Hour),
+		Grace: rushgate.Duration(time.Hour), IdleTimeout: rushgate.Duration(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	began = time.Now()
+	if st, err := safe.Rooms().Join(ctx, "r", room.Entrant{Visitor: "w1", Origin: "r", New: true}); err != nil || st.State == room.StateNone {
+		t.Fatalf("join while the replica lags: %+v %v, want a place", st, err)
+	}
+	if waited := time.Since(began); waited >= time.Second {
+		t.Fatalf("a join waited %v for the replicas, want none", waited)
 	}
 
 	// The link back: the replica catches up, and the claim's retry answers the claim that was made.
