@@ -14,10 +14,10 @@ import (
 )
 
 // TestRestartsKeepWhatWasAnswered sends the same random steps to embedded stores that keep running and
-// to a backend over a data directory that is crashed and opened again every fifty steps or so (see
-// storetest, alike.go): after each restart it must answer as the running stores do, and its record
-// hold what theirs holds, so every line, admission, rate window, claim and bid it answered before the
-// crash was kept.
+// to a backend over a data directory that is crashed or stopped, and opened again, every fifty steps
+// or so (see storetest, alike.go): after each restart it must answer as the running stores do, and its
+// record hold what theirs holds, so every line, admission, rate window, claim and bid it answered
+// before was kept.
 func TestRestartsKeepWhatWasAnswered(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -40,7 +40,8 @@ func TestRestartsKeepWhatWasAnswered(t *testing.T) {
 }
 
 // restarting opens a backend over a fresh data directory whose Restart crashes it (kill -9 once its
-// journal was written) and opens it again, its SQLite record too, on the same clock.
+// journal was written) or stops it, in turns, and opens it again, its SQLite record too, on the same
+// clock.
 func restarting(t *testing.T, clock *storetest.Clock) storetest.Harness {
 	dir := t.TempDir()
 	ctx := context.Background()
@@ -49,8 +50,14 @@ func restarting(t *testing.T, clock *storetest.Clock) storetest.Harness {
 		db *record.DB
 		h  storetest.Harness
 	)
+	restarts := 0
 	stop := func() {
-		memstore.Crash(b)
+		// Every other restart is a graceful stop, which saves a snapshot rather than leaving a journal.
+		if restarts++; restarts%2 == 0 {
+			b.Close()
+		} else {
+			memstore.Crash(b)
+		}
 		if err := db.Close(); err != nil {
 			t.Error(err)
 		}
