@@ -57,10 +57,13 @@ type side struct {
 	more bool
 	next time.Time
 	due  []string
+	// revs holds the revision of each drop's or auction's config as this side last looked, each
+	// backend's own: claims and bids that name it are refused as stale once the config changed.
+	revs map[string]string
 }
 
 func newSide(h Harness) *side {
-	return &side{h: h, admissions: map[string]string{}, byName: map[string]string{}, current: map[string]string{}}
+	return &side{h: h, admissions: map[string]string{}, byName: map[string]string{}, current: map[string]string{}, revs: map[string]string{}}
 }
 
 // name gives a backend's admission id the name of its order of appearance.
@@ -234,6 +237,8 @@ func compare(t *testing.T, seed uint64, a, b *side, draw func(*rand.Rand) step, 
 			// b opens again before the step, which then compares what it kept.
 			then := st
 			st = step{"restart, then " + then.what, func(s *side) string {
+				// The revisions a service cached go with its process, as a backend's own may.
+				clear(s.revs)
 				switch {
 				case s == b:
 					b.h = b.h.Restart()
@@ -386,6 +391,15 @@ func randomRoomStep(rnd *rand.Rand, rooms, visitors []string, arrived map[string
 func advance(rnd *rand.Rand, ds ...time.Duration) step {
 	d := ds[rnd.IntN(len(ds))] + time.Duration(rnd.IntN(1000))*time.Millisecond
 	return step{"advance " + d.String(), func(s *side) string { s.h.Advance(d); return "" }}
+}
+
+// rev is the revision a claim or bid names: the one this side last looked at when looked, else none
+// (the call then checks nothing).
+func (s *side) rev(id string, looked bool) string {
+	if !looked {
+		return ""
+	}
+	return s.revs[id]
 }
 
 // admissionID is the id a call names: 0 the visitor's last admission on this side, 1 none, 2 one no
@@ -541,15 +555,22 @@ func randomAuctionStep(rnd *rand.Rand, now time.Time) step {
 		return step{"delete " + id, func(s *side) string { return auctionError(s.h.Auctions.Delete(ctx, id)) }}
 	case n < 45:
 		b := auction.Bid{Bidder: bidder, Exact: rnd.IntN(3) == 0, Max: 900 + int64(rnd.IntN(40))*50}
-		return step{fmt.Sprintf("bid %s %+v", id, b), func(s *side) string { return outcomeOf(s.h.Auctions.Bid(ctx, id, "", b)) }}
+		looked := rnd.IntN(3) == 0 // names the revision it last looked at, as a service does
+		return step{fmt.Sprintf("bid %s %+v (looked %t)", id, b, looked), func(s *side) string {
+			return outcomeOf(s.h.Auctions.Bid(ctx, id, s.rev(id, looked), b))
+		}}
 	case n < 50:
-		return step{"buy now " + id + " " + bidder, func(s *side) string { return outcomeOf(s.h.Auctions.BuyNow(ctx, id, "", bidder)) }}
+		looked := rnd.IntN(3) == 0
+		return step{fmt.Sprintf("buy now %s %s (looked %t)", id, bidder, looked), func(s *side) string {
+			return outcomeOf(s.h.Auctions.BuyNow(ctx, id, s.rev(id, looked), bidder))
+		}}
 	case n < 60:
 		return step{"get " + id, func(s *side) string {
 			st, err := s.h.Auctions.Get(ctx, id)
 			if err != nil {
 				return auctionError(err)
 			}
+			s.revs[id] = st.Rev
 			return stateOf(st)
 		}}
 	case n < 63:
@@ -669,15 +690,22 @@ func randomDropStep(rnd *rand.Rand, now time.Time) step {
 		return step{"delete " + id, func(s *side) string { return dropError(s.h.Drops.Delete(ctx, id)) }}
 	case n < 50:
 		key := []string{"", "", "k1", "k2"}[rnd.IntN(4)]
-		return step{fmt.Sprintf("claim %s %s %q", id, v, key), func(s *side) string {
-			c, created, err := s.h.Drops.Claim(ctx, id, "", v, key)
+		looked := rnd.IntN(3) == 0 // names the revision it last looked at, as a service does
+		return step{fmt.Sprintf("claim %s %s %q (looked %t)", id, v, key, looked), func(s *side) string {
+			c, created, err := s.h.Drops.Claim(ctx, id, s.rev(id, looked), v, key)
 			if err != nil {
 				return dropError(err)
 			}
 			return fmt.Sprint(claimOf(c), created)
 		}}
-	case n < 55:
+	case n < 53:
 		return step{"mine " + id + " " + v, func(s *side) string { return claimsOf(s.h.Drops.Mine(ctx, id, v)) }}
+	case n < 55:
+		return step{"look " + id, func(s *side) string {
+			in, err := s.h.Drops.Get(ctx, id)
+			s.revs[id] = in.Rev
+			return dropError(err)
+		}}
 	case n < 58:
 		return step{"codes " + id, func(s *side) string {
 			codes, err := s.h.Drops.Codes(ctx, id)
