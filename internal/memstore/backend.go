@@ -90,7 +90,7 @@ func open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 		lines: filepath.Join(dir, LinesFile), journal: filepath.Join(dir, JournalFile), historyF: filepath.Join(dir, HistoryFile),
 		j: &journal{paused: true, nosync: fsync == record.FsyncNo}, compactAt: compactAt,
 		stop: make(chan struct{}), done: make(chan struct{})}
-	b.rooms.journal = b.j
+	b.rooms.journal, b.rooms.spent, b.spent.j = b.j, b.spent, b.j
 	// One writer for claims and bids alike: a batch of both costs one fsync.
 	commit := &committer{db: records}
 	b.auctions.commit, b.drops.commit = commit, commit

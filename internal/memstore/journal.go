@@ -18,7 +18,8 @@ import (
 
 // The embedded backend keeps its lines in memory. So that a crash (kill -9, a power loss) does not
 // send every waiting visitor to the back of a new line, every change to a line is appended to a
-// journal: a visitor placed, gone from the line, admitted, collecting its admission, or losing it. The
+// journal: a visitor placed, gone from the line, admitted, collecting its admission, or losing it; and
+// so is each one-time thing spent (a challenge's solution, see Spent), which a restart must not forget. The
 // records are buffered under the room's lock (a few bytes, no I/O) and written and fsync'd by one
 // goroutine at least once a second, like Redis's appendfsync everysec: a crash loses at most the last
 // second of line changes. Claims and bids do not go through it; they are committed before they are
@@ -39,6 +40,7 @@ const (
 	recCollect = 'C' // room, visitor, expires (ns)
 	recEnd     = 'X' // room, visitor[, lapsed]: the admission ended (released, left, expired; lapsed: uncollected)
 	recDelete  = 'D' // room, "": the room was deleted, with its line and admissions
+	recSpend   = 'S' // id, minute: a one-time thing used, remembered until the minute ends (see Spent)
 )
 
 // maxRecord bounds one record: ids are short, so anything longer is damage.
@@ -250,6 +252,14 @@ func (s *Rooms) replay(r io.Reader) (int64, error) {
 
 // apply applies one line change; a record that does not parse is skipped.
 func (s *Rooms) apply(e jrecord, now int64) {
+	if e.kind == recSpend {
+		id, ok1 := e.str()
+		m, ok2 := e.num()
+		if ok1 && ok2 && s.spent != nil {
+			s.spent.load(id, m)
+		}
+		return
+	}
 	id, ok1 := e.str()
 	visitor, ok2 := e.str()
 	if !ok1 || !ok2 {

@@ -240,12 +240,16 @@ func FuzzJournal(f *testing.F) {
 	j.record(recCollect, "r", "v", int64(9))
 	j.record(recEnd, "r", "v")
 	j.record(recGone, "r", "w")
+	j.record(recAdmit, "r", "w", "e.2", int64(5), int64(2), int64(1)) // with the window's cut
+	j.record(recGone, "r", "x", true)                                 // an idle waiter
+	j.record(recEnd, "r", "w", true)                                  // a lapsed admission
+	j.record(recSpend, "solution", int64(30000000))
 	j.record(recDelete, "r", "")
 	f.Add(j.buf)
 	f.Add(j.buf[:len(j.buf)-2])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rooms := NewRooms(Options{})
-		rooms.gen = 1
+		rooms.gen, rooms.spent = 1, NewSpent(nil)
 		rooms.Restore("r", room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Hour), IdleTimeout: rushgate.Duration(time.Hour)})
 		good, _ := rooms.replay(bytes.NewReader(data))
 		if good < 0 || good > int64(len(data)) {
@@ -586,5 +590,43 @@ func TestJournalKeepsTheRateWindow(t *testing.T) {
 	b = reopen()
 	if tk := admit("next"); len(tk.Admitted) != 1 {
 		t.Fatalf("under two a minute, with one admission counted, after a crash: %+v", tk)
+	}
+}
+
+// TestSpentOutlivesARestart: a challenge's solution used before a crash or a stop is still used after
+// it, until it expires; a restart forgot them all, so that each solution could be used once more.
+func TestSpentOutlivesARestart(t *testing.T) {
+	ctx := context.Background()
+	b, now, reopen := clockedFixture(t, room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Hour),
+		Grace: rushgate.Duration(time.Hour), IdleTimeout: rushgate.Duration(time.Hour)})
+	spend := func(id string) bool {
+		t.Helper()
+		first, err := b.Spent().Spend(ctx, id, now.Add(5*time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return first
+	}
+	if !spend("journaled") {
+		t.Fatal("a first spend refused")
+	}
+	b = reopen() // from the journal
+	if spend("journaled") {
+		t.Fatal("a solution spent before a crash is spendable again after it")
+	}
+	if !spend("compacted") {
+		t.Fatal("a first spend refused after a restart")
+	}
+	if err := b.compact(); err != nil { // as a stop does: the spends go into the snapshot
+		t.Fatal(err)
+	}
+	b = reopen()
+	if spend("journaled") || spend("compacted") {
+		t.Fatal("a solution spent before a compaction and a crash is spendable again after them")
+	}
+	*now = now.Add(10 * time.Minute)
+	b = reopen()
+	if !spend("journaled") || !spend("compacted") {
+		t.Fatal("an expired spend is remembered after a restart")
 	}
 }

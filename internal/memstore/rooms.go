@@ -44,6 +44,7 @@ type Rooms struct {
 	seed     uint64
 	recorder Records
 	journal  *journal // where line changes go, nil for none (see journal.go)
+	spent    *Spent   // the spends that share the journal and the snapshot, nil for none
 	gen      int64    // the generation of the last snapshot saved or loaded
 
 	// admin serialises room creation, changes and deletion with their records, so that the record

@@ -22,6 +22,13 @@ import (
 type snapshot struct {
 	Rooms      []roomSnapshot
 	Generation int64
+	Spent      []spentSnapshot // the one-time things used and not yet expired (none in older snapshots)
+}
+
+// spentSnapshot is one id Spent remembers, until the end of minute Minute (unix minutes).
+type spentSnapshot struct {
+	ID     string
+	Minute int64
 }
 
 type roomSnapshot struct {
@@ -114,6 +121,11 @@ func (s *Rooms) freeze(gen int64, cut func()) snapshot {
 	for _, rs := range rooms {
 		snap.Rooms = append(snap.Rooms, rs.snapshot())
 	}
+	if s.spent != nil { // a spend is in the snapshot or after the cut, never lost between them
+		s.spent.mu.Lock()
+		defer s.spent.mu.Unlock()
+		snap.Spent = s.spent.live()
+	}
 	cut()
 	return snap
 }
@@ -175,6 +187,11 @@ func (s *Rooms) Load(r io.Reader) error {
 		rs.mu.Unlock()
 		if err != nil {
 			return err
+		}
+	}
+	if s.spent != nil {
+		for _, sp := range snap.Spent {
+			s.spent.load(sp.ID, sp.Minute)
 		}
 	}
 	return nil
