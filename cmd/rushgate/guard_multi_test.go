@@ -78,7 +78,7 @@ func TestGuardsShareRedis(t *testing.T) {
 }
 
 // TestReleaseReachesEveryCheck: on Redis, an admission released at one instance is refused at once by
-// the check endpoint of another, which verifies tokens offline.
+// the check endpoint of another, which verifies tokens offline, and by one started afterwards.
 func TestReleaseReachesEveryCheck(t *testing.T) {
 	in := startInstances(t, buildBinary(t), redistest.Shared(t), 2)
 	a, b := in[0].base, in[1].base
@@ -119,5 +119,14 @@ func TestReleaseReachesEveryCheck(t *testing.T) {
 	}
 	if check(a) != 401 {
 		t.Fatal("the releasing instance lets it through")
+	}
+	// An instance started after the release (a deploy, a scale-out) was not listening when it was
+	// announced, and refuses it all the same.
+	later := startInstances(t, buildBinary(t), redistest.Shared(t), 1)[0].base
+	for i := 0; check(later) != 401; i++ {
+		if i == 100 {
+			t.Fatal("an instance started after the release lets the released admission through")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -62,6 +62,10 @@ func (k keys) spent(hash string) string { return k.prefix + ":spent:" + hash }
 // released is the pub/sub channel on which instances announce admissions ended early: "id unix-expiry".
 func (k keys) released() string { return k.prefix + ":released" }
 
+// releases holds the admissions ended early until their tokens expire (a sorted set by expiry, ms), for
+// instances that were not listening when they were announced.
+func (k keys) releases() string { return k.prefix + ":releases" }
+
 // catalog is a ZSET of the ids of one kind ("rooms", "drops", "auctions"), all scored 0, so that the
 // admin lists page through them in id order (ZRANGE BYLEX) without scanning the keyspace.
 func (k keys) catalog(kind string) string { return k.prefix + ":catalog:" + kind }
