@@ -142,8 +142,8 @@ func startEmbedded(t *testing.T, bin, data string, extra ...string) (*exec.Cmd, 
 
 // TestRoomsSurviveRestart: on the embedded backend rooms are recorded as they change, and a graceful
 // restart (SIGTERM) keeps every place in line and every admission; after a crash (kill -9) more than
-// a second after the last change, the rooms and every standing in line are still there, from the
-// journal.
+// a second after the last change, the rooms, every standing in line and the releases are still there,
+// from the journal.
 func TestRoomsSurviveRestart(t *testing.T) {
 	bin := buildBinary(t)
 	data := t.TempDir()
@@ -203,5 +203,17 @@ func TestRoomsSurviveRestart(t *testing.T) {
 	}
 	if st := status(base, tokens[2]); st["state"] != "waiting" || st["position"] != before["position"] {
 		t.Fatalf("the waiting visitor after a crash: %v, before it: %v", st, before)
+	}
+	// The admission released before the crash stays refused by the check in front of the site, which
+	// verifies its token offline: the token itself runs for its hour.
+	req, _ := http.NewRequest("GET", base+"/v1/rooms/sale/check", nil)
+	req.Header.Set("Cookie", "rg_admission="+adm)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the check of an admission released before the crash: %d, want 401", res.StatusCode)
 	}
 }

@@ -455,7 +455,7 @@ type backend struct {
 	history  rushgate.History
 	audit    rushgate.Audit
 	spent    rushgate.Spent
-	releases rushgate.Releases // nil on the embedded backend: one instance
+	releases rushgate.Releases // admissions ended early, for the checks of every instance (and, embedded, of the next start)
 	backups  *backup.Backups   // what GET /v1/backup copies of --data; nil when nothing there is the instance's own
 	// record, when set, copies the backend's outbox into the SQL record until ctx ends.
 	record func(ctx context.Context, log *slog.Logger)
@@ -492,7 +492,7 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 			return backend{}, err
 		}
 		return backend{name: "memory", rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),
-			history: b.History(), audit: b.Audit(), spent: b.Spent(), close: b.Close,
+			history: b.History(), audit: b.Audit(), spent: b.Spent(), releases: b.Releases(), close: b.Close,
 			backups: backup.New(backup.Source{Dir: f.data, Record: records, Lines: b.Rooms().Save, Secrets: true}, m.Backup, f.sealTo...)}, nil
 	}
 	rdb, kind, err := redisClient(f.redisURL, f.redisCluster, f.redisFlush)

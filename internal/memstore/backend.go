@@ -61,6 +61,7 @@ type Backend struct {
 	vault    vault.Dir
 	history  *History
 	spent    *Spent
+	releases *Releases
 	audit    *record.DB
 	lines    string // the snapshot of the lines (see journal.go)
 	journal  string // the journal of line changes since that snapshot
@@ -91,6 +92,7 @@ func open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 		j: &journal{paused: true, nosync: fsync == record.FsyncNo}, compactAt: compactAt,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	b.rooms.journal, b.rooms.spent, b.spent.j = b.j, b.spent, b.j
+	b.releases = &Releases{spent: b.spent}
 	// One writer for claims and bids alike: a batch of both costs one fsync.
 	commit := &committer{db: records}
 	b.auctions.commit, b.drops.commit = commit, commit
@@ -258,6 +260,9 @@ func (b *Backend) History() *History { return b.history }
 // Spent returns the memory of used one-time things, kept in memory: a restart forgets them, as they
 // live only minutes.
 func (b *Backend) Spent() *Spent { return b.spent }
+
+// Releases returns the admissions ended early, which the checks in front of a site refuse.
+func (b *Backend) Releases() *Releases { return b.releases }
 
 // Audit returns the log of operators' changes, kept in the record.
 func (b *Backend) Audit() *record.DB { return b.audit }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -628,5 +629,58 @@ func TestSpentOutlivesARestart(t *testing.T) {
 	b = reopen()
 	if !spend("journaled") || !spend("compacted") {
 		t.Fatal("an expired spend is remembered after a restart")
+	}
+}
+
+// TestReleasesOutliveARestart: an admission ended early is still refused by the checks after a crash
+// or a stop, until its token expires; a restart forgot them, and the checks, which verify tokens
+// offline, let a released token through again.
+func TestReleasesOutliveARestart(t *testing.T) {
+	ctx := context.Background()
+	b, now, reopen := clockedFixture(t, room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Hour),
+		Grace: rushgate.Duration(time.Hour), IdleTimeout: rushgate.Duration(time.Hour)})
+	if err := b.Releases().Announce(ctx, "e.1", now.Add(10*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Releases().Announce(ctx, "e.2", now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	heard := func(b *Backend) []string {
+		t.Helper()
+		lctx, cancel := context.WithCancel(ctx)
+		ch := b.Releases().Listen(lctx)
+		cancel()
+		var ids []string
+		for r := range ch { // what was kept, then closed
+			ids = append(ids, r.ID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	b = reopen()
+	if got := heard(b); !slices.Equal(got, []string{"e.1", "e.2"}) {
+		t.Fatalf("after a crash the checks hear of %v, want e.1 and e.2", got)
+	}
+	if err := b.compact(); err != nil {
+		t.Fatal(err)
+	}
+	b = reopen()
+	*now = now.Add(20 * time.Minute)
+	if got := heard(b); !slices.Equal(got, []string{"e.2"}) {
+		t.Fatalf("twenty minutes on, after a compaction and a crash, the checks hear of %v, want e.2 alone", got)
+	}
+
+	// A listener hears what is announced while it listens.
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := b.Releases().Listen(lctx)
+	if r := <-ch; r.ID != "e.2" {
+		t.Fatalf("heard %+v first, want e.2", r)
+	}
+	if err := b.Releases().Announce(ctx, "e.3", now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-ch; r.ID != "e.3" {
+		t.Fatalf("heard %+v, want e.3", r)
 	}
 }
