@@ -95,16 +95,7 @@ func TestReleaseReachesEveryCheck(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	check := func(base string) int {
-		req, _ := http.NewRequest("GET", base+"/v1/rooms/gate/check", nil)
-		req.Header.Set("Cookie", "rg_admission="+adm)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		return res.StatusCode
-	}
+	check := func(base string) int { return checkAdmission(t, base, "gate", adm) }
 	if check(a) != 204 || check(b) != 204 {
 		t.Fatal("an admitted visitor refused")
 	}
@@ -129,4 +120,18 @@ func TestReleaseReachesEveryCheck(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// checkAdmission asks base's check endpoint (nginx's auth_request) whether the admission token adm
+// lets its holder into room's site, and returns the status: 204 yes, 401 no.
+func checkAdmission(t *testing.T, base, room, adm string) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+"/v1/rooms/"+room+"/check", nil)
+	req.Header.Set("Cookie", "rg_admission="+adm)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
 }

@@ -206,14 +206,7 @@ func TestRoomsSurviveRestart(t *testing.T) {
 	}
 	// The admission released before the crash stays refused by the check in front of the site, which
 	// verifies its token offline: the token itself runs for its hour.
-	req, _ := http.NewRequest("GET", base+"/v1/rooms/sale/check", nil)
-	req.Header.Set("Cookie", "rg_admission="+adm)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("the check of an admission released before the crash: %d, want 401", res.StatusCode)
+	if code := checkAdmission(t, base, "sale", adm); code != http.StatusUnauthorized {
+		t.Fatalf("the check of an admission released before the crash: %d, want 401", code)
 	}
 }
