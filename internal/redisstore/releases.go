@@ -52,7 +52,7 @@ func (r Releases) Listen(ctx context.Context) <-chan rushgate.Released {
 			case <-ctx.Done():
 				return
 			case <-subscribed:
-				r.announced(ctx, send)
+				r.announced(ctx, out)
 			}
 		}
 	})
@@ -76,16 +76,30 @@ func (r Releases) Listen(ctx context.Context) <-chan rushgate.Released {
 	return out
 }
 
-// announced sends the releases whose tokens have not expired; a failure leaves them to the next
-// subscription's read.
-func (r Releases) announced(ctx context.Context, send func(rushgate.Released)) {
-	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-	m, err := r.do(ctx, r.rdb.B().Zrange().Key(r.keys.releases()).Min("("+now).Max("+inf").Byscore().Withscores().Build())
-	if err != nil {
-		return
-	}
-	scores, _ := m.AsZScores()
-	for _, s := range scores {
-		send(rushgate.Released{ID: s.Member, Until: time.UnixMilli(int64(s.Score))})
+// announced sends the releases whose tokens have not expired, a page at a time, waiting for the reader
+// (a release dropped here would pass the checks); a failure leaves the rest to the next subscription.
+func (r Releases) announced(ctx context.Context, out chan<- rushgate.Released) {
+	now := "(" + strconv.FormatInt(time.Now().UnixMilli(), 10)
+	for offset := int64(0); ; offset += releasesPage {
+		m, err := r.do(ctx, r.rdb.B().Zrange().Key(r.keys.releases()).Min(now).Max("+inf").Byscore().
+			Limit(offset, releasesPage).Withscores().Build())
+		if err != nil {
+			return
+		}
+		scores, _ := m.AsZScores()
+		for _, s := range scores {
+			select {
+			case out <- rushgate.Released{ID: s.Member, Until: time.UnixMilli(int64(s.Score))}:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if len(scores) < releasesPage {
+			return
+		}
 	}
 }
+
+// releasesPage is how many releases one read of the set returns: a big sale's hour of checkouts is a
+// few hundred thousand.
+const releasesPage = 1000

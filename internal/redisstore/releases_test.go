@@ -2,6 +2,8 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,6 +34,13 @@ func TestReleasesReachLateListeners(t *testing.T) {
 			if err := b.Releases().Announce(ctx, "early.1", now.Add(time.Minute)); err != nil {
 				t.Fatal(err)
 			}
+			// More than a page of the set, and than a listener's buffer: none may be dropped.
+			const bulk = 1500
+			for i := range bulk {
+				if err := b.Releases().Announce(ctx, fmt.Sprint("bulk.", i), now.Add(2*time.Minute)); err != nil {
+					t.Fatal(err)
+				}
+			}
 			lctx, cancel := context.WithCancel(ctx)
 			heard := b.Releases().Listen(lctx)
 			next := func() rushgate.Released {
@@ -46,6 +55,14 @@ func TestReleasesReachLateListeners(t *testing.T) {
 			}
 			if r := next(); r.ID != "early.1" || r.Until.Unix() != now.Add(time.Minute).Unix() {
 				t.Fatalf("heard %+v, want early.1, released before the listener started", r)
+			}
+			got := map[string]bool{}
+			for len(got) < bulk {
+				r := next()
+				if !strings.HasPrefix(r.ID, "bulk.") {
+					t.Fatalf("heard %+v with %d of the %d bulk releases", r, len(got), bulk)
+				}
+				got[r.ID] = true
 			}
 			// Announced while listening: heard through the channel (again, at times, through a
 			// subscription made anew, which reads the set).
