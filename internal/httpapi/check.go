@@ -14,23 +14,29 @@ import (
 // released remembers the admissions this server ended early, until their tokens expire, so that the
 // check endpoint refuses them without asking the store.
 type released struct {
-	mu  sync.Mutex
-	ids map[string]time.Time // admission id (jti) -> when its token expires
+	mu      sync.Mutex
+	ids     map[string]time.Time // admission id (jti) -> when its token expires
+	sweepAt int                  // the size at which add next drops the expired ones
 }
 
+// add remembers id until exp. Expired entries go in bulk once the map has doubled since the last
+// sweep, so that each add is O(1) amortized however many releases are live (a sweep at every add past
+// a fixed size was quadratic in them: the releases a starting instance reads, a big sale's hour of
+// checkouts).
 func (r *released) add(id string, exp time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ids == nil {
 		r.ids = make(map[string]time.Time)
 	}
-	now := time.Now()
-	if len(r.ids) > 1024 { // old entries go in bulk, so that each add is O(1) amortized
+	if len(r.ids) >= r.sweepAt {
+		now := time.Now()
 		for k, t := range r.ids {
 			if t.Before(now) {
 				delete(r.ids, k)
 			}
 		}
+		r.sweepAt = max(1024, 2*len(r.ids))
 	}
 	r.ids[id] = exp
 }
