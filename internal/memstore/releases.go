@@ -33,7 +33,7 @@ func (r *Releases) Announce(ctx context.Context, id string, until time.Time) err
 	for ch := range r.listeners {
 		select {
 		case ch <- rel:
-		default: // the reader is behind: this one passes the checks until it expires
+		default: // the reader is behind; the one instance that announced it refuses it already
 		}
 	}
 	return nil

@@ -15,8 +15,7 @@ import (
 // Releases announces admissions ended early on one pub/sub channel that every instance listens to,
 // and keeps them in a sorted set until their tokens expire (lua/released.lua): a listener reads the
 // set each time it subscribes, so that an instance started, or connected again, after an announcement
-// refuses that token too. Only one announced while its listener's buffer is full passes its checks
-// until it expires.
+// refuses that token too.
 type Releases struct{ *conn }
 
 // Announce implements [rushgate.Releases].
@@ -31,9 +30,9 @@ func (r Releases) Announce(ctx context.Context, id string, until time.Time) erro
 func (r Releases) Listen(ctx context.Context) <-chan rushgate.Released {
 	out := make(chan rushgate.Released, 256)
 	send := func(rel rushgate.Released) {
-		select {
+		select { // waits for the reader rather than drop one, which would pass the checks
 		case out <- rel:
-		default: // the reader is behind: this one passes checks elsewhere until it expires
+		case <-ctx.Done():
 		}
 	}
 	subscribed := make(chan struct{}, 1)
@@ -52,7 +51,7 @@ func (r Releases) Listen(ctx context.Context) <-chan rushgate.Released {
 			case <-ctx.Done():
 				return
 			case <-subscribed:
-				r.announced(ctx, out)
+				r.announced(ctx, send)
 			}
 		}
 	})
@@ -76,9 +75,9 @@ func (r Releases) Listen(ctx context.Context) <-chan rushgate.Released {
 	return out
 }
 
-// announced sends the releases whose tokens have not expired, a page at a time, waiting for the reader
-// (a release dropped here would pass the checks); a failure leaves the rest to the next subscription.
-func (r Releases) announced(ctx context.Context, out chan<- rushgate.Released) {
+// announced sends the releases whose tokens have not expired, a page at a time; a failure leaves the
+// rest to the next subscription.
+func (r Releases) announced(ctx context.Context, send func(rushgate.Released)) {
 	now := "(" + strconv.FormatInt(time.Now().UnixMilli(), 10)
 	for offset := int64(0); ; offset += releasesPage {
 		m, err := r.do(ctx, r.rdb.B().Zrange().Key(r.keys.releases()).Min(now).Max("+inf").Byscore().
@@ -88,13 +87,9 @@ func (r Releases) announced(ctx context.Context, out chan<- rushgate.Released) {
 		}
 		scores, _ := m.AsZScores()
 		for _, s := range scores {
-			select {
-			case out <- rushgate.Released{ID: s.Member, Until: time.UnixMilli(int64(s.Score))}:
-			case <-ctx.Done():
-				return
-			}
+			send(rushgate.Released{ID: s.Member, Until: time.UnixMilli(int64(s.Score))})
 		}
-		if len(scores) < releasesPage {
+		if len(scores) < releasesPage || ctx.Err() != nil {
 			return
 		}
 	}
