@@ -179,6 +179,23 @@ func EachPair(samples []Sample, since time.Time, n int, point func(i int, prev, 
 	}
 }
 
+// Points reads entity's samples of h taken after since, and a minute before it for the rates of the
+// first points (an entity over is sampled once a minute), and turns each pair with at least n figures
+// into a point (see EachPair): a drop's or an auction's history as its page charts it. A nil h has
+// none.
+func Points[P any](ctx context.Context, h History, entity string, since time.Time, n int, point func(prev, cur Sample) P) ([]P, error) {
+	out := []P{}
+	if h == nil {
+		return out, nil
+	}
+	samples, err := h.Since(ctx, entity, since.Add(-time.Minute))
+	if err != nil {
+		return nil, err
+	}
+	EachPair(samples, since, n, func(_ int, prev, cur Sample) { out = append(out, point(prev, cur)) })
+	return out, nil
+}
+
 // EachID calls fn with every id a paged list returns, in pages of 500, until the list ends or fails:
 // how a service visits all its entities to sample them.
 func EachID(ctx context.Context, list func(ctx context.Context, after string, limit int) ([]string, error), fn func(id string)) {

@@ -147,17 +147,7 @@ func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Po
 	if _, err := s.store.Get(ctx, id); err != nil {
 		return nil, err
 	}
-	out := []Point{}
-	if s.history == nil {
-		return out, nil
-	}
-	samples, err := s.history.Since(ctx, entity(id), since.Add(-time.Minute))
-	if err != nil {
-		return nil, err
-	}
-	rushgate.EachPair(samples, since, figBidders+1, func(_ int, prev, cur rushgate.Sample) {
-		out = append(out, Point{At: cur.At, Bids: rushgate.PerSecond(prev, cur, figBids), Price: cur.Figures[figPrice],
-			Bidders: cur.Figures[figBidders]})
+	return rushgate.Points(ctx, s.history, entity(id), since, figBidders+1, func(prev, cur rushgate.Sample) Point {
+		return Point{At: cur.At, Bids: rushgate.PerSecond(prev, cur, figBids), Price: cur.Figures[figPrice], Bidders: cur.Figures[figBidders]}
 	})
-	return out, nil
 }

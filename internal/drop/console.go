@@ -222,19 +222,10 @@ func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Po
 	if _, err := s.store.Get(ctx, id); err != nil {
 		return nil, err
 	}
-	out := []Point{}
-	if s.history == nil {
-		return out, nil
-	}
-	samples, err := s.history.Since(ctx, entity(id), since.Add(-time.Minute))
-	if err != nil {
-		return nil, err
-	}
-	rushgate.EachPair(samples, since, figRemaining+1, func(_ int, prev, cur rushgate.Sample) {
-		out = append(out, Point{At: cur.At, Claims: rushgate.PerSecond(prev, cur, figClaimed),
-			Claimed: cur.Figures[figClaimed], Remaining: cur.Figures[figRemaining]})
+	return rushgate.Points(ctx, s.history, entity(id), since, figRemaining+1, func(prev, cur rushgate.Sample) Point {
+		return Point{At: cur.At, Claims: rushgate.PerSecond(prev, cur, figClaimed), Claimed: cur.Figures[figClaimed],
+			Remaining: cur.Figures[figRemaining]}
 	})
-	return out, nil
 }
 
 // StockOf is the stock that rooms follow, read from drops: a drop's units left, refused for a room the
