@@ -20,7 +20,7 @@ type Releases struct{ *conn }
 
 // Announce implements [rushgate.Releases].
 func (r Releases) Announce(ctx context.Context, id string, until time.Time) error {
-	_, err := r.run(ctx, releaseAnnounceScript, []string{r.keys.releases()}, id, itoa(until.UnixMilli()),
+	_, err := r.run(ctx, releasedScript, []string{r.keys.releases()}, id, itoa(until.UnixMilli()),
 		r.keys.released(), id+" "+strconv.FormatInt(until.Unix(), 10))
 	return err
 }
