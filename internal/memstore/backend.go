@@ -257,8 +257,8 @@ func (b *Backend) Vault() vault.Dir { return b.vault }
 // HistoryFile every minute and at Close.
 func (b *Backend) History() *History { return b.history }
 
-// Spent returns the memory of used one-time things, kept in memory: a restart forgets them, as they
-// live only minutes.
+// Spent returns the memory of used one-time things, kept with the lines' changes in their journal
+// and snapshot: a restart remembers them until they expire.
 func (b *Backend) Spent() *Spent { return b.spent }
 
 // Releases returns the admissions ended early, which the checks in front of a site refuse.
