@@ -332,7 +332,11 @@
     }
     form.append(h('div', { class: 'wide' }, h('button', { class: 'primary', type: 'submit', text: t(create ? 'create' : 'save') })));
     if (viewer) form.querySelectorAll('input, select, textarea').forEach((i) => { i.disabled = true; }); // shown, not edited
-    form.addEventListener('input', () => { form.dataset.dirty = '1'; moneyHints(form); });
+    form.addEventListener('input', () => {
+      form.dataset.dirty = '1';
+      form.dataset.edits = String(Number(form.dataset.edits || 0) + 1); // see submit
+      moneyHints(form);
+    });
     form.addEventListener('submit', (ev) => { ev.preventDefault(); submit(form, kind, create); });
   }
 
@@ -492,6 +496,7 @@
 
   async function submit(form, kind, create) {
     clearErrors(form);
+    const edits = form.dataset.edits; // an edit made while this save is on its way is not saved by it
     try {
       if (create) {
         const newID = form.querySelector('input[name=id]').value.trim();
@@ -506,7 +511,9 @@
         const whole = kind === 'drop' && current.listed ? (await api('GET', PATHS.drop + id + '/config')).config : current.config;
         await api('PUT', PATHS[kind] + id, withoutNulls(formConfig(form, kind, whole)));
       }
-      form.dataset.dirty = '';
+      // The form follows the entity again, unless the operator edited it meanwhile: the refresh would
+      // put the saved config over that edit.
+      if (form.dataset.edits === edits) form.dataset.dirty = '';
       say(t('saved'));
       refresh(true);
     } catch (e) {
