@@ -185,10 +185,14 @@ func (rs *roomState) admit(now int64, max int) room.Tick {
 	return t
 }
 
+// holds reports whether the room lets nobody in now: it holds everybody (see room.Config.Holds) or is
+// sold out.
+func (rs *roomState) holds(now int64) bool { return rs.cfg.Holds(time.Unix(0, now)) || rs.soldOut }
+
 // budget is how many visitors may be admitted now: the least of the batch limit, the free capacity and
 // what the rate window still allows. Before the opening or while paused it is zero.
 func (rs *roomState) budget(now int64, max int) int {
-	if rs.cfg.Holds(time.Unix(0, now)) || rs.soldOut {
+	if rs.holds(now) {
 		return 0
 	}
 	if rs.units >= 0 { // never more admissions than units left
@@ -259,8 +263,7 @@ func (rs *roomState) next(now int64) time.Time {
 			consider(unixNano(*o))
 		}
 		// While the room holds everybody the rate lets nobody in, and in passthrough it does not count.
-		held := rs.cfg.Holds(time.Unix(0, now)) || rs.soldOut || rs.cfg.Mode == room.ModePassthrough
-		if r := rs.cfg.Rate; r != nil && !held {
+		if r := rs.cfg.Rate; r != nil && !rs.holds(now) && rs.cfg.Mode != room.ModePassthrough {
 			// The rate lets the next one in when all but Admits-1 of those it counts have aged out.
 			if w := rs.counted(now, r); len(w) >= r.Admits {
 				consider(w[len(w)-r.Admits] + int64(r.Per))
