@@ -195,18 +195,3 @@ func Points[P any](ctx context.Context, h History, entity string, since time.Tim
 	EachPair(samples, since, n, func(_ int, prev, cur Sample) { out = append(out, point(prev, cur)) })
 	return out, nil
 }
-
-// EachID calls fn with every id a paged list returns, in pages of 500, until the list ends or fails:
-// how a service visits all its entities to sample them.
-func EachID(ctx context.Context, list func(ctx context.Context, after string, limit int) ([]string, error), fn func(id string)) {
-	for after := ""; ; {
-		ids, err := list(ctx, after, 500)
-		if err != nil || len(ids) == 0 {
-			return
-		}
-		for _, id := range ids {
-			fn(id)
-		}
-		after = ids[len(ids)-1]
-	}
-}

@@ -23,24 +23,13 @@ type Summary struct {
 	ReserveMet bool   `json:"reserve_met"`
 }
 
-// List returns up to limit auctions after the id after, in id order.
+// List returns up to limit auctions after the id after, in id order; fewer only at the end of the
+// list (see [rushgate.Page]).
 func (s *Service) List(ctx context.Context, after string, limit int) ([]Summary, error) {
-	ids, err := s.store.List(ctx, after, limit)
-	if err != nil {
-		return nil, err
-	}
-	out := []Summary{}
-	for _, id := range ids {
+	return rushgate.Page(ctx, after, limit, s.store.List, func(ctx context.Context, id string) (Summary, error) {
 		st, err := s.store.Get(ctx, id)
-		if errors.Is(err, ErrNotFound) {
-			continue // deleted since, or a catalog entry its Put left behind
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, summarize(id, st, s.clock()))
-	}
-	return out, nil
+		return summarize(id, st, s.clock()), err
+	}, ErrNotFound)
 }
 
 // Summary returns one auction as the operator's list shows it, with its whole config.

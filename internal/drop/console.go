@@ -50,24 +50,13 @@ func (s *Service) Summary(ctx context.Context, id string, codes bool) (Summary, 
 	return sum, nil
 }
 
-// List returns up to limit drops after the id after, in id order.
+// List returns up to limit drops after the id after, in id order; fewer only at the end of the list
+// (see [rushgate.Page]).
 func (s *Service) List(ctx context.Context, after string, limit int) ([]Summary, error) {
-	ids, err := s.store.List(ctx, after, limit)
-	if err != nil {
-		return nil, err
-	}
-	out := []Summary{}
-	for _, id := range ids {
+	return rushgate.Page(ctx, after, limit, s.store.List, func(ctx context.Context, id string) (Summary, error) {
 		info, err := s.store.Get(ctx, id)
-		if errors.Is(err, ErrNotFound) {
-			continue // deleted since, or a catalog entry its Put left behind
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Summarize(id, info, s.clock()))
-	}
-	return out, nil
+		return Summarize(id, info, s.clock()), err
+	}, ErrNotFound)
 }
 
 // OpenNow opens the drop at once, also one closed before: claims are taken from now on.

@@ -16,33 +16,25 @@ type Summary struct {
 	Stats  Stats  `json:"stats"`
 }
 
-// List returns up to limit rooms after the id after, in id order. A room deleted while the list is
-// read is left out.
+// List returns up to limit rooms after the id after, in id order; fewer only at the end of the list
+// (see [rushgate.Page]). A room deleted while the list is read is left out.
 func (s *Service) List(ctx context.Context, after string, limit int) ([]Summary, error) {
 	ids, err := s.store.Rooms(ctx)
 	if err != nil {
 		return nil, err
 	}
 	slices.Sort(ids)
-	i, _ := slices.BinarySearch(ids, after)
-	if i < len(ids) && ids[i] == after {
-		i++
-	}
-	out := []Summary{}
-	for _, id := range ids[i:] {
-		if len(out) == limit {
-			break
+	list := func(_ context.Context, after string, limit int) ([]string, error) {
+		i, found := slices.BinarySearch(ids, after)
+		if found {
+			i++
 		}
+		return ids[i:min(len(ids), i+limit)], nil
+	}
+	return rushgate.Page(ctx, after, limit, list, func(ctx context.Context, id string) (Summary, error) {
 		cfg, st, err := s.Get(ctx, id)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Summary{ID: id, Config: cfg, Stats: st})
-	}
-	return out, nil
+		return Summary{ID: id, Config: cfg, Stats: st}, err
+	}, ErrNotFound)
 }
 
 // Point is one second of a room's history: its counts, its rates per second, and the wait a visitor
