@@ -3,7 +3,9 @@ package room
 import (
 	"encoding/json"
 	"errors"
+	"net/url"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,4 +135,43 @@ func TestTarget(t *testing.T) {
 	if got := (Config{}).Target("/d/coupon"); got != "/d/coupon" {
 		t.Errorf("no site, back to a drop's page: %q", got)
 	}
+}
+
+// FuzzTarget: wherever a crafted return_to points, the visitor is sent to the room's site (its
+// scheme and host, no user) or to a path of rushgate's own drop and auction pages: never elsewhere.
+func FuzzTarget(f *testing.F) {
+	for _, s := range []string{"", "https://shop.example.com/x", "//evil.example", `/\evil.example`, "/d/x", "/a/y?z=1",
+		"https://shop.example.com@evil.example/", "/d/x\\@evil.example", "https:evil", "javascript:alert(1)", "/d/\t/evil"} {
+		f.Add(s, "https://shop.example.com/")
+		f.Add(s, "")
+	}
+	f.Fuzz(func(t *testing.T, returnTo, siteURL string) {
+		site, err := url.Parse(siteURL)
+		switch {
+		case siteURL == "":
+			site = nil
+		case err != nil || site.Scheme != "http" && site.Scheme != "https" || site.Host == "" || site.User != nil:
+			return // a site_url the config refuses
+		}
+		got := Config{SiteURL: siteURL}.Target(returnTo)
+		if got == "" {
+			if site != nil {
+				t.Fatalf("Target(%q) with site %q is empty", returnTo, siteURL)
+			}
+			return
+		}
+		if strings.HasPrefix(got, "/") {
+			if !strings.HasPrefix(got, "/d/") && !strings.HasPrefix(got, "/a/") || strings.ContainsAny(got, "\\\x00") {
+				t.Fatalf("Target(%q) = %q: a path, but not to a drop's or an auction's page", returnTo, got)
+			}
+			if u, err := url.Parse(got); err == nil && u.Host != "" {
+				t.Fatalf("Target(%q) = %q names a host", returnTo, got)
+			}
+			return
+		}
+		u, err := url.Parse(got)
+		if site == nil || err != nil || u.Scheme != site.Scheme || u.Host != site.Host || u.User != nil {
+			t.Fatalf("Target(%q) with site %q = %q: off the site", returnTo, siteURL, got)
+		}
+	})
 }
