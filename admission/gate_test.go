@@ -16,36 +16,72 @@ import (
 // its own site, whatever the request path looked like; "//evil.example/x" once became a Location that
 // browsers read as another host, reachable through the waiting room's return_to.
 func TestGateRedirectStaysOnSite(t *testing.T) {
-	v := NewVerifier(map[string]ed25519.PublicKey{"k1": seed1.Public().(ed25519.PublicKey)})
-	g := &Gate{Verifier: v, Room: "sale", RoomURL: "https://queue.example/r/sale"}
-	h := g.Wrap(http.NotFoundHandler())
 	tok := mustSign(t, "k1", seed1, claims("sale", time.Now().Add(time.Hour)))
 	for _, path := range []string{
 		"//evil.example/x", "///evil.example/x", "/\\evil.example/x", "/\\/evil.example", "//\\evil.example",
 		"/%2F%2Fevil.example", "/%5Cevil.example", "/shop/checkout", "/",
 	} {
-		req := httptest.NewRequest(http.MethodGet, "http://shop.example"+path+"?a=1&rg_admission="+tok, nil)
-		req.URL.Path, req.URL.RawPath = "", "" // as net/http parses a request line, not an absolute URL
-		if u, err := url.ParseRequestURI(path + "?a=1&rg_admission=" + tok); err == nil {
-			req.URL = u
-		} else {
-			t.Fatalf("%s: %v", path, err)
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		loc := rec.Header().Get("Location")
-		if rec.Code != http.StatusSeeOther {
-			t.Fatalf("%s: %d, want 303", path, rec.Code)
-		}
-		u, err := url.Parse(loc)
-		if err != nil || u.Host != "" || u.Scheme != "" || !strings.HasPrefix(loc, "/") ||
-			strings.HasPrefix(loc, "//") || strings.HasPrefix(loc, "/\\") || strings.Contains(loc, "rg_admission") {
-			t.Errorf("%s: Location %q leaves the site or keeps the token", path, loc)
-		}
-		if u.Query().Get("a") != "1" {
-			t.Errorf("%s: Location %q lost the query", path, loc)
+		if !redirectStaysOnSite(t, gateOnSite(), path, tok) {
+			t.Fatalf("%s: refused as a request line", path)
 		}
 	}
+}
+
+// FuzzGateRedirect: whatever a request's path and query, the Gate's redirect after adopting a token
+// is a path on its own site, without the token and with the rest of the query.
+func FuzzGateRedirect(f *testing.F) {
+	for _, s := range []string{"//evil.example/x", "/\\evil.example", "/%2F%2Fevil.example", "/a/../..//b", "/\t/x", "/x#frag"} {
+		f.Add(s, "a=1&b")
+	}
+	tok := mustSign(f, "k1", seed1, claims("sale", time.Now().Add(time.Hour)))
+	h := gateOnSite()
+	f.Fuzz(func(t *testing.T, path, query string) {
+		if strings.ContainsAny(path, "?#") || strings.ContainsAny(query, "#") || strings.Contains(query, "rg_") {
+			return // not one path and one query, or one that names the test's own parameters
+		}
+		redirectStaysOnSite(t, h, path+"?"+query+"&", tok)
+	})
+}
+
+func gateOnSite() http.Handler {
+	v := NewVerifier(map[string]ed25519.PublicKey{"k1": seed1.Public().(ed25519.PublicKey)})
+	g := &Gate{Verifier: v, Room: "sale", RoomURL: "https://queue.example/r/sale"}
+	return g.Wrap(http.NotFoundHandler())
+}
+
+// redirectStaysOnSite sends h the request line target with rg_keep=1 and the token added to its query and
+// checks the redirect; it reports false for a target net/http would refuse as a request line.
+func redirectStaysOnSite(t *testing.T, h http.Handler, target, tok string) bool {
+	t.Helper()
+	if !strings.Contains(target, "?") {
+		target += "?"
+	}
+	u, err := url.ParseRequestURI(target + "rg_keep=1&rg_admission=" + tok)
+	if err != nil || !strings.HasPrefix(target, "/") {
+		return false
+	}
+	req := httptest.NewRequest(http.MethodGet, "http://shop.example/", nil)
+	req.URL = u // as net/http parses a request line, not an absolute URL
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	loc := rec.Header().Get("Location")
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("%s: %d, want 303", target, rec.Code)
+	}
+	back, err := url.Parse(loc)
+	if err != nil || back.Host != "" || back.Scheme != "" || !strings.HasPrefix(loc, "/") ||
+		strings.HasPrefix(loc, "//") || strings.HasPrefix(loc, "/\\") || strings.Contains(loc, "rg_admission") ||
+		strings.ContainsAny(loc, "\t\r\n") {
+		t.Fatalf("%s: Location %q leaves the site or keeps the token", target, loc)
+	}
+	if back.Query().Get("rg_keep") != "1" {
+		t.Fatalf("%s: Location %q lost the query", target, loc)
+	}
+	// As a browser resolves it: on the site still.
+	if abs, err := url.Parse("https://shop.example/x"); err != nil || abs.ResolveReference(back).Host != "shop.example" {
+		t.Fatalf("%s: Location %q resolves off the site", target, loc)
+	}
+	return true
 }
 
 func TestSitePath(t *testing.T) {
