@@ -38,7 +38,9 @@ var ErrSoldOut = errors.New("rushgate: sold out")
 // made ends the admission that brought the visitor, whose unit it was. When the drop runs out, SoldOut
 // tells the room, which turns its line away; when an operator restocks the drop, or lowers its stock,
 // Restock tells it the new stock, and again each second while the drop takes claims, so that a change
-// the room missed (an instance that stopped between the two steps) reaches it all the same.
+// the room missed (an instance that stopped between the two steps) reaches it all the same. What it is
+// told may come out of order (a sampler's read from before a change, told after it): each [Level]
+// says which write of the drop's config it is of, and the room keeps the latest.
 type Gatekeeper interface {
 	Active(ctx context.Context, room, visitor, admissionID string) (bool, error)
 	Release(ctx context.Context, room, visitor, admissionID string) error
@@ -50,10 +52,17 @@ type Gatekeeper interface {
 	Unhold(ctx context.Context, room string) error
 	// SoldOut tells the room that the drop it follows has no unit left.
 	SoldOut(ctx context.Context, room string) error
-	// Restock tells the room that drop has stock units in all and left units unclaimed now, if the room
-	// follows that drop: its count changes by the difference from the stock it last heard of, so that
-	// telling it again changes nothing; with none left it is sold out.
-	Restock(ctx context.Context, room, drop string, stock, left int) error
+	// Restock tells the room the level of drop's stock, if the room follows that drop: its count
+	// changes by the difference from the stock it last heard of, so that telling it again, or telling
+	// it a level of an earlier write, changes nothing; with none left it is sold out.
+	Restock(ctx context.Context, room, drop string, l Level) error
+}
+
+// Level is a drop's stock as a room that follows it hears of it: Stock units in all and Left of them
+// unclaimed, read from the drop as its config's write numbered Written left it (see drop.Info.Written).
+type Level struct {
+	Stock, Left int
+	Written     int64
 }
 
 // CheckAdmission returns nil if a shows visitor's live admission of room, ErrAdmissionRequired if it
@@ -76,7 +85,7 @@ func CheckAdmission(ctx context.Context, g Gatekeeper, room, visitor string, a *
 // left of how many in all, refusing a drop that does not sit behind that room (only its admitted
 // visitors may claim, so the room's count of units stays the drop's).
 type Stock interface {
-	Remaining(ctx context.Context, drop, room string) (left, stock int, err error)
+	Remaining(ctx context.Context, drop, room string) (Level, error)
 }
 
 // Spent remembers things that may be used once (a solved challenge, an invite code) until they expire,

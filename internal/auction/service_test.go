@@ -89,7 +89,7 @@ func (refuseAll) Hold(context.Context, string, string, string) (bool, error) {
 }
 func (refuseAll) Unhold(context.Context, string) error  { return nil }
 func (refuseAll) SoldOut(context.Context, string) error { return nil }
-func (refuseAll) Restock(context.Context, string, string, int, int) error {
+func (refuseAll) Restock(context.Context, string, string, rushgate.Level) error {
 	return nil
 }
 

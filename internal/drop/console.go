@@ -152,8 +152,9 @@ func (s *Service) Sample(ctx context.Context) {
 		}
 		if info.Config.Room != "" && s.gate != nil && sum.Remaining > 0 {
 			// The room that follows the drop hears its stock again: news only to a room that missed a
-			// restock (an instance stopped between the drop's change and the room's).
-			if err := s.gate.Restock(ctx, info.Config.Room, id, info.Config.Stock, sum.Remaining); err != nil && ctx.Err() == nil {
+			// restock (an instance stopped between the drop's change and the room's). Read before a
+			// change that the room heard of meanwhile, it is of an earlier write, and changes nothing.
+			if err := s.gate.Restock(ctx, info.Config.Room, id, info.level()); err != nil && ctx.Err() == nil {
 				s.log.Warn("drop: telling its room the stock", "drop", id, "room", info.Config.Room, "err", err)
 			}
 		}
@@ -223,13 +224,18 @@ func StockOf(store Store) rushgate.Stock { return stock{store} }
 
 type stock struct{ store Store }
 
-func (s stock) Remaining(ctx context.Context, drop, room string) (int, int, error) {
+func (s stock) Remaining(ctx context.Context, drop, room string) (rushgate.Level, error) {
 	info, err := s.store.Get(ctx, drop)
 	if err != nil {
-		return 0, 0, err
+		return rushgate.Level{}, err
 	}
 	if info.Config.Room != room {
-		return 0, 0, fmt.Errorf("drop %s does not sit behind room %s: set the drop's room first", drop, room)
+		return rushgate.Level{}, fmt.Errorf("drop %s does not sit behind room %s: set the drop's room first", drop, room)
 	}
-	return max(0, info.Config.Stock-info.Claimed), info.Config.Stock, nil
+	return info.level(), nil
+}
+
+// level is the drop's stock as a room that follows it hears of it.
+func (i Info) level() rushgate.Level {
+	return rushgate.Level{Stock: i.Config.Stock, Left: max(0, i.Config.Stock-i.Claimed), Written: i.Written}
 }

@@ -266,22 +266,26 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) 
 	rushgate.Audited(ctx, s.audit, s.log, e)
 	if e.Action == rushgate.ActionUpdate && cfg.Room == old.Config.Room {
 		if cfg.Stock != old.Config.Stock {
-			s.restocked(ctx, id, cfg.Room, cfg.Stock, cfg.Stock)
+			s.restocked(ctx, id, cfg.Room)
 		}
 	}
 	return Info{Config: cfg}, nil
 }
 
-// restocked tells the room a drop sits behind that the drop has stock units in all and left unclaimed
-// now, until the room's store takes it: a room that follows the drop's stock admits as many more, or
-// fewer. The sampler tells it again each second (see [Service.Sample]), which changes nothing unless
-// the room missed it.
-func (s *Service) restocked(ctx context.Context, id, room string, stock, left int) {
+// restocked tells the room a drop sits behind the level of the drop's stock, read anew at each try,
+// until the room's store takes it: a room that follows the drop's stock admits as many more, or fewer.
+// The sampler tells it again each second (see [Service.Sample]), which changes nothing unless the room
+// missed it.
+func (s *Service) restocked(ctx context.Context, id, room string) {
 	if room == "" {
 		return
 	}
 	s.ensure(context.WithoutCancel(ctx), "tell the room of the drop's new stock", room, func(ctx context.Context) error {
-		return s.gate.Restock(ctx, room, id, stock, left)
+		info, err := s.store.Get(ctx, id)
+		if err != nil || info.Config.Room != room {
+			return err // gone or moved to another room since: nothing to tell this one
+		}
+		return s.gate.Restock(ctx, room, id, info.level())
 	})
 }
 
@@ -340,7 +344,7 @@ func (s *Service) amend(ctx context.Context, id string, old Info, cfg Config) (I
 		rushgate.Audited(ctx, s.audit, s.log, rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: rushgate.ActionUpdate,
 			Changes: rushgate.Diff(old.audited(), now.audited())})
 		if cfg.Stock != old.Config.Stock {
-			s.restocked(ctx, id, cfg.Room, now.Config.Stock, now.Config.Stock-now.Claimed)
+			s.restocked(ctx, id, cfg.Room)
 		}
 		return now, nil
 	}

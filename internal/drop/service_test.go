@@ -71,14 +71,14 @@ func (g *gate) Hold(ctx context.Context, room, visitor, id string) (bool, error)
 func (g *gate) Unhold(context.Context, string) error  { return nil }
 func (g *gate) SoldOut(context.Context, string) error { return nil }
 
-func (g *gate) Restock(_ context.Context, room, drop string, stock, left int) error {
+func (g *gate) Restock(_ context.Context, room, drop string, l rushgate.Level) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.downRes > 0 {
 		g.downRes--
 		return fmt.Errorf("%w: down", rushgate.ErrUnavailable)
 	}
-	g.restocks = append(g.restocks, fmt.Sprintf("%s %s %d %d", room, drop, stock, left))
+	g.restocks = append(g.restocks, fmt.Sprintf("%s %s %d %d", room, drop, l.Stock, l.Left))
 	return nil
 }
 

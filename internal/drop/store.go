@@ -12,6 +12,10 @@ type Info struct {
 	// Rev is the revision of Config, new at each Put: what a claim checked against a cached config
 	// names, so that the store refuses it if the config has changed since.
 	Rev string
+	// Written numbers the writes of Config (a Put, an Amend, a Restore): the store's clock in
+	// milliseconds, and always past the one before, however the clock moves. It orders what a room that
+	// follows the drop is told of its stock (see rushgate.Level).
+	Written int64
 }
 
 // audited is the drop's config as the audit log keeps it: its listed codes by their number, since they

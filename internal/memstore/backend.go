@@ -124,7 +124,7 @@ func open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 	for id, cfg := range savedRooms {
 		if info, err := b.drops.Get(ctx, cfg.Drop); cfg.Drop != "" && err == nil {
 			left := max(0, info.Config.Stock-info.Claimed)
-			_ = b.rooms.SetUnits(ctx, id, left, info.Config.Stock)
+			_ = b.rooms.SetUnits(ctx, id, left, info.Config.Stock, info.Written)
 			if left == 0 {
 				_ = b.rooms.SoldOut(ctx, id)
 			}

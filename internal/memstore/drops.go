@@ -24,6 +24,7 @@ type Drops struct {
 	commit   *committer // claims are group-committed (see commit.go)
 	mu       sync.Mutex
 	drops    map[string]*dropState
+	written  int64 // the last number a config write took (see written)
 }
 
 // dropState is a drop with the revision of its config. Its claims past the first durable are decided
@@ -31,6 +32,7 @@ type Drops struct {
 type dropState struct {
 	drop.State
 	rev     string
+	written int64 // see drop.Info.Written
 	durable int
 }
 
@@ -64,12 +66,20 @@ func NewDrops(clock func() time.Time, recorder Records) *Drops {
 func (d *Drops) load(id string, cfg drop.Config, claims []drop.Claim) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.drops[id] = loaded(cfg, claims)
+	d.drops[id] = loaded(cfg, claims, d.write())
 }
 
-// loaded is a drop holding claims that the record has.
-func loaded(cfg drop.Config, claims []drop.Claim) *dropState {
-	s := &dropState{State: drop.New(cfg), rev: rushgate.NewRevision(), durable: len(claims)}
+// write numbers a write of a drop's config as drop.Info.Written says: the clock in milliseconds, past
+// every write of the store before it, so that a drop deleted and made again within a millisecond, or
+// after the clock went back, still counts on from the number its rooms heard of.
+func (d *Drops) write() int64 {
+	d.written = max(d.clock().UnixMilli(), d.written+1)
+	return d.written
+}
+
+// loaded is a drop holding claims that the record has, its config's write numbered written.
+func loaded(cfg drop.Config, claims []drop.Claim, written int64) *dropState {
+	s := &dropState{State: drop.New(cfg), rev: rushgate.NewRevision(), written: written, durable: len(claims)}
 	for _, c := range claims {
 		s.Take(c)
 	}
@@ -84,7 +94,8 @@ func (d *Drops) Restore(ctx context.Context, id string, cfg drop.Config, claims 
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if s, ok := d.drops[id]; ok && len(s.Claims) > 0 {
+	s := d.drops[id]
+	if s != nil && len(s.Claims) > 0 {
 		return drop.ErrStarted // claims not yet durable count: they may become so
 	}
 	if d.recorder != nil {
@@ -92,7 +103,7 @@ func (d *Drops) Restore(ctx context.Context, id string, cfg drop.Config, claims 
 			return fmt.Errorf("%w: recording drop %s: %w", rushgate.ErrUnavailable, id, err)
 		}
 	}
-	d.drops[id] = loaded(cfg, claims)
+	d.drops[id] = loaded(cfg, claims, d.write())
 	return nil
 }
 
@@ -143,7 +154,7 @@ func (d *Drops) Amend(ctx context.Context, id, rev string, cfg drop.Config) erro
 			return fmt.Errorf("%w: recording drop %s: %w", rushgate.ErrUnavailable, id, err)
 		}
 	}
-	s.Config, s.rev = c, rushgate.NewRevision()
+	s.Config, s.rev, s.written = c, rushgate.NewRevision(), d.write()
 	return nil
 }
 
@@ -168,7 +179,7 @@ func (d *Drops) Get(_ context.Context, id string) (drop.Info, error) {
 	}
 	cfg := s.Config
 	cfg.Codes = nil
-	return drop.Info{Config: cfg, Claimed: len(s.Claims), Listed: len(s.Config.Codes), Rev: s.rev}, nil
+	return drop.Info{Config: cfg, Claimed: len(s.Claims), Listed: len(s.Config.Codes), Rev: s.rev, Written: s.written}, nil
 }
 
 // Claim implements [drop.Store]. A new claim is taken in memory at once and answered once its record

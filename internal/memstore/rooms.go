@@ -334,24 +334,27 @@ func (s *Rooms) Active(_ context.Context, id, visitor, admissionID string) (bool
 }
 
 // SetUnits implements [room.Store].
-func (s *Rooms) SetUnits(_ context.Context, id string, units, stock int) error {
+func (s *Rooms) SetUnits(_ context.Context, id string, units, stock int, written int64) error {
 	return s.with(id, func(rs *roomState, _ int64) error {
-		rs.units, rs.stock = max(units, -1), stock
+		rs.units, rs.stock, rs.written = max(units, -1), stock, written
 		if units < 0 {
-			rs.soldOut, rs.stock = false, 0
+			rs.soldOut, rs.stock, rs.written = false, 0, 0
 		}
 		return nil
 	})
 }
 
 // Restock implements [room.Store].
-func (s *Rooms) Restock(_ context.Context, id string, stock int) (bool, error) {
+func (s *Rooms) Restock(_ context.Context, id string, stock int, written int64) (bool, error) {
 	news := false
 	err := s.with(id, func(rs *roomState, _ int64) error {
-		if rs.units < 0 || rs.stock == stock {
+		if rs.units < 0 || written < rs.written {
 			return nil
 		}
-		rs.units, rs.stock, news = max(0, rs.units+stock-rs.stock), stock, true
+		rs.written = written
+		if rs.stock != stock {
+			rs.units, rs.stock, news = max(0, rs.units+stock-rs.stock), stock, true
+		}
 		return nil
 	})
 	return news, err

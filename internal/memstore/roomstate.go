@@ -33,10 +33,12 @@ type roomState struct {
 	joinedTotal, idleTotal, graceTotal int64
 
 	// units counts the unclaimed units of the drop the room follows, -1 when it follows none; stock is
-	// that drop's stock as the room last heard of it (see room.Store.Restock); soldOut is set once that
-	// drop has none left (see rushgate.Gatekeeper).
+	// that drop's stock as the room last heard of it, of the drop's config write numbered written (see
+	// room.Store.Restock); soldOut is set once that drop has none left (see rushgate.Gatekeeper). None of
+	// them is journaled: a start counts them afresh from the drop.
 	units   int
 	stock   int
+	written int64
 	soldOut bool
 	// invites are the room's invite codes and whether each is used, when there is no record to keep
 	// them.

@@ -17,7 +17,7 @@ import (
 
 var _ drop.Store = (*Drops)(nil)
 
-// dropScript is a script that creates drops, with the helpers it shares (lua/drop_lib.lua).
+// dropScript is a script that writes a drop's config, with the helpers it shares (lua/drop_lib.lua).
 func dropScript(name string) *rueidis.Lua {
 	return rueidis.NewLuaScript(source("drop_lib") + "\n" + mustSource(name))
 }
@@ -26,7 +26,7 @@ var (
 	dropPutScript   = dropScript("drop_put")
 	dropClaimScript = newReplicated(source("drop_claim"))
 	dropDelScript   = rueidis.NewLuaScript(source("drop_delete"))
-	dropAmendScript = rueidis.NewLuaScript(source("drop_amend"))
+	dropAmendScript = dropScript("drop_amend")
 	dropOverScript  = rueidis.NewLuaScript(source("drop_over"))
 	dropRestScript  = dropScript("drop_restore")
 )
@@ -161,7 +161,7 @@ func (d *Drops) Amend(ctx context.Context, id, rev string, cfg drop.Config) erro
 
 // Get implements [drop.Store].
 func (d *Drops) Get(ctx context.Context, id string) (drop.Info, error) {
-	m, err := d.do(ctx, d.rdb.B().Hmget().Key(d.keys.drop(id)[0]).Field("cfg", "claimed", "rev", "listed").Build())
+	m, err := d.do(ctx, d.rdb.B().Hmget().Key(d.keys.drop(id)[0]).Field("cfg", "claimed", "rev", "listed", "written").Build())
 	if err != nil {
 		return drop.Info{}, err
 	}
@@ -179,6 +179,9 @@ func (d *Drops) Get(ctx context.Context, id string) (drop.Info, error) {
 	info.Rev, _ = f[2].ToString()
 	n, _ = f[3].ToString()
 	info.Listed, _ = strconv.Atoi(n)
+	n, _ = f[4].ToString()
+	// 0 for a drop last written by a version before the field: any later write is past it.
+	info.Written, _ = strconv.ParseInt(n, 10, 64)
 	info.Config.Codes = nil // kept in the JSON by versions before 2026-12-05
 	return info, nil
 }

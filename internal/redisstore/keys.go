@@ -101,7 +101,8 @@ func (k keys) auctions() string { return k.prefix + ":auctions" }
 // drop returns a drop's keys in the order the drop scripts declare them:
 //
 //	KEYS[1] meta    HASH    stock, per_visitor, opens, closes, claimed, listed (how many codes the
-//	                        codes list started with; 0: generated), the config as JSON without them
+//	                        codes list started with; 0: generated), the config as JSON without them,
+//	                        rev, written (drop.Info.Written)
 //	KEYS[2] claims  STREAM  the claims by sequence (ID seq-1): the drop's log and its outbox to SQL
 //	                        (claim_id, code, visitor, at, and key: its idempotency key, if any)
 //	KEYS[3] mine    HASH    visitor -> its claims' sequences, "seq,seq"

@@ -311,31 +311,31 @@ func (s *Rooms) settle(ctx context.Context, id, visitor, others, fence string) e
 }
 
 // SetUnits implements [room.Store].
-func (s *Rooms) SetUnits(ctx context.Context, id string, units, stock int) error {
-	_, err := s.stock(ctx, id, "set", strconv.Itoa(max(units, -1)), strconv.Itoa(stock))
+func (s *Rooms) SetUnits(ctx context.Context, id string, units, stock int, written int64) error {
+	_, err := s.stock(ctx, id, "set", strconv.Itoa(max(units, -1)), strconv.Itoa(stock), itoa(written))
 	return err
 }
 
 // Unhold implements [room.Store].
 func (s *Rooms) Unhold(ctx context.Context, id string) error {
-	_, err := s.stock(ctx, id, "unhold", "", "")
+	_, err := s.stock(ctx, id, "unhold", "", "", "")
 	return err
 }
 
 // Restock implements [room.Store].
-func (s *Rooms) Restock(ctx context.Context, id string, stock int) (bool, error) {
-	return s.stock(ctx, id, "restock", strconv.Itoa(stock), "")
+func (s *Rooms) Restock(ctx context.Context, id string, stock int, written int64) (bool, error) {
+	return s.stock(ctx, id, "restock", strconv.Itoa(stock), "", itoa(written))
 }
 
 // SoldOut implements [room.Store]: every instance's streams of the room hear of it at once.
 func (s *Rooms) SoldOut(ctx context.Context, id string) error {
-	_, err := s.stock(ctx, id, "soldout", "", "")
+	_, err := s.stock(ctx, id, "soldout", "", "", "")
 	return err
 }
 
 // stock runs lua/stock.lua's op and reports whether it was news (a restock that changed the stock).
-func (s *Rooms) stock(ctx context.Context, id, op, n, stock string) (bool, error) {
-	m, err := s.run(ctx, stockScript, s.keys.room(id)[:1], op, n, s.keys.changes(id), stock)
+func (s *Rooms) stock(ctx context.Context, id, op, n, stock, written string) (bool, error) {
+	m, err := s.run(ctx, stockScript, s.keys.room(id)[:1], op, n, s.keys.changes(id), stock, written)
 	if err != nil {
 		return false, err
 	}

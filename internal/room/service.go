@@ -183,9 +183,9 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 		return err
 	}
 	// A room starts following a drop with the units the drop has left; it stops with -1.
-	relink, units, stock := cfg.Drop != old.Drop || created, -1, 0
+	relink, level := cfg.Drop != old.Drop || created, rushgate.Level{Left: -1}
 	if relink && cfg.Drop != "" {
-		if units, stock, err = s.remaining(ctx, id, cfg.Drop); err != nil {
+		if level, err = s.remaining(ctx, id, cfg.Drop); err != nil {
 			return err
 		}
 	}
@@ -193,7 +193,7 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 		return err
 	}
 	if relink {
-		if err := s.store.SetUnits(ctx, id, units, stock); err != nil {
+		if err := s.store.SetUnits(ctx, id, level.Left, level.Stock, level.Written); err != nil {
 			return err
 		}
 	}
@@ -326,15 +326,15 @@ func (s *Service) Leave(ctx context.Context, id, visitor string) error {
 
 // remaining returns the units left of the drop a room is to follow, refusing a drop that does not exist
 // or does not sit behind the room as a config error.
-func (s *Service) remaining(ctx context.Context, id, drop string) (left, stock int, err error) {
+func (s *Service) remaining(ctx context.Context, id, drop string) (rushgate.Level, error) {
 	if s.opts.Stock == nil {
-		return 0, 0, &ConfigError{"drop", "this server runs no drops"}
+		return rushgate.Level{}, &ConfigError{"drop", "this server runs no drops"}
 	}
-	left, stock, err = s.opts.Stock.Remaining(ctx, drop, id)
+	l, err := s.opts.Stock.Remaining(ctx, drop, id)
 	if err != nil && !errors.Is(err, rushgate.ErrUnavailable) {
-		return 0, 0, &ConfigError{"drop", err.Error()}
+		return rushgate.Level{}, &ConfigError{"drop", err.Error()}
 	}
-	return left, stock, err
+	return l, err
 }
 
 // AddInvites adds invite codes to a room's list and reports how many were new.
@@ -374,7 +374,7 @@ func (s *Service) Unhold(ctx context.Context, id string) error {
 // a drop's units are the room's only while it follows that drop, as its config read at most about a
 // second ago says (see [Service.Config]): the drops' samplers ask each second, and a room linked or
 // unlinked meanwhile had its count set then.
-func (s *Service) Restock(ctx context.Context, id, drop string, stock, left int) error {
+func (s *Service) Restock(ctx context.Context, id, drop string, l rushgate.Level) error {
 	cfg, err := s.Config(ctx, id)
 	if errors.Is(err, ErrNotFound) || (err == nil && cfg.Drop != drop) {
 		return nil
@@ -382,10 +382,10 @@ func (s *Service) Restock(ctx context.Context, id, drop string, stock, left int)
 	if err != nil {
 		return err
 	}
-	if left <= 0 {
+	if l.Left <= 0 {
 		return s.SoldOut(ctx, id)
 	}
-	news, err := s.store.Restock(ctx, id, stock)
+	news, err := s.store.Restock(ctx, id, l.Stock, l.Written)
 	if news {
 		s.gate(id).wake() // new units may admit the next visitors at once
 	}

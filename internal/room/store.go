@@ -159,14 +159,16 @@ type Store interface {
 	// Active reports whether admissionID is still the visitor's live admission, for online verification.
 	Active(ctx context.Context, id, visitor, admissionID string) (bool, error)
 
-	// SetUnits links the room to a drop of stock units in all with units left (see
-	// rushgate.Gatekeeper), or unlinks it with -1. A linked room admits no more visitors than its units.
-	SetUnits(ctx context.Context, id string, units, stock int) error
-	// Restock tells a linked room that its drop has stock units in all now: its units change by the
-	// difference from the stock it last heard of (SetUnits or Restock), never below none, so that
-	// hearing the same stock again changes nothing. An unlinked room keeps none. It reports whether the
-	// stock was news.
-	Restock(ctx context.Context, id string, stock int) (bool, error)
+	// SetUnits links the room to a drop of stock units in all with units left, as the drop's config
+	// write numbered written left it (see rushgate.Gatekeeper and rushgate.Level), or unlinks it with
+	// units -1. A linked room admits no more visitors than its units.
+	SetUnits(ctx context.Context, id string, units, stock int, written int64) error
+	// Restock tells a linked room that its drop has stock units in all as of its config write numbered
+	// written: its units change by the difference from the stock it last heard of (SetUnits or
+	// Restock), never below none, so that hearing the same stock again changes nothing, nor does a
+	// stock of a write before the last one heard of (told late). An unlinked room keeps none. It
+	// reports whether the stock was news.
+	Restock(ctx context.Context, id string, stock int, written int64) (bool, error)
 	// Hold checks that admissionID is the visitor's live admission (ErrNotAdmitted otherwise) and, in a
 	// linked room, takes one unit (rushgate.ErrSoldOut when there is none or the room is sold out). It
 	// reports whether it took one.

@@ -340,14 +340,14 @@ func randomRoomStep(rnd *rand.Rand, rooms, visitors []string, arrived map[string
 			return fmt.Sprint(ok, outcome(err))
 		}}
 	case n < 83:
-		units, stock := rnd.IntN(4)-1, 3
-		return step{fmt.Sprintf("units %s %d", id, units), func(s *side) string {
-			return outcome(s.h.Rooms.SetUnits(ctx, id, units, stock))
+		units, stock, written := rnd.IntN(4)-1, 3, int64(rnd.IntN(10))
+		return step{fmt.Sprintf("units %s %d (%d)", id, units, written), func(s *side) string {
+			return outcome(s.h.Rooms.SetUnits(ctx, id, units, stock, written))
 		}}
 	case n < 85:
-		stock := rnd.IntN(6)
-		return step{fmt.Sprintf("restock %s %d", id, stock), func(s *side) string {
-			news, err := s.h.Rooms.Restock(ctx, id, stock)
+		stock, written := rnd.IntN(6), int64(rnd.IntN(10)) // some of them told late
+		return step{fmt.Sprintf("restock %s %d (%d)", id, stock, written), func(s *side) string {
+			news, err := s.h.Rooms.Restock(ctx, id, stock, written)
 			return fmt.Sprint(news, outcome(err))
 		}}
 	case n < 88:
@@ -670,7 +670,7 @@ func dropsNow(s *side) string {
 	h := fnv.New64a()
 	for _, id := range []string{"d1", "d2"} {
 		in, err := s.h.Drops.Get(ctx, id)
-		in.Rev = ""
+		in.Rev, in.Written = "", 0 // each store's own (Written: by its own clock)
 		fmt.Fprintf(h, "%s %+v %s", id, in, dropError(err))
 		fmt.Fprint(h, claimsOf(s.h.Drops.Claims(ctx, id, 0, 100)))
 	}

@@ -24,6 +24,7 @@ var dropTests = []check{
 	{"Drop/Listing", testListing},
 	{"Drop/Replace", testReplace},
 	{"Drop/Revision", testDropRevision},
+	{"Drop/Written", testDropWritten},
 	{"Drop/Crowd", testCrowd},
 	{"Drop/RestockCrowd", testRestockCrowd},
 	{"Drop/Restore", testRestore},
@@ -327,6 +328,50 @@ func testDropRevision(t *testing.T, h Harness) {
 	putDrop(t, h, "e", dropCfg(h, 5))
 	if _, _, err := h.Drops.Claim(ctx, "e", old, "a", ""); !errors.Is(err, rushgate.ErrStale) {
 		t.Fatalf("claim at the revision of a drop deleted and created again: %v, want ErrStale", err)
+	}
+}
+
+// testDropWritten: every write of a drop's config (a Put, an Amend, a Restore) takes a number past
+// the one before, also for a drop deleted and made again at once, so that the stocks its room hears of
+// are ordered (see rushgate.Level); a read or a claim takes none.
+func testDropWritten(t *testing.T, h Harness) {
+	var last int64
+	next := func(what string) drop.Info {
+		t.Helper()
+		info, err := h.Drops.Get(ctx, "w")
+		if err != nil || info.Written <= last {
+			t.Fatalf("after %s: %+v %v, want Written past %d", what, info, err, last)
+		}
+		last = info.Written
+		return info
+	}
+	c := dropCfg(h, 5)
+	putDrop(t, h, "w", c)
+	next("a put")
+	putDrop(t, h, "w", c)
+	info := next("the same put again")
+	for range 3 {
+		if err := h.Drops.Delete(ctx, "w"); err != nil {
+			t.Fatal(err)
+		}
+		putDrop(t, h, "w", c)
+		info = next("a delete and a put")
+	}
+	if _, _, err := h.Drops.Claim(ctx, "w", info.Rev, "a", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := h.Drops.Get(ctx, "w"); err != nil || got.Written != last {
+		t.Fatalf("after a claim: %+v %v, want Written %d still", got, err, last)
+	}
+	for i := range 3 {
+		c.Stock = 6 + i
+		if err := h.Drops.Amend(ctx, "w", info.Rev, c); err != nil {
+			t.Fatal(err)
+		}
+		info = next("an amend")
+	}
+	if err := h.Drops.Delete(ctx, "gone"); !errors.Is(err, drop.ErrNotFound) {
+		t.Fatalf("deleting a drop never made: %v", err)
 	}
 }
 

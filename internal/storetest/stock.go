@@ -16,6 +16,7 @@ import (
 var stockTests = []check{
 	{"Stock/Units", testUnits},
 	{"Stock/RestockUnits", testRestockUnits},
+	{"Stock/RestockOrder", testRestockOrder},
 	{"Stock/SoldOut", testSoldOut},
 	{"Stock/Crowd", testStockCrowd},
 	{"Stock/Restock", testRestock},
@@ -23,7 +24,7 @@ var stockTests = []check{
 
 func testUnits(t *testing.T, h Harness) {
 	put(t, h, "su", cfg(10))
-	if err := h.Rooms.SetUnits(ctx, "su", 3, 3); err != nil {
+	if err := h.Rooms.SetUnits(ctx, "su", 3, 3, 1); err != nil {
 		t.Fatal(err)
 	}
 	join(t, h, "su", names("v", 5)...)
@@ -58,7 +59,7 @@ func testUnits(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	wantAdmitted(t, admit(t, h, "su"), "v0003")
-	if err := h.Rooms.SetUnits(ctx, "su", -1, 0); err != nil { // unlinked: capacity alone rules again
+	if err := h.Rooms.SetUnits(ctx, "su", -1, 0, 0); err != nil { // unlinked: capacity alone rules again
 		t.Fatal(err)
 	}
 	tk = admit(t, h, "su")
@@ -66,7 +67,7 @@ func testUnits(t *testing.T, h Harness) {
 	if held, err := h.Rooms.Hold(ctx, "su", "v0004", tk.Admitted[0].Admission.ID); err != nil || held {
 		t.Fatalf("hold in an unlinked room: %v %v", held, err)
 	}
-	if err := h.Rooms.SetUnits(ctx, "none", 1, 1); !errors.Is(err, room.ErrNotFound) {
+	if err := h.Rooms.SetUnits(ctx, "none", 1, 1, 1); !errors.Is(err, room.ErrNotFound) {
 		t.Fatalf("units of an unknown room: %v", err)
 	}
 }
@@ -77,15 +78,17 @@ func testUnits(t *testing.T, h Harness) {
 // stays so.
 func testRestockUnits(t *testing.T, h Harness) {
 	put(t, h, "au", cfg(10))
-	if err := h.Rooms.SetUnits(ctx, "au", 1, 1); err != nil {
+	if err := h.Rooms.SetUnits(ctx, "au", 1, 1, 10); err != nil {
 		t.Fatal(err)
 	}
 	join(t, h, "au", names("v", 4)...)
 	first := admit(t, h, "au")
 	wantAdmitted(t, first, "v0000")
+	written := int64(10)
 	restock := func(stock int, want bool) {
 		t.Helper()
-		if news, err := h.Rooms.Restock(ctx, "au", stock); err != nil || news != want {
+		written++
+		if news, err := h.Rooms.Restock(ctx, "au", stock, written); err != nil || news != want {
 			t.Fatalf("Restock(%d): news %v, %v; want news %v", stock, news, err, want)
 		}
 	}
@@ -119,21 +122,61 @@ func testRestockUnits(t *testing.T, h Harness) {
 	if err := hold(more.Admitted[1]); err != nil {
 		t.Fatalf("hold of the unit given back: %v", err)
 	}
-	if err := h.Rooms.SetUnits(ctx, "au", -1, 0); err != nil {
+	if err := h.Rooms.SetUnits(ctx, "au", -1, 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	restock(5, false)
 	if held, err := h.Rooms.Hold(ctx, "au", "v0001", more.Admitted[0].Admission.ID); err != nil || held {
 		t.Fatalf("hold in a room that follows nothing: %v %v", held, err)
 	}
-	if _, err := h.Rooms.Restock(ctx, "none", 1); !errors.Is(err, room.ErrNotFound) {
+	if _, err := h.Rooms.Restock(ctx, "none", 1, 1); !errors.Is(err, room.ErrNotFound) {
 		t.Fatalf("units of an unknown room: %v", err)
+	}
+}
+
+// testRestockOrder: what a room hears of its drop's stock may come out of order (a sampler's read from
+// before an operator's change, told after the change was): a stock of a config write before the last
+// one heard of changes nothing, one of the same write again nothing either, and a later one counts from
+// the stock last heard of.
+func testRestockOrder(t *testing.T, h Harness) {
+	put(t, h, "ro", cfg(1000))
+	if err := h.Rooms.SetUnits(ctx, "ro", 5, 10, 100); err != nil { // 10 in all, 5 claimed
+		t.Fatal(err)
+	}
+	join(t, h, "ro", names("v", 200)...)
+	for _, step := range []struct {
+		stock   int
+		written int64
+		news    bool
+		units   int // admissions the room then makes with none live
+	}{
+		{20, 300, true, 15},  // restocked to 20: 10 more
+		{10, 200, false, 15}, // read before the restock, told after it
+		{10, 100, false, 15}, // the link's own level, told late
+		{20, 300, false, 15}, // the same again
+		{12, 400, true, 7},   // lowered to 12: 8 fewer
+		{25, 400, true, 20},  // a number written twice (another instance's clock): counts still
+		{20, 399, false, 20},
+	} {
+		news, err := h.Rooms.Restock(ctx, "ro", step.stock, step.written)
+		if err != nil || news != step.news {
+			t.Fatalf("Restock(%d, %d): news %v, %v; want news %v", step.stock, step.written, news, err, step.news)
+		}
+		tk := admit(t, h, "ro")
+		if len(tk.Admitted) != step.units {
+			t.Fatalf("after Restock(%d, %d): %d admitted, want %d", step.stock, step.written, len(tk.Admitted), step.units)
+		}
+		for _, a := range tk.Admitted { // they leave without a claim: the units stay
+			if err := h.Rooms.Release(ctx, "ro", a.Visitor, a.Admission.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }
 
 func testSoldOut(t *testing.T, h Harness) {
 	put(t, h, "so", cfg(1))
-	if err := h.Rooms.SetUnits(ctx, "so", 1, 1); err != nil {
+	if err := h.Rooms.SetUnits(ctx, "so", 1, 1, 1); err != nil {
 		t.Fatal(err)
 	}
 	join(t, h, "so", "a", "b", "c")
@@ -262,7 +305,8 @@ func testStockCrowd(t *testing.T, h Harness) {
 
 // testRestock: an operator restocks a drop that a room follows, through the services over the backend,
 // before its first claim and after: the room lets in as many more, also after missing a restock (the
-// drop's sampler tells it again); lowering the stock to the claims sells the line out.
+// drop's sampler tells it again) and after hearing an older stock late; lowering the stock to the
+// claims sells the line out.
 func testRestock(t *testing.T, h Harness) {
 	rooms := room.NewService(h.Rooms, room.Options{Clock: h.Now, Manual: true, Stock: drop.StockOf(h.Drops)})
 	drops := drop.NewService(h.Drops, drop.Options{Gate: rooms, Clock: h.Now})
@@ -306,7 +350,8 @@ func testRestock(t *testing.T, h Harness) {
 	if _, err := drops.Put(ctx, "rs", dc); err != nil {
 		t.Fatal(err)
 	}
-	wantAdmitted(t, tick(), "r0002", "r0003", "r0004")
+	second := tick()
+	wantAdmitted(t, second, "r0002", "r0003", "r0004")
 	// A restock the room missed (its instance stopped between the drop's change and the room's): the
 	// drop's sampler tells the room the stock again, and the room catches up.
 	info, err := h.Drops.Get(ctx, "rs")
@@ -327,14 +372,45 @@ func testRestock(t *testing.T, h Harness) {
 	if tk := tick(); len(tk.Admitted) != 0 {
 		t.Fatalf("admitted %v after the same stock was told twice", admittedNames(tk))
 	}
+	// A sampler (another instance's) reads the drop, an operator lowers its stock and the room hears of
+	// it, two visitors leave without a claim, then the sampler tells the room what it read: the room
+	// keeps the later stock. Heard as news, the old stock let two more in for units that were gone,
+	// until the samplers' next read.
+	stale, err := drop.StockOf(h.Drops).Remaining(ctx, "rs", "rsl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range names("s", 2) {
+		if _, err := rooms.Join(ctx, "rsl", someone(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dc.Stock = 4 // 3 left for 5 admissions
+	if _, err := drops.Put(ctx, "rs", dc); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range append(first.Admitted[1:], second.Admitted[0]) { // r0001, r0002
+		if err := rooms.Release(ctx, "rsl", a.Visitor, a.Admission.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tk := tick(); len(tk.Admitted) != 0 {
+		t.Fatalf("admitted %v with 3 units for 3 admissions", admittedNames(tk))
+	}
+	if err := rooms.Restock(ctx, "rsl", "rs", stale); err != nil {
+		t.Fatal(err)
+	}
+	if tk := tick(); len(tk.Admitted) != 0 {
+		t.Fatalf("admitted %v with 3 units for 3 admissions, told a stock read before it was lowered", admittedNames(tk))
+	}
 	dc.Stock = 1 // down to its one claim
 	if _, err := drops.Put(ctx, "rs", dc); err != nil {
 		t.Fatal(err)
 	}
-	if st := status(t, h, "rsl", "r0006"); st.State != room.StateSoldOut {
+	if st := status(t, h, "rsl", "s0000"); st.State != room.StateSoldOut {
 		t.Fatalf("a waiting visitor after the stock came down to the claims: %+v", st)
 	}
-	b := first.Admitted[1]
+	b := second.Admitted[1] // r0003, still admitted
 	_, _, err = drops.Claim(ctx, drop.ClaimRequest{Drop: "rs", Visitor: b.Visitor,
 		Admission: &rushgate.Admission{Room: "rsl", Visitor: b.Visitor, ID: b.Admission.ID}})
 	if !errors.Is(err, drop.ErrSoldOut) {

@@ -5,7 +5,7 @@
 -- ARGV[4] closes_at ms (0: never)  ARGV[5] the new config JSON  ARGV[6] its revision  ARGV[7] per_visitor
 -- Returns 0, 1 (NOT_FOUND), 3 (SOLD OUT) for a new stock of a drop sold out, 4 (BELOW) for a stock
 -- below the claims, or 7 (STALE) when the config changed since the caller read it.
-local m = redis.call('HMGET', KEYS[1], 'rev', 'stock', 'claimed')
+local m = redis.call('HMGET', KEYS[1], 'rev', 'stock', 'claimed', 'written')
 if not m[1] then
   return 1
 end
@@ -22,5 +22,5 @@ if stock ~= tonumber(m[2]) then
   end
 end
 redis.call('HSET', KEYS[1], 'stock', ARGV[2], 'opens', ARGV[3], 'closes', ARGV[4], 'cfg', ARGV[5], 'rev', ARGV[6],
-  'per_visitor', ARGV[7])
+  'per_visitor', ARGV[7], 'written', written(m[4]))
 return 0

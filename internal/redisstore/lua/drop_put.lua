@@ -4,10 +4,10 @@
 -- ARGV[5] config JSON  ARGV[6] the config's revision  ARGV[7..] the codes to hand out in order (none:
 -- generated per claim)
 -- Returns 0, or 6 (STARTED) when the drop already has claims.
-local claimed = redis.call('HGET', KEYS[1], 'claimed')
-if claimed and tonumber(claimed) > 0 then
+local m = redis.call('HMGET', KEYS[1], 'claimed', 'written')
+if m[1] and tonumber(m[1]) > 0 then
   return 6
 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
-create_drop(1, '0')
+create_drop(1, '0', m[2])
 return 0

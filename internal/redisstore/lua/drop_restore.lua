@@ -34,7 +34,7 @@ if ARGV[1] == 'last' then
   if redis.call('XLEN', KEYS[2]) ~= n or stream_top(KEYS[2]) ~= n then
     return 8
   end
-  create_drop(4, ARGV[3])
+  create_drop(4, ARGV[3], nil)
   redis.call('DEL', KEYS[6])
   return 0
 end

@@ -1,27 +1,32 @@
 -- stock.lua: the stock a room follows (see rushgate.Gatekeeper): link it with its units left of the
 -- drop's stock, unlink it, give a held unit back, hear the drop's stock anew (its units change by the
--- difference from the stock it last heard of, never below none), or mark it sold out, telling every
--- instance's streams at once.
+-- difference from the stock it last heard of, never below none, unless it is of a config write before
+-- the last one heard of), or mark it sold out, telling every instance's streams at once.
 -- KEYS[1] meta (see keys.go)
--- ARGV[1] 'set' (ARGV[2] units, -1 to unlink; ARGV[4] the drop's stock), 'unhold',
--- 'restock' (ARGV[2] the drop's stock) or 'soldout'  ARGV[3] pub/sub channel of changes
+-- ARGV[1] 'set' (ARGV[2] units, -1 to unlink; ARGV[4] the drop's stock, ARGV[5] its write's number),
+-- 'unhold', 'restock' (ARGV[2] the drop's stock, ARGV[5] its write's number, drop.Info.Written) or
+-- 'soldout'  ARGV[3] pub/sub channel of changes
 -- Returns -1 for an unknown room, 1 for news (a restock that changed the stock), else 0.
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return -1
 end
 if ARGV[1] == 'set' then
   if tonumber(ARGV[2]) < 0 then
-    redis.call('HDEL', KEYS[1], 'units', 'soldout', 'stock')
+    redis.call('HDEL', KEYS[1], 'units', 'soldout', 'stock', 'written')
   else
-    redis.call('HSET', KEYS[1], 'units', ARGV[2], 'stock', ARGV[4])
+    redis.call('HSET', KEYS[1], 'units', ARGV[2], 'stock', ARGV[4], 'written', ARGV[5])
   end
 elseif ARGV[1] == 'unhold' then
   if redis.call('HEXISTS', KEYS[1], 'units') == 1 then
     redis.call('HINCRBY', KEYS[1], 'units', 1)
   end
 elseif ARGV[1] == 'restock' then
-  local m = redis.call('HMGET', KEYS[1], 'units', 'stock')
-  if not m[1] or m[2] == ARGV[2] then
+  local m = redis.call('HMGET', KEYS[1], 'units', 'stock', 'written')
+  if not m[1] or tonumber(ARGV[5]) < (tonumber(m[3]) or 0) then
+    return 0
+  end
+  redis.call('HSET', KEYS[1], 'written', ARGV[5])
+  if m[2] == ARGV[2] then
     return 0
   end
   if m[2] then -- a room linked before rooms kept the stock only learns it
