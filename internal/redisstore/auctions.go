@@ -82,14 +82,10 @@ func (a *Auctions) Put(ctx context.Context, id string, cfg auction.Config) error
 	if err := a.indexBy(ctx, id, cfg.EndsAt); err != nil {
 		return err
 	}
-	if err := a.runCode(ctx, auctionPutScript, a.keys.auction(id), &auctionErrors, f.startPrice, f.reserve, f.buyNow,
-		f.startsAt, itoa(cfg.EndsAt.UnixMilli()), f.window, f.extend, f.inc, f.js, rushgate.NewRevision()); err != nil {
-		return err
-	}
-	if err := a.register(ctx, a.keys.auctions(), id); err != nil {
-		return err
-	}
-	return a.catalogue(ctx, "auctions", id, true)
+	return a.made(ctx, a.keys.auctions(), "auctions", id, func() error {
+		return a.runCode(ctx, auctionPutScript, a.keys.auction(id), &auctionErrors, f.startPrice, f.reserve, f.buyNow,
+			f.startsAt, itoa(cfg.EndsAt.UnixMilli()), f.window, f.extend, f.inc, f.js, rushgate.NewRevision())
+	})
 }
 
 // configFields are the fields of an auction's state hash that its config sets, as the scripts read
@@ -150,17 +146,16 @@ func (a *Auctions) Restore(ctx context.Context, id string, st auction.State, evs
 		}
 	}
 	keys := append(a.keys.auction(id), a.keys.restoring("auction:"+id))
-	err = restoreInPieces(ctx, a.conn, auctionRestScript, keys, &auctionErrors, len(evs), func(i int) []string {
-		e := evs[i]
-		return []string{itoa(e.Seq), e.Kind, itoa(e.At.UnixMilli()), e.Bidder, itoa(e.Price), flag(e.Proxy), itoa(e.EndsAt.UnixMilli())}
-	}, last)
-	if err != nil {
-		return fmt.Errorf("auction %s: %w", id, err)
-	}
-	if err := a.register(ctx, a.keys.auctions(), id); err != nil {
-		return err
-	}
-	return a.catalogue(ctx, "auctions", id, true)
+	return a.made(ctx, a.keys.auctions(), "auctions", id, func() error {
+		err := restoreInPieces(ctx, a.conn, auctionRestScript, keys, &auctionErrors, len(evs), func(i int) []string {
+			e := evs[i]
+			return []string{itoa(e.Seq), e.Kind, itoa(e.At.UnixMilli()), e.Bidder, itoa(e.Price), flag(e.Proxy), itoa(e.EndsAt.UnixMilli())}
+		}, last)
+		if err != nil {
+			return fmt.Errorf("auction %s: %w", id, err)
+		}
+		return nil
+	})
 }
 
 // Delete implements [auction.Store]. The script removes the auction; then it leaves the deadline index

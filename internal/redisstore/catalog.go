@@ -7,9 +7,9 @@ import (
 	"github.com/rushgate/rushgate/internal/drop"
 )
 
-// catalogue adds or removes id in the catalog of its kind. It is a step of its own after the entity's
+// catalogue adds or removes id in the catalog of its kind. It is a step of its own beside the entity's
 // script (the catalog is in another slot); an id listed without its entity, left by a failure between
-// the two, is skipped by the lists' readers.
+// the two, is skipped by the lists' readers (see made).
 func (c *conn) catalogue(ctx context.Context, kind, id string, add bool) error {
 	var err error
 	if add {
@@ -18,6 +18,25 @@ func (c *conn) catalogue(ctx context.Context, kind, id string, add bool) error {
 		_, err = c.do(ctx, c.rdb.B().Zrem().Key(c.keys.catalog(kind)).Member(id).Build())
 	}
 	return err
+}
+
+// made runs make, the script that makes or replaces an entity of kind, between the steps that list it
+// in the recorders' registry and in the catalog (other slots). They come first, so that a failure or a
+// crash between the steps leaves at most an id listed without an entity, which the lists skip and the
+// recorders retire, never an entity whose claims or bids no recorder reads; and the registry hears of
+// it again after, in case a recorder's pass took the id out in between as an entity that was gone (see
+// retire). A make that fails leaves the ids listed.
+func (c *conn) made(ctx context.Context, registry, kind, id string, make func() error) error {
+	if err := c.register(ctx, registry, id); err != nil {
+		return err
+	}
+	if err := c.catalogue(ctx, kind, id, true); err != nil {
+		return err
+	}
+	if err := make(); err != nil {
+		return err
+	}
+	return c.register(ctx, registry, id)
 }
 
 // list pages through the catalog of kind in id order.

@@ -65,13 +65,9 @@ func (d *Drops) Put(ctx context.Context, id string, cfg drop.Config) error {
 	if err != nil {
 		return err
 	}
-	if err := d.runCode(ctx, dropPutScript, d.keys.drop(id), &dropErrors, args...); err != nil {
-		return err
-	}
-	if err := d.register(ctx, d.keys.drops(), id); err != nil {
-		return err
-	}
-	return d.catalogue(ctx, "drops", id, true)
+	return d.made(ctx, d.keys.drops(), "drops", id, func() error {
+		return d.runCode(ctx, dropPutScript, d.keys.drop(id), &dropErrors, args...)
+	})
 }
 
 // configArgs are the arguments lua/drop_put.lua and lua/drop_restore.lua take for a config: stock,
@@ -105,17 +101,16 @@ func (d *Drops) Restore(ctx context.Context, id string, cfg drop.Config, claims 
 	}
 	last := append([]string{itoa(int64(len(claims)))}, args...)
 	keys := append(d.keys.drop(id), d.keys.restoring("drop:"+id))
-	err = restoreInPieces(ctx, d.conn, dropRestScript, keys, &dropErrors, len(claims), func(i int) []string {
-		c := claims[i]
-		return []string{itoa(c.Seq), c.ID, c.Code, c.Visitor, itoa(c.ClaimedAt.UnixMilli()), c.Key}
-	}, last)
-	if err != nil {
-		return fmt.Errorf("drop %s: %w", id, err)
-	}
-	if err := d.register(ctx, d.keys.drops(), id); err != nil {
-		return err
-	}
-	return d.catalogue(ctx, "drops", id, true)
+	return d.made(ctx, d.keys.drops(), "drops", id, func() error {
+		err := restoreInPieces(ctx, d.conn, dropRestScript, keys, &dropErrors, len(claims), func(i int) []string {
+			c := claims[i]
+			return []string{itoa(c.Seq), c.ID, c.Code, c.Visitor, itoa(c.ClaimedAt.UnixMilli()), c.Key}
+		}, last)
+		if err != nil {
+			return fmt.Errorf("drop %s: %w", id, err)
+		}
+		return nil
+	})
 }
 
 // Delete implements [drop.Store]: the script removes the drop, then it leaves the recorders' registry.
@@ -150,13 +145,12 @@ func (d *Drops) Amend(ctx context.Context, id, rev string, cfg drop.Config) erro
 	if c.ClosesAt != nil {
 		closes = c.ClosesAt.UnixMilli()
 	}
-	if err := d.runCode(ctx, dropAmendScript, d.keys.drop(id)[:1], &amendErrors, rev, itoa(int64(c.Stock)),
-		itoa(c.OpensAt.UnixMilli()), itoa(closes), string(js), rushgate.NewRevision(), itoa(int64(c.PerVisitor))); err != nil {
-		return err
-	}
 	// A drop reopened or restocked after the recorders retired it takes claims again: they must poll
-	// it again.
-	return d.register(ctx, d.keys.drops(), id)
+	// it again, before its first claim can come.
+	return d.made(ctx, d.keys.drops(), "drops", id, func() error {
+		return d.runCode(ctx, dropAmendScript, d.keys.drop(id)[:1], &amendErrors, rev, itoa(int64(c.Stock)),
+			itoa(c.OpensAt.UnixMilli()), itoa(closes), string(js), rushgate.NewRevision(), itoa(int64(c.PerVisitor)))
+	})
 }
 
 // Get implements [drop.Store].
