@@ -274,7 +274,8 @@ func (g *calls) next() call {
 	case k < 95: // after a delete too: what is gone reads as gone everywhere
 		return call{method: "GET", path: fmt.Sprintf(g.pick([]string{"/v1/auctions/%s/bids", "/v1/drops/%s/claims"}), id)}
 	default:
-		return call{method: "GET", path: "/v1/" + g.pick([]string{"rooms", "drops", "auctions", "audit?limit=3"})}
+		return call{method: "GET", path: "/v1/" + g.pick([]string{"rooms", "drops", "auctions", "audit?limit=3",
+			"rooms?limit=1&after=r1", "drops?limit=1", "drops?limit=1&after=d1", "auctions?limit=1&after=a0"})}
 	}
 }
 
