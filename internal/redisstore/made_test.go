@@ -8,16 +8,19 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/redisstore"
 	"github.com/rushgate/rushgate/internal/redistest"
+	"github.com/rushgate/rushgate/internal/room"
 )
 
 // TestNothingMadeUnrecorded: a drop or an auction is listed in the recorders' registry (a key of
-// another slot) before its script makes it. When that step fails (here: a Redis user that may not run
-// SADD), nothing is made, and nothing is changed: made first, a drop or an auction could take claims or
-// bids that no recorder would ever read into the SQL record.
+// another slot) before its script makes it, and a room in the set of rooms. When that step fails (here:
+// a Redis user that may not run SADD), nothing is made, and nothing is changed: made first, a drop or
+// an auction could take claims or bids that no recorder would ever read into the SQL record, and a room
+// would be left out by the other instances.
 func TestNothingMadeUnrecorded(t *testing.T) {
 	addr := redistest.Shared(t)
 	ctx := context.Background()
@@ -55,6 +58,16 @@ func TestNothingMadeUnrecorded(t *testing.T) {
 	}
 	if st, err := full.Auctions().Get(ctx, "a"); !errors.Is(err, auction.ErrNotFound) {
 		t.Fatalf("after a put that failed: %+v %v, want no auction", st, err)
+	}
+
+	// A room, listed in the set of rooms that every instance starts the gates of.
+	rc := room.Config{Capacity: 1, SessionTTL: rushgate.Duration(time.Minute), Grace: rushgate.Duration(time.Minute),
+		IdleTimeout: rushgate.Duration(time.Minute)}
+	if err := half.Rooms().PutRoom(ctx, "r", rc); err == nil {
+		t.Fatal("a room put while the set of rooms refuses it")
+	}
+	if _, err := full.Rooms().Room(ctx, "r"); !errors.Is(err, room.ErrNotFound) {
+		t.Fatalf("after a put that failed: %v, want no room", err)
 	}
 
 	// A drop that the recorders may have retired (sold out or closed), reopened: the change waits for

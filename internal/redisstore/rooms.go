@@ -102,12 +102,15 @@ func (s *Rooms) PutRoom(ctx context.Context, id string, cfg room.Config) error {
 	if cfg.Paused {
 		paused = "1"
 	}
-	if _, err := s.run(ctx, putScript, s.keys.room(id)[:1], itoa(int64(cfg.Capacity)), itoa(rateAdmits), itoa(ratePer),
-		itoa(time.Duration(cfg.SessionTTL).Milliseconds()), itoa(time.Duration(cfg.Grace).Milliseconds()),
-		itoa(time.Duration(cfg.IdleTimeout).Milliseconds()), itoa(opens), paused, string(js), newEpoch(), string(cfg.Mode)); err != nil {
+	// The set of rooms (another slot) hears of the room first, as drops' lists do (see made): a failure
+	// between the steps leaves at most an id without a room, which its readers skip, never a room that
+	// no other instance admits to, samples or lists.
+	if _, err := s.do(ctx, s.rdb.B().Sadd().Key(s.keys.rooms()).Member(id).Build()); err != nil {
 		return err
 	}
-	_, err = s.do(ctx, s.rdb.B().Sadd().Key(s.keys.rooms()).Member(id).Build())
+	_, err = s.run(ctx, putScript, s.keys.room(id)[:1], itoa(int64(cfg.Capacity)), itoa(rateAdmits), itoa(ratePer),
+		itoa(time.Duration(cfg.SessionTTL).Milliseconds()), itoa(time.Duration(cfg.Grace).Milliseconds()),
+		itoa(time.Duration(cfg.IdleTimeout).Milliseconds()), itoa(opens), paused, string(js), newEpoch(), string(cfg.Mode))
 	return err
 }
 
