@@ -24,7 +24,7 @@ type Drops struct {
 	commit   *committer // claims are group-committed (see commit.go)
 	mu       sync.Mutex
 	drops    map[string]*dropState
-	written  int64 // the last number a config write took (see written)
+	written  int64 // the last number a config write took (see write)
 }
 
 // dropState is a drop with the revision of its config. Its claims past the first durable are decided
