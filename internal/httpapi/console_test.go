@@ -12,7 +12,7 @@ import (
 )
 
 // newAudit is an audit log as the embedded backend keeps it, in a SQLite record of the test's own.
-func newAudit(t *testing.T) rushgate.Audit {
+func newAudit(t testing.TB) rushgate.Audit {
 	t.Helper()
 	db, err := record.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "records.db"), record.FsyncNo)
 	if err != nil {

@@ -39,7 +39,7 @@ import (
 const adminKey = "test-admin-key"
 
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *httptest.Server
 	api   http.Handler // what srv serves
 	svc   *room.Service
@@ -52,7 +52,7 @@ type env struct {
 
 type option func(*httpapi.Config, *room.Store)
 
-func setup(t *testing.T, opts ...option) *env {
+func setup(t testing.TB, opts ...option) *env {
 	t.Helper()
 	c := storetest.NewClock(time.Now().UTC().Truncate(time.Second))
 	var store room.Store = memstore.NewRooms(memstore.Options{Clock: c.Now})
