@@ -45,7 +45,7 @@ func FuzzAPI(f *testing.F) {
 	}
 	visitor := e.do("POST", "/v1/visitors", adminKey, `{"subject": "fuzz"}`).str("visitor_token")
 	for _, s := range []struct {
-		route, method uint8
+		route, method   uint8
 		id, query, body string
 		who             uint8
 	}{
