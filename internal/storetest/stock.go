@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,6 +22,7 @@ var stockTests = []check{
 	{"Stock/SoldOut", testSoldOut},
 	{"Stock/Crowd", testStockCrowd},
 	{"Stock/Restock", testRestock},
+	{"Stock/RestockRace", testRestockRace},
 }
 
 func testUnits(t *testing.T, h Harness) {
@@ -415,5 +418,72 @@ func testRestock(t *testing.T, h Harness) {
 		Admission: &rushgate.Admission{Room: "rsl", Visitor: b.Visitor, ID: b.Admission.ID}})
 	if !errors.Is(err, drop.ErrSoldOut) {
 		t.Fatalf("a claim after the stock came down to the claims: %v", err)
+	}
+}
+
+// testRestockRace: operators change a drop's stock from four goroutines while two samplers (other
+// instances') read the drop and tell its room what they read, as fast as they can. Once all is said,
+// and before any sampler tells the room again, the room lets in as many visitors as the drop's last
+// stock: no read from before a change, told last, leaves it off.
+func testRestockRace(t *testing.T, h Harness) {
+	rooms := room.NewService(h.Rooms, room.Options{Clock: h.Now, Manual: true, Stock: drop.StockOf(h.Drops)})
+	drops := drop.NewService(h.Drops, drop.Options{Gate: rooms, Clock: h.Now})
+	defer drops.Stop()
+	defer rooms.Stop()
+	dc := dropCfg(h, 10)
+	dc.Room = "race"
+	if _, err := drops.Put(ctx, "race", dc); err != nil {
+		t.Fatal(err)
+	}
+	rc := cfg(1000)
+	rc.Drop = "race"
+	if err := rooms.Put(ctx, "race", rc); err != nil {
+		t.Fatal(err)
+	}
+	var changing sync.WaitGroup
+	var failed atomic.Pointer[error]
+	for g := range 4 {
+		changing.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), 7))
+			for range 25 {
+				patch := fmt.Sprintf(`{"stock": %d}`, 1+r.IntN(60))
+				if _, err := drops.Patch(ctx, "race", []byte(patch)); err != nil && !errors.Is(err, rushgate.ErrUnavailable) {
+					failed.Store(&err)
+					return
+				}
+			}
+		})
+	}
+	done := make(chan struct{})
+	var sampling sync.WaitGroup
+	for range 2 {
+		sampling.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					drops.Sample(ctx)
+				}
+			}
+		})
+	}
+	changing.Wait()
+	close(done)
+	sampling.Wait()
+	if err := failed.Load(); err != nil {
+		t.Fatal(*err)
+	}
+	info, err := h.Drops.Get(ctx, "race")
+	if err != nil {
+		t.Fatal(err)
+	}
+	join(t, h, "race", names("q", 70)...)
+	tk, err := rooms.Tick(ctx, "race")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tk.Admitted) != info.Config.Stock {
+		t.Fatalf("the drop's stock ended at %d; the room let %d in", info.Config.Stock, len(tk.Admitted))
 	}
 }
