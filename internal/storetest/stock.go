@@ -213,20 +213,7 @@ func testSoldOut(t *testing.T, h Harness) {
 // left; exactly 100 are admitted and claim; everyone else is told sold_out.
 func testStockCrowd(t *testing.T, h Harness) {
 	const stock, capacity, crowd = 100, 50, 2000
-	rooms := room.NewService(h.Rooms, room.Options{Clock: h.Now, Manual: true, Stock: drop.StockOf(h.Drops)})
-	drops := drop.NewService(h.Drops, drop.Options{Gate: rooms, Clock: h.Now})
-	defer drops.Stop()
-	defer rooms.Stop()
-	dc := dropCfg(h, stock)
-	dc.Room = "line"
-	if _, err := drops.Put(ctx, "stock", dc); err != nil {
-		t.Fatal(err)
-	}
-	rc := cfg(capacity)
-	rc.Drop = "stock"
-	if err := rooms.Put(ctx, "line", rc); err != nil {
-		t.Fatal(err)
-	}
+	rooms, drops, _ := followed(t, h, "stock", "line", stock, capacity)
 	visitors := names("c", crowd)
 	var wg sync.WaitGroup
 	for g := range 32 {
@@ -311,20 +298,7 @@ func testStockCrowd(t *testing.T, h Harness) {
 // drop's sampler tells it again) and after hearing an older stock late; lowering the stock to the
 // claims sells the line out.
 func testRestock(t *testing.T, h Harness) {
-	rooms := room.NewService(h.Rooms, room.Options{Clock: h.Now, Manual: true, Stock: drop.StockOf(h.Drops)})
-	drops := drop.NewService(h.Drops, drop.Options{Gate: rooms, Clock: h.Now})
-	defer drops.Stop()
-	defer rooms.Stop()
-	dc := dropCfg(h, 1)
-	dc.Room = "rsl"
-	if _, err := drops.Put(ctx, "rs", dc); err != nil {
-		t.Fatal(err)
-	}
-	rc := cfg(10)
-	rc.Drop = "rs"
-	if err := rooms.Put(ctx, "rsl", rc); err != nil {
-		t.Fatal(err)
-	}
+	rooms, drops, dc := followed(t, h, "rs", "rsl", 1, 10)
 	dc.Stock = 2 // before any claim: the room follows too
 	if _, err := drops.Put(ctx, "rs", dc); err != nil {
 		t.Fatal(err)
@@ -426,20 +400,7 @@ func testRestock(t *testing.T, h Harness) {
 // and before any sampler tells the room again, the room lets in as many visitors as the drop's last
 // stock: no read from before a change, told last, leaves it off.
 func testRestockRace(t *testing.T, h Harness) {
-	rooms := room.NewService(h.Rooms, room.Options{Clock: h.Now, Manual: true, Stock: drop.StockOf(h.Drops)})
-	drops := drop.NewService(h.Drops, drop.Options{Gate: rooms, Clock: h.Now})
-	defer drops.Stop()
-	defer rooms.Stop()
-	dc := dropCfg(h, 10)
-	dc.Room = "race"
-	if _, err := drops.Put(ctx, "race", dc); err != nil {
-		t.Fatal(err)
-	}
-	rc := cfg(1000)
-	rc.Drop = "race"
-	if err := rooms.Put(ctx, "race", rc); err != nil {
-		t.Fatal(err)
-	}
+	rooms, drops, _ := followed(t, h, "race", "race", 10, 1000)
 	var changing sync.WaitGroup
 	var failed atomic.Pointer[error]
 	for g := range 4 {
@@ -486,4 +447,25 @@ func testRestockRace(t *testing.T, h Harness) {
 	if len(tk.Admitted) != info.Config.Stock {
 		t.Fatalf("the drop's stock ended at %d; the room let %d in", info.Config.Stock, len(tk.Admitted))
 	}
+}
+
+// followed starts room and drop services over h, and puts drop id, of stock units behind room rid of
+// capacity, and the room following the drop's stock; it returns them and the drop's config.
+func followed(t *testing.T, h Harness, id, rid string, stock, capacity int) (*room.Service, *drop.Service, drop.Config) {
+	t.Helper()
+	rooms := room.NewService(h.Rooms, room.Options{Clock: h.Now, Manual: true, Stock: drop.StockOf(h.Drops)})
+	drops := drop.NewService(h.Drops, drop.Options{Gate: rooms, Clock: h.Now})
+	t.Cleanup(drops.Stop)
+	t.Cleanup(rooms.Stop)
+	dc := dropCfg(h, stock)
+	dc.Room = rid
+	if _, err := drops.Put(ctx, id, dc); err != nil {
+		t.Fatal(err)
+	}
+	rc := cfg(capacity)
+	rc.Drop = id
+	if err := rooms.Put(ctx, rid, rc); err != nil {
+		t.Fatal(err)
+	}
+	return rooms, drops, dc
 }
