@@ -48,15 +48,48 @@ func (r *released) has(id string) bool {
 	return ok
 }
 
-// ended records an admission ended early here and tells the other instances.
+// ended records an admission ended early here and tells the other instances. An announcement that
+// fails (the store answered the release a moment before, and fails now) is tried again in the
+// background until it goes through, the token expires or Drain, so that the other instances' checks,
+// which accept the token meanwhile, refuse it once the store answers again; at most maxUnannounced at
+// once.
 func (s *Server) ended(ctx context.Context, id string, until time.Time) {
 	s.released.add(id, until)
-	if s.releases != nil {
-		if err := s.releases.Announce(context.WithoutCancel(ctx), id, until); err != nil {
-			s.log.WarnContext(ctx, "a release not announced to the other instances; their checks accept it until it expires", "err", err)
-		}
+	if s.releases == nil {
+		return
 	}
+	err := s.releases.Announce(context.WithoutCancel(ctx), id, until)
+	if err == nil {
+		return
+	}
+	if s.unannounced.Add(1) > maxUnannounced {
+		s.unannounced.Add(-1)
+		s.log.WarnContext(ctx, "a release not announced to the other instances; their checks accept it until it expires", "err", err)
+		return
+	}
+	s.log.WarnContext(ctx, "a release not announced to the other instances yet; trying again", "err", err)
+	s.announcing.Go(func() {
+		defer s.unannounced.Add(-1)
+		for wait := announceRetry; s.now().Before(until); wait = min(2*wait, 30*time.Second) {
+			select {
+			case <-s.streamCtx.Done():
+				return
+			case <-time.After(wait):
+			}
+			if err = s.releases.Announce(s.streamCtx, id, until); err == nil {
+				return
+			}
+		}
+		s.log.Warn("a release never announced to the other instances; their checks accepted it until it expired", "err", err)
+	})
 }
+
+// maxUnannounced bounds the releases whose announcement is being tried again, and announceRetry is
+// the first wait before a try.
+const (
+	maxUnannounced = 1000
+	announceRetry  = 250 * time.Millisecond
+)
 
 // Released reports whether an admission was ended early (here or, with Releases, on any instance), for
 // gates in front of a site.

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rushgate/rushgate"
@@ -186,6 +187,8 @@ type Server struct {
 	captcha       *captcha.Verifier
 	releases      rushgate.Releases
 	listening     sync.WaitGroup // the listener of other instances' releases
+	announcing    sync.WaitGroup // the releases whose announcement is tried again (see ended)
+	unannounced   atomic.Int64   // how many of them
 	trusted       []netip.Prefix
 	secure        bool
 	base          string // the path the server is mounted under, "" at the root
@@ -282,6 +285,7 @@ func (s *Server) Drain() { s.drain() }
 func (s *Server) Wait() {
 	s.streams.Wait()
 	s.listening.Wait()
+	s.announcing.Wait()
 }
 
 func (s *Server) routes() {
