@@ -13,7 +13,7 @@ import (
 	"github.com/rushgate/rushgate/internal/redistest"
 )
 
-func do(t *testing.T, method, url, tok, body string) (int, map[string]any, time.Duration) {
+func do(t testing.TB, method, url, tok, body string) (int, map[string]any, time.Duration) {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	if tok != "" {

@@ -30,7 +30,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func freeAddr(t *testing.T) string {
 // serveInProcess runs rushgate serve in this process on a free address, with a fresh data directory,
 // the test admin key and any extra flags, and waits until it is healthy. It returns the base URL and
 // the address; the test's cleanup stops it and reports the error it ended with, if any.
-func serveInProcess(t *testing.T, extra ...string) (base, addr string) {
+func serveInProcess(t testing.TB, extra ...string) (base, addr string) {
 	t.Helper()
 	addr = freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -65,7 +65,7 @@ func serveInProcess(t *testing.T, extra ...string) (base, addr string) {
 	return base, addr
 }
 
-func waitHealthy(t *testing.T, base string) {
+func waitHealthy(t testing.TB, base string) {
 	for range 100 {
 		if res, err := http.Get(base + "/healthz"); err == nil {
 			res.Body.Close()
