@@ -2,13 +2,12 @@ package httpapi_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/rushgate/rushgate/internal/apitest"
 )
 
 // fuzzRoutes are the API's routes, {x} standing for a fuzzed path segment (an id, a code, a name).
@@ -64,33 +63,17 @@ func FuzzAPI(f *testing.F) {
 	} {
 		f.Add(s.route, s.method, s.id, s.query, s.body, s.who)
 	}
+	callers := apitest.Callers{"", adminKey, visitor}
 	f.Fuzz(func(t *testing.T, route, method uint8, id, query, body string, who uint8) {
-		path := strings.ReplaceAll(fuzzRoutes[int(route)%len(fuzzRoutes)], "{x}", id)
-		req, err := http.NewRequest(fuzzMethods[int(method)%len(fuzzMethods)], "http://rushgate.test"+path+"?"+query, strings.NewReader(body))
-		if err != nil {
-			return // no request line a client could send
-		}
-		switch who % 3 {
-		case 1:
-			req.Header.Set("Authorization", "Bearer "+adminKey)
-		case 2:
-			req.Header.Set("Authorization", "Bearer "+visitor)
+		req, ok := apitest.Request("http://rushgate.test", fuzzRoutes, fuzzMethods, route, method, id, query, body, callers, who)
+		if !ok {
+			return
 		}
 		// A live feed answers until its request ends.
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
 		rec := httptest.NewRecorder()
 		e.api.ServeHTTP(rec, req.WithContext(ctx))
-		if rec.Code >= 500 {
-			t.Fatalf("%s %s (%q): %d %s", req.Method, req.URL, body, rec.Code, rec.Body)
-		}
-		if rec.Code >= 400 && strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
-			var e struct {
-				Error struct{ Code, Message string }
-			}
-			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
-				t.Fatalf("%s %s (%q): %d with no error code: %s", req.Method, req.URL, body, rec.Code, rec.Body)
-			}
-		}
+		apitest.Check(t, req, body, rec.Code, rec.Header(), rec.Body.Bytes())
 	})
 }
