@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
-
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
@@ -33,12 +31,7 @@ func TestNothingMadeUnrecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = acl("DELUSER", user) })
-	denied, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, Username: user, Password: "pw",
-		ForceSingleClient: true, DisableCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(denied.Close)
+	denied := redistest.ClientAs(t, user, "pw", addr)
 	prefix := redistest.Prefix("made")
 	full := redisstore.New(admin, redisstore.Options{Prefix: prefix})
 	half := redisstore.New(denied, redisstore.Options{Prefix: prefix})

@@ -319,8 +319,15 @@ func once(addr string, cmd ...string) rueidis.RedisResult {
 // when the test ends. Like rushgate serve's, it pipelines every command, so that deadlines behave alike.
 func Client(t testing.TB, addrs ...string) rueidis.Client {
 	t.Helper()
+	return ClientAs(t, "", "", addrs...)
+}
+
+// ClientAs is Client logged in as an ACL user ("" for the default one), for a test that takes rights
+// away from one step to see what the others leave.
+func ClientAs(t testing.TB, user, password string, addrs ...string) rueidis.Client {
+	t.Helper()
 	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: addrs, ForceSingleClient: len(addrs) == 1, DisableCache: true,
-		AlwaysPipelining: true}) // as rushgate serve does
+		AlwaysPipelining: true, Username: user, Password: password}) // as rushgate serve does
 	if err != nil {
 		t.Fatal(err)
 	}
