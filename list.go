@@ -46,8 +46,8 @@ func Page[T any](ctx context.Context, after string, limit int, list Lister, get 
 			}
 			out = append(out, v)
 		}
-		if len(ids) < want {
-			break
+		if len(ids) < want || ids[len(ids)-1] <= after {
+			break // the end, or a list that does not move on
 		}
 		after = ids[len(ids)-1]
 	}

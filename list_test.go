@@ -75,6 +75,12 @@ func TestPageReadsPastGoneEntities(t *testing.T) {
 	if _, err := rushgate.Page(ctx, "", 5, c.list, func(context.Context, string) (string, error) { return "", boom }, errGone); !errors.Is(err, boom) {
 		t.Fatalf("a failed read: %v", err)
 	}
+	// A list that does not move on past after ends the page rather than read it forever.
+	stuck := func(_ context.Context, _ string, limit int) ([]string, error) { return ids[:limit], nil }
+	allGone := func(context.Context, string) (string, error) { return "", errGone }
+	if page, err := rushgate.Page(ctx, "", 5, stuck, allGone, errGone); err != nil || len(page) != 0 {
+		t.Fatalf("a stuck list: %v, %v", page, err)
+	}
 	failing := func(context.Context, string, int) ([]string, error) { return nil, boom }
 	if _, err := rushgate.Page(ctx, "", 5, failing, get, errGone); !errors.Is(err, boom) {
 		t.Fatalf("a failed list: %v", err)
