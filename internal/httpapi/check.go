@@ -62,7 +62,7 @@ func (s *Server) ended(ctx context.Context, id string, until time.Time) {
 	if err == nil {
 		return
 	}
-	if s.unannounced.Add(1) > maxUnannounced {
+	if n := s.unannounced.Add(1); n > maxUnannounced || s.streamCtx.Err() != nil { // too many, or draining
 		s.unannounced.Add(-1)
 		s.log.WarnContext(ctx, "a release not announced to the other instances; their checks accept it until it expires", "err", err)
 		return
