@@ -20,20 +20,20 @@ func (c *conn) catalogue(ctx context.Context, kind, id string, add bool) error {
 	return err
 }
 
-// made runs make, the script that makes or replaces an entity of kind, between the steps that list it
+// made runs script, which makes or replaces an entity of kind, between the steps that list it
 // in the recorders' registry and in the catalog (other slots). They come first, so that a failure or a
 // crash between the steps leaves at most an id listed without an entity, which the lists skip and the
 // recorders retire, never an entity whose claims or bids no recorder reads; and the registry hears of
 // it again after, in case a recorder's pass took the id out in between as an entity that was gone (see
-// retire). A make that fails leaves the ids listed.
-func (c *conn) made(ctx context.Context, registry, kind, id string, make func() error) error {
+// retire). A script that fails leaves the ids listed.
+func (c *conn) made(ctx context.Context, registry, kind, id string, script func() error) error {
 	if err := c.register(ctx, registry, id); err != nil {
 		return err
 	}
 	if err := c.catalogue(ctx, kind, id, true); err != nil {
 		return err
 	}
-	if err := make(); err != nil {
+	if err := script(); err != nil {
 		return err
 	}
 	return c.register(ctx, registry, id)

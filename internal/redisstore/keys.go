@@ -8,7 +8,8 @@ type keys struct{ prefix string }
 
 // room returns a room's keys in the order every room script declares them in its header:
 //
-//	KEYS[1] meta    HASH  config fields, epoch, seq (arrival counter), aseq (admission counter), total
+//	KEYS[1] meta    HASH  config fields, epoch, seq (arrival counter), aseq (admission counter), total,
+//	                      and of the drop it follows: units, stock, written, soldout (lua/stock.lua)
 //	KEYS[2] queue   ZSET  waiting visitor -> order (arrival sequence, or a random draw before opening)
 //	KEYS[3] seen    ZSET  waiting visitor -> last presence (ms)
 //	KEYS[4] active  ZSET  admitted visitor -> expiry (ms): counted and swept in the same script
