@@ -25,7 +25,9 @@ elseif ARGV[1] == 'restock' then
   if not m[1] or tonumber(ARGV[5]) < (tonumber(m[3]) or 0) then
     return 0
   end
-  redis.call('HSET', KEYS[1], 'written', ARGV[5])
+  if m[3] ~= ARGV[5] then -- every instance tells each second what it read: most of it, nothing new
+    redis.call('HSET', KEYS[1], 'written', ARGV[5])
+  end
   if m[2] == ARGV[2] then
     return 0
   end
