@@ -42,11 +42,7 @@ func TestDropsAnswerAlike(t *testing.T) {
 // compareWithEmbedded runs one comparison over n seeds (Cluster's from 101) between the embedded
 // stores and Redis's, standalone or a Cluster, each recording into a SQLite record of its own.
 func compareWithEmbedded(t *testing.T, cluster bool, n int, compare func(*testing.T, uint64, storetest.Harness, storetest.Harness)) {
-	addrs := []string{redistest.Shared(t)}
-	if cluster {
-		addrs = redistest.SharedCluster(t)
-	}
-	rdb := redistest.Client(t, addrs...)
+	rdb := redistest.Client(t, redistest.SharedAt(t, cluster)...)
 	ctx := context.Background()
 	for _, seed := range storetest.Seeds(t, n) {
 		if cluster {

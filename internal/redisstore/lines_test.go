@@ -17,21 +17,13 @@ import (
 // Cluster the join lock never released). The visitor's next join must leave both, so that it waits in
 // exactly one line, whether the visitor's first line is on its pointer or is its origin.
 func TestLineLeftAfterCrash(t *testing.T) {
-	for name, cluster := range map[string]bool{"standalone": false, "cluster": true} {
-		t.Run(name, func(t *testing.T) {
-			// A short timeout keeps the lock of the dead join (ten timeouts) short.
-			opts := Options{Prefix: redistest.Prefix("crash-" + name), Cluster: cluster, Timeout: 100 * time.Millisecond}
-			var s *Rooms
-			if cluster {
-				s = New(redistest.Client(t, redistest.SharedCluster(t)...), opts).Rooms()
-			} else {
-				s = New(redistest.Client(t, redistest.Shared(t)), opts).Rooms()
-			}
-			putLines(t, s)
-			crashMidMove(t, s, room.Entrant{Visitor: "v_pointed", Switch: true})
-			crashMidMove(t, s, room.Entrant{Visitor: "v_arrived", Origin: "a", New: true})
-		})
-	}
+	redistest.EachTopology(t, func(t *testing.T, tp redistest.Topology) {
+		// A short timeout keeps the lock of the dead join (ten timeouts) short.
+		s := New(tp.Client(t), Options{Prefix: redistest.Prefix("crash"), Cluster: tp.Cluster, Timeout: 100 * time.Millisecond}).Rooms()
+		putLines(t, s)
+		crashMidMove(t, s, room.Entrant{Visitor: "v_pointed", Switch: true})
+		crashMidMove(t, s, room.Entrant{Visitor: "v_arrived", Origin: "a", New: true})
+	})
 }
 
 // lines are the rooms the line tests move visitors between.

@@ -288,16 +288,11 @@ func TestRecorderKeepsUpWithACrowd(t *testing.T) {
 // writing only what the first had not recorded, and the first, now refused, records nothing more. On a
 // standalone Redis and on a Cluster, where the lease shares the auction's slot.
 func TestRecorderLeaseIsExclusive(t *testing.T) {
-	t.Run("standalone", func(t *testing.T) {
-		testLeaseIsExclusive(t, redistest.Client(t, redistest.Shared(t)), false)
-	})
-	t.Run("cluster", func(t *testing.T) {
-		testLeaseIsExclusive(t, redistest.Client(t, redistest.SharedCluster(t)...), true)
-	})
+	redistest.EachTopology(t, testLeaseIsExclusive)
 }
 
-func testLeaseIsExclusive(t *testing.T, rdb rueidis.Client, cluster bool) {
-	a := redisstore.New(rdb, redisstore.Options{Prefix: redistest.Prefix("lease"), Cluster: cluster}).Auctions()
+func testLeaseIsExclusive(t *testing.T, tp redistest.Topology) {
+	a := redisstore.New(tp.Client(t), redisstore.Options{Prefix: redistest.Prefix("lease"), Cluster: tp.Cluster}).Auctions()
 	a.RecordLease = 300 * time.Millisecond
 	ctx := context.Background()
 	open := func() *record.DB {
@@ -554,54 +549,49 @@ func TestLostAuctionIsRestoredFromTheRecord(t *testing.T) {
 // their recorded cursors, on standalone Redis and on a Cluster (entities in different slots), and
 // falls to nothing once a recorder has copied them.
 func TestBacklogCountsWhatWaits(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		rdb  rueidis.Client
-	}{{"standalone", redistest.Client(t, redistest.Shared(t))}, {"cluster", redistest.Client(t, redistest.SharedCluster(t)...)}} {
-		t.Run(c.name, func(t *testing.T) {
-			b := redisstore.New(c.rdb, redisstore.Options{Prefix: redistest.Prefix("backlog"), Cluster: c.name == "cluster"})
-			ctx := t.Context()
-			backlog := func(claims, events int64) {
-				t.Helper()
-				if gotClaims, gotEvents, err := b.Backlog(ctx); err != nil || gotClaims != claims || gotEvents != events {
-					t.Fatalf("backlog: %d claims, %d events, %v; want %d and %d", gotClaims, gotEvents, err, claims, events)
-				}
+	redistest.EachTopology(t, func(t *testing.T, tp redistest.Topology) {
+		b := redisstore.New(tp.Client(t), redisstore.Options{Prefix: redistest.Prefix("backlog"), Cluster: tp.Cluster})
+		ctx := t.Context()
+		backlog := func(claims, events int64) {
+			t.Helper()
+			if gotClaims, gotEvents, err := b.Backlog(ctx); err != nil || gotClaims != claims || gotEvents != events {
+				t.Fatalf("backlog: %d claims, %d events, %v; want %d and %d", gotClaims, gotEvents, err, claims, events)
 			}
-			backlog(0, 0)
-			now := time.Now().Truncate(time.Millisecond)
-			for i, id := range []string{"a", "b", "c"} {
-				if err := b.Drops().Put(ctx, id, drop.Config{Stock: 10, PerVisitor: 1, OpensAt: now.Add(-time.Minute)}); err != nil {
-					t.Fatal(err)
-				}
-				for v := range i + 1 {
-					if _, _, err := b.Drops().Claim(ctx, id, "", fmt.Sprint("v", v), ""); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10),
-				StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)}
-			if err := b.Auctions().Put(ctx, "lot", cfg); err != nil {
+		}
+		backlog(0, 0)
+		now := time.Now().Truncate(time.Millisecond)
+		for i, id := range []string{"a", "b", "c"} {
+			if err := b.Drops().Put(ctx, id, drop.Config{Stock: 10, PerVisitor: 1, OpensAt: now.Add(-time.Minute)}); err != nil {
 				t.Fatal(err)
 			}
-			for i := range 2 {
-				if _, err := b.Auctions().Bid(ctx, "lot", "", auction.Bid{Bidder: fmt.Sprint("b", i), Max: int64(200 + 100*i)}); err != nil {
+			for v := range i + 1 {
+				if _, _, err := b.Drops().Claim(ctx, id, "", fmt.Sprint("v", v), ""); err != nil {
 					t.Fatal(err)
 				}
 			}
-			evs, err := b.Auctions().Events(ctx, "lot", 0, 100)
-			if err != nil || len(evs) < 2 {
-				t.Fatalf("the auction's events: %v %v", evs, err)
-			}
-			backlog(6, int64(len(evs))) // 1 + 2 + 3 claims; each bid appends one event or more
-			rec := openRecord(t)
-			if err := b.Drops().RecordOnce(ctx, "r", rec); err != nil {
+		}
+		cfg := auction.Config{Title: "Lot", Currency: "EUR", StartPrice: 100, Increment: auction.Fixed(10),
+			StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)}
+		if err := b.Auctions().Put(ctx, "lot", cfg); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			if _, err := b.Auctions().Bid(ctx, "lot", "", auction.Bid{Bidder: fmt.Sprint("b", i), Max: int64(200 + 100*i)}); err != nil {
 				t.Fatal(err)
 			}
-			if err := b.Auctions().RecordOnce(ctx, "r", rec); err != nil {
-				t.Fatal(err)
-			}
-			backlog(0, 0)
-		})
-	}
+		}
+		evs, err := b.Auctions().Events(ctx, "lot", 0, 100)
+		if err != nil || len(evs) < 2 {
+			t.Fatalf("the auction's events: %v %v", evs, err)
+		}
+		backlog(6, int64(len(evs))) // 1 + 2 + 3 claims; each bid appends one event or more
+		rec := openRecord(t)
+		if err := b.Drops().RecordOnce(ctx, "r", rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Auctions().RecordOnce(ctx, "r", rec); err != nil {
+			t.Fatal(err)
+		}
+		backlog(0, 0)
+	})
 }

@@ -399,6 +399,39 @@ func SharedCluster(t testing.TB) []string {
 	return addrs
 }
 
+// SharedAt returns the addresses of the package's shared Cluster when cluster is set, else of its
+// shared standalone server: for tests that run one body on either.
+func SharedAt(t testing.TB, cluster bool) []string {
+	t.Helper()
+	if cluster {
+		return SharedCluster(t)
+	}
+	return []string{Shared(t)}
+}
+
+// Topology is one of the two ways rushgate meets Redis. They differ in what a script may touch (one
+// slot on a Cluster), in how pub/sub reaches a script's PUBLISH and in the locks a Cluster needs, so
+// the Redis logic that depends on them is tested on both.
+type Topology struct {
+	Cluster bool
+	Addrs   []string // the shared servers' addresses
+}
+
+// Client returns a client of the topology's servers, closed when t ends.
+func (tp Topology) Client(t testing.TB) rueidis.Client { return Client(t, tp.Addrs...) }
+
+// EachTopology runs test as a subtest "standalone" on the package's shared standalone server, then
+// as "cluster" on its shared Cluster.
+func EachTopology(t *testing.T, test func(t *testing.T, tp Topology)) {
+	for _, cluster := range []bool{false, true} {
+		name := "standalone"
+		if cluster {
+			name = "cluster"
+		}
+		t.Run(name, func(t *testing.T) { test(t, Topology{Cluster: cluster, Addrs: SharedAt(t, cluster)}) })
+	}
+}
+
 // Stop kills the servers the package's tests shared; TestMain calls it after m.Run.
 func Stop() {
 	shared.Lock()
