@@ -32,6 +32,10 @@ type Backups struct {
 	to      []age.Recipient // sealed to them; none: plain archives
 	busy    chan struct{}   // holds a token while a backup is taken
 
+	// Wait is how long Backup waits for a backup being taken to end before it says ErrRunning; New
+	// sets WaitForRunning. Change it before the first backup.
+	Wait time.Duration
+
 	mu     sync.Mutex
 	status Status // but Kept and Encrypted, found when asked
 }
@@ -59,7 +63,7 @@ type Archive struct {
 // "abandoned" (see ErrAbandoned), and when it ended: what the metrics count, and the alert on backups
 // that stopped reads. With recipients every backup, downloaded or kept, is sealed to them.
 func New(src Source, observe func(outcome string, at time.Time), to ...age.Recipient) *Backups {
-	return &Backups{src: src, observe: observe, to: to, busy: make(chan struct{}, 1)}
+	return &Backups{src: src, observe: observe, to: to, busy: make(chan struct{}, 1), Wait: WaitForRunning}
 }
 
 // WaitForRunning is how long a backup asked for waits for one being taken to end: a nightly download
@@ -67,7 +71,7 @@ func New(src Source, observe func(outcome string, at time.Time), to ...age.Recip
 const WaitForRunning = time.Minute
 
 // Backup writes an archive of the data directory to w, as [Take], sealed when New was given
-// recipients. While another is taken it waits for it, up to WaitForRunning and while ctx lasts; then
+// recipients. While another is taken it waits for it, up to b.Wait and while ctx lasts; then
 // ErrRunning.
 func (b *Backups) Backup(ctx context.Context, w io.Writer) error {
 	if err := b.acquire(ctx); err != nil {
@@ -86,15 +90,15 @@ func (b *Backups) Backup(ctx context.Context, w io.Writer) error {
 	return err
 }
 
-// acquire takes the one backup's turn, waiting up to WaitForRunning, while ctx lasts, for a backup
-// being taken.
+// acquire takes the one backup's turn, waiting up to b.Wait, while ctx lasts, for a backup being
+// taken.
 func (b *Backups) acquire(ctx context.Context) error {
 	select {
 	case b.busy <- struct{}{}: // free: taken even with ctx done, whose backup then says it was abandoned
 		return nil
 	default:
 	}
-	wait := time.NewTimer(WaitForRunning)
+	wait := time.NewTimer(b.Wait)
 	defer wait.Stop()
 	select {
 	case b.busy <- struct{}{}:

@@ -91,12 +91,14 @@ func TestBackupRefused(t *testing.T) {
 	}
 
 	held, release := make(chan struct{}), make(chan struct{})
-	e = setup(t, withBackups(backup.New(backup.Source{Dir: t.TempDir(), Lines: func(w io.Writer) error {
+	b := backup.New(backup.Source{Dir: t.TempDir(), Lines: func(w io.Writer) error {
 		close(held)
 		<-release
 		_, err := w.Write([]byte("the lines"))
 		return err
-	}}, nil)))
+	}}, nil)
+	b.Wait = 100 * time.Millisecond // the second waits this long for the first, then is refused
+	e = setup(t, withBackups(b))
 	done := make(chan string)
 	go func() {
 		res, err := e.backup()
