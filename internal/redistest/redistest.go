@@ -509,12 +509,22 @@ func (s *Sentinel) KillMaster(t testing.TB) {
 	s.Master, s.Replica = s.Replica, s.Master
 }
 
-// Revive restarts the replica KillMaster left dead, with its old data: the Sentinels make it a replica
-// of the master they promoted, and Revive waits until it is one, in sync.
+// Revive restarts the replica KillMaster left dead, with its old data, as a replica of the master the
+// Sentinels promoted, and waits until it is one, in sync. The Sentinels would make it one too, but
+// only at their next look at it, up to 10 s later (their INFO period, which no setting shortens).
 func (s *Sentinel) Revive(t testing.TB) {
 	t.Helper()
 	s.Replica.Restart(t)
+	s.Replica.follow(t, s.Master)
 	waitFor(t, "the old master to become a replica in sync", func() bool { return inSync(s.Master, s.Replica) })
+}
+
+// follow makes s a replica of master, as a Sentinel reconfiguring it does.
+func (s *Server) follow(t testing.TB, master *Server) {
+	t.Helper()
+	if got := ping(s.Addr, "REPLICAOF", "127.0.0.1", strings.TrimPrefix(master.Addr, "127.0.0.1:")); got != "OK" {
+		t.Fatalf("REPLICAOF: %q", got)
+	}
 }
 
 // Switchover has the Sentinels hand the master's role to the replica while both run (SENTINEL
@@ -528,7 +538,7 @@ func (s *Sentinel) Switchover(t testing.TB) {
 		replicas, _ := once(s.sentinels[0].Addr, "SENTINEL", "REPLICAS", SentinelMaster).ToArray()
 		for _, r := range replicas {
 			if m, _ := r.AsStrMap(); m["port"] == strings.TrimPrefix(s.Replica.Addr, "127.0.0.1:") {
-				return m["master-link-status"] == "ok" && m["master-link-down-time"] == "0"
+				return m["flags"] == "slave" && m["master-link-status"] == "ok" && m["master-link-down-time"] == "0"
 			}
 		}
 		return false
@@ -541,6 +551,8 @@ func (s *Sentinel) Switchover(t testing.TB) {
 			return sentinelMaster(sen.Addr)["port"] == strings.TrimPrefix(s.Replica.Addr, "127.0.0.1:")
 		})
 	}
+	// The Sentinels demote the old master at their next look at it, up to 10 s later: do it for them.
+	s.Master.follow(t, s.Replica)
 	waitFor(t, "the old master to become a replica", func() bool { return strings.Contains(info(s.Master.Addr), "role:slave") })
 	s.Master, s.Replica = s.Replica, s.Master
 }
@@ -574,9 +586,7 @@ func Swap(t testing.TB, master, replica *Server) {
 	if got := ping(replica.Addr, "REPLICAOF", "NO", "ONE"); got != "OK" {
 		t.Fatalf("REPLICAOF NO ONE: %q", got)
 	}
-	if got := ping(master.Addr, "REPLICAOF", "127.0.0.1", strings.TrimPrefix(replica.Addr, "127.0.0.1:")); got != "OK" {
-		t.Fatalf("REPLICAOF: %q", got)
-	}
+	master.follow(t, replica)
 	waitFor(t, "the old master a replica in sync", func() bool { return inSync(replica, master) })
 }
 
