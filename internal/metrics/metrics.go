@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -341,6 +342,12 @@ func (c *roomCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- totalDesc
 }
 
+// statsReaders is how many rooms' counts a scrape reads at once. On Redis each read is a round trip,
+// and concurrent ones share round trips (rueidis pipelines them): a scrape of a thousand rooms read
+// one after another took a thousand round trips, and past some thousands ran out of the scrape's
+// time, leaving rooms out without a word.
+const statsReaders = 16
+
 func (c *roomCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := scrapeContext()
 	defer cancel()
@@ -348,11 +355,23 @@ func (c *roomCollector) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		return
 	}
-	for _, id := range ids {
-		st, err := c.rooms.Stats(ctx, id)
-		if err != nil {
+	stats, read := make([]room.Stats, len(ids)), make([]bool, len(ids))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(statsReaders, len(ids)) {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(ids)); i = next.Add(1) - 1 {
+				st, err := c.rooms.Stats(ctx, ids[i])
+				stats[i], read[i] = st, err == nil
+			}
+		})
+	}
+	wg.Wait()
+	for i, id := range ids {
+		if !read[i] {
 			continue
 		}
+		st := stats[i]
 		ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(st.Waiting), id)
 		ch <- prometheus.MustNewConstMetric(activeDesc, prometheus.GaugeValue, float64(st.Active), id)
 		ch <- prometheus.MustNewConstMetric(totalDesc, prometheus.CounterValue, float64(st.AdmittedTotal), id)

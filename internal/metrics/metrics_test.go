@@ -2,12 +2,15 @@ package metrics_test
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,4 +92,58 @@ func TestPrometheusRules(t *testing.T) {
 			t.Errorf("the rules name %s, which rushgate does not export", name)
 		}
 	}
+}
+
+// TestRoomsReadTogether: a scrape reads the rooms' counts several at once, so that on Redis they
+// share round trips. The store's reads here answer only once eight are under way together: read one
+// after another, the first waits out the scrape's time and no room is reported.
+func TestRoomsReadTogether(t *testing.T) {
+	store := &gatheredRooms{n: 200, together: make(chan struct{})}
+	m := metrics.New()
+	m.WatchRooms(store)
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body := rec.Body.String()
+	for i := range store.n {
+		for _, want := range []string{
+			fmt.Sprintf(`rushgate_room_waiting{room="r%d"} %d`, i, i),
+			fmt.Sprintf(`rushgate_room_active{room="r%d"} 1`, i),
+			fmt.Sprintf(`rushgate_room_admissions{room="r%d"} %d`, i, 2*i),
+		} {
+			if !strings.Contains(body, want+"\n") {
+				t.Fatalf("the scrape lacks %s", want)
+			}
+		}
+	}
+}
+
+// gatheredRooms holds each read of a room's counts until eight are under way at once.
+type gatheredRooms struct {
+	n        int
+	mu       sync.Mutex
+	reading  int
+	together chan struct{}
+}
+
+func (g *gatheredRooms) Rooms(context.Context) ([]string, error) {
+	ids := make([]string, g.n)
+	for i := range ids {
+		ids[i] = fmt.Sprint("r", i)
+	}
+	return ids, nil
+}
+
+func (g *gatheredRooms) Stats(ctx context.Context, id string) (room.Stats, error) {
+	g.mu.Lock()
+	if g.reading++; g.reading == 8 {
+		close(g.together)
+	}
+	g.mu.Unlock()
+	select {
+	case <-g.together:
+	case <-ctx.Done():
+		return room.Stats{}, ctx.Err()
+	}
+	n, _ := strconv.ParseInt(strings.TrimPrefix(id, "r"), 10, 64)
+	return room.Stats{Waiting: n, Active: 1, AdmittedTotal: 2 * n}, nil
 }
