@@ -504,8 +504,13 @@
         location.href = base + '/admin/' + kind + 's/' + encodeURIComponent(newID);
         return;
       }
-      if (kind === 'room') await api('PATCH', PATHS.room + id, formConfig(form, kind));
-      else {
+      if (kind === 'room') {
+        const cfg = formConfig(form, kind);
+        await api('PATCH', PATHS.room + id, cfg);
+        // The message is now what was sent: a save before the refresh fills the form again (a message
+        // taken away a moment after it was said) must send its removal.
+        if (cfg.page) form.querySelector('[name=page_message]').dataset.had = cfg.page.message ? '1' : '';
+      } else {
         // A PUT replaces the whole config: a drop's listed codes go with it, or it would hand out
         // generated ones instead.
         const whole = kind === 'drop' && current.listed ? (await api('GET', PATHS.drop + id + '/config')).config : current.config;
