@@ -357,10 +357,15 @@
         input.dataset.read = JSON.stringify(x === undefined ? null : x);
       } else input.value = x === undefined || x === null ? '' : String(x);
     }
-    // A message taken away is sent as null; none there before, no page is sent (no empty page made).
-    const said = form.querySelector('[name=page_message]');
-    if (said) said.dataset.had = v.page_message ? '1' : '';
+    markSaid(form, v.page_message);
     moneyHints(form);
+  }
+
+  // markSaid notes whether the room now has a message, as read or as just saved: a message taken away
+  // is sent as null, and with none there before no page is sent (no empty page made).
+  function markSaid(form, message) {
+    const said = form.querySelector('[name=page_message]');
+    if (said) said.dataset.had = message ? '1' : '';
   }
 
   // value reads an input: a number when it reads as one, the text as typed otherwise (so that the API
@@ -509,7 +514,7 @@
         await api('PATCH', PATHS.room + id, cfg);
         // The message is now what was sent: a save before the refresh fills the form again (a message
         // taken away a moment after it was said) must send its removal.
-        if (cfg.page) form.querySelector('[name=page_message]').dataset.had = cfg.page.message ? '1' : '';
+        if (cfg.page) markSaid(form, cfg.page.message);
       } else {
         // A PUT replaces the whole config: a drop's listed codes go with it, or it would hand out
         // generated ones instead.
