@@ -116,7 +116,7 @@ func (s *Server) dropLive(w http.ResponseWriter, r *http.Request) {
 	if latest, err := f.Latest(); err == nil && latest.Claimed > info.Claimed { // the feed read after this request did
 		info = latest
 	}
-	if !out.send([]byte("retry: 2000\n\n")) {
+	if !out.send(retryHint()) {
 		return
 	}
 	keep := time.NewTicker(keepAlive / 2)

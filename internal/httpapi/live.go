@@ -96,7 +96,7 @@ func (s *Server) liveSSE(w http.ResponseWriter, r *http.Request, id string, st a
 		return
 	}
 	defer out.close()
-	if !out.send([]byte("retry: 2000\n\n")) {
+	if !out.send(retryHint()) {
 		return
 	}
 	// Events carry their sequence as the id an EventSource resumes after. A snapshot does only when no

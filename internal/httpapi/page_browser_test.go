@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/golang-jwt/jwt/v5"
 
@@ -1423,6 +1425,47 @@ func TestAuctionPageSaysItLostTheFeed(t *testing.T) {
 		until(t, "the feed back, with the latest price", func() bool {
 			return !drawn("#lost") && drawn("#live") && shown("#price") == lang.price
 		})
+	}
+}
+
+// TestAuctionPageSpreadsItsReconnections: an auction's page whose socket is cut waits a time drawn
+// anew each time before it connects again, between a quarter and three quarters of a second the first
+// time: the pages of an instance that stops then come back to the others over a while, not all in the
+// same instant, as they did after exactly half a second.
+func TestAuctionPageSpreadsItsReconnections(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg("")), 200, "")
+	proxy := newCutter(t, e.srv.Listener.Addr().String())
+	ctx := tab(t)
+	// Every socket the page makes is noted, with when it was made and when it closed (the note's
+	// listener is added first, so it runs before the page's own).
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+		Source: `window.sockets = []; const WS = window.WebSocket;
+			window.WebSocket = function (...a) { const s = new WS(...a), note = { made: performance.now(), closed: 0 };
+				window.sockets.push(note); s.addEventListener('close', () => { note.closed = performance.now(); }); return s; };
+			Object.assign(window.WebSocket, { prototype: WS.prototype, CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 });`,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(proxy.url+"/a/lot?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	live := func() bool { return eval[bool](t, ctx, `document.getElementById('live').getClientRects().length > 0`) }
+	until(t, "the live feed", live)
+	const cuts = 8
+	for i := range cuts {
+		proxy.cut()
+		until(t, "the socket back", func() bool {
+			return eval[int](t, ctx, `window.sockets.length`) == i+2 && live()
+		})
+	}
+	waits := eval[[]float64](t, ctx, `window.sockets.slice(1).map((s, i) => s.made - window.sockets[i].closed)`)
+	lo, hi := slices.Min(waits), slices.Max(waits)
+	if lo < 200 || hi > 1000 {
+		t.Fatalf("reconnections after %v ms, want each within 250-750", waits)
+	}
+	if hi-lo < 150 {
+		t.Fatalf("%d reconnections all after %.0f-%.0f ms: the waits are not spread", cuts, lo, hi)
 	}
 }
 

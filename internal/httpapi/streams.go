@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +13,20 @@ import (
 // at once when Config.StreamsPerAddress is zero. It leaves room for a household or an office behind one
 // address, and bounds what a single script can make the server hold.
 const DefaultStreamsPerAddress = 100
+
+// retryHint is an event stream's first line: how long the browser waits before it reconnects once the
+// stream ends, drawn for each stream between reconnectFrom and reconnectFrom+reconnectSpread. An
+// instance that stops (drained by a deploy, or dead) ends all its streams in one moment; with one wait
+// for all, every page would come back to the other instances in the same instant, thousands of
+// requests at once, on every deploy.
+func retryHint() []byte {
+	return fmt.Appendf(nil, "retry: %d\n\n", (reconnectFrom + rand.N(reconnectSpread)).Milliseconds())
+}
+
+const (
+	reconnectFrom   = time.Second
+	reconnectSpread = 3 * time.Second
+)
 
 // streamsPerVisitor bounds one visitor's event streams at once, over all rooms: a few tabs. A stream
 // past it ends the visitor's oldest, since a reloaded page leaves its old stream open until the next
@@ -159,7 +175,7 @@ func (s *Server) attach(f *feed, out *streamOut) bool {
 	})
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ok := !f.ended.Load() && out.es.send([]byte("retry: 2000\n\n")) && (f.note == nil || out.es.send(f.note)) &&
+	ok := !f.ended.Load() && out.es.send(retryHint()) && (f.note == nil || out.es.send(f.note)) &&
 		(f.last == nil || out.es.send(f.last))
 	if !ok {
 		s.finish(f, out)

@@ -1,8 +1,10 @@
 package httpapi_test
 
 import (
+	"bufio"
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -150,5 +152,55 @@ func TestStreamAnnouncesTheMessage(t *testing.T) {
 			t.Fatalf("the message again, unchanged: %v", m)
 		}
 	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+// TestStreamsSpreadTheirReconnections: every event stream (a room's, a drop's, an auction's) starts
+// with its own reconnection wait, between one and four seconds, so that the pages of an instance that
+// stops do not all come back to the others in one instant.
+func TestStreamsSpreadTheirReconnections(t *testing.T) {
+	e := setup(t)
+	e.putRoom("sale", `{"capacity": 1, "paused": true}`)
+	e.want(e.do("PUT", "/v1/drops/coupons", adminKey, e.dropCfg("")), 200, "")
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg("")), 200, "")
+	// firstRetry opens a stream and returns the wait its first line gives.
+	firstRetry := func(path, tok string) time.Duration {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+path, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		res, err := e.srv.Client().Do(req)
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("%s: %v %v", path, res, err)
+		}
+		defer res.Body.Close()
+		line, err := bufio.NewReader(res.Body).ReadString('\n')
+		ms, ok := strings.CutPrefix(strings.TrimSpace(line), "retry: ")
+		n, nerr := strconv.Atoi(ms)
+		if err != nil || !ok || nerr != nil {
+			t.Fatalf("%s starts with %q (%v)", path, line, err)
+		}
+		return time.Duration(n) * time.Millisecond
+	}
+	for _, path := range []string{"/v1/rooms/sale/events", "/v1/drops/coupons/live", "/v1/auctions/lot/live"} {
+		seen := map[time.Duration]bool{}
+		for range 12 {
+			tok := ""
+			if strings.HasPrefix(path, "/v1/rooms/") {
+				tok = e.join("sale", "").str("visitor_token")
+			}
+			wait := firstRetry(path, tok)
+			if wait < time.Second || wait >= 4*time.Second {
+				t.Fatalf("%s: a reconnection after %v, want 1-4 s", path, wait)
+			}
+			seen[wait] = true
+		}
+		if len(seen) < 6 {
+			t.Fatalf("%s: 12 streams were given only %d different waits: %v", path, len(seen), seen)
+		}
 	}
 }

@@ -251,7 +251,7 @@ function connect() {
       return;
     }
     lost(true);
-    setTimeout(connect, retry);
+    setTimeout(connect, spread(retry));
     retry = Math.min(retry * 2, 10000);
   });
 }

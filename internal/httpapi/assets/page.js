@@ -108,14 +108,20 @@ function failure(text, s) {
   return text(failures[code] || "error_retry");
 }
 
+// spread returns a wait of about ms, drawn between half of it and one and a half times it. A crowd's
+// pages lose their feed or their server in one moment (a deploy, a crash); waits drawn so bring them
+// back over a while rather than all in one instant, and keep them from asking in step afterwards.
+function spread(ms) {
+  return ms * (0.5 + Math.random());
+}
+
 // spacedLooks returns the waits, in ms, between an ended page's looks at what its feed no longer
 // brings: soon after the end, when an operator acts, then less and less often, about once a minute,
-// each at a random point of its range (2.5 to 7.5 s first) so that a crowd on the page does not ask at
-// once.
+// each spread over its range (2.5 to 7.5 s first) so that a crowd on the page does not ask at once.
 function spacedLooks() {
   let wait = 5000;
   return () => {
-    const next = wait * (0.5 + Math.random());
+    const next = spread(wait);
     wait = Math.min(wait * 2, 60000);
     return next;
   };

@@ -220,7 +220,7 @@ function listen() {
     lost();
     if (stream && (stream.readyState === EventSource.CLOSED || Date.now() - lostSince > 5000)) {
       stop();
-      poll(Date.now() + STREAM_RETRY);
+      poll(Date.now() + spread(STREAM_RETRY));
     }
   });
 }
@@ -238,7 +238,7 @@ async function poll(retryStreamAt) {
   } catch (_) {
     lost();
   }
-  if (!done && !stream) pollTimer = setTimeout(() => poll(retryStreamAt), POLL_EVERY);
+  if (!done && !stream) pollTimer = setTimeout(() => poll(retryStreamAt), spread(POLL_EVERY));
 }
 
 // solve works out a room's proof-of-work challenge in a Web Worker and returns "challenge:nonce".
@@ -315,7 +315,7 @@ async function join(switching, solution) {
   } catch (e) {
     lost();
     $("message").textContent = text("unreachable");
-    setTimeout(() => join(switching), 3000);
+    setTimeout(() => join(switching), spread(3000));
   }
 }
 
