@@ -298,6 +298,18 @@ func TestConsoleOperators(t *testing.T) {
 			return len(ops) == 1 && ops[0]["role"] == role && eval[string](t, owner, `document.getElementById('op-role-jun').value`) == role
 		})
 	}
+	// A change the API refuses leaves the role shown as the API holds it, with the reason.
+	eval[bool](t, owner, `(() => { const f = window.fetch; window.fetch = async (...a) => {
+		if ((a[1] || {}).method !== 'PATCH') return f(...a); window.fetch = f;
+		return new Response('{"error": {"code": "store_unavailable", "message": "the state store is unavailable"}}',
+			{ status: 503, headers: { 'Content-Type': 'application/json' } }); }; return true; })()`)
+	eval[bool](t, owner, `(() => { const s = document.getElementById('op-role-jun'); s.value = 'editor';
+		return s.dispatchEvent(new Event('change')); })()`)
+	until(t, "the refusal said", func() bool { return strings.Contains(shown("#status"), "does not answer") })
+	time.Sleep(1200 * time.Millisecond) // a refresh of the page, which finds the list unchanged
+	if role := eval[string](t, owner, `document.getElementById('op-role-jun').value`); role != "viewer" {
+		t.Fatalf("after a refused change the role shown is %q, want viewer", role)
+	}
 	if err := chromedp.Do(owner, chromedp.ScrollIntoView(chromedp.CSS("#operator-key"))); err != nil {
 		t.Fatal(err)
 	}

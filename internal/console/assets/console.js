@@ -1071,6 +1071,8 @@
           await api('PATCH', '/v1/operators/' + encodeURIComponent(o.name), { role: ev.target.value });
           say(t('saved'));
         } catch (e) {
+          // The role stays what the API holds: the list did not change, so the table is not drawn again.
+          ev.target.value = o.role;
           say(refusal(e));
         }
         refresh();
