@@ -160,6 +160,32 @@ func unconfirmed(code int, body map[string]any) bool {
 }
 
 // metric reads one sample's value from an instance's /metrics.
+// TestRedisThatMayEvict: an instance on a Redis with a maxmemory and an evicting policy (the default
+// of many managed services) serves, but /healthz says "degraded", naming the node to the admin, and
+// rushgate_redis_evicting counts it: once full, such a Redis deletes places and claims without a word.
+func TestRedisThatMayEvict(t *testing.T) {
+	srv := redistest.Start(t, "--maxmemory", "1gb", "--maxmemory-policy", "allkeys-lru")
+	base, _ := serveInProcess(t, "--redis", "redis://"+srv.Addr)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		code, h, _ := do(t, "GET", base+"/healthz", testAdminKey, "")
+		if code == 200 && h["status"] == "degraded" && h["store"] == "may evict keys" &&
+			h["reason"] == "maxmemory-policy: "+srv.Addr+" (allkeys-lru)" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("healthz on an evicting Redis: %d %v", code, h)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := metric(t, base, "rushgate_redis_evicting"); n != 1 {
+		t.Fatalf("rushgate_redis_evicting is %v, want 1", n)
+	}
+	if code, _, _ := do(t, "PUT", base+"/v1/rooms/r", testAdminKey, `{"capacity": 1}`); code != 200 {
+		t.Fatalf("PUT room on an evicting Redis: %d; it serves all the same", code)
+	}
+}
+
 func metric(t *testing.T, base, name string) float64 {
 	t.Helper()
 	v, ok, err := metricValue(base, name)

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"filippo.io/age"
@@ -341,11 +342,11 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		go func() { defer close(sent); sender.Run(nctx) }()
 		a.onClose(func() { stopSending(); <-sent }) // before the record store closes
 	}
-	if be.record != nil {
-		rctx, stopRecord := context.WithCancel(context.Background())
-		recorded := make(chan struct{})
-		go func() { defer close(recorded); be.record(rctx, log) }()
-		a.onClose(func() { stopRecord(); <-recorded }) // before the record store closes
+	if be.run != nil {
+		rctx, stopRun := context.WithCancel(context.Background())
+		ran := make(chan struct{})
+		go func() { defer close(ran); be.run(rctx, log) }()
+		a.onClose(func() { stopRun(); <-ran }) // before the record store closes
 	}
 	if f.backupDir != "" {
 		if err := os.MkdirAll(f.backupDir, 0o700); err != nil {
@@ -390,7 +391,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	}
 	// The embedded backend answers claims and bids once they are recorded; Redis answers from its
 	// outbox, which the recorder copies into the record.
-	cfg.Record, cfg.Outbox, cfg.Backlog = records, f.redisURL != "", be.backlog
+	cfg.Record, cfg.Outbox, cfg.Backlog, cfg.Evicting = records, f.redisURL != "", be.backlog, be.evicting
 	cfg.Webhooks = records
 	if u, err := url.Parse(f.webhookURL); err == nil && f.webhookURL != "" {
 		cfg.WebhookURL = u.Redacted() // shown to operators: a password in it (basic auth to the site) is not
@@ -457,8 +458,11 @@ type backend struct {
 	spent    rushgate.Spent
 	releases rushgate.Releases // admissions ended early, for the checks of every instance (and, embedded, of the next start)
 	backups  *backup.Backups   // what GET /v1/backup copies of --data; nil when nothing there is the instance's own
-	// record, when set, copies the backend's outbox into the SQL record until ctx ends.
-	record func(ctx context.Context, log *slog.Logger)
+	// run, when set, does the backend's background work until ctx ends: it copies the backend's outbox
+	// into the SQL record, and watches whether its Redis may evict keys.
+	run func(ctx context.Context, log *slog.Logger)
+	// evicting, when set, names the nodes of the backend's Redis that may evict keys, as last checked.
+	evicting func() []string
 	// backlog, when set, counts what the outbox holds that the record does not yet.
 	backlog func(ctx context.Context) (claims, events int64, err error)
 	// close closes the backend; for the embedded one it saves the lines, so it runs once nothing
@@ -500,13 +504,21 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 		return backend{}, err
 	}
 	cluster := kind == "redis-cluster"
+	var evicting atomic.Pointer[[]string]
 	b := redisstore.New(rdb, redisstore.Options{Prefix: f.redisPrefix, Cluster: cluster, Batched: m.VisitBatch, Records: m.RecordsInUse,
-		Replicas: f.redisReplicas, ReplicaWait: f.redisReplicaWait, Unconfirmed: m.Unconfirmed})
+		Replicas: f.redisReplicas, ReplicaWait: f.redisReplicaWait, Unconfirmed: m.Unconfirmed,
+		Evicting: func(nodes []string) { evicting.Store(&nodes); m.Evicting(nodes) }})
 	name := kind
 	consumer := consumerName()
 	be := backend{name: name, rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),
-		history: b.History(), audit: b.Audit(), spent: b.Spent(), releases: b.Releases(), record: func(ctx context.Context, log *slog.Logger) { b.Record(ctx, consumer, records, log) },
-		backlog: b.Backlog, close: b.Close}
+		history: b.History(), audit: b.Audit(), spent: b.Spent(), releases: b.Releases(), backlog: b.Backlog, close: b.Close}
+	be.run = func(ctx context.Context, log *slog.Logger) { b.Run(ctx, consumer, records, log) }
+	be.evicting = func() []string {
+		if nodes := evicting.Load(); nodes != nil {
+			return *nodes
+		}
+		return nil
+	}
 	if f.postgres == "" {
 		// Redis keeps the lines and the secrets; the SQLite record under --data is this instance's own.
 		be.backups = backup.New(backup.Source{Dir: f.data, Record: records}, m.Backup, f.sealTo...)

@@ -545,6 +545,29 @@ func TestConsoleShowsReplicasBehind(t *testing.T) {
 	until(t, "the console to stop saying it", func() bool { return banner() == "" })
 }
 
+// TestConsoleShowsRedisMayEvict: while a node of Redis may evict keys, the console's banner says what
+// that risks and what to set, naming the nodes, in English and Korean; it goes once none may.
+func TestConsoleShowsRedisMayEvict(t *testing.T) {
+	var nodes atomic.Pointer[[]string]
+	nodes.Store(&[]string{})
+	e := setup(t, withConsole(), func(cfg *httpapi.Config, _ *room.Store) { cfg.Evicting = func() []string { return *nodes.Load() } })
+	ctx := tab(t)
+	banner := healthBanner(t, ctx, e.srv.URL+"/admin?lang=en")
+	nodes.Store(&[]string{"10.0.0.7:6379 (allkeys-lru)"})
+	until(t, "the console to say Redis may evict keys", func() bool {
+		return strings.Contains(banner(), "Set maxmemory-policy to noeviction. Nodes: 10.0.0.7:6379 (allkeys-lru).")
+	})
+	screenshot(t, ctx, "console-redis-evicts")
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the console to say it in Korean", func() bool {
+		return strings.Contains(banner(), "noeviction으로 설정하세요. 해당 노드: 10.0.0.7:6379 (allkeys-lru).")
+	})
+	nodes.Store(&[]string{})
+	until(t, "the console to stop saying it", func() bool { return banner() == "" })
+}
+
 // TestConsoleInvites: on the page of a room by invitation, the operator pastes invite codes, and is
 // told how many were new and the link each invitee gets; a code added so takes a place.
 func TestConsoleInvites(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -664,6 +665,25 @@ func TestHealthReportsTheRecord(t *testing.T) {
 		} else if waiting := fmt.Sprint(h.body["waiting"]); c.outbox != (waiting == "map[claims:7 events:3]") {
 			t.Errorf("outbox %v: the admin is told %s waits", c.outbox, waiting)
 		}
+	}
+}
+
+// TestHealthSaysRedisMayEvict: while a node of the state store may evict keys once full, /healthz
+// answers 200 "degraded" (everything works until Redis fills up), naming the nodes to the admin only.
+func TestHealthSaysRedisMayEvict(t *testing.T) {
+	var nodes atomic.Pointer[[]string]
+	nodes.Store(&[]string{"10.0.0.7:6379 (allkeys-lru)"})
+	e := setup(t, func(cfg *httpapi.Config, _ *room.Store) { cfg.Evicting = func() []string { return *nodes.Load() } })
+	h := e.do("GET", "/healthz", "", "")
+	if h.code != 200 || h.str("status") != "degraded" || h.str("store") != "may evict keys" || h.body["reason"] != nil {
+		t.Fatalf("healthz %d %v; want 200 degraded, may evict keys, no reason", h.code, h.body)
+	}
+	if h := e.do("GET", "/healthz", adminKey, ""); h.str("reason") != "maxmemory-policy: 10.0.0.7:6379 (allkeys-lru)" {
+		t.Fatalf("healthz for the admin %v", h.body)
+	}
+	nodes.Store(&[]string{})
+	if h := e.do("GET", "/healthz", "", ""); h.code != 200 || h.str("status") != "ok" || len(h.body) != 1 {
+		t.Fatalf("healthz under noeviction %d %v", h.code, h.body)
 	}
 }
 

@@ -116,6 +116,9 @@ type Config struct {
 	// Backlog, when set, counts what the outbox holds that Record does not yet: an operator's /healthz
 	// says it while the record fails.
 	Backlog func(ctx context.Context) (claims, events int64, err error)
+	// Evicting, when set, names the nodes of the state store that may evict keys once full, each with
+	// its policy, as last checked: /healthz says "degraded" while there are any.
+	Evicting func() []string
 	// Webhooks, when set, is the queue of webhooks that GET /v1/webhooks lists, and WebhookURL where
 	// they are sent ("" when they are not).
 	Webhooks   Webhooks
@@ -174,6 +177,7 @@ type Server struct {
 	record        RecordChecker
 	outbox        bool
 	backlog       func(ctx context.Context) (claims, events int64, err error)
+	evicting      func() []string
 	auditLog      rushgate.Audit
 	webhookLog    Webhooks
 	webhookURL    string
@@ -220,7 +224,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		rooms: cfg.Rooms, auctions: cfg.Auctions, drops: cfg.Drops, now: cfg.Clock, keys: cfg.Keys, verifier: admission.NewVerifierFunc(cfg.Keys.PublicKeys).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
 		credentials: operator.NewKeys(cfg.AdminKey, cfg.Operators), secure: cfg.SecureCookies, base: cfg.Base,
-		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, outbox: cfg.Outbox, backlog: cfg.Backlog, auditLog: cfg.Audit, console: cfg.Console, operators: cfg.Operators, throttle: cfg.Throttle,
+		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, outbox: cfg.Outbox, backlog: cfg.Backlog, evicting: cfg.Evicting, auditLog: cfg.Audit, console: cfg.Console, operators: cfg.Operators, throttle: cfg.Throttle,
 		webhookLog: cfg.Webhooks, webhookURL: cfg.WebhookURL, backups: cfg.Backups,
 		limits: newStreamLimits(cfg.StreamsPerAddress), feeds: make(map[string]*feed),
 	}
@@ -461,7 +465,8 @@ func (s *Server) allowed(r *http.Request) []string {
 }
 
 // health answers 200 while the state store answers and the durable record (when there is one to wait
-// for) takes writes, else 503 saying which does not and why.
+// for) takes writes, else 503 saying which does not and why; 200 "degraded" names what works now but
+// puts claims and bids at risk.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	err := s.rooms.Ready(r.Context())
 	if errors.Is(err, rushgate.ErrUnconfirmed) {
@@ -493,6 +498,17 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 			writeJSON(w, code, body)
+			return
+		}
+	}
+	if s.evicting != nil {
+		if nodes := s.evicting(); len(nodes) > 0 {
+			// Everything works until Redis fills up; then it deletes rushgate's keys rather than refuse.
+			body := map[string]any{"status": "degraded", "store": "may evict keys"}
+			if s.isAdmin(r) { // addresses of the operator's network
+				body["reason"] = "maxmemory-policy: " + strings.Join(nodes, ", ")
+			}
+			writeJSON(w, http.StatusOK, body)
 			return
 		}
 	}

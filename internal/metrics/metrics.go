@@ -47,6 +47,8 @@ type Metrics struct {
 	refusals    *prometheus.CounterVec
 	records     prometheus.Gauge
 	recordsOnce sync.Once // registers records on first use: only the Redis backend has a value for it
+	evicting    prometheus.Gauge
+	evictOnce   sync.Once // as recordsOnce
 
 	// The protecting proxy's, registered by WatchProxy: only a server with --protect has them.
 	proxied        *prometheus.CounterVec
@@ -126,6 +128,10 @@ func New() *Metrics {
 	m.records = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "rushgate_records_in_use",
 		Help: "How many different SQL records the instances on this Redis record into (checked every 30 s); more than 1 splits the record of drops and auctions.",
+	})
+	m.evicting = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "rushgate_redis_evicting",
+		Help: "How many nodes of this instance's Redis may evict keys once full (a maxmemory with a maxmemory-policy other than noeviction; checked every 30 s): above 0, places in line, claims and bids can vanish.",
 	})
 	m.proxied = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rushgate_protect_requests_total",
@@ -314,6 +320,12 @@ func (m *Metrics) ObserveRequest(route string, code int, d time.Duration) {
 func (m *Metrics) RecordsInUse(n int) {
 	m.recordsOnce.Do(func() { m.reg.MustRegister(m.records) })
 	m.records.Set(float64(n))
+}
+
+// Evicting sets how many nodes of the Redis may evict keys.
+func (m *Metrics) Evicting(nodes []string) {
+	m.evictOnce.Do(func() { m.reg.MustRegister(m.evicting) })
+	m.evicting.Set(float64(len(nodes)))
 }
 
 // VisitBatch records how many joins and status reads shared one call of Redis's visit script.

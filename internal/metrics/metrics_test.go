@@ -68,6 +68,7 @@ func TestPrometheusRules(t *testing.T) {
 	m.Redemption("gift", "refused")
 	m.WebhookAttempt("retry")
 	m.Unconfirmed()
+	m.Evicting(nil)
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	var exported []string

@@ -39,6 +39,9 @@ type Options struct {
 	ReplicaWait time.Duration
 	// Unconfirmed, when set, hears of each batch that its replicas did not confirm in time, for metrics.
 	Unconfirmed func()
+	// Evicting, when set, is told after each check of WatchEviction's which nodes may evict keys (none:
+	// an empty list), for /healthz and metrics.
+	Evicting func(nodes []string)
 }
 
 // Backend is the Redis backend as one value: its stores share one client and one key space, and
@@ -49,7 +52,8 @@ type Backend struct {
 	auctions *Auctions
 	drops    *Drops
 	vault    *Vault
-	records  func(n int) // see Options.Records
+	records  func(n int)          // see Options.Records
+	evicting func(nodes []string) // see Options.Evicting
 }
 
 // New returns the backend over rdb, a standalone or cluster client; Close closes rdb.
@@ -71,7 +75,7 @@ func New(rdb rueidis.Client, opts Options) *Backend {
 	c := &conn{rdb: rdb, keys: keys{prefix: opts.Prefix}, timeout: opts.Timeout, clock: opts.Clock, cluster: opts.Cluster,
 		replicas: opts.Replicas, replicaWait: opts.ReplicaWait, unconfirmed: opts.Unconfirmed}
 	return &Backend{conn: c, rooms: newRooms(c, opts.Batched), auctions: newAuctions(c), drops: newDrops(c), vault: &Vault{c},
-		records: opts.Records}
+		records: opts.Records, evicting: opts.Evicting}
 }
 
 // Rooms returns the room store.
@@ -97,6 +101,15 @@ func (b *Backend) Spent() Spent { return Spent{b.conn} }
 
 // Audit returns the log of operators' changes, shared by every instance.
 func (b *Backend) Audit() Audit { return Audit{b.conn} }
+
+// Run does the backend's background work until ctx ends: Record, as the recorder named consumer, and
+// WatchEviction.
+func (b *Backend) Run(ctx context.Context, consumer string, rec Records, log *slog.Logger) {
+	var wg sync.WaitGroup
+	wg.Go(func() { b.WatchEviction(ctx, log) })
+	b.Record(ctx, consumer, rec, log)
+	wg.Wait()
+}
 
 // Record copies the auctions' and drops' outboxes into rec until ctx ends, as the recorder named
 // consumer: every instance runs it under its own name (see RunRecorder of Auctions and Drops). It also
