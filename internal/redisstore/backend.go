@@ -39,7 +39,7 @@ type Options struct {
 	ReplicaWait time.Duration
 	// Unconfirmed, when set, hears of each batch that its replicas did not confirm in time, for metrics.
 	Unconfirmed func()
-	// Evicting, when set, is told after each check of WatchEviction's which nodes may evict keys (none:
+	// Evicting, when set, is told after each look of WatchSettings's which nodes may evict keys (none:
 	// an empty list), for /healthz and metrics.
 	Evicting func(nodes []string)
 }
@@ -103,10 +103,10 @@ func (b *Backend) Spent() Spent { return Spent{b.conn} }
 func (b *Backend) Audit() Audit { return Audit{b.conn} }
 
 // Run does the backend's background work until ctx ends: Record, as the recorder named consumer, and
-// WatchEviction.
+// WatchSettings.
 func (b *Backend) Run(ctx context.Context, consumer string, rec Records, log *slog.Logger) {
 	var wg sync.WaitGroup
-	wg.Go(func() { b.WatchEviction(ctx, log) })
+	wg.Go(func() { b.WatchSettings(ctx, log) })
 	b.Record(ctx, consumer, rec, log)
 	wg.Wait()
 }

@@ -1,0 +1,97 @@
+package redisstore_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rushgate/rushgate/internal/redisstore"
+	"github.com/rushgate/rushgate/internal/redistest"
+)
+
+// TestSettings: a node with a maxmemory and a policy that evicts is named with its policy, on a
+// standalone server and on one master of a Cluster; a node without a maxmemory (nothing to evict for)
+// or under noeviction is not. A master without an append-only file is named apart. WatchSettings
+// tells Options.Evicting and logs what to set.
+func TestSettings(t *testing.T) {
+	redistest.EachTopology(t, func(t *testing.T, tp redistest.Topology) {
+		ctx := context.Background()
+		node := tp.Addrs[len(tp.Addrs)-1]
+		direct := redistest.Client(t, node) // that node alone, also when it is a Cluster's
+		set := func(kv ...string) {
+			t.Helper()
+			cmd := direct.B().ConfigSet().ParameterValue()
+			for i := 0; i < len(kv); i += 2 {
+				cmd = cmd.ParameterValue(kv[i], kv[i+1])
+			}
+			if err := direct.Do(ctx, cmd.Build()).Error(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Cleanup(func() { set("maxmemory", "0", "maxmemory-policy", "noeviction", "appendonly", "no") }) // the server is shared
+		var (
+			mu   sync.Mutex
+			told [][]string
+		)
+		b := redisstore.New(tp.Client(t), redisstore.Options{Prefix: redistest.Prefix(t.Name()), Cluster: tp.Cluster,
+			Evicting: func(nodes []string) { mu.Lock(); told = append(told, nodes); mu.Unlock() }})
+		for _, c := range []struct {
+			maxmemory, policy string
+			evicts            bool
+		}{
+			{"0", "noeviction", false}, {"0", "allkeys-lru", false}, {"1gb", "allkeys-lru", true},
+			{"1gb", "volatile-ttl", true}, {"1gb", "noeviction", false},
+		} {
+			set("maxmemory", c.maxmemory, "maxmemory-policy", c.policy)
+			s, err := b.Settings(ctx)
+			var want []string
+			if c.evicts {
+				want = []string{node + " (" + c.policy + ")"}
+			}
+			if err != nil || !slices.Equal(s.Evicting, want) {
+				t.Fatalf("maxmemory %s, %s: Evicting is %q, %v; want %q", c.maxmemory, c.policy, s.Evicting, err, want)
+			}
+		}
+		// The test's servers keep no append-only file: every master is named, until the node keeps one.
+		s, err := b.Settings(ctx)
+		if err != nil || len(s.Unlogged) != len(tp.Addrs) || !slices.Contains(s.Unlogged, node) {
+			t.Fatalf("Unlogged is %q, %v; want the %d masters", s.Unlogged, err, len(tp.Addrs))
+		}
+		set("appendonly", "yes")
+		if s, err := b.Settings(ctx); err != nil || len(s.Unlogged) != len(tp.Addrs)-1 || slices.Contains(s.Unlogged, node) {
+			t.Fatalf("with an append-only file on %s, Unlogged is %q, %v", node, s.Unlogged, err)
+		}
+
+		set("maxmemory", "1gb", "maxmemory-policy", "allkeys-random", "appendonly", "no")
+		var logs bytes.Buffer
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); b.WatchSettings(wctx, slog.New(slog.NewTextHandler(&logs, nil))) }()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			mu.Lock()
+			n := len(told)
+			mu.Unlock()
+			if n > 0 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		stop()
+		<-done
+		if want := []string{node + " (allkeys-random)"}; len(told) != 1 || !slices.Equal(told[0], want) {
+			t.Fatalf("WatchSettings told %q at its first look, want %q", told, want)
+		}
+		out := logs.String()
+		for _, want := range []string{"level=ERROR", "set maxmemory-policy noeviction", node + " (allkeys-random)", "level=WARN", "set appendonly yes"} {
+			if !strings.Contains(out, want) {
+				t.Fatalf("WatchSettings logged %q, without %q", out, want)
+			}
+		}
+	})
+}
