@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -213,6 +214,19 @@ func TestProtectOriginDown(t *testing.T) {
 	}
 	if code, body, _ := fetch("cors"); code != 502 || !strings.Contains(body, `"origin_unavailable"`) {
 		t.Errorf("a script's call, the site down: %d %q", code, body)
+	}
+	// Each page waits its own time before it tries again, so that a crowd's reloads do not come in waves.
+	waits := map[string]bool{}
+	for range 20 {
+		_, body, h := fetch("navigate")
+		wait := h.Get("Retry-After")
+		if n, err := strconv.Atoi(wait); err != nil || n < 3 || n > 7 || !strings.Contains(body, `content="`+wait+`"`) {
+			t.Fatalf("a page, the site down: Retry-After %q, the page %q", wait, body)
+		}
+		waits[wait] = true
+	}
+	if len(waits) < 3 {
+		t.Fatalf("20 pages waited %v seconds before their next try: not spread", waits)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -277,20 +278,22 @@ func (s *Server) pageError(w http.ResponseWriter, r *http.Request, kind string, 
 }
 
 // OriginDown answers a person's request for a page of the site behind the protecting proxy when the
-// site did not answer: a page in their language, 502, that loads itself again after five seconds. In a
+// site did not answer: a page in their language, 502, that loads itself again after a few seconds. In a
 // crowd the site is the likeliest part to fail, and the API's JSON would be all they saw.
 func (s *Server) OriginDown(w http.ResponseWriter, r *http.Request) {
 	s.notice(w, r, http.StatusBadGateway, "origin_title", "origin_down", true)
 }
 
 // notice renders notice.html with the texts title and message of the visitor's language; with retry,
-// the page loads itself again after five seconds, as Retry-After also says.
+// the page loads itself again after a wait drawn for each answer, 3 to 7 seconds, as Retry-After also
+// says. A crowd meets a failing site or store together; a wait the same for all would bring their
+// reloads back in the same waves, one every few seconds.
 func (s *Server) notice(w http.ResponseWriter, r *http.Request, status int, title, message string, retry bool) {
 	d := s.pageData(r, "")
 	d.Title, d.Message = d.Texts[title], d.Texts[message]
 	if retry {
-		d.Refresh = 5
-		w.Header().Set("Retry-After", "5")
+		d.Refresh = 3 + rand.IntN(5)
+		w.Header().Set("Retry-After", strconv.Itoa(d.Refresh))
 	}
 	s.render(w, r, s.pages.notice, d, status)
 }
