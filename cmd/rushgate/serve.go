@@ -459,7 +459,7 @@ type backend struct {
 	releases rushgate.Releases // admissions ended early, for the checks of every instance (and, embedded, of the next start)
 	backups  *backup.Backups   // what GET /v1/backup copies of --data; nil when nothing there is the instance's own
 	// run, when set, does the backend's background work until ctx ends: it copies the backend's outbox
-	// into the SQL record, and watches whether its Redis may evict keys.
+	// into the SQL record, and looks at its Redis's settings (redisstore.Backend.Run).
 	run func(ctx context.Context, log *slog.Logger)
 	// evicting, when set, names the nodes of the backend's Redis that may evict keys, as last checked.
 	evicting func() []string
