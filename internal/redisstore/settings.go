@@ -2,10 +2,13 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rushgate/rushgate"
 )
 
 // settingsCheckEvery is how often an instance looks at its Redis's settings: an operator, or a managed
@@ -64,12 +67,14 @@ func infoField(info, name string) string {
 // WatchSettings looks at the Redis's settings (see Settings) at once and every settingsCheckEvery
 // until ctx ends, and tells Options.Evicting which nodes may evict keys. It logs an error when a node
 // may evict keys, a warning when a master keeps no append-only file, each again whenever its list
-// changes, and when none does any more. A look that fails (Redis down, which /healthz says on its
-// own) changes nothing.
+// changes, and when none does any more. A look that fails changes nothing: Redis down is for /healthz
+// to say, and a refusal (a user without the right to INFO, as managed services may give) is logged
+// once, since nothing is checked meanwhile.
 func (b *Backend) WatchSettings(ctx context.Context, log *slog.Logger) {
 	next := time.NewTimer(0)
 	defer next.Stop()
 	var last Settings
+	refused := false // and said so
 	for {
 		select {
 		case <-ctx.Done():
@@ -79,8 +84,14 @@ func (b *Backend) WatchSettings(ctx context.Context, log *slog.Logger) {
 		next.Reset(settingsCheckEvery)
 		s, err := b.Settings(ctx)
 		if err != nil {
+			if !refused && !errors.Is(err, rushgate.ErrUnavailable) && ctx.Err() == nil {
+				refused = true
+				log.Warn("cannot read Redis's settings (INFO): whether it may evict keys, or keeps no append-only file, goes unchecked",
+					"err", err)
+			}
 			continue
 		}
+		refused = false
 		switch {
 		case len(s.Evicting) > 0 && !slices.Equal(s.Evicting, last.Evicting):
 			log.Error("Redis may evict rushgate's keys once it is full: places in line, admissions, claims and bids vanish "+
