@@ -23,15 +23,7 @@ func TestNothingMadeUnrecorded(t *testing.T) {
 	addr := redistest.Shared(t)
 	ctx := context.Background()
 	admin := redistest.Client(t, addr)
-	user := redistest.Prefix("no-sadd")
-	acl := func(args ...string) error {
-		return admin.Do(ctx, admin.B().Arbitrary("ACL").Args(args...).Build()).Error()
-	}
-	if err := acl("SETUSER", user, "on", ">pw", "~*", "&*", "+@all", "-sadd"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = acl("DELUSER", user) })
-	denied := redistest.ClientAs(t, user, "pw", addr)
+	denied := redistest.ClientWithout(t, addr, "sadd")
 	prefix := redistest.Prefix("made")
 	full := redisstore.New(admin, redisstore.Options{Prefix: prefix})
 	half := redisstore.New(denied, redisstore.Options{Prefix: prefix})

@@ -319,12 +319,28 @@ func once(addr string, cmd ...string) rueidis.RedisResult {
 // when the test ends. Like rushgate serve's, it pipelines every command, so that deadlines behave alike.
 func Client(t testing.TB, addrs ...string) rueidis.Client {
 	t.Helper()
-	return ClientAs(t, "", "", addrs...)
+	return clientAs(t, "", "", addrs...)
 }
 
-// ClientAs is Client logged in as an ACL user ("" for the default one), for a test that takes rights
-// away from one step to see what the others leave.
-func ClientAs(t testing.TB, user, password string, addrs ...string) rueidis.Client {
+// ClientWithout is Client for the standalone server at addr, logged in as a user that may run every
+// command but those named, for a test that takes rights away from one step to see what the others
+// leave (or a managed service's user, which lacks some). The user is removed when the test ends.
+func ClientWithout(t testing.TB, addr string, commands ...string) rueidis.Client {
+	t.Helper()
+	user := Prefix("without")
+	rules := []string{"SETUSER", user, "on", ">pw", "~*", "&*", "+@all"}
+	for _, c := range commands {
+		rules = append(rules, "-"+c)
+	}
+	if err := once(addr, append([]string{"ACL"}, rules...)...).Error(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = once(addr, "ACL", "DELUSER", user).Error() })
+	return clientAs(t, user, "pw", addr)
+}
+
+// clientAs is Client logged in as an ACL user ("" for the default one).
+func clientAs(t testing.TB, user, password string, addrs ...string) rueidis.Client {
 	t.Helper()
 	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: addrs, ForceSingleClient: len(addrs) == 1, DisableCache: true,
 		AlwaysPipelining: true, Username: user, Password: password}) // as rushgate serve does
