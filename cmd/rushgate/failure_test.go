@@ -186,6 +186,15 @@ func TestRedisThatMayEvict(t *testing.T) {
 	}
 }
 
+// TestBuildInfo: rushgate_build_info names the instance's version, backend and record, so that the
+// instances of a rolling deploy can be counted by version.
+func TestBuildInfo(t *testing.T) {
+	base, _ := serveInProcess(t)
+	if n := metric(t, base, `rushgate_build_info{backend="memory",record="sqlite",version="`+buildVersion()+`"}`); n != 1 {
+		t.Fatalf("rushgate_build_info is %v, want 1", n)
+	}
+}
+
 func metric(t *testing.T, base, name string) float64 {
 	t.Helper()
 	v, ok, err := metricValue(base, name)

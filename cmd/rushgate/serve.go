@@ -304,6 +304,11 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 		return nil, err
 	}
 	a.backend = be.name
+	recordKind := "sqlite"
+	if f.postgres != "" {
+		recordKind = "postgres"
+	}
+	m.Build(buildVersion(), be.name, recordKind)
 	a.onClose(be.close) // once the services have stopped (closed after this)
 	adminKey, visitors, keys, err := loadSecrets(ctx, f, be.vault, stdout)
 	if err != nil {

@@ -322,6 +322,18 @@ func (m *Metrics) RecordsInUse(n int) {
 	m.records.Set(float64(n))
 }
 
+// Build sets rushgate_build_info to 1, labelled with what this instance runs: the instances on each
+// version, backend and record can then be counted, and a rolling deploy that stopped half-way shows
+// as two versions at once. Call it once.
+func (m *Metrics) Build(version, backend, record string) {
+	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "rushgate_build_info",
+		Help: "Always 1, labelled with this instance's version, its backend (memory, redis, redis-cluster, redis-sentinel) and its SQL record (sqlite, postgres).",
+	}, []string{"version", "backend", "record"})
+	info.WithLabelValues(version, backend, record).Set(1)
+	m.reg.MustRegister(info)
+}
+
 // Evicting sets how many nodes of the Redis may evict keys.
 func (m *Metrics) Evicting(nodes []string) {
 	m.evictOnce.Do(func() { m.reg.MustRegister(m.evicting) })

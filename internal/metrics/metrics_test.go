@@ -69,6 +69,7 @@ func TestPrometheusRules(t *testing.T) {
 	m.WebhookAttempt("retry")
 	m.Unconfirmed()
 	m.Evicting(nil)
+	m.Build("v1.2.3", "redis", "postgres")
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	var exported []string
