@@ -98,7 +98,7 @@ func (b *Backend) WatchSettings(ctx context.Context, log *slog.Logger) {
 				"without a word; set maxmemory-policy noeviction (then a full Redis refuses writes, which rushgate reports)",
 				"nodes", s.Evicting)
 		case len(s.Evicting) == 0 && len(last.Evicting) > 0:
-			log.Info("Redis no longer evicts keys: its maxmemory-policy is noeviction")
+			log.Info("Redis may no longer evict keys: noeviction, or no maxmemory")
 		}
 		switch {
 		case len(s.Unlogged) > 0 && !slices.Equal(s.Unlogged, last.Unlogged):
