@@ -394,6 +394,9 @@ func TestConsolePausesEveryRoom(t *testing.T) {
 		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#ctl-pause_all"))); err != nil {
 		t.Fatal(err)
 	}
+	// The buttons sit below the table of rooms: a click aimed at them before the table is filled lands
+	// where they were (CI met it once).
+	until(t, "the rooms listed", func() bool { return strings.Count(shown("#rooms tbody"), "admitting") == 2 })
 	paused := func() string {
 		var out []string
 		for _, r := range list(e.do("GET", "/v1/rooms", adminKey, ""), "rooms") {
