@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,12 +33,10 @@ func TestSettings(t *testing.T) {
 			}
 		}
 		t.Cleanup(func() { set("maxmemory", "0", "maxmemory-policy", "noeviction", "appendonly", "no") }) // the server is shared
-		var (
-			mu   sync.Mutex
-			told [][]string
-		)
+		// What WatchSettings tells, look by look.
+		told := make(chan []string, 8)
 		b := redisstore.New(tp.Client(t), redisstore.Options{Prefix: redistest.Prefix(t.Name()), Cluster: tp.Cluster,
-			Evicting: func(nodes []string) { mu.Lock(); told = append(told, nodes); mu.Unlock() }})
+			Evicting: func(nodes []string) { told <- nodes }})
 		for _, c := range []struct {
 			maxmemory, policy string
 			evicts            bool
@@ -72,20 +69,15 @@ func TestSettings(t *testing.T) {
 		wctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { defer close(done); b.WatchSettings(wctx, slog.New(slog.NewTextHandler(&logs, nil))) }()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			mu.Lock()
-			n := len(told)
-			mu.Unlock()
-			if n > 0 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
+		var first []string
+		select {
+		case first = <-told:
+		case <-time.After(5 * time.Second):
 		}
 		stop()
 		<-done
-		if want := []string{node + " (allkeys-random)"}; len(told) != 1 || !slices.Equal(told[0], want) {
-			t.Fatalf("WatchSettings told %q at its first look, want %q", told, want)
+		if want := []string{node + " (allkeys-random)"}; !slices.Equal(first, want) || len(told) != 0 {
+			t.Fatalf("WatchSettings told %q at its first look, then %d more; want %q once", first, len(told), want)
 		}
 		out := logs.String()
 		for _, want := range []string{"level=ERROR", "set maxmemory-policy noeviction", node + " (allkeys-random)", "level=WARN", "set appendonly yes"} {
