@@ -34,6 +34,12 @@ var ErrWritesRefused = fmt.Errorf("%w: it refuses writes", ErrUnavailable)
 // answers with the claim made, a bid's feed shows it).
 var ErrUnconfirmed = fmt.Errorf("%w: not confirmed by its replicas in time", ErrUnavailable)
 
+// ErrPartlyUnavailable means part of the store answers and part does not: on a Redis Cluster, a master
+// down or refusing writes (until its replica takes over, or for good), or slots that no master serves.
+// The rooms, drops and auctions whose keys live there fail and the others go on, so /healthz says
+// degraded rather than have a load balancer take every instance out. It wraps ErrUnavailable.
+var ErrPartlyUnavailable = fmt.Errorf("%w: part of it does not answer", ErrUnavailable)
+
 // MaxIDLen bounds an id of a room, drop or auction, which visitor tokens and Redis keys embed.
 const MaxIDLen = 64
 

@@ -509,15 +509,15 @@ func healthBanner(t *testing.T, ctx context.Context, url string) func() string {
 	}
 }
 
-// switchStore is a room store whose replicas stop confirming writes while lagging is set.
+// switchStore is a room store whose health check fails with what fails holds, while it holds one.
 type switchStore struct {
 	room.Store
-	lagging *atomic.Bool
+	fails *atomic.Pointer[error]
 }
 
 func (s switchStore) Ping(context.Context) error {
-	if s.lagging.Load() {
-		return rushgate.ErrUnconfirmed
+	if err := s.fails.Load(); err != nil {
+		return *err
 	}
 	return nil
 }
@@ -526,11 +526,11 @@ func (s switchStore) Ping(context.Context) error {
 // (--redis-replicas), the console says what that does to visitors, in the operator's language, and
 // stops once they confirm again.
 func TestConsoleShowsReplicasBehind(t *testing.T) {
-	var lagging atomic.Bool
-	e := setup(t, withConsole(), func(_ *httpapi.Config, s *room.Store) { *s = switchStore{*s, &lagging} })
+	var fails atomic.Pointer[error]
+	e := setup(t, withConsole(), func(_ *httpapi.Config, s *room.Store) { *s = switchStore{*s, &fails} })
 	ctx := tab(t)
 	banner := healthBanner(t, ctx, e.srv.URL+"/admin?lang=ko")
-	lagging.Store(true)
+	fails.Store(&rushgate.ErrUnconfirmed)
 	until(t, "the console to say the replicas are behind, in Korean", func() bool {
 		return strings.Contains(banner(), "복제본이 제때 쓰기를 확인하지 않습니다") && strings.Contains(banner(), "입장은 계속됩니다")
 	})
@@ -541,7 +541,31 @@ func TestConsoleShowsReplicasBehind(t *testing.T) {
 	until(t, "the console to say it in English", func() bool {
 		return strings.Contains(banner(), "replicas do not confirm writes in time") && strings.Contains(banner(), "Joins go on.")
 	})
-	lagging.Store(false)
+	fails.Store(nil)
+	until(t, "the console to stop saying it", func() bool { return banner() == "" })
+}
+
+// TestConsoleShowsMastersDown: while a master of a Redis Cluster is down, the console says that the
+// rooms, drops and auctions on it fail while the others go on, naming the master, in English and
+// Korean; it stops once every master answers.
+func TestConsoleShowsMastersDown(t *testing.T) {
+	var fails atomic.Pointer[error]
+	e := setup(t, withConsole(), func(_ *httpapi.Config, s *room.Store) { *s = switchStore{*s, &fails} })
+	ctx := tab(t)
+	banner := healthBanner(t, ctx, e.srv.URL+"/admin?lang=en")
+	down := fmt.Errorf("%w: 1 of 3 masters: 10.0.0.7:6379: dial tcp 10.0.0.7:6379: connect: connection refused", rushgate.ErrPartlyUnavailable)
+	fails.Store(&down)
+	until(t, "the console to say a master is down", func() bool {
+		return strings.Contains(banner(), "the others go on") && strings.Contains(banner(), "1 of 3 masters: 10.0.0.7:6379: dial tcp 10.0.0.7:6379: connect: connection refused")
+	})
+	screenshot(t, ctx, "console-master-down")
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the console to say it in Korean", func() bool {
+		return strings.Contains(banner(), "나머지는 계속됩니다") && strings.Contains(banner(), "10.0.0.7:6379")
+	})
+	fails.Store(nil)
 	until(t, "the console to stop saying it", func() bool { return banner() == "" })
 }
 

@@ -544,6 +544,27 @@ func TestHealthSaysTheReplicasAreBehind(t *testing.T) {
 	}
 }
 
+// splitStore is a room store on a Redis Cluster one of whose masters is down.
+type splitStore struct{ room.Store }
+
+func (splitStore) Ping(context.Context) error {
+	return fmt.Errorf("%w: 1 of 3 masters: 10.0.0.7:6379: connection refused", rushgate.ErrPartlyUnavailable)
+}
+
+// TestHealthSaysTheStoreIsPartlyDown: a Cluster master down stops the rooms, drops and auctions of its
+// slots only, and every instance sees it alike: /healthz answers 200, degraded, so that a load balancer
+// keeps the rest served, and names the masters to the admin alone.
+func TestHealthSaysTheStoreIsPartlyDown(t *testing.T) {
+	e := setup(t, func(_ *httpapi.Config, s *room.Store) { *s = splitStore{*s} })
+	h := e.do("GET", "/healthz", "", "")
+	if h.code != 200 || h.str("status") != "degraded" || h.str("store") != "partly unreachable" || h.body["reason"] != nil {
+		t.Fatalf("healthz: %d %v; want 200, degraded, partly unreachable, no reason", h.code, h.body)
+	}
+	if h := e.do("GET", "/healthz", adminKey, ""); h.str("reason") != "1 of 3 masters: 10.0.0.7:6379: connection refused" {
+		t.Fatalf("healthz for the admin: %d %v; want the masters named", h.code, h.body)
+	}
+}
+
 func TestHealthAndMetrics(t *testing.T) {
 	e := setup(t)
 	if h := e.do("GET", "/healthz", "", ""); h.code != 200 || h.str("status") != "ok" {

@@ -466,12 +466,22 @@ func (s *Server) allowed(r *http.Request) []string {
 
 // health answers 200 while the state store answers and the durable record (when there is one to wait
 // for) takes writes, else 503 saying which does not and why; 200 "degraded" names what works now but
-// puts claims and bids at risk.
+// puts claims and bids at risk, or works for some rooms, drops and auctions only.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	err := s.rooms.Ready(r.Context())
 	if errors.Is(err, rushgate.ErrUnconfirmed) {
 		// Joins go on; claims and bids are made but answered 503 until the replicas confirm them.
 		writeJSON(w, http.StatusOK, map[string]string{"status": "degraded", "store": "replicas behind"})
+		return
+	}
+	if errors.Is(err, rushgate.ErrPartlyUnavailable) {
+		// A Cluster master down: its slots' rooms, drops and auctions fail, the others go on. Every
+		// instance sees the same store, so a 503 would only take the working part out too.
+		body := map[string]string{"status": "degraded", "store": "partly unreachable"}
+		if s.isAdmin(r) { // which masters, at which addresses: the operator's to read
+			body["reason"] = strings.TrimPrefix(err.Error(), rushgate.ErrPartlyUnavailable.Error()+": ")
+		}
+		writeJSON(w, http.StatusOK, body)
 		return
 	}
 	if err != nil {

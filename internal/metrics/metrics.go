@@ -197,12 +197,13 @@ func (m *Metrics) WatchRecord(check func(context.Context) error) {
 }
 
 // WatchStore adds rushgate_store_up, read from ready when scraped: 1 while the state store answers and
-// takes writes (what /healthz asks of it), 0 while it does not and the instance answers 503. It shows
-// how long an outage or a failover of Redis lasted, as each instance saw it.
+// takes writes (what /healthz asks of it), 0 while all or part of it does not (a Cluster master down
+// fails the requests of its slots, though /healthz says degraded). It shows how long an outage or a
+// failover of Redis lasted, as each instance saw it.
 // Replicas that fall behind are not an outage: the store takes writes, and
 // rushgate_redis_unconfirmed_total counts what they leave unconfirmed.
 func (m *Metrics) WatchStore(ready func(context.Context) error) {
-	m.reg.MustRegister(up("rushgate_store_up", "1 while the state store answers and takes writes, 0 while the instance answers 503.",
+	m.reg.MustRegister(up("rushgate_store_up", "1 while the state store answers and takes writes, 0 while all or part of it does not.",
 		func(ctx context.Context) error {
 			if err := ready(ctx); !errors.Is(err, rushgate.ErrUnconfirmed) {
 				return err

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/metrics"
@@ -92,6 +93,28 @@ func TestPrometheusRules(t *testing.T) {
 	for _, name := range named {
 		if !slices.Contains(exported, name) {
 			t.Errorf("the rules name %s, which rushgate does not export", name)
+		}
+	}
+}
+
+// TestStoreUp: rushgate_store_up is 0 while any of the store fails (a Cluster master down is an outage
+// of its slots' rooms, drops and auctions, though /healthz says degraded), and 1 while replicas only
+// lag, which rushgate_redis_unconfirmed_total counts instead.
+func TestStoreUp(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{nil, "1"}, {rushgate.ErrUnavailable, "0"}, {rushgate.ErrWritesRefused, "0"},
+		{fmt.Errorf("%w: 1 of 3 masters", rushgate.ErrPartlyUnavailable), "0"},
+		{fmt.Errorf("%w: 10.0.0.7:6379", rushgate.ErrUnconfirmed), "1"},
+	} {
+		m := metrics.New()
+		m.WatchStore(func(context.Context) error { return c.err })
+		rec := httptest.NewRecorder()
+		m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		if !strings.Contains(rec.Body.String(), "\nrushgate_store_up "+c.want+"\n") {
+			t.Errorf("with the store's check saying %v, rushgate_store_up is not %s", c.err, c.want)
 		}
 	}
 }

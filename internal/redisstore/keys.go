@@ -1,5 +1,10 @@
 package redisstore
 
+import (
+	"strconv"
+	"strings"
+)
+
 // keys names every Redis key rushgate uses; no key string is assembled anywhere else. All keys of one
 // room, drop or auction share a hash tag ({room:ID}, {drop:ID}, {auction:ID}), so each of their
 // scripts touches one Cluster slot; the per-visitor keys have their own tag, which is why the
@@ -135,6 +140,52 @@ func (k keys) drops() string { return k.prefix + ":drops" }
 
 // health is a STRING that health checks write (see Rooms.Ping), expiring a minute after the last.
 func (k keys) health() string { return k.prefix + ":health" }
+
+// healthIn is a health key in Cluster slot slot, so that a check writes to every master (see
+// Rooms.Ping): "{health:N}" for the first N that hashes there, some 16,384 tries. It is health() when
+// the prefix holds a hash tag, which puts every key of the deployment in that one slot.
+func (k keys) healthIn(slot uint16) string {
+	if tag(k.health()) != k.health() {
+		return k.health()
+	}
+	for n := 0; n < 1<<24; n++ {
+		if key := k.prefix + ":{health:" + strconv.Itoa(n) + "}"; slotOf(key) == slot {
+			return key
+		}
+	}
+	return k.health() // not reached: CRC16 meets every slot long before
+}
+
+// slotOf is the Cluster slot of key, as Redis computes it: CRC16 (XMODEM) of its hash tag, mod 16384.
+func slotOf(key string) uint16 {
+	key = tag(key)
+	var crc uint16
+	for i := 0; i < len(key); i++ {
+		crc ^= uint16(key[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc % clusterSlots
+}
+
+// clusterSlots is how many slots a Redis Cluster shares among its masters.
+const clusterSlots = 16384
+
+// tag is what of key Redis hashes: between its first "{" and the next "}" if that is not empty, else
+// all of it.
+func tag(key string) string {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			return key[i+1 : i+1+j]
+		}
+	}
+	return key
+}
 
 // records is a HASH of the SQL records the instances record into, by id, with when an instance last
 // said so (lua/record_seen.lua): more than one splits the record of drops and auctions between them.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -225,11 +226,18 @@ func (l *link) cut() {
 	l.wg.Wait()
 }
 
-// TestReplicasOnCluster: on a Cluster the WAIT goes to the master of the claim's slot, on the
-// connection of its script. Its replica frozen, a claim is not confirmed; thawed, it is.
-func TestReplicasOnCluster(t *testing.T) {
+// TestReplicatedCluster runs on a Cluster of three masters with a replica each.
+func TestReplicatedCluster(t *testing.T) {
 	c := redistest.StartReplicatedCluster(t)
-	b := redisstore.New(redistest.Client(t, strings.Split(c.Seeds, ",")...), redisstore.Options{Prefix: redistest.Prefix("cr"),
+	seeds := strings.Split(c.Seeds, ",")
+	t.Run("claims", func(t *testing.T) { replicasOnCluster(t, c, seeds) })
+	t.Run("health", func(t *testing.T) { healthOfEachMaster(t, c, seeds) }) // last: it kills a master
+}
+
+// replicasOnCluster: on a Cluster the WAIT goes to the master of the claim's slot, on the connection
+// of its script. Its replica frozen, a claim is not confirmed; thawed, it is.
+func replicasOnCluster(t *testing.T, c *redistest.ReplicatedCluster, seeds []string) {
+	b := redisstore.New(redistest.Client(t, seeds...), redisstore.Options{Prefix: redistest.Prefix("cr"),
 		Cluster: true, Replicas: 1, ReplicaWait: time.Second})
 	ctx := context.Background()
 	if err := b.Drops().Put(ctx, "d", drop.Config{Stock: 10, PerVisitor: 1, OpensAt: time.Now().Add(-time.Minute)}); err != nil {
@@ -247,5 +255,82 @@ func TestReplicasOnCluster(t *testing.T) {
 	}
 	if _, _, err := b.Drops().Claim(ctx, "d", "", "v3", ""); err != nil {
 		t.Fatalf("claim once the replica is back: %v", err)
+	}
+}
+
+// healthOfEachMaster: a health check writes to every master, so it hears each. One master's replica
+// frozen, a check that waits for replicas names that master as unconfirmed. That master killed, rooms
+// on it fail while rooms on the others go on, and the check says ErrPartlyUnavailable naming it
+// (before, it wrote one key, so two masters in three said nothing); once its replica serves its slots,
+// the check passes again, and the one waiting for replicas names the promoted master, which has none.
+func healthOfEachMaster(t *testing.T, c *redistest.ReplicatedCluster, seeds []string) {
+	ctx := context.Background()
+	open := func(replicas int) *redisstore.Backend {
+		return redisstore.New(redistest.Client(t, seeds...), redisstore.Options{Prefix: redistest.Prefix("ch"),
+			Cluster: true, Replicas: replicas, ReplicaWait: 300 * time.Millisecond})
+	}
+	plain, confirmed := open(0), open(1)
+	for _, b := range []*redisstore.Backend{plain, confirmed} {
+		if err := b.Rooms().Ping(ctx); err != nil {
+			t.Fatalf("health of a healthy Cluster: %v", err)
+		}
+	}
+	master, replica := c.Owner(t, "{room:here}")
+	// A room and a visitor whose slots other masters serve: a join touches both.
+	elsewhere := func(kind, id string) string {
+		for i := 0; ; i++ {
+			if m, _ := c.Owner(t, "{"+kind+":"+id+strconv.Itoa(i)+"}"); m != master {
+				return id + strconv.Itoa(i)
+			}
+		}
+	}
+	other, visitor := elsewhere("room", "r"), elsewhere("visitor", "v")
+	for _, id := range []string{"here", other} {
+		if err := plain.Rooms().PutRoom(ctx, id, room.Config{Capacity: 10}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	replica.Freeze()
+	err := confirmed.Rooms().Ping(ctx)
+	plainErr := plain.Rooms().Ping(ctx)
+	replica.Thaw()
+	if !errors.Is(err, rushgate.ErrUnconfirmed) || !strings.Contains(err.Error(), master.Addr) {
+		t.Errorf("health while %s's replica is frozen: %v, want ErrUnconfirmed naming it", master.Addr, err)
+	}
+	if plainErr != nil {
+		t.Errorf("health without replicas to wait for, one frozen: %v", plainErr)
+	}
+
+	master.Kill()
+	err = plain.Rooms().Ping(ctx)
+	if !errors.Is(err, rushgate.ErrPartlyUnavailable) || !strings.Contains(err.Error(), master.Addr) ||
+		!strings.Contains(err.Error(), "1 of 3 masters") {
+		t.Fatalf("health with master %s killed: %v, want ErrPartlyUnavailable naming it", master.Addr, err)
+	}
+	if _, err := plain.Rooms().Join(ctx, other, room.Entrant{Visitor: visitor, Switch: true}); err != nil {
+		t.Errorf("join a room on another master while one is down: %v", err)
+	}
+	if _, err := plain.Rooms().Join(ctx, "here", room.Entrant{Visitor: visitor, Switch: true}); !errors.Is(err, rushgate.ErrUnavailable) {
+		t.Errorf("join a room on the killed master: %v, want ErrUnavailable", err)
+	}
+
+	deadline := time.Now().Add(20 * time.Second)
+	for err = plain.Rooms().Ping(ctx); err != nil; err = plain.Rooms().Ping(ctx) {
+		if time.Now().After(deadline) {
+			t.Fatalf("health 20 s after a master died, its replica there to take over: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if m, _ := c.Owner(t, "{room:here}"); m != replica {
+		t.Errorf("health passes, but %s serves the dead master's slots, not its replica %s", m.Addr, replica.Addr)
+	}
+	// This client last wrote before the master died: its first write there learns of the promotion.
+	for err = confirmed.Rooms().Ping(ctx); errors.Is(err, rushgate.ErrPartlyUnavailable) && time.Now().Before(deadline); err = confirmed.Rooms().Ping(ctx) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !errors.Is(err, rushgate.ErrUnconfirmed) || !strings.Contains(err.Error(), replica.Addr) {
+		t.Errorf("health waiting for a replica of each master, the promoted one having none: %v, want ErrUnconfirmed naming %s",
+			err, replica.Addr)
 	}
 }

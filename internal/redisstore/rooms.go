@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -59,6 +60,8 @@ type Rooms struct {
 	lockMS, fenceKeepMS string
 
 	visits *batcher[string, visit, visited] // by room id (see visits.go)
+
+	healthKeys sync.Map // Cluster slot -> its health key (see Ping)
 }
 
 func newRooms(c *conn, batched func(visits int)) *Rooms {
@@ -67,20 +70,6 @@ func newRooms(c *conn, batched func(visits int)) *Rooms {
 		lockMS: itoa(lockLife.Milliseconds()), fenceKeepMS: itoa((fenceKeepLocks * lockLife).Milliseconds())}
 	s.visits = newBatcher(c.timeout, s.sendVisits)
 	return s
-}
-
-// Ping implements [room.Pinger] with a write, not a PING: a Redis full at its maxmemory still answers
-// PING while it refuses every join, claim and bid, and a health check should say so
-// (rushgate.ErrWritesRefused). With Options.Replicas the write waits for them as a claim does, so
-// that a health check says when claims and bids go unconfirmed (rushgate.ErrUnconfirmed); on a
-// Cluster it asks the replicas of the health key's master.
-func (s *Rooms) Ping(ctx context.Context) error {
-	set := s.rdb.B().Set().Key(s.keys.health()).Value(strconv.FormatInt(time.Now().UnixMilli(), 10)).Px(time.Minute).Build()
-	if s.replicas == 0 {
-		_, err := s.do(ctx, set)
-		return err
-	}
-	return s.confirm(ctx, set, s.keys.health())
 }
 
 // PutRoom implements [room.Store]. The room is written by one script in its own slot, then added to

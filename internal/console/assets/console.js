@@ -36,6 +36,7 @@
       health_store: 'The state store does not answer: requests fail until it is back.',
       health_store_full: 'The state store refuses writes (full, or unable to persist): joins, claims and bids fail until it has room.',
       health_replicas: 'The state store’s replicas do not confirm writes in time: claims and bids are made but answered “retry” until they do. Joins go on.',
+      health_store_part: 'Part of the state store does not answer: the rooms, drops and auctions whose data it holds fail until it is back, and the others go on.', health_store_part_nodes: 'Redis: {nodes}.',
       health_record: 'The durable record fails writes: claims and bids are refused until it takes them again.',
       health_record_outbox: 'The durable record fails writes: claims and bids go on, and wait in Redis until it takes them again.',
       health_waiting: '{claims} claims and {events} auction events wait.',
@@ -114,6 +115,7 @@
       health_store: '상태 저장소가 응답하지 않습니다. 복구될 때까지 요청이 실패합니다.',
       health_store_full: '상태 저장소가 쓰기를 거부합니다 (가득 찼거나 저장할 수 없음). 공간이 생길 때까지 입장, 수령, 입찰이 실패합니다.',
       health_replicas: '상태 저장소의 복제본이 제때 쓰기를 확인하지 않습니다. 확인될 때까지 수령과 입찰은 이루어지지만 “다시 시도” 응답을 받습니다. 입장은 계속됩니다.',
+      health_store_part: '상태 저장소의 일부가 응답하지 않습니다. 그 부분에 데이터가 있는 대기실, 드롭, 경매는 복구될 때까지 실패하고, 나머지는 계속됩니다.', health_store_part_nodes: 'Redis: {nodes}.',
       health_record: '영구 기록에 쓰지 못하고 있습니다. 다시 쓸 수 있을 때까지 수령과 입찰을 받지 않습니다.',
       health_record_outbox: '영구 기록에 쓰지 못하고 있습니다. 수령과 입찰은 계속되며, 다시 쓸 수 있을 때까지 Redis에서 기다립니다.',
       health_waiting: '수령 {claims}건과 경매 기록 {events}건이 기다리고 있습니다.',
@@ -1144,7 +1146,8 @@
 
   // refreshHealth shows what /healthz reports when it is not "ok": which store fails, and what that
   // does to visitors. Its reason (a driver's message) stays in the logs and on /healthz, but for the
-  // nodes of a Redis that may evict keys, which the operator must set right.
+  // nodes of a Redis that may evict keys, which the operator must set right, and the Cluster masters
+  // that do not answer.
   const health = document.getElementById('health');
   async function refreshHealth() {
     let hz;
@@ -1154,11 +1157,14 @@
       return; // unreachable: refresh says so
     }
     const key = hz.status === 'ok' ? '' : hz.store === 'refuses writes' ? 'health_store_full'
-      : hz.store === 'replicas behind' ? 'health_replicas' : hz.store === 'may evict keys' ? 'health_evicting' : hz.store ? 'health_store'
-        : hz.status === 'degraded' ? 'health_record_outbox' : 'health_record';
+      : hz.store === 'replicas behind' ? 'health_replicas' : hz.store === 'may evict keys' ? 'health_evicting'
+        : hz.store === 'partly unreachable' ? 'health_store_part' : hz.store ? 'health_store'
+          : hz.status === 'degraded' ? 'health_record_outbox' : 'health_record';
     health.hidden = !key;
     const waiting = hz.waiting ? ' ' + t('health_waiting', { claims: fmtNum(hz.waiting.claims), events: fmtNum(hz.waiting.events) }) : '';
-    const nodes = key === 'health_evicting' && hz.reason ? ' ' + t('health_evicting_nodes', { nodes: hz.reason.replace(/^maxmemory-policy: /, '') }) : '';
+    const nodes = !hz.reason ? ''
+      : key === 'health_evicting' ? ' ' + t('health_evicting_nodes', { nodes: hz.reason.replace(/^maxmemory-policy: /, '') })
+        : key === 'health_store_part' ? ' ' + t('health_store_part_nodes', { nodes: hz.reason }) : '';
     health.textContent = key ? t(key) + waiting + nodes : '';
     health.dataset.state = hz.status;
   }
