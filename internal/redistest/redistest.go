@@ -239,18 +239,23 @@ func (c *ReplicatedCluster) slots(addr string) []slotRange {
 }
 
 // KillMasterOf kills (SIGKILL) the master that serves the slot of key, a hash tag such as
-// "{drop:sale}", once its replica has all it wrote, and waits until the replica serves the slot and
-// the Cluster says ok again. It returns the killed master's address.
-func (c *ReplicatedCluster) KillMasterOf(t testing.TB, key string) string {
+// "{drop:sale}", once its replica has all it wrote, and returns at once with the two: the slot is
+// served by nobody until the Cluster promotes the replica (see AwaitPromotion).
+func (c *ReplicatedCluster) KillMasterOf(t testing.TB, key string) (master, replica *Server) {
 	t.Helper()
-	master, replica := c.Owner(t, key)
+	master, replica = c.Owner(t, key)
 	waitFor(t, "the replica to catch up", func() bool { return inSync(master, replica) })
 	master.Kill()
+	return master, replica
+}
+
+// AwaitPromotion waits until replica serves the slot of key and the Cluster says ok again.
+func (c *ReplicatedCluster) AwaitPromotion(t testing.TB, key string, replica *Server) {
+	t.Helper()
 	waitFor(t, "the Cluster to promote the replica", func() bool {
 		m, _ := c.Owner(t, key)
 		return m == replica && strings.Contains(ping(replica.Addr, "CLUSTER", "INFO"), "cluster_state:ok")
 	})
-	return master.Addr
 }
 
 // Owner returns the master serving key's slot (a hash tag such as "{drop:sale}"), as a live node says,
