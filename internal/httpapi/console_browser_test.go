@@ -522,51 +522,45 @@ func (s switchStore) Ping(context.Context) error {
 	return nil
 }
 
-// TestConsoleShowsReplicasBehind: while Redis's replicas do not confirm claims and bids in time
-// (--redis-replicas), the console says what that does to visitors, in the operator's language, and
-// stops once they confirm again.
-func TestConsoleShowsReplicasBehind(t *testing.T) {
-	var fails atomic.Pointer[error]
-	e := setup(t, withConsole(), func(_ *httpapi.Config, s *room.Store) { *s = switchStore{*s, &fails} })
-	ctx := tab(t)
-	banner := healthBanner(t, ctx, e.srv.URL+"/admin?lang=ko")
-	fails.Store(&rushgate.ErrUnconfirmed)
-	until(t, "the console to say the replicas are behind, in Korean", func() bool {
-		return strings.Contains(banner(), "복제본이 제때 쓰기를 확인하지 않습니다") && strings.Contains(banner(), "입장은 계속됩니다")
-	})
-	screenshot(t, ctx, "console-replicas-behind-ko")
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en")); err != nil {
-		t.Fatal(err)
+// TestConsoleShowsTheStoreFaring: while Redis's replicas do not confirm claims and bids in time
+// (--redis-replicas), or a master of a Redis Cluster is down, the console's banner says what that does
+// to visitors, in the operator's language (naming the masters down), and stops once all is well.
+func TestConsoleShowsTheStoreFaring(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		err    error
+		en, ko []string
+	}{
+		{"replicas-behind", rushgate.ErrUnconfirmed,
+			[]string{"replicas do not confirm writes in time", "Joins go on."},
+			[]string{"복제본이 제때 쓰기를 확인하지 않습니다", "입장은 계속됩니다"}},
+		{"master-down", fmt.Errorf("%w: 1 of 3 masters: 10.0.0.7:6379: dial tcp 10.0.0.7:6379: connect: connection refused", rushgate.ErrPartlyUnavailable),
+			[]string{"the others go on", "Redis: 1 of 3 masters: 10.0.0.7:6379: dial tcp 10.0.0.7:6379: connect: connection refused."},
+			[]string{"나머지는 계속됩니다", "Redis: 1 of 3 masters: 10.0.0.7:6379"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var fails atomic.Pointer[error]
+			e := setup(t, withConsole(), func(_ *httpapi.Config, s *room.Store) { *s = switchStore{*s, &fails} })
+			ctx := tab(t)
+			banner := healthBanner(t, ctx, e.srv.URL+"/admin?lang=ko")
+			says := func(want []string) func() bool {
+				return func() bool {
+					b := banner()
+					return strings.Contains(b, want[0]) && strings.Contains(b, want[1])
+				}
+			}
+			fails.Store(&c.err)
+			until(t, "the console to say it in Korean", says(c.ko))
+			screenshot(t, ctx, "console-"+c.name+"-ko")
+			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en")); err != nil {
+				t.Fatal(err)
+			}
+			until(t, "the console to say it in English", says(c.en))
+			screenshot(t, ctx, "console-"+c.name)
+			fails.Store(nil)
+			until(t, "the console to stop saying it", func() bool { return banner() == "" })
+		})
 	}
-	until(t, "the console to say it in English", func() bool {
-		return strings.Contains(banner(), "replicas do not confirm writes in time") && strings.Contains(banner(), "Joins go on.")
-	})
-	fails.Store(nil)
-	until(t, "the console to stop saying it", func() bool { return banner() == "" })
-}
-
-// TestConsoleShowsMastersDown: while a master of a Redis Cluster is down, the console says that the
-// rooms, drops and auctions on it fail while the others go on, naming the master, in English and
-// Korean; it stops once every master answers.
-func TestConsoleShowsMastersDown(t *testing.T) {
-	var fails atomic.Pointer[error]
-	e := setup(t, withConsole(), func(_ *httpapi.Config, s *room.Store) { *s = switchStore{*s, &fails} })
-	ctx := tab(t)
-	banner := healthBanner(t, ctx, e.srv.URL+"/admin?lang=en")
-	down := fmt.Errorf("%w: 1 of 3 masters: 10.0.0.7:6379: dial tcp 10.0.0.7:6379: connect: connection refused", rushgate.ErrPartlyUnavailable)
-	fails.Store(&down)
-	until(t, "the console to say a master is down", func() bool {
-		return strings.Contains(banner(), "the others go on") && strings.Contains(banner(), "1 of 3 masters: 10.0.0.7:6379: dial tcp 10.0.0.7:6379: connect: connection refused")
-	})
-	screenshot(t, ctx, "console-master-down")
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=ko")); err != nil {
-		t.Fatal(err)
-	}
-	until(t, "the console to say it in Korean", func() bool {
-		return strings.Contains(banner(), "나머지는 계속됩니다") && strings.Contains(banner(), "10.0.0.7:6379")
-	})
-	fails.Store(nil)
-	until(t, "the console to stop saying it", func() bool { return banner() == "" })
 }
 
 // TestConsoleShowsRedisMayEvict: while a node of Redis may evict keys, the console's banner says what
