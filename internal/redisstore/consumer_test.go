@@ -71,6 +71,27 @@ func TestConsumerBacksOffWhileTheRecordFails(t *testing.T) {
 	}
 }
 
+// TestConsumerKeepsPaceWhilePartFails: a pass that fails for some entities (a Cluster master down)
+// but records a page or more of the others' entries passes again after busyPass, not after a growing
+// backoff, so that a busy drop on a master that answers is not held back for as long as another
+// master is down; the failure is still logged once.
+func TestConsumerKeepsPaceWhilePartFails(t *testing.T) {
+	var logs bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 3*idlePass)
+	defer cancel()
+	var n atomic.Int64
+	runConsumer(ctx, slog.New(slog.NewTextHandler(&logs, nil)), func(context.Context, bool) (int, error) {
+		n.Add(1)
+		return recordPage, errors.New("dial tcp 10.0.0.7:6379: connection refused")
+	})
+	if got := n.Load(); got < int64(idlePass/busyPass) {
+		t.Errorf("%d passes in %v while each recorded a page and failed in part; want about %d", got, 3*idlePass, 3*idlePass/busyPass)
+	}
+	if c := strings.Count(logs.String(), "recording to SQL failed"); c != 1 {
+		t.Errorf("the failure was logged %d times; want once:\n%s", c, logs.String())
+	}
+}
+
 // TestRecordLease holds lua/record_lease.lua to its rules: one holder at a time until its lease lapses,
 // and a cursor that only moves forward, whoever moves it.
 func TestRecordLease(t *testing.T) {

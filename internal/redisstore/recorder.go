@@ -64,10 +64,12 @@ const (
 	busyPass = 10 * time.Millisecond
 )
 
-// failedPassMax and remindEvery shape a recorder's retries while the SQL record fails: after a failed
-// pass the pause doubles from idlePass up to failedPassMax, so that an outage of the record costs
-// neither a connection attempt nor a log line every 100 ms per recorder (the outbox keeps what waits),
-// and the log says so once when it starts, every remindEvery while it lasts, and once when it ends.
+// failedPassMax and remindEvery shape a recorder's retries while the SQL record fails: after a pass
+// that failed and recorded nothing the pause doubles from idlePass up to failedPassMax, so that an
+// outage of the record costs neither a connection attempt nor a log line every 100 ms per recorder
+// (the outbox keeps what waits), and the log says so once when it starts, every remindEvery while it
+// lasts, and once when it ends. A pass that failed in part but recorded the rest keeps the pace of
+// what it recorded.
 const (
 	failedPassMax = 5 * time.Second
 	remindEvery   = time.Minute
@@ -96,7 +98,14 @@ func runConsumer(ctx context.Context, log *slog.Logger, pass func(ctx context.Co
 				told = now
 				log.Warn("recording to SQL still fails", "for", now.Sub(failedSince).Round(time.Second), "passes", failures, "err", err)
 			}
-			next = min(idlePass<<min(failures-1, 8), failedPassMax)
+			if got == 0 {
+				next = min(idlePass<<min(failures-1, 8), failedPassMax)
+			} else if got >= recordPage {
+				// Part failed (a Cluster master down, one entity's rows refused) while the rest was
+				// recorded: the rest keeps its pace, or a busy drop's record would fall behind for as
+				// long as the other part fails.
+				next = busyPass
+			}
 		} else {
 			if failures > 0 {
 				log.Info("recording to SQL resumed", "failed_for", now.Sub(failedSince).Round(time.Millisecond), "failed_passes", failures)
