@@ -36,6 +36,14 @@ func (s *Rooms) Ping(ctx context.Context) error {
 		wg.Go(func() { errs[i] = s.pingKey(ctx, s.healthKey(m.slot)) })
 	}
 	wg.Wait()
+	return judge(masters, errs, unserved)
+}
+
+// judge sums up the health checks of a Cluster's masters (errs[i] is masters[i]'s) and the slots no
+// master serves: nil when all is well, the first master's error when every master fails (what a
+// standalone Redis would say), rushgate.ErrPartlyUnavailable naming the masters that fail while others
+// answer, and rushgate.ErrUnconfirmed naming those whose replicas lag while every master answers.
+func judge(masters []master, errs []error, unserved int) error {
 	var down, behind []string
 	var first error
 	for i, err := range errs {
@@ -50,14 +58,19 @@ func (s *Rooms) Ping(ctx context.Context) error {
 			}
 		}
 	}
-	switch {
-	case len(down) == len(masters):
-		return first // all of it: what a standalone Redis would say
-	case len(down) > 0 || unserved > 0:
-		if unserved > 0 {
-			down = append(down, strconv.Itoa(unserved)+" slots served by no master")
+	var parts []string
+	if len(down) > 0 {
+		if len(down) == len(masters) {
+			return first
 		}
-		return fmt.Errorf("%w: %d of %d masters: %s", rushgate.ErrPartlyUnavailable, len(down), len(masters), strings.Join(down, "; "))
+		parts = append(parts, fmt.Sprintf("%d of %d masters: %s", len(down), len(masters), strings.Join(down, "; ")))
+	}
+	if unserved > 0 {
+		parts = append(parts, strconv.Itoa(unserved)+" slots served by no master")
+	}
+	switch {
+	case len(parts) > 0:
+		return fmt.Errorf("%w: %s", rushgate.ErrPartlyUnavailable, strings.Join(parts, "; "))
 	case len(behind) > 0:
 		return fmt.Errorf("%w: %s", rushgate.ErrUnconfirmed, strings.Join(behind, ", "))
 	}
