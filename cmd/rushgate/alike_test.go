@@ -94,13 +94,24 @@ func compareAnswers(t *testing.T, seed uint64, calls int, admin [2]string, bases
 	var history []string
 	for n := range calls {
 		c := g.next()
-		var got [2]string
-		for i, base := range bases(n) {
-			tok := admin[i]
-			if c.who != "" {
-				tok = tokens[c.who][i]
+		ask := func(at [2]string) (got [2]string) {
+			for i, base := range at {
+				tok := admin[i]
+				if c.who != "" {
+					tok = tokens[c.who][i]
+				}
+				got[i] = answer(t, c, base, tok, subjects, today)
 			}
-			got[i] = answer(t, c, base, tok, subjects, today)
+			return got
+		}
+		at := bases(n)
+		got := ask(at)
+		// A change wakes its room's gate, which admits on its own goroutine: a status read right after
+		// may come before the step on Redis, a round trip away, and after it in process. A status is only
+		// read, so it is read again for a moment before the answers count as apart.
+		for try := 0; got[0] != got[1] && c.method == "GET" && strings.HasSuffix(c.path, "/status") && try < 20; try++ {
+			time.Sleep(50 * time.Millisecond)
+			got = ask(at)
 		}
 		line := fmt.Sprintf("%d %s %s %s by %q: embedded %s, redis %s", n, c.method, c.path, c.body, c.who, got[0], got[1])
 		history = append(history, line)
