@@ -23,9 +23,9 @@ type Summary struct {
 	ReserveMet bool   `json:"reserve_met"`
 }
 
-// List returns up to limit auctions after the id after, in id order; fewer only at the end of the
-// list (see [rushgate.Page]).
-func (s *Service) List(ctx context.Context, after string, limit int) ([]Summary, error) {
+// List returns up to limit auctions after the id after, in id order, and those it could not read;
+// fewer only at the end of the list (see [rushgate.Page]).
+func (s *Service) List(ctx context.Context, after string, limit int) (rushgate.Listed[Summary], error) {
 	return rushgate.Page(ctx, after, limit, s.store.List, func(ctx context.Context, id string) (Summary, error) {
 		st, err := s.store.Get(ctx, id)
 		return summarize(id, st, s.clock()), err

@@ -50,9 +50,9 @@ func (s *Service) Summary(ctx context.Context, id string, codes bool) (Summary, 
 	return sum, nil
 }
 
-// List returns up to limit drops after the id after, in id order; fewer only at the end of the list
-// (see [rushgate.Page]).
-func (s *Service) List(ctx context.Context, after string, limit int) ([]Summary, error) {
+// List returns up to limit drops after the id after, in id order, and those it could not read; fewer
+// only at the end of the list (see [rushgate.Page]).
+func (s *Service) List(ctx context.Context, after string, limit int) (rushgate.Listed[Summary], error) {
 	return rushgate.Page(ctx, after, limit, s.store.List, func(ctx context.Context, id string) (Summary, error) {
 		info, err := s.store.Get(ctx, id)
 		return Summarize(id, info, s.clock()), err

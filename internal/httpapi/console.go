@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/rushgate/rushgate"
-	"github.com/rushgate/rushgate/internal/auction"
-	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/room"
 )
 
@@ -28,54 +26,22 @@ func listParams(r *http.Request) (after string, limit int, err error) {
 	return after, limit, nil
 }
 
-// listed answers a page of a list under key, with next_after set when a next page may follow.
-func listed[T any](w http.ResponseWriter, key string, items []T, limit int, id func(T) string) {
-	next := ""
-	if len(items) == limit {
-		next = id(items[len(items)-1])
+// listing answers a page of the list of rooms, drops or auctions under key, as list reads it:
+// next_after is set when a next page may follow, and "unavailable" names the entities listed that the
+// store could not read (a Cluster master down).
+func listing[T any](s *Server, key string, list func(ctx context.Context, after string, limit int) (rushgate.Listed[T], error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		after, limit, err := listParams(r)
+		var page rushgate.Listed[T]
+		if err == nil {
+			page, err = list(r.Context(), after, limit)
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{key: page.Items, "unavailable": page.Unavailable, "next_after": page.Next})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{key: items, "next_after": next})
-}
-
-func (s *Server) listRooms(w http.ResponseWriter, r *http.Request) {
-	after, limit, err := listParams(r)
-	var items []room.Summary
-	if err == nil {
-		items, err = s.rooms.List(r.Context(), after, limit)
-	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	listed(w, "rooms", items, limit, func(x room.Summary) string { return x.ID })
-}
-
-func (s *Server) listDrops(w http.ResponseWriter, r *http.Request) {
-	after, limit, err := listParams(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	items, err := s.drops.List(r.Context(), after, limit)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	listed(w, "drops", items, limit, func(x drop.Summary) string { return x.ID })
-}
-
-func (s *Server) listAuctions(w http.ResponseWriter, r *http.Request) {
-	after, limit, err := listParams(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	items, err := s.auctions.List(r.Context(), after, limit)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	listed(w, "auctions", items, limit, func(x auction.Summary) string { return x.ID })
 }
 
 // sinceParam reads ?since= as RFC 3339 or unix seconds; without it, the whole history kept.

@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/httpapi"
 	"github.com/rushgate/rushgate/internal/record"
+	"github.com/rushgate/rushgate/internal/room"
 )
 
 // newAudit is an audit log as the embedded backend keeps it, in a SQLite record of the test's own.
@@ -29,6 +33,61 @@ func list(r resp, key string) []map[string]any {
 		out[i], _ = x.(map[string]any)
 	}
 	return out
+}
+
+// partStore is a room store on a Redis Cluster one of whose masters is down while down is set: the
+// rooms named in on live there.
+type partStore struct {
+	room.Store
+	on   map[string]bool
+	down *atomic.Bool
+}
+
+func (s partStore) Room(ctx context.Context, id string) (room.Config, error) {
+	if s.down.Load() && s.on[id] {
+		return room.Config{}, fmt.Errorf("%w: dial tcp 10.0.0.7:6379: connect: connection refused", rushgate.ErrUnavailable)
+	}
+	return s.Store.Room(ctx, id)
+}
+
+// TestListWithPartOfTheStoreDown: the list of rooms shows those it can read and names the others as
+// unavailable, page after page, rather than answering 503 for all of them because some live on a
+// Cluster master that is down.
+func TestListWithPartOfTheStoreDown(t *testing.T) {
+	var down atomic.Bool
+	e := setup(t, func(_ *httpapi.Config, s *room.Store) {
+		*s = partStore{*s, map[string]bool{"b": true, "c": true}, &down}
+	})
+	for _, id := range []string{"a", "b", "c", "d"} {
+		e.putRoom(id, `{"capacity": 1}`)
+	}
+	down.Store(true)
+	var read, unavailable []string
+	pages := 0
+	for after := ""; ; {
+		pages++
+		page := e.do("GET", "/v1/rooms?limit=2&after="+after, adminKey, "")
+		if page.code != 200 {
+			t.Fatalf("a page of rooms with two unreadable: %d %v", page.code, page.body)
+		}
+		for _, r := range list(page, "rooms") {
+			read = append(read, r["id"].(string))
+		}
+		ids, ok := page.body["unavailable"].([]any)
+		if !ok {
+			t.Fatalf("a page without its list of unavailable rooms: %v", page.body)
+		}
+		for _, id := range ids {
+			unavailable = append(unavailable, id.(string))
+		}
+		if after = page.str("next_after"); after == "" {
+			break
+		}
+	}
+	// Two full pages (a readable room and an unreadable one each), then an empty one that ends the list.
+	if !slices.Equal(read, []string{"a", "d"}) || !slices.Equal(unavailable, []string{"b", "c"}) || pages != 3 {
+		t.Fatalf("read %v with %v unavailable in %d pages; want a, d with b, c in 3", read, unavailable, pages)
+	}
 }
 
 func TestRoomListHistoryAndAudit(t *testing.T) {

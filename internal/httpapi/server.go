@@ -305,7 +305,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/verify", s.verify)
 	m.HandleFunc("POST /v1/visitors", s.admin(s.mintVisitor))
 	m.HandleFunc("GET /v1/visitors/me", s.me)
-	m.HandleFunc("GET /v1/rooms", s.admin(s.listRooms))
+	m.HandleFunc("GET /v1/rooms", s.admin(listing(s, "rooms", s.rooms.List)))
 	m.HandleFunc("GET /v1/audit", s.admin(s.audit))
 	m.HandleFunc("GET /v1/operators", s.owner(s.roster(s.listOperators)))
 	m.HandleFunc("POST /v1/operators", s.owner(s.roster(s.addOperator)))
@@ -331,7 +331,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /r/{room}", s.page)
 	m.Handle("GET /assets/", http.StripPrefix("/assets/", s.assetHandler()))
 	if s.auctions != nil {
-		m.HandleFunc("GET /v1/auctions", s.admin(s.listAuctions))
+		m.HandleFunc("GET /v1/auctions", s.admin(listing(s, "auctions", s.auctions.List)))
 		m.HandleFunc("GET /v1/auctions/{auction}/history", s.admin(history(s, "auction", s.auctions.History)))
 		m.HandleFunc("GET /v1/auctions/{auction}/config", s.admin(summary(s, "auction", s.auctions.Summary)))
 		m.HandleFunc("GET /v1/auctions/{auction}/events.csv", s.admin(s.exportEvents))
@@ -349,7 +349,7 @@ func (s *Server) routes() {
 		m.HandleFunc("GET /a/{auction}", s.auctionPage)
 	}
 	if s.drops != nil {
-		m.HandleFunc("GET /v1/drops", s.admin(s.listDrops))
+		m.HandleFunc("GET /v1/drops", s.admin(listing(s, "drops", s.drops.List)))
 		m.HandleFunc("GET /v1/drops/{drop}/history", s.admin(history(s, "drop", s.drops.History)))
 		// A viewer reads a drop's config without its listed codes (?codes=0), as the console does.
 		m.HandleFunc("GET /v1/drops/{drop}/config", s.allow(func(op operator.Operator, r *http.Request) bool {

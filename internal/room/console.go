@@ -16,12 +16,12 @@ type Summary struct {
 	Stats  Stats  `json:"stats"`
 }
 
-// List returns up to limit rooms after the id after, in id order; fewer only at the end of the list
-// (see [rushgate.Page]). A room deleted while the list is read is left out.
-func (s *Service) List(ctx context.Context, after string, limit int) ([]Summary, error) {
+// List returns up to limit rooms after the id after, in id order, and those it could not read; fewer
+// only at the end of the list (see [rushgate.Page]). A room deleted while the list is read is left out.
+func (s *Service) List(ctx context.Context, after string, limit int) (rushgate.Listed[Summary], error) {
 	ids, err := s.store.Rooms(ctx)
 	if err != nil {
-		return nil, err
+		return rushgate.Listed[Summary]{}, err
 	}
 	slices.Sort(ids)
 	list := func(_ context.Context, after string, limit int) ([]string, error) {

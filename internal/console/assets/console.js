@@ -18,6 +18,8 @@
       paused: 'paused', running: 'admitting', holding: 'holding all', no_joins: 'no new joins', letting_in: 'letting all in', opens_later: 'opens later', pause: 'Pause admissions', resume: 'Resume admissions',
       pause_all: 'Pause every room', resume_all: 'Resume every room', confirm_pause_all: 'Press again to pause every room',
       confirm_resume_all: 'Press again to resume every room', paused_all: 'Rooms paused now: {n}.', resumed_all: 'Rooms resumed now: {n}.',
+      unreached_all: 'Not reached, as part of the state store does not answer: {ids}.',
+      unavailable_list: 'Not shown, as part of the state store does not answer: {ids}.',
       open_now: 'Open now', close_now: 'Close now', end_now: 'End now', extend: 'Extend by', confirm_end: 'Press again to end now', delete: 'Delete', confirm_delete: 'Press again to delete',
       capacity: 'Capacity', rate_admits: 'Admissions per interval', rate_per: 'Interval', session_ttl: 'Session length',
       grace: 'Grace to collect', idle_timeout: 'Idle timeout', opens_at: 'Opens at', site_url: 'Site URL',
@@ -97,6 +99,8 @@
       paused: '일시 정지', running: '입장 중', holding: '전원 대기', no_joins: '신규 차단', letting_in: '전원 입장', opens_later: '오픈 전', pause: '입장 일시 정지', resume: '입장 재개',
       pause_all: '모든 대기실 입장 정지', resume_all: '모든 대기실 입장 재개', confirm_pause_all: '한 번 더 누르면 모든 대기실의 입장을 정지합니다',
       confirm_resume_all: '한 번 더 누르면 모든 대기실의 입장을 재개합니다', paused_all: '대기실 {n}곳의 입장을 정지했습니다.', resumed_all: '대기실 {n}곳의 입장을 재개했습니다.',
+      unreached_all: '상태 저장소의 일부가 응답하지 않아 바꾸지 못했습니다: {ids}.',
+      unavailable_list: '상태 저장소의 일부가 응답하지 않아 보이지 않습니다: {ids}.',
       open_now: '지금 열기', close_now: '지금 닫기', end_now: '지금 종료', extend: '연장', confirm_end: '한 번 더 누르면 지금 종료합니다', delete: '삭제', confirm_delete: '한 번 더 누르면 삭제합니다',
       capacity: '동시 입장 수', rate_admits: '구간당 입장 수', rate_per: '구간', session_ttl: '세션 길이',
       grace: '입장 확인 유예', idle_timeout: '유휴 제한 시간', opens_at: '오픈 시각', site_url: '사이트 URL',
@@ -955,15 +959,19 @@
   // button under a table whose list goes on (it listed the first 200 and no more); each refresh reads
   // as many as it shows.
   const shown = { rooms: 200, drops: 200, auctions: 200 };
+  // The ids that part of the store could not read (a Cluster master down) count as shown, and are
+  // named under the table.
   async function listed(kind) {
     const items = [];
+    const unavailable = [];
     let after = '';
     do {
-      const page = await api('GET', '/v1/' + kind + '?limit=' + Math.min(500, shown[kind] - items.length) + '&after=' + encodeURIComponent(after));
+      const page = await api('GET', '/v1/' + kind + '?limit=' + Math.min(500, shown[kind] - items.length - unavailable.length) + '&after=' + encodeURIComponent(after));
       items.push(...(page[kind] || []));
+      unavailable.push(...(page.unavailable || []));
       after = page.next_after || '';
-    } while (after && items.length < shown[kind]);
-    return { items, more: after !== '' };
+    } while (after && items.length + unavailable.length < shown[kind]);
+    return { items, unavailable, more: after !== '' };
   }
   document.querySelectorAll('button.more').forEach((b) => b.addEventListener('click', () => {
     shown[b.dataset.kind] += 200;
@@ -989,6 +997,9 @@
       const tbody = document.querySelector('#' + tableID + ' tbody');
       tbody.replaceChildren(...(list.items.length ? list.items.map(make) : [h('tr', {}, h('td', { class: 'empty', colspan: 6, text: t('none') }))]));
       document.getElementById(tableID + '-more').hidden = !list.more;
+      const missing = document.getElementById(tableID + '-unavailable');
+      missing.hidden = !list.unavailable.length;
+      missing.textContent = list.unavailable.length ? t('unavailable_list', { ids: list.unavailable.join(', ') }) : '';
     };
     fill('rooms', rooms, (r) => row(base + '/admin/rooms/' + r.id, [r.id, badge(roomState(r.config)),
       fmtNum(r.stats.waiting), fmtNum(r.stats.active), fmtNum(r.stats.admitted_total),
@@ -1033,19 +1044,29 @@
 
   // Every room paused at once, or resumed, by two presses: what an operator does when the site behind
   // the rooms falls over, rather than a room at a time. Each room is its own change in the audit log.
+  // A room that part of the store cannot read or change (a Cluster master down) does not stop the
+  // others: the message names it.
   async function everyRoom(paused) {
     let n = 0;
+    const unreached = [];
     let after = '';
     do {
       const page = await api('GET', '/v1/rooms?limit=500&after=' + encodeURIComponent(after));
+      unreached.push(...(page.unavailable || []));
       for (const r of page.rooms || []) {
         if (!!r.config.paused === paused) continue;
-        await api('PATCH', '/v1/rooms/' + encodeURIComponent(r.id), { paused });
-        n++;
+        try {
+          await api('PATCH', '/v1/rooms/' + encodeURIComponent(r.id), { paused });
+          n++;
+        } catch (e) {
+          if (e.code !== 'store_unavailable') throw e;
+          unreached.push(r.id);
+        }
       }
       after = page.next_after || '';
     } while (after);
-    return t(paused ? 'paused_all' : 'resumed_all', { n: fmtNum(n) });
+    const done = t(paused ? 'paused_all' : 'resumed_all', { n: fmtNum(n) });
+    return unreached.length ? done + ' ' + t('unreached_all', { ids: unreached.join(', ') }) : done;
   }
   const allRooms = document.getElementById('all-rooms');
   if (allRooms && !viewer) {
