@@ -67,7 +67,7 @@ func Page[T any](ctx context.Context, after string, limit int, list Lister, get 
 			return page, nil // the end, or a list that does not move on
 		}
 		after = ids[len(ids)-1]
-		if n == limit {
+		if n >= limit {
 			page.Next = after
 			return page, nil
 		}
