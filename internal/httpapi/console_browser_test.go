@@ -329,10 +329,7 @@ func TestConsoleDropAndAuction(t *testing.T) {
 	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, `{"title": "Lot", "currency": "KRW", "start_price": 10000, "increment": 1000,
 		"starts_at": "`+now.Add(-time.Minute).Format(time.RFC3339)+`", "ends_at": "`+now.Add(time.Hour).Format(time.RFC3339)+`"}`), 200, "")
 	ctx := tab(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey)
 	if got := text(t, ctx, "#drops tbody a"); got != "coupon" {
 		t.Fatalf("overview lists drop %q", got)
 	}
@@ -493,14 +490,21 @@ func TestConsoleShowsAFailingRecord(t *testing.T) {
 	until(t, "the console to stop saying it", func() bool { return banner() == "" })
 }
 
+// signIn opens the console's page at url, signs in with key, and runs then: what tells that the page
+// it lands on is ready, and any steps after.
+func signIn(t *testing.T, ctx context.Context, url, key string, then ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	steps := []chromedp.Action[chromedp.Void]{chromedp.Navigate(url), chromedp.SendKeys(chromedp.CSS("#key"), key), chromedp.Submit(chromedp.CSS("#login"))}
+	if err := chromedp.Do(ctx, append(steps, then...)...); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // healthBanner signs in to the console at url, waits for its overview, and returns what reads the
 // banner that says how the instance's stores fare ("" while it is hidden).
 func healthBanner(t *testing.T, ctx context.Context, url string) func() string {
 	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, ctx, url, adminKey)
 	until(t, "the overview to load", func() bool {
 		return eval[string](t, ctx, `(document.body && document.body.dataset.updated) || ''`) != ""
 	})
@@ -593,10 +597,7 @@ func TestConsoleInvites(t *testing.T) {
 	e.putRoom("presale", `{"capacity": 1, "entry": "invite"}`)
 	e.putRoom("open", `{"capacity": 1}`)
 	ctx := tab(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#rooms tbody a"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#rooms tbody a")))
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/rooms/open")); err != nil {
 		t.Fatal(err)
 	}
@@ -657,14 +658,11 @@ func TestConsoleTimesAreLocal(t *testing.T) {
 		return at.Format("2006-01-02T15:04:05")
 	}
 	opens := e.clock.Now().Add(48 * time.Hour).Truncate(time.Hour).In(seoul)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#drops")),
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#drops")),
 		chromedp.Click(chromedp.CSS(`details:has(form[data-kind=drop]) summary`)),
 		chromedp.SendKeys(chromedp.CSS("#new-drop-id"), "night sale"), chromedp.SendKeys(chromedp.CSS("#new-drop-stock"), "10"),
 		typed("#new-drop-opens_at", shown(opens)),
-		chromedp.Click(chromedp.CSS(`form[data-kind=drop] button[type=submit]`))); err != nil {
-		t.Fatal(err)
-	}
+		chromedp.Click(chromedp.CSS(`form[data-kind=drop] button[type=submit]`)))
 	// The form offers the rooms there are where it names one.
 	until(t, "the rooms offered", func() bool {
 		return eval[string](t, ctx, `(() => { const l = document.getElementById('new-drop-room').list;
@@ -724,11 +722,8 @@ func TestConsoleDeletes(t *testing.T) {
 	e.want(e.do("PUT", "/v1/drops/taken", adminKey, e.dropCfg("")), 200, "")
 	e.want(e.do("POST", "/v1/drops/taken/claims", "", ""), 201, "")
 	ctx := tab(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#drops tbody a")),
-		chromedp.Navigate(e.srv.URL+"/admin/drops/spare"), chromedp.Click(chromedp.CSS("#ctl-delete"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#drops tbody a")),
+		chromedp.Navigate(e.srv.URL+"/admin/drops/spare"), chromedp.Click(chromedp.CSS("#ctl-delete")))
 	until(t, "the press to ask", func() bool { return text(t, ctx, "#ctl-delete") == "Press again to delete" })
 	e.want(e.do("GET", "/v1/drops/spare", "", ""), 200, "")
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#ctl-delete"))); err != nil {
@@ -780,11 +775,8 @@ func TestConsoleEndedSales(t *testing.T) {
 	e.want(e.do("POST", "/v1/auctions/sold/buy-now", e.visitorToken("buyer"), ""), 200, "")
 	buyer := e.do("GET", "/v1/auctions/sold", "", "").str("winner")
 	ctx := tab(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#drops tbody a")),
-		chromedp.Navigate(e.srv.URL+"/admin/drops/gone"), chromedp.WaitVisible(chromedp.CSS("#controls a.download"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#drops tbody a")),
+		chromedp.Navigate(e.srv.URL+"/admin/drops/gone"), chromedp.WaitVisible(chromedp.CSS("#controls a.download")))
 	if got := eval[string](t, ctx, `[...document.querySelectorAll('#controls button')].map(b => b.id).join(' ')`); got != "" {
 		t.Fatalf("a sold-out drop's controls: %s", got)
 	}
@@ -835,11 +827,8 @@ func TestConsoleFindsACode(t *testing.T) {
 	e.want(won, 201, "")
 	visitor := e.do("GET", "/v1/drops/coupon/claims", adminKey, "").body["claims"].([]any)[0].(map[string]any)["visitor"].(string)
 	ctx := tab(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#drops tbody a")),
-		chromedp.Navigate(e.srv.URL+"/admin/drops/coupon"), chromedp.WaitVisible(chromedp.CSS("#ctl-close_now"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#drops tbody a")),
+		chromedp.Navigate(e.srv.URL+"/admin/drops/coupon"), chromedp.WaitVisible(chromedp.CSS("#ctl-close_now")))
 	shown := shownIn(t, ctx)
 	find := func(code string) {
 		t.Helper()
@@ -928,11 +917,8 @@ func TestConsoleAuditPages(t *testing.T) {
 		e.want(e.do("PATCH", "/v1/rooms/busy", adminKey, fmt.Sprintf(`{"capacity": %d}`, i)), 200, "")
 	}
 	ctx := tab(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#rooms tbody a")),
-		chromedp.Navigate(e.srv.URL+"/admin/rooms/busy")); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#rooms tbody a")),
+		chromedp.Navigate(e.srv.URL+"/admin/rooms/busy"))
 	listed := func() string {
 		return eval[string](t, ctx, `document.querySelectorAll('#audit li').length + ' ' + (document.getElementById('audit-older') || {}).hidden`)
 	}
@@ -1006,10 +992,7 @@ func TestConsoleRoomStates(t *testing.T) {
 		e.putRoom(id, cfg)
 	}
 	ctx := tab(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#rooms tbody a"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#rooms tbody a")))
 	want := "admitting paused opens later holding all no new joins letting all in"
 	states := func() string {
 		return eval[string](t, ctx, `[...document.querySelectorAll('#rooms tbody .badge')].map(b => b.textContent).join(' ')`)
@@ -1055,10 +1038,7 @@ func TestConsoleOverviewShowsMore(t *testing.T) {
 		e.want(e.do("PUT", fmt.Sprintf("/v1/drops/d%03d", i), adminKey, e.dropCfg("")), 200, "")
 	}
 	ctx := tab(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#drops tbody a"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#drops tbody a")))
 	listed := func() string {
 		return eval[string](t, ctx, `document.querySelectorAll('#drops tbody tr').length + ' ' + document.getElementById('drops-more').hidden +
 			' ' + document.getElementById('rooms-more').hidden + ' ' + document.querySelector('#drops tbody tr:last-child a').textContent`)
@@ -1087,11 +1067,8 @@ func TestConsoleShowsWhatIsGone(t *testing.T) {
 	e := setup(t, withConsole())
 	e.want(e.do("PUT", "/v1/drops/gone", adminKey, e.dropCfg("")), 200, "")
 	ctx := tab(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#drops tbody a")),
-		chromedp.Navigate(e.srv.URL+"/admin/drops/gone"), chromedp.WaitVisible(chromedp.CSS("#ctl-delete"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#drops tbody a")),
+		chromedp.Navigate(e.srv.URL+"/admin/drops/gone"), chromedp.WaitVisible(chromedp.CSS("#ctl-delete")))
 	drawn := func() string {
 		return eval[string](t, ctx, `['cards', 'controls', 'charts', 'find-code', 'edit', 'audit'].map(id => { const el = document.getElementById(id); return el && el.getClientRects().length > 0 ? id : '-'; }).join(' ')`)
 	}
@@ -1178,10 +1155,7 @@ func TestConsoleShowsWebhooks(t *testing.T) {
 	rows := func() string {
 		return eval[string](t, tb, `[...document.querySelectorAll('#webhooks tbody tr')].map(r => [...r.cells].map(c => c.textContent).join('|')).join('\n')`)
 	}
-	if err := chromedp.Do(tb, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#webhooks tbody td"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, tb, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#webhooks tbody td")))
 	until(t, "the webhooks", func() bool { return strings.Count(rows(), "\n") == 2 })
 	got := strings.Split(rows(), "\n")
 	if !strings.HasPrefix(got[0], "given-up auction ended|given up|1|Last refused: 404 Not Found") ||
@@ -1232,11 +1206,8 @@ func TestConsoleShowsWebhooks(t *testing.T) {
 		return eval[string](t, tb, `(document.querySelector('[data-card="site_told"]') || {}).textContent || ''`)
 	}
 	tb = tab(t) // a tab's time is bounded: this part has its own
-	if err := chromedp.Do(tb, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#auctions tbody td")),
-		chromedp.Navigate(e.srv.URL+"/admin/auctions/lot?lang=en")); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, tb, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#auctions tbody td")),
+		chromedp.Navigate(e.srv.URL+"/admin/auctions/lot?lang=en"))
 	until(t, "the auction's cards", func() bool {
 		return eval[string](t, tb, `(document.querySelector('[data-card="status"]') || {}).textContent || ''`) != ""
 	})
@@ -1262,10 +1233,7 @@ func TestConsoleShowsWebhooks(t *testing.T) {
 
 	plain := setup(t, withConsole())
 	tb = tab(t)
-	if err := chromedp.Do(tb, chromedp.Navigate(plain.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#auctions tbody td"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, tb, plain.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#auctions tbody td")))
 	until(t, "a refresh", func() bool { return eval[string](t, tb, `document.body.dataset.updated || ''`) != "" })
 	if shown := eval[bool](t, tb, `document.getElementById('webhooks-section').hidden`); !shown {
 		t.Fatal("a console without webhooks shows their section")
@@ -1299,10 +1267,7 @@ func TestConsoleWithoutItsWebhooks(t *testing.T) {
 	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg("")), 200, "")
 	e.want(e.do("POST", "/v1/auctions/lot/end", adminKey, ""), 200, "")
 	ctx := tab(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#rooms tbody a"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#rooms tbody a")))
 	until(t, "a refresh", func() bool { return eval[string](t, ctx, `document.body.dataset.updated || ''`) != "" })
 	if s := eval[string](t, ctx, `document.getElementById('status').textContent`); s != "" {
 		t.Fatalf("the overview says %q", s)
@@ -1470,11 +1435,8 @@ func TestConsoleShowsADropsEnd(t *testing.T) {
 	card := func() string {
 		return eval[string](t, tb, `(document.querySelector('[data-card="site_told"]') || {}).textContent || ''`)
 	}
-	if err := chromedp.Do(tb, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#drops tbody td")),
-		chromedp.Navigate(e.srv.URL+"/admin/drops/sneakers?lang=en")); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, tb, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#drops tbody td")),
+		chromedp.Navigate(e.srv.URL+"/admin/drops/sneakers?lang=en"))
 	until(t, "not told yet", func() bool { return card() == "not yetSite told" })
 	ctx := context.Background()
 	info, err := e.drops.Get(ctx, "sneakers")
@@ -1527,10 +1489,7 @@ func TestConsoleKeepsAnEditMadeWhileSaving(t *testing.T) {
 	e := setup(t, withConsole())
 	e.putRoom("sale", `{"capacity": 2}`)
 	ctx := tab(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey)
 	text(t, ctx, "#rooms tbody a") // signed in
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/rooms/sale")); err != nil {
 		t.Fatal(err)
@@ -1590,10 +1549,7 @@ func TestConsoleSavesWhatItShows(t *testing.T) {
 		return string(js)
 	}
 	ctx := tab(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#drops tbody a"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#drops tbody a")))
 	for _, c := range []struct{ page, read, kind, id string }{
 		{"/admin/rooms/hall", "/v1/rooms/hall", "room", "hall"},
 		{"/admin/drops/tee", "/v1/drops/tee/config", "drop", "tee"},
@@ -1656,10 +1612,7 @@ func TestConsoleCreatesWhatItShows(t *testing.T) {
 		return c
 	}
 	ctx := tab(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#drops tbody a"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#drops tbody a")))
 	for _, c := range []struct{ kind, id, read string }{
 		{"room", "hall", "/v1/rooms/"}, {"drop", "tee", "/v1/drops/%s/config"}, {"auction", "lot", "/v1/auctions/%s/config"},
 	} {

@@ -255,10 +255,7 @@ func TestConsoleOperators(t *testing.T) {
 	e.putRoom("sale", `{"capacity": 2}`)
 	owner := tab(t)
 	shown := shownIn(t, owner)
-	if err := chromedp.Do(owner, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#operators"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, owner, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#operators")))
 	until(t, "no operators yet", func() bool { return strings.Contains(shown("#operators tbody"), "No operators yet") })
 	if w := shown("#who"); !strings.Contains(w, "admin") || !strings.Contains(w, "owner") {
 		t.Fatalf("the header says %q", w)
@@ -390,10 +387,7 @@ func TestConsolePausesEveryRoom(t *testing.T) {
 	e.want(e.do("PATCH", "/v1/rooms/c", adminKey, `{"paused": true}`), 200, "")
 	ctx := tab(t)
 	shown := shownIn(t, ctx)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#ctl-pause_all"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#ctl-pause_all")))
 	// The buttons sit below the table of rooms: a click aimed at them before the table is filled lands
 	// where they were (CI met it once).
 	until(t, "the rooms listed", func() bool { return strings.Count(shown("#rooms tbody"), "admitting") == 2 })
@@ -440,10 +434,7 @@ func TestConsolePausesEveryRoom(t *testing.T) {
 	e.want(made, 201, "")
 	viewerKey := made.str("key")
 	wall := tab(t)
-	if err := chromedp.Do(wall, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), viewerKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#rooms tbody a"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, wall, e.srv.URL+"/admin?lang=en", viewerKey, chromedp.WaitVisible(chromedp.CSS("#rooms tbody a")))
 	if n := eval[int](t, wall, `document.querySelectorAll('#all-rooms button').length`); n != 0 {
 		t.Fatalf("a viewer is offered %d buttons for every room", n)
 	}
@@ -470,10 +461,7 @@ func TestConsoleOverviewWithoutItsChanges(t *testing.T) {
 	e.putRoom("first", `{"capacity": 1}`)
 	ctx := tab(t)
 	shown := shownIn(t, ctx)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#rooms tbody a"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#rooms tbody a")))
 	until(t, "the first room's change", func() bool { return strings.Contains(shown("#audit"), "first") })
 	audit.down.Store(true)
 	time.Sleep(5500 * time.Millisecond) // the changes are read again every five seconds: once, failing
@@ -498,10 +486,7 @@ func TestConsoleWithPartOfTheStoreDown(t *testing.T) {
 	down.Store(true)
 	ctx := tab(t)
 	shown := shownIn(t, ctx)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#ctl-pause_all"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#ctl-pause_all")))
 	until(t, "the rooms it can read listed", func() bool { return strings.Count(shown("#rooms tbody"), "admitting") == 2 })
 	if ids := eval[string](t, ctx, `[...document.querySelectorAll('#rooms tbody td:first-child')].map((td) => td.textContent).join(' ')`); ids != "a c" {
 		t.Fatalf("the table lists %q; want the readable rooms, a c", ids)

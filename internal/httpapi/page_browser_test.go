@@ -1570,11 +1570,8 @@ func TestConsoleTellsTheLine(t *testing.T) {
 	e := setup(t, withConsole())
 	e.putRoom("told", `{"capacity": 1, "page": {"title": "Concert"}}`)
 	ctx := tab(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en"), chromedp.SendKeys(chromedp.CSS("#key"), adminKey),
-		chromedp.Submit(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#rooms tbody a")),
-		chromedp.Navigate(e.srv.URL+"/admin/rooms/told"), chromedp.WaitVisible(chromedp.CSS("#edit-room-page_message"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#rooms tbody a")),
+		chromedp.Navigate(e.srv.URL+"/admin/rooms/told"), chromedp.WaitVisible(chromedp.CSS("#edit-room-page_message")))
 	until(t, "the form", func() bool { return eval[string](t, ctx, `document.getElementById('edit-room-capacity').value`) == "1" })
 	save := func(msg string) {
 		t.Helper()

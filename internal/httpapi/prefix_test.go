@@ -238,10 +238,7 @@ func TestWaitingUnderAPrefix(t *testing.T) {
 		return js(`(document.getElementById('site') || {}).textContent || ''`) == "the site at /admin/"
 	})
 
-	if err := chromedp.Do(ctx, chromedp.Navigate(proxy.URL+"/rushgate/admin?lang=en"),
-		chromedp.SendKeys(chromedp.CSS("#key"), adminKey), chromedp.Submit(chromedp.CSS("#login"))); err != nil {
-		t.Fatal(err)
-	}
+	signIn(t, ctx, proxy.URL+"/rushgate/admin?lang=en", adminKey)
 	if got := text(t, ctx, "#rooms tbody a"); got != "sale" {
 		t.Fatalf("the console's overview lists %q", got)
 	}
