@@ -43,8 +43,8 @@ type Listed[T any] struct {
 // ErrUnavailable counts toward limit among the page's Unavailable; any other failure fails the page.
 func Page[T any](ctx context.Context, after string, limit int, list Lister, get func(ctx context.Context, id string) (T, error), gone error) (Listed[T], error) {
 	page := Listed[T]{Items: []T{}, Unavailable: []string{}}
-	for n := 0; ; {
-		want := limit - n
+	for {
+		want := limit - len(page.Items) - len(page.Unavailable)
 		ids, err := list(ctx, after, want)
 		if err != nil {
 			return Listed[T]{}, err
@@ -61,13 +61,12 @@ func Page[T any](ctx context.Context, after string, limit int, list Lister, get 
 			default:
 				page.Items = append(page.Items, v)
 			}
-			n++
 		}
 		if len(ids) < want || ids[len(ids)-1] <= after {
 			return page, nil // the end, or a list that does not move on
 		}
 		after = ids[len(ids)-1]
-		if n >= limit {
+		if len(page.Items)+len(page.Unavailable) >= limit {
 			page.Next = after
 			return page, nil
 		}

@@ -133,9 +133,9 @@ func (s *Rooms) masters(ctx context.Context) (_ []master, unserved int, _ error)
 			}
 			ip, _ := m[0].ToString()
 			port, _ := m[1].AsInt64()
-			addr := ip + ":" + strconv.FormatInt(port, 10)
-			if at, ok := first[addr]; !ok || uint16(lo) < at {
-				first[addr] = uint16(lo)
+			owner := ip + ":" + strconv.FormatInt(port, 10)
+			if at, ok := first[owner]; !ok || uint16(lo) < at {
+				first[owner] = uint16(lo)
 			}
 			served += int(hi-lo) + 1
 		}
@@ -144,8 +144,8 @@ func (s *Rooms) masters(ctx context.Context) (_ []master, unserved int, _ error)
 			continue
 		}
 		out := make([]master, 0, len(first))
-		for addr, slot := range first {
-			out = append(out, master{addr, slot})
+		for owner, slot := range first {
+			out = append(out, master{owner, slot})
 		}
 		slices.SortFunc(out, func(a, b master) int { return strings.Compare(a.addr, b.addr) })
 		return out, clusterSlots - served, nil
