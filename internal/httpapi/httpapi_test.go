@@ -514,14 +514,6 @@ func TestStoreUnavailable(t *testing.T) {
 	}
 }
 
-// pingStore is a room store whose health check fails with err, as a backend in trouble says.
-type pingStore struct {
-	room.Store
-	err error
-}
-
-func (s pingStore) Ping(context.Context) error { return s.err }
-
 // TestHealthSaysHowTheStoreFares: /healthz tells a store that is down from one that answers but refuses
 // writes (503 all the same, since no join, claim or bid goes through), from replicas that do not
 // confirm claims and bids in time (200 degraded: joins go on), and from a Redis Cluster with one master
@@ -540,7 +532,9 @@ func TestHealthSaysHowTheStoreFares(t *testing.T) {
 		{fmt.Errorf("%w: 1 of 3 masters: 10.0.0.7:6379: connection refused", rushgate.ErrPartlyUnavailable),
 			200, "degraded", "partly unreachable", "1 of 3 masters: 10.0.0.7:6379: connection refused"},
 	} {
-		e := setup(t, func(_ *httpapi.Config, s *room.Store) { *s = pingStore{*s, c.err} })
+		var fails atomic.Pointer[error]
+		fails.Store(&c.err)
+		e := setup(t, func(_ *httpapi.Config, s *room.Store) { *s = switchStore{*s, &fails} })
 		if h := e.do("GET", "/healthz", "", ""); h.code != c.code || h.str("status") != c.status || h.str("store") != c.store || h.body["reason"] != nil {
 			t.Errorf("healthz with the store saying %v: %d %v; want %d, %s, %s, no reason", c.err, h.code, h.body, c.code, c.status, c.store)
 		}
