@@ -184,6 +184,7 @@ func (rs *roomState) admit(now int64, max int) room.Tick {
 	t.More = len(t.Expired) == max || len(t.Idle) == max || (len(t.Admitted) == max && rs.waiting.Len() > 0)
 	t.Next = rs.next(now)
 	t.AdmittedTotal = rs.admittedTotal
+	t.Waiting = int64(rs.waiting.Len())
 	return t
 }
 

@@ -482,7 +482,8 @@ func (s *Rooms) Admit(ctx context.Context, id string, max int) (room.Tick, error
 	if len(r) == 1 {
 		return room.Tick{}, room.ErrNotFound
 	}
-	t := room.Tick{Expired: strs(r[1]), Idle: strs(r[2]), More: integer(r[3]) == 1, AdmittedTotal: integer(r[5])}
+	t := room.Tick{Expired: strs(r[1]), Idle: strs(r[2]), More: integer(r[3]) == 1, AdmittedTotal: integer(r[5]),
+		Waiting: integer(r[6])}
 	if next := integer(r[4]); next > 0 {
 		t.Next = time.UnixMilli(next).UTC()
 	}

@@ -121,7 +121,15 @@ func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Po
 			GraceExpiries: rushgate.PerSecond(prev, cur, figGrace),
 		}
 		if p.Waiting > 0 {
-			rate := rushgate.PerSecond(samples[from], cur, figAdmitted)
+			// The pace the line's visitors are told: admissions while some waited (see pace).
+			window := samples[from : i+1]
+			rate := pace(len(window), func(i int) (time.Time, int64, bool) {
+				s := window[i]
+				if len(s.Figures) <= max(figAdmitted, figWaiting) { // a sample of an older version
+					return s.At, 0, false
+				}
+				return s.At, s.Figures[figAdmitted], s.Figures[figWaiting] > 0
+			})
 			eta, bound := wait(rate, p.Waiting, cfg, cur.At)
 			p.ETABack, p.ETABackBound = eta.Seconds(), bound
 		}

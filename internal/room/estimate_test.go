@@ -52,10 +52,45 @@ func TestEstimateSaysWhenItIsABound(t *testing.T) {
 		if got, bound := e.estimate(now, 10, c.cfg); got != c.want || bound != c.bound {
 			t.Errorf("%s, before any admission: %v (upper bound %v), want %v (%v)", c.name, got, bound, c.want, c.bound)
 		}
-		e.observe(now, 0)
-		e.observe(now.Add(time.Second), 5) // 5 admitted a second
+		e.observe(now, 0, true)
+		e.observe(now.Add(time.Second), 5, true) // 5 admitted a second from a line
 		if got, bound := e.estimate(now.Add(time.Second), 10, c.cfg); got != 2*time.Second || bound {
 			t.Errorf("%s, at 5 a second: %v (upper bound %v), want 2s, an estimate", c.name, got, bound)
+		}
+	}
+}
+
+// TestPaceIsTheLines: only admissions made while visitors waited in a room that was admitting tell
+// the line's pace. A quiet spell that admitted each arrival at once, or a pause that admitted nobody,
+// would otherwise slow the estimate of a line that moves at ten a second to a crawl.
+func TestPaceIsTheLines(t *testing.T) {
+	start := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	at := func(secs float64) time.Time { return start.Add(time.Duration(secs * float64(time.Second))) }
+	type step struct {
+		secs  float64
+		total int64
+		lined bool
+	}
+	for _, c := range []struct {
+		name  string
+		steps []step
+		want  float64
+	}{
+		{"nothing observed", nil, 0},
+		{"one step", []step{{0, 10, true}}, 0},
+		{"a quiet spell: arrivals admitted at once", []step{{0, 1, false}, {20, 2, false}, {40, 3, false}, {59, 4, false}}, 0},
+		{"a crowd after a quiet spell", []step{{0, 1, false}, {20, 2, false}, {40, 3, false}, {59, 14, true}, {60, 24, true}, {61, 34, true}}, 10},
+		{"a pause in a moving line", []step{{0, 0, true}, {1, 10, true}, {2, 20, true}, {3, 20, false}, {31, 20, false}, {32, 30, true}}, 10},
+		{"a line that does not move", []step{{0, 5, true}, {30, 5, true}}, 0},
+		{"the line empties", []step{{0, 0, true}, {1, 4, true}, {2, 8, false}, {30, 9, false}}, 4},
+		{"a line gone at once", []step{{0, 0, true}, {1, 4, false}}, 0},
+	} {
+		var e estimator
+		for _, s := range c.steps {
+			e.observe(at(s.secs), s.total, s.lined)
+		}
+		if got := e.observed(); got < c.want-1e-9 || got > c.want+1e-9 {
+			t.Errorf("%s: %.3f a second, want %.3f", c.name, got, c.want)
 		}
 	}
 }

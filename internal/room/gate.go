@@ -150,7 +150,8 @@ func (g *gate) tick(ctx context.Context) (Tick, error) {
 	if err != nil {
 		return t, err
 	}
-	g.eta.observe(g.s.opts.Clock(), t.AdmittedTotal)
+	now := g.s.opts.Clock()
+	g.eta.observe(now, t.AdmittedTotal, t.Waiting > 0 && !g.holds(ctx, now))
 	obs := g.s.opts.Observer
 	if n := len(t.Admitted); n > 0 {
 		obs.Admitted(g.id, n)
@@ -211,6 +212,14 @@ func (g *gate) touch(ctx context.Context) {
 	}
 }
 
+// holds reports whether the room lets nobody in at now by its config (paused, or before its opening):
+// a line that waits for the operator or the opening says nothing of the room's pace. A config that
+// cannot be read is taken to admit, as it almost always does.
+func (g *gate) holds(ctx context.Context, now time.Time) bool {
+	cfg, err := g.config(ctx)
+	return err == nil && cfg.Holds(now)
+}
+
 // config returns the room's config, re-read at most every few seconds since it only feeds estimates
 // and pacing, never admission decisions (those read the store's copy inside the atomic step).
 func (g *gate) config(ctx context.Context) (Config, error) {
@@ -264,15 +273,18 @@ func (s *Service) forget(g *gate) {
 	s.opts.Observer.Gone(g.id)
 }
 
-// estimator turns the recently observed admission rate into waiting times.
+// estimator turns the pace at which the line recently moved into waiting times.
 type estimator struct {
 	mu      sync.Mutex
 	samples []sample
 }
 
+// sample is what one admission step left: when, the room's admissions so far, and whether the room
+// then set the pace (see pace).
 type sample struct {
 	at    time.Time
 	total int64
+	lined bool
 }
 
 const (
@@ -282,14 +294,16 @@ const (
 	minObserved = 2
 )
 
-func (e *estimator) observe(now time.Time, total int64) {
+// observe notes a step at now: total admissions so far, and lined when visitors still wait in a room
+// that is admitting.
+func (e *estimator) observe(now time.Time, total int64, lined bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if n := len(e.samples); n > 0 && now.Sub(e.samples[n-1].at) < etaSpacing {
-		e.samples[n-1].total = total
+		e.samples[n-1].total, e.samples[n-1].lined = total, lined
 		return
 	}
-	e.samples = append(e.samples, sample{now, total})
+	e.samples = append(e.samples, sample{now, total, lined})
 	i := 0
 	for i < len(e.samples)-minObserved && now.Sub(e.samples[i].at) > etaWindow {
 		i++
@@ -297,19 +311,42 @@ func (e *estimator) observe(now time.Time, total int64) {
 	e.samples = e.samples[i:]
 }
 
-// observed returns admissions per second over the window, or 0 when there were none.
+// observed returns the line's pace over the window in admissions per second, or 0 when the window saw
+// no admission from a line.
 func (e *estimator) observed() float64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if len(e.samples) < minObserved {
+	return pace(len(e.samples), func(i int) (time.Time, int64, bool) {
+		s := e.samples[i]
+		return s.at, s.total, s.lined
+	})
+}
+
+// pace is how fast a line moved over n observations, oldest first, each giving its time, the room's
+// admissions so far and whether visitors then waited in a room that was admitting: the admissions of
+// the spans that began and ended so, per second of those spans; 0 when there were none. The other spans
+// show how fast visitors arrived, or how long the room held them, not how fast it lets them in: a
+// quiet room admits each arrival at once, and the crowd that forms a line after it moves at the room's
+// pace, not at the quiet's; a line moves after a pause as it did before.
+func pace(n int, observation func(i int) (at time.Time, total int64, lined bool)) float64 {
+	var secs float64
+	var admitted int64
+	if n == 0 {
 		return 0
 	}
-	first, last := e.samples[0], e.samples[len(e.samples)-1]
-	dt := last.at.Sub(first.at).Seconds()
-	if dt <= 0 || last.total <= first.total {
+	at, total, lined := observation(0)
+	for i := 1; i < n; i++ {
+		next, nextTotal, nextLined := observation(i)
+		if lined && nextLined {
+			secs += next.Sub(at).Seconds()
+			admitted += max(0, nextTotal-total)
+		}
+		at, total, lined = next, nextTotal, nextLined
+	}
+	if secs <= 0 || admitted == 0 {
 		return 0
 	}
-	return float64(last.total-first.total) / dt
+	return float64(admitted) / secs
 }
 
 // estimate is the wait for the visitor at position, from the rate observed recently (see wait).

@@ -156,6 +156,108 @@ func TestETA(t *testing.T) {
 	}
 }
 
+// TestETAFollowsTheLine: a room that admitted a trickle of arrivals at once for a minute, then met a
+// crowd, tells the crowd the wait its rate sets (10 a second), not one drawn from the trickle's pace
+// (one every 20 s, which made it seven minutes at position 90). A pause neither slows the estimate
+// after the resume.
+func TestETAFollowsTheLine(t *testing.T) {
+	svc, c := manual(t)
+	ctx := context.Background()
+	cfg := config(0)
+	cfg.Rate = &room.Rate{Admits: 10, Per: rushgate.Duration(time.Second)}
+	cfg.IdleTimeout = rushgate.Duration(time.Hour)
+	if err := svc.Put(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 { // the quiet spell
+		if _, err := svc.Join(ctx, "r", room.Entrant{Visitor: fmt.Sprintf("early%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+		if tk, err := svc.Tick(ctx, "r"); err != nil || len(tk.Admitted) != 1 || tk.Waiting != 0 {
+			t.Fatalf("quiet tick: %+v, %v", tk, err)
+		}
+		c.Advance(20 * time.Second)
+	}
+	for i := range 100 {
+		_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: fmt.Sprintf("v%03d", i)})
+	}
+	if tk, err := svc.Tick(ctx, "r"); err != nil || len(tk.Admitted) != 10 || tk.Waiting != 90 {
+		t.Fatalf("the crowd's first tick: %d admitted, %d waiting, %v", len(tk.Admitted), tk.Waiting, err)
+	}
+	near := func(what string, v room.View, position int64, want time.Duration) {
+		t.Helper()
+		if v.Position != position || v.ETA < want-want/10 || v.ETA > want+want/10 {
+			t.Fatalf("%s: ETA at position %d = %v, want about %v at %d", what, v.Position, v.ETA, want, position)
+		}
+	}
+	v, _ := svc.Status(ctx, "r", "v099")
+	near("after the quiet spell", v, 90, 9*time.Second)
+	for range 3 { // the line moves at its rate
+		c.Advance(time.Second)
+		_, _ = svc.Tick(ctx, "r")
+	}
+	v, _ = svc.Status(ctx, "r", "v099")
+	near("moving", v, 60, 6*time.Second)
+
+	cfg.Paused = true
+	if err := svc.Put(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	for range 30 {
+		c.Advance(time.Second)
+		_, _ = svc.Tick(ctx, "r")
+	}
+	cfg.Paused = false
+	if err := svc.Put(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(time.Second)
+	_, _ = svc.Tick(ctx, "r")
+	v, _ = svc.Status(ctx, "r", "v099")
+	near("after a pause", v, 50, 5*time.Second)
+}
+
+// TestHistoryETAFollowsTheLine: the console's "wait at the back" takes the line's pace as a visitor's
+// ETA does (see TestETAFollowsTheLine): after a quiet minute, a crowd at ten a second is told seconds,
+// not minutes.
+func TestHistoryETAFollowsTheLine(t *testing.T) {
+	c := storetest.NewClock(time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC))
+	svc := room.NewService(memstore.NewRooms(memstore.Options{Clock: c.Now}),
+		room.Options{Clock: c.Now, Manual: true, History: memstore.NewHistory(c.Now)})
+	t.Cleanup(svc.Stop)
+	ctx := context.Background()
+	cfg := config(0)
+	cfg.Rate = &room.Rate{Admits: 10, Per: rushgate.Duration(time.Second)}
+	cfg.SessionTTL, cfg.IdleTimeout = rushgate.Duration(time.Hour), rushgate.Duration(time.Hour)
+	if err := svc.Put(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	start := c.Now()
+	for i := range 4 { // a quiet minute: each arrival is let in at once
+		_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: fmt.Sprintf("early%d", i)})
+		_, _ = svc.Tick(ctx, "r")
+		svc.Sample(ctx)
+		c.Advance(20 * time.Second)
+	}
+	for i := range 100 {
+		_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: fmt.Sprintf("v%03d", i)})
+	}
+	for range 2 {
+		_, _ = svc.Tick(ctx, "r")
+		svc.Sample(ctx)
+		c.Advance(time.Second)
+	}
+	points, err := svc.History(ctx, "r", start)
+	if err != nil || len(points) == 0 {
+		t.Fatalf("History: %d points, %v", len(points), err)
+	}
+	last := points[len(points)-1]
+	if last.Waiting != 80 || last.ETABack < 7 || last.ETABack > 9 || last.ETABackBound {
+		t.Fatalf("the wait at the back of 80 in a line moving at 10 a second: %.1f s (bound %v), waiting %d; want about 8 s",
+			last.ETABack, last.ETABackBound, last.Waiting)
+	}
+}
+
 // closed reports whether a subscription's channel was closed (a room-wide refresh) by now.
 func closed(changed <-chan struct{}) bool {
 	select {

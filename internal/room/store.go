@@ -105,6 +105,9 @@ type Tick struct {
 	Next time.Time
 	// AdmittedTotal counts every admission the room has made, for ETAs and metrics.
 	AdmittedTotal int64
+	// Waiting counts the visitors still in line after the step. Admissions made while some wait show
+	// the room's pace; those of a room with nobody waiting show only how fast visitors arrive.
+	Waiting int64
 }
 
 // Stats counts a room's visitors: how many wait and are in now, and totals since the room was created,

@@ -106,7 +106,7 @@ func (s *side) tick(tk room.Tick, err error) string {
 	}
 	slices.Sort(tk.Expired)
 	slices.Sort(tk.Idle)
-	fmt.Fprintf(&b, "] expired=%v idle=%v total=%d", tk.Expired, tk.Idle, tk.AdmittedTotal)
+	fmt.Fprintf(&b, "] expired=%v idle=%v total=%d waiting=%d", tk.Expired, tk.Idle, tk.AdmittedTotal, tk.Waiting)
 	s.more, s.next = tk.More, tk.Next.Truncate(time.Millisecond)
 	return b.String()
 }

@@ -725,12 +725,12 @@ func testBatch(t *testing.T, h Harness) {
 	put(t, h, "r", cfg(100))
 	join(t, h, "r", names("v", 25)...)
 	tk, err := h.Rooms.Admit(ctx, "r", 10)
-	if err != nil || len(tk.Admitted) != 10 || !tk.More {
-		t.Fatalf("Admit(max 10) = %d admitted, more %v, %v", len(tk.Admitted), tk.More, err)
+	if err != nil || len(tk.Admitted) != 10 || !tk.More || tk.Waiting != 15 {
+		t.Fatalf("Admit(max 10) = %d admitted, more %v, %d still waiting, %v", len(tk.Admitted), tk.More, tk.Waiting, err)
 	}
 	tk, _ = h.Rooms.Admit(ctx, "r", 15)
-	if len(tk.Admitted) != 15 || tk.More {
-		t.Fatalf("second batch = %d admitted, more %v", len(tk.Admitted), tk.More)
+	if len(tk.Admitted) != 15 || tk.More || tk.Waiting != 0 {
+		t.Fatalf("second batch = %d admitted, more %v, %d still waiting", len(tk.Admitted), tk.More, tk.Waiting)
 	}
 }
 

@@ -7,7 +7,8 @@
 -- ARGV[1] most visitors to admit, and to expire of each kind  ARGV[2] now override (ms)
 -- ARGV[3] pub/sub channel for changes  ARGV[4] how long a fence is kept (ms; see line.lua)
 -- Returns {-1} for an unknown room, else
---   {{visitor, admission id, expiry ms, ...}, {expired...}, {idle...}, more (1/0), next ms (0: none), total}
+--   {{visitor, admission id, expiry ms, ...}, {expired...}, {idle...}, more (1/0), next ms (0: none), total,
+--   waiting (the line's length after the step)}
 local cfg = room_cfg(KEYS[1])
 if not cfg then
   return {-1}
@@ -146,4 +147,4 @@ end
 if #changed > 0 then
   redis.call('PUBLISH', ARGV[3], table.concat(changed, ' '))
 end
-return {admitted, expired, idle, more, next, total}
+return {admitted, expired, idle, more, next, total, waiting}
