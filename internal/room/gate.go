@@ -233,7 +233,7 @@ func (g *gate) config(ctx context.Context) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	g.cfg, g.cfgRead = &cfg, now
+	g.replaceConfig(cfg)
 	return cfg, nil
 }
 
@@ -260,7 +260,24 @@ func (g *gate) view(ctx context.Context, st Status) View {
 func (g *gate) setConfig(cfg Config) {
 	g.cfgMu.Lock()
 	defer g.cfgMu.Unlock()
+	g.replaceConfig(cfg)
+}
+
+// replaceConfig caches cfg as the room's config. When it changes how fast the line can move, the pace
+// observed under the old one no longer holds: estimates start afresh from the new config, which says
+// the wait exactly for a rate, and at most for a capacity, until the line is seen moving again.
+func (g *gate) replaceConfig(cfg Config) {
+	if g.cfg != nil && !samePace(*g.cfg, cfg) {
+		g.eta.reset()
+	}
 	g.cfg, g.cfgRead = &cfg, time.Now()
+}
+
+// samePace reports whether a and b let a line in alike: the same capacity, session length, rate and
+// mode.
+func samePace(a, b Config) bool {
+	sameRate := (a.Rate == nil) == (b.Rate == nil) && (a.Rate == nil || *a.Rate == *b.Rate)
+	return sameRate && a.Capacity == b.Capacity && a.SessionTTL == b.SessionTTL && a.Mode == b.Mode
 }
 
 func (s *Service) forget(g *gate) {
@@ -309,6 +326,13 @@ func (e *estimator) observe(now time.Time, total int64, lined bool) {
 		i++
 	}
 	e.samples = e.samples[i:]
+}
+
+// reset forgets what was observed.
+func (e *estimator) reset() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.samples = nil
 }
 
 // observed returns the line's pace over the window in admissions per second, or 0 when the window saw

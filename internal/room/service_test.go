@@ -217,6 +217,51 @@ func TestETAFollowsTheLine(t *testing.T) {
 	near("after a pause", v, 50, 5*time.Second)
 }
 
+// TestETAAfterARateChange: the pace a line showed under one rate says nothing once the operator changes
+// it: the next estimates follow the new rate, in both directions, instead of the old pace for a
+// minute (ten times too long after a raise, ten times too short after a cut).
+func TestETAAfterARateChange(t *testing.T) {
+	svc, c := manual(t)
+	ctx := context.Background()
+	cfg := config(0)
+	cfg.Rate = &room.Rate{Admits: 1, Per: rushgate.Duration(time.Second)}
+	cfg.IdleTimeout = rushgate.Duration(time.Hour)
+	if err := svc.Put(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: fmt.Sprintf("v%03d", i)})
+	}
+	move := func(secs int) {
+		for range secs {
+			_, _ = svc.Tick(ctx, "r")
+			c.Advance(time.Second)
+		}
+		_, _ = svc.Tick(ctx, "r")
+	}
+	eta := func(what string, want time.Duration) {
+		t.Helper()
+		v, _ := svc.Status(ctx, "r", "v199")
+		if v.ETA < want-want/10 || v.ETA > want+want/10 {
+			t.Fatalf("%s: ETA at position %d = %v, want about %v", what, v.Position, v.ETA, want)
+		}
+	}
+	move(10)
+	eta("at one a second", 189*time.Second)
+	cfg.Rate = &room.Rate{Admits: 10, Per: rushgate.Duration(time.Second)}
+	if err := svc.Put(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	eta("raised to ten a second", 18900*time.Millisecond)
+	move(5)
+	eta("moving at ten a second", 13900*time.Millisecond)
+	cfg.Rate = &room.Rate{Admits: 1, Per: rushgate.Duration(time.Second)}
+	if err := svc.Put(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	eta("cut to one a second", 139*time.Second)
+}
+
 // TestHistoryETAFollowsTheLine: the console's "wait at the back" takes the line's pace as a visitor's
 // ETA does (see TestETAFollowsTheLine): after a quiet minute, a crowd at ten a second is told seconds,
 // not minutes.
