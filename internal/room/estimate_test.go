@@ -34,19 +34,23 @@ func TestEstimateBounded(t *testing.T) {
 // TestEstimateSaysWhenItIsABound: before admissions are observed, a wait set by the capacity (every
 // admitted visitor staying the whole session) is the most it can be, and says so; one set by the
 // rate, which admits no faster whoever leaves, is an estimate; so is every wait once the line moves.
+// A moving line's pace is what was observed, but never faster than the rate, and in a room with a rate
+// and no capacity the rate itself.
 func TestEstimateSaysWhenItIsABound(t *testing.T) {
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	ttl := rushgate.Duration(10 * time.Minute)
 	for _, c := range []struct {
-		name  string
-		cfg   Config
-		want  time.Duration
-		bound bool
+		name   string
+		cfg    Config
+		want   time.Duration
+		bound  bool
+		moving time.Duration // observed moving at 5 a second
 	}{
-		{"capacity alone", Config{Capacity: 5, SessionTTL: ttl}, 20 * time.Minute, true},
-		{"capacity slower than the rate", Config{Capacity: 5, SessionTTL: ttl, Rate: &Rate{Admits: 10, Per: rushgate.Duration(time.Second)}}, 20 * time.Minute, true},
-		{"rate slower than the capacity", Config{Capacity: 5000, SessionTTL: ttl, Rate: &Rate{Admits: 1, Per: rushgate.Duration(time.Second)}}, 10 * time.Second, false},
-		{"rate alone", Config{Rate: &Rate{Admits: 2, Per: rushgate.Duration(time.Second)}}, 5 * time.Second, false},
+		{"capacity alone", Config{Capacity: 5, SessionTTL: ttl}, 20 * time.Minute, true, 2 * time.Second},
+		{"capacity slower than the rate", Config{Capacity: 5, SessionTTL: ttl, Rate: &Rate{Admits: 10, Per: rushgate.Duration(time.Second)}}, 20 * time.Minute, true, 2 * time.Second},
+		{"rate slower than the capacity", Config{Capacity: 5000, SessionTTL: ttl, Rate: &Rate{Admits: 1, Per: rushgate.Duration(time.Second)}}, 10 * time.Second, false, 10 * time.Second},
+		{"rate alone", Config{Rate: &Rate{Admits: 2, Per: rushgate.Duration(time.Second)}}, 5 * time.Second, false, 5 * time.Second},
+		{"rate alone, faster than observed", Config{Rate: &Rate{Admits: 20, Per: rushgate.Duration(time.Second)}}, 500 * time.Millisecond, false, 500 * time.Millisecond},
 	} {
 		var e estimator
 		if got, bound := e.estimate(now, 10, c.cfg); got != c.want || bound != c.bound {
@@ -54,8 +58,8 @@ func TestEstimateSaysWhenItIsABound(t *testing.T) {
 		}
 		e.observe(now, 0, true)
 		e.observe(now.Add(time.Second), 5, true) // 5 admitted a second from a line
-		if got, bound := e.estimate(now.Add(time.Second), 10, c.cfg); got != 2*time.Second || bound {
-			t.Errorf("%s, at 5 a second: %v (upper bound %v), want 2s, an estimate", c.name, got, bound)
+		if got, bound := e.estimate(now.Add(time.Second), 10, c.cfg); got != c.moving || bound {
+			t.Errorf("%s, at 5 a second: %v (upper bound %v), want %v, an estimate", c.name, got, bound, c.moving)
 		}
 	}
 }

@@ -394,10 +394,19 @@ func configRate(cfg Config) (rate float64, capped bool) {
 	return rate, capped
 }
 
-// wait is the wait at position for a line that moves at rate admissions a second, or at the rate the
-// config guarantees when rate is 0, plus the time until the room opens; bound says the config's
-// capacity term set the pace, which makes the wait the most it can be (see View.ETAUpperBound).
-func wait(rate float64, position int64, cfg Config, now time.Time) (d time.Duration, bound bool) {
+// wait is the wait at position for a line that moves at the observed rate of admissions a second, or
+// at the rate the config guarantees when that is 0, plus the time until the room opens; bound says the
+// config's capacity term set the pace, which makes the wait the most it can be (see
+// View.ETAUpperBound). A line never moves faster than the config's rate, and one with no capacity to
+// wait for moves at exactly that rate: its steps admit whenever the rate's window allows, so the rate
+// says its wait better than any pace measured over the bursts in which they let visitors in.
+func wait(observed float64, position int64, cfg Config, now time.Time) (d time.Duration, bound bool) {
+	rate := observed
+	if r := cfg.Rate; r != nil {
+		if limit := float64(r.Admits) / time.Duration(r.Per).Seconds(); cfg.Capacity == 0 || rate > limit {
+			rate = limit
+		}
+	}
 	if rate == 0 {
 		rate, bound = configRate(cfg)
 	}

@@ -156,149 +156,189 @@ func TestETA(t *testing.T) {
 	}
 }
 
-// TestETAFollowsTheLine: a room that admitted a trickle of arrivals at once for a minute, then met a
-// crowd, tells the crowd the wait its rate sets (10 a second), not one drawn from the trickle's pace
-// (one every 20 s, which made it seven minutes at position 90). A pause neither slows the estimate
-// after the resume.
-func TestETAFollowsTheLine(t *testing.T) {
-	svc, c := manual(t)
-	ctx := context.Background()
-	cfg := config(0)
-	cfg.Rate = &room.Rate{Admits: 10, Per: rushgate.Duration(time.Second)}
-	cfg.IdleTimeout = rushgate.Duration(time.Hour)
-	if err := svc.Put(ctx, "r", cfg); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 4 { // the quiet spell
-		if _, err := svc.Join(ctx, "r", room.Entrant{Visitor: fmt.Sprintf("early%d", i)}); err != nil {
-			t.Fatal(err)
-		}
-		if tk, err := svc.Tick(ctx, "r"); err != nil || len(tk.Admitted) != 1 || tk.Waiting != 0 {
-			t.Fatalf("quiet tick: %+v, %v", tk, err)
-		}
-		c.Advance(20 * time.Second)
-	}
-	for i := range 100 {
-		_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: fmt.Sprintf("v%03d", i)})
-	}
-	if tk, err := svc.Tick(ctx, "r"); err != nil || len(tk.Admitted) != 10 || tk.Waiting != 90 {
-		t.Fatalf("the crowd's first tick: %d admitted, %d waiting, %v", len(tk.Admitted), tk.Waiting, err)
-	}
-	near := func(what string, v room.View, position int64, want time.Duration) {
-		t.Helper()
-		if v.Position != position || v.ETA < want-want/10 || v.ETA > want+want/10 {
-			t.Fatalf("%s: ETA at position %d = %v, want about %v at %d", what, v.Position, v.ETA, want, position)
-		}
-	}
-	v, _ := svc.Status(ctx, "r", "v099")
-	near("after the quiet spell", v, 90, 9*time.Second)
-	for range 3 { // the line moves at its rate
-		c.Advance(time.Second)
-		_, _ = svc.Tick(ctx, "r")
-	}
-	v, _ = svc.Status(ctx, "r", "v099")
-	near("moving", v, 60, 6*time.Second)
-
-	cfg.Paused = true
-	if err := svc.Put(ctx, "r", cfg); err != nil {
-		t.Fatal(err)
-	}
-	for range 30 {
-		c.Advance(time.Second)
-		_, _ = svc.Tick(ctx, "r")
-	}
-	cfg.Paused = false
-	if err := svc.Put(ctx, "r", cfg); err != nil {
-		t.Fatal(err)
-	}
-	c.Advance(time.Second)
-	_, _ = svc.Tick(ctx, "r")
-	v, _ = svc.Status(ctx, "r", "v099")
-	near("after a pause", v, 50, 5*time.Second)
+// paced is a room for the ETA tests that lets its line in at ten a second, either by its rate or by a
+// capacity of ten whose visitors leave after a second (the config promising no more than ten in ten
+// minutes), on a Manual service: second lets a second pass and steps the room, and admitted lists
+// who is in.
+type paced struct {
+	svc      *room.Service
+	clock    *storetest.Clock
+	cfg      room.Config
+	admitted map[string]string // visitor -> admission id
 }
 
-// TestETAAfterARateChange: the pace a line showed under one rate says nothing once the operator changes
-// it: the next estimates follow the new rate, in both directions, instead of the old pace for a
-// minute (ten times too long after a raise, ten times too short after a cut).
-func TestETAAfterARateChange(t *testing.T) {
-	svc, c := manual(t)
-	ctx := context.Background()
-	cfg := config(0)
-	cfg.Rate = &room.Rate{Admits: 1, Per: rushgate.Duration(time.Second)}
-	cfg.IdleTimeout = rushgate.Duration(time.Hour)
-	if err := svc.Put(ctx, "r", cfg); err != nil {
+func newPaced(t *testing.T, byCapacity, history bool) *paced {
+	t.Helper()
+	c := storetest.NewClock(time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC))
+	opts := room.Options{Clock: c.Now, Manual: true}
+	if history {
+		opts.History = memstore.NewHistory(c.Now)
+	}
+	svc := room.NewService(memstore.NewRooms(memstore.Options{Clock: c.Now}), opts)
+	t.Cleanup(svc.Stop)
+	p := &paced{svc: svc, clock: c, cfg: config(0), admitted: map[string]string{}}
+	p.cfg.SessionTTL, p.cfg.IdleTimeout = rushgate.Duration(10*time.Minute), rushgate.Duration(time.Hour)
+	if byCapacity {
+		p.cfg.Capacity = 10
+	} else {
+		p.cfg.Rate = &room.Rate{Admits: 10, Per: rushgate.Duration(time.Second)}
+	}
+	p.put(t)
+	return p
+}
+
+func (p *paced) put(t *testing.T) {
+	t.Helper()
+	if err := p.svc.Put(context.Background(), "r", p.cfg); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 200 {
-		_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: fmt.Sprintf("v%03d", i)})
+}
+
+func (p *paced) join(prefix string, n int) {
+	for i := range n {
+		_, _ = p.svc.Join(context.Background(), "r", room.Entrant{Visitor: fmt.Sprintf("%s%03d", prefix, i)})
 	}
-	move := func(secs int) {
-		for range secs {
-			_, _ = svc.Tick(ctx, "r")
-			c.Advance(time.Second)
+}
+
+// step runs one admission step and notes who it let in.
+func (p *paced) step(t *testing.T) room.Tick {
+	t.Helper()
+	tk, err := p.svc.Tick(context.Background(), "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range tk.Admitted {
+		p.admitted[a.Visitor] = a.Admission.ID
+	}
+	return tk
+}
+
+// second lets a second pass: in a room of capacity, everyone in leaves at its end; then a step.
+func (p *paced) second(t *testing.T) room.Tick {
+	t.Helper()
+	p.clock.Advance(time.Second)
+	if p.cfg.Capacity > 0 {
+		for v, id := range p.admitted {
+			if err := p.svc.Release(context.Background(), "r", v, id); err != nil {
+				t.Fatal(err)
+			}
 		}
-		_, _ = svc.Tick(ctx, "r")
+		clear(p.admitted)
 	}
-	eta := func(what string, want time.Duration) {
-		t.Helper()
-		v, _ := svc.Status(ctx, "r", "v199")
-		if v.ETA < want-want/10 || v.ETA > want+want/10 {
-			t.Fatalf("%s: ETA at position %d = %v, want about %v", what, v.Position, v.ETA, want)
-		}
+	return p.step(t)
+}
+
+// eta checks the wait the last of the crowd is told: about want, an upper bound or not.
+func (p *paced) eta(t *testing.T, what string, position int64, want time.Duration, bound bool) {
+	t.Helper()
+	v, err := p.svc.Status(context.Background(), "r", "v099")
+	if err != nil || v.Position != position || v.ETAUpperBound != bound || v.ETA < want-want/10 || v.ETA > want+want/10 {
+		t.Fatalf("%s: at %d told %v (upper bound %v), %v; want about %v (%v) at %d", what, v.Position, v.ETA, v.ETAUpperBound, err, want, bound, position)
 	}
-	move(10)
-	eta("at one a second", 189*time.Second)
-	cfg.Rate = &room.Rate{Admits: 10, Per: rushgate.Duration(time.Second)}
-	if err := svc.Put(ctx, "r", cfg); err != nil {
-		t.Fatal(err)
+}
+
+// TestETAFollowsTheLine: a room that admitted a trickle of arrivals at once for a minute, then met a
+// crowd, tells the crowd the wait its line's pace sets (10 a second), not one drawn from the trickle's
+// (one every 20 s, which made it minutes); a room of capacity, whose config promises less, says the
+// most it can be until its line has moved. A pause does not slow the estimates after the resume.
+func TestETAFollowsTheLine(t *testing.T) {
+	for _, byCapacity := range []bool{false, true} {
+		t.Run(map[bool]string{false: "rate", true: "capacity"}[byCapacity], func(t *testing.T) {
+			p := newPaced(t, byCapacity, false)
+			for i := range 4 { // the quiet spell: each arrival let in at once, and gone before the next
+				p.join(fmt.Sprintf("early%d-", i), 1)
+				if tk := p.step(t); len(tk.Admitted) != 1 || tk.Waiting != 0 {
+					t.Fatalf("quiet step: %d admitted, %d waiting", len(tk.Admitted), tk.Waiting)
+				}
+				p.clock.Advance(19 * time.Second)
+				p.second(t)
+			}
+			p.join("v", 100)
+			if tk := p.step(t); len(tk.Admitted) != 10 || tk.Waiting != 90 {
+				t.Fatalf("the crowd's first step: %d admitted, %d waiting", len(tk.Admitted), tk.Waiting)
+			}
+			if byCapacity {
+				p.eta(t, "after the quiet spell, before the line moved", 90, 90*time.Minute, true)
+			} else {
+				p.eta(t, "after the quiet spell", 90, 9*time.Second, false)
+			}
+			for range 3 {
+				p.second(t)
+			}
+			p.eta(t, "moving", 60, 6*time.Second, false)
+
+			p.cfg.Paused = true
+			p.put(t)
+			for range 30 {
+				p.second(t)
+			}
+			p.cfg.Paused = false
+			p.put(t)
+			p.second(t)
+			p.eta(t, "after a pause", 50, 5*time.Second, false)
+		})
 	}
-	eta("raised to ten a second", 18900*time.Millisecond)
-	move(5)
-	eta("moving at ten a second", 13900*time.Millisecond)
-	cfg.Rate = &room.Rate{Admits: 1, Per: rushgate.Duration(time.Second)}
-	if err := svc.Put(ctx, "r", cfg); err != nil {
-		t.Fatal(err)
+}
+
+// TestETAAfterAChangeOfPace: the pace a line showed under one config says nothing once the operator
+// changes its rate or capacity: the next estimates follow the new config (the rate's wait, or the most
+// a capacity allows) rather than the old pace for a minute, ten times too long after a raise and ten
+// times too short after a cut.
+func TestETAAfterAChangeOfPace(t *testing.T) {
+	p := newPaced(t, false, false)
+	p.cfg.Rate = &room.Rate{Admits: 1, Per: rushgate.Duration(time.Second)}
+	p.put(t)
+	p.join("v", 100)
+	p.step(t)
+	for range 10 {
+		p.second(t)
 	}
-	eta("cut to one a second", 139*time.Second)
+	p.eta(t, "at one a second", 89, 89*time.Second, false)
+	p.cfg.Rate = &room.Rate{Admits: 10, Per: rushgate.Duration(time.Second)}
+	p.put(t)
+	p.eta(t, "raised to ten a second", 89, 8900*time.Millisecond, false)
+	p.second(t)
+	p.eta(t, "moving at ten a second", 79, 7900*time.Millisecond, false)
+
+	p.cfg.Rate, p.cfg.Capacity = nil, 10 // now ten at a time, each staying a second
+	p.put(t)
+	for range 3 {
+		p.second(t)
+	}
+	p.eta(t, "ten at a time", 49, 4900*time.Millisecond, false)
+	p.cfg.Capacity = 2
+	p.put(t)
+	p.eta(t, "cut to two at a time", 49, 49*5*time.Minute, true)
 }
 
 // TestHistoryETAFollowsTheLine: the console's "wait at the back" takes the line's pace as a visitor's
-// ETA does (see TestETAFollowsTheLine): after a quiet minute, a crowd at ten a second is told seconds,
-// not minutes.
+// ETA does (see TestETAFollowsTheLine): after a quiet minute, a crowd let in at ten a second by a room
+// of capacity is told seconds, not minutes.
 func TestHistoryETAFollowsTheLine(t *testing.T) {
-	c := storetest.NewClock(time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC))
-	svc := room.NewService(memstore.NewRooms(memstore.Options{Clock: c.Now}),
-		room.Options{Clock: c.Now, Manual: true, History: memstore.NewHistory(c.Now)})
-	t.Cleanup(svc.Stop)
+	p := newPaced(t, true, true)
 	ctx := context.Background()
-	cfg := config(0)
-	cfg.Rate = &room.Rate{Admits: 10, Per: rushgate.Duration(time.Second)}
-	cfg.SessionTTL, cfg.IdleTimeout = rushgate.Duration(time.Hour), rushgate.Duration(time.Hour)
-	if err := svc.Put(ctx, "r", cfg); err != nil {
-		t.Fatal(err)
-	}
-	start := c.Now()
+	start := p.clock.Now()
 	for i := range 4 { // a quiet minute: each arrival is let in at once
-		_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: fmt.Sprintf("early%d", i)})
-		_, _ = svc.Tick(ctx, "r")
-		svc.Sample(ctx)
-		c.Advance(20 * time.Second)
+		p.join(fmt.Sprintf("early%d-", i), 1)
+		p.step(t)
+		p.svc.Sample(ctx)
+		p.clock.Advance(19 * time.Second)
+		p.second(t)
 	}
-	for i := range 100 {
-		_, _ = svc.Join(ctx, "r", room.Entrant{Visitor: fmt.Sprintf("v%03d", i)})
-	}
+	p.join("v", 100)
+	p.step(t)
 	for range 2 {
-		_, _ = svc.Tick(ctx, "r")
-		svc.Sample(ctx)
-		c.Advance(time.Second)
+		p.svc.Sample(ctx)
+		p.second(t)
 	}
-	points, err := svc.History(ctx, "r", start)
+	p.svc.Sample(ctx)
+	points, err := p.svc.History(ctx, "r", start)
 	if err != nil || len(points) == 0 {
 		t.Fatalf("History: %d points, %v", len(points), err)
 	}
 	last := points[len(points)-1]
-	if last.Waiting != 80 || last.ETABack < 7 || last.ETABack > 9 || last.ETABackBound {
-		t.Fatalf("the wait at the back of 80 in a line moving at 10 a second: %.1f s (bound %v), waiting %d; want about 8 s",
+	if last.Waiting != 70 || last.ETABack < 6.3 || last.ETABack > 7.7 || last.ETABackBound {
+		t.Fatalf("the wait at the back of 70 in a line moving at 10 a second: %.1f s (bound %v), waiting %d; want about 7 s",
 			last.ETABack, last.ETABackBound, last.Waiting)
 	}
 }
