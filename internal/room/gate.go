@@ -353,11 +353,11 @@ func (e *estimator) observed() float64 {
 // quiet room admits each arrival at once, and the crowd that forms a line after it moves at the room's
 // pace, not at the quiet's; a line moves after a pause as it did before.
 func pace(n int, observation func(i int) (at time.Time, total int64, lined bool)) float64 {
-	var secs float64
-	var admitted int64
 	if n == 0 {
 		return 0
 	}
+	var secs float64
+	var admitted int64
 	at, total, lined := observation(0)
 	for i := 1; i < n; i++ {
 		next, nextTotal, nextLined := observation(i)
