@@ -159,18 +159,20 @@ func unconfirmed(code int, body map[string]any) bool {
 	return code == 503 && e["code"] == "store_unavailable" && strings.Contains(msg, "not yet confirmed")
 }
 
-// metric reads one sample's value from an instance's /metrics.
 // TestRedisThatMayEvict: an instance on a Redis with a maxmemory and an evicting policy (the default
 // of many managed services) serves, but /healthz says "degraded", naming the node to the admin, and
 // rushgate_redis_evicting counts it: once full, such a Redis deletes places and claims without a word.
+// The same Redis keeps no append-only file: /healthz names it to the admin too, and
+// rushgate_redis_unlogged counts it.
 func TestRedisThatMayEvict(t *testing.T) {
 	srv := redistest.Start(t, "--maxmemory", "1gb", "--maxmemory-policy", "allkeys-lru")
 	base, _ := serveInProcess(t, "--redis", "redis://"+srv.Addr)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		code, h, _ := do(t, "GET", base+"/healthz", testAdminKey, "")
+		unlogged, _ := h["unlogged"].([]any)
 		if code == 200 && h["status"] == "degraded" && h["store"] == "may evict keys" &&
-			h["reason"] == "maxmemory-policy: "+srv.Addr+" (allkeys-lru)" {
+			h["reason"] == "maxmemory-policy: "+srv.Addr+" (allkeys-lru)" && len(unlogged) == 1 && unlogged[0] == srv.Addr {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -178,8 +180,10 @@ func TestRedisThatMayEvict(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if n := metric(t, base, "rushgate_redis_evicting"); n != 1 {
-		t.Fatalf("rushgate_redis_evicting is %v, want 1", n)
+	for _, name := range []string{"rushgate_redis_evicting", "rushgate_redis_unlogged"} {
+		if n := metric(t, base, name); n != 1 {
+			t.Fatalf("%s is %v, want 1", name, n)
+		}
 	}
 	if code, _, _ := do(t, "PUT", base+"/v1/rooms/r", testAdminKey, `{"capacity": 1}`); code != 200 {
 		t.Fatalf("PUT room on an evicting Redis: %d; it serves all the same", code)
@@ -195,6 +199,7 @@ func TestBuildInfo(t *testing.T) {
 	}
 }
 
+// metric reads one sample's value from an instance's /metrics.
 func metric(t *testing.T, base, name string) float64 {
 	t.Helper()
 	v, ok, err := metricValue(base, name)

@@ -396,7 +396,7 @@ func openApp(ctx context.Context, f serveFlags, log *slog.Logger, stdout io.Writ
 	}
 	// The embedded backend answers claims and bids once they are recorded; Redis answers from its
 	// outbox, which the recorder copies into the record.
-	cfg.Record, cfg.Outbox, cfg.Backlog, cfg.Evicting = records, f.redisURL != "", be.backlog, be.evicting
+	cfg.Record, cfg.Outbox, cfg.Backlog, cfg.Evicting, cfg.Unlogged = records, f.redisURL != "", be.backlog, be.evicting, be.unlogged
 	cfg.Webhooks = records
 	if u, err := url.Parse(f.webhookURL); err == nil && f.webhookURL != "" {
 		cfg.WebhookURL = u.Redacted() // shown to operators: a password in it (basic auth to the site) is not
@@ -466,8 +466,9 @@ type backend struct {
 	// run, when set, does the backend's background work until ctx ends: it copies the backend's outbox
 	// into the SQL record, and looks at its Redis's settings (redisstore.Backend.Run).
 	run func(ctx context.Context, log *slog.Logger)
-	// evicting, when set, names the nodes of the backend's Redis that may evict keys, as last checked.
-	evicting func() []string
+	// evicting and unlogged, when set, name the nodes of the backend's Redis that may evict keys and
+	// the masters that keep no append-only file, as last checked.
+	evicting, unlogged func() []string
 	// backlog, when set, counts what the outbox holds that the record does not yet.
 	backlog func(ctx context.Context) (claims, events int64, err error)
 	// close closes the backend; for the embedded one it saves the lines, so it runs once nothing
@@ -509,18 +510,24 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 		return backend{}, err
 	}
 	cluster := kind == "redis-cluster"
-	var evicting atomic.Pointer[[]string]
+	var settings atomic.Pointer[redisstore.Settings]
 	b := redisstore.New(rdb, redisstore.Options{Prefix: f.redisPrefix, Cluster: cluster, Batched: m.VisitBatch, Records: m.RecordsInUse,
 		Replicas: f.redisReplicas, ReplicaWait: f.redisReplicaWait, Unconfirmed: m.Unconfirmed,
-		Evicting: func(nodes []string) { evicting.Store(&nodes); m.Evicting(nodes) }})
+		Settings: func(s redisstore.Settings) { settings.Store(&s); m.RedisSettings(s.Evicting, s.Unlogged) }})
 	name := kind
 	consumer := consumerName()
 	be := backend{name: name, rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),
 		history: b.History(), audit: b.Audit(), spent: b.Spent(), releases: b.Releases(), backlog: b.Backlog, close: b.Close}
 	be.run = func(ctx context.Context, log *slog.Logger) { b.Run(ctx, consumer, records, log) }
 	be.evicting = func() []string {
-		if nodes := evicting.Load(); nodes != nil {
-			return *nodes
+		if s := settings.Load(); s != nil {
+			return s.Evicting
+		}
+		return nil
+	}
+	be.unlogged = func() []string {
+		if s := settings.Load(); s != nil {
+			return s.Unlogged
 		}
 		return nil
 	}

@@ -590,6 +590,36 @@ func TestConsoleShowsRedisMayEvict(t *testing.T) {
 	until(t, "the console to stop saying it", func() bool { return banner() == "" })
 }
 
+// TestConsoleNotesMastersWithoutAOF: masters that keep no append-only file are named in a note under
+// the banner, not in it (the store is not degraded for it), in English and Korean; it goes once each
+// keeps one.
+func TestConsoleNotesMastersWithoutAOF(t *testing.T) {
+	var masters atomic.Pointer[[]string]
+	masters.Store(&[]string{})
+	e := setup(t, withConsole(), func(cfg *httpapi.Config, _ *room.Store) { cfg.Unlogged = func() []string { return *masters.Load() } })
+	ctx := tab(t)
+	banner := healthBanner(t, ctx, e.srv.URL+"/admin?lang=en")
+	note := func() string {
+		return eval[string](t, ctx, `(n => !n || n.hidden ? '' : n.textContent)(document.getElementById('health-note'))`)
+	}
+	masters.Store(&[]string{"10.0.0.7:6379", "10.0.0.8:6379"})
+	until(t, "the console to note the masters", func() bool {
+		return strings.Contains(note(), "no append-only file on 10.0.0.7:6379, 10.0.0.8:6379") && strings.Contains(note(), "Set appendonly yes")
+	})
+	if b := banner(); b != "" {
+		t.Fatalf("the banner says %q for masters without an append-only file", b)
+	}
+	screenshot(t, ctx, "console-redis-unlogged")
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the note in Korean", func() bool {
+		return strings.Contains(note(), "10.0.0.7:6379, 10.0.0.8:6379에서 AOF") && strings.Contains(note(), "appendonly yes로 설정하세요")
+	})
+	masters.Store(&[]string{})
+	until(t, "the note to go", func() bool { return note() == "" })
+}
+
 // TestConsoleInvites: on the page of a room by invitation, the operator pastes invite codes, and is
 // told how many were new and the link each invitee gets; a code added so takes a place.
 func TestConsoleInvites(t *testing.T) {

@@ -687,6 +687,38 @@ func TestHealthSaysRedisMayEvict(t *testing.T) {
 	}
 }
 
+// TestHealthNamesMastersWithoutAOF: masters that keep no append-only file are named to the admin, and
+// so to the console, while /healthz stays "ok" (many run so on purpose, relying on replicas) and tells
+// a load balancer nothing of them.
+func TestHealthNamesMastersWithoutAOF(t *testing.T) {
+	var masters, evicting atomic.Pointer[[]string]
+	masters.Store(&[]string{"10.0.0.7:6379", "10.0.0.8:6379"})
+	evicting.Store(&[]string{})
+	e := setup(t, func(cfg *httpapi.Config, _ *room.Store) {
+		cfg.Unlogged = func() []string { return *masters.Load() }
+		cfg.Evicting = func() []string { return *evicting.Load() }
+	})
+	if h := e.do("GET", "/healthz", "", ""); h.code != 200 || h.str("status") != "ok" || len(h.body) != 1 {
+		t.Fatalf("healthz %d %v; want 200 ok and nothing else", h.code, h.body)
+	}
+	named := func(h resp) bool {
+		got, _ := h.body["unlogged"].([]any)
+		return len(got) == 2 && got[0] == "10.0.0.7:6379" && got[1] == "10.0.0.8:6379"
+	}
+	if h := e.do("GET", "/healthz", adminKey, ""); h.code != 200 || h.str("status") != "ok" || !named(h) {
+		t.Fatalf("healthz for the admin %d %v; want ok, naming both masters", h.code, h.body)
+	}
+	evicting.Store(&[]string{"10.0.0.7:6379 (allkeys-lru)"})
+	if h := e.do("GET", "/healthz", adminKey, ""); h.str("status") != "degraded" || h.str("store") != "may evict keys" || !named(h) {
+		t.Fatalf("healthz for the admin, a node evicting too: %v", h.body)
+	}
+	evicting.Store(&[]string{})
+	masters.Store(&[]string{})
+	if h := e.do("GET", "/healthz", adminKey, ""); h.str("status") != "ok" || h.body["unlogged"] != nil {
+		t.Fatalf("healthz for the admin with every master keeping its file: %v", h.body)
+	}
+}
+
 // stream reads SSE status events from the events endpoint.
 type stream struct {
 	events chan map[string]any

@@ -119,6 +119,10 @@ type Config struct {
 	// Evicting, when set, names the nodes of the state store that may evict keys once full, each with
 	// its policy, as last checked: /healthz says "degraded" while there are any.
 	Evicting func() []string
+	// Unlogged, when set, names the masters of the state store that keep no append-only file, as last
+	// checked: /healthz names them to the admin (and so the console does) without calling that
+	// degraded, since many run so on purpose, relying on replicas.
+	Unlogged func() []string
 	// Webhooks, when set, is the queue of webhooks that GET /v1/webhooks lists, and WebhookURL where
 	// they are sent ("" when they are not).
 	Webhooks   Webhooks
@@ -178,6 +182,7 @@ type Server struct {
 	outbox        bool
 	backlog       func(ctx context.Context) (claims, events int64, err error)
 	evicting      func() []string
+	unlogged      func() []string
 	auditLog      rushgate.Audit
 	webhookLog    Webhooks
 	webhookURL    string
@@ -224,7 +229,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		rooms: cfg.Rooms, auctions: cfg.Auctions, drops: cfg.Drops, now: cfg.Clock, keys: cfg.Keys, verifier: admission.NewVerifierFunc(cfg.Keys.PublicKeys).WithClock(cfg.Clock), visitors: cfg.Visitors, metrics: cfg.Metrics, log: cfg.Logger,
 		credentials: operator.NewKeys(cfg.AdminKey, cfg.Operators), secure: cfg.SecureCookies, base: cfg.Base,
-		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, outbox: cfg.Outbox, backlog: cfg.Backlog, evicting: cfg.Evicting, auditLog: cfg.Audit, console: cfg.Console, operators: cfg.Operators, throttle: cfg.Throttle,
+		limiter: newLimiter(cfg.NewVisitorsPerMinute), trusted: cfg.TrustedProxies, record: cfg.Record, outbox: cfg.Outbox, backlog: cfg.Backlog, evicting: cfg.Evicting, unlogged: cfg.Unlogged, auditLog: cfg.Audit, console: cfg.Console, operators: cfg.Operators, throttle: cfg.Throttle,
 		webhookLog: cfg.Webhooks, webhookURL: cfg.WebhookURL, backups: cfg.Backups,
 		limits: newStreamLimits(cfg.StreamsPerAddress), feeds: make(map[string]*feed),
 	}
@@ -511,18 +516,22 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	body := map[string]any{"status": "ok"}
 	if s.evicting != nil {
 		if nodes := s.evicting(); len(nodes) > 0 {
 			// Everything works until Redis fills up; then it deletes rushgate's keys rather than refuse.
-			body := map[string]any{"status": "degraded", "store": "may evict keys"}
+			body = map[string]any{"status": "degraded", "store": "may evict keys"}
 			if s.isAdmin(r) { // addresses of the operator's network
 				body["reason"] = "maxmemory-policy: " + strings.Join(nodes, ", ")
 			}
-			writeJSON(w, http.StatusOK, body)
-			return
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	if s.unlogged != nil {
+		if masters := s.unlogged(); len(masters) > 0 && s.isAdmin(r) {
+			body["unlogged"] = masters // named to the operator, without calling the store degraded
+		}
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 // admin wraps an admin handler with the credential check: the admin key or an operator's key as a

@@ -48,7 +48,8 @@ type Metrics struct {
 	records     prometheus.Gauge
 	recordsOnce sync.Once // registers records on first use: only the Redis backend has a value for it
 	evicting    prometheus.Gauge
-	evictOnce   sync.Once // as recordsOnce
+	unlogged    prometheus.Gauge
+	redisOnce   sync.Once // registers evicting and unlogged, as recordsOnce
 
 	// The protecting proxy's, registered by WatchProxy: only a server with --protect has them.
 	proxied        *prometheus.CounterVec
@@ -132,6 +133,10 @@ func New() *Metrics {
 	m.evicting = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "rushgate_redis_evicting",
 		Help: "How many nodes of this instance's Redis may evict keys once full (a maxmemory with a maxmemory-policy other than noeviction; checked every 30 s): above 0, places in line, claims and bids can vanish.",
+	})
+	m.unlogged = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "rushgate_redis_unlogged",
+		Help: "How many masters of this instance's Redis keep no append-only file (appendonly no; checked every 30 s): above 0, a restart of one loses the places in line since its last snapshot, and the claims and bids not yet in the SQL record.",
 	})
 	m.proxied = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rushgate_protect_requests_total",
@@ -335,10 +340,12 @@ func (m *Metrics) Build(version, backend, record string) {
 	m.reg.MustRegister(info)
 }
 
-// Evicting sets how many nodes of the Redis may evict keys.
-func (m *Metrics) Evicting(nodes []string) {
-	m.evictOnce.Do(func() { m.reg.MustRegister(m.evicting) })
-	m.evicting.Set(float64(len(nodes)))
+// RedisSettings sets how many nodes of the Redis may evict keys, and how many of its masters keep no
+// append-only file.
+func (m *Metrics) RedisSettings(evicting, unlogged []string) {
+	m.redisOnce.Do(func() { m.reg.MustRegister(m.evicting, m.unlogged) })
+	m.evicting.Set(float64(len(evicting)))
+	m.unlogged.Set(float64(len(unlogged)))
 }
 
 // VisitBatch records how many joins and status reads shared one call of Redis's visit script.

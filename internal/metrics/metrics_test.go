@@ -69,7 +69,7 @@ func TestPrometheusRules(t *testing.T) {
 	m.Redemption("gift", "refused")
 	m.WebhookAttempt("retry")
 	m.Unconfirmed()
-	m.Evicting(nil)
+	m.RedisSettings(nil, nil)
 	m.Build("v1.2.3", "redis", "postgres")
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))

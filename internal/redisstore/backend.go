@@ -39,9 +39,10 @@ type Options struct {
 	ReplicaWait time.Duration
 	// Unconfirmed, when set, hears of each batch that its replicas did not confirm in time, for metrics.
 	Unconfirmed func()
-	// Evicting, when set, is told after each look of WatchSettings's which nodes may evict keys (none:
-	// an empty list), for /healthz and metrics.
-	Evicting func(nodes []string)
+	// Settings, when set, is told what each look of WatchSettings found: which nodes may evict keys
+	// and which masters keep no append-only file (none: empty lists), for /healthz, the console and
+	// metrics.
+	Settings func(Settings)
 }
 
 // Backend is the Redis backend as one value: its stores share one client and one key space, and
@@ -52,8 +53,8 @@ type Backend struct {
 	auctions *Auctions
 	drops    *Drops
 	vault    *Vault
-	records  func(n int)          // see Options.Records
-	evicting func(nodes []string) // see Options.Evicting
+	records  func(n int)      // see Options.Records
+	settings func(s Settings) // see Options.Settings
 }
 
 // New returns the backend over rdb, a standalone or cluster client; Close closes rdb.
@@ -75,7 +76,7 @@ func New(rdb rueidis.Client, opts Options) *Backend {
 	c := &conn{rdb: rdb, keys: keys{prefix: opts.Prefix}, timeout: opts.Timeout, clock: opts.Clock, cluster: opts.Cluster,
 		replicas: opts.Replicas, replicaWait: opts.ReplicaWait, unconfirmed: opts.Unconfirmed}
 	return &Backend{conn: c, rooms: newRooms(c, opts.Batched), auctions: newAuctions(c), drops: newDrops(c), vault: &Vault{c},
-		records: opts.Records, evicting: opts.Evicting}
+		records: opts.Records, settings: opts.Settings}
 }
 
 // Rooms returns the room store.

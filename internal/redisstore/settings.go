@@ -65,7 +65,7 @@ func infoField(info, name string) string {
 }
 
 // WatchSettings looks at the Redis's settings (see Settings) at once and every settingsCheckEvery
-// until ctx ends, and tells Options.Evicting which nodes may evict keys. It logs an error when a node
+// until ctx ends, and tells Options.Settings what it found. It logs an error when a node
 // may evict keys, a warning when a master keeps no append-only file, each again whenever its list
 // changes, and when none does any more. A look that fails changes nothing: Redis down is for /healthz
 // to say, and a refusal (a user without the right to INFO, as managed services may give) is logged
@@ -108,8 +108,8 @@ func (b *Backend) WatchSettings(ctx context.Context, log *slog.Logger) {
 			log.Info("Redis keeps an append-only file again")
 		}
 		last = s
-		if b.evicting != nil {
-			b.evicting(s.Evicting)
+		if b.settings != nil {
+			b.settings(s)
 		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 // TestSettings: a node with a maxmemory and a policy that evicts is named with its policy, on a
 // standalone server and on one master of a Cluster; a node without a maxmemory (nothing to evict for)
 // or under noeviction is not. A master without an append-only file is named apart. WatchSettings
-// tells Options.Evicting and logs what to set.
+// tells Options.Settings and logs what to set.
 func TestSettings(t *testing.T) {
 	redistest.EachTopology(t, func(t *testing.T, tp redistest.Topology) {
 		ctx := context.Background()
@@ -34,9 +34,9 @@ func TestSettings(t *testing.T) {
 		}
 		t.Cleanup(func() { set("maxmemory", "0", "maxmemory-policy", "noeviction", "appendonly", "no") }) // the server is shared
 		// What WatchSettings tells, look by look.
-		told := make(chan []string, 8)
+		told := make(chan redisstore.Settings, 8)
 		b := redisstore.New(tp.Client(t), redisstore.Options{Prefix: redistest.Prefix(t.Name()), Cluster: tp.Cluster,
-			Evicting: func(nodes []string) { told <- nodes }})
+			Settings: func(s redisstore.Settings) { told <- s }})
 		for _, c := range []struct {
 			maxmemory, policy string
 			evicts            bool
@@ -69,15 +69,16 @@ func TestSettings(t *testing.T) {
 		wctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { defer close(done); b.WatchSettings(wctx, slog.New(slog.NewTextHandler(&logs, nil))) }()
-		var first []string
+		var first redisstore.Settings
 		select {
 		case first = <-told:
 		case <-time.After(5 * time.Second):
 		}
 		stop()
 		<-done
-		if want := []string{node + " (allkeys-random)"}; !slices.Equal(first, want) || len(told) != 0 {
-			t.Fatalf("WatchSettings told %q at its first look, then %d more; want %q once", first, len(told), want)
+		if want := []string{node + " (allkeys-random)"}; !slices.Equal(first.Evicting, want) || len(first.Unlogged) != len(tp.Addrs) || len(told) != 0 {
+			t.Fatalf("WatchSettings told %+v at its first look, then %d more; want %q evicting and the %d masters unlogged, once",
+				first, len(told), want, len(tp.Addrs))
 		}
 		out := logs.String()
 		for _, want := range []string{"level=ERROR", "set maxmemory-policy noeviction", node + " (allkeys-random)", "level=WARN", "set appendonly yes"} {
@@ -89,12 +90,12 @@ func TestSettings(t *testing.T) {
 }
 
 // TestSettingsRefused: a Redis user without the right to INFO, as a managed service may hand out, gets
-// a warning that the settings go unchecked, once, and Options.Evicting hears nothing.
+// a warning that the settings go unchecked, once, and Options.Settings hears nothing.
 func TestSettingsRefused(t *testing.T) {
 	ctx := context.Background()
 	told := false
 	b := redisstore.New(redistest.ClientWithout(t, redistest.Shared(t), "info"), redisstore.Options{Prefix: redistest.Prefix("refused"),
-		Evicting: func([]string) { told = true }})
+		Settings: func(redisstore.Settings) { told = true }})
 	if _, err := b.Settings(ctx); err == nil || !strings.Contains(err.Error(), "NOPERM") {
 		t.Fatalf("Settings without INFO: %v", err)
 	}

@@ -43,6 +43,7 @@
       health_record_outbox: 'The durable record fails writes: claims and bids go on, and wait in Redis until it takes them again.',
       health_waiting: '{claims} claims and {events} auction events wait.',
       health_evicting: 'Redis may delete rushgate’s data once it is full, since its maxmemory-policy evicts keys: places in line, claims and bids would vanish without a word. Set maxmemory-policy to noeviction.', health_evicting_nodes: 'Nodes: {nodes}.',
+      health_unlogged: 'Redis keeps no append-only file on {nodes}: a restart of it loses the places in line since its last snapshot, and the claims and bids not yet in the record. Set appendonly yes, unless replicas keep them.',
       no_data: 'Collecting samples…', label_paused: 'Paused', label_mode: 'Mode', mode_fifo: 'A line, first come first served', mode_passthrough: 'Let everyone in', mode_reject: 'No new joins', mode_queue_all: 'Everyone waits until the opening', label_drop: 'Follows the stock of drop', kind_room: 'Room', kind_drop: 'Drop', kind_auction: 'Auction', label_release_on_claim: 'Release admission on claim', label_message: 'Message on the page',
       label_entry: 'Entry', entry_open: 'Open to everybody', entry_invite: 'By invitation only',
       label_identity: 'Who may take part', identity_any: 'Anybody (per visitor token)', identity_site: 'Customers your site signed in',
@@ -124,6 +125,7 @@
       health_record_outbox: '영구 기록에 쓰지 못하고 있습니다. 수령과 입찰은 계속되며, 다시 쓸 수 있을 때까지 Redis에서 기다립니다.',
       health_waiting: '수령 {claims}건과 경매 기록 {events}건이 기다리고 있습니다.',
       health_evicting: 'Redis의 maxmemory-policy가 키를 지우는 정책이라, 가득 차면 rushgate의 데이터를 지울 수 있습니다. 대기 순번, 수령과 입찰이 말없이 사라질 수 있으니 maxmemory-policy를 noeviction으로 설정하세요.', health_evicting_nodes: '해당 노드: {nodes}.',
+      health_unlogged: 'Redis가 {nodes}에서 AOF(append-only file)를 쓰지 않습니다. 재시작하면 마지막 스냅숏 이후의 대기 순번과, 아직 기록되지 않은 수령과 입찰을 잃습니다. 복제본이 지켜 주지 않는다면 appendonly yes로 설정하세요.',
       no_data: '표본을 모으는 중…', label_paused: '일시 정지됨', label_mode: '모드', mode_fifo: '선착순 대기열', mode_passthrough: '모두 바로 입장', mode_reject: '새 합류 받지 않음', mode_queue_all: '오픈까지 모두 대기', label_drop: '재고를 따르는 드롭', kind_room: '대기실', kind_drop: '드롭', kind_auction: '경매', label_release_on_claim: '수령 시 입장 해제', label_message: '페이지에 띄울 메시지',
       label_entry: '입장 방식', entry_open: '누구나', entry_invite: '초대받은 사람만',
       label_identity: '참여할 수 있는 사람', identity_any: '누구나 (방문자 토큰마다)', identity_site: '사이트에 로그인한 고객',
@@ -1168,8 +1170,10 @@
   // refreshHealth shows what /healthz reports when it is not "ok": which store fails, and what that
   // does to visitors. Its reason (a driver's message) stays in the logs and on /healthz, but for the
   // nodes of a Redis that may evict keys, which the operator must set right, and the Cluster masters
-  // that do not answer.
+  // that do not answer. Below it, a note names the masters that keep no append-only file, which
+  // /healthz does not count as degraded.
   const health = document.getElementById('health');
+  const healthNote = document.getElementById('health-note'); // masters without an append-only file: a note, not an alarm
   async function refreshHealth() {
     let hz;
     try {
@@ -1188,6 +1192,9 @@
         : key === 'health_store_part' ? ' ' + t('health_store_part_nodes', { nodes: hz.reason }) : '';
     health.textContent = key ? t(key) + waiting + nodes : '';
     health.dataset.state = hz.status;
+    const unlogged = Array.isArray(hz.unlogged) ? hz.unlogged : [];
+    healthNote.hidden = unlogged.length === 0;
+    healthNote.textContent = unlogged.length ? t('health_unlogged', { nodes: unlogged.join(', ') }) : '';
   }
 
   let timer = 0;
