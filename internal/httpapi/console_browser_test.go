@@ -567,57 +567,49 @@ func TestConsoleShowsTheStoreFaring(t *testing.T) {
 	}
 }
 
-// TestConsoleShowsRedisMayEvict: while a node of Redis may evict keys, the console's banner says what
-// that risks and what to set, naming the nodes, in English and Korean; it goes once none may.
-func TestConsoleShowsRedisMayEvict(t *testing.T) {
-	var nodes atomic.Pointer[[]string]
-	nodes.Store(&[]string{})
-	e := setup(t, withConsole(), func(cfg *httpapi.Config, _ *room.Store) { cfg.Evicting = func() []string { return *nodes.Load() } })
-	ctx := tab(t)
-	banner := healthBanner(t, ctx, e.srv.URL+"/admin?lang=en")
-	nodes.Store(&[]string{"10.0.0.7:6379 (allkeys-lru)"})
-	until(t, "the console to say Redis may evict keys", func() bool {
-		return strings.Contains(banner(), "Set maxmemory-policy to noeviction. Nodes: 10.0.0.7:6379 (allkeys-lru).")
-	})
-	screenshot(t, ctx, "console-redis-evicts")
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=ko")); err != nil {
-		t.Fatal(err)
+// TestConsoleShowsRedisSettings: while a node of Redis may evict keys, the console's banner says what
+// that risks and what to set, naming the nodes; masters that keep no append-only file are named in a
+// note under the banner instead (the store is not degraded for it); each in English and Korean, and
+// gone once the setting is right.
+func TestConsoleShowsRedisSettings(t *testing.T) {
+	for _, c := range []struct {
+		name, element string
+		set           func(cfg *httpapi.Config, nodes func() []string)
+		nodes         []string
+		en, ko        string
+	}{
+		{"redis-evicts", "health", func(cfg *httpapi.Config, nodes func() []string) { cfg.Evicting = nodes },
+			[]string{"10.0.0.7:6379 (allkeys-lru)"},
+			"Set maxmemory-policy to noeviction. Nodes: 10.0.0.7:6379 (allkeys-lru).",
+			"noeviction으로 설정하세요. 해당 노드: 10.0.0.7:6379 (allkeys-lru)."},
+		{"redis-unlogged", "health-note", func(cfg *httpapi.Config, nodes func() []string) { cfg.Unlogged = nodes },
+			[]string{"10.0.0.7:6379", "10.0.0.8:6379"},
+			"no append-only file on 10.0.0.7:6379, 10.0.0.8:6379: a restart of it loses the places in line",
+			"10.0.0.7:6379, 10.0.0.8:6379에서 AOF(append-only file)를 쓰지 않습니다"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var nodes atomic.Pointer[[]string]
+			nodes.Store(&[]string{})
+			e := setup(t, withConsole(), func(cfg *httpapi.Config, _ *room.Store) { c.set(cfg, func() []string { return *nodes.Load() }) })
+			ctx := tab(t)
+			banner := healthBanner(t, ctx, e.srv.URL+"/admin?lang=en")
+			shown := func() string {
+				return eval[string](t, ctx, `(n => !n || n.hidden ? '' : n.textContent)(document.getElementById('`+c.element+`'))`)
+			}
+			nodes.Store(&c.nodes)
+			until(t, "the console to say it", func() bool { return strings.Contains(shown(), c.en) })
+			if b := banner(); c.element != "health" && b != "" {
+				t.Fatalf("the banner says %q", b)
+			}
+			screenshot(t, ctx, "console-"+c.name)
+			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=ko")); err != nil {
+				t.Fatal(err)
+			}
+			until(t, "the console to say it in Korean", func() bool { return strings.Contains(shown(), c.ko) })
+			nodes.Store(&[]string{})
+			until(t, "the console to stop saying it", func() bool { return shown() == "" })
+		})
 	}
-	until(t, "the console to say it in Korean", func() bool {
-		return strings.Contains(banner(), "noeviction으로 설정하세요. 해당 노드: 10.0.0.7:6379 (allkeys-lru).")
-	})
-	nodes.Store(&[]string{})
-	until(t, "the console to stop saying it", func() bool { return banner() == "" })
-}
-
-// TestConsoleNotesMastersWithoutAOF: masters that keep no append-only file are named in a note under
-// the banner, not in it (the store is not degraded for it), in English and Korean; it goes once each
-// keeps one.
-func TestConsoleNotesMastersWithoutAOF(t *testing.T) {
-	var masters atomic.Pointer[[]string]
-	masters.Store(&[]string{})
-	e := setup(t, withConsole(), func(cfg *httpapi.Config, _ *room.Store) { cfg.Unlogged = func() []string { return *masters.Load() } })
-	ctx := tab(t)
-	banner := healthBanner(t, ctx, e.srv.URL+"/admin?lang=en")
-	note := func() string {
-		return eval[string](t, ctx, `(n => !n || n.hidden ? '' : n.textContent)(document.getElementById('health-note'))`)
-	}
-	masters.Store(&[]string{"10.0.0.7:6379", "10.0.0.8:6379"})
-	until(t, "the console to note the masters", func() bool {
-		return strings.Contains(note(), "no append-only file on 10.0.0.7:6379, 10.0.0.8:6379") && strings.Contains(note(), "Set appendonly yes")
-	})
-	if b := banner(); b != "" {
-		t.Fatalf("the banner says %q for masters without an append-only file", b)
-	}
-	screenshot(t, ctx, "console-redis-unlogged")
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=ko")); err != nil {
-		t.Fatal(err)
-	}
-	until(t, "the note in Korean", func() bool {
-		return strings.Contains(note(), "10.0.0.7:6379, 10.0.0.8:6379에서 AOF") && strings.Contains(note(), "appendonly yes로 설정하세요")
-	})
-	masters.Store(&[]string{})
-	until(t, "the note to go", func() bool { return note() == "" })
 }
 
 // TestConsoleInvites: on the page of a room by invitation, the operator pastes invite codes, and is
