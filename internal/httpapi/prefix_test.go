@@ -211,9 +211,9 @@ func TestWaitingUnderAPrefix(t *testing.T) {
 	}
 	until(t, "the room's page under the prefix", func() bool { return js(`location.pathname`) == "/rushgate/r/sale" })
 	until(t, "a place in line", func() bool { return js(`(document.getElementById('position') || {}).textContent || ''`) == "#1" })
-	// Nobody has been admitted yet: the wait shown is the most it can be (one slot, a 10-minute
-	// session), and says so.
-	if got := js(`document.getElementById('message').textContent`); got != "Estimated wait: up to about 10 minutes; it will sharpen as the line moves." {
+	// Nobody has been admitted yet: the wait shown is the most it can be (one slot, held up to the
+	// room's hour of grace and a 10-minute session), and says so.
+	if got := js(`document.getElementById('message').textContent`); got != "Estimated wait: up to about 70 minutes; it will sharpen as the line moves." {
 		t.Errorf("the wait before any admission: %q", got)
 	}
 	screenshot(t, ctx, "prefix-room")

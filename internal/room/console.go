@@ -47,11 +47,11 @@ type Point struct {
 	Admissions    float64   `json:"admissions"`
 	IdleExpiries  float64   `json:"idle_expiries"`
 	GraceExpiries float64   `json:"grace_expiries"`
-	// ETABack is the wait at the back of the line in seconds: the line's length over the admission
-	// rate of the minute before (or the rate the config guarantees, before there is one).
+	// ETABack is the wait at the back of the line in seconds, as a visitor joining there is told: the
+	// line's length over its pace in the minute before (or what the config sets, before there is one).
 	ETABack float64 `json:"eta_back"`
 	// ETABackBound says ETABack is the most that wait can be, as visitors are told (View.ETAUpperBound):
-	// no admission in the minute before, and the capacity bounds the pace.
+	// the line did not move in the minute before, and the capacity bounds the pace.
 	ETABackBound bool `json:"eta_back_bound,omitempty"`
 }
 

@@ -47,7 +47,7 @@ func TestEstimateSaysWhenItIsABound(t *testing.T) {
 		moving time.Duration // observed moving at 5 a second
 	}{
 		{"capacity alone", Config{Capacity: 5, SessionTTL: ttl}, 20 * time.Minute, true, 2 * time.Second},
-		{"capacity slower than the rate", Config{Capacity: 5, SessionTTL: ttl, Rate: &Rate{Admits: 10, Per: rushgate.Duration(time.Second)}}, 20 * time.Minute, true, 2 * time.Second},
+		{"capacity slower than the rate", Config{Capacity: 5, SessionTTL: ttl, Rate: &Rate{Admits: 10, Per: rushgate.Duration(time.Second)}}, 20*time.Minute + 2*time.Second, true, 2 * time.Second},
 		{"rate slower than the capacity", Config{Capacity: 5000, SessionTTL: ttl, Rate: &Rate{Admits: 1, Per: rushgate.Duration(time.Second)}}, 10 * time.Second, false, 10 * time.Second},
 		{"rate alone", Config{Rate: &Rate{Admits: 2, Per: rushgate.Duration(time.Second)}}, 5 * time.Second, false, 5 * time.Second},
 		{"rate alone, faster than observed", Config{Rate: &Rate{Admits: 20, Per: rushgate.Duration(time.Second)}}, 500 * time.Millisecond, false, 500 * time.Millisecond},

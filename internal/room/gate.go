@@ -394,6 +394,19 @@ func configRate(cfg Config) (rate float64, capped bool) {
 	return rate, capped
 }
 
+// longest is the most the visitor at position can wait in a room whose capacity sets its pace. Every
+// slot may have been taken just now, and each is held at most grace + session_ttl (an admission
+// collected at the last moment, then kept to its end); the line goes in in waves of a capacity each,
+// each wave taking up to one pass of the rate's window per rate's worth of visitors to let in. So a
+// visitor among the first capacity in line may wait a whole session, not a share of it.
+func longest(position int64, cfg Config) float64 {
+	hold := time.Duration(cfg.Grace + cfg.SessionTTL).Seconds()
+	if r := cfg.Rate; r != nil {
+		hold += math.Ceil(float64(cfg.Capacity)/float64(r.Admits)) * time.Duration(r.Per).Seconds()
+	}
+	return math.Ceil(float64(position)/float64(cfg.Capacity)) * hold
+}
+
 // wait is the wait at position for a line that moves at the observed rate of admissions a second, or
 // at the rate the config guarantees when that is 0, plus the time until the room opens; bound says the
 // config's capacity term set the pace, which makes the wait the most it can be (see
@@ -413,6 +426,9 @@ func wait(observed float64, position int64, cfg Config, now time.Time) (d time.D
 	// In float seconds, bounded before it becomes a Duration: a rate near zero must not turn into a
 	// conversion out of int64's range.
 	secs := float64(position) / rate
+	if bound {
+		secs = longest(position, cfg)
+	}
 	if cfg.OpensAt != nil && cfg.OpensAt.After(now) {
 		secs += cfg.OpensAt.Sub(now).Seconds()
 	}

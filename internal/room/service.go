@@ -64,8 +64,9 @@ type View struct {
 	ETA time.Duration
 	// ETAUpperBound says ETA is the most the wait can be rather than an estimate: the room has not yet
 	// seen its line move, and its capacity bounds the pace, so ETA assumes that every admitted visitor
-	// stays the whole session_ttl (under the config as it is: a pause or a smaller capacity lengthens
-	// it). Once the line moves, ETA follows its pace, usually far shorter.
+	// collects at the end of the grace and stays the whole session_ttl (under the config as it is: a
+	// pause or a smaller capacity lengthens it). Once the line moves, ETA follows its pace, usually far
+	// shorter.
 	ETAUpperBound bool
 	// Paused says the room admits nobody until its operator acts (see [Config.Stopped]): paused, or
 	// queueing all with no opening set. The line keeps its order, and ETA counts from the resume,

@@ -258,7 +258,7 @@ func TestETAFollowsTheLine(t *testing.T) {
 				t.Fatalf("the crowd's first step: %d admitted, %d waiting", len(tk.Admitted), tk.Waiting)
 			}
 			if byCapacity {
-				p.eta(t, "after the quiet spell, before the line moved", 90, 90*time.Minute, true)
+				p.eta(t, "after the quiet spell, before the line moved", 90, 99*time.Minute, true) // 9 waves of 1 + 10 minutes
 			} else {
 				p.eta(t, "after the quiet spell", 90, 9*time.Second, false)
 			}
@@ -277,6 +277,57 @@ func TestETAFollowsTheLine(t *testing.T) {
 			p.second(t)
 			p.eta(t, "after a pause", 50, 5*time.Second, false)
 		})
+	}
+}
+
+// TestETAUpperBoundHolds: the most a wait can be, told before the line has moved, holds when every
+// admitted visitor keeps the whole session and collects the admission at the last moment of its grace
+// (a site that never releases): the first in line wait a whole session, not a share of it ("up to 5
+// minutes" at the front of a room of two ten-minute slots was told before, and they waited eleven).
+func TestETAUpperBoundHolds(t *testing.T) {
+	svc, c := manual(t)
+	ctx := context.Background()
+	cfg := config(2)
+	cfg.SessionTTL, cfg.Grace, cfg.IdleTimeout = rushgate.Duration(10*time.Minute), rushgate.Duration(time.Minute), rushgate.Duration(time.Hour)
+	if err := svc.Put(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	start := c.Now()
+	told := map[string]time.Duration{}
+	for _, v := range []string{"a", "b", "c", "d", "e"} {
+		view, err := svc.Join(ctx, "r", room.Entrant{Visitor: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v >= "c" {
+			if !view.ETAUpperBound {
+				t.Fatalf("%s at %d told %v, not as the most it can be", v, view.Position, view.ETA)
+			}
+			told[v] = view.ETA
+		}
+		_, _ = svc.Tick(ctx, "r")
+	}
+	admitted := map[string]time.Time{"a": start, "b": start}
+	for c.Now().Sub(start) < time.Hour && len(admitted) < 5 {
+		c.Advance(time.Second)
+		tk, _ := svc.Tick(ctx, "r")
+		for _, a := range tk.Admitted {
+			admitted[a.Visitor] = c.Now()
+		}
+		for v, at := range admitted { // each collects its admission at the last moment of its grace
+			if c.Now().Sub(at) == time.Minute-time.Second {
+				_, _ = svc.Status(ctx, "r", v)
+			}
+		}
+	}
+	for v, bound := range told {
+		waited := admitted[v].Sub(start)
+		if waited == 0 || waited > bound {
+			t.Errorf("%s waited %v, told at most %v", v, waited, bound)
+		}
+	}
+	if waited := admitted["c"].Sub(start); waited < 10*time.Minute {
+		t.Fatalf("c waited %v: the test lets nobody hold a slot for a session", waited)
 	}
 }
 
@@ -308,7 +359,7 @@ func TestETAAfterAChangeOfPace(t *testing.T) {
 	p.eta(t, "ten at a time", 49, 4900*time.Millisecond, false)
 	p.cfg.Capacity = 2
 	p.put(t)
-	p.eta(t, "cut to two at a time", 49, 49*5*time.Minute, true)
+	p.eta(t, "cut to two at a time", 49, 25*11*time.Minute, true) // 25 waves of two, each held up to 1 + 10 minutes
 }
 
 // TestHistoryETAFollowsTheLine: the console's "wait at the back" takes the line's pace as a visitor's
