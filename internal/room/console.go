@@ -103,14 +103,26 @@ func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Po
 	if s.opts.History == nil {
 		return out, nil
 	}
-	// A minute more than asked, for the rates and the ETA of the first points.
-	samples, err := s.opts.History.Since(ctx, entity(id), since.Add(-etaWindow-time.Second))
+	// The pace's window more than asked, for the rates and the ETA of the first points.
+	window := windowOf(cfg)
+	samples, err := s.opts.History.Since(ctx, entity(id), since.Add(-window-time.Second))
 	if err != nil {
 		return nil, err
 	}
+	// The line as visitors' ETAs see it (see pace), each sample with its sums of spans.
+	line := make([]sample, len(samples))
+	for i, hs := range samples {
+		line[i].at = hs.At
+		if len(hs.Figures) > max(figAdmitted, figWaiting) { // else a sample of an older version: no line
+			line[i].total, line[i].lined = hs.Figures[figAdmitted], hs.Figures[figWaiting] > 0
+		}
+		if i > 0 {
+			line[i].secs, line[i].admitted = line[i-1].sum(line[i])
+		}
+	}
 	from := 0 // the first sample inside the ETA window of the current one
 	rushgate.EachPair(samples, since, figGrace+1, func(i int, prev, cur rushgate.Sample) {
-		for from < i-1 && cur.At.Sub(samples[from].At) > etaWindow {
+		for from < i-1 && cur.At.Sub(samples[from].At) > window {
 			from++
 		}
 		p := Point{
@@ -121,16 +133,7 @@ func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Po
 			GraceExpiries: rushgate.PerSecond(prev, cur, figGrace),
 		}
 		if p.Waiting > 0 {
-			// The pace the line's visitors are told: admissions while some waited (see pace).
-			window := samples[from : i+1]
-			rate := pace(len(window), func(i int) (time.Time, int64, bool) {
-				s := window[i]
-				if len(s.Figures) <= max(figAdmitted, figWaiting) { // a sample of an older version
-					return s.At, 0, false
-				}
-				return s.At, s.Figures[figAdmitted], s.Figures[figWaiting] > 0
-			})
-			eta, bound := wait(rate, p.Waiting, cfg, cur.At)
+			eta, bound := wait(pace(line[from], line[i]), p.Waiting, cfg, cur.At)
 			p.ETABack, p.ETABackBound = eta.Seconds(), bound
 		}
 		out = append(out, p)

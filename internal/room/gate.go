@@ -270,14 +270,15 @@ func (g *gate) replaceConfig(cfg Config) {
 	if g.cfg != nil && !samePace(*g.cfg, cfg) {
 		g.eta.reset()
 	}
+	g.eta.setWindow(windowOf(cfg))
 	g.cfg, g.cfgRead = &cfg, time.Now()
 }
 
-// samePace reports whether a and b let a line in alike: the same capacity, session length, rate and
-// mode.
+// samePace reports whether a and b let a line in alike: the same capacity, grace, session length,
+// rate and mode.
 func samePace(a, b Config) bool {
 	sameRate := (a.Rate == nil) == (b.Rate == nil) && (a.Rate == nil || *a.Rate == *b.Rate)
-	return sameRate && a.Capacity == b.Capacity && a.SessionTTL == b.SessionTTL && a.Mode == b.Mode
+	return sameRate && a.Capacity == b.Capacity && a.Grace == b.Grace && a.SessionTTL == b.SessionTTL && a.Mode == b.Mode
 }
 
 func (s *Service) forget(g *gate) {
@@ -293,36 +294,66 @@ func (s *Service) forget(g *gate) {
 // estimator turns the pace at which the line recently moved into waiting times.
 type estimator struct {
 	mu      sync.Mutex
+	window  time.Duration // how far back the pace is taken (see windowOf); 0 is etaWindow
 	samples []sample
 }
 
-// sample is what one admission step left: when, the room's admissions so far, and whether the room
-// then set the pace (see pace).
+// sample is what one admission step left: when, the room's admissions so far, and whether visitors
+// then waited in a room that was admitting; with the sums of the spans (see span) from the first
+// sample observed up to it, so that the pace between any two samples costs no walk between them.
 type sample struct {
-	at    time.Time
-	total int64
-	lined bool
+	at       time.Time
+	total    int64
+	lined    bool
+	secs     float64
+	admitted int64
 }
 
 const (
-	etaWindow   = time.Minute
-	etaSpacing  = 250 * time.Millisecond
-	maxETA      = 366 * 24 * time.Hour
-	minObserved = 2
+	etaWindow    = time.Minute
+	etaMaxWindow = 30 * time.Minute // at most 7,200 samples a room, each a few words
+	etaSpacing   = 250 * time.Millisecond
+	maxETA       = 366 * 24 * time.Hour
+	minObserved  = 2
 )
+
+// windowOf is how far back a room's pace is taken: a minute, or for a room of capacity the longest a
+// slot is held (grace and session, up to half an hour), since such a line moves as sessions end and
+// a window shorter than them sees a wave of admissions and not the wait until the next.
+func windowOf(cfg Config) time.Duration {
+	if cfg.Capacity == 0 {
+		return etaWindow
+	}
+	return min(max(etaWindow, time.Duration(cfg.Grace+cfg.SessionTTL)), etaMaxWindow)
+}
+
+// setWindow sets how far back the pace is taken.
+func (e *estimator) setWindow(d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.window = d
+}
 
 // observe notes a step at now: total admissions so far, and lined when visitors still wait in a room
 // that is admitting.
 func (e *estimator) observe(now time.Time, total int64, lined bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if n := len(e.samples); n > 0 && now.Sub(e.samples[n-1].at) < etaSpacing {
-		e.samples[n-1].total, e.samples[n-1].lined = total, lined
-		return
+	window := e.window
+	if window == 0 {
+		window = etaWindow
 	}
-	e.samples = append(e.samples, sample{now, total, lined})
+	next := sample{at: now, total: total, lined: lined}
+	if n := len(e.samples); n > 0 && now.Sub(e.samples[n-1].at) < etaSpacing {
+		next.at = e.samples[n-1].at // the step joins the last sample, which keeps its time
+		e.samples = e.samples[:n-1]
+	}
+	if n := len(e.samples); n > 0 {
+		next.secs, next.admitted = e.samples[n-1].sum(next)
+	}
+	e.samples = append(e.samples, next)
 	i := 0
-	for i < len(e.samples)-minObserved && now.Sub(e.samples[i].at) > etaWindow {
+	for i < len(e.samples)-minObserved && now.Sub(e.samples[i].at) > window {
 		i++
 	}
 	e.samples = e.samples[i:]
@@ -340,34 +371,31 @@ func (e *estimator) reset() {
 func (e *estimator) observed() float64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return pace(len(e.samples), func(i int) (time.Time, int64, bool) {
-		s := e.samples[i]
-		return s.at, s.total, s.lined
-	})
-}
-
-// pace is how fast a line moved over n observations, oldest first, each giving its time, the room's
-// admissions so far and whether visitors then waited in a room that was admitting: the admissions of
-// the spans that began and ended so, per second of those spans; 0 when there were none. The other spans
-// show how fast visitors arrived, or how long the room held them, not how fast it lets them in: a
-// quiet room admits each arrival at once, and the crowd that forms a line after it moves at the room's
-// pace, not at the quiet's; a line moves after a pause as it did before.
-func pace(n int, observation func(i int) (at time.Time, total int64, lined bool)) float64 {
-	if n == 0 {
+	if len(e.samples) == 0 {
 		return 0
 	}
-	var secs float64
-	var admitted int64
-	at, total, lined := observation(0)
-	for i := 1; i < n; i++ {
-		next, nextTotal, nextLined := observation(i)
-		if lined && nextLined {
-			secs += next.Sub(at).Seconds()
-			admitted += max(0, nextTotal-total)
-		}
-		at, total, lined = next, nextTotal, nextLined
+	return pace(e.samples[0], e.samples[len(e.samples)-1])
+}
+
+// sum returns the sums of the spans up to next, the sample after s.
+func (s sample) sum(next sample) (secs float64, admitted int64) {
+	secs, admitted = s.secs, s.admitted
+	if s.lined && next.lined {
+		secs += next.at.Sub(s.at).Seconds()
+		admitted += max(0, next.total-s.total)
 	}
-	if secs <= 0 || admitted == 0 {
+	return secs, admitted
+}
+
+// pace is how fast a line moved between two of its samples: the admissions of the spans that began
+// and ended with visitors waiting in a room that was admitting, per second of those spans; 0 when
+// there were none. The other spans show how fast visitors arrived, or how long the room held them,
+// not how fast it lets them in: a quiet room admits each arrival at once, and the crowd that forms a
+// line after it moves at the room's pace, not at the quiet's; a line moves after a pause as it did
+// before.
+func pace(first, last sample) float64 {
+	secs, admitted := last.secs-first.secs, last.admitted-first.admitted
+	if secs <= 0 || admitted <= 0 {
 		return 0
 	}
 	return float64(admitted) / secs

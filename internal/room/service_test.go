@@ -284,6 +284,7 @@ func TestETAFollowsTheLine(t *testing.T) {
 // admitted visitor keeps the whole session and collects the admission at the last moment of its grace
 // (a site that never releases): the first in line wait a whole session, not a share of it ("up to 5
 // minutes" at the front of a room of two ten-minute slots was told before, and they waited eleven).
+// Once the line moves in such waves, the estimate takes its pace over a session's length.
 func TestETAUpperBoundHolds(t *testing.T) {
 	svc, c := manual(t)
 	ctx := context.Background()
@@ -308,11 +309,15 @@ func TestETAUpperBoundHolds(t *testing.T) {
 		_, _ = svc.Tick(ctx, "r")
 	}
 	admitted := map[string]time.Time{"a": start, "b": start}
+	var afterWave room.View // what e, now at the front, is told once the first wave has gone in
 	for c.Now().Sub(start) < time.Hour && len(admitted) < 5 {
 		c.Advance(time.Second)
 		tk, _ := svc.Tick(ctx, "r")
 		for _, a := range tk.Admitted {
 			admitted[a.Visitor] = c.Now()
+		}
+		if len(tk.Admitted) > 0 && afterWave.Position == 0 {
+			afterWave, _ = svc.Status(ctx, "r", "e")
 		}
 		for v, at := range admitted { // each collects its admission at the last moment of its grace
 			if c.Now().Sub(at) == time.Minute-time.Second {
@@ -328,6 +333,12 @@ func TestETAUpperBoundHolds(t *testing.T) {
 	}
 	if waited := admitted["c"].Sub(start); waited < 10*time.Minute {
 		t.Fatalf("c waited %v: the test lets nobody hold a slot for a session", waited)
+	}
+	// The line moved by a wave of two in eleven minutes: the pace is taken over a session's length,
+	// not over the minute in which the wave went in (which told e thirty seconds for eleven minutes).
+	if afterWave.Position != 1 || afterWave.ETAUpperBound || afterWave.ETA < 5*time.Minute || afterWave.ETA > 11*time.Minute {
+		t.Fatalf("after the first wave e is told %v (upper bound %v) at %d; want 5-11 minutes, an estimate",
+			afterWave.ETA, afterWave.ETAUpperBound, afterWave.Position)
 	}
 }
 
