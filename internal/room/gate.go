@@ -299,8 +299,8 @@ type estimator struct {
 }
 
 // sample is what one admission step left: when, the room's admissions so far, and whether visitors
-// then waited in a room that was admitting; with the sums of the spans (see span) from the first
-// sample observed up to it, so that the pace between any two samples costs no walk between them.
+// then waited in a room that was admitting; with the sums of the spans (see sample.sum) from the
+// first sample observed up to it, so that the pace between any two samples costs no walk between them.
 type sample struct {
 	at       time.Time
 	total    int64
