@@ -64,6 +64,27 @@ func TestEstimateSaysWhenItIsABound(t *testing.T) {
 	}
 }
 
+// TestEstimateNeverPassesTheBound: a pace measured while a line finds its rhythm can be slow, but the
+// wait told never passes the most it can be (see longest), and then says it is that most.
+func TestEstimateNeverPassesTheBound(t *testing.T) {
+	now := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	cfg := Config{Capacity: 5, SessionTTL: rushgate.Duration(10 * time.Minute)}
+	var e estimator
+	e.observe(now, 0, true)
+	e.observe(now.Add(300*time.Second), 1, true) // one admission in 300 s
+	at := now.Add(300 * time.Second)
+	if got, bound := e.estimate(at, 10, cfg); got != 20*time.Minute || !bound {
+		t.Errorf("10 behind 5 ten-minute slots, the line seen at one in 300 s: %v (upper bound %v), want 20m, the most", got, bound)
+	}
+	if got, bound := e.estimate(at, 1, cfg); got != 300*time.Second || bound {
+		t.Errorf("first behind them: %v (upper bound %v), want 5m, an estimate", got, bound)
+	}
+	cfg.Mode = ModePassthrough // lets everyone in: no slot to wait for, no bound
+	if got, bound := e.estimate(at, 10, cfg); got != 3000*time.Second || bound {
+		t.Errorf("passthrough: %v (upper bound %v), want 50m, an estimate", got, bound)
+	}
+}
+
 // TestPaceIsTheLines: only admissions made while visitors waited in a room that was admitting tell
 // the line's pace. A quiet spell that admitted each arrival at once, or a pause that admitted nobody,
 // would otherwise slow the estimate of a line that moves at ten a second to a crawl.

@@ -437,8 +437,8 @@ func longest(position int64, cfg Config) float64 {
 
 // wait is the wait at position for a line that moves at the observed rate of admissions a second, or
 // at the rate the config guarantees when that is 0, plus the time until the room opens; bound says the
-// config's capacity term set the pace, which makes the wait the most it can be (see
-// View.ETAUpperBound). A line never moves faster than the config's rate, and one with no capacity to
+// wait is the most it can be (see View.ETAUpperBound and longest): the capacity sets the pace and the
+// line has not been seen moving, or the pace seen would tell more than that most. A line never moves faster than the config's rate, and one with no capacity to
 // wait for moves at exactly that rate: its steps admit whenever the rate's window allows, so the rate
 // says its wait better than any pace measured over the bursts in which they let visitors in.
 func wait(observed float64, position int64, cfg Config, now time.Time) (d time.Duration, bound bool) {
@@ -454,8 +454,12 @@ func wait(observed float64, position int64, cfg Config, now time.Time) (d time.D
 	// In float seconds, bounded before it becomes a Duration: a rate near zero must not turn into a
 	// conversion out of int64's range.
 	secs := float64(position) / rate
-	if bound {
-		secs = longest(position, cfg)
+	if cfg.Capacity > 0 && cfg.Mode != ModePassthrough {
+		// The most the wait can be, whatever pace the line was seen at: a pace measured over a line
+		// still finding its rhythm must not tell more than that.
+		if most := longest(position, cfg); bound || secs > most {
+			secs, bound = most, true
+		}
 	}
 	if cfg.OpensAt != nil && cfg.OpensAt.After(now) {
 		secs += cfg.OpensAt.Sub(now).Seconds()
