@@ -100,20 +100,16 @@ func runConsumer(ctx context.Context, log *slog.Logger, pass func(ctx context.Co
 			}
 			if got == 0 {
 				next = min(idlePass<<min(failures-1, 8), failedPassMax)
-			} else if got >= recordPage {
-				// Part failed (a Cluster master down, one entity's rows refused) while the rest was
-				// recorded: the rest keeps its pace, or a busy drop's record would fall behind for as
-				// long as the other part fails.
-				next = busyPass
 			}
-		} else {
-			if failures > 0 {
-				log.Info("recording to SQL resumed", "failed_for", now.Sub(failedSince).Round(time.Millisecond), "failed_passes", failures)
-				failures = 0
-			}
-			if got >= recordPage {
-				next = busyPass
-			}
+		} else if failures > 0 {
+			log.Info("recording to SQL resumed", "failed_for", now.Sub(failedSince).Round(time.Millisecond), "failed_passes", failures)
+			failures = 0
+		}
+		if got >= recordPage {
+			// A full page: more waits. Also when part of the pass failed (a Cluster master down, one
+			// entity's rows refused) while the rest was recorded: the rest keeps its pace, or a busy
+			// drop's record would fall behind for as long as the other part fails.
+			next = busyPass
 		}
 		pause.Reset(next)
 		select {
