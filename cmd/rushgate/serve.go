@@ -519,18 +519,16 @@ func openBackend(ctx context.Context, f serveFlags, records *record.DB, m *metri
 	be := backend{name: name, rooms: b.Rooms(), auctions: b.Auctions(), drops: b.Drops(), vault: b.Vault(),
 		history: b.History(), audit: b.Audit(), spent: b.Spent(), releases: b.Releases(), backlog: b.Backlog, close: b.Close}
 	be.run = func(ctx context.Context, log *slog.Logger) { b.Run(ctx, consumer, records, log) }
-	be.evicting = func() []string {
-		if s := settings.Load(); s != nil {
-			return s.Evicting
+	last := func(nodes func(redisstore.Settings) []string) func() []string {
+		return func() []string {
+			if s := settings.Load(); s != nil {
+				return nodes(*s)
+			}
+			return nil
 		}
-		return nil
 	}
-	be.unlogged = func() []string {
-		if s := settings.Load(); s != nil {
-			return s.Unlogged
-		}
-		return nil
-	}
+	be.evicting = last(func(s redisstore.Settings) []string { return s.Evicting })
+	be.unlogged = last(func(s redisstore.Settings) []string { return s.Unlogged })
 	if f.postgres == "" {
 		// Redis keeps the lines and the secrets; the SQLite record under --data is this instance's own.
 		be.backups = backup.New(backup.Source{Dir: f.data, Record: records}, m.Backup, f.sealTo...)

@@ -48,10 +48,10 @@ type Point struct {
 	IdleExpiries  float64   `json:"idle_expiries"`
 	GraceExpiries float64   `json:"grace_expiries"`
 	// ETABack is the wait at the back of the line in seconds, as a visitor joining there is told: the
-	// line's length over its pace in the minute before (or what the config sets, before there is one).
+	// line's length over its pace in the window before (see windowOf), or what the config sets.
 	ETABack float64 `json:"eta_back"`
 	// ETABackBound says ETABack is the most that wait can be, as visitors are told (View.ETAUpperBound):
-	// the line did not move in the minute before, and the capacity bounds the pace.
+	// the capacity bounds the pace, and the line did not move in the window before or moved slower.
 	ETABackBound bool `json:"eta_back_bound,omitempty"`
 }
 
