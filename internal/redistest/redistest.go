@@ -553,24 +553,36 @@ func (s *Server) follow(t testing.TB, master *Server) {
 // its replica: Master and Replica swap.
 func (s *Sentinel) Switchover(t testing.TB) {
 	t.Helper()
+	port := strings.TrimPrefix(s.Replica.Addr, "127.0.0.1:")
 	// A Sentinel promotes only a replica whose link it last saw up (it asks every 10 s): one revived
 	// a moment ago may still be down in its eyes.
 	waitFor(t, "the Sentinel to see the replica's link up", func() bool {
 		replicas, _ := once(s.sentinels[0].Addr, "SENTINEL", "REPLICAS", SentinelMaster).ToArray()
 		for _, r := range replicas {
-			if m, _ := r.AsStrMap(); m["port"] == strings.TrimPrefix(s.Replica.Addr, "127.0.0.1:") {
+			if m, _ := r.AsStrMap(); m["port"] == port {
 				return m["flags"] == "slave" && m["master-link-status"] == "ok" && m["master-link-down-time"] == "0"
 			}
 		}
 		return false
 	})
-	if got := ping(s.sentinels[0].Addr, "SENTINEL", "FAILOVER", SentinelMaster); got != "OK" {
-		t.Fatalf("SENTINEL FAILOVER: %q", got)
-	}
+	// On a loaded machine a Sentinel may have seen the master miss its pings for down-after-milliseconds
+	// and begun a failover of its own: it answers -INPROG until that one ends. The only replica is the
+	// one either failover promotes, so whichever hands it the role will do.
+	waitFor(t, "a Sentinel to take the switchover", func() bool {
+		if sentinelMaster(s.sentinels[0].Addr)["port"] == port {
+			return true
+		}
+		got, err := once(s.sentinels[0].Addr, "SENTINEL", "FAILOVER", SentinelMaster).ToString()
+		if err != nil && strings.HasPrefix(err.Error(), "INPROG") {
+			return false
+		}
+		if err != nil || got != "OK" {
+			t.Fatalf("SENTINEL FAILOVER: %q %v", got, err)
+		}
+		return true
+	})
 	for _, sen := range s.sentinels {
-		waitFor(t, "the Sentinels to name the replica", func() bool {
-			return sentinelMaster(sen.Addr)["port"] == strings.TrimPrefix(s.Replica.Addr, "127.0.0.1:")
-		})
+		waitFor(t, "the Sentinels to name the replica", func() bool { return sentinelMaster(sen.Addr)["port"] == port })
 	}
 	// The Sentinels demote the old master at their next look at it, up to 10 s later: do it for them.
 	s.Master.follow(t, s.Replica)
