@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,25 +68,40 @@ func TestRehearseADrop(t *testing.T) {
 	}
 }
 
-// TestRehearsalPastTheStreamBound: a rehearsal is one address to the server, so past
-// --streams-per-address its visitors' streams are refused (429). They poll meanwhile, as the page does,
-// and are all admitted: the report counts the refusals apart from errors. Before, each refused visitor
-// gave up and the run ended with them "still waiting".
+// TestRehearsalPastTheStreamBound: a rehearsal from one address (--sources 1, as from one machine to
+// another) meets the server's --streams-per-address, and its visitors' streams are refused (429). They
+// poll meanwhile, as the page does, and are all admitted: the report counts the refusals apart from
+// errors. Before, each refused visitor gave up and the run ended with them "still waiting".
 func TestRehearsalPastTheStreamBound(t *testing.T) {
 	base, _ := serveInProcess(t, "--streams-per-address", "2")
 	if code, body, _ := do(t, "PUT", base+"/v1/rooms/crowd", testAdminKey, `{"capacity": 4}`); code != 200 {
 		t.Fatalf("PUT room: %d %v", code, body)
 	}
 	rep, printed, html := rehearse(t, "--target", base, "--room", "crowd", "--visitors", "12", "--arrival-rate", "100",
-		"--think", "100ms", "--duration", "40s")
-	if rep.Admitted != 12 || rep.Done != 12 || rep.Unserved != 0 || rep.StreamsRefused == 0 || len(rep.Errors) != 0 {
+		"--think", "100ms", "--duration", "40s", "--sources", "1")
+	if rep.Admitted != 12 || rep.Done != 12 || rep.Unserved != 0 || rep.StreamsRefused == 0 || rep.Sources != 1 || len(rep.Errors) != 0 {
 		t.Fatalf("report %+v\n%s", rep, printed)
 	}
-	if !strings.Contains(printed, "event streams refused") {
+	if !strings.Contains(printed, "event streams refused") || !strings.Contains(printed, "from one address") {
 		t.Fatalf("the printed report:\n%s", printed)
 	}
 	if page, err := os.ReadFile(html); err != nil || !strings.Contains(string(page), "Event streams refused") {
 		t.Fatalf("the HTML report does not say the streams were refused: %v", err)
+	}
+
+	// From the loopback's many addresses, by default, the same crowd holds its streams, as a crowd from
+	// as many addresses would: none is refused. Before, a rehearsal on this machine was one address
+	// whatever its size, and a crowd past the bound waited by polling.
+	if code, body, _ := do(t, "PUT", base+"/v1/rooms/spread", testAdminKey, `{"capacity": 4}`); code != 200 {
+		t.Fatalf("PUT room: %d %v", code, body)
+	}
+	rep, printed, _ = rehearse(t, "--target", base, "--room", "spread", "--visitors", "12", "--arrival-rate", "100",
+		"--think", "100ms", "--duration", "40s")
+	if rep.Admitted != 12 || rep.Done != 12 || rep.StreamsRefused != 0 || rep.Sources < 6 || len(rep.Errors) != 0 {
+		t.Fatalf("from the loopback's addresses: report %+v\n%s", rep, printed)
+	}
+	if !strings.Contains(printed, fmt.Sprintf("from %d addresses", rep.Sources)) {
+		t.Fatalf("the printed report:\n%s", printed)
 	}
 }
 

@@ -39,6 +39,7 @@ type rehearsal struct {
 	think    time.Duration
 	sse      bool
 	client   *http.Client
+	sources  *sources
 	verifier *admission.Verifier
 	start    time.Time
 
@@ -96,9 +97,12 @@ type Report struct {
 	ETASamples        int     `json:"eta_samples"`
 	ETABounds         int     `json:"eta_bounds"`
 	ETABoundsExceeded int     `json:"eta_bounds_exceeded"`
+	// Sources is how many client addresses the run came from: many against a target on the loopback
+	// (--sources), else one.
+	Sources int `json:"sources"`
 	// StreamsRefused counts the event streams the server refused with 429 or 503; the visitor polled
-	// meanwhile, as the page does. A run from one machine is one address to the server, which by
-	// default holds 100 streams an address (--streams-per-address).
+	// meanwhile, as the page does. The server holds 100 streams an address by default
+	// (--streams-per-address), and a run from one machine to another is one address.
 	StreamsRefused int64  `json:"streams_refused"`
 	Timeline       []tick `json:"timeline"`
 }
@@ -126,6 +130,8 @@ func rehearse(ctx context.Context, args []string, out io.Writer) error {
 	adminKey := fs.String("admin-key", "", "read the room's configured rate to compare (optional)")
 	report := fs.String("report", "", "also write the report with charts to this HTML file")
 	reportJSON := fs.String("report-json", "", "also write the report as JSON to this file")
+	nSources := fs.Int("sources", defaultSources, "with a target on the IPv4 loopback, how many of its addresses the visitors come from, each from one,\n"+
+		"as a crowd comes from many (1 to 254; 1: one address, as from another machine)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -142,17 +148,21 @@ func rehearse(ctx context.Context, args []string, out io.Writer) error {
 		return errors.New("--think must not be negative")
 	case *sse && *poll:
 		return errors.New("--sse and --poll exclude each other")
+	case *nSources < 1 || *nSources > 254:
+		return errors.New("--sources must be 1 to 254")
 	}
 	base, err := url.Parse(*target)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return fmt.Errorf("--target %q: want an http(s) URL", *target)
 	}
+	src := newSources(base.Hostname(), *nSources)
 	r := &rehearsal{
 		base: strings.TrimSuffix(base.String(), "/"), room: *roomID, drop: *dropID, visitors: *visitors, arrival: *arrival, think: *think,
-		sse: !*poll, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024}},
+		sse: !*poll, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}, sources: src,
 		calls: map[string][]time.Duration{}, errors: map[string]int{},
 	}
 	defer r.client.CloseIdleConnections()
+	defer src.close()
 	r.verifier = admission.NewRemoteVerifier(r.base+"/v1/keys", r.client)
 	roomRate := 0.0
 	if *adminKey != "" {
@@ -173,7 +183,8 @@ func rehearse(ctx context.Context, args []string, out io.Writer) error {
 		if !sleepUntil(ctx, at) {
 			break
 		}
-		wg.Go(func() { r.visit(ctx) })
+		v := &visitor{r, r.sources.client(i)}
+		wg.Go(func() { v.visit(ctx) })
 	}
 	wg.Wait()
 	stopProgress()
@@ -220,7 +231,7 @@ func (r *rehearsal) roomRate(ctx context.Context, adminKey string) (float64, err
 			Per    string `json:"per"`
 		} `json:"rate"`
 	}
-	if _, _, err := r.call(ctx, "room", "GET", "/v1/rooms/"+r.room, adminKey, nil, &cfg); err != nil {
+	if _, _, err := r.operator().call(ctx, "room", "GET", "/v1/rooms/"+r.room, adminKey, nil, &cfg); err != nil {
 		return 0, fmt.Errorf("reading room %s: %w", r.room, err)
 	}
 	if cfg.Rate == nil {
@@ -248,27 +259,36 @@ type apiError struct{ code string }
 
 func (e *apiError) Error() string { return e.code }
 
-// call sends one request, timing it under name, and decodes a JSON answer into v. A refusal is counted
-// as an error unless its code is one of outcomes, an answer the run expects.
-func (r *rehearsal) call(ctx context.Context, name, method, path, token string, body any, v any, outcomes ...string) (int, time.Duration, error) {
+// visitor is one simulated visitor of the run, with the client of its address (see sources).
+type visitor struct {
+	*rehearsal
+	client *http.Client
+}
+
+// operator is whoever reads the room's and the drop's counts: the run's own client.
+func (r *rehearsal) operator() *visitor { return &visitor{r, r.client} }
+
+// call sends one request, timing it under name, and decodes its JSON answer into out. A refusal is
+// counted as an error unless its code is one of outcomes, an answer the run expects.
+func (v *visitor) call(ctx context.Context, name, method, path, token string, body, out any, outcomes ...string) (int, time.Duration, error) {
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
 		rd = strings.NewReader(string(b))
 	}
-	req, err := http.NewRequestWithContext(ctx, method, r.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, v.base+path, rd)
 	if err != nil {
 		return 0, 0, err
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	r.requests.Add(1)
+	v.requests.Add(1)
 	start := time.Now()
-	res, err := r.client.Do(req)
+	res, err := v.client.Do(req)
 	if err != nil {
 		if ctx.Err() == nil {
-			r.fail("network")
+			v.fail("network")
 		}
 		return 0, 0, err
 	}
@@ -277,11 +297,11 @@ func (r *rehearsal) call(ctx context.Context, name, method, path, token string, 
 	took := time.Since(start)
 	if err != nil {
 		if ctx.Err() == nil {
-			r.fail("network")
+			v.fail("network")
 		}
 		return res.StatusCode, took, err
 	}
-	r.observe(name, took)
+	v.observe(name, took)
 	if res.StatusCode >= 300 {
 		var e struct {
 			Error struct{ Code string } `json:"error"`
@@ -291,13 +311,13 @@ func (r *rehearsal) call(ctx context.Context, name, method, path, token string, 
 			code = e.Error.Code
 		}
 		if !slices.Contains(outcomes, code) {
-			r.fail(code)
+			v.fail(code)
 		}
 		return res.StatusCode, took, &apiError{code}
 	}
-	if v != nil {
-		if err := json.Unmarshal(data, v); err != nil {
-			r.fail("bad_answer")
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			v.fail("bad_answer")
 			return res.StatusCode, took, err
 		}
 	}
@@ -318,87 +338,87 @@ func (r *rehearsal) fail(code string) {
 }
 
 // visit is one visitor's way through the room: join, wait, verify, claim (with a drop), think, release.
-func (r *rehearsal) visit(ctx context.Context) {
+func (v *visitor) visit(ctx context.Context) {
 	var st status
 	joinedAt := time.Now()
-	if _, _, err := r.call(ctx, "join", "POST", "/v1/rooms/"+r.room+"/join", "", nil, &st, r.dropOutcomes()...); err != nil {
+	if _, _, err := v.call(ctx, "join", "POST", "/v1/rooms/"+v.room+"/join", "", nil, &st, v.dropOutcomes()...); err != nil {
 		if isCode(err, "sold_out") {
-			r.soldOut.Add(1)
+			v.soldOut.Add(1)
 		}
 		return
 	}
-	r.joined.Add(1)
+	v.joined.Add(1)
 	token := st.VisitorToken
 	waited := st.State == "waiting"
 	var predicted float64 = -1
 	bound := st.ETAUpperBound
 	if waited {
-		r.waiting.Add(1)
+		v.waiting.Add(1)
 		if st.ETASeconds != nil {
 			predicted = float64(*st.ETASeconds)
 		}
 		var err error
-		if r.sse {
-			st, err = r.stream(ctx, token)
+		if v.sse {
+			st, err = v.stream(ctx, token)
 		} else {
-			st, err = r.poll(ctx, token)
+			st, err = v.poll(ctx, token)
 		}
-		r.waiting.Add(-1)
+		v.waiting.Add(-1)
 		if err != nil {
 			return
 		}
 	}
-	if st.State == "sold_out" && r.drop != "" { // a room that follows the drop's stock
-		r.soldOut.Add(1)
-		r.soldOutInLine.Add(1)
+	if st.State == "sold_out" && v.drop != "" { // a room that follows the drop's stock
+		v.soldOut.Add(1)
+		v.soldOutInLine.Add(1)
 		return
 	}
 	if st.State != "admitted" {
-		r.fail("not_admitted")
+		v.fail("not_admitted")
 		return
 	}
-	r.admitted.Add(1)
+	v.admitted.Add(1)
 	now := time.Now()
-	r.mu.Lock()
-	r.admitAt = append(r.admitAt, now.Sub(r.start))
+	v.mu.Lock()
+	v.admitAt = append(v.admitAt, now.Sub(v.start))
 	switch waitedFor := now.Sub(joinedAt).Seconds(); {
 	case !waited || predicted < 0:
 	case bound:
-		r.bounds++
+		v.bounds++
 		if waitedFor > predicted+1 { // the answer's seconds are rounded up; a second for the way back
-			r.exceeded++
+			v.exceeded++
 		}
 	default:
-		r.etaErrs = append(r.etaErrs, math.Abs(predicted-waitedFor))
+		v.etaErrs = append(v.etaErrs, math.Abs(predicted-waitedFor))
 	}
-	r.mu.Unlock()
+	v.mu.Unlock()
 	start := time.Now()
-	if _, err := r.verifier.Verify(ctx, st.AdmissionToken, r.room); err != nil {
+	if _, err := v.verifier.Verify(ctx, st.AdmissionToken, v.room); err != nil {
 		if ctx.Err() == nil {
-			r.fail("token_invalid")
+			v.fail("token_invalid")
 		}
 		return
 	}
-	r.observe("verify", time.Since(start))
-	if r.drop != "" {
-		_, _, err := r.call(ctx, "claim", "POST", "/v1/drops/"+r.drop+"/claims", token, map[string]string{"admission_token": st.AdmissionToken},
+	v.observe("verify", time.Since(start))
+	if v.drop != "" {
+		_, _, err := v.call(ctx, "claim", "POST", "/v1/drops/"+v.drop+"/claims", token, map[string]string{"admission_token": st.AdmissionToken},
 			nil, "sold_out")
 		switch {
 		case err == nil:
-			r.claims.Add(1)
+			v.claims.Add(1)
 		case isCode(err, "sold_out"):
-			r.soldOut.Add(1)
+			v.soldOut.Add(1)
 		}
 	}
-	if !sleepUntil(ctx, time.Now().Add(r.think)) {
+	if !sleepUntil(ctx, time.Now().Add(v.think)) {
 		return
 	}
 	// A drop with release_on_claim has ended the admission with the claim: nothing is left to release.
-	if _, _, err := r.call(ctx, "release", "POST", "/v1/rooms/"+r.room+"/release", token, nil, nil, r.dropOutcomes()...); err != nil &&
-		!(r.drop != "" && isCode(err, "not_admitted")) {
+	if _, _, err := v.call(ctx, "release", "POST", "/v1/rooms/"+v.room+"/release", token, nil, nil, v.dropOutcomes()...); err != nil &&
+		!(v.drop != "" && isCode(err, "not_admitted")) {
 		return
 	}
-	r.done.Add(1)
+	v.done.Add(1)
 }
 
 // dropOutcomes are the refusals a run with a drop expects: its stock gone, an admission its claim ended.
@@ -421,27 +441,27 @@ func (r *rehearsal) dropCounts(ctx context.Context, rep *Report) {
 		Stock   int `json:"stock"`
 		Claimed int `json:"claimed"`
 	}
-	if _, _, err := r.call(ctx, "drop", "GET", "/v1/drops/"+r.drop, "", nil, &v); err == nil {
+	if _, _, err := r.operator().call(ctx, "drop", "GET", "/v1/drops/"+r.drop, "", nil, &v); err == nil {
 		rep.DropStock, rep.DropClaimed = v.Stock, v.Claimed
 	}
 	rep.Drop, rep.Claims, rep.SoldOut = r.drop, r.claims.Load(), r.soldOut.Load()
 }
 
 // poll asks for the status at the page's pace until the visitor is admitted or leaves the line.
-func (r *rehearsal) poll(ctx context.Context, token string) (status, error) {
-	st, _, err := r.pollUntil(ctx, token, time.Time{})
+func (v *visitor) poll(ctx context.Context, token string) (status, error) {
+	st, _, err := v.pollUntil(ctx, token, time.Time{})
 	return st, err
 }
 
 // pollUntil polls as poll does, giving up at until (the zero time: never); its bool is false then, when
 // the visitor is still waiting.
-func (r *rehearsal) pollUntil(ctx context.Context, token string, until time.Time) (status, bool, error) {
+func (v *visitor) pollUntil(ctx context.Context, token string, until time.Time) (status, bool, error) {
 	for until.IsZero() || time.Now().Before(until) {
 		if !sleepUntil(ctx, time.Now().Add(pollEvery)) {
 			return status{}, true, ctx.Err()
 		}
 		var st status
-		if _, _, err := r.call(ctx, "status", "GET", "/v1/rooms/"+r.room+"/status", token, nil, &st); err != nil {
+		if _, _, err := v.call(ctx, "status", "GET", "/v1/rooms/"+v.room+"/status", token, nil, &st); err != nil {
 			var ae *apiError
 			if errors.As(err, &ae) {
 				return st, true, err
@@ -457,33 +477,33 @@ func (r *rehearsal) pollUntil(ctx context.Context, token string, until time.Time
 
 // stream holds the event stream until it says the visitor is admitted or out of the line; a stream
 // that ends otherwise is opened again, as EventSource does.
-func (r *rehearsal) stream(ctx context.Context, token string) (status, error) {
+func (v *visitor) stream(ctx context.Context, token string) (status, error) {
 	for ctx.Err() == nil {
-		req, _ := http.NewRequestWithContext(ctx, "GET", r.base+"/v1/rooms/"+r.room+"/events", nil)
+		req, _ := http.NewRequestWithContext(ctx, "GET", v.base+"/v1/rooms/"+v.room+"/events", nil)
 		req.Header.Set("Authorization", "Bearer "+token)
-		r.requests.Add(1)
+		v.requests.Add(1)
 		start := time.Now()
-		res, err := r.client.Do(req)
+		res, err := v.client.Do(req)
 		if err != nil {
 			if ctx.Err() == nil {
-				r.fail("network")
+				v.fail("network")
 				sleepUntil(ctx, time.Now().Add(time.Second))
 			}
 			continue
 		}
-		r.observe("events", time.Since(start))
+		v.observe("events", time.Since(start))
 		if res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable {
 			// The page polls while it cannot hold a stream and tries the stream again later.
 			res.Body.Close()
-			r.streamsRefused.Add(1)
-			if st, over, err := r.pollUntil(ctx, token, time.Now().Add(streamRetry)); over {
+			v.streamsRefused.Add(1)
+			if st, over, err := v.pollUntil(ctx, token, time.Now().Add(streamRetry)); over {
 				return st, err
 			}
 			continue
 		}
 		if res.StatusCode != http.StatusOK {
 			res.Body.Close()
-			r.fail(fmt.Sprintf("events_http_%d", res.StatusCode))
+			v.fail(fmt.Sprintf("events_http_%d", res.StatusCode))
 			return status{}, fmt.Errorf("events: %d", res.StatusCode)
 		}
 		sc := bufio.NewScanner(res.Body)
@@ -513,7 +533,7 @@ func (r *rehearsal) report(roomRate float64) Report {
 		Room: r.room, Visitors: r.visitors, Seconds: time.Since(r.start).Seconds(), Joins: r.joined.Load(),
 		Admitted: r.admitted.Load(), Done: r.done.Load(), Unserved: r.joined.Load() - r.admitted.Load() - r.soldOutInLine.Load(),
 		Calls: map[string]Latency{}, Errors: r.errors, RoomRate: roomRate, ETASamples: len(r.etaErrs),
-		ETABounds: r.bounds, ETABoundsExceeded: r.exceeded, StreamsRefused: r.streamsRefused.Load(), Timeline: r.timeline,
+		ETABounds: r.bounds, ETABoundsExceeded: r.exceeded, Sources: r.sources.used(), StreamsRefused: r.streamsRefused.Load(), Timeline: r.timeline,
 	}
 	for name, ds := range r.calls {
 		slices.Sort(ds)
@@ -543,10 +563,19 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 
 func ms(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
 
+// addresses says how many client addresses a run came from.
+func addresses(n int) string {
+	if n == 1 {
+		return "one address"
+	}
+	return fmt.Sprintf("%d addresses", n)
+}
+
 // writeText prints the report for a person.
 func writeText(out io.Writer, rep Report) {
 	fmt.Fprintf(out, "\nroom %s: %d visitors in %.1fs\n", rep.Room, rep.Visitors, rep.Seconds)
-	fmt.Fprintf(out, "joins %d, admissions %d, released %d, still waiting at the end %d\n", rep.Joins, rep.Admitted, rep.Done, rep.Unserved)
+	fmt.Fprintf(out, "joins %d, admissions %d, released %d, still waiting at the end %d; from %s\n", rep.Joins, rep.Admitted, rep.Done,
+		rep.Unserved, addresses(rep.Sources))
 	rate := "the room has no rate"
 	if rep.RoomRate > 0 {
 		rate = fmt.Sprintf("the room's rate %.2f/s", rep.RoomRate)
@@ -565,8 +594,8 @@ func writeText(out io.Writer, rep Report) {
 			rep.ETABounds, rep.ETABoundsExceeded)
 	}
 	if rep.StreamsRefused > 0 {
-		fmt.Fprintf(out, "event streams refused %d times (429 past the server's --streams-per-address, which counts this whole run\n"+
-			"as one address, or 503); those visitors polled the status meanwhile, as the page does\n", rep.StreamsRefused)
+		fmt.Fprintf(out, "event streams refused %d times (429 past the server's --streams-per-address, which counted this run\n"+
+			"as %s, or 503); those visitors polled the status meanwhile, as the page does\n", rep.StreamsRefused, addresses(rep.Sources))
 	}
 	names := make([]string, 0, len(rep.Calls))
 	for k := range rep.Calls {

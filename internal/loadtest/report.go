@@ -9,7 +9,7 @@ import (
 )
 
 // page is the report as a page of its own: no script, charts drawn here as SVG.
-var page = template.Must(template.New("report").Parse(`<!doctype html>
+var page = template.Must(template.New("report").Funcs(template.FuncMap{"addresses": addresses}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>rushgate loadtest: {{.R.Room}}</title>
 <style>
@@ -21,12 +21,12 @@ figure { margin: 1rem 0; } svg { width: 100%; height: 220px; background: #fafafc
 </style></head><body>
 <h1>Rehearsal of room {{.R.Room}}</h1>
 <p>{{.R.Visitors}} visitors in {{printf "%.1f" .R.Seconds}}s: {{.R.Joins}} joined, {{.R.Admitted}} admitted, {{.R.Done}} released,
-{{.R.Unserved}} still waiting at the end. Admissions/s {{printf "%.2f" .R.AdmitRate}}{{if gt .R.RoomRate 0.0}} against the room's
+{{.R.Unserved}} still waiting at the end; from {{addresses .R.Sources}}. Admissions/s {{printf "%.2f" .R.AdmitRate}}{{if gt .R.RoomRate 0.0}} against the room's
 {{printf "%.2f" .R.RoomRate}}/s{{end}}.{{if .R.ETASamples}} ETA error over {{.R.ETASamples}} visitors: median
 {{printf "%.1f" .R.ETAMedianError}}s, p90 {{printf "%.1f" .R.ETAP90Error}}s.{{end}}{{if .R.ETABounds}} Upper bounds told before
 the line moved: {{.R.ETABounds}}, of which {{.R.ETABoundsExceeded}} the wait exceeded.{{end}}{{if .R.StreamsRefused}}
-Event streams refused {{.R.StreamsRefused}} times (past the server's --streams-per-address, which counts this run as one
-address): those visitors polled meanwhile, as the page does.{{end}}</p>
+Event streams refused {{.R.StreamsRefused}} times (past the server's --streams-per-address, which counted this run as
+{{addresses .R.Sources}}): those visitors polled meanwhile, as the page does.{{end}}</p>
 {{if .R.Drop}}<p>Drop {{.R.Drop}}: {{.R.Claims}} claimed by the run, {{.R.SoldOut}} told it is sold out; the drop counts
 {{.R.DropClaimed}} of {{.R.DropStock}} claimed.</p>{{end}}
 <figure><figcaption>Visitors over the run</figcaption>
