@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -42,11 +41,7 @@ func parseProcesses(s string) ([]process, error) {
 // cpuTime returns the user plus system CPU time a process has used.
 func cpuTime(pid int) (time.Duration, error) {
 	if pid == 0 {
-		var ru syscall.Rusage
-		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-			return 0, err
-		}
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+		return ownCPUTime()
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
