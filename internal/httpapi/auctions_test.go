@@ -295,6 +295,30 @@ func TestAuctionLiveWebSocket(t *testing.T) {
 // by SSE and by WebSocket (a normal closure), and a feed opened afterwards ends after its snapshot. An
 // EventSource that reconnects with the last id is answered 204, which stops it. Feeds stayed open
 // after the end, each holding a connection and one of its address's slots until the visitor left.
+// TestAuctionLiveHearsTheEnd: a feed open when the auction's end passes gets the close and ends, also
+// when a read closed the auction (a page asking for it, the sampler every second) before the closer
+// did. Before, on the embedded backend, such a close went unheard: the feed sent keep-alives, never the
+// close, and the pages held their connections after the end.
+func TestAuctionLiveHearsTheEnd(t *testing.T) {
+	e := setup(t)
+	e.auctions.Start(context.Background()) // as serve starts it: the closer, the sampler, the feeds' watches
+	t.Cleanup(e.auctions.Stop)
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg("")), 200, "")
+	e.want(e.do("POST", "/v1/auctions/lot/bids", e.visitorToken("x"), `{"amount": 1500}`), 201, "")
+	sse, _ := e.liveEvents("/v1/auctions/lot/live")
+	if snap := next(t, sse); snap["_event"] != "snapshot" || snap["seq"] != 1.0 {
+		t.Fatalf("snapshot %v", snap)
+	}
+	e.clock.Advance(time.Hour)
+	if st := e.do("GET", "/v1/auctions/lot", "", ""); st.str("status") != "closed" || st.num("final_price") != 1500 {
+		t.Fatalf("read after the end: %v", st.body)
+	}
+	if ev := next(t, sse); ev["kind"] != "closed" || ev["_id"] != "2" || ev["price"] != 1500.0 {
+		t.Fatalf("the feed's next event %v; want the close", ev)
+	}
+	ends(t, sse)
+}
+
 func TestAuctionLiveEndsWhenOver(t *testing.T) {
 	e := setup(t)
 	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg(`, "buy_now_price": 9000`)), 200, "")

@@ -17,7 +17,10 @@ import (
 // errRecording refuses to replace or delete an auction while steps of it wait for their commit.
 var errRecording = fmt.Errorf("%w: the auction's last steps are being recorded; try again", rushgate.ErrUnavailable)
 
-var _ auction.Store = (*Auctions)(nil)
+var (
+	_ auction.Store   = (*Auctions)(nil)
+	_ auction.Watcher = (*Auctions)(nil)
+)
 
 // Auctions is the in-memory implementation of [auction.Store]: each auction's steps run under its own
 // lock with the injected clock, and a sorted set of end times is the deadline index. With a record,
@@ -30,9 +33,10 @@ type Auctions struct {
 
 	mu        sync.Mutex // guards auctions and deadlines; held for a whole step, which is short
 	auctions  map[string]*auctionState
-	deadlines *zset                          // open auction id -> end (unix ns)
-	bidders   map[string]map[string]struct{} // auction id -> bidders whose bid or buy-now was taken
-	gone      map[string][]auction.Event     // deleted auction id -> its events, which one made again goes on from (after a restart the record has them)
+	deadlines *zset                                 // open auction id -> end (unix ns)
+	bidders   map[string]map[string]struct{}        // auction id -> bidders whose bid or buy-now was taken
+	gone      map[string][]auction.Event            // deleted auction id -> its events, which one made again goes on from (after a restart the record has them)
+	watches   map[string]map[chan struct{}]struct{} // auction id -> the channels of its Watch calls
 }
 
 // auctionState is an auction with its events. Events past the first durable ones are decided but not
@@ -62,7 +66,8 @@ func NewAuctions(clock func() time.Time, recorder Records) *Auctions {
 		clock = time.Now
 	}
 	a := &Auctions{clock: clock, recorder: recorder, auctions: make(map[string]*auctionState), deadlines: newZset(),
-		bidders: make(map[string]map[string]struct{}), gone: make(map[string][]auction.Event)}
+		bidders: make(map[string]map[string]struct{}), gone: make(map[string][]auction.Event),
+		watches: make(map[string]map[chan struct{}]struct{})}
 	if recorder != nil {
 		a.commit = &committer{db: recorder}
 	}
@@ -123,6 +128,9 @@ func (a *Auctions) step(ctx context.Context, id, rev, bidder string, fn func(s *
 	switch {
 	case a.commit == nil: // no record: every step is as durable as it gets
 		as.durable, as.kept = next, len(as.events)
+		if len(evs) > 0 {
+			a.tell(id)
+		}
 	case len(evs) > 0 || silent:
 		// A bidder outbid at once by the leader's maximum is named by no event of the step, only the
 		// leader is: it is recorded on its own, so that a restart still counts it (see load).
@@ -178,6 +186,42 @@ func (a *Auctions) settle(id string, as *auctionState, st auction.State, err err
 	// Steps settle in the order they were taken: this one is the oldest not yet durable.
 	as.undurable[0] = undurable{}
 	as.undurable = as.undurable[1:]
+	a.tell(id)
+}
+
+// Watch implements [auction.Watcher]: the channel hears of every step whose events became durable,
+// until ctx ends. The service announces the steps it takes itself, but not those a read takes: a Get
+// after the end closes the auction, and the sampler reads each auction every second, so it was often
+// a read, not the closer, that closed one, and its open feeds never heard of the close.
+func (a *Auctions) Watch(ctx context.Context, id string) <-chan struct{} {
+	ch := make(chan struct{}, 1)
+	a.mu.Lock()
+	if a.watches[id] == nil {
+		a.watches[id] = make(map[chan struct{}]struct{})
+	}
+	a.watches[id][ch] = struct{}{}
+	a.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		delete(a.watches[id], ch)
+		if len(a.watches[id]) == 0 {
+			delete(a.watches, id)
+		}
+		close(ch)
+	})
+	return ch
+}
+
+// tell tells the auction's watches that it has new durable events; a.mu is held. A watch with a change
+// pending already hears of both at once.
+func (a *Auctions) tell(id string) {
+	for ch := range a.watches[id] {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // rollback forgets the steps not yet durable: the auction is as its last committed step left it.

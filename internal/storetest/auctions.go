@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -27,6 +28,7 @@ var auctionTests = []check{
 	{"Auction/BuyNowWithReserve", testBuyNowWithReserve},
 	{"Auction/SoftClose", testSoftClose},
 	{"Auction/CloseAtEnd", testCloseAtEnd},
+	{"Auction/WatchHearsEveryClose", testWatchHearsEveryClose},
 	{"Auction/RefusedPutKeepsTheClose", testRefusedPutKeepsTheClose},
 	{"Auction/Refusals", testRefusals},
 	{"Auction/Events", testEvents},
@@ -329,6 +331,43 @@ func testCloseAtEnd(t *testing.T, h Harness) {
 	o, _ = h.Auctions.Close(ctx, "b")
 	if len(o.Events) != 1 || o.Events[0].Kind != auction.EventClosed || o.State.Winner != "" {
 		t.Fatalf("closing an auction without bids: %+v", o)
+	}
+}
+
+// testWatchHearsEveryClose: a watch of an auction hears of its changes whichever call made them: a bid,
+// and the close that a read after the end makes as the closer's would. Live feeds learn of the end from
+// it; on the embedded backend the close a read made went unheard, and the feeds open then never ended.
+func testWatchHearsEveryClose(t *testing.T, h Harness) {
+	w, ok := h.Auctions.(auction.Watcher)
+	if !ok {
+		t.Fatal("the auction store has no Watch: live feeds would not hear of the changes their service did not make")
+	}
+	putAuction(t, h, "a", auctionCfg(h))
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := w.Watch(wctx, "a")
+	heard := func(what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the watch did not hear of %s", what)
+		}
+	}
+	bid(t, h, "a", "x", 3000)
+	heard("a bid")
+	time.Sleep(200 * time.Millisecond) // Redis's word that the subscription holds may come too: take it
+	select {
+	case <-ch:
+	default:
+	}
+	h.Advance(time.Hour)
+	if st, err := h.Auctions.Get(ctx, "a"); err != nil || !st.Closed {
+		t.Fatalf("a read after the end: %+v %v", st, err)
+	}
+	heard("the close a read made")
+	cancel()
+	for range ch { // the channel closes once the watch's context ends
 	}
 }
 
