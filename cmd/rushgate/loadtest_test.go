@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rushgate/rushgate/internal/loadtest"
 )
@@ -122,4 +123,40 @@ func rehearse(t *testing.T, args ...string) (rep loadtest.Report, printed, html 
 		t.Fatalf("report: %v %s", err, data)
 	}
 	return rep, report.String(), html
+}
+
+// TestRehearseAnAuction rehearses an auction's last seconds on the embedded backend: bidders bid until it
+// closes while watchers hold its live feed. Every watcher sees every event once, in order, and the
+// close; the auction ends at the highest price an accepted bid's answer showed, and the report's counts
+// agree with the auction's own.
+func TestRehearseAnAuction(t *testing.T) {
+	base, _ := serveInProcess(t)
+	now := time.Now().UTC()
+	cfg := fmt.Sprintf(`{"title": "Lot", "currency": "EUR", "start_price": 1000, "increment": 100, "starts_at": %q, "ends_at": %q}`,
+		now.Add(-time.Minute).Format(time.RFC3339), now.Add(3*time.Second).Format(time.RFC3339Nano))
+	if code, body, _ := do(t, "PUT", base+"/v1/auctions/lot", testAdminKey, cfg); code != 200 {
+		t.Fatalf("PUT auction: %d %v", code, body)
+	}
+	dir := t.TempDir()
+	var printed, progress syncBuffer
+	args := []string{"loadtest", "auction", "--target", base, "--auction", "lot", "--admin-key", testAdminKey, "--bidders", "10",
+		"--watchers", "20", "--bid-every", "50ms", "--duration", "30s", "--report-json", filepath.Join(dir, "r.json")}
+	if err := run(context.Background(), args, &printed, &progress); err != nil {
+		t.Fatalf("%v\n%s", err, printed.String())
+	}
+	var rep loadtest.AuctionReport
+	if data, err := os.ReadFile(filepath.Join(dir, "r.json")); err != nil || json.Unmarshal(data, &rep) != nil {
+		t.Fatalf("report: %v %s", err, data)
+	}
+	_, end, _ := do(t, "GET", base+"/v1/auctions/lot", "", "")
+	if len(rep.Problems) != 0 || len(rep.Errors) != 0 || rep.WatchersDone != 20 || rep.Accepted == 0 || rep.Late == 0 {
+		t.Fatalf("report %+v\n%s", rep, printed.String())
+	}
+	if rep.Status != "closed" || end["status"] != "closed" || float64(rep.FinalPrice) != end["final_price"] || rep.FinalPrice != rep.Highest ||
+		float64(rep.BidCount) != end["bid_count"] || rep.Events < rep.BidCount+1 {
+		t.Fatalf("the report's end %+v; the auction's %v", rep, end)
+	}
+	if !strings.Contains(printed.String(), "20 of 20 watchers saw the end") || !strings.Contains(printed.String(), "problems: none") {
+		t.Fatalf("the printed report:\n%s", printed.String())
+	}
 }

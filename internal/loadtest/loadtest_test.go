@@ -28,9 +28,24 @@ func TestFlagsRefused(t *testing.T) {
 		{"--room", "r", "--sse", "--poll"},
 		{"--room", "r", "--target", "ftp://x"},
 		{"--room", "r", "--think", "-1s"},
+		{"--room", "r", "--sources", "0"},
 	} {
 		if err := Run(context.Background(), append([]string{"--duration", "1s"}, args...), io.Discard); err == nil {
 			t.Errorf("%v: accepted", args)
+		}
+	}
+	for _, args := range [][]string{
+		{},
+		{"--auction", "a"},
+		{"--admin-key", "k"},
+		{"--auction", "a", "--admin-key", "k", "--bidders", "0"},
+		{"--auction", "a", "--admin-key", "k", "--watchers", "-1"},
+		{"--auction", "a", "--admin-key", "k", "--bid-every", "0s"},
+		{"--auction", "a", "--admin-key", "k", "--sources", "255"},
+		{"--auction", "a", "--admin-key", "k", "--target", "ftp://x"},
+	} {
+		if err := Run(context.Background(), append([]string{"auction", "--duration", "1s"}, args...), io.Discard); err == nil {
+			t.Errorf("auction %v: accepted", args)
 		}
 	}
 	if err := Run(context.Background(), []string{"nonsense"}, io.Discard); err == nil {

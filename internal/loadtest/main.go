@@ -1,12 +1,14 @@
 // Package loadtest is rushgate's one load tool, run as `rushgate loadtest`. With a room it rehearses an
 // on-sale: simulated visitors join at a given arrival rate, wait by SSE or polling as the page does,
 // verify their admission offline, stay for a think time and release; it reports latencies, the
-// admission rate against the room's, ETA accuracy and errors by code (see rehearse.go). Its other modes
-// are the benchmarks of bench/*.sh, each bounded in requests and time and aimed at loopback only, each
-// figure a ratio against a baseline measured in the same run, because the machines they run on are
-// shared and noisy:
+// admission rate against the room's, ETA accuracy and errors by code (see rehearse.go). With an
+// auction it rehearses the last minutes of bidding while watchers hold the live feed (auction.go). Its
+// other modes are the benchmarks of bench/*.sh, each bounded in requests and time and aimed at
+// loopback only, each figure a ratio against a baseline measured in the same run, because the
+// machines they run on are shared and noisy:
 //
 //	rushgate loadtest --room R --visitors N ...               rehearse an on-sale against any rushgate
+//	rushgate loadtest auction --auction A --admin-key K ...   rehearse an auction's bidding and live feed
 //	rushgate loadtest null  --addr 127.0.0.1:9090 [--page N]    serve the null handler (the baseline), or a page origin
 //	rushgate loadtest join  --target URL --null URL             join requests/s against the null handler
 //	rushgate loadtest sse   --target URL --admin-key K --pid P  memory per idle stream and admission latency
@@ -41,6 +43,8 @@ func Run(ctx context.Context, args []string, out io.Writer) error {
 		return runJoin(ctx, args[1:])
 	case "sse":
 		return runSSE(ctx, args[1:])
+	case "auction":
+		return rehearseAuction(ctx, args[1:], out)
 	case "bid":
 		return runBid(ctx, args[1:])
 	case "claim":
@@ -50,7 +54,7 @@ func Run(ctx context.Context, args []string, out io.Writer) error {
 	case "get":
 		return runGet(ctx, args[1:])
 	}
-	return fmt.Errorf("unknown mode %q: rushgate loadtest [null|join|sse|bid|claim|pow|get] [flags], or --room R to rehearse", args[0])
+	return fmt.Errorf("unknown mode %q: rushgate loadtest [auction|null|join|sse|bid|claim|pow|get] [flags], or --room R to rehearse", args[0])
 }
 
 // runNull serves the baseline: the cheapest JSON answer net/http can give, on the same server settings
