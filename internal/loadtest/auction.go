@@ -46,6 +46,7 @@ type AuctionReport struct {
 	Seen Latency `json:"seen_latency"`
 	// The auction's end as it answered after the run, and the highest bid the run had accepted.
 	Status     string `json:"status"`
+	Price      int64  `json:"price"`
 	FinalPrice int64  `json:"final_price"`
 	Winner     string `json:"winner"`
 	BidCount   int64  `json:"bid_count"`
@@ -75,7 +76,8 @@ type auctionRun struct {
 	errors                                   map[string]int
 	bidTimes                                 []time.Duration
 	sentAt                                   map[int64]time.Time // an accepted bid's last event -> when its request left
-	problems                                 []string
+	problems                                 []string            // each once, in the order first found
+	times                                    map[string]int      // problem -> how many times it was found
 }
 
 // timedWatchers is how many watchers note when each event reached them, for the report's latency from
@@ -133,7 +135,7 @@ func rehearseAuction(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("--target %q: want an http(s) URL", *target)
 	}
 	a := &auctionRun{base: strings.TrimSuffix(base.String(), "/"), id: url.PathEscape(*id), every: *every,
-		sources: newSources(base.Hostname(), *nSources), errors: map[string]int{}, sentAt: map[int64]time.Time{}}
+		sources: newSources(base.Hostname(), *nSources), errors: map[string]int{}, sentAt: map[int64]time.Time{}, times: map[string]int{}}
 	defer a.sources.close()
 	ctx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
@@ -240,7 +242,9 @@ func (a *auctionRun) bid(ctx context.Context, c *http.Client, token string, v au
 			a.bidTimes = append(a.bidTimes, took)
 			a.sentAt[answer.Auction.Seq] = sent
 			a.mu.Unlock()
-			next, step = answer.Auction.MinNext, max(1, answer.Auction.MinNext-answer.Auction.Price)
+			if m := answer.Auction.MinNext; m > 0 { // none when the answer came after the end
+				next, step = m, max(1, m-answer.Auction.Price)
+			}
 		case answer.Error.Code == "bid_too_low":
 			a.tooLow.Add(1)
 			a.observe(took)
@@ -276,12 +280,15 @@ func (a *auctionRun) fail(code string) {
 	a.mu.Unlock()
 }
 
+// problem notes what went wrong; the report says each once, with how often when more than once (every
+// watcher that missed the end).
 func (a *auctionRun) problem(format string, args ...any) {
+	p := fmt.Sprintf(format, args...)
 	a.mu.Lock()
-	if len(a.problems) < 20 {
-		a.problems = append(a.problems, fmt.Sprintf(format, args...))
+	defer a.mu.Unlock()
+	if a.times[p]++; a.times[p] == 1 && len(a.problems) < 100 {
+		a.problems = append(a.problems, p)
 	}
-	a.mu.Unlock()
 }
 
 // watch holds the auction's live feed (Server-Sent Events) from after the sequence the run started at
@@ -383,7 +390,7 @@ func (a *auctionRun) report(ctx context.Context, id string, bidders int, seen []
 	}
 	rep := AuctionReport{Auction: id, Bidders: bidders, Watchers: len(seen), Seconds: time.Since(a.start).Seconds(),
 		Bids: a.bids.Load(), Accepted: a.accepted.Load(), TooLow: a.tooLow.Load(), Late: a.late.Load(), Errors: a.errors,
-		BidCalls: latency(a.bidTimes), Seen: latency(delays), Status: end.Status, FinalPrice: end.FinalPrice,
+		BidCalls: latency(a.bidTimes), Seen: latency(delays), Status: end.Status, Price: end.Price, FinalPrice: end.FinalPrice,
 		Winner: end.Winner, BidCount: end.BidCount, Highest: a.highest.Load(), Reconnects: a.reconnects.Load()}
 	rep.Events = -1
 	for _, n := range seen {
@@ -395,17 +402,20 @@ func (a *auctionRun) report(ctx context.Context, id string, bidders int, seen []
 		}
 	}
 	rep.Events = max(0, rep.Events)
-	problems := a.problems
+	var problems []string
+	for _, p := range a.problems {
+		if n := a.times[p]; n > 1 {
+			p += fmt.Sprintf(" (%d times)", n)
+		}
+		problems = append(problems, p)
+	}
 	switch {
 	case end.Status != "closed" && end.Status != "sold":
 		problems = append(problems, "the auction had not ended when the run did ("+end.Status+")")
 	case rep.Accepted > 0 && end.FinalPrice != rep.Highest:
 		problems = append(problems, fmt.Sprintf("the auction ended at %d, while an accepted bid's answer showed %d", end.FinalPrice, rep.Highest))
 	}
-	rep.Problems = slices.Clone(problems)
-	if rep.Problems == nil {
-		rep.Problems = []string{}
-	}
+	rep.Problems = append([]string{}, problems...)
 	return rep
 }
 
@@ -420,8 +430,13 @@ func latency(ds []time.Duration) Latency {
 func writeAuctionText(out io.Writer, rep AuctionReport) {
 	fmt.Fprintf(out, "\nauction %s: %d bidders, %d watchers, %.1fs\n", rep.Auction, rep.Bidders, rep.Watchers, rep.Seconds)
 	fmt.Fprintf(out, "bids %d: accepted %d, too low %d, after the close %d\n", rep.Bids, rep.Accepted, rep.TooLow, rep.Late)
-	fmt.Fprintf(out, "the auction: %s at %d to %q after %d bids; the highest price an answer showed: %d\n", rep.Status, rep.FinalPrice,
-		rep.Winner, rep.BidCount, rep.Highest)
+	if rep.Status == "closed" || rep.Status == "sold" {
+		fmt.Fprintf(out, "the auction: %s at %d to %q after %d bids; the highest price an answer showed: %d\n", rep.Status, rep.FinalPrice,
+			rep.Winner, rep.BidCount, rep.Highest)
+	} else {
+		fmt.Fprintf(out, "the auction: still %s, at %d after %d bids; the highest price an answer showed: %d\n", rep.Status, rep.Price,
+			rep.BidCount, rep.Highest)
+	}
 	if rep.Watchers > 0 {
 		fmt.Fprintf(out, "live feed: %d of %d watchers saw the end, each %d events or more, in order; feeds opened again %d times\n",
 			rep.WatchersDone, rep.Watchers, rep.Events, rep.Reconnects)
