@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -125,17 +124,13 @@ func rehearseAuction(ctx context.Context, args []string, out io.Writer) error {
 		return errors.New("--watchers must be 0 to 100,000")
 	case *every < time.Millisecond || *every > time.Hour:
 		return errors.New("--bid-every must be 1ms to 1h")
-	case *duration <= 0 || *duration > 24*time.Hour:
-		return errors.New("--duration must be above 0 and at most 24h")
-	case *nSources < 1 || *nSources > 254:
-		return errors.New("--sources must be 1 to 254")
 	}
-	base, err := url.Parse(*target)
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return fmt.Errorf("--target %q: want an http(s) URL", *target)
+	base, src, err := runFlags(*target, *duration, *nSources)
+	if err != nil {
+		return err
 	}
 	a := &auctionRun{base: strings.TrimSuffix(base.String(), "/"), id: url.PathEscape(*id), every: *every,
-		sources: newSources(base.Hostname(), *nSources), errors: map[string]int{}, sentAt: map[int64]time.Time{}, times: map[string]int{}}
+		sources: src, errors: map[string]int{}, sentAt: map[int64]time.Time{}, times: map[string]int{}}
 	defer a.sources.close()
 	ctx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
@@ -452,14 +447,5 @@ func writeAuctionText(out io.Writer, rep AuctionReport) {
 			fmt.Fprintln(out, "  "+p)
 		}
 	}
-	if len(rep.Errors) == 0 {
-		fmt.Fprintln(out, "errors: none")
-		return
-	}
-	codes := slices.Sorted(maps.Keys(rep.Errors))
-	fmt.Fprint(out, "errors:")
-	for _, k := range codes {
-		fmt.Fprintf(out, " %s %d", k, rep.Errors[k])
-	}
-	fmt.Fprintln(out)
+	writeErrors(out, rep.Errors)
 }

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -142,20 +143,15 @@ func rehearse(ctx context.Context, args []string, out io.Writer) error {
 		return errors.New("--visitors must be 1 to 1,000,000")
 	case !(*arrival > 0 && *arrival <= 100_000):
 		return errors.New("--arrival-rate must be above 0 and at most 100,000 a second")
-	case *duration <= 0 || *duration > 24*time.Hour:
-		return errors.New("--duration must be above 0 and at most 24h")
 	case *think < 0:
 		return errors.New("--think must not be negative")
 	case *sse && *poll:
 		return errors.New("--sse and --poll exclude each other")
-	case *nSources < 1 || *nSources > 254:
-		return errors.New("--sources must be 1 to 254")
 	}
-	base, err := url.Parse(*target)
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return fmt.Errorf("--target %q: want an http(s) URL", *target)
+	base, src, err := runFlags(*target, *duration, *nSources)
+	if err != nil {
+		return err
 	}
-	src := newSources(base.Hostname(), *nSources)
 	r := &rehearsal{
 		base: strings.TrimSuffix(base.String(), "/"), room: *roomID, drop: *dropID, visitors: *visitors, arrival: *arrival, think: *think,
 		sse: !*poll, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}, sources: src,
@@ -607,18 +603,34 @@ func writeText(out io.Writer, rep Report) {
 		c := rep.Calls[k]
 		fmt.Fprintf(out, "%-8s %8d %9.2f %9.2f %9.2f\n", k, c.Count, c.P50, c.P95, c.P99)
 	}
-	if len(rep.Errors) == 0 {
+	writeErrors(out, rep.Errors)
+}
+
+// runFlags checks the flags a rehearsal of a room and one of an auction share, and returns the target
+// and where its visitors come from.
+func runFlags(target string, duration time.Duration, nSources int) (*url.URL, *sources, error) {
+	switch {
+	case duration <= 0 || duration > 24*time.Hour:
+		return nil, nil, errors.New("--duration must be above 0 and at most 24h")
+	case nSources < 1 || nSources > 254:
+		return nil, nil, errors.New("--sources must be 1 to 254")
+	}
+	base, err := url.Parse(target)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, nil, fmt.Errorf("--target %q: want an http(s) URL", target)
+	}
+	return base, newSources(base.Hostname(), nSources), nil
+}
+
+// writeErrors prints a run's errors by code, or that there were none.
+func writeErrors(out io.Writer, errs map[string]int) {
+	if len(errs) == 0 {
 		fmt.Fprintln(out, "errors: none")
 		return
 	}
-	codes := make([]string, 0, len(rep.Errors))
-	for k := range rep.Errors {
-		codes = append(codes, k)
-	}
-	slices.Sort(codes)
 	fmt.Fprint(out, "errors:")
-	for _, k := range codes {
-		fmt.Fprintf(out, " %s %d", k, rep.Errors[k])
+	for _, k := range slices.Sorted(maps.Keys(errs)) {
+		fmt.Fprintf(out, " %s %d", k, errs[k])
 	}
 	fmt.Fprintln(out)
 }
