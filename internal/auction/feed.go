@@ -236,11 +236,18 @@ func (s *Service) fixedConfig(ctx context.Context, id string, h *hub) (Config, e
 	return st.Config, nil
 }
 
-// publish tells the auction's followers on this instance that it has new events.
+// publish tells the auction's followers on this instance that it has new events. A change told while
+// an earlier one waits to be read, and no read is under way, is not told again: the followers that the
+// earlier one woke read after both (a step's events are in the store before it is told), so a second
+// wake would cost each of them a pass for nothing. Each step is told twice on a store that watches
+// (by the service after its own steps, and by the store's watch), which is how it would happen.
 func (s *Service) publish(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if h, ok := s.hubs[id]; ok {
+		if h.fresh != h.gen && h.reading == nil {
+			return
+		}
 		h.gen++
 		close(h.changed)
 		h.changed = make(chan struct{})

@@ -265,3 +265,52 @@ func TestUpdatesSayWhatIsOpen(t *testing.T) {
 		t.Fatalf("close: %+v", ups)
 	}
 }
+
+// plainStore hides a store's Watch: the service then tells its followers of its own steps alone, at
+// once, which a test can follow step by step.
+type plainStore struct{ auction.Store }
+
+// TestAChangeToldTwiceWakesOnce: a change told while an earlier one still waits to be read wakes no
+// follower again, since the wake of the first brings both; a change told after that read does, and no
+// event is lost either way. On a store that watches, every step is told twice (by the service and by
+// the watch), and before, each feed woke for each telling.
+func TestAChangeToldTwiceWakesOnce(t *testing.T) {
+	svc, ctx := openAuction(t, plainStore{memstore.NewAuctions(nil, nil)})
+	f := svc.Follow("a")
+	defer f.Close()
+	bid := func(who string, amount int64) {
+		t.Helper()
+		if _, err := svc.Bid(ctx, "a", auction.Bid{Bidder: who, Max: amount, Exact: true}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	closed := func(c <-chan struct{}) bool {
+		select {
+		case <-c:
+			return true
+		default:
+			return false
+		}
+	}
+	before := f.Changed()
+	bid("x", 100)
+	if !closed(before) {
+		t.Fatal("the first bid woke nobody")
+	}
+	woken := f.Changed()
+	bid("y", 110) // told while the first waits to be read
+	if closed(woken) {
+		t.Fatal("a second change woke the followers again before they read the first")
+	}
+	if ups, err := f.Events(ctx, 0, 10); err != nil || len(ups) != 2 || ups[0].Seq != 1 || ups[1].Seq != 2 {
+		t.Fatalf("events after both: %+v %v; want both bids", ups, err)
+	}
+	read := f.Changed()
+	bid("x", 120)
+	if !closed(read) {
+		t.Fatal("a change after the read woke nobody")
+	}
+	if ups, err := f.Events(ctx, 2, 10); err != nil || len(ups) != 1 || ups[0].Seq != 3 {
+		t.Fatalf("events after the third bid: %+v %v", ups, err)
+	}
+}
