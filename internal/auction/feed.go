@@ -239,8 +239,8 @@ func (s *Service) fixedConfig(ctx context.Context, id string, h *hub) (Config, e
 // publish tells the auction's followers on this instance that it has new events. A change told while
 // an earlier one waits to be read, and no read is under way, is not told again: the followers that the
 // earlier one woke read after both (a step's events are in the store before it is told), so a second
-// wake would cost each of them a pass for nothing. Each step is told twice on a store that watches
-// (by the service after its own steps, and by the store's watch), which is how it would happen.
+// wake would cost each of them a pass for nothing. On a store that watches, every step is told twice:
+// by the service after its own steps, and by the store's watch.
 func (s *Service) publish(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
