@@ -31,7 +31,7 @@ type Auctions struct {
 	recorder Records
 	commit   *committer // steps' events are group-committed (see commit.go)
 
-	mu        sync.Mutex // guards the maps below; held for a whole step, which is short
+	mu        sync.Mutex // guards the fields below; held for a whole step, which is short
 	auctions  map[string]*auctionState
 	deadlines *zset                                 // open auction id -> end (unix ns)
 	bidders   map[string]map[string]struct{}        // auction id -> bidders whose bid or buy-now was taken
