@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,5 +159,10 @@ func TestRehearseAnAuction(t *testing.T) {
 	}
 	if !strings.Contains(printed.String(), "20 of 20 watchers saw the end") || !strings.Contains(printed.String(), "problems: none") {
 		t.Fatalf("the printed report:\n%s", printed.String())
+	}
+	// An auction that has ended has nothing to rehearse: the run says so rather than report its
+	// watchers' wait for an end that came before them.
+	if err := run(context.Background(), args, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "has ended (closed)") {
+		t.Fatalf("a rehearsal of an ended auction: %v", err)
 	}
 }

@@ -138,6 +138,9 @@ func rehearseAuction(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if first.Status == "closed" || first.Status == "sold" {
+		return fmt.Errorf("auction %s has ended (%s): rehearse one that is open or about to open", *id, first.Status)
+	}
 	tokens, err := mintVisitors(ctx, a.base, *adminKey, *bidders, min(*bidders, 32))
 	if err != nil {
 		return err
@@ -166,7 +169,9 @@ func rehearseAuction(ctx context.Context, args []string, out io.Writer) error {
 	bidding.Wait()
 	wg.Wait()
 	stopProgress()
-	rep := a.report(context.WithoutCancel(ctx), *id, len(tokens), seen, arrivals)
+	ectx, stop := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second) // the end is read after the run's time too
+	defer stop()
+	rep := a.report(ectx, *id, len(tokens), seen, arrivals)
 	writeAuctionText(out, rep)
 	if *reportJSON != "" {
 		b, _ := json.MarshalIndent(rep, "", "  ")
