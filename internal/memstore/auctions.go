@@ -182,11 +182,14 @@ func (a *Auctions) settle(id string, as *auctionState, st auction.State, err err
 		a.rollback(id, as)
 		return
 	}
+	news := int(st.Seq) > as.kept         // none for a leader's raised maximum: no feed needs waking
 	as.durable, as.kept = st, int(st.Seq) // event seq k is events[k-1]
 	// Steps settle in the order they were taken: this one is the oldest not yet durable.
 	as.undurable[0] = undurable{}
 	as.undurable = as.undurable[1:]
-	a.tell(id)
+	if news {
+		a.tell(id)
+	}
 }
 
 // Watch implements [auction.Watcher]: the channel hears of every step whose events became durable,
