@@ -438,9 +438,10 @@ func longest(position int64, cfg Config) float64 {
 // wait is the wait at position for a line that moves at the observed rate of admissions a second, or
 // at the rate the config guarantees when that is 0, plus the time until the room opens; bound says the
 // wait is the most it can be (see View.ETAUpperBound and longest): the capacity sets the pace and the
-// line has not been seen moving, or the pace seen would tell more than that most. A line never moves faster than the config's rate, and one with no capacity to
-// wait for moves at exactly that rate: its steps admit whenever the rate's window allows, so the rate
-// says its wait better than any pace measured over the bursts in which they let visitors in.
+// line has not been seen moving, or the pace seen would tell more than that most. A line never moves
+// faster than the config's rate, and one with no capacity to wait for moves at exactly that rate: its
+// steps admit whenever the rate's window allows, so the rate says its wait better than any pace
+// measured over the bursts in which they let visitors in.
 func wait(observed float64, position int64, cfg Config, now time.Time) (d time.Duration, bound bool) {
 	rate := observed
 	if r := cfg.Rate; r != nil {
