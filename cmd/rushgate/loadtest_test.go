@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -150,7 +151,7 @@ func TestRehearseAnAuction(t *testing.T) {
 		t.Fatalf("report: %v %s", err, data)
 	}
 	_, end, _ := do(t, "GET", base+"/v1/auctions/lot", "", "")
-	if len(rep.Problems) != 0 || len(rep.Errors) != 0 || rep.WatchersDone != 20 || rep.Accepted == 0 || rep.Late == 0 {
+	if len(rep.Problems) != 0 || len(rep.Errors) != 0 || rep.WatchersDone != 20 || rep.Accepted == 0 || rep.Proxies != 5 {
 		t.Fatalf("report %+v\n%s", rep, printed.String())
 	}
 	if rep.Status != "closed" || end["status"] != "closed" || float64(rep.FinalPrice) != end["final_price"] || rep.FinalPrice != rep.Highest ||
@@ -164,5 +165,75 @@ func TestRehearseAnAuction(t *testing.T) {
 	// watchers' wait for an end that came before them.
 	if err := run(context.Background(), args, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "has ended (closed)") {
 		t.Fatalf("a rehearsal of an ended auction: %v", err)
+	}
+}
+
+// rehearseAuction runs an auction's rehearsal with args and returns its report and what it printed.
+func rehearseAuction(t *testing.T, args ...string) (loadtest.AuctionReport, string) {
+	t.Helper()
+	report := filepath.Join(t.TempDir(), "r.json")
+	var printed syncBuffer
+	if err := run(context.Background(), append(append([]string{"loadtest", "auction"}, args...), "--report-json", report), &printed, io.Discard); err != nil {
+		t.Fatalf("%v\n%s", err, printed.String())
+	}
+	var rep loadtest.AuctionReport
+	if data, err := os.ReadFile(report); err != nil || json.Unmarshal(data, &rep) != nil {
+		t.Fatalf("report: %v %s", err, data)
+	}
+	return rep, printed.String()
+}
+
+// TestRehearseAnAuctionToItsEnd has bidders with limits bid until the price passes all but one's: the
+// bidding dies down, the soft close lapses and the auction ends by itself, long before the run's
+// --duration, won by the bidder who would pay most, at no more than that.
+func TestRehearseAnAuctionToItsEnd(t *testing.T) {
+	base, _ := serveInProcess(t)
+	now := time.Now().UTC()
+	cfg := fmt.Sprintf(`{"title": "Lot", "currency": "EUR", "start_price": 1000, "increment": 100, "starts_at": %q, "ends_at": %q,
+		"soft_close": {"window": "2s", "extend": "2s"}}`, now.Add(-time.Minute).Format(time.RFC3339), now.Add(2*time.Second).Format(time.RFC3339Nano))
+	if code, body, _ := do(t, "PUT", base+"/v1/auctions/limits", testAdminKey, cfg); code != 200 {
+		t.Fatalf("PUT auction: %d %v", code, body)
+	}
+	for flag, want := range map[string]string{"--top=500": "below the least bid the auction takes, 1000", "--buy-now=1": "offers no buy-now"} {
+		err := run(context.Background(), []string{"loadtest", "auction", "--target", base, "--auction", "limits", "--admin-key", testAdminKey,
+			"--bidders", "2", "--watchers", "0", flag}, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("a rehearsal with %s: %v; want %q", flag, err, want)
+		}
+	}
+	rep, printed := rehearseAuction(t, "--target", base, "--auction", "limits", "--admin-key", testAdminKey, "--bidders", "12",
+		"--watchers", "10", "--bid-every", "50ms", "--top", "4000", "--proxy", "0.5", "--duration", "2m")
+	if len(rep.Problems) != 0 || len(rep.Errors) != 0 || rep.Status != "closed" || rep.WatchersDone != 10 || rep.Proxies != 6 {
+		t.Fatalf("report %+v\n%s", rep, printed)
+	}
+	// Every bidder but the winner stopped as the price passed what it would pay: one that could still
+	// bid would have, inside the soft close's window, and kept the auction open.
+	if rep.OutBid != 11 || rep.FinalPrice > 4000 || rep.Winner == "" || rep.Seconds > 60 {
+		t.Fatalf("the bidding did not die down by itself: %+v\n%s", rep, printed)
+	}
+	if !strings.Contains(printed, "6 with a secret maximum, 6 with exact amounts; each paying at most up to 4000, 11 stopped") {
+		t.Fatalf("the printed report:\n%s", printed)
+	}
+}
+
+// TestRehearseABuyNowRush has every bidder try to buy the lot the moment a scheduled auction opens: it
+// is sold once, to the one whose buy-now was taken, at its buy-now price, and every feed ends sold.
+func TestRehearseABuyNowRush(t *testing.T) {
+	base, _ := serveInProcess(t)
+	now := time.Now().UTC()
+	cfg := fmt.Sprintf(`{"title": "Lot", "currency": "EUR", "start_price": 1000, "increment": 100, "buy_now_price": 5000,
+		"starts_at": %q, "ends_at": %q}`, now.Add(1500*time.Millisecond).Format(time.RFC3339Nano), now.Add(time.Hour).Format(time.RFC3339))
+	if code, body, _ := do(t, "PUT", base+"/v1/auctions/rush", testAdminKey, cfg); code != 200 {
+		t.Fatalf("PUT auction: %d %v", code, body)
+	}
+	rep, printed := rehearseAuction(t, "--target", base, "--auction", "rush", "--admin-key", testAdminKey, "--bidders", "20",
+		"--buy-now", "20", "--watchers", "10", "--bid-every", "1s", "--duration", "1m")
+	_, end, _ := do(t, "GET", base+"/v1/auctions/rush", "", "")
+	if len(rep.Problems) != 0 || len(rep.Errors) != 0 || rep.BuyNowTries != 20 || rep.BuyNowSold != 1 || rep.Accepted != 0 ||
+		rep.Status != "sold" || rep.FinalPrice != 5000 || end["winner"] != rep.Winner || rep.WatchersDone != 10 {
+		t.Fatalf("report %+v; the auction %v\n%s", rep, end, printed)
+	}
+	if !strings.Contains(printed, "buy-now: 20 tried as it opened, 1 bought") || !strings.Contains(printed, "sold at 5000 to "+strconv.Quote(rep.Winner)) {
+		t.Fatalf("the printed report:\n%s", printed)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -21,11 +23,16 @@ import (
 )
 
 // An auction's rehearsal (`rushgate loadtest auction`) has bidders bid on a running auction until it
-// closes, each at a random moment around --bid-every offering the least it was last told plus up to two
-// increments, while watchers hold its live feed as the auction's page does. It reports what a seller
-// and a bidder would ask of the day: the bids' answers and latencies, how long an accepted bid took to
-// reach the watchers, and whether every watcher saw every event once and in order, the close included,
-// and the close's price and winner those of the highest bid accepted.
+// closes, as its page's bidders do: each at random moments around --bid-every, never against itself
+// (it lets its lead stand), some with exact amounts of the least it was last told plus up to two
+// increments, some with a secret maximum (--proxy); with --top each will pay at most an amount drawn
+// up to it and stops once the price passes that, so the bidding dies down and the auction ends on its
+// own, soft close included; with --buy-now some try to buy it at once as it opens. Watchers meanwhile
+// hold its live feed as the page does. It reports what a seller and a bidder would ask of the day: the
+// bids' answers and latencies, how long an accepted bid took to reach the watchers, whether every
+// watcher saw every event once and in order, the end included, and whether the end is right: its
+// price the highest any accepted bid's answer showed, its winner the bidder whose accepted offer was
+// highest and never charged above it, a buy-now sold once and at its price.
 
 // AuctionReport is what an auction's rehearsal found; --report-json writes it as is.
 type AuctionReport struct {
@@ -33,6 +40,11 @@ type AuctionReport struct {
 	Bidders  int     `json:"bidders"`
 	Watchers int     `json:"watchers"`
 	Seconds  float64 `json:"seconds"`
+	// Proxies is how many bidders bid with a maximum; Top the most any would pay (0: no limit), and
+	// OutBid how many stopped because the price passed what they would pay.
+	Proxies int   `json:"proxy_bidders"`
+	Top     int64 `json:"top"`
+	OutBid  int64 `json:"out_of_budget"`
 	// Bids sent, and their answers: accepted, refused as too low (another bid came first), refused as
 	// the auction had closed. Errors counts every other answer by code.
 	Bids     int64          `json:"bids"`
@@ -41,6 +53,10 @@ type AuctionReport struct {
 	Late     int64          `json:"after_close"`
 	Errors   map[string]int `json:"errors"`
 	BidCalls Latency        `json:"bid_latency"`
+	// BuyNowTries is how many bidders tried to buy the lot as it opened, and BuyNowSold how many of them
+	// it was sold to: at most one.
+	BuyNowTries int64 `json:"buy_now_tries"`
+	BuyNowSold  int64 `json:"buy_now_sold"`
 	// Seen is how long an accepted bid took, from its request, to show on the watchers' feeds.
 	Seen Latency `json:"seen_latency"`
 	// The auction's end as it answered after the run, and the highest bid the run had accepted.
@@ -58,7 +74,8 @@ type AuctionReport struct {
 	Reconnects   int64 `json:"reconnects"`
 	WatchersDone int   `json:"watchers_done"` // watchers that saw the auction's end
 	// Problems lists whatever the run found wrong: an event missed, repeated or out of order on a
-	// feed, a watcher that never saw the end, an end that is not the highest accepted bid's.
+	// feed, a watcher that never saw the end, an end that is not the highest accepted bid's, a winner
+	// whose offer another bidder's beat, a buy-now sold twice.
 	Problems []string `json:"problems"`
 }
 
@@ -68,20 +85,41 @@ type auctionRun struct {
 	every    time.Duration
 	sources  *sources
 	start    time.Time
+	first    auctionView   // the auction as the run found it
+	ended    chan struct{} // closed once the run knows the auction has ended
+	end      func()        // closes ended, once
 
-	bids, accepted, tooLow, late, reconnects atomic.Int64
-	highest                                  atomic.Int64
-	mu                                       sync.Mutex
-	errors                                   map[string]int
-	bidTimes                                 []time.Duration
-	sentAt                                   map[int64]time.Time // an accepted bid's last event -> when its request left
-	problems                                 []string            // each once, in the order first found
-	times                                    map[string]int      // problem -> how many times it was found
+	bids, accepted, tooLow, late, reconnects, outBid atomic.Int64
+	buyNowTries                                      atomic.Int64
+	highest                                          atomic.Int64
+	mu                                               sync.Mutex
+	latest                                           auctionView      // the newest the run was told: leader, price, least next bid
+	offers                                           map[string]int64 // bidder -> the highest amount or maximum accepted of it
+	unsure                                           map[string]bool  // bidders of a bid whose answer was lost
+	buyers                                           []string         // bidders the lot was sold to by buy-now
+	errors                                           map[string]int
+	bidTimes                                         []time.Duration
+	sentAt                                           map[int64]time.Time // an accepted bid's last event -> when its request left
+	problems                                         []string            // each once, in the order first found
+	times                                            map[string]int      // problem -> how many times it was found
+}
+
+// contender is one of a rehearsal's bidders.
+type contender struct {
+	c         *http.Client
+	token, id string
+	proxy     bool  // bids with a secret maximum rather than exact amounts
+	budget    int64 // the most it will pay; 0 is no limit
+	buyNow    bool  // tries to buy the lot as it opens
+	rng       *rand.Rand
 }
 
 // timedWatchers is how many watchers note when each event reached them, for the report's latency from
 // an accepted bid's request to its event on the feeds: enough for its quantiles at any crowd's size.
 const timedWatchers = 100
+
+// endGrace is how long watchers may take to see on their feeds an end the run learnt of otherwise.
+const endGrace = 10 * time.Second
 
 // arrival is when an event reached a watcher.
 type arrival struct {
@@ -91,14 +129,21 @@ type arrival struct {
 
 // auctionView is what the run reads of an auction's answers.
 type auctionView struct {
-	Status     string `json:"status"`
-	Price      int64  `json:"price"`
-	MinNext    int64  `json:"min_next_bid"`
-	Seq        int64  `json:"seq"`
-	Winner     string `json:"winner"`
-	FinalPrice int64  `json:"final_price"`
-	BidCount   int64  `json:"bid_count"`
+	Status     string    `json:"status"`
+	Price      int64     `json:"price"`
+	MinNext    int64     `json:"min_next_bid"`
+	Leader     string    `json:"leader"`
+	Seq        int64     `json:"seq"`
+	Winner     string    `json:"winner"`
+	FinalPrice int64     `json:"final_price"`
+	BidCount   int64     `json:"bid_count"`
+	ReserveMet bool      `json:"reserve_met"`
+	BuyNow     int64     `json:"buy_now_price"`
+	StartsAt   time.Time `json:"starts_at"`
 }
+
+// over reports whether the view is of an auction that has ended.
+func (v auctionView) over() bool { return v.Status == "closed" || v.Status == "sold" }
 
 // rehearseAuction runs `rushgate loadtest auction ...`.
 func rehearseAuction(ctx context.Context, args []string, out io.Writer) error {
@@ -108,6 +153,9 @@ func rehearseAuction(ctx context.Context, args []string, out io.Writer) error {
 	bidders := fs.Int("bidders", 50, "how many bidders bid, each its own visitor (at most 10,000)")
 	watchers := fs.Int("watchers", 100, "how many watchers hold the live feed, as the page does (at most 100,000)")
 	every := fs.Duration("bid-every", time.Second, "how often each bidder bids, on average")
+	proxy := fs.Float64("proxy", 0.5, "the share of bidders who bid with a secret maximum rather than exact amounts (0 to 1)")
+	top := fs.Int64("top", 0, "the most any bidder pays, in minor units: each stops at an amount drawn up to it (0: bid until the end)")
+	buyNow := fs.Int("buy-now", 0, "how many of the bidders try to buy the lot as it opens, all at once")
 	duration := fs.Duration("duration", 10*time.Minute, "the longest the run lasts; it stops by itself then, closed or not")
 	adminKey := fs.String("admin-key", "", "mints the bidders' visitors (required)")
 	nSources := fs.Int("sources", defaultSources, "with a target on the IPv4 loopback, how many of its addresses the watchers and bidders come from")
@@ -124,54 +172,91 @@ func rehearseAuction(ctx context.Context, args []string, out io.Writer) error {
 		return errors.New("--watchers must be 0 to 100,000")
 	case *every < time.Millisecond || *every > time.Hour:
 		return errors.New("--bid-every must be 1ms to 1h")
+	case !(*proxy >= 0 && *proxy <= 1):
+		return errors.New("--proxy must be 0 to 1")
+	case *top < 0:
+		return errors.New("--top must be 0 or more")
+	case *buyNow < 0 || *buyNow > *bidders:
+		return errors.New("--buy-now must be 0 to --bidders")
 	}
 	base, src, err := runFlags(*target, *duration, *nSources)
 	if err != nil {
 		return err
 	}
 	a := &auctionRun{base: strings.TrimSuffix(base.String(), "/"), id: url.PathEscape(*id), every: *every,
-		sources: src, errors: map[string]int{}, sentAt: map[int64]time.Time{}, times: map[string]int{}}
+		sources: src, ended: make(chan struct{}), offers: map[string]int64{}, unsure: map[string]bool{},
+		errors: map[string]int{}, sentAt: map[int64]time.Time{}, times: map[string]int{}}
+	a.end = sync.OnceFunc(func() { close(a.ended) })
 	defer a.sources.close()
 	ctx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
-	first, err := a.view(ctx, a.sources.client(0))
-	if err != nil {
+	if a.first, err = a.view(ctx, a.sources.client(0)); err != nil {
 		return err
 	}
-	if first.Status == "closed" || first.Status == "sold" {
-		return fmt.Errorf("auction %s has ended (%s): rehearse one that is open or about to open", *id, first.Status)
+	a.latest = a.first
+	switch {
+	case a.first.over():
+		return fmt.Errorf("auction %s has ended (%s): rehearse one that is open or about to open", *id, a.first.Status)
+	case *top > 0 && *top < a.first.MinNext:
+		return fmt.Errorf("--top %d is below the least bid the auction takes, %d", *top, a.first.MinNext)
+	case *buyNow > 0 && a.first.BuyNow == 0:
+		return fmt.Errorf("--buy-now: auction %s offers no buy-now now", *id)
 	}
-	tokens, err := mintVisitors(ctx, a.base, *adminKey, *bidders, min(*bidders, 32))
+	tokens, ids, err := mintVisitors(ctx, a.base, *adminKey, *bidders, min(*bidders, 32))
 	if err != nil {
 		return err
 	}
 	a.start = time.Now()
 	stopProgress := a.progress(out)
-	var wg sync.WaitGroup
+	var watching, bidding, helpers sync.WaitGroup
+	wctx, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
+	helpers.Go(func() { a.poll(wctx) })
+	helpers.Go(func() { // watchers get endGrace after the end to see it on their feeds
+		select {
+		case <-a.ended:
+			sleepUntil(wctx, time.Now().Add(endGrace))
+			stopWatching()
+		case <-wctx.Done():
+		}
+	})
 	seen := make([]int64, *watchers)
 	arrivals := make([][]arrival, min(*watchers, timedWatchers))
 	for w := range *watchers {
 		c := a.sources.client(w)
-		wg.Go(func() {
+		watching.Go(func() {
 			var times *[]arrival
 			if w < len(arrivals) {
 				times = &arrivals[w]
 			}
-			seen[w] = a.watch(ctx, c, first.Seq, times)
+			seen[w] = a.watch(wctx, c, a.first.Seq, times)
 		})
 	}
-	var bidding sync.WaitGroup
+	proxies := int(math.Round(*proxy * float64(len(tokens))))
+	opens := a.first.StartsAt // or at once, when it has started
 	for b, tok := range tokens {
-		c := a.sources.client(*watchers + b)
 		rng := rand.New(rand.NewPCG(uint64(b), uint64(a.start.UnixNano())))
-		bidding.Go(func() { a.bid(ctx, c, tok, first, rng) })
+		k := &contender{c: a.sources.client(*watchers + b), token: tok, id: ids[b], proxy: b < proxies,
+			buyNow: b >= len(tokens)-*buyNow, rng: rng}
+		if *top > 0 {
+			k.budget = a.first.MinNext + rng.Int64N(*top-a.first.MinNext+1)
+		}
+		bidding.Go(func() {
+			if k.buyNow && sleepUntil(ctx, opens) {
+				a.buy(ctx, k)
+			}
+			a.bid(ctx, k)
+		})
 	}
 	bidding.Wait()
-	wg.Wait()
+	watching.Wait()
+	stopWatching()
+	helpers.Wait()
 	stopProgress()
 	ectx, stop := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second) // the end is read after the run's time too
 	defer stop()
 	rep := a.report(ectx, *id, len(tokens), seen, arrivals)
+	rep.Proxies, rep.Top = proxies, *top
 	writeAuctionText(out, rep)
 	if *reportJSON != "" {
 		b, _ := json.MarshalIndent(rep, "", "  ")
@@ -198,26 +283,79 @@ func (a *auctionRun) view(ctx context.Context, c *http.Client) (auctionView, err
 	return v, json.NewDecoder(res.Body).Decode(&v)
 }
 
-// bid is one bidder: it bids the least it was last told plus up to two increments, at random moments
-// around a.every apart, until the auction says it is closed or the run ends.
-func (a *auctionRun) bid(ctx context.Context, c *http.Client, token string, v auctionView, rng *rand.Rand) {
-	next, step := v.MinNext, max(1, v.MinNext-v.Price)
+// pause waits d, or less when the run ends or learns that the auction has; it reports whether the
+// bidder goes on.
+func (a *auctionRun) pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-a.ended:
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// note keeps what an answer or a look told of the auction: the newest leader, and the price and least
+// next bid, which only ever rise. An answer after the end carries no least next bid.
+func (a *auctionRun) note(v auctionView) {
+	a.mu.Lock()
+	if v.Seq >= a.latest.Seq {
+		a.latest.Seq, a.latest.Leader = v.Seq, v.Leader
+	}
+	a.latest.Price, a.latest.MinNext = max(a.latest.Price, v.Price), max(a.latest.MinNext, v.MinNext)
+	a.mu.Unlock()
+	if v.over() {
+		a.end()
+	}
+}
+
+// bid is one bidder: at random moments around a.every apart, unless it leads, it bids the least it was
+// last told plus up to two increments, or as a proxy bidder a maximum of that least plus one to ten
+// increments, raised again when it is outbid (as bidders do, rather than name their limit at once),
+// each offer at most its budget, until the price passes that, the auction ends or the run does.
+func (a *auctionRun) bid(ctx context.Context, k *contender) {
 	for {
-		pause := time.Duration(rng.ExpFloat64() * float64(a.every))
-		if !sleepUntil(ctx, time.Now().Add(min(pause, 5*a.every))) {
+		pause := time.Duration(k.rng.ExpFloat64() * float64(a.every))
+		if !a.pause(ctx, min(pause, 5*a.every)) {
 			return
 		}
-		amount := next + rng.Int64N(2*step+1)
+		a.mu.Lock()
+		leader, price, next := a.latest.Leader, a.latest.Price, a.latest.MinNext
+		a.mu.Unlock()
+		if leader == k.id {
+			continue // nobody bids against themself
+		}
+		if k.budget > 0 && next > k.budget {
+			a.outBid.Add(1)
+			return
+		}
+		step := int64(1)
+		if leader != "" {
+			step = max(1, next-price)
+		}
+		field, offer := "amount", next+k.rng.Int64N(2*step+1)
+		if k.proxy {
+			field, offer = "max_amount", next+k.rng.Int64N(10)*step+step
+		}
+		if k.budget > 0 {
+			offer = min(offer, k.budget)
+		}
 		req, _ := http.NewRequestWithContext(ctx, "POST", a.base+"/v1/auctions/"+a.id+"/bids",
-			strings.NewReader(`{"amount": `+strconv.FormatInt(amount, 10)+`}`))
-		req.Header.Set("Authorization", "Bearer "+token)
+			strings.NewReader(`{"`+field+`": `+strconv.FormatInt(offer, 10)+`}`))
+		req.Header.Set("Authorization", "Bearer "+k.token)
 		sent := time.Now()
 		a.bids.Add(1)
-		res, err := c.Do(req)
+		res, err := k.c.Do(req)
 		if err != nil {
 			if ctx.Err() == nil {
 				a.fail("network")
 			}
+			a.mu.Lock()
+			a.unsure[k.id] = true // it may have been taken
+			a.mu.Unlock()
 			continue
 		}
 		var answer struct {
@@ -241,19 +379,19 @@ func (a *auctionRun) bid(ctx context.Context, c *http.Client, token string, v au
 			a.mu.Lock()
 			a.bidTimes = append(a.bidTimes, took)
 			a.sentAt[answer.Auction.Seq] = sent
+			a.offers[k.id] = max(a.offers[k.id], offer)
 			a.mu.Unlock()
-			if m := answer.Auction.MinNext; m > 0 { // none when the answer came after the end
-				next, step = m, max(1, m-answer.Auction.Price)
-			}
+			a.note(answer.Auction)
 		case answer.Error.Code == "bid_too_low":
 			a.tooLow.Add(1)
 			a.observe(took)
-			next = max(next, answer.Error.MinNext)
+			a.note(auctionView{MinNext: answer.Error.MinNext})
 		case answer.Error.Code == "auction_not_started":
 			a.observe(took)
 		case answer.Error.Code == "auction_closed":
 			a.late.Add(1)
 			a.observe(took)
+			a.end()
 			return
 		default:
 			code := answer.Error.Code
@@ -264,6 +402,61 @@ func (a *auctionRun) bid(ctx context.Context, c *http.Client, token string, v au
 			if res.StatusCode == http.StatusForbidden || res.StatusCode == http.StatusNotFound {
 				return // not_admitted, identity_required, auction_not_found: no later bid fares better
 			}
+		}
+	}
+}
+
+// buy tries to buy the lot now, once the auction has opened.
+func (a *auctionRun) buy(ctx context.Context, k *contender) {
+	a.buyNowTries.Add(1)
+	for ctx.Err() == nil {
+		req, _ := http.NewRequestWithContext(ctx, "POST", a.base+"/v1/auctions/"+a.id+"/buy-now", nil)
+		req.Header.Set("Authorization", "Bearer "+k.token)
+		res, err := k.c.Do(req)
+		if err != nil {
+			if ctx.Err() == nil {
+				a.fail("network")
+			}
+			a.mu.Lock()
+			a.unsure[k.id] = true
+			a.mu.Unlock()
+			return
+		}
+		var answer struct {
+			auctionView
+			Error struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		err = json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&answer)
+		res.Body.Close()
+		switch {
+		case err != nil:
+			a.fail("bad_answer")
+		case res.StatusCode == http.StatusOK:
+			a.mu.Lock()
+			a.buyers = append(a.buyers, k.id)
+			a.mu.Unlock()
+			a.note(answer.auctionView)
+		case answer.Error.Code == "auction_not_started": // this machine's clock is ahead of the server's
+			if a.pause(ctx, 10*time.Millisecond) {
+				continue
+			}
+		case answer.Error.Code == "buy_now_unavailable" || answer.Error.Code == "auction_closed":
+		default:
+			a.fail("buy_now_" + answer.Error.Code)
+		}
+		return
+	}
+}
+
+// poll reads the auction every second until it has ended, so that bidders who wait for nothing (all
+// out of their budgets, or leading) learn of its end without a watcher.
+func (a *auctionRun) poll(ctx context.Context) {
+	c := a.sources.client(0)
+	for a.pause(ctx, time.Second) {
+		if v, err := a.view(ctx, c); err == nil {
+			a.note(v)
 		}
 	}
 }
@@ -340,6 +533,7 @@ func (a *auctionRun) watch(ctx context.Context, c *http.Client, after int64, tim
 					n++
 					if kind == "closed" || kind == "sold" {
 						res.Body.Close()
+						a.end()
 						return n
 					}
 				}
@@ -390,7 +584,7 @@ func (a *auctionRun) report(ctx context.Context, id string, bidders int, seen []
 	}
 	rep := AuctionReport{Auction: id, Bidders: bidders, Watchers: len(seen), Seconds: time.Since(a.start).Seconds(),
 		Bids: a.bids.Load(), Accepted: a.accepted.Load(), TooLow: a.tooLow.Load(), Late: a.late.Load(), Errors: a.errors,
-		BidCalls: latency(a.bidTimes), Seen: latency(delays), Status: end.Status, Price: end.Price, FinalPrice: end.FinalPrice,
+		BidCalls: latency(a.bidTimes), Seen: latency(delays), Status: end.Status, OutBid: a.outBid.Load(), Price: end.Price, FinalPrice: end.FinalPrice,
 		Winner: end.Winner, BidCount: end.BidCount, Highest: a.highest.Load(), Reconnects: a.reconnects.Load()}
 	rep.Events = -1
 	for _, n := range seen {
@@ -409,14 +603,54 @@ func (a *auctionRun) report(ctx context.Context, id string, bidders int, seen []
 		}
 		problems = append(problems, p)
 	}
-	switch {
-	case end.Status != "closed" && end.Status != "sold":
-		problems = append(problems, "the auction had not ended when the run did ("+end.Status+")")
-	case rep.Accepted > 0 && end.FinalPrice != rep.Highest:
-		problems = append(problems, fmt.Sprintf("the auction ended at %d, while an accepted bid's answer showed %d", end.FinalPrice, rep.Highest))
-	}
-	rep.Problems = append([]string{}, problems...)
+	rep.BuyNowTries, rep.BuyNowSold = a.buyNowTries.Load(), int64(len(a.buyers))
+	rep.Problems = append(append([]string{}, problems...), a.judge(end)...)
 	return rep
+}
+
+// judge holds the auction's end against what the run's answers showed, under a.mu. An answer lost in
+// transport leaves its bid's fate unknown, so the checks it could upset are not made for its bidder.
+func (a *auctionRun) judge(end auctionView) (problems []string) {
+	say := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if len(a.buyers) > 1 {
+		say("the lot was bought now %d times", len(a.buyers))
+	}
+	switch {
+	case !end.over():
+		say("the auction had not ended when the run did (%s)", end.Status)
+	case end.Status == "sold":
+		switch {
+		case len(a.buyers) == 0 && len(a.unsure) == 0:
+			say("the auction was sold, but no buy-now of the run was answered as taken")
+		case len(a.buyers) > 0 && end.Winner != a.buyers[0]:
+			say("the lot was sold to %s, while it was bought now by %s", end.Winner, a.buyers[0])
+		}
+		if end.FinalPrice != a.first.BuyNow {
+			say("the lot was sold at %d, while its buy-now price was %d", end.FinalPrice, a.first.BuyNow)
+		}
+	case len(a.buyers) > 0:
+		say("the lot was bought now, but the auction ended %s", end.Status)
+	case end.Winner == "":
+		if a.accepted.Load() > 0 && end.ReserveMet {
+			say("the auction closed without a winner, though it accepted %d bids and its reserve was met", a.accepted.Load())
+		}
+	case len(a.unsure) > 0:
+		// a bid whose answer was lost may have set the price or the lead
+	case end.FinalPrice != a.highest.Load():
+		say("the auction ended at %d, while an accepted bid's answer showed %d", end.FinalPrice, a.highest.Load())
+	case a.first.BidCount == 0: // the run's bidders made every bid: the winner's offer must be the highest
+		won := a.offers[end.Winner]
+		if end.FinalPrice > won {
+			say("the winner %s pays %d, above the most it offered, %d", end.Winner, end.FinalPrice, won)
+		}
+		for _, who := range slices.Sorted(maps.Keys(a.offers)) {
+			if a.offers[who] > won {
+				say("the winner %s offered at most %d, while %s offered %d", end.Winner, won, who, a.offers[who])
+				break
+			}
+		}
+	}
+	return problems
 }
 
 // latency sums a set of durations.
@@ -429,21 +663,36 @@ func latency(ds []time.Duration) Latency {
 // writeAuctionText prints the report for a person.
 func writeAuctionText(out io.Writer, rep AuctionReport) {
 	fmt.Fprintf(out, "\nauction %s: %d bidders, %d watchers, %.1fs\n", rep.Auction, rep.Bidders, rep.Watchers, rep.Seconds)
+	fmt.Fprintf(out, "bidders: %d with a secret maximum, %d with exact amounts", rep.Proxies, rep.Bidders-rep.Proxies)
+	if rep.Top > 0 {
+		fmt.Fprintf(out, "; each paying at most up to %d, %d stopped as the price passed theirs", rep.Top, rep.OutBid)
+	}
+	fmt.Fprintln(out)
+	if rep.BuyNowTries > 0 {
+		fmt.Fprintf(out, "buy-now: %d tried as it opened, %d bought\n", rep.BuyNowTries, rep.BuyNowSold)
+	}
 	fmt.Fprintf(out, "bids %d: accepted %d, too low %d, after the close %d\n", rep.Bids, rep.Accepted, rep.TooLow, rep.Late)
-	if rep.Status == "closed" || rep.Status == "sold" {
-		fmt.Fprintf(out, "the auction: %s at %d to %q after %d bids; the highest price an answer showed: %d\n", rep.Status, rep.FinalPrice,
+	switch rep.Status {
+	case "sold":
+		fmt.Fprintf(out, "the auction: sold at %d to %q, bought now after %d bids\n", rep.FinalPrice, rep.Winner, rep.BidCount)
+	case "closed":
+		fmt.Fprintf(out, "the auction: closed at %d to %q after %d bids; the highest price an answer showed: %d\n", rep.FinalPrice,
 			rep.Winner, rep.BidCount, rep.Highest)
-	} else {
+	default:
 		fmt.Fprintf(out, "the auction: still %s, at %d after %d bids; the highest price an answer showed: %d\n", rep.Status, rep.Price,
 			rep.BidCount, rep.Highest)
 	}
 	if rep.Watchers > 0 {
 		fmt.Fprintf(out, "live feed: %d of %d watchers saw the end, each %d events or more, in order; feeds opened again %d times\n",
 			rep.WatchersDone, rep.Watchers, rep.Events, rep.Reconnects)
+	}
+	if rep.Seen.Count > 0 {
 		fmt.Fprintf(out, "an accepted bid on the watchers' feeds, from its request: p50 %.2f ms, p95 %.2f ms, p99 %.2f ms\n",
 			rep.Seen.P50, rep.Seen.P95, rep.Seen.P99)
 	}
-	fmt.Fprintf(out, "bid answers: p50 %.2f ms, p95 %.2f ms, p99 %.2f ms\n", rep.BidCalls.P50, rep.BidCalls.P95, rep.BidCalls.P99)
+	if rep.BidCalls.Count > 0 {
+		fmt.Fprintf(out, "bid answers: p50 %.2f ms, p95 %.2f ms, p99 %.2f ms\n", rep.BidCalls.P50, rep.BidCalls.P95, rep.BidCalls.P99)
+	}
 	if len(rep.Problems) == 0 {
 		fmt.Fprintln(out, "problems: none")
 	} else {

@@ -30,7 +30,7 @@ func runBid(ctx context.Context, args []string) error {
 	if err := adminDo(ctx, "PUT", c.target+"/v1/auctions/benchhot", c.key, cfg); err != nil {
 		return err
 	}
-	tokens, err := mintVisitors(ctx, c.target, c.key, c.conc, c.conc)
+	tokens, _, err := mintVisitors(ctx, c.target, c.key, c.conc, c.conc)
 	if err != nil {
 		return err
 	}

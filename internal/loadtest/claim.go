@@ -30,7 +30,7 @@ func runClaim(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	tokens, err := mintVisitors(ctx, c.target, c.key, *visitors, c.conc)
+	tokens, _, err := mintVisitors(ctx, c.target, c.key, *visitors, c.conc)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,6 +44,10 @@ func TestFlagsRefused(t *testing.T) {
 		{"--auction", "a", "--admin-key", "k", "--bid-every", "0s"},
 		{"--auction", "a", "--admin-key", "k", "--sources", "255"},
 		{"--auction", "a", "--admin-key", "k", "--target", "ftp://x"},
+		{"--auction", "a", "--admin-key", "k", "--proxy", "1.5"},
+		{"--auction", "a", "--admin-key", "k", "--proxy", "NaN"},
+		{"--auction", "a", "--admin-key", "k", "--top", "-1"},
+		{"--auction", "a", "--admin-key", "k", "--bidders", "5", "--buy-now", "6"},
 	} {
 		if err := Run(context.Background(), append([]string{"auction", "--duration", "1s"}, args...), io.Discard); err == nil {
 			t.Errorf("auction %v: accepted", args)
@@ -170,5 +175,62 @@ func TestNullRoundsGetTheTargetsRequests(t *testing.T) {
 	want := seen{"POST", "/v1/auctions/benchhot/bids", "Bearer tok", `{"max_amount": 1}`}
 	if target[0] != want || null[0] != want {
 		t.Fatalf("first target request %+v, first null request %+v; want both %+v", target[0], null[0], want)
+	}
+}
+
+// TestJudgeAnAuctionsEnd holds ends against what a run's answers showed: each wrong end is named, and
+// a right one, or one a lost answer leaves unknown, is not.
+func TestJudgeAnAuctionsEnd(t *testing.T) {
+	fresh := func() *auctionRun {
+		a := &auctionRun{offers: map[string]int64{"s_a": 3000, "s_b": 2500, "s_c": 1200}, unsure: map[string]bool{}}
+		a.first = auctionView{Status: "open", BuyNow: 9000}
+		a.accepted.Store(5)
+		a.highest.Store(2600)
+		return a
+	}
+	closed := auctionView{Status: "closed", Winner: "s_a", FinalPrice: 2600, ReserveMet: true}
+	for _, tc := range []struct {
+		name   string
+		change func(a *auctionRun, end *auctionView)
+		want   string // the beginning of one of the problems; "" is none
+	}{
+		{"right", func(*auctionRun, *auctionView) {}, ""},
+		{"not ended", func(_ *auctionRun, e *auctionView) { e.Status = "open" }, "the auction had not ended"},
+		{"price not the highest shown", func(_ *auctionRun, e *auctionView) { e.FinalPrice = 2700 }, "the auction ended at 2700"},
+		{"a lower offer wins", func(_ *auctionRun, e *auctionView) { e.Winner = "s_b" }, "the winner s_b offered at most 2500"},
+		{"charged above the maximum", func(a *auctionRun, _ *auctionView) { a.offers["s_a"] = 2550 }, "the winner s_a pays 2600"},
+		{"a lost answer", func(a *auctionRun, e *auctionView) { a.unsure["s_c"] = true; e.FinalPrice = 2700 }, ""},
+		{"bids before the run", func(a *auctionRun, e *auctionView) { a.first.BidCount = 3; e.Winner = "s_x" }, ""},
+		{"no winner, reserve met", func(_ *auctionRun, e *auctionView) { e.Winner = "" }, "the auction closed without a winner"},
+		{"no winner, reserve not met", func(_ *auctionRun, e *auctionView) { e.Winner, e.ReserveMet = "", false }, ""},
+		{"bought now", func(a *auctionRun, e *auctionView) {
+			a.buyers = []string{"s_c"}
+			*e = auctionView{Status: "sold", Winner: "s_c", FinalPrice: 9000}
+		}, ""},
+		{"bought twice", func(a *auctionRun, e *auctionView) {
+			a.buyers = []string{"s_c", "s_b"}
+			*e = auctionView{Status: "sold", Winner: "s_c", FinalPrice: 9000}
+		}, "the lot was bought now 2 times"},
+		{"sold to another", func(a *auctionRun, e *auctionView) {
+			a.buyers = []string{"s_c"}
+			*e = auctionView{Status: "sold", Winner: "s_b", FinalPrice: 9000}
+		}, "the lot was sold to s_b"},
+		{"sold at another price", func(a *auctionRun, e *auctionView) {
+			a.buyers = []string{"s_c"}
+			*e = auctionView{Status: "sold", Winner: "s_c", FinalPrice: 8000}
+		}, "the lot was sold at 8000"},
+		{"sold unbought", func(_ *auctionRun, e *auctionView) { *e = auctionView{Status: "sold", Winner: "s_c", FinalPrice: 9000} },
+			"the auction was sold, but no buy-now"},
+		{"bought, then closed", func(a *auctionRun, _ *auctionView) { a.buyers = []string{"s_c"} }, "the lot was bought now, but"},
+	} {
+		a, end := fresh(), closed
+		tc.change(a, &end)
+		got := a.judge(end)
+		switch {
+		case tc.want == "" && len(got) != 0:
+			t.Errorf("%s: %q; want no problem", tc.name, got)
+		case tc.want != "" && !slices.ContainsFunc(got, func(p string) bool { return strings.HasPrefix(p, tc.want) }):
+			t.Errorf("%s: %q; want a problem %q...", tc.name, got, tc.want)
+		}
 	}
 }

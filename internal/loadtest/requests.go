@@ -13,9 +13,10 @@ import (
 	"time"
 )
 
-// collectTokens sends n requests, conc at a time, and gathers the visitor_token of each answer.
-func collectTokens(ctx context.Context, client *http.Client, n, conc int, request func(i int) *http.Request) ([]string, error) {
-	tokens := make([]string, n)
+// collectTokens sends n requests, conc at a time, and gathers the visitor_token and visitor_id of each
+// answer.
+func collectTokens(ctx context.Context, client *http.Client, n, conc int, request func(i int) *http.Request) (tokens, ids []string, err error) {
+	tokens, ids = make([]string, n), make([]string, n)
 	var next atomic.Int64
 	var firstErr atomic.Value
 	var wg sync.WaitGroup
@@ -29,22 +30,23 @@ func collectTokens(ctx context.Context, client *http.Client, n, conc int, reques
 				}
 				var body struct {
 					Token string `json:"visitor_token"`
+					ID    string `json:"visitor_id"`
 				}
 				_ = json.NewDecoder(res.Body).Decode(&body)
 				res.Body.Close()
-				tokens[i] = body.Token
+				tokens[i], ids[i] = body.Token, body.ID
 			}
 		})
 	}
 	wg.Wait()
 	if err, _ := firstErr.Load().(error); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return tokens, ctx.Err()
+	return tokens, ids, ctx.Err()
 }
 
-// mintVisitors has the site mint n visitor tokens, conc at a time.
-func mintVisitors(ctx context.Context, base, key string, n, conc int) ([]string, error) {
+// mintVisitors has the site mint n visitors, conc at a time: their tokens and their ids.
+func mintVisitors(ctx context.Context, base, key string, n, conc int) (tokens, ids []string, err error) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc}, Timeout: 10 * time.Second}
 	return collectTokens(ctx, client, n, conc, func(i int) *http.Request {
 		req, _ := http.NewRequestWithContext(ctx, "POST", base+"/v1/visitors", strings.NewReader(fmt.Sprintf(`{"subject": "claim-%d"}`, i)))

@@ -106,10 +106,11 @@ func runSSE(ctx context.Context, args []string) error {
 func runtimeSettle() { time.Sleep(2 * time.Second) }
 
 func joinMany(ctx context.Context, client *http.Client, u string, n int) ([]string, error) {
-	return collectTokens(ctx, client, n, 32, func(int) *http.Request {
+	tokens, _, err := collectTokens(ctx, client, n, 32, func(int) *http.Request {
 		req, _ := http.NewRequestWithContext(ctx, "POST", u, nil)
 		return req
 	})
+	return tokens, err
 }
 
 type sseStream struct {
