@@ -237,3 +237,52 @@ func TestRehearseABuyNowRush(t *testing.T) {
 		t.Fatalf("the printed report:\n%s", printed)
 	}
 }
+
+// TestRehearseADropsOpening has a crowd claim at a drop's opening, some pressing twice, then reads the drop
+// back: a drop smaller than what the crowd asks for sells out exactly, each claim listed and its code
+// found as answered; a larger one gives each visitor its limit and refuses the next ask.
+func TestRehearseADropsOpening(t *testing.T) {
+	base, _ := serveInProcess(t)
+	opens := time.Now().UTC().Add(time.Second).Format(time.RFC3339Nano)
+	for id, stock := range map[string]int{"small": 200, "large": 1000} {
+		cfg := fmt.Sprintf(`{"title": "Tee", "stock": %d, "per_visitor": 2, "opens_at": %q}`, stock, opens)
+		if code, body, _ := do(t, "PUT", base+"/v1/drops/"+id, testAdminKey, cfg); code != 200 {
+			t.Fatalf("PUT drop: %d %v", code, body)
+		}
+	}
+	rep, printed := rehearseDrop(t, "--target", base, "--drop", "small", "--admin-key", testAdminKey, "--visitors", "150",
+		"--claims-each", "2", "--repeat", "0.3", "--watchers", "20", "--duration", "1m")
+	if len(rep.Problems) != 0 || len(rep.Errors) != 0 || rep.Claims != 200 || rep.Status != "sold_out" || rep.Claimed != 200 ||
+		rep.Listed != 200 || rep.LookedUp != 20 || rep.WatchersDone != 20 || rep.Repeats == 0 || rep.SoldOut == 0 || rep.SoldOutAfter <= 0 {
+		t.Fatalf("report %+v\n%s", rep, printed)
+	}
+	if !strings.Contains(printed, "the drop: sold_out, 200 of 200 claimed; the last unit went") || !strings.Contains(printed, "problems: none") {
+		t.Fatalf("the printed report:\n%s", printed)
+	}
+	rep, printed = rehearseDrop(t, "--target", base, "--drop", "large", "--admin-key", testAdminKey, "--visitors", "100",
+		"--claims-each", "3", "--arrival-rate", "500", "--watchers", "5", "--duration", "1m")
+	if len(rep.Problems) != 0 || len(rep.Errors) != 0 || rep.Claims != 200 || rep.Limited != 100 || rep.Status != "open" ||
+		rep.Claimed != 200 || rep.Listed != 200 || rep.WatchersDone != 5 || rep.SoldOut != 0 {
+		t.Fatalf("report %+v\n%s", rep, printed)
+	}
+	// A drop that has sold out has nothing to rehearse.
+	err := run(context.Background(), []string{"loadtest", "drop", "--target", base, "--drop", "small", "--admin-key", testAdminKey}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "has ended (sold_out)") {
+		t.Fatalf("a rehearsal of a sold-out drop: %v", err)
+	}
+}
+
+// rehearseDrop runs a drop's rehearsal with args and returns its report and what it printed.
+func rehearseDrop(t *testing.T, args ...string) (loadtest.DropReport, string) {
+	t.Helper()
+	report := filepath.Join(t.TempDir(), "r.json")
+	var printed syncBuffer
+	if err := run(context.Background(), append(append([]string{"loadtest", "drop"}, args...), "--report-json", report), &printed, io.Discard); err != nil {
+		t.Fatalf("%v\n%s", err, printed.String())
+	}
+	var rep loadtest.DropReport
+	if data, err := os.ReadFile(report); err != nil || json.Unmarshal(data, &rep) != nil {
+		t.Fatalf("report: %v %s", err, data)
+	}
+	return rep, printed.String()
+}

@@ -13,7 +13,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,6 +88,7 @@ type auctionRun struct {
 	ended    chan struct{} // closed once the run knows the auction has ended
 	end      func()        // closes ended, once
 
+	findings
 	bids, accepted, tooLow, late, reconnects, outBid atomic.Int64
 	buyNowTries                                      atomic.Int64
 	highest                                          atomic.Int64
@@ -97,11 +97,8 @@ type auctionRun struct {
 	offers                                           map[string]int64 // bidder -> the highest amount or maximum accepted of it
 	unsure                                           map[string]bool  // bidders of a bid whose answer was lost
 	buyers                                           []string         // bidders the lot was sold to by buy-now
-	errors                                           map[string]int
 	bidTimes                                         []time.Duration
 	sentAt                                           map[int64]time.Time // an accepted bid's last event -> when its request left
-	problems                                         []string            // each once, in the order first found
-	times                                            map[string]int      // problem -> how many times it was found
 }
 
 // contender is one of a rehearsal's bidders.
@@ -185,7 +182,7 @@ func rehearseAuction(ctx context.Context, args []string, out io.Writer) error {
 	}
 	a := &auctionRun{base: strings.TrimSuffix(base.String(), "/"), id: url.PathEscape(*id), every: *every,
 		sources: src, ended: make(chan struct{}), offers: map[string]int64{}, unsure: map[string]bool{},
-		errors: map[string]int{}, sentAt: map[int64]time.Time{}, times: map[string]int{}}
+		sentAt: map[int64]time.Time{}}
 	a.end = sync.OnceFunc(func() { close(a.ended) })
 	defer a.sources.close()
 	ctx, cancel := context.WithTimeout(ctx, *duration)
@@ -258,13 +255,7 @@ func rehearseAuction(ctx context.Context, args []string, out io.Writer) error {
 	rep := a.report(ectx, *id, len(tokens), seen, arrivals)
 	rep.Proxies, rep.Top = proxies, *top
 	writeAuctionText(out, rep)
-	if *reportJSON != "" {
-		b, _ := json.MarshalIndent(rep, "", "  ")
-		if err := os.WriteFile(*reportJSON, b, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return saveJSON(*reportJSON, rep)
 }
 
 // view reads the auction.
@@ -467,23 +458,6 @@ func (a *auctionRun) observe(took time.Duration) {
 	a.mu.Unlock()
 }
 
-func (a *auctionRun) fail(code string) {
-	a.mu.Lock()
-	a.errors[code]++
-	a.mu.Unlock()
-}
-
-// problem notes what went wrong; the report says each once, with how often when more than once (every
-// watcher that missed the end).
-func (a *auctionRun) problem(format string, args ...any) {
-	p := fmt.Sprintf(format, args...)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.times[p]++; a.times[p] == 1 && len(a.problems) < 100 {
-		a.problems = append(a.problems, p)
-	}
-}
-
 // watch holds the auction's live feed (Server-Sent Events) from after the sequence the run started at
 // until the auction's end, opening it again after the last event seen when the server ends it early,
 // as an EventSource does. Each event must come once, in order; it returns how many came, or -1 when
@@ -582,8 +556,9 @@ func (a *auctionRun) report(ctx context.Context, id string, bidders int, seen []
 			}
 		}
 	}
+	errs, problems := a.found()
 	rep := AuctionReport{Auction: id, Bidders: bidders, Watchers: len(seen), Seconds: time.Since(a.start).Seconds(),
-		Bids: a.bids.Load(), Accepted: a.accepted.Load(), TooLow: a.tooLow.Load(), Late: a.late.Load(), Errors: a.errors,
+		Bids: a.bids.Load(), Accepted: a.accepted.Load(), TooLow: a.tooLow.Load(), Late: a.late.Load(), Errors: errs,
 		BidCalls: latency(a.bidTimes), Seen: latency(delays), Status: end.Status, OutBid: a.outBid.Load(), Price: end.Price, FinalPrice: end.FinalPrice,
 		Winner: end.Winner, BidCount: end.BidCount, Highest: a.highest.Load(), Reconnects: a.reconnects.Load()}
 	rep.Events = -1
@@ -596,15 +571,8 @@ func (a *auctionRun) report(ctx context.Context, id string, bidders int, seen []
 		}
 	}
 	rep.Events = max(0, rep.Events)
-	var problems []string
-	for _, p := range a.problems {
-		if n := a.times[p]; n > 1 {
-			p += fmt.Sprintf(" (%d times)", n)
-		}
-		problems = append(problems, p)
-	}
 	rep.BuyNowTries, rep.BuyNowSold = a.buyNowTries.Load(), int64(len(a.buyers))
-	rep.Problems = append(append([]string{}, problems...), a.judge(end)...)
+	rep.Problems = append(problems, a.judge(end)...)
 	return rep
 }
 
@@ -693,13 +661,5 @@ func writeAuctionText(out io.Writer, rep AuctionReport) {
 	if rep.BidCalls.Count > 0 {
 		fmt.Fprintf(out, "bid answers: p50 %.2f ms, p95 %.2f ms, p99 %.2f ms\n", rep.BidCalls.P50, rep.BidCalls.P95, rep.BidCalls.P99)
 	}
-	if len(rep.Problems) == 0 {
-		fmt.Fprintln(out, "problems: none")
-	} else {
-		fmt.Fprintln(out, "problems:")
-		for _, p := range rep.Problems {
-			fmt.Fprintln(out, "  "+p)
-		}
-	}
-	writeErrors(out, rep.Errors)
+	writeFindings(out, rep.Problems, rep.Errors)
 }

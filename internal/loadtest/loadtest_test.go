@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,6 +52,23 @@ func TestFlagsRefused(t *testing.T) {
 	} {
 		if err := Run(context.Background(), append([]string{"auction", "--duration", "1s"}, args...), io.Discard); err == nil {
 			t.Errorf("auction %v: accepted", args)
+		}
+	}
+	// A drop's flags are refused before anything is sent: each error names its flag.
+	for _, args := range [][]string{
+		{"--admin-key", "k"},
+		{"--drop", "d"},
+		{"--drop", "d", "--admin-key", "k", "--visitors", "0"},
+		{"--drop", "d", "--admin-key", "k", "--arrival-rate", "-1"},
+		{"--drop", "d", "--admin-key", "k", "--claims-each", "0"},
+		{"--drop", "d", "--admin-key", "k", "--repeat", "2"},
+		{"--drop", "d", "--admin-key", "k", "--watchers", "-1"},
+		{"--drop", "d", "--admin-key", "k", "--sources", "0"},
+	} {
+		flag := args[len(args)-2]
+		if err := Run(context.Background(), append([]string{"drop", "--duration", "1s"}, args...), io.Discard); err == nil ||
+			!strings.Contains(err.Error(), flag) {
+			t.Errorf("drop %v: %v; want an error naming %s", args, err, flag)
 		}
 	}
 	if err := Run(context.Background(), []string{"nonsense"}, io.Discard); err == nil {
@@ -225,12 +243,116 @@ func TestJudgeAnAuctionsEnd(t *testing.T) {
 	} {
 		a, end := fresh(), closed
 		tc.change(a, &end)
-		got := a.judge(end)
-		switch {
-		case tc.want == "" && len(got) != 0:
-			t.Errorf("%s: %q; want no problem", tc.name, got)
-		case tc.want != "" && !slices.ContainsFunc(got, func(p string) bool { return strings.HasPrefix(p, tc.want) }):
-			t.Errorf("%s: %q; want a problem %q...", tc.name, got, tc.want)
+		wantProblem(t, tc.name, a.judge(end), tc.want)
+	}
+}
+
+// TestJudgeADropsEnd holds drops' ends against what a run's answers showed: each wrong end is named,
+// and a right one, or one a lost answer leaves unknown, is not.
+func TestJudgeADropsEnd(t *testing.T) {
+	fresh := func() *dropRun {
+		d := &dropRun{first: dropView{Status: "open", Stock: 10, Remaining: 10, PerVisitor: 2}, each: 2, complete: true,
+			claims: map[string]claimSeen{}, bySeq: map[int64]string{}, mine: map[string]int{}}
+		for seq := int64(1); seq <= 10; seq++ {
+			c := claimSeen{ID: "x." + strconv.FormatInt(seq, 10), Seq: seq, Visitor: "v" + strconv.FormatInt((seq+1)/2, 10)}
+			d.claims[c.ID], d.bySeq[seq] = c, c.ID
+			d.mine[c.Visitor]++
 		}
+		d.soldOut.Store(3)
+		return d
+	}
+	soldOut := dropView{Status: "sold_out", Stock: 10, Remaining: 0, Claimed: 10}
+	for _, tc := range []struct {
+		name     string
+		visitors int
+		change   func(d *dropRun, end *dropView)
+		want     string // the beginning of one of the problems; "" is none
+	}{
+		{"right", 5, func(*dropRun, *dropView) {}, ""},
+		{"past the stock", 5, func(d *dropRun, _ *dropView) { d.first.Remaining = 8 }, "the run was given 10 claims, while 8 units remained"},
+		{"a claim the run was not told of", 5, func(_ *dropRun, e *dropView) { e.Stock, e.Claimed = 11, 11 }, "the drop counts 11 claims made"},
+		{"counts that do not add up", 5, func(_ *dropRun, e *dropView) { e.Remaining = 1 }, "the drop counts 1 remaining of 10"},
+		{"over the limit", 5, func(d *dropRun, _ *dropView) { d.mine["v1"] = 3 }, "visitor v1 was given 3 claims, over its limit of 2"},
+		{"a number past the stock", 5, func(d *dropRun, _ *dropView) { d.bySeq[11] = "x.11" }, "claim x.11 has the number 11"},
+		{"sold out too soon", 5, func(_ *dropRun, e *dropView) { *e = dropView{Status: "open", Stock: 12, Remaining: 2, Claimed: 10} },
+			"visitors were told the drop was sold out 3 times, while 2 units remain"},
+		{"units left unclaimed", 6, func(d *dropRun, e *dropView) {
+			d.first.Stock, d.first.Remaining = 20, 20
+			d.soldOut.Store(0)
+			*e = dropView{Status: "open", Stock: 20, Remaining: 10, Claimed: 10}
+		}, "the run asked for 12 claims and was given 10"},
+		{"an answer lost", 6, func(d *dropRun, e *dropView) {
+			d.first.Stock, d.first.Remaining = 20, 20
+			d.soldOut.Store(0)
+			d.unsure.Store(1)
+			*e = dropView{Status: "open", Stock: 20, Remaining: 9, Claimed: 11}
+		}, ""},
+		{"the run's time ran out", 6, func(d *dropRun, e *dropView) {
+			d.first.Stock, d.first.Remaining = 20, 20
+			d.soldOut.Store(0)
+			d.complete = false
+			*e = dropView{Status: "open", Stock: 20, Remaining: 10, Claimed: 10}
+		}, ""},
+	} {
+		d, end := fresh(), soldOut
+		tc.change(d, &end)
+		wantProblem(t, tc.name, d.judge(end, tc.visitors), tc.want)
+	}
+}
+
+// TestReadBackFindsWhatDiffers reads back a drop whose listing and code lookups differ from the run's
+// answers in every way they can: each difference is named, and the claim that agrees is counted.
+func TestReadBackFindsWhatDiffers(t *testing.T) {
+	answered := []claimSeen{{ID: "x.1", Seq: 1, Code: "A-1", Visitor: "v1"}, {ID: "x.2", Seq: 2, Code: "B-2", Visitor: "v2"},
+		{ID: "x.3", Seq: 3, Code: "C-3", Visitor: "v3"}}
+	listing := []claimSeen{answered[0], {ID: "x.2", Seq: 2, Code: "Z-2", Visitor: "v2"}, {ID: "x.4", Seq: 4, Code: "D-4", Visitor: "v4"}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/v1/drops/x/claims" && r.URL.Query().Get("after") == "0":
+			_ = json.NewEncoder(w).Encode(map[string]any{"claims": listing, "next_after": 4})
+		case r.URL.Path == "/v1/drops/x/claims":
+			_ = json.NewEncoder(w).Encode(map[string]any{"claims": []claimSeen{}, "next_after": 4})
+		case r.URL.Path == "/v1/drops/x/codes/C-3":
+			_ = json.NewEncoder(w).Encode(claimSeen{ID: "x.3", Seq: 3, Code: "C-3", Visitor: "v9"})
+		case strings.HasPrefix(r.URL.Path, "/v1/drops/x/codes/"):
+			for _, c := range answered {
+				if c.Code == strings.TrimPrefix(r.URL.Path, "/v1/drops/x/codes/") {
+					_ = json.NewEncoder(w).Encode(c)
+				}
+			}
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	d := &dropRun{base: srv.URL, id: "x", sources: newSources("127.0.0.1", 1), claims: map[string]claimSeen{}, bySeq: map[int64]string{}}
+	defer d.sources.close()
+	for _, c := range answered {
+		d.claims[c.ID], d.bySeq[c.Seq] = c, c.ID
+	}
+	listed, looked := d.readBack(context.Background(), dropView{Claimed: 3})
+	_, problems := d.found()
+	if listed != 1 || looked != 2 {
+		t.Errorf("listed %d, looked up %d; want 1 and 2", listed, looked)
+	}
+	for _, want := range []string{"claim x.2 is listed as", "the drop lists claim x.4, which no answer of the run gave",
+		"claim x.3, answered to the run, is not in the drop's listing", "code C-3 is found as"} {
+		if !slices.ContainsFunc(problems, func(p string) bool { return strings.HasPrefix(p, want) }) {
+			t.Errorf("no problem %q... in %q", want, problems)
+		}
+	}
+	if len(problems) != 4 {
+		t.Errorf("problems %q; want the four above", problems)
+	}
+}
+
+// wantProblem fails the test unless got holds a problem that begins with want, or none when want is "".
+func wantProblem(t *testing.T, name string, got []string, want string) {
+	t.Helper()
+	switch {
+	case want == "" && len(got) != 0:
+		t.Errorf("%s: %q; want no problem", name, got)
+	case want != "" && !slices.ContainsFunc(got, func(p string) bool { return strings.HasPrefix(p, want) }):
+		t.Errorf("%s: %q; want a problem %q...", name, got, want)
 	}
 }

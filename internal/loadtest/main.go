@@ -2,13 +2,15 @@
 // on-sale: simulated visitors join at a given arrival rate, wait by SSE or polling as the page does,
 // verify their admission offline, stay for a think time and release; it reports latencies, the
 // admission rate against the room's, ETA accuracy and errors by code (see rehearse.go). With an
-// auction it rehearses the last minutes of bidding while watchers hold the live feed (auction.go). Its
+// auction it rehearses the last minutes of bidding while watchers hold the live feed (auction.go), and
+// with a drop the rush at its opening, then reads back what the drop keeps (drop.go). Its
 // other modes are the benchmarks of bench/*.sh, each bounded in requests and time and aimed at
 // loopback only, each figure a ratio against a baseline measured in the same run, because the
 // machines they run on are shared and noisy:
 //
 //	rushgate loadtest --room R --visitors N ...               rehearse an on-sale against any rushgate
 //	rushgate loadtest auction --auction A --admin-key K ...   rehearse an auction's bidding and live feed
+//	rushgate loadtest drop --drop D --admin-key K ...         rehearse a drop's opening rush and read it back
 //	rushgate loadtest null  --addr 127.0.0.1:9090 [--page N]    serve the null handler (the baseline), or a page origin
 //	rushgate loadtest join  --target URL --null URL             join requests/s against the null handler
 //	rushgate loadtest sse   --target URL --admin-key K --pid P  memory per idle stream and admission latency
@@ -45,6 +47,8 @@ func Run(ctx context.Context, args []string, out io.Writer) error {
 		return runSSE(ctx, args[1:])
 	case "auction":
 		return rehearseAuction(ctx, args[1:], out)
+	case "drop":
+		return rehearseDrop(ctx, args[1:], out)
 	case "bid":
 		return runBid(ctx, args[1:])
 	case "claim":
@@ -54,7 +58,7 @@ func Run(ctx context.Context, args []string, out io.Writer) error {
 	case "get":
 		return runGet(ctx, args[1:])
 	}
-	return fmt.Errorf("unknown mode %q: rushgate loadtest [auction|null|join|sse|bid|claim|pow|get] [flags], or --room R to rehearse", args[0])
+	return fmt.Errorf("unknown mode %q: rushgate loadtest [auction|drop|null|join|sse|bid|claim|pow|get] [flags], or --room R to rehearse", args[0])
 }
 
 // runNull serves the baseline: the cheapest JSON answer net/http can give, on the same server settings

@@ -195,13 +195,7 @@ func rehearse(ctx context.Context, args []string, out io.Writer) error {
 		}
 		fmt.Fprintln(out, "report:", *report)
 	}
-	if *reportJSON != "" {
-		b, _ := json.MarshalIndent(rep, "", "  ")
-		if err := os.WriteFile(*reportJSON, b, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return saveJSON(*reportJSON, rep)
 }
 
 func sleepUntil(ctx context.Context, at time.Time) bool {
@@ -620,6 +614,28 @@ func runFlags(target string, duration time.Duration, nSources int) (*url.URL, *s
 		return nil, nil, fmt.Errorf("--target %q: want an http(s) URL", target)
 	}
 	return base, newSources(base.Hostname(), nSources), nil
+}
+
+// saveJSON writes a run's report as JSON to path, when there is one (--report-json).
+func saveJSON(path string, rep any) error {
+	if path == "" {
+		return nil
+	}
+	b, _ := json.MarshalIndent(rep, "", "  ")
+	return os.WriteFile(path, b, 0o644)
+}
+
+// writeFindings prints a run's problems and its errors by code, or that there were none.
+func writeFindings(out io.Writer, problems []string, errs map[string]int) {
+	if len(problems) == 0 {
+		fmt.Fprintln(out, "problems: none")
+	} else {
+		fmt.Fprintln(out, "problems:")
+		for _, p := range problems {
+			fmt.Fprintln(out, "  "+p)
+		}
+	}
+	writeErrors(out, errs)
 }
 
 // writeErrors prints a run's errors by code, or that there were none.
