@@ -644,6 +644,11 @@ func writeAuctionText(out io.Writer, rep AuctionReport) {
 	case "sold":
 		fmt.Fprintf(out, "the auction: sold at %d to %q, bought now after %d bids\n", rep.FinalPrice, rep.Winner, rep.BidCount)
 	case "closed":
+		if rep.Winner == "" {
+			fmt.Fprintf(out, "the auction: closed without a sale after %d bids (none, or none that met its reserve); the highest price an answer showed: %d\n",
+				rep.BidCount, rep.Highest)
+			break
+		}
 		fmt.Fprintf(out, "the auction: closed at %d to %q after %d bids; the highest price an answer showed: %d\n", rep.FinalPrice,
 			rep.Winner, rep.BidCount, rep.Highest)
 	default:

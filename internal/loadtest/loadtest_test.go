@@ -356,3 +356,23 @@ func wantProblem(t *testing.T, name string, got []string, want string) {
 		t.Errorf("%s: %q; want a problem %q...", name, got, want)
 	}
 }
+
+// TestAuctionTextSaysHowItEnded: a report says a sale, a close with a winner and one without in words
+// of their own, rather than a winner "" at a price of 0.
+func TestAuctionTextSaysHowItEnded(t *testing.T) {
+	for _, tc := range []struct {
+		rep  AuctionReport
+		want string
+	}{
+		{AuctionReport{Status: "closed", Winner: "s_a", FinalPrice: 2600, BidCount: 9, Highest: 2600}, `closed at 2600 to "s_a" after 9 bids`},
+		{AuctionReport{Status: "closed", BidCount: 9, Highest: 4300}, "closed without a sale after 9 bids"},
+		{AuctionReport{Status: "sold", Winner: "s_b", FinalPrice: 9000}, `sold at 9000 to "s_b", bought now`},
+		{AuctionReport{Status: "open", Price: 1200, BidCount: 2}, "still open, at 1200 after 2 bids"},
+	} {
+		var b strings.Builder
+		writeAuctionText(&b, tc.rep)
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("%s:\n%s\nwant %q", tc.rep.Status, b.String(), tc.want)
+		}
+	}
+}
