@@ -8,11 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,45 +58,18 @@ type DropReport struct {
 	Problems []string `json:"problems"`
 }
 
-// dropView is what the run reads of a drop.
-type dropView struct {
-	Status     string    `json:"status"`
-	Stock      int64     `json:"stock"`
-	Remaining  int64     `json:"remaining"`
-	Claimed    int64     `json:"claimed"`
-	PerVisitor int64     `json:"per_visitor"`
-	OpensAt    time.Time `json:"opens_at"`
-	Room       string    `json:"room"`
-}
-
-// claimSeen is a claim as the drop answered or listed it.
-type claimSeen struct {
-	ID      string `json:"claim_id"`
-	Seq     int64  `json:"seq"`
-	Code    string `json:"code"`
-	Visitor string `json:"visitor"`
-}
-
 // dropRun is one rehearsal of a drop.
 type dropRun struct {
-	findings
-	base, id, adminKey string
-	sources            *sources
-	first              dropView
-	opens              time.Time
-	each               int     // claims each visitor asks for
-	repeat             float64 // the share of claims sent again with the same key
-	complete           bool    // every visitor had its answers before the run's time ran out
+	*ledger
+	sources  *sources
+	opens    time.Time
+	each     int     // claims each visitor asks for
+	repeat   float64 // the share of claims sent again with the same key
+	complete bool    // every visitor had its answers before the run's time ran out
 
-	repeats, soldOut, limited, unsure atomic.Int64
-	mu                                sync.Mutex
-	claims                            map[string]claimSeen // by claim id
-	byKey                             map[string]string    // idempotency key -> claim id
-	bySeq                             map[int64]string     // claim number -> claim id
-	byCode                            map[string]string    // code -> claim id
-	mine                              map[string]int       // visitor -> claims
-	times                             []time.Duration
-	lastUnit                          time.Time // when the claim that took the last unit was answered
+	soldOut, limited atomic.Int64
+	timesMu          sync.Mutex
+	times            []time.Duration
 }
 
 // feedGrace is how long watchers may take, after the last claim's answer, to show its count: a drop's
@@ -141,22 +111,21 @@ func rehearseDrop(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d := &dropRun{base: strings.TrimSuffix(base.String(), "/"), id: url.PathEscape(*id), adminKey: *adminKey, sources: src,
-		each: *each, repeat: *repeat, claims: map[string]claimSeen{}, byKey: map[string]string{}, bySeq: map[int64]string{},
-		byCode: map[string]string{}, mine: map[string]int{}}
-	defer d.sources.close()
+	defer src.close()
 	ctx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
-	if d.first, err = d.view(ctx); err != nil {
+	l, err := openLedger(ctx, strings.TrimSuffix(base.String(), "/"), *id, *adminKey, src.client(0))
+	if err != nil {
 		return err
 	}
+	d := &dropRun{ledger: l, sources: src, each: *each, repeat: *repeat}
 	switch {
 	case d.first.Room != "":
 		return fmt.Errorf("drop %s is claimed through room %s: rehearse it with --room %s --drop %s", *id, d.first.Room, d.first.Room, *id)
 	case d.first.Status == "sold_out" || d.first.Status == "closed":
 		return fmt.Errorf("drop %s has ended (%s): rehearse one that is open or about to open", *id, d.first.Status)
 	}
-	tokens, ids, err := mintVisitors(ctx, d.base, *adminKey, *visitors, min(*visitors, 32))
+	tokens, ids, err := mintVisitors(ctx, d.base, d.adminKey, *visitors, min(*visitors, 32))
 	if err != nil {
 		return err
 	}
@@ -206,31 +175,6 @@ func rehearseDrop(ctx context.Context, args []string, out io.Writer) error {
 	return saveJSON(*reportJSON, rep)
 }
 
-// view reads the drop.
-func (d *dropRun) view(ctx context.Context) (dropView, error) {
-	var v dropView
-	err := d.get(ctx, "/v1/drops/"+d.id, "", &v)
-	return v, err
-}
-
-// get reads path into out, with the admin key when key is not "".
-func (d *dropRun) get(ctx context.Context, path, key string, out any) error {
-	req, _ := http.NewRequestWithContext(ctx, "GET", d.base+path, nil)
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	res, err := d.sources.client(0).Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(res.Body, 1<<10))
-		return fmt.Errorf("GET %s: %s %s", path, res.Status, b)
-	}
-	return json.NewDecoder(io.LimitReader(res.Body, 16<<20)).Decode(out)
-}
-
 // visit is one visitor: it asks for its claims one after another, each under a key of its own and
 // some twice, until it has them all, is told it is at its limit or the drop is sold out.
 func (d *dropRun) visit(ctx context.Context, c *http.Client, token, vid string, v int, rng *rand.Rand) {
@@ -278,9 +222,9 @@ func (d *dropRun) claim(ctx context.Context, c *http.Client, token, vid, key str
 	err = json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&answer)
 	res.Body.Close()
 	took := time.Since(sent)
-	d.mu.Lock()
+	d.timesMu.Lock()
 	d.times = append(d.times, took)
-	d.mu.Unlock()
+	d.timesMu.Unlock()
 	switch {
 	case err != nil:
 		d.fail("bad_answer")
@@ -301,37 +245,6 @@ func (d *dropRun) claim(ctx context.Context, c *http.Client, token, vid, key str
 		d.fail(answer.Error.Code)
 	}
 	return answer.Error.Code
-}
-
-// made notes a claim answered under key: a repeat must be the claim the key was first answered with,
-// and a new one must share no number or code with another.
-func (d *dropRun) made(key string, c claimSeen) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if first, ok := d.byKey[key]; ok {
-		d.repeats.Add(1)
-		if first != c.ID {
-			d.problem("a repeat under one Idempotency-Key was answered with claim %s after %s", c.ID, first)
-		}
-		return
-	}
-	d.byKey[key] = c.ID
-	if _, ok := d.claims[c.ID]; ok {
-		d.problem("claim %s was answered to two requests", c.ID)
-		return
-	}
-	d.claims[c.ID] = c
-	if other, ok := d.bySeq[c.Seq]; ok {
-		d.problem("claims %s and %s have the same number, %d", other, c.ID, c.Seq)
-	}
-	if other, ok := d.byCode[c.Code]; ok {
-		d.problem("claims %s and %s have the same code", other, c.ID)
-	}
-	d.bySeq[c.Seq], d.byCode[c.Code] = c.ID, c.ID
-	d.mine[c.Visitor]++
-	if c.Seq == d.first.Stock {
-		d.lastUnit = time.Now()
-	}
 }
 
 // watch holds the drop's live feed until the drop is sold out or the run ends it, and returns the
@@ -389,6 +302,9 @@ func (d *dropRun) report(ctx context.Context, id string, visitors int, seen []in
 		d.problem("reading the drop after the run: %v", err)
 	}
 	listed, looked := d.readBack(ctx, end)
+	for _, p := range d.judge(end, visitors) {
+		d.problem("%s", p)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	rep := DropReport{Drop: id, Visitors: visitors, Watchers: len(seen), Stock: d.first.Stock, Remaining: d.first.Remaining,
@@ -405,121 +321,29 @@ func (d *dropRun) report(ctx context.Context, id string, visitors int, seen []in
 			d.problem("a watcher's feed last showed %d claimed, while the drop counts %d", n, end.Claimed)
 		}
 	}
-	for _, p := range d.judge(end, visitors) {
-		d.problem("%s", p)
-	}
 	rep.Errors, rep.Problems = d.found()
 	return rep
 }
 
-// judge holds the drop's end against the run's answers, under d.mu. A claim whose answer was lost in
-// transport may have been made, so the counts it could upset allow for it.
-func (d *dropRun) judge(end dropView, visitors int) (problems []string) {
+// judge holds the drop's end against the run's answers: the ledger's checks, and those of a crowd
+// that claimed all it could at the opening.
+func (d *dropRun) judge(end dropView, visitors int) []string {
+	problems := d.ledger.judge(end)
 	say := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	made, unsure := int64(len(d.claims)), d.unsure.Load()
-	if made > d.first.Remaining {
-		say("the run was given %d claims, while %d units remained", made, d.first.Remaining)
-	}
-	if got := end.Claimed - d.first.Claimed; got < made || got > made+unsure {
-		say("the drop counts %d claims made during the run, while the run was given %d", got, made)
-	}
-	if end.Remaining != end.Stock-end.Claimed || end.Remaining < 0 {
-		say("the drop counts %d remaining of %d with %d claimed", end.Remaining, end.Stock, end.Claimed)
-	}
-	for _, v := range slices.Sorted(maps.Keys(d.mine)) {
-		if n := int64(d.mine[v]); n > d.first.PerVisitor {
-			say("visitor %s was given %d claims, over its limit of %d", v, n, d.first.PerVisitor)
-		}
-	}
-	for _, seq := range slices.Sorted(maps.Keys(d.bySeq)) {
-		if seq <= d.first.Claimed || seq > end.Stock {
-			say("claim %s has the number %d, outside the units the run could take (%d to %d)", d.bySeq[seq], seq, d.first.Claimed+1, end.Stock)
-		}
-	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	made := int64(len(d.claims))
 	if d.soldOut.Load() > 0 && end.Status != "sold_out" {
 		say("visitors were told the drop was sold out %d times, while %d units remain", d.soldOut.Load(), end.Remaining)
 	}
 	// Every visitor that finished asked for its claims up to the drop's limit: the crowd must have been
 	// given that many, or the whole stock.
 	wanted := int64(visitors) * min(int64(d.each), d.first.PerVisitor)
-	if want := min(wanted, d.first.Remaining); d.complete && unsure == 0 && d.failures() == 0 && made != want {
+	if want := min(wanted, d.first.Remaining); d.complete && d.unsure.Load() == 0 && d.failures() == 0 && made != want {
 		say("the run asked for %d claims and was given %d, while %d units remained at its start", wanted, made, d.first.Remaining)
 	}
 	return problems
 }
-
-// readBack reads the drop's claims made since the run began and holds each against its answer, then
-// looks up some of their codes as a checkout does. It returns how many claims were listed as they
-// were answered, and how many codes were found as their claim's.
-func (d *dropRun) readBack(ctx context.Context, end dropView) (listed, looked int64) {
-	var got []claimSeen
-	for try := 0; ; try++ { // a record read behind the store catches up in a moment
-		got = got[:0]
-		for after := d.first.Claimed; ; {
-			var page struct {
-				Claims []claimSeen `json:"claims"`
-				Next   int64       `json:"next_after"`
-			}
-			if err := d.get(ctx, fmt.Sprintf("/v1/drops/%s/claims?after=%d&limit=1000", d.id, after), d.adminKey, &page); err != nil {
-				d.problem("reading the drop's claims: %v", err)
-				return 0, 0
-			}
-			if len(page.Claims) == 0 {
-				break
-			}
-			got, after = append(got, page.Claims...), page.Next
-		}
-		if int64(len(got)) >= end.Claimed-d.first.Claimed || try == 20 || !sleepUntil(ctx, time.Now().Add(500*time.Millisecond)) {
-			break
-		}
-	}
-	d.mu.Lock()
-	ours := maps.Clone(d.claims)
-	unsure := d.unsure.Load()
-	d.mu.Unlock()
-	for _, c := range got {
-		mine, ok := ours[c.ID]
-		switch {
-		case !ok && unsure == 0:
-			d.problem("the drop lists claim %s, which no answer of the run gave", c.ID)
-		case !ok:
-		case mine != c:
-			d.problem("claim %s is listed as %+v, while it was answered as %+v", c.ID, c, mine)
-		default:
-			listed++
-		}
-		delete(ours, c.ID)
-	}
-	for _, id := range slices.Sorted(maps.Keys(ours)) {
-		d.problem("claim %s, answered to the run, is not in the drop's listing", id)
-	}
-	// A checkout looks a code up: a few of the run's, the first and the last among them.
-	d.mu.Lock()
-	seqs := slices.Sorted(maps.Keys(d.bySeq))
-	picked := make([]claimSeen, 0, lookups)
-	for i, seq := range seqs {
-		if i < lookups/2 || i >= len(seqs)-lookups/2 {
-			picked = append(picked, d.claims[d.bySeq[seq]])
-		}
-	}
-	d.mu.Unlock()
-	for _, c := range picked {
-		var found claimSeen
-		if err := d.get(ctx, "/v1/drops/"+d.id+"/codes/"+url.PathEscape(c.Code), d.adminKey, &found); err != nil {
-			d.problem("looking up a code of the run: %v", err)
-			continue
-		}
-		if found != c {
-			d.problem("code %s is found as %+v, while its claim was answered as %+v", c.Code, found, c)
-			continue
-		}
-		looked++
-	}
-	return listed, looked
-}
-
-// lookups is how many of the run's codes it looks up afterwards.
-const lookups = 20
 
 // writeDropText prints the report for a person.
 func writeDropText(out io.Writer, rep DropReport) {

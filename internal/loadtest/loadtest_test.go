@@ -251,8 +251,8 @@ func TestJudgeAnAuctionsEnd(t *testing.T) {
 // and a right one, or one a lost answer leaves unknown, is not.
 func TestJudgeADropsEnd(t *testing.T) {
 	fresh := func() *dropRun {
-		d := &dropRun{first: dropView{Status: "open", Stock: 10, Remaining: 10, PerVisitor: 2}, each: 2, complete: true,
-			claims: map[string]claimSeen{}, bySeq: map[int64]string{}, mine: map[string]int{}}
+		d := &dropRun{ledger: &ledger{first: dropView{Status: "open", Stock: 10, Remaining: 10, PerVisitor: 2},
+			claims: map[string]claimSeen{}, bySeq: map[int64]string{}, mine: map[string]int{}}, each: 2, complete: true}
 		for seq := int64(1); seq <= 10; seq++ {
 			c := claimSeen{ID: "x." + strconv.FormatInt(seq, 10), Seq: seq, Visitor: "v" + strconv.FormatInt((seq+1)/2, 10)}
 			d.claims[c.ID], d.bySeq[seq] = c, c.ID
@@ -325,13 +325,14 @@ func TestReadBackFindsWhatDiffers(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	d := &dropRun{base: srv.URL, id: "x", sources: newSources("127.0.0.1", 1), claims: map[string]claimSeen{}, bySeq: map[int64]string{}}
-	defer d.sources.close()
+	src := newSources("127.0.0.1", 1)
+	defer src.close()
+	l := &ledger{base: srv.URL, id: "x", client: src.client(0), claims: map[string]claimSeen{}, bySeq: map[int64]string{}}
 	for _, c := range answered {
-		d.claims[c.ID], d.bySeq[c.Seq] = c, c.ID
+		l.claims[c.ID], l.bySeq[c.Seq] = c, c.ID
 	}
-	listed, looked := d.readBack(context.Background(), dropView{Claimed: 3})
-	_, problems := d.found()
+	listed, looked := l.readBack(context.Background(), dropView{Claimed: 3})
+	_, problems := l.found()
 	if listed != 1 || looked != 2 {
 		t.Errorf("listed %d, looked up %d; want 1 and 2", listed, looked)
 	}
