@@ -61,13 +61,23 @@ func TestRehearseADrop(t *testing.T) {
 	if code, body, _ := do(t, "PUT", base+"/v1/rooms/launch", testAdminKey, `{"capacity": 3, "drop": "gift"}`); code != 200 {
 		t.Fatalf("PUT room: %d %v", code, body)
 	}
-	rep, printed, _ := rehearse(t, "--target", base, "--room", "launch", "--drop", "gift", "--visitors", "30",
-		"--arrival-rate", "60", "--think", "0s", "--duration", "30s")
+	rep, printed, html := rehearse(t, "--target", base, "--room", "launch", "--drop", "gift", "--visitors", "30",
+		"--arrival-rate", "60", "--think", "0s", "--duration", "30s", "--admin-key", testAdminKey)
 	if rep.Claims != 10 || rep.DropClaimed != 10 || rep.DropStock != 10 || rep.Claims+rep.SoldOut != 30 || rep.Unserved != 0 || len(rep.Errors) != 0 {
 		t.Fatalf("report %+v\n%s", rep, printed)
 	}
-	if !strings.Contains(printed, "drop gift: claims 10, told sold out 20; the drop counts 10 of 10 claimed") {
-		t.Fatalf("the printed report:\n%s", printed)
+	// With the admin key the drop is read back: each claim listed and its code found as answered.
+	if !rep.ReadBack || rep.DropListed != 10 || rep.DropLookedUp != 10 || len(rep.Problems) != 0 {
+		t.Fatalf("the read-back: %+v\n%s", rep, printed)
+	}
+	for _, want := range []string{"drop gift: claims 10, told sold out 20; the drop counts 10 of 10 claimed",
+		"read back: 10 of the run's claims listed as answered, 10 codes looked up and found", "problems: none"} {
+		if !strings.Contains(printed, want) {
+			t.Fatalf("the printed report has no %q:\n%s", want, printed)
+		}
+	}
+	if page, err := os.ReadFile(html); err != nil || !strings.Contains(string(page), "Read back: 10 of the run") {
+		t.Fatalf("the HTML report does not say the drop was read back: %v", err)
 	}
 }
 

@@ -34,7 +34,8 @@ const streamRetry = 30 * time.Second
 type rehearsal struct {
 	base     string
 	room     string
-	drop     string // claimed from after each admission; "" for none
+	drop     string  // claimed from after each admission; "" for none
+	ledger   *ledger // with a drop and the admin key: the claims answered, read back at the end
 	visitors int
 	arrival  float64
 	think    time.Duration
@@ -79,14 +80,21 @@ type Report struct {
 	Unserved int64   `json:"unserved"` // still waiting when the run ended
 	// With --drop: the units the run claimed, the visitors told the drop is sold out (at the door, in
 	// line or at the claim), and the drop's own counts at the end.
-	Drop        string             `json:"drop,omitempty"`
-	Claims      int64              `json:"claims"`
-	SoldOut     int64              `json:"sold_out"`
-	DropStock   int                `json:"drop_stock,omitempty"`
-	DropClaimed int                `json:"drop_claimed,omitempty"`
-	Calls       map[string]Latency `json:"calls"`
-	Errors      map[string]int     `json:"errors"`
-	AdmitRate   float64            `json:"admissions_per_second"`
+	Drop        string `json:"drop,omitempty"`
+	Claims      int64  `json:"claims"`
+	SoldOut     int64  `json:"sold_out"`
+	DropStock   int    `json:"drop_stock,omitempty"`
+	DropClaimed int    `json:"drop_claimed,omitempty"`
+	// With --drop and --admin-key, the drop is read back at the end (ReadBack): DropListed counts the
+	// run's claims its listing showed as answered, DropLookedUp the codes found as their claim's, and
+	// Problems what the drop's account contradicts of the answers (see the drop's rehearsal).
+	ReadBack     bool               `json:"drop_read_back,omitempty"`
+	DropListed   int64              `json:"drop_listed,omitempty"`
+	DropLookedUp int64              `json:"drop_looked_up,omitempty"`
+	Problems     []string           `json:"problems,omitempty"`
+	Calls        map[string]Latency `json:"calls"`
+	Errors       map[string]int     `json:"errors"`
+	AdmitRate    float64            `json:"admissions_per_second"`
 	// RoomRate is the room's configured rate in admissions a second, 0 when it has none or could not
 	// be read (it needs --admin-key).
 	RoomRate float64 `json:"room_rate"`
@@ -164,6 +172,11 @@ func rehearse(ctx context.Context, args []string, out io.Writer) error {
 	if *adminKey != "" {
 		roomRate, err = r.roomRate(ctx, *adminKey)
 		if err != nil {
+			return err
+		}
+	}
+	if *dropID != "" && *adminKey != "" {
+		if r.ledger, err = openLedger(ctx, r.base, *dropID, *adminKey, r.client); err != nil {
 			return err
 		}
 	}
@@ -383,7 +396,8 @@ func (v *visitor) visit(ctx context.Context) {
 	}
 	v.mu.Unlock()
 	start := time.Now()
-	if _, err := v.verifier.Verify(ctx, st.AdmissionToken, v.room); err != nil {
+	adm, err := v.verifier.Verify(ctx, st.AdmissionToken, v.room)
+	if err != nil {
 		if ctx.Err() == nil {
 			v.fail("token_invalid")
 		}
@@ -391,13 +405,21 @@ func (v *visitor) visit(ctx context.Context) {
 	}
 	v.observe("verify", time.Since(start))
 	if v.drop != "" {
+		var c claimSeen
 		_, _, err := v.call(ctx, "claim", "POST", "/v1/drops/"+v.drop+"/claims", token, map[string]string{"admission_token": st.AdmissionToken},
-			nil, "sold_out")
+			&c, "sold_out")
+		var refused *apiError
 		switch {
 		case err == nil:
 			v.claims.Add(1)
+			if v.ledger != nil {
+				c.Visitor = adm.Visitor()
+				v.ledger.made("", c)
+			}
 		case isCode(err, "sold_out"):
 			v.soldOut.Add(1)
+		case !errors.As(err, &refused) && v.ledger != nil: // lost in transport: it may have been made
+			v.ledger.unsure.Add(1)
 		}
 	}
 	if !sleepUntil(ctx, time.Now().Add(v.think)) {
@@ -435,6 +457,19 @@ func (r *rehearsal) dropCounts(ctx context.Context, rep *Report) {
 		rep.DropStock, rep.DropClaimed = v.Stock, v.Claimed
 	}
 	rep.Drop, rep.Claims, rep.SoldOut = r.drop, r.claims.Load(), r.soldOut.Load()
+	if r.ledger == nil {
+		return
+	}
+	end, err := r.ledger.view(ctx)
+	if err != nil {
+		r.ledger.problem("reading the drop after the run: %v", err)
+	}
+	rep.ReadBack = true
+	rep.DropListed, rep.DropLookedUp = r.ledger.readBack(ctx, end)
+	for _, p := range r.ledger.judge(end) {
+		r.ledger.problem("%s", p)
+	}
+	_, rep.Problems = r.ledger.found()
 }
 
 // poll asks for the status at the page's pace until the visitor is admitted or leaves the line.
@@ -574,6 +609,9 @@ func writeText(out io.Writer, rep Report) {
 	if rep.Drop != "" {
 		fmt.Fprintf(out, "drop %s: claims %d, told sold out %d; the drop counts %d of %d claimed\n", rep.Drop, rep.Claims, rep.SoldOut,
 			rep.DropClaimed, rep.DropStock)
+		if rep.ReadBack {
+			fmt.Fprintf(out, "read back: %d of the run's claims listed as answered, %d codes looked up and found\n", rep.DropListed, rep.DropLookedUp)
+		}
 	}
 	if rep.ETASamples > 0 {
 		fmt.Fprintf(out, "ETA error (first estimate against the actual wait, %d visitors): median %.1fs, p90 %.1fs\n",
@@ -597,7 +635,11 @@ func writeText(out io.Writer, rep Report) {
 		c := rep.Calls[k]
 		fmt.Fprintf(out, "%-8s %8d %9.2f %9.2f %9.2f\n", k, c.Count, c.P50, c.P95, c.P99)
 	}
-	writeErrors(out, rep.Errors)
+	if rep.ReadBack {
+		writeFindings(out, rep.Problems, rep.Errors)
+	} else {
+		writeErrors(out, rep.Errors)
+	}
 }
 
 // runFlags checks the flags a rehearsal of a room and one of an auction share, and returns the target

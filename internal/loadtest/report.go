@@ -28,7 +28,9 @@ the line moved: {{.R.ETABounds}}, of which {{.R.ETABoundsExceeded}} the wait exc
 Event streams refused {{.R.StreamsRefused}} times (past the server's --streams-per-address, which counted this run as
 {{addresses .R.Sources}}): those visitors polled meanwhile, as the page does.{{end}}</p>
 {{if .R.Drop}}<p>Drop {{.R.Drop}}: {{.R.Claims}} claimed by the run, {{.R.SoldOut}} told it is sold out; the drop counts
-{{.R.DropClaimed}} of {{.R.DropStock}} claimed.</p>{{end}}
+{{.R.DropClaimed}} of {{.R.DropStock}} claimed.{{if .R.ReadBack}} Read back: {{.R.DropListed}} of the run's claims listed as answered,
+{{.R.DropLookedUp}} codes looked up and found.{{end}}</p>{{end}}
+{{if .R.ReadBack}}<h2>Problems</h2>{{if .R.Problems}}<ul>{{range .R.Problems}}<li>{{.}}</li>{{end}}</ul>{{else}}<p>None.</p>{{end}}{{end}}
 <figure><figcaption>Visitors over the run</figcaption>
 <svg viewBox="0 0 900 220" role="img" aria-label="visitors over the run">
 <line x1="50" y1="200" x2="890" y2="200" stroke="#999"/><text x="45" y="24" text-anchor="end" font-size="12">{{.Top}}</text>
