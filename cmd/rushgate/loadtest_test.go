@@ -204,7 +204,16 @@ func TestRehearseAnAuctionToItsEnd(t *testing.T) {
 	if code, body, _ := do(t, "PUT", base+"/v1/auctions/limits", testAdminKey, cfg); code != 200 {
 		t.Fatalf("PUT auction: %d %v", code, body)
 	}
-	for flag, want := range map[string]string{"--top=500": "below the least bid the auction takes, 1000", "--buy-now=1": "offers no buy-now"} {
+	if code, body, _ := do(t, "PUT", base+"/v1/rooms/hall", testAdminKey, `{"capacity": 10}`); code != 200 {
+		t.Fatalf("PUT room: %d %v", code, body)
+	}
+	behind := fmt.Sprintf(`{"title": "Lot", "currency": "EUR", "start_price": 1000, "increment": 100, "room": "hall", "starts_at": %q, "ends_at": %q}`,
+		now.Add(-time.Minute).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))
+	if code, body, _ := do(t, "PUT", base+"/v1/auctions/behind", testAdminKey, behind); code != 200 {
+		t.Fatalf("PUT auction: %d %v", code, body)
+	}
+	for flag, want := range map[string]string{"--top=500": "below the least bid the auction takes, 1000", "--buy-now=1": "offers no buy-now",
+		"--auction=behind": "takes bids through room hall"} {
 		err := run(context.Background(), []string{"loadtest", "auction", "--target", base, "--auction", "limits", "--admin-key", testAdminKey,
 			"--bidders", "2", "--watchers", "0", flag}, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), want) {

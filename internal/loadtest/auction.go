@@ -137,6 +137,7 @@ type auctionView struct {
 	ReserveMet bool      `json:"reserve_met"`
 	BuyNow     int64     `json:"buy_now_price"`
 	StartsAt   time.Time `json:"starts_at"`
+	Room       string    `json:"room"`
 }
 
 // over reports whether the view is of an auction that has ended.
@@ -192,6 +193,8 @@ func rehearseAuction(ctx context.Context, args []string, out io.Writer) error {
 	}
 	a.latest = a.first
 	switch {
+	case a.first.Room != "":
+		return fmt.Errorf("auction %s takes bids through room %s, whose admissions this rehearsal does not wait for: rehearse a copy without a room", *id, a.first.Room)
 	case a.first.over():
 		return fmt.Errorf("auction %s has ended (%s): rehearse one that is open or about to open", *id, a.first.Status)
 	case *top > 0 && *top < a.first.MinNext:
