@@ -194,7 +194,8 @@ func rehearseAuction(ctx context.Context, args []string, out io.Writer) error {
 	a.latest = a.first
 	switch {
 	case a.first.Room != "":
-		return fmt.Errorf("auction %s takes bids through room %s, whose admissions this rehearsal does not wait for: rehearse a copy without a room", *id, a.first.Room)
+		return fmt.Errorf("auction %s takes bids through room %s, whose admissions this rehearsal does not wait for: "+
+			"rehearse a copy without a room", *id, a.first.Room)
 	case a.first.over():
 		return fmt.Errorf("auction %s has ended (%s): rehearse one that is open or about to open", *id, a.first.Status)
 	case *top > 0 && *top < a.first.MinNext:
@@ -648,8 +649,8 @@ func writeAuctionText(out io.Writer, rep AuctionReport) {
 		fmt.Fprintf(out, "the auction: sold at %d to %q, bought now after %d bids\n", rep.FinalPrice, rep.Winner, rep.BidCount)
 	case "closed":
 		if rep.Winner == "" {
-			fmt.Fprintf(out, "the auction: closed without a sale after %d bids (none, or none that met its reserve); the highest price an answer showed: %d\n",
-				rep.BidCount, rep.Highest)
+			fmt.Fprintf(out, "the auction: closed without a sale after %d bids (none, or none that met its reserve); "+
+				"the highest price an answer showed: %d\n", rep.BidCount, rep.Highest)
 			break
 		}
 		fmt.Fprintf(out, "the auction: closed at %d to %q after %d bids; the highest price an answer showed: %d\n", rep.FinalPrice,

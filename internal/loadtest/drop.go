@@ -247,9 +247,9 @@ func (d *dropRun) claim(ctx context.Context, c *http.Client, token, vid, key str
 	return answer.Error.Code
 }
 
-// watch holds the drop's live feed until the drop is sold out or the run ends it, and returns the
-// last count of claims it showed, or -1 when the feed broke a rule: a count that went down, or an end
-// before the drop was sold out.
+// watch holds the drop's live feed until the drop is sold out or the run ends it, opening it again
+// when the server ends it early, and returns the last count of claims it showed; -1 when it showed
+// none, or a count that went down (each a problem).
 func (d *dropRun) watch(ctx context.Context, c *http.Client) int64 {
 	last := int64(-1)
 	for opened := 0; ctx.Err() == nil; opened++ {
@@ -291,6 +291,9 @@ func (d *dropRun) watch(ctx context.Context, c *http.Client) int64 {
 			}
 		}
 		res.Body.Close()
+	}
+	if last < 0 {
+		d.problem("a watcher's feed showed nothing within the run")
 	}
 	return last
 }

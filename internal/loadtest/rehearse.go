@@ -642,8 +642,8 @@ func writeText(out io.Writer, rep Report) {
 	}
 }
 
-// runFlags checks the flags a rehearsal of a room and one of an auction share, and returns the target
-// and where its visitors come from.
+// runFlags checks the flags that the rehearsals of a room, an auction and a drop share, and returns
+// the target and where its visitors come from.
 func runFlags(target string, duration time.Duration, nSources int) (*url.URL, *sources, error) {
 	switch {
 	case duration <= 0 || duration > 24*time.Hour:
