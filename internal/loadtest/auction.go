@@ -1,7 +1,6 @@
 package loadtest
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -489,36 +488,27 @@ func (a *auctionRun) watch(ctx context.Context, c *http.Client, after int64, tim
 			a.fail("live_http_" + strconv.Itoa(res.StatusCode))
 			continue
 		}
-		sc := bufio.NewScanner(res.Body)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		var kind string
-		var seq int64 = -1
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "id: "):
-				seq, _ = strconv.ParseInt(line[4:], 10, 64)
-			case strings.HasPrefix(line, "event: "):
-				kind = line[7:]
-			case line == "" && kind != "":
-				if kind != "snapshot" {
-					if seq != last+1 {
-						a.problem("a watcher got event %d after %d", seq, last)
-					} else if times != nil {
-						*times = append(*times, arrival{seq, time.Now()})
-					}
-					last = max(last, seq)
-					n++
-					if kind == "closed" || kind == "sold" {
-						res.Body.Close()
-						a.end()
-						return n
-					}
-				}
-				kind, seq = "", -1
+		ended := false
+		readEvents(res.Body, func(e event) bool {
+			if e.name == "snapshot" {
+				return true
 			}
-		}
+			seq, err := strconv.ParseInt(e.id, 10, 64)
+			if err != nil || seq != last+1 {
+				a.problem("a watcher got event %q after %d", e.id, last)
+			} else if times != nil {
+				*times = append(*times, arrival{seq, time.Now()})
+			}
+			last = max(last, seq)
+			n++
+			ended = e.name == "closed" || e.name == "sold"
+			return !ended
+		})
 		res.Body.Close()
+		if ended {
+			a.end()
+			return n
+		}
 	}
 	a.problem("a watcher did not see the auction's end within the run (last event %d)", last)
 	return -1

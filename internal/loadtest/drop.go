@@ -1,7 +1,6 @@
 package loadtest
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -267,30 +266,28 @@ func (d *dropRun) watch(ctx context.Context, c *http.Client) int64 {
 			d.fail("live_http_" + strconv.Itoa(res.StatusCode))
 			continue
 		}
-		sc := bufio.NewScanner(res.Body)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			data, ok := strings.CutPrefix(sc.Text(), "data: ")
-			if !ok {
-				continue
-			}
+		broke, over := false, false
+		readEvents(res.Body, func(e event) bool {
 			var v dropView
-			if json.Unmarshal([]byte(data), &v) != nil {
-				d.problem("a watcher's feed sent a view it could not read: %.80s", data)
-				continue
+			if json.Unmarshal([]byte(e.data), &v) != nil {
+				d.problem("a watcher's feed sent a view it could not read: %.80s", e.data)
+				return true
 			}
 			if v.Claimed < last {
 				d.problem("a watcher's feed showed %d claimed after %d", v.Claimed, last)
-				res.Body.Close()
-				return -1
+				broke = true
+				return false
 			}
-			last = v.Claimed
-			if v.Status == "sold_out" {
-				res.Body.Close()
-				return last
-			}
-		}
+			last, over = v.Claimed, v.Status == "sold_out"
+			return !over
+		})
 		res.Body.Close()
+		switch {
+		case broke:
+			return -1
+		case over:
+			return last
+		}
 	}
 	if last < 0 {
 		d.problem("a watcher's feed showed nothing within the run")

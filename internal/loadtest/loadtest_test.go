@@ -377,3 +377,19 @@ func TestAuctionTextSaysHowItEnded(t *testing.T) {
 		}
 	}
 }
+
+// TestReadEvents reads a stream as an EventSource does: an event ends at a blank line, its data lines
+// are joined, comments and the retry hint are no events, and a handler that says stop stops it.
+func TestReadEvents(t *testing.T) {
+	stream := "retry: 2000\n\n: keep-alive\n\nevent: snapshot\ndata: {\"a\":1}\n\nid: 7\nevent: bid\ndata:{\"b\":\ndata: 2}\n\n" +
+		"data: plain\n\nid: 9\nevent: closed\ndata: {}\n\nid: 10\nevent: after\ndata: {}\n\n"
+	var got []event
+	readEvents(strings.NewReader(stream), func(e event) bool {
+		got = append(got, e)
+		return e.name != "closed"
+	})
+	want := []event{{"", "snapshot", `{"a":1}`}, {"7", "bid", "{\"b\":\n2}"}, {"", "", "plain"}, {"9", "closed", "{}"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events %q\nwant %q", got, want)
+	}
+}

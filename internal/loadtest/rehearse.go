@@ -1,7 +1,6 @@
 package loadtest
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -531,21 +530,19 @@ func (v *visitor) stream(ctx context.Context, token string) (status, error) {
 			v.fail(fmt.Sprintf("events_http_%d", res.StatusCode))
 			return status{}, fmt.Errorf("events: %d", res.StatusCode)
 		}
-		sc := bufio.NewScanner(res.Body)
-		sc.Buffer(make([]byte, 64<<10), 64<<10)
-		for sc.Scan() {
-			data, ok := strings.CutPrefix(sc.Text(), "data: ")
-			if !ok {
-				continue
+		var st status
+		done := false
+		readEvents(res.Body, func(e event) bool {
+			var got status
+			if json.Unmarshal([]byte(e.data), &got) == nil && got.State != "waiting" {
+				st, done = got, true
 			}
-			var st status
-			if json.Unmarshal([]byte(data), &st) != nil || st.State == "waiting" {
-				continue
-			}
-			res.Body.Close()
+			return !done
+		})
+		res.Body.Close()
+		if done {
 			return st, nil
 		}
-		res.Body.Close()
 	}
 	return status{}, ctx.Err()
 }

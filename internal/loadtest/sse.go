@@ -193,3 +193,38 @@ func goMem(ctx context.Context, base, adminKey string) map[string]float64 {
 	}
 	return out
 }
+
+// event is one Server-Sent Event as a rehearsal reads it: its id, its name and its data.
+type event struct{ id, name, data string }
+
+// readEvents reads a stream of Server-Sent Events, handing each to each until each returns false or the
+// stream ends. An event ends at a blank line; comments and the retry hint are not events.
+func readEvents(body io.Reader, each func(event) bool) {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var e event
+	var data []string
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			if e.name != "" || data != nil {
+				e.data = strings.Join(data, "\n")
+				if !each(e) {
+					return
+				}
+			}
+			e, data = event{}, nil
+			continue
+		}
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "id":
+			e.id = value
+		case "event":
+			e.name = value
+		case "data":
+			data = append(data, value)
+		}
+	}
+}
