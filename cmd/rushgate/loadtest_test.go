@@ -161,7 +161,8 @@ func TestRehearseAnAuction(t *testing.T) {
 		t.Fatalf("report: %v %s", err, data)
 	}
 	_, end, _ := do(t, "GET", base+"/v1/auctions/lot", "", "")
-	if len(rep.Problems) != 0 || len(rep.Errors) != 0 || rep.WatchersDone != 20 || rep.Accepted == 0 || rep.Proxies != 5 {
+	if len(rep.Problems) != 0 || len(rep.Errors) != 0 || rep.WatchersDone != 20 || rep.Accepted == 0 || rep.Proxies != 5 ||
+		rep.Shown == 0 || rep.Listed != rep.Shown {
 		t.Fatalf("report %+v\n%s", rep, printed.String())
 	}
 	if rep.Status != "closed" || end["status"] != "closed" || float64(rep.FinalPrice) != end["final_price"] || rep.FinalPrice != rep.Highest ||
@@ -227,7 +228,7 @@ func TestRehearseAnAuctionToItsEnd(t *testing.T) {
 	}
 	// Every bidder but the winner stopped as the price passed what it would pay: one that could still
 	// bid would have, inside the soft close's window, and kept the auction open.
-	if rep.OutBid != 11 || rep.FinalPrice > 4000 || rep.Winner == "" || rep.Seconds > 60 {
+	if rep.OutBid != 11 || rep.FinalPrice > 4000 || rep.Winner == "" || rep.Seconds > 60 || rep.Shown == 0 || rep.Listed != rep.Shown {
 		t.Fatalf("the bidding did not die down by itself: %+v\n%s", rep, printed)
 	}
 	if !strings.Contains(printed, "6 with a secret maximum, 6 with exact amounts; each paying at most up to 4000, 11 stopped") {

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,6 +56,11 @@ type AuctionReport struct {
 	// it was sold to: at most one.
 	BuyNowTries int64 `json:"buy_now_tries"`
 	BuyNowSold  int64 `json:"buy_now_sold"`
+	// Shown is how many events the accepted bids' answers showed (a leader raising its maximum makes
+	// none), and Listed how many of them the auction's list of bids, read after the run, agrees with:
+	// the last bid listed up to each is the price and leader shown.
+	Shown  int64 `json:"shown"`
+	Listed int64 `json:"listed"`
 	// Seen is how long an accepted bid took, from its request, to show on the watchers' feeds.
 	Seen Latency `json:"seen_latency"`
 	// The auction's end as it answered after the run, and the highest bid the run had accepted.
@@ -97,6 +103,7 @@ type auctionRun struct {
 	unsure                                           map[string]bool  // bidders of a bid whose answer was lost
 	buyers                                           []string         // bidders the lot was sold to by buy-now
 	bidTimes                                         []time.Duration
+	answered                                         map[int64]listedBid // event -> the price and leader an accepted bid's answer showed
 	sentAt                                           map[int64]time.Time // an accepted bid's last event -> when its request left
 }
 
@@ -182,7 +189,7 @@ func rehearseAuction(ctx context.Context, args []string, out io.Writer) error {
 	}
 	a := &auctionRun{base: strings.TrimSuffix(base.String(), "/"), id: url.PathEscape(*id), every: *every,
 		sources: src, ended: make(chan struct{}), offers: map[string]int64{}, unsure: map[string]bool{},
-		sentAt: map[int64]time.Time{}}
+		sentAt: map[int64]time.Time{}, answered: map[int64]listedBid{}}
 	a.end = sync.OnceFunc(func() { close(a.ended) })
 	defer a.sources.close()
 	ctx, cancel := context.WithTimeout(ctx, *duration)
@@ -372,7 +379,14 @@ func (a *auctionRun) bid(ctx context.Context, k *contender) {
 			}
 			a.mu.Lock()
 			a.bidTimes = append(a.bidTimes, took)
-			a.sentAt[answer.Auction.Seq] = sent
+			seq, shown := answer.Auction.Seq, listedBid{Seq: answer.Auction.Seq, Bidder: answer.Auction.Leader, Price: price}
+			if _, ok := a.sentAt[seq]; !ok { // a leader raising its maximum makes no event: the answer shows the last
+				a.sentAt[seq] = sent
+			}
+			if before, ok := a.answered[seq]; ok && before != shown {
+				a.problem("two answers showed event %d, as %d to %s and as %d to %s", seq, before.Price, before.Bidder, price, shown.Bidder)
+			}
+			a.answered[seq] = shown
 			a.offers[k.id] = max(a.offers[k.id], offer)
 			a.mu.Unlock()
 			a.note(answer.Auction)
@@ -540,8 +554,13 @@ func (a *auctionRun) report(ctx context.Context, id string, bidders int, seen []
 	if err != nil {
 		a.problem("reading the auction after the run: %v", err)
 	}
+	bids, err := a.listBids(ctx)
+	if err != nil {
+		a.problem("reading the auction's bids after the run: %v", err)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	listed := a.holdBids(bids, end, err == nil)
 	var delays []time.Duration
 	for _, times := range arrivals {
 		for _, t := range times {
@@ -551,7 +570,7 @@ func (a *auctionRun) report(ctx context.Context, id string, bidders int, seen []
 		}
 	}
 	errs, problems := a.found()
-	rep := AuctionReport{Auction: id, Bidders: bidders, Watchers: len(seen), Seconds: time.Since(a.start).Seconds(),
+	rep := AuctionReport{Shown: int64(len(a.answered)), Listed: listed, Auction: id, Bidders: bidders, Watchers: len(seen), Seconds: time.Since(a.start).Seconds(),
 		Bids: a.bids.Load(), Accepted: a.accepted.Load(), TooLow: a.tooLow.Load(), Late: a.late.Load(), Errors: errs,
 		BidCalls: latency(a.bidTimes), Seen: latency(delays), Status: end.Status, OutBid: a.outBid.Load(), Price: end.Price, FinalPrice: end.FinalPrice,
 		Winner: end.Winner, BidCount: end.BidCount, Highest: a.highest.Load(), Reconnects: a.reconnects.Load()}
@@ -615,6 +634,75 @@ func (a *auctionRun) judge(end auctionView) (problems []string) {
 	return problems
 }
 
+// listedBid is an accepted bid's event as the auction lists it: its number, the leader it left and the
+// price.
+type listedBid struct {
+	Seq    int64  `json:"seq"`
+	Bidder string `json:"bidder"`
+	Price  int64  `json:"price"`
+}
+
+// listBids reads the auction's whole list of bids.
+func (a *auctionRun) listBids(ctx context.Context) ([]listedBid, error) {
+	var all []listedBid
+	for after := int64(0); ; {
+		req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/v1/auctions/%s/bids?after=%d&limit=1000", a.base, a.id, after), nil)
+		res, err := a.sources.client(0).Do(req)
+		if err != nil {
+			return nil, err
+		}
+		var page struct {
+			Bids []listedBid `json:"bids"`
+			Next int64       `json:"next_after"`
+		}
+		err = json.NewDecoder(io.LimitReader(res.Body, 16<<20)).Decode(&page)
+		res.Body.Close()
+		switch {
+		case res.StatusCode != http.StatusOK:
+			return nil, fmt.Errorf("GET bids: %s", res.Status)
+		case err != nil:
+			return nil, err
+		case len(page.Bids) == 0 || page.Next <= after:
+			return all, nil
+		}
+		all, after = append(all, page.Bids...), page.Next
+	}
+}
+
+// holdBids holds the auction's list of bids (in order) against the accepted bids' answers and its end,
+// under a.mu, noting each difference as a problem; it returns how many answers the list shows as they
+// were. Each accepted bid's answer showed the auction after its step: the price and leader of the
+// step's last bid (the bid's own, or the proxy's that answered it), and the step's last event, which a
+// soft close's extension may follow. The last bid listed at or before that event must be that price
+// and leader, whatever happened to the server after the answer.
+func (a *auctionRun) holdBids(bids []listedBid, end auctionView, read bool) (listed int64) {
+	if !read {
+		return 0
+	}
+	for _, seq := range slices.Sorted(maps.Keys(a.answered)) {
+		want := a.answered[seq]
+		i := sort.Search(len(bids), func(i int) bool { return bids[i].Seq > seq }) - 1 // the last at or before seq
+		switch {
+		case i < 0:
+			a.problem("an accepted bid's answer showed event %d, %d to %s, and the auction lists no bid up to it", seq, want.Price, want.Bidder)
+		case bids[i].Price != want.Price || bids[i].Bidder != want.Bidder:
+			a.problem("an accepted bid's answer showed event %d, %d to %s, while the auction's last bid up to it is %d to %s", seq,
+				want.Price, want.Bidder, bids[i].Price, bids[i].Bidder)
+		default:
+			listed++
+		}
+	}
+	if int64(len(bids)) != end.BidCount {
+		a.problem("the auction counts %d bids and lists %d", end.BidCount, len(bids))
+	}
+	if end.Status == "closed" && end.Winner != "" && len(bids) > 0 {
+		if last := bids[len(bids)-1]; last.Bidder != end.Winner || last.Price != end.FinalPrice {
+			a.problem("the last bid listed is %d to %s, while the auction ended at %d to %s", last.Price, last.Bidder, end.FinalPrice, end.Winner)
+		}
+	}
+	return listed
+}
+
 // latency sums a set of durations.
 func latency(ds []time.Duration) Latency {
 	ds = slices.Clone(ds)
@@ -652,6 +740,9 @@ func writeAuctionText(out io.Writer, rep AuctionReport) {
 	if rep.Watchers > 0 {
 		fmt.Fprintf(out, "live feed: %d of %d watchers saw the end, each %d events or more, in order; feeds opened again %d times\n",
 			rep.WatchersDone, rep.Watchers, rep.Events, rep.Reconnects)
+	}
+	if rep.Accepted > 0 {
+		fmt.Fprintf(out, "read back: the auction's bids agree with %d of the %d events the accepted bids' answers showed\n", rep.Listed, rep.Shown)
 	}
 	if rep.Seen.Count > 0 {
 		fmt.Fprintf(out, "an accepted bid on the watchers' feeds, from its request: p50 %.2f ms, p95 %.2f ms, p99 %.2f ms\n",

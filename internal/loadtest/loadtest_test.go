@@ -393,3 +393,40 @@ func TestReadEvents(t *testing.T) {
 		t.Fatalf("events %q\nwant %q", got, want)
 	}
 }
+
+// TestHoldBids holds an auction's list of bids against the events accepted bids' answers showed: an
+// answer may show a soft close's extension after its bid, which the list holds no bid for, and agrees
+// when the last bid up to it is its price and leader; every other difference is named.
+func TestHoldBids(t *testing.T) {
+	bids := []listedBid{{1, "s_a", 1000}, {2, "s_b", 1100}, {4, "s_a", 1300}, {6, "s_c", 1500}}
+	end := auctionView{Status: "closed", Winner: "s_c", FinalPrice: 1500, BidCount: 4}
+	for _, tc := range []struct {
+		name     string
+		answered []listedBid
+		end      func(*auctionView)
+		want     string // the beginning of one of the problems; "" is none
+		listed   int64
+	}{
+		{"as shown", []listedBid{{1, "s_a", 1000}, {2, "s_b", 1100}, {5, "s_a", 1300}, {7, "s_c", 1500}}, nil, "", 4},
+		{"a bid lost", []listedBid{{3, "s_c", 1200}, {7, "s_c", 1500}}, nil,
+			"an accepted bid's answer showed event 3, 1200 to s_c, while the auction's last bid up to it is 1100 to s_b", 1},
+		{"before any bid", []listedBid{{0, "s_a", 1000}}, nil, "an accepted bid's answer showed event 0", 0},
+		{"counts apart", nil, func(e *auctionView) { e.BidCount = 5 }, "the auction counts 5 bids and lists 4", 0},
+		{"another end", nil, func(e *auctionView) { e.Winner = "s_a" }, "the last bid listed is 1500 to s_c, while the auction ended at 1500 to s_a", 0},
+	} {
+		a := &auctionRun{answered: map[int64]listedBid{}}
+		for _, b := range tc.answered {
+			a.answered[b.Seq] = b
+		}
+		e := end
+		if tc.end != nil {
+			tc.end(&e)
+		}
+		listed := a.holdBids(bids, e, true)
+		_, problems := a.found()
+		wantProblem(t, tc.name, problems, tc.want)
+		if listed != tc.listed {
+			t.Errorf("%s: %d listed as shown, want %d", tc.name, listed, tc.listed)
+		}
+	}
+}
