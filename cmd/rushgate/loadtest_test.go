@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -305,4 +306,37 @@ func rehearseDrop(t *testing.T, args ...string) (loadtest.DropReport, string) {
 		t.Fatalf("report: %v %s", err, data)
 	}
 	return rep, printed.String()
+}
+
+// TestRehearsalFailsOnProblems: a rehearsal that finds something wrong still writes its whole report,
+// and then fails (the binary exits 1), so that a pipeline that rehearses stops. Here a claim made by
+// somebody else during the run is one no answer of the run gave.
+func TestRehearsalFailsOnProblems(t *testing.T) {
+	base, _ := serveInProcess(t)
+	opens := time.Now().UTC().Add(time.Second)
+	cfg := fmt.Sprintf(`{"title": "Tee", "stock": 100, "opens_at": %q}`, opens.Format(time.RFC3339Nano))
+	if code, body, _ := do(t, "PUT", base+"/v1/drops/shared", testAdminKey, cfg); code != 200 {
+		t.Fatalf("PUT drop: %d %v", code, body)
+	}
+	_, minted, _ := do(t, "POST", base+"/v1/visitors", testAdminKey, `{"subject": "somebody-else"}`)
+	other, _ := minted["visitor_token"].(string)
+	var printed syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(context.Background(), []string{"loadtest", "drop", "--target", base, "--drop", "shared", "--admin-key", testAdminKey,
+			"--visitors", "20", "--arrival-rate", "10", "--watchers", "2", "--duration", "1m"}, &printed, io.Discard)
+	}()
+	time.Sleep(time.Until(opens.Add(500 * time.Millisecond))) // the run has begun, and its visitors are arriving
+	if code, body, _ := do(t, "POST", base+"/v1/drops/shared/claims", other, ""); code != 201 {
+		t.Fatalf("somebody else's claim: %d %v", code, body)
+	}
+	err := <-done
+	if !errors.Is(err, loadtest.ErrProblems) {
+		t.Fatalf("the run: %v; want it to fail on its problems\n%s", err, printed.String())
+	}
+	for _, want := range []string{"which no answer of the run gave", "the drop counts 21 claims made during the run, while the run was given 20"} {
+		if !strings.Contains(printed.String(), want) {
+			t.Fatalf("the report does not say %q:\n%s", want, printed.String())
+		}
+	}
 }

@@ -25,6 +25,9 @@ Usage:
   rushgate serve [flags]   run the server (rushgate serve -h lists the flags)
   rushgate loadtest --room R [flags]
                            rehearse an on-sale against a running rushgate (rushgate loadtest -h)
+  rushgate loadtest auction|drop [flags]
+                           rehearse an auction's bidding or a drop's opening, and read it back;
+                           a rehearsal that finds problems exits with status 1
   rushgate restore [--data DIR | --check] [--identity FILE] ARCHIVE
                            restore a backup (GET /v1/backup) into a new data directory, or check it
   rushgate backup-key --out FILE

@@ -265,7 +265,10 @@ func rehearseAuction(ctx context.Context, args []string, out io.Writer) error {
 	rep := a.report(ectx, *id, len(tokens), seen, arrivals)
 	rep.Proxies, rep.Top = proxies, *top
 	writeAuctionText(out, rep)
-	return saveJSON(*reportJSON, rep)
+	if err := saveJSON(*reportJSON, rep); err != nil {
+		return err
+	}
+	return problemsFound(rep.Problems)
 }
 
 // view reads the auction.

@@ -171,7 +171,10 @@ func rehearseDrop(ctx context.Context, args []string, out io.Writer) error {
 	rep := d.report(ectx, *id, len(tokens), seen)
 	rep.Seconds = time.Since(start).Seconds()
 	writeDropText(out, rep)
-	return saveJSON(*reportJSON, rep)
+	if err := saveJSON(*reportJSON, rep); err != nil {
+		return err
+	}
+	return problemsFound(rep.Problems)
 }
 
 // visit is one visitor: it asks for its claims one after another, each under a key of its own and

@@ -1,9 +1,22 @@
 package loadtest
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 )
+
+// ErrProblems is what a rehearsal returns, after its report, when it found something wrong, so that a
+// rehearsal in a deploy pipeline fails it; the report lists what.
+var ErrProblems = errors.New("the rehearsal found problems")
+
+// problemsFound returns ErrProblems, with their count, when there are problems.
+func problemsFound(problems []string) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %d, listed in the report", ErrProblems, len(problems))
+}
 
 // findings is what a rehearsal found amiss while it ran: answers it did not expect, counted by code,
 // and problems, each said once in the order first found, with how often it was found.

@@ -207,7 +207,10 @@ func rehearse(ctx context.Context, args []string, out io.Writer) error {
 		}
 		fmt.Fprintln(out, "report:", *report)
 	}
-	return saveJSON(*reportJSON, rep)
+	if err := saveJSON(*reportJSON, rep); err != nil {
+		return err
+	}
+	return problemsFound(rep.Problems)
 }
 
 func sleepUntil(ctx context.Context, at time.Time) bool {
