@@ -180,15 +180,16 @@ func TestRehearseAnAuction(t *testing.T) {
 	}
 }
 
-// rehearseAuction runs an auction's rehearsal with args and returns its report and what it printed.
-func rehearseAuction(t *testing.T, args ...string) (loadtest.AuctionReport, string) {
+// rehearseA runs the rehearsal of a kind ("auction", "drop") with args and returns its report and
+// what it printed.
+func rehearseA[R any](t *testing.T, kind string, args ...string) (R, string) {
 	t.Helper()
 	report := filepath.Join(t.TempDir(), "r.json")
 	var printed syncBuffer
-	if err := run(context.Background(), append(append([]string{"loadtest", "auction"}, args...), "--report-json", report), &printed, io.Discard); err != nil {
+	if err := run(context.Background(), append(append([]string{"loadtest", kind}, args...), "--report-json", report), &printed, io.Discard); err != nil {
 		t.Fatalf("%v\n%s", err, printed.String())
 	}
-	var rep loadtest.AuctionReport
+	var rep R
 	if data, err := os.ReadFile(report); err != nil || json.Unmarshal(data, &rep) != nil {
 		t.Fatalf("report: %v %s", err, data)
 	}
@@ -222,7 +223,7 @@ func TestRehearseAnAuctionToItsEnd(t *testing.T) {
 			t.Fatalf("a rehearsal with %s: %v; want %q", flag, err, want)
 		}
 	}
-	rep, printed := rehearseAuction(t, "--target", base, "--auction", "limits", "--admin-key", testAdminKey, "--bidders", "12",
+	rep, printed := rehearseA[loadtest.AuctionReport](t, "auction", "--target", base, "--auction", "limits", "--admin-key", testAdminKey, "--bidders", "12",
 		"--watchers", "10", "--bid-every", "50ms", "--top", "4000", "--proxy", "0.5", "--duration", "2m")
 	if len(rep.Problems) != 0 || len(rep.Errors) != 0 || rep.Status != "closed" || rep.WatchersDone != 10 || rep.Proxies != 6 {
 		t.Fatalf("report %+v\n%s", rep, printed)
@@ -247,7 +248,7 @@ func TestRehearseABuyNowRush(t *testing.T) {
 	if code, body, _ := do(t, "PUT", base+"/v1/auctions/rush", testAdminKey, cfg); code != 200 {
 		t.Fatalf("PUT auction: %d %v", code, body)
 	}
-	rep, printed := rehearseAuction(t, "--target", base, "--auction", "rush", "--admin-key", testAdminKey, "--bidders", "20",
+	rep, printed := rehearseA[loadtest.AuctionReport](t, "auction", "--target", base, "--auction", "rush", "--admin-key", testAdminKey, "--bidders", "20",
 		"--buy-now", "20", "--watchers", "10", "--bid-every", "1s", "--duration", "1m")
 	_, end, _ := do(t, "GET", base+"/v1/auctions/rush", "", "")
 	if len(rep.Problems) != 0 || len(rep.Errors) != 0 || rep.BuyNowTries != 20 || rep.BuyNowSold != 1 || rep.Accepted != 0 ||
@@ -271,7 +272,7 @@ func TestRehearseADropsOpening(t *testing.T) {
 			t.Fatalf("PUT drop: %d %v", code, body)
 		}
 	}
-	rep, printed := rehearseDrop(t, "--target", base, "--drop", "small", "--admin-key", testAdminKey, "--visitors", "150",
+	rep, printed := rehearseA[loadtest.DropReport](t, "drop", "--target", base, "--drop", "small", "--admin-key", testAdminKey, "--visitors", "150",
 		"--claims-each", "2", "--repeat", "0.3", "--watchers", "20", "--duration", "1m")
 	if len(rep.Problems) != 0 || len(rep.Errors) != 0 || rep.Claims != 200 || rep.Status != "sold_out" || rep.Claimed != 200 ||
 		rep.Listed != 200 || rep.LookedUp != 20 || rep.WatchersDone != 20 || rep.Repeats == 0 || rep.SoldOut == 0 || rep.SoldOutAfter <= 0 {
@@ -280,7 +281,7 @@ func TestRehearseADropsOpening(t *testing.T) {
 	if !strings.Contains(printed, "the drop: sold_out, 200 of 200 claimed; the last unit went") || !strings.Contains(printed, "problems: none") {
 		t.Fatalf("the printed report:\n%s", printed)
 	}
-	rep, printed = rehearseDrop(t, "--target", base, "--drop", "large", "--admin-key", testAdminKey, "--visitors", "100",
+	rep, printed = rehearseA[loadtest.DropReport](t, "drop", "--target", base, "--drop", "large", "--admin-key", testAdminKey, "--visitors", "100",
 		"--claims-each", "3", "--arrival-rate", "500", "--watchers", "5", "--duration", "1m")
 	if len(rep.Problems) != 0 || len(rep.Errors) != 0 || rep.Claims != 200 || rep.Limited != 100 || rep.Status != "open" ||
 		rep.Claimed != 200 || rep.Listed != 200 || rep.WatchersDone != 5 || rep.SoldOut != 0 {
@@ -291,21 +292,6 @@ func TestRehearseADropsOpening(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "has ended (sold_out)") {
 		t.Fatalf("a rehearsal of a sold-out drop: %v", err)
 	}
-}
-
-// rehearseDrop runs a drop's rehearsal with args and returns its report and what it printed.
-func rehearseDrop(t *testing.T, args ...string) (loadtest.DropReport, string) {
-	t.Helper()
-	report := filepath.Join(t.TempDir(), "r.json")
-	var printed syncBuffer
-	if err := run(context.Background(), append(append([]string{"loadtest", "drop"}, args...), "--report-json", report), &printed, io.Discard); err != nil {
-		t.Fatalf("%v\n%s", err, printed.String())
-	}
-	var rep loadtest.DropReport
-	if data, err := os.ReadFile(report); err != nil || json.Unmarshal(data, &rep) != nil {
-		t.Fatalf("report: %v %s", err, data)
-	}
-	return rep, printed.String()
 }
 
 // TestRehearsalFailsOnProblems: a rehearsal that finds something wrong still writes its whole report,
