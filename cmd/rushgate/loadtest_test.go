@@ -223,8 +223,8 @@ func TestRehearseAnAuctionToItsEnd(t *testing.T) {
 			t.Fatalf("a rehearsal with %s: %v; want %q", flag, err, want)
 		}
 	}
-	rep, printed := rehearseA[loadtest.AuctionReport](t, "auction", "--target", base, "--auction", "limits", "--admin-key", testAdminKey, "--bidders", "12",
-		"--watchers", "10", "--bid-every", "50ms", "--top", "4000", "--proxy", "0.5", "--duration", "2m")
+	rep, printed := rehearseA[loadtest.AuctionReport](t, "auction", "--target", base, "--auction", "limits", "--admin-key", testAdminKey,
+		"--bidders", "12", "--watchers", "10", "--bid-every", "50ms", "--top", "4000", "--proxy", "0.5", "--duration", "2m")
 	if len(rep.Problems) != 0 || len(rep.Errors) != 0 || rep.Status != "closed" || rep.WatchersDone != 10 || rep.Proxies != 6 {
 		t.Fatalf("report %+v\n%s", rep, printed)
 	}
@@ -248,8 +248,8 @@ func TestRehearseABuyNowRush(t *testing.T) {
 	if code, body, _ := do(t, "PUT", base+"/v1/auctions/rush", testAdminKey, cfg); code != 200 {
 		t.Fatalf("PUT auction: %d %v", code, body)
 	}
-	rep, printed := rehearseA[loadtest.AuctionReport](t, "auction", "--target", base, "--auction", "rush", "--admin-key", testAdminKey, "--bidders", "20",
-		"--buy-now", "20", "--watchers", "10", "--bid-every", "1s", "--duration", "1m")
+	rep, printed := rehearseA[loadtest.AuctionReport](t, "auction", "--target", base, "--auction", "rush", "--admin-key", testAdminKey,
+		"--bidders", "20", "--buy-now", "20", "--watchers", "10", "--bid-every", "1s", "--duration", "1m")
 	_, end, _ := do(t, "GET", base+"/v1/auctions/rush", "", "")
 	if len(rep.Problems) != 0 || len(rep.Errors) != 0 || rep.BuyNowTries != 20 || rep.BuyNowSold != 1 || rep.Accepted != 0 ||
 		rep.Status != "sold" || rep.FinalPrice != 5000 || end["winner"] != rep.Winner || rep.WatchersDone != 10 {
@@ -272,8 +272,8 @@ func TestRehearseADropsOpening(t *testing.T) {
 			t.Fatalf("PUT drop: %d %v", code, body)
 		}
 	}
-	rep, printed := rehearseA[loadtest.DropReport](t, "drop", "--target", base, "--drop", "small", "--admin-key", testAdminKey, "--visitors", "150",
-		"--claims-each", "2", "--repeat", "0.3", "--watchers", "20", "--duration", "1m")
+	rep, printed := rehearseA[loadtest.DropReport](t, "drop", "--target", base, "--drop", "small", "--admin-key", testAdminKey,
+		"--visitors", "150", "--claims-each", "2", "--repeat", "0.3", "--watchers", "20", "--duration", "1m")
 	if len(rep.Problems) != 0 || len(rep.Errors) != 0 || rep.Claims != 200 || rep.Status != "sold_out" || rep.Claimed != 200 ||
 		rep.Listed != 200 || rep.LookedUp != 20 || rep.WatchersDone != 20 || rep.Repeats == 0 || rep.SoldOut == 0 || rep.SoldOutAfter <= 0 {
 		t.Fatalf("report %+v\n%s", rep, printed)
@@ -281,8 +281,8 @@ func TestRehearseADropsOpening(t *testing.T) {
 	if !strings.Contains(printed, "the drop: sold_out, 200 of 200 claimed; the last unit went") || !strings.Contains(printed, "problems: none") {
 		t.Fatalf("the printed report:\n%s", printed)
 	}
-	rep, printed = rehearseA[loadtest.DropReport](t, "drop", "--target", base, "--drop", "large", "--admin-key", testAdminKey, "--visitors", "100",
-		"--claims-each", "3", "--arrival-rate", "500", "--watchers", "5", "--duration", "1m")
+	rep, printed = rehearseA[loadtest.DropReport](t, "drop", "--target", base, "--drop", "large", "--admin-key", testAdminKey,
+		"--visitors", "100", "--claims-each", "3", "--arrival-rate", "500", "--watchers", "5", "--duration", "1m")
 	if len(rep.Problems) != 0 || len(rep.Errors) != 0 || rep.Claims != 200 || rep.Limited != 100 || rep.Status != "open" ||
 		rep.Claimed != 200 || rep.Listed != 200 || rep.WatchersDone != 5 || rep.SoldOut != 0 {
 		t.Fatalf("report %+v\n%s", rep, printed)
