@@ -194,7 +194,7 @@ func rehearseAuction(ctx context.Context, args []string, out io.Writer) error {
 	defer a.sources.close()
 	ctx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
-	if a.first, err = a.view(ctx, a.sources.client(0)); err != nil {
+	if a.first, err = a.view(ctx); err != nil {
 		return err
 	}
 	a.latest = a.first
@@ -272,19 +272,10 @@ func rehearseAuction(ctx context.Context, args []string, out io.Writer) error {
 }
 
 // view reads the auction.
-func (a *auctionRun) view(ctx context.Context, c *http.Client) (auctionView, error) {
+func (a *auctionRun) view(ctx context.Context) (auctionView, error) {
 	var v auctionView
-	req, _ := http.NewRequestWithContext(ctx, "GET", a.base+"/v1/auctions/"+a.id, nil)
-	res, err := c.Do(req)
-	if err != nil {
-		return v, err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(res.Body, 1<<10))
-		return v, fmt.Errorf("reading auction %s: %s %s", a.id, res.Status, b)
-	}
-	return v, json.NewDecoder(res.Body).Decode(&v)
+	err := getJSON(ctx, a.sources.client(0), a.base+"/v1/auctions/"+a.id, "", &v)
+	return v, err
 }
 
 // pause waits d, or less when the run ends or learns that the auction has; it reports whether the
@@ -464,9 +455,8 @@ func (a *auctionRun) buy(ctx context.Context, k *contender) {
 // poll reads the auction every second until it has ended, so that bidders who wait for nothing (all
 // out of their budgets, or leading) learn of its end without a watcher.
 func (a *auctionRun) poll(ctx context.Context) {
-	c := a.sources.client(0)
 	for a.pause(ctx, time.Second) {
-		if v, err := a.view(ctx, c); err == nil {
+		if v, err := a.view(ctx); err == nil {
 			a.note(v)
 		}
 	}
@@ -553,7 +543,7 @@ func (a *auctionRun) progress(out io.Writer) (stop func()) {
 
 // report sums the run and holds its end against the auction's own.
 func (a *auctionRun) report(ctx context.Context, id string, bidders int, seen []int64, arrivals [][]arrival) AuctionReport {
-	end, err := a.view(ctx, a.sources.client(0))
+	end, err := a.view(ctx)
 	if err != nil {
 		a.problem("reading the auction after the run: %v", err)
 	}
@@ -649,23 +639,15 @@ type listedBid struct {
 func (a *auctionRun) listBids(ctx context.Context) ([]listedBid, error) {
 	var all []listedBid
 	for after := int64(0); ; {
-		req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/v1/auctions/%s/bids?after=%d&limit=1000", a.base, a.id, after), nil)
-		res, err := a.sources.client(0).Do(req)
-		if err != nil {
-			return nil, err
-		}
 		var page struct {
 			Bids []listedBid `json:"bids"`
 			Next int64       `json:"next_after"`
 		}
-		err = json.NewDecoder(io.LimitReader(res.Body, 16<<20)).Decode(&page)
-		res.Body.Close()
-		switch {
-		case res.StatusCode != http.StatusOK:
-			return nil, fmt.Errorf("GET bids: %s", res.Status)
-		case err != nil:
+		u := fmt.Sprintf("%s/v1/auctions/%s/bids?after=%d&limit=1000", a.base, a.id, after)
+		if err := getJSON(ctx, a.sources.client(0), u, "", &page); err != nil {
 			return nil, err
-		case len(page.Bids) == 0 || page.Next <= after:
+		}
+		if len(page.Bids) == 0 || page.Next <= after {
 			return all, nil
 		}
 		all, after = append(all, page.Bids...), page.Next

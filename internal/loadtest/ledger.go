@@ -68,24 +68,25 @@ func openLedger(ctx context.Context, base, id, adminKey string, client *http.Cli
 // view reads the drop.
 func (l *ledger) view(ctx context.Context) (dropView, error) {
 	var v dropView
-	err := l.get(ctx, "/v1/drops/"+l.id, "", &v)
+	err := getJSON(ctx, l.client, l.base+"/v1/drops/"+l.id, "", &v)
 	return v, err
 }
 
-// get reads path into out, with the admin key when key is not "".
-func (l *ledger) get(ctx context.Context, path, key string, out any) error {
-	req, _ := http.NewRequestWithContext(ctx, "GET", l.base+path, nil)
+// getJSON reads the JSON answer of a GET of u into out, with the admin key when key is not "": what a
+// rehearsal reads of the entity it rehearses, before and after.
+func getJSON(ctx context.Context, c *http.Client, u, key string, out any) error {
+	req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	res, err := l.client.Do(req)
+	res, err := c.Do(req)
 	if err != nil {
 		return err
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(res.Body, 1<<10))
-		return fmt.Errorf("GET %s: %s %s", path, res.Status, b)
+		return fmt.Errorf("GET %s: %s %s", u, res.Status, b)
 	}
 	return json.NewDecoder(io.LimitReader(res.Body, 16<<20)).Decode(out)
 }
@@ -164,7 +165,8 @@ func (l *ledger) readBack(ctx context.Context, end dropView) (listed, looked int
 				Claims []claimSeen `json:"claims"`
 				Next   int64       `json:"next_after"`
 			}
-			if err := l.get(ctx, fmt.Sprintf("/v1/drops/%s/claims?after=%d&limit=1000", l.id, after), l.adminKey, &page); err != nil {
+			u := fmt.Sprintf("%s/v1/drops/%s/claims?after=%d&limit=1000", l.base, l.id, after)
+			if err := getJSON(ctx, l.client, u, l.adminKey, &page); err != nil {
 				l.problem("reading the drop's claims: %v", err)
 				return 0, 0
 			}
@@ -209,7 +211,7 @@ func (l *ledger) readBack(ctx context.Context, end dropView) (listed, looked int
 	l.mu.Unlock()
 	for _, c := range picked {
 		var found claimSeen
-		if err := l.get(ctx, "/v1/drops/"+l.id+"/codes/"+url.PathEscape(c.Code), l.adminKey, &found); err != nil {
+		if err := getJSON(ctx, l.client, l.base+"/v1/drops/"+l.id+"/codes/"+url.PathEscape(c.Code), l.adminKey, &found); err != nil {
 			l.problem("looking up a code of the run: %v", err)
 			continue
 		}
