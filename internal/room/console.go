@@ -104,26 +104,23 @@ func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Po
 		return out, nil
 	}
 	// The pace's window more than asked, for the rates and the ETA of the first points.
-	window := windowOf(cfg)
-	samples, err := s.opts.History.Since(ctx, entity(id), since.Add(-window-time.Second))
+	samples, err := s.opts.History.Since(ctx, entity(id), since.Add(-windowOf(cfg)-time.Second))
 	if err != nil {
 		return nil, err
 	}
-	// The line as visitors' ETAs see it (see pace), each sample with its sums of spans.
-	line := make([]sample, len(samples))
-	for i, hs := range samples {
-		line[i].at = hs.At
-		if len(hs.Figures) > max(figAdmitted, figWaiting) { // else a sample of an older version: no line
-			line[i].total, line[i].lined = hs.Figures[figAdmitted], hs.Figures[figWaiting] > 0
-		}
-		if i > 0 {
-			line[i].secs, line[i].admitted = line[i-1].sum(line[i])
-		}
-	}
-	from := 0 // the first sample inside the ETA window of the current one
+	// The line as visitors' ETAs saw it: the samples replayed into an estimator as they came.
+	var eta estimator
+	eta.configure(cfg)
+	seen := 0
 	rushgate.EachPair(samples, since, figGrace+1, func(i int, prev, cur rushgate.Sample) {
-		for from < i-1 && cur.At.Sub(samples[from].At) > window {
-			from++
+		for ; seen <= i; seen++ {
+			hs := samples[seen]
+			var total int64
+			var lined bool
+			if len(hs.Figures) > max(figAdmitted, figWaiting) { // else a sample of an older version: no line
+				total, lined = hs.Figures[figAdmitted], hs.Figures[figWaiting] > 0
+			}
+			eta.observe(hs.At, total, lined)
 		}
 		p := Point{
 			At: cur.At, Waiting: cur.Figures[figWaiting], Active: cur.Figures[figActive],
@@ -133,8 +130,8 @@ func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Po
 			GraceExpiries: rushgate.PerSecond(prev, cur, figGrace),
 		}
 		if p.Waiting > 0 {
-			eta, bound := wait(pace(line[from], line[i]), p.Waiting, cfg, cur.At)
-			p.ETABack, p.ETABackBound = eta.Seconds(), bound
+			d, bound := eta.estimate(cur.At, p.Waiting, cfg)
+			p.ETABack, p.ETABackBound = d.Seconds(), bound
 		}
 		out = append(out, p)
 	})

@@ -2,26 +2,41 @@ package room
 
 import (
 	"math"
+	"sort"
 	"sync"
 	"time"
 )
 
-// estimator turns the pace at which the line recently moved into waiting times.
+// estimator turns how the line recently moved into waiting times. It takes the line's pace two ways
+// and tells the slower (see observed): over time, the admissions made while visitors waited per second
+// they waited; and over the room's slots, the time the line took to let in a capacity's worth of
+// visitors, which in a full room is how long a slot is held. Each runs fast in a case of its own: the
+// first just after a wave of sessions ends together, the second while only the short stays of the
+// first visitors have ended; a wait told too short disappoints where one told long does not.
 type estimator struct {
-	mu      sync.Mutex
-	window  time.Duration // how far back the pace is taken (see windowOf); 0 is etaWindow
-	samples []sample
+	mu       sync.Mutex
+	window   time.Duration // how far back the pace is taken (see windowOf); 0 is etaWindow
+	capacity int64         // the room's slots (see turnover); 0 for none
+	samples  []sample
+
+	// What the samples say, as of the last observe.
+	paced float64   // the pace over time in admissions a second; 0 when the line was not seen moving
+	turn  float64   // the mean seconds a capacity's worth of admissions took; 0 when unknown
+	due   time.Time // when the admission was made whose slot the next one takes; zero when unknown
 }
 
 // sample is what one admission step left: when, the room's admissions so far, and whether visitors
-// then waited in a room that was admitting; with the sums of the spans (see sample.sum) from the
-// first sample observed up to it, so that the pace between any two samples costs no walk between them.
+// then waited in a room that was admitting; with the sums of the spans (see sample.sum) and of the
+// turnovers (see estimator.turnover) from the first sample observed up to it, so that the pace
+// between any two samples costs no walk between them.
 type sample struct {
 	at       time.Time
 	total    int64
 	lined    bool
 	secs     float64
 	admitted int64
+	turns    float64
+	turned   int64
 }
 
 const (
@@ -42,11 +57,12 @@ func windowOf(cfg Config) time.Duration {
 	return min(max(etaWindow, time.Duration(cfg.Grace+cfg.SessionTTL)), etaMaxWindow)
 }
 
-// setWindow sets how far back the pace is taken.
-func (e *estimator) setWindow(d time.Duration) {
+// configure sets what the estimates of a room with cfg take into account.
+func (e *estimator) configure(cfg Config) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.window = d
+	e.window = windowOf(cfg)
+	e.capacity = int64(cfg.Capacity)
 }
 
 // observe notes a step at now: total admissions so far, and lined when visitors still wait in a room
@@ -64,7 +80,14 @@ func (e *estimator) observe(now time.Time, total int64, lined bool) {
 		e.samples = e.samples[:n-1]
 	}
 	if n := len(e.samples); n > 0 {
-		next.secs, next.admitted = e.samples[n-1].sum(next)
+		prev := e.samples[n-1]
+		next.secs, next.admitted = prev.sum(next)
+		next.turns, next.turned = prev.turns, prev.turned
+		if prev.lined && next.lined && next.total > prev.total {
+			secs, turned := e.turnover(prev.total+1, next.total, next.at)
+			next.turns += secs
+			next.turned += turned
+		}
 	}
 	e.samples = append(e.samples, next)
 	i := 0
@@ -72,24 +95,82 @@ func (e *estimator) observe(now time.Time, total int64, lined bool) {
 		i++
 	}
 	e.samples = e.samples[i:]
+	e.settle()
+}
+
+// made returns the index of the sample whose step made admission n, or -1 when no sample observed
+// says when it was made.
+func (e *estimator) made(n int64) int {
+	i := sort.Search(len(e.samples), func(i int) bool { return e.samples[i].total >= n })
+	if i == 0 || i == len(e.samples) {
+		return -1
+	}
+	return i
+}
+
+// turnover sums, over admissions lo to hi made at from a line, the seconds since the admission a
+// capacity before each, and counts those it knows that admission of. In a full room an admission takes
+// a slot as one ends, so a capacity's worth of admissions takes as long as a slot is held: the stay of
+// the visitors the line waits for, which a window of time sees only once the stays have ended.
+func (e *estimator) turnover(lo, hi int64, at time.Time) (secs float64, turned int64) {
+	if e.capacity == 0 || len(e.samples) == 0 {
+		return 0, 0
+	}
+	from := max(lo-e.capacity, e.samples[0].total+1)
+	to := min(hi-e.capacity, e.samples[len(e.samples)-1].total)
+	if from > to {
+		return 0, 0
+	}
+	for i := e.made(from); i > 0 && i < len(e.samples) && e.samples[i-1].total < to; i++ {
+		k := min(e.samples[i].total, to) - max(e.samples[i-1].total, from-1)
+		secs += float64(k) * at.Sub(e.samples[i].at).Seconds()
+		turned += k
+	}
+	return secs, turned
+}
+
+// settle works out what the samples say of the line's pace.
+func (e *estimator) settle() {
+	s := e.samples
+	first, last := s[0], s[len(s)-1]
+	// Over time, from the first step that let visitors in from a line, when a later one did too: the
+	// wait before it shows how long the slots were held before the line formed, not how fast it moves.
+	from := first
+	if i := sort.Search(len(s), func(i int) bool { return s[i].admitted > first.admitted }); i < len(s) && last.admitted > s[i].admitted {
+		from = s[i]
+	}
+	e.paced = pace(from, last)
+	e.turn, e.due = 0, time.Time{}
+	if n := last.turned - first.turned; n > 0 {
+		e.turn = (last.turns - first.turns) / float64(n)
+	}
+	if i := e.made(last.total + 1 - e.capacity); i > 0 && e.capacity > 0 {
+		e.due = s[i].at
+	}
 }
 
 // reset forgets what was observed.
 func (e *estimator) reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.samples = nil
+	e.samples, e.paced, e.turn, e.due = nil, 0, 0, time.Time{}
 }
 
-// observed returns the line's pace over the window in admissions per second, or 0 when the window saw
-// no admission from a line.
-func (e *estimator) observed() float64 {
+// observed returns the line's pace at now in admissions per second, or 0 when the window saw no
+// admission from a line: the slower of its pace over time and over its slots. A line that has waited
+// longer for its next slot than a slot was held moves no faster than that wait says.
+func (e *estimator) observed(now time.Time) float64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if len(e.samples) == 0 {
-		return 0
+	p := e.paced
+	if e.turn > 0 && p > 0 {
+		held := e.turn
+		if n := len(e.samples); !e.due.IsZero() && e.samples[n-1].lined {
+			held = max(held, now.Sub(e.due).Seconds())
+		}
+		p = min(p, float64(e.capacity)/held)
 	}
-	return pace(e.samples[0], e.samples[len(e.samples)-1])
+	return p
 }
 
 // sum returns the sums of the spans up to next, the sample after s.
@@ -116,9 +197,9 @@ func pace(first, last sample) float64 {
 	return float64(admitted) / secs
 }
 
-// estimate is the wait for the visitor at position, from the rate observed recently (see wait).
+// estimate is the wait for the visitor at position, from the pace observed recently (see wait).
 func (e *estimator) estimate(now time.Time, position int64, cfg Config) (d time.Duration, bound bool) {
-	return wait(e.observed(), position, cfg, now)
+	return wait(e.observed(now), position, cfg, now)
 }
 
 // configRate is the admissions a second the config guarantees while the line is long: its rate, or the

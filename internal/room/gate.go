@@ -269,7 +269,7 @@ func (g *gate) replaceConfig(cfg Config) {
 	if g.cfg != nil && !samePace(*g.cfg, cfg) {
 		g.eta.reset()
 	}
-	g.eta.setWindow(windowOf(cfg))
+	g.eta.configure(cfg)
 	g.cfg, g.cfgRead = &cfg, time.Now()
 }
 
