@@ -20,9 +20,8 @@ type estimator struct {
 	samples  []sample
 
 	// What the samples say, as of the last observe.
-	paced float64   // the pace over time in admissions a second; 0 when the line was not seen moving
-	turn  float64   // the mean seconds a capacity's worth of admissions took; 0 when unknown
-	due   time.Time // when the admission was made whose slot the next one takes; zero when unknown
+	paced float64 // the pace over time in admissions a second; 0 when the line was not seen moving
+	turn  float64 // the mean seconds a capacity's worth of admissions took; 0 when unknown
 }
 
 // sample is what one admission step left: when, the room's admissions so far, and whether visitors
@@ -140,12 +139,9 @@ func (e *estimator) settle() {
 		from = s[i]
 	}
 	e.paced = pace(from, last)
-	e.turn, e.due = 0, time.Time{}
+	e.turn = 0
 	if n := last.turned - first.turned; n > 0 {
 		e.turn = (last.turns - first.turns) / float64(n)
-	}
-	if i := e.made(last.total + 1 - e.capacity); i > 0 && e.capacity > 0 {
-		e.due = s[i].at
 	}
 }
 
@@ -153,22 +149,18 @@ func (e *estimator) settle() {
 func (e *estimator) reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.samples, e.paced, e.turn, e.due = nil, 0, 0, time.Time{}
+	e.samples, e.paced, e.turn = nil, 0, 0
 }
 
-// observed returns the line's pace at now in admissions per second, or 0 when the window saw no
-// admission from a line: the slower of its pace over time and over its slots. A line that has waited
-// longer for its next slot than a slot was held moves no faster than that wait says.
-func (e *estimator) observed(now time.Time) float64 {
+// observed returns the line's pace in admissions per second, or 0 when the window saw no admission
+// from a line: the slower of its pace over time and over its slots. A line that stops moving slows
+// the first, which counts the time up to the last step.
+func (e *estimator) observed() float64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	p := e.paced
 	if e.turn > 0 && p > 0 {
-		held := e.turn
-		if n := len(e.samples); !e.due.IsZero() && e.samples[n-1].lined {
-			held = max(held, now.Sub(e.due).Seconds())
-		}
-		p = min(p, float64(e.capacity)/held)
+		p = min(p, float64(e.capacity)/e.turn)
 	}
 	return p
 }
@@ -199,7 +191,7 @@ func pace(first, last sample) float64 {
 
 // estimate is the wait for the visitor at position, from the pace observed recently (see wait).
 func (e *estimator) estimate(now time.Time, position int64, cfg Config) (d time.Duration, bound bool) {
-	return wait(e.observed(now), position, cfg, now)
+	return wait(e.observed(), position, cfg, now)
 }
 
 // configRate is the admissions a second the config guarantees while the line is long: its rate, or the
