@@ -37,7 +37,7 @@ func TestLoadtestMatchesServer(t *testing.T) {
 			t.Fatalf("%s: report %+v\n%s", mode, rep, printed)
 		}
 		// The first to wait were told the most their wait could be (4 slots of 10 minutes), which held.
-		if rep.ETABounds == 0 || rep.ETABoundsExceeded != 0 || !strings.Contains(printed, "ETA upper bounds") {
+		if rep.ETABounds == 0 || rep.ETABoundsExceeded != 0 || !strings.Contains(printed, "ETA upper bounds") || !strings.Contains(printed, "longer than told") {
 			t.Fatalf("%s: ETA upper bounds %d, exceeded %d\n%s", mode, rep.ETABounds, rep.ETABoundsExceeded, printed)
 		}
 		if !strings.Contains(printed, "joins 30, admissions 30") {

@@ -430,3 +430,19 @@ func TestHoldBids(t *testing.T) {
 		}
 	}
 }
+
+// TestReportSaysWhichWayEstimatesMissed: the report's ETA errors are the misses either way, and it
+// counts the visitors whose wait outlasted the estimate by more than the second its rounding allows.
+func TestReportSaysWhichWayEstimatesMissed(t *testing.T) {
+	r := &rehearsal{start: time.Now(), sources: &sources{}, etaMiss: []float64{-3, -0.5, 0.5, 1, 2, 4}}
+	rep := r.report(0)
+	if rep.ETASamples != 6 || rep.ETAMedianError != 2 || rep.ETAP90Error != 4 || rep.ETALonger != 2 {
+		t.Fatalf("samples %d, median %.1f, p90 %.1f, longer %d; want 6, 2, 4 and 2", rep.ETASamples, rep.ETAMedianError,
+			rep.ETAP90Error, rep.ETALonger)
+	}
+	var out strings.Builder
+	writeText(&out, rep)
+	if want := "median 2.0s, p90 4.0s; 2 waited longer than told"; !strings.Contains(out.String(), want) {
+		t.Fatalf("the printed report has no %q:\n%s", want, out.String())
+	}
+}

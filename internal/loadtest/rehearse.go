@@ -55,7 +55,7 @@ type rehearsal struct {
 	mu       sync.Mutex
 	calls    map[string][]time.Duration // call -> latencies
 	errors   map[string]int             // error code -> count
-	etaErrs  []float64                  // |predicted - actual| wait, seconds, of visitors first told an estimate
+	etaMiss  []float64                  // actual - predicted wait, seconds, of visitors first told an estimate
 	bounds   int                        // visitors first told an upper bound of their wait
 	exceeded int                        // of those, whose wait was longer than it
 	admitAt  []time.Duration            // when each admission came, since the start
@@ -100,11 +100,14 @@ type Report struct {
 	// ETA accuracy: each waiting visitor's first predicted wait against its actual wait, seconds. A
 	// visitor first told an upper bound (eta_upper_bound: the line had not moved yet) is counted
 	// in ETABounds instead, and in ETABoundsExceeded if its wait was longer than the bound.
-	ETAMedianError    float64 `json:"eta_median_error"`
-	ETAP90Error       float64 `json:"eta_p90_error"`
-	ETASamples        int     `json:"eta_samples"`
-	ETABounds         int     `json:"eta_bounds"`
-	ETABoundsExceeded int     `json:"eta_bounds_exceeded"`
+	ETAMedianError float64 `json:"eta_median_error"`
+	ETAP90Error    float64 `json:"eta_p90_error"`
+	ETASamples     int     `json:"eta_samples"`
+	// ETALonger counts the visitors of ETASamples whose wait outlasted the estimate by more than a
+	// second: a wait told too short disappoints where one told long does not.
+	ETALonger         int `json:"eta_longer"`
+	ETABounds         int `json:"eta_bounds"`
+	ETABoundsExceeded int `json:"eta_bounds_exceeded"`
 	// Sources is how many client addresses the run came from: many against a target on the loopback
 	// (--sources), else one.
 	Sources int `json:"sources"`
@@ -394,7 +397,7 @@ func (v *visitor) visit(ctx context.Context) {
 			v.exceeded++
 		}
 	default:
-		v.etaErrs = append(v.etaErrs, math.Abs(predicted-waitedFor))
+		v.etaMiss = append(v.etaMiss, waitedFor-predicted)
 	}
 	v.mu.Unlock()
 	start := time.Now()
@@ -557,7 +560,7 @@ func (r *rehearsal) report(roomRate float64) Report {
 	rep := Report{
 		Room: r.room, Visitors: r.visitors, Seconds: time.Since(r.start).Seconds(), Joins: r.joined.Load(),
 		Admitted: r.admitted.Load(), Done: r.done.Load(), Unserved: r.joined.Load() - r.admitted.Load() - r.soldOutInLine.Load(),
-		Calls: map[string]Latency{}, Errors: r.errors, RoomRate: roomRate, ETASamples: len(r.etaErrs),
+		Calls: map[string]Latency{}, Errors: r.errors, RoomRate: roomRate, ETASamples: len(r.etaMiss),
 		ETABounds: r.bounds, ETABoundsExceeded: r.exceeded, Sources: r.sources.used(), StreamsRefused: r.streamsRefused.Load(), Timeline: r.timeline,
 	}
 	for name, ds := range r.calls {
@@ -570,8 +573,14 @@ func (r *rehearsal) report(roomRate float64) Report {
 			rep.AdmitRate = float64(n-1) / span
 		}
 	}
-	if len(r.etaErrs) > 0 {
-		e := slices.Clone(r.etaErrs)
+	if len(r.etaMiss) > 0 {
+		e := make([]float64, len(r.etaMiss))
+		for i, m := range r.etaMiss {
+			e[i] = math.Abs(m)
+			if m > 1 { // the answer's seconds are rounded up; a second for the way back
+				rep.ETALonger++
+			}
+		}
 		slices.Sort(e)
 		rep.ETAMedianError = e[len(e)/2]
 		rep.ETAP90Error = e[min(len(e)-1, len(e)*9/10)]
@@ -614,8 +623,8 @@ func writeText(out io.Writer, rep Report) {
 		}
 	}
 	if rep.ETASamples > 0 {
-		fmt.Fprintf(out, "ETA error (first estimate against the actual wait, %d visitors): median %.1fs, p90 %.1fs\n",
-			rep.ETASamples, rep.ETAMedianError, rep.ETAP90Error)
+		fmt.Fprintf(out, "ETA error (first estimate against the actual wait, %d visitors): median %.1fs, p90 %.1fs; %d waited longer than told\n",
+			rep.ETASamples, rep.ETAMedianError, rep.ETAP90Error, rep.ETALonger)
 	}
 	if rep.ETABounds > 0 {
 		fmt.Fprintf(out, "ETA upper bounds (told before the line had moved, %d visitors): %d waited longer\n",

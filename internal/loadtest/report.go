@@ -23,7 +23,7 @@ figure { margin: 1rem 0; } svg { width: 100%; height: 220px; background: #fafafc
 <p>{{.R.Visitors}} visitors in {{printf "%.1f" .R.Seconds}}s: {{.R.Joins}} joined, {{.R.Admitted}} admitted, {{.R.Done}} released,
 {{.R.Unserved}} still waiting at the end; from {{addresses .R.Sources}}. Admissions/s {{printf "%.2f" .R.AdmitRate}}{{if gt .R.RoomRate 0.0}} against the room's
 {{printf "%.2f" .R.RoomRate}}/s{{end}}.{{if .R.ETASamples}} ETA error over {{.R.ETASamples}} visitors: median
-{{printf "%.1f" .R.ETAMedianError}}s, p90 {{printf "%.1f" .R.ETAP90Error}}s.{{end}}{{if .R.ETABounds}} Upper bounds told before
+{{printf "%.1f" .R.ETAMedianError}}s, p90 {{printf "%.1f" .R.ETAP90Error}}s; {{.R.ETALonger}} waited longer than told.{{end}}{{if .R.ETABounds}} Upper bounds told before
 the line moved: {{.R.ETABounds}}, of which {{.R.ETABoundsExceeded}} the wait exceeded.{{end}}{{if .R.StreamsRefused}}
 Event streams refused {{.R.StreamsRefused}} times (past the server's --streams-per-address, which counted this run as
 {{addresses .R.Sources}}): those visitors polled meanwhile, as the page does.{{end}}</p>
