@@ -207,16 +207,7 @@ func TestRehearseAnAuctionToItsEnd(t *testing.T) {
 	if code, body, _ := do(t, "PUT", base+"/v1/auctions/limits", testAdminKey, cfg); code != 200 {
 		t.Fatalf("PUT auction: %d %v", code, body)
 	}
-	if code, body, _ := do(t, "PUT", base+"/v1/rooms/hall", testAdminKey, `{"capacity": 10}`); code != 200 {
-		t.Fatalf("PUT room: %d %v", code, body)
-	}
-	behind := fmt.Sprintf(`{"title": "Lot", "currency": "EUR", "start_price": 1000, "increment": 100, "room": "hall", "starts_at": %q, "ends_at": %q}`,
-		now.Add(-time.Minute).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))
-	if code, body, _ := do(t, "PUT", base+"/v1/auctions/behind", testAdminKey, behind); code != 200 {
-		t.Fatalf("PUT auction: %d %v", code, body)
-	}
-	for flag, want := range map[string]string{"--top=500": "below the least bid the auction takes, 1000", "--buy-now=1": "offers no buy-now",
-		"--auction=behind": "takes bids through room hall"} {
+	for flag, want := range map[string]string{"--top=500": "below the least bid the auction takes, 1000", "--buy-now=1": "offers no buy-now"} {
 		err := run(context.Background(), []string{"loadtest", "auction", "--target", base, "--auction", "limits", "--admin-key", testAdminKey,
 			"--bidders", "2", "--watchers", "0", flag}, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -235,6 +226,40 @@ func TestRehearseAnAuctionToItsEnd(t *testing.T) {
 	}
 	if !strings.Contains(printed, "6 with a secret maximum, 6 with exact amounts; each paying at most up to 4000, 11 stopped") {
 		t.Fatalf("the printed report:\n%s", printed)
+	}
+}
+
+// TestRehearseAnAuctionBehindARoom rehearses an auction that takes bids only from a room's admitted
+// visitors, through a room of four slots held two seconds each: a dozen bidders wait in its line, bid
+// with their admissions, join it again when their sessions end, and release their slots once the
+// price passes what they pay, letting the next in. The auction ends right, its bids read back as
+// answered, the room let in as many as the report says, and no slot is left held.
+func TestRehearseAnAuctionBehindARoom(t *testing.T) {
+	base, _ := serveInProcess(t)
+	if code, body, _ := do(t, "PUT", base+"/v1/rooms/hall", testAdminKey, `{"capacity": 4, "session_ttl": "2s"}`); code != 200 {
+		t.Fatalf("PUT room: %d %v", code, body)
+	}
+	now := time.Now().UTC()
+	cfg := fmt.Sprintf(`{"title": "Lot", "currency": "EUR", "start_price": 1000, "increment": 100, "room": "hall", "identity": "room",
+		"starts_at": %q, "ends_at": %q, "soft_close": {"window": "2s", "extend": "2s"}}`,
+		now.Add(-time.Minute).Format(time.RFC3339), now.Add(4*time.Second).Format(time.RFC3339Nano))
+	if code, body, _ := do(t, "PUT", base+"/v1/auctions/behind", testAdminKey, cfg); code != 200 {
+		t.Fatalf("PUT auction: %d %v", code, body)
+	}
+	rep, printed := rehearseA[loadtest.AuctionReport](t, "auction", "--target", base, "--auction", "behind", "--admin-key", testAdminKey,
+		"--bidders", "12", "--watchers", "5", "--bid-every", "300ms", "--top", "10000", "--proxy", "0.25", "--duration", "2m")
+	if len(rep.Problems) != 0 || len(rep.Errors) != 0 || rep.Status != "closed" || rep.Winner == "" || rep.WatchersDone != 5 ||
+		rep.Shown == 0 || rep.Listed != rep.Shown {
+		t.Fatalf("report %+v\n%s", rep, printed)
+	}
+	if rep.Room != "hall" || rep.Entered < 5 || rep.Reentered == 0 || rep.Wait.Count != int(rep.Entered) ||
+		!strings.Contains(printed, "room hall: bidders let in") {
+		t.Fatalf("the way through the room: %+v\n%s", rep, printed)
+	}
+	_, body, _ := do(t, "GET", base+"/v1/rooms/hall", testAdminKey, "")
+	stats := body["stats"].(map[string]any)
+	if stats["admitted_total"] != float64(rep.Entered) || stats["active"] != 0.0 || stats["waiting"] != 0.0 {
+		t.Fatalf("the room counts %v; the run was let in %d times and left no slot held", stats, rep.Entered)
 	}
 }
 

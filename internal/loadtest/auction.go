@@ -26,7 +26,8 @@ import (
 // (it lets its lead stand), some with exact amounts of the least it was last told plus up to two
 // increments, some with a secret maximum (--proxy); with --top each will pay at most an amount drawn
 // up to it and stops once the price passes that, so the bidding dies down and the auction ends on its
-// own, soft close included; with --buy-now some try to buy it at once as it opens. Watchers meanwhile
+// own, soft close included; with --buy-now some try to buy it at once as it opens. Behind a room, each
+// bidder first goes through the room's line and bids with its admission (see auctionLine). Watchers meanwhile
 // hold its live feed as the page does. It reports what a seller and a bidder would ask of the day: the
 // bids' answers and latencies, how long an accepted bid took to reach the watchers, whether every
 // watcher saw every event once and in order, the end included, and whether the end is right: its
@@ -77,6 +78,15 @@ type AuctionReport struct {
 	Events       int64 `json:"events"`
 	Reconnects   int64 `json:"reconnects"`
 	WatchersDone int   `json:"watchers_done"` // watchers that saw the auction's end
+	// With an auction behind a room (Room), the bidders' way through its line: Entered counts the
+	// admissions they were given, Reentered the sessions that ended while a bidder bid (it joined the
+	// line again), Unserved the bidders still in line when the auction ended, and Wait how long each
+	// took from its join to its admission.
+	Room      string  `json:"room,omitempty"`
+	Entered   int64   `json:"entered,omitempty"`
+	Reentered int64   `json:"reentered,omitempty"`
+	Unserved  int64   `json:"unserved,omitempty"`
+	Wait      Latency `json:"wait_latency"`
 	// Problems lists whatever the run found wrong: an event missed, repeated or out of order on a
 	// feed, a watcher that never saw the end, an end that is not the highest accepted bid's, a winner
 	// whose offer another bidder's beat, a buy-now sold twice.
@@ -90,6 +100,7 @@ type auctionRun struct {
 	sources  *sources
 	start    time.Time
 	first    auctionView   // the auction as the run found it
+	line     *auctionLine  // the auction's room, when it has one
 	ended    chan struct{} // closed once the run knows the auction has ended
 	end      func()        // closes ended, once
 
@@ -111,9 +122,11 @@ type auctionRun struct {
 type contender struct {
 	c         *http.Client
 	token, id string
-	proxy     bool  // bids with a secret maximum rather than exact amounts
-	budget    int64 // the most it will pay; 0 is no limit
-	buyNow    bool  // tries to buy the lot as it opens
+	admission string    // in front of an auction with a room, the bidder's admission
+	until     time.Time // and when it ends
+	proxy     bool      // bids with a secret maximum rather than exact amounts
+	budget    int64     // the most it will pay; 0 is no limit
+	buyNow    bool      // tries to buy the lot as it opens
 	rng       *rand.Rand
 }
 
@@ -190,18 +203,17 @@ func rehearseAuction(ctx context.Context, args []string, out io.Writer) error {
 	a := &auctionRun{base: strings.TrimSuffix(base.String(), "/"), id: url.PathEscape(*id), every: *every,
 		sources: src, ended: make(chan struct{}), offers: map[string]int64{}, unsure: map[string]bool{},
 		sentAt: map[int64]time.Time{}, answered: map[int64]listedBid{}}
-	a.end = sync.OnceFunc(func() { close(a.ended) })
 	defer a.sources.close()
 	ctx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
+	lineCtx, stopLine := context.WithCancel(ctx)
+	defer stopLine()
+	a.end = sync.OnceFunc(func() { close(a.ended); stopLine() })
 	if a.first, err = a.view(ctx); err != nil {
 		return err
 	}
 	a.latest = a.first
 	switch {
-	case a.first.Room != "":
-		return fmt.Errorf("auction %s takes bids through room %s, whose admissions this rehearsal does not wait for: "+
-			"rehearse a copy without a room", *id, a.first.Room)
 	case a.first.over():
 		return fmt.Errorf("auction %s has ended (%s): rehearse one that is open or about to open", *id, a.first.Status)
 	case *top > 0 && *top < a.first.MinNext:
@@ -212,6 +224,9 @@ func rehearseAuction(ctx context.Context, args []string, out io.Writer) error {
 	tokens, ids, err := mintVisitors(ctx, a.base, *adminKey, *bidders, min(*bidders, 32))
 	if err != nil {
 		return err
+	}
+	if a.first.Room != "" {
+		a.line = newAuctionLine(lineCtx, a.base, url.PathEscape(a.first.Room))
 	}
 	a.start = time.Now()
 	stopProgress := a.progress(out)
@@ -249,7 +264,8 @@ func rehearseAuction(ctx context.Context, args []string, out io.Writer) error {
 			k.budget = a.first.MinNext + rng.Int64N(*top-a.first.MinNext+1)
 		}
 		bidding.Go(func() {
-			if k.buyNow && sleepUntil(ctx, opens) {
+			defer a.line.leave(k)
+			if k.buyNow && (a.line == nil || a.line.enter(k)) && sleepUntil(ctx, opens) {
 				a.buy(ctx, k)
 			}
 			a.bid(ctx, k)
@@ -317,6 +333,18 @@ func (a *auctionRun) bid(ctx context.Context, k *contender) {
 		if !a.pause(ctx, min(pause, 5*a.every)) {
 			return
 		}
+		if a.line != nil && k.admission == "" {
+			a.mu.Lock()
+			next := a.latest.MinNext
+			a.mu.Unlock()
+			if k.budget > 0 && next > k.budget { // no slot taken to bid what it will not pay
+				a.outBid.Add(1)
+				return
+			}
+			if !a.line.enter(k) {
+				return
+			}
+		}
 		a.mu.Lock()
 		leader, price, next := a.latest.Leader, a.latest.Price, a.latest.MinNext
 		a.mu.Unlock()
@@ -341,6 +369,7 @@ func (a *auctionRun) bid(ctx context.Context, k *contender) {
 		req, _ := http.NewRequestWithContext(ctx, "POST", a.base+"/v1/auctions/"+a.id+"/bids",
 			strings.NewReader(`{"`+field+`": `+strconv.FormatInt(offer, 10)+`}`))
 		req.Header.Set("Authorization", "Bearer "+k.token)
+		k.admit(req)
 		sent := time.Now()
 		a.bids.Add(1)
 		res, err := k.c.Do(req)
@@ -395,6 +424,9 @@ func (a *auctionRun) bid(ctx context.Context, k *contender) {
 			a.observe(took)
 			a.end()
 			return
+		case answer.Error.Code == "not_admitted" && a.line != nil:
+			a.observe(took)
+			a.line.ended(k)
 		default:
 			code := answer.Error.Code
 			if code == "" {
@@ -414,6 +446,7 @@ func (a *auctionRun) buy(ctx context.Context, k *contender) {
 	for ctx.Err() == nil {
 		req, _ := http.NewRequestWithContext(ctx, "POST", a.base+"/v1/auctions/"+a.id+"/buy-now", nil)
 		req.Header.Set("Authorization", "Bearer "+k.token)
+		k.admit(req)
 		res, err := k.c.Do(req)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -579,6 +612,10 @@ func (a *auctionRun) report(ctx context.Context, id string, bidders int, seen []
 	rep.Events = max(0, rep.Events)
 	rep.BuyNowTries, rep.BuyNowSold = a.buyNowTries.Load(), int64(len(a.buyers))
 	rep.Problems = append(problems, a.judge(end)...)
+	if a.line != nil {
+		rep.Room = a.first.Room
+		a.line.sum(&rep)
+	}
 	return rep
 }
 
@@ -703,6 +740,11 @@ func writeAuctionText(out io.Writer, rep AuctionReport) {
 		fmt.Fprintf(out, "; each paying at most up to %d, %d stopped as the price passed theirs", rep.Top, rep.OutBid)
 	}
 	fmt.Fprintln(out)
+	if rep.Room != "" {
+		fmt.Fprintf(out, "room %s: bidders let in %d times (%d again after their sessions ended), %d still in line at the end; "+
+			"from join to admission p50 %.1fs, p95 %.1fs, p99 %.1fs\n", rep.Room, rep.Entered, rep.Reentered, rep.Unserved,
+			rep.Wait.P50/1000, rep.Wait.P95/1000, rep.Wait.P99/1000)
+	}
 	if rep.BuyNowTries > 0 {
 		fmt.Fprintf(out, "buy-now: %d tried as it opened, %d bought\n", rep.BuyNowTries, rep.BuyNowSold)
 	}

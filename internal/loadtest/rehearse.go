@@ -254,12 +254,13 @@ func (r *rehearsal) roomRate(ctx context.Context, adminKey string) (float64, err
 
 // status is a visitor's answer from join, status and the event stream.
 type status struct {
-	VisitorToken   string `json:"visitor_token"`
-	State          string `json:"state"`
-	Position       int64  `json:"position"`
-	ETASeconds     *int64 `json:"eta_seconds"`
-	ETAUpperBound  bool   `json:"eta_upper_bound"`
-	AdmissionToken string `json:"admission_token"`
+	VisitorToken   string    `json:"visitor_token"`
+	State          string    `json:"state"`
+	Position       int64     `json:"position"`
+	ETASeconds     *int64    `json:"eta_seconds"`
+	ETAUpperBound  bool      `json:"eta_upper_bound"`
+	AdmissionToken string    `json:"admission_token"`
+	ExpiresAt      time.Time `json:"expires_at"`
 }
 
 // apiError is a refusal the API answered, named by its code.
