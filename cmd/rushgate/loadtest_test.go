@@ -37,7 +37,8 @@ func TestLoadtestMatchesServer(t *testing.T) {
 			t.Fatalf("%s: report %+v\n%s", mode, rep, printed)
 		}
 		// The first to wait were told the most their wait could be (4 slots of 10 minutes), which held.
-		if rep.ETABounds == 0 || rep.ETABoundsExceeded != 0 || !strings.Contains(printed, "ETA upper bounds") || !strings.Contains(printed, "longer than told") {
+		if rep.ETABounds == 0 || rep.ETABoundsExceeded != 0 || !strings.Contains(printed, "ETA upper bounds") ||
+			!strings.Contains(printed, "longer than told") {
 			t.Fatalf("%s: ETA upper bounds %d, exceeded %d\n%s", mode, rep.ETABounds, rep.ETABoundsExceeded, printed)
 		}
 		if !strings.Contains(printed, "joins 30, admissions 30") {
@@ -207,7 +208,8 @@ func TestRehearseAnAuctionToItsEnd(t *testing.T) {
 	if code, body, _ := do(t, "PUT", base+"/v1/auctions/limits", testAdminKey, cfg); code != 200 {
 		t.Fatalf("PUT auction: %d %v", code, body)
 	}
-	for flag, want := range map[string]string{"--top=500": "below the least bid the auction takes, 1000", "--buy-now=1": "offers no buy-now"} {
+	for flag, want := range map[string]string{"--top=500": "below the least bid the auction takes, 1000",
+		"--buy-now=1": "offers no buy-now"} {
 		err := run(context.Background(), []string{"loadtest", "auction", "--target", base, "--auction", "limits", "--admin-key", testAdminKey,
 			"--bidders", "2", "--watchers", "0", flag}, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), want) {

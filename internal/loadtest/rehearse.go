@@ -624,8 +624,8 @@ func writeText(out io.Writer, rep Report) {
 		}
 	}
 	if rep.ETASamples > 0 {
-		fmt.Fprintf(out, "ETA error (first estimate against the actual wait, %d visitors): median %.1fs, p90 %.1fs; %d waited longer than told\n",
-			rep.ETASamples, rep.ETAMedianError, rep.ETAP90Error, rep.ETALonger)
+		fmt.Fprintf(out, "ETA error (first estimate against the actual wait, %d visitors): median %.1fs, p90 %.1fs; "+
+			"%d waited longer than told\n", rep.ETASamples, rep.ETAMedianError, rep.ETAP90Error, rep.ETALonger)
 	}
 	if rep.ETABounds > 0 {
 		fmt.Fprintf(out, "ETA upper bounds (told before the line had moved, %d visitors): %d waited longer\n",

@@ -135,7 +135,8 @@ func (e *estimator) settle() {
 	// Over time, from the first step that let visitors in from a line, when a later one did too: the
 	// wait before it shows how long the slots were held before the line formed, not how fast it moves.
 	from := first
-	if i := sort.Search(len(s), func(i int) bool { return s[i].admitted > first.admitted }); i < len(s) && last.admitted > s[i].admitted {
+	i := sort.Search(len(s), func(i int) bool { return s[i].admitted > first.admitted })
+	if i < len(s) && last.admitted > s[i].admitted {
 		from = s[i]
 	}
 	e.paced = pace(from, last)
