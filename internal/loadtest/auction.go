@@ -22,15 +22,15 @@ import (
 )
 
 // An auction's rehearsal (`rushgate loadtest auction`) has bidders bid on a running auction until it
-// closes, as its page's bidders do: each at random moments around --bid-every, never against itself
-// (it lets its lead stand), some with exact amounts of the least it was last told plus up to two
-// increments, some with a secret maximum (--proxy); with --top each will pay at most an amount drawn
-// up to it and stops once the price passes that, so the bidding dies down and the auction ends on its
-// own, soft close included; with --buy-now some try to buy it at once as it opens. Behind a room, each
-// bidder first goes through the room's line and bids with its admission (see auctionLine). Watchers meanwhile
-// hold its live feed as the page does. It reports what a seller and a bidder would ask of the day: the
-// bids' answers and latencies, how long an accepted bid took to reach the watchers, whether every
-// watcher saw every event once and in order, the end included, and whether the end is right: its
+// closes, as its page's bidders do: each at random moments around --bid-every, never against itself (it
+// lets its lead stand), some with exact amounts of the least it was last told plus up to two
+// increments, some with a secret maximum (--proxy); with --top each will pay at most an amount drawn up
+// to it and stops once the price passes that, so the bidding dies down and the auction ends on its own,
+// soft close included; with --buy-now some try to buy it at once as it opens. Behind a room, each
+// bidder first goes through the room's line and bids with its admission (see auctionLine). Watchers
+// meanwhile hold its live feed as the page does. It reports what a seller and a bidder would ask of the
+// day: the bids' answers and latencies, how long an accepted bid took to reach the watchers, whether
+// every watcher saw every event once and in order, the end included, and whether the end is right: its
 // price the highest any accepted bid's answer showed, its winner the bidder whose accepted offer was
 // highest and never charged above it, a buy-now sold once and at its price.
 
