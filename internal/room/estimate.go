@@ -107,8 +107,8 @@ func (e *estimator) made(n int64) int {
 	return i
 }
 
-// turnover sums, over admissions lo to hi made at from a line, the seconds since the admission a
-// capacity before each, and counts those it knows that admission of. In a full room an admission takes
+// turnover sums, over the admissions lo to hi that a step made from a line at at, the seconds since
+// the admission a capacity before each, and counts those it knows that admission of. In a full room an admission takes
 // a slot as one ends, so a capacity's worth of admissions takes as long as a slot is held: the stay of
 // the visitors the line waits for, which a window of time sees only once the stays have ended.
 func (e *estimator) turnover(lo, hi int64, at time.Time) (secs float64, turned int64) {
