@@ -74,6 +74,11 @@ func (e *estimator) observe(now time.Time, total int64, lined bool) {
 		window = etaWindow
 	}
 	next := sample{at: now, total: total, lined: lined}
+	if n := len(e.samples); n > 0 && total < e.samples[n-1].total {
+		// Fewer admissions than before: the room was restored from a backup, and what was observed
+		// before no longer lines up with its count.
+		e.samples = nil
+	}
 	if n := len(e.samples); n > 0 && now.Sub(e.samples[n-1].at) < etaSpacing {
 		next.at = e.samples[n-1].at // the step joins the last sample, which keeps its time
 		e.samples = e.samples[:n-1]

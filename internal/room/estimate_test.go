@@ -146,6 +146,13 @@ func TestPaceFollowsTheSlots(t *testing.T) {
 	if got, want := e.observed(), 10.0/30; math.Abs(got-want) > 1e-9 {
 		t.Errorf("after a step that let nobody in: %.3f a second, want %.3f", got, want)
 	}
+	// A room restored from a backup counts fewer admissions: the pace starts afresh from its count.
+	e.observe(at(42), 5, true)
+	e.observe(at(43), 6, true)
+	e.observe(at(44), 8, true)
+	if got := e.observed(); math.Abs(got-2) > 1e-9 || e.turn != 0 {
+		t.Errorf("after a restore: %.3f a second (slots held %.1f s), want 2, from the steps since", got, e.turn)
+	}
 }
 
 // TestEstimatesOfFullRooms: the wait each visitor of a simulated crowd is first told, against the wait
