@@ -244,3 +244,28 @@ func (c crowd) simulate() (median, p90 float64) {
 	slices.Sort(errs)
 	return errs[len(errs)/2], errs[len(errs)*9/10]
 }
+
+// BenchmarkEstimator is a step of a full room's gate (observe) and one visitor's view of its wait
+// (estimate), with the half hour of samples a room with long sessions keeps: both must stay far below
+// a step's own cost.
+func BenchmarkEstimator(b *testing.B) {
+	cfg := Config{Capacity: 500, SessionTTL: rushgate.Duration(30 * time.Minute)}
+	var e estimator
+	e.configure(cfg)
+	start := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	var total int64
+	step := func(i int) {
+		total += int64(i % 3)
+		e.observe(start.Add(time.Duration(i)*etaSpacing), total, true)
+	}
+	for i := range 4 * 3600 { // an hour at a step each 250 ms
+		step(i)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		step(4*3600 + i)
+		if d, _ := e.estimate(start, 1000, cfg); d <= 0 {
+			b.Fatal(d)
+		}
+	}
+}
