@@ -269,3 +269,42 @@ func BenchmarkEstimator(b *testing.B) {
 		}
 	}
 }
+
+// FuzzEstimator feeds the estimator any steps, time going back included (a wall clock set back) and
+// counts going back (a restore): the pace stays finite and never negative, and every wait told is
+// between none and maxETA.
+func FuzzEstimator(f *testing.F) {
+	f.Add(uint8(50), []byte{10, 0, 1, 250, 50, 1, 250, 0, 1, 40, 50, 1})
+	f.Add(uint8(0), []byte{0, 0, 0, 1, 1, 1, 255, 255, 1})
+	f.Add(uint8(3), []byte{200, 3, 1, 10, 250, 1, 0, 2, 0, 100, 1, 1})
+	f.Fuzz(func(t *testing.T, capacity uint8, steps []byte) {
+		cfg := Config{Capacity: int(capacity), SessionTTL: rushgate.Duration(time.Minute)}
+		if capacity == 0 {
+			cfg = Config{Rate: &Rate{Admits: 5, Per: rushgate.Duration(time.Second)}}
+		}
+		var e estimator
+		e.configure(cfg)
+		now := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+		var total int64
+		for len(steps) >= 3 {
+			// A step from a second before the last to 24.5 s after it, admitting up to the capacity
+			// (a byte of 250 and more: the count a little lower).
+			now = now.Add(time.Duration(int(steps[0])-10) * 100 * time.Millisecond)
+			if steps[1] >= 250 {
+				total = max(0, total-int64(steps[1]-249))
+			} else {
+				total += int64(steps[1]) % (int64(capacity) + 1)
+			}
+			e.observe(now, total, steps[2]%2 == 1)
+			steps = steps[3:]
+			if p := e.observed(); !(p >= 0) || math.IsInf(p, 0) {
+				t.Fatalf("pace %v", p)
+			}
+			for _, position := range []int64{1, 7, 1 << 40} {
+				if d, _ := e.estimate(now, position, cfg); d < 0 || d > maxETA {
+					t.Fatalf("wait %v at %d", d, position)
+				}
+			}
+		}
+	})
+}
