@@ -195,9 +195,29 @@ func pace(first, last sample) float64 {
 	return float64(admitted) / secs
 }
 
-// estimate is the wait for the visitor at position, from the pace observed recently (see wait).
+// estimate is the wait for the visitor at position, from the pace observed recently and, when longer,
+// the wait the slots' turnover says (see wait and slotFor).
 func (e *estimator) estimate(now time.Time, position int64, cfg Config) (d time.Duration, bound bool) {
-	return wait(e.observed(), position, cfg, now)
+	return wait(e.observed(), position, cfg, now, e.slotFor(now, position))
+}
+
+// slotFor is the wait, in seconds from now, that the slots' turnover says the visitor at position has:
+// in a full room the line goes in as slots come free, and the slot it will take is the one that the
+// admission a whole number of capacities before it took, each held as long as slots were seen held. So
+// a line that goes in in waves is told the wait until its wave, not its share of the waves' pace. It is
+// 0 when the turnover or that admission is not known.
+func (e *estimator) slotFor(now time.Time, position int64) float64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.turn == 0 || e.capacity == 0 || len(e.samples) == 0 || position < 1 {
+		return 0
+	}
+	k := (position + e.capacity - 1) / e.capacity
+	i := e.made(e.samples[len(e.samples)-1].total + position - k*e.capacity)
+	if i < 0 {
+		return 0
+	}
+	return max(0, e.samples[i].at.Sub(now).Seconds()+float64(k)*e.turn)
 }
 
 // configRate is the admissions a second the config guarantees while the line is long: its rate, or the
@@ -230,13 +250,14 @@ func longest(position int64, cfg Config) float64 {
 }
 
 // wait is the wait at position for a line that moves at the observed rate of admissions a second, or
-// at the rate the config guarantees when that is 0, plus the time until the room opens; bound says the
+// at the rate the config guarantees when that is 0, at least atLeast seconds unless that is the most it
+// can be, plus the time until the room opens; bound says the
 // wait is the most it can be (see View.ETAUpperBound and longest): the capacity sets the pace and the
 // line has not been seen moving, or the pace seen would tell more than that most. A line never moves
 // faster than the config's rate, and one with no capacity to wait for moves at exactly that rate: its
 // steps admit whenever the rate's window allows, so the rate says its wait better than any pace
 // measured over the bursts in which they let visitors in.
-func wait(observed float64, position int64, cfg Config, now time.Time) (d time.Duration, bound bool) {
+func wait(observed float64, position int64, cfg Config, now time.Time, atLeast float64) (d time.Duration, bound bool) {
 	rate := observed
 	if r := cfg.Rate; r != nil {
 		if limit := float64(r.Admits) / time.Duration(r.Per).Seconds(); cfg.Capacity == 0 || rate > limit {
@@ -249,6 +270,9 @@ func wait(observed float64, position int64, cfg Config, now time.Time) (d time.D
 	// In float seconds, bounded before it becomes a Duration: a rate near zero must not turn into a
 	// conversion out of int64's range.
 	secs := float64(position) / rate
+	if !bound {
+		secs = max(secs, atLeast)
+	}
 	if cfg.Capacity > 0 && cfg.Mode != ModePassthrough {
 		// The most the wait can be, whatever pace the line was seen at: a pace measured over a line
 		// still finding its rhythm must not tell more than that.

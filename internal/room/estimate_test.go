@@ -125,13 +125,15 @@ func TestPaceIsTheLines(t *testing.T) {
 
 // TestPaceFollowsTheSlots: in a full room a capacity's worth of admissions takes as long as a slot is
 // held, so a line that goes in in waves as sessions end is told the pace of the waves from the second
-// one on, not the slower pace of the time before the first; and a line that stops moving is told the
-// slower pace over time that its steps without admissions show.
+// one on, not the slower pace of the time before the first, and each visitor the wait until its wave;
+// and a line that stops moving is told the slower pace over time that its steps without admissions
+// show.
 func TestPaceFollowsTheSlots(t *testing.T) {
 	start := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 	at := func(secs float64) time.Time { return start.Add(time.Duration(secs * float64(time.Second))) }
+	cfg := Config{Capacity: 10, SessionTTL: rushgate.Duration(10 * time.Minute)}
 	var e estimator
-	e.configure(Config{Capacity: 10, SessionTTL: rushgate.Duration(10 * time.Minute)})
+	e.configure(cfg)
 	e.observe(at(0), 0, false)
 	e.observe(at(1), 10, true) // the room fills and a line forms; each visitor stays 10 s
 	e.observe(at(11), 20, true)
@@ -141,6 +143,17 @@ func TestPaceFollowsTheSlots(t *testing.T) {
 	e.observe(at(21), 30, true)
 	if got := e.observed(); math.Abs(got-1) > 1e-9 {
 		t.Errorf("after the second wave: %.3f a second, want 1", got)
+	}
+	// The first ten in line go in with the next wave, at 31 s, the next ten with the one after: the
+	// wait until their wave, not their share of the waves' pace (1 s and 11 s).
+	for _, c := range []struct {
+		secs     float64
+		position int64
+		want     time.Duration
+	}{{21, 1, 10 * time.Second}, {21, 10, 10 * time.Second}, {21, 11, 20 * time.Second}, {25, 1, 6 * time.Second}, {25, 15, 16 * time.Second}} {
+		if got, bound := e.estimate(at(c.secs), c.position, cfg); got != c.want || bound {
+			t.Errorf("at %gs, position %d: %v (upper bound %v), want %v", c.secs, c.position, got, bound, c.want)
+		}
 	}
 	e.observe(at(41), 30, true) // nobody let in for 20 s: over time, 10 in the 30 s since the first wave
 	if got, want := e.observed(), 10.0/30; math.Abs(got-want) > 1e-9 {
@@ -169,22 +182,28 @@ func TestEstimatesOfFullRooms(t *testing.T) {
 		name        string
 		crowd       crowd
 		median, p90 float64 // the most the relative errors may be
+		longer      float64 // the most of the visitors that may wait over a second longer than told
 	}{
-		{"stays of 10 s", crowd{cfg: room, visitors: 1000, every: 50 * time.Millisecond, stay: alike}, 0.05, 0.15},
-		{"stays of 5-15 s", crowd{cfg: room, visitors: 1000, every: 50 * time.Millisecond, stay: spread}, 0.10, 0.25},
+		{"stays of 10 s", crowd{cfg: room, visitors: 1000, every: 50 * time.Millisecond, stay: alike}, 0.02, 0.10, 0},
+		{"stays of 5-15 s", crowd{cfg: room, visitors: 1000, every: 50 * time.Millisecond, stay: spread}, 0.10, 0.25, 0.05},
 		{"memoryless stays of 10 s", crowd{cfg: room, visitors: 1000, every: 50 * time.Millisecond, stay: func(r *rand.Rand) time.Duration {
 			return time.Duration(r.ExpFloat64() * 10e9)
-		}}, 0.10, 0.25},
+		}}, 0.10, 0.25, 1}, // memoryless: how long a visitor stays says nothing of when the next leaves
 		{"500 slots, stays of 30-90 s", crowd{cfg: big, visitors: 9000, every: time.Second / 30, stay: func(r *rand.Rand) time.Duration {
 			return time.Duration(30e9 + r.Float64()*60e9)
-		}}, 0.05, 0.50},
+		}}, 0.05, 0.50, 0.05},
 		// A pause lets the slots empty; the first to go in after it pair with visitors let in before it.
-		{"stays of 5-15 s, a minute's pause", crowd{cfg: room, visitors: 3000, every: 50 * time.Millisecond, stay: spread, pauseAt: 40 * time.Second, pauseFor: time.Minute}, 0.05, 0.40},
+		{"stays of 5-15 s, a minute's pause", crowd{cfg: room, visitors: 3000, every: 50 * time.Millisecond, stay: spread, pauseAt: 40 * time.Second,
+			pauseFor: time.Minute}, 0.05, 0.40, 1},
 	} {
-		median, p90 := c.crowd.simulate()
-		t.Logf("%s: relative error median %.0f%%, 90th percentile %.0f%%", c.name, median*100, p90*100)
+		median, p90, longer := c.crowd.simulate()
+		t.Logf("%s: relative error median %.1f%%, 90th percentile %.1f%%; %.1f%% waited longer than told", c.name, median*100,
+			p90*100, longer*100)
 		if median > c.median || p90 > c.p90 {
 			t.Errorf("%s: relative errors %.2f and %.2f, want at most %.2f and %.2f", c.name, median, p90, c.median, c.p90)
+		}
+		if longer > c.longer {
+			t.Errorf("%s: %.3f of the visitors waited longer than told, want at most %.3f", c.name, longer, c.longer)
 		}
 	}
 }
@@ -202,9 +221,9 @@ type crowd struct {
 }
 
 // simulate returns the median and 90th percentile of the relative errors of the waits the crowd was
-// told that were estimates (not bounds), against the waits they had; with a pause, of the waits told
-// after it.
-func (c crowd) simulate() (median, p90 float64) {
+// told that were estimates (not bounds), against the waits they had, and the share of them that the
+// wait outlasted by more than a second; with a pause, of the waits told after it.
+func (c crowd) simulate() (median, p90, longer float64) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	start := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 	var e estimator
@@ -234,6 +253,9 @@ func (c crowd) simulate() (median, p90 float64) {
 			if v := line[0]; v.wait >= 0 && now.After(v.at) {
 				had := now.Sub(v.at).Seconds()
 				errs = append(errs, math.Abs(v.wait-had)/had)
+				if had > v.wait+1 {
+					longer++
+				}
 			}
 			line = line[1:]
 			ends = append(ends, now.Add(c.stay(rng)))
@@ -242,7 +264,7 @@ func (c crowd) simulate() (median, p90 float64) {
 		e.observe(now, total, len(line) > 0 && !paused)
 	}
 	slices.Sort(errs)
-	return errs[len(errs)/2], errs[len(errs)*9/10]
+	return errs[len(errs)/2], errs[len(errs)*9/10], longer / float64(len(errs))
 }
 
 // BenchmarkEstimator is a step of a full room's gate (observe) and one visitor's view of its wait
