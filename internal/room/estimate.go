@@ -12,7 +12,8 @@ import (
 // they waited; and over the room's slots, the time the line took to let in a capacity's worth of
 // visitors, which in a full room is how long a slot is held. Each runs fast in a case of its own: the
 // first just after a wave of sessions ends together, the second while only the short stays of the
-// first visitors have ended; a wait told too short disappoints where one told long does not.
+// first visitors have ended; a wait told too short disappoints where one told long does not. Each
+// visitor is also told at least the wait until the slot it will take comes free (see slotFor).
 type estimator struct {
 	mu       sync.Mutex
 	window   time.Duration // how far back the pace is taken (see windowOf); 0 is etaWindow
