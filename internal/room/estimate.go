@@ -13,7 +13,7 @@ import (
 // visitors, which in a full room is how long a slot is held. Each runs fast in a case of its own: the
 // first just after a wave of sessions ends together, the second while only the short stays of the
 // first visitors have ended; a wait told too short disappoints where one told long does not. Each
-// visitor is also told at least the wait until the slot it will take comes free (see slotFor).
+// visitor is also told at least the wait until the slot it will take comes free (see slot).
 type estimator struct {
 	mu       sync.Mutex
 	window   time.Duration // how far back the pace is taken (see windowOf); 0 is etaWindow
@@ -196,29 +196,28 @@ func pace(first, last sample) float64 {
 	return float64(admitted) / secs
 }
 
-// estimate is the wait for the visitor at position, from the pace observed recently and, when longer,
-// the wait the slots' turnover says (see wait and slotFor).
+// estimate is the wait for the visitor at position, from the pace observed recently and from the slot
+// it will take (see wait and slot).
 func (e *estimator) estimate(now time.Time, position int64, cfg Config) (d time.Duration, bound bool) {
-	return wait(e.observed(), position, cfg, now, e.slotFor(now, position))
+	taken, held := e.slot(position)
+	return wait(e.observed(), position, cfg, now, taken, held)
 }
 
-// slotFor is the wait, in seconds from now, that the slots' turnover says the visitor at position has:
-// in a full room the line goes in as slots come free, and the slot it will take is the one that the
-// admission a whole number of capacities before it took, each held as long as slots were seen held. So
-// a line that goes in in waves is told the wait until its wave, not its share of the waves' pace. It is
-// 0 when the turnover or that admission is not known.
-func (e *estimator) slotFor(now time.Time, position int64) float64 {
+// slot returns when the admission was made whose slot the visitor at position will take, and how long
+// slots were seen held (0 when unknown). In a full room the line goes in as slots come free, the first
+// to be taken the first to free, and the slot a visitor takes is the one the admission a whole number
+// of capacities before it took. The time is zero when no sample says when that admission was made.
+func (e *estimator) slot(position int64) (taken time.Time, held float64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.turn == 0 || e.capacity == 0 || len(e.samples) == 0 || position < 1 {
-		return 0
+	if e.capacity == 0 || len(e.samples) == 0 || position < 1 {
+		return time.Time{}, 0
 	}
 	k := (position + e.capacity - 1) / e.capacity
-	i := e.made(e.samples[len(e.samples)-1].total + position - k*e.capacity)
-	if i < 0 {
-		return 0
+	if i := e.made(e.samples[len(e.samples)-1].total + position - k*e.capacity); i > 0 {
+		taken = e.samples[i].at
 	}
-	return max(0, e.samples[i].at.Sub(now).Seconds()+float64(k)*e.turn)
+	return taken, e.turn
 }
 
 // configRate is the admissions a second the config guarantees while the line is long: its rate, or the
@@ -237,28 +236,42 @@ func configRate(cfg Config) (rate float64, capped bool) {
 	return rate, capped
 }
 
-// longest is the most the visitor at position can wait in a room whose capacity sets its pace. Every
-// slot may have been taken just now, and each is held at most grace + session_ttl (an admission
-// collected at the last moment, then kept to its end); the line goes in in waves of a capacity each,
-// each wave taking up to one pass of the rate's window per rate's worth of visitors to let in. So a
-// visitor among the first capacity in line may wait a whole session, not a share of it.
-func longest(position int64, cfg Config) float64 {
-	hold := time.Duration(cfg.Grace + cfg.SessionTTL).Seconds()
+// hold is the longest a slot of a room whose capacity sets its pace can keep the line waiting: held
+// grace + session_ttl (an admission collected at the last moment, then kept to its end), then one pass
+// of the rate's window per rate's worth of visitors to let in again.
+func hold(cfg Config) float64 {
+	h := time.Duration(cfg.Grace + cfg.SessionTTL).Seconds()
 	if r := cfg.Rate; r != nil {
-		hold += math.Ceil(float64(cfg.Capacity)/float64(r.Admits)) * time.Duration(r.Per).Seconds()
+		h += math.Ceil(float64(cfg.Capacity)/float64(r.Admits)) * time.Duration(r.Per).Seconds()
 	}
-	return math.Ceil(float64(position)/float64(cfg.Capacity)) * hold
+	return h
+}
+
+// longest is the most the visitor at position can wait in a room whose capacity sets its pace, its slot
+// taken (see estimator.slot) at taken, or when that is not known just now. The line goes in in waves of
+// a capacity each, each wave's slots freed at the latest a hold (see hold) after they were taken; so a
+// visitor among the first capacity in line may wait a whole session, not a share of it, unless its slot
+// was taken a while ago.
+func longest(position int64, cfg Config, now, taken time.Time) float64 {
+	h := hold(cfg)
+	most := math.Ceil(float64(position)/float64(cfg.Capacity)) * h
+	// The step that took the slot may have been up to etaSpacing after its sample's time.
+	if age := now.Sub(taken).Seconds() - etaSpacing.Seconds(); !taken.IsZero() && age > 0 && age < h {
+		most -= age
+	}
+	return most
 }
 
 // wait is the wait at position for a line that moves at the observed rate of admissions a second, or
-// at the rate the config guarantees when that is 0, at least atLeast seconds unless that is the most it
-// can be, plus the time until the room opens; bound says the
+// at the rate the config guarantees when that is 0, and at least until the slot it will take (taken at
+// taken, see estimator.slot) comes free after held seconds, plus the time until the room opens; bound
+// says the
 // wait is the most it can be (see View.ETAUpperBound and longest): the capacity sets the pace and the
 // line has not been seen moving, or the pace seen would tell more than that most. A line never moves
 // faster than the config's rate, and one with no capacity to wait for moves at exactly that rate: its
 // steps admit whenever the rate's window allows, so the rate says its wait better than any pace
 // measured over the bursts in which they let visitors in.
-func wait(observed float64, position int64, cfg Config, now time.Time, atLeast float64) (d time.Duration, bound bool) {
+func wait(observed float64, position int64, cfg Config, now, taken time.Time, held float64) (d time.Duration, bound bool) {
 	rate := observed
 	if r := cfg.Rate; r != nil {
 		if limit := float64(r.Admits) / time.Duration(r.Per).Seconds(); cfg.Capacity == 0 || rate > limit {
@@ -271,13 +284,15 @@ func wait(observed float64, position int64, cfg Config, now time.Time, atLeast f
 	// In float seconds, bounded before it becomes a Duration: a rate near zero must not turn into a
 	// conversion out of int64's range.
 	secs := float64(position) / rate
-	if !bound {
-		secs = max(secs, atLeast)
+	if cfg.Capacity > 0 && !bound && !taken.IsZero() && held > 0 {
+		// At least until the slot it will take comes free, held as long as slots were seen held: in a
+		// line that goes in in waves, the wait until its wave, not its share of the waves' pace.
+		secs = max(secs, taken.Sub(now).Seconds()+math.Ceil(float64(position)/float64(cfg.Capacity))*held)
 	}
 	if cfg.Capacity > 0 && cfg.Mode != ModePassthrough {
 		// The most the wait can be, whatever pace the line was seen at: a pace measured over a line
 		// still finding its rhythm must not tell more than that.
-		if most := longest(position, cfg); bound || secs > most {
+		if most := longest(position, cfg, now, taken); bound || secs > most {
 			secs, bound = most, true
 		}
 	}

@@ -88,6 +88,35 @@ func TestEstimateNeverPassesTheBound(t *testing.T) {
 	}
 }
 
+// TestBoundFollowsTheSlots: before the line has moved, the most a wait can be counts from when the slot
+// it waits for was taken, not from now: a visitor first in line behind slots of ten minutes taken eight
+// minutes ago waits two minutes at most, not ten. A slot held past the most it can be (the room's
+// account is not what it seemed) leaves the bound as if taken now.
+func TestBoundFollowsTheSlots(t *testing.T) {
+	start := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	at := func(secs float64) time.Time { return start.Add(time.Duration(secs * float64(time.Second))) }
+	cfg := Config{Capacity: 5, SessionTTL: rushgate.Duration(10 * time.Minute)}
+	var e estimator
+	e.configure(cfg)
+	e.observe(at(0), 0, false)
+	e.observe(at(1), 5, true) // the room fills and a line forms
+	for _, c := range []struct {
+		secs     float64
+		position int64
+		want     time.Duration
+	}{
+		{1, 1, 10 * time.Minute},
+		{481, 1, 120*time.Second + etaSpacing}, // taken at 1 s, free by 601 s; a sample's time may be early
+		{481, 5, 120*time.Second + etaSpacing},
+		{481, 6, 720*time.Second + etaSpacing}, // the wave after
+		{700, 1, 10 * time.Minute},             // overdue
+	} {
+		if got, bound := e.estimate(at(c.secs), c.position, cfg); got != c.want || !bound {
+			t.Errorf("at %gs, position %d: %v (upper bound %v), want %v, an upper bound", c.secs, c.position, got, bound, c.want)
+		}
+	}
+}
+
 // TestPaceIsTheLines: only admissions made while visitors waited in a room that was admitting tell
 // the line's pace. A quiet spell that admitted each arrival at once, or a pause that admitted nobody,
 // would otherwise slow the estimate of a line that moves at ten a second to a crawl.
@@ -192,11 +221,14 @@ func TestEstimatesOfFullRooms(t *testing.T) {
 		{"500 slots, stays of 30-90 s", crowd{cfg: big, visitors: 9000, every: time.Second / 30, stay: func(r *rand.Rand) time.Duration {
 			return time.Duration(30e9 + r.Float64()*60e9)
 		}}, 0.05, 0.50, 0.05},
+		// Every visitor keeps its slot the whole session: the most a wait can be is what it is.
+		{"whole sessions of 10 s", crowd{cfg: Config{Capacity: 50, SessionTTL: rushgate.Duration(10 * time.Second)}, visitors: 1000,
+			every: 50 * time.Millisecond, stay: func(*rand.Rand) time.Duration { return 10 * time.Second }}, 0.02, 0.10, 0},
 		// A pause lets the slots empty; the first to go in after it pair with visitors let in before it.
 		{"stays of 5-15 s, a minute's pause", crowd{cfg: room, visitors: 3000, every: 50 * time.Millisecond, stay: spread, pauseAt: 40 * time.Second,
 			pauseFor: time.Minute}, 0.05, 0.40, 1},
 	} {
-		median, p90, longer := c.crowd.simulate()
+		median, p90, longer, exceeded := c.crowd.simulate()
 		t.Logf("%s: relative error median %.1f%%, 90th percentile %.1f%%; %.1f%% waited longer than told", c.name, median*100,
 			p90*100, longer*100)
 		if median > c.median || p90 > c.p90 {
@@ -204,6 +236,9 @@ func TestEstimatesOfFullRooms(t *testing.T) {
 		}
 		if longer > c.longer {
 			t.Errorf("%s: %.3f of the visitors waited longer than told, want at most %.3f", c.name, longer, c.longer)
+		}
+		if exceeded > 0 {
+			t.Errorf("%s: %d visitors waited longer than the most they were told their wait could be", c.name, exceeded)
 		}
 	}
 }
@@ -221,16 +256,18 @@ type crowd struct {
 }
 
 // simulate returns the median and 90th percentile of the relative errors of the waits the crowd was
-// told that were estimates (not bounds), against the waits they had, and the share of them that the
-// wait outlasted by more than a second; with a pause, of the waits told after it.
-func (c crowd) simulate() (median, p90, longer float64) {
+// told that were estimates (not bounds), against the waits they had, the share of them that the wait
+// outlasted by more than a second, and how many waits outlasted the most they were told they could be
+// (bounds); with a pause, of the waits told after it.
+func (c crowd) simulate() (median, p90, longer float64, exceeded int) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	start := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 	var e estimator
 	e.configure(c.cfg)
 	type told struct {
-		at   time.Time
-		wait float64
+		at    time.Time
+		wait  float64
+		bound bool
 	}
 	var line []told
 	var ends []time.Time
@@ -243,15 +280,21 @@ func (c crowd) simulate() (median, p90, longer float64) {
 		for ; arrived < c.visitors && !start.Add(time.Duration(arrived)*c.every).After(now); arrived++ {
 			d, bound := e.estimate(now, int64(len(line)+1), c.cfg)
 			w := d.Seconds()
-			if bound || c.pauseFor > 0 && since < c.pauseAt+c.pauseFor {
+			if c.pauseFor > 0 && since < c.pauseAt+c.pauseFor {
 				w = -1
 			}
-			line = append(line, told{now, w})
+			line = append(line, told{now, w, bound})
 		}
 		ends = slices.DeleteFunc(ends, func(end time.Time) bool { return !end.After(now) })
 		for !paused && len(line) > 0 && len(ends) < c.cfg.Capacity {
-			if v := line[0]; v.wait >= 0 && now.After(v.at) {
-				had := now.Sub(v.at).Seconds()
+			v, had := line[0], now.Sub(line[0].at).Seconds()
+			switch {
+			case v.wait < 0 || had == 0:
+			case v.bound:
+				if had > v.wait {
+					exceeded++
+				}
+			default:
 				errs = append(errs, math.Abs(v.wait-had)/had)
 				if had > v.wait+1 {
 					longer++
@@ -263,8 +306,11 @@ func (c crowd) simulate() (median, p90, longer float64) {
 		}
 		e.observe(now, total, len(line) > 0 && !paused)
 	}
+	if len(errs) == 0 {
+		return 0, 0, 0, exceeded
+	}
 	slices.Sort(errs)
-	return errs[len(errs)/2], errs[len(errs)*9/10], longer / float64(len(errs))
+	return errs[len(errs)/2], errs[len(errs)*9/10], longer / float64(len(errs)), exceeded
 }
 
 // BenchmarkEstimator is a step of a full room's gate (observe) and one visitor's view of its wait
