@@ -265,9 +265,8 @@ func longest(position int64, cfg Config, now, taken time.Time) float64 {
 // wait is the wait at position for a line that moves at the observed rate of admissions a second, or
 // at the rate the config guarantees when that is 0, and at least until the slot it will take (taken at
 // taken, see estimator.slot) comes free after held seconds, plus the time until the room opens; bound
-// says the
-// wait is the most it can be (see View.ETAUpperBound and longest): the capacity sets the pace and the
-// line has not been seen moving, or the pace seen would tell more than that most. A line never moves
+// says the wait is the most it can be (see View.ETAUpperBound and longest): the capacity sets the pace
+// and the line has not been seen moving, or the pace seen would tell more than that most. A line never moves
 // faster than the config's rate, and one with no capacity to wait for moves at exactly that rate: its
 // steps admit whenever the rate's window allows, so the rate says its wait better than any pace
 // measured over the bursts in which they let visitors in.
