@@ -93,13 +93,7 @@ func TestEstimateNeverPassesTheBound(t *testing.T) {
 // minutes ago waits two minutes at most, not ten. A slot held past the most it can be (the room's
 // account is not what it seemed) leaves the bound as if taken now.
 func TestBoundFollowsTheSlots(t *testing.T) {
-	start := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
-	at := func(secs float64) time.Time { return start.Add(time.Duration(secs * float64(time.Second))) }
-	cfg := Config{Capacity: 5, SessionTTL: rushgate.Duration(10 * time.Minute)}
-	var e estimator
-	e.configure(cfg)
-	e.observe(at(0), 0, false)
-	e.observe(at(1), 5, true) // the room fills and a line forms
+	e, cfg, at := filled(5)
 	for _, c := range []struct {
 		secs     float64
 		position int64
@@ -115,6 +109,19 @@ func TestBoundFollowsTheSlots(t *testing.T) {
 			t.Errorf("at %gs, position %d: %v (upper bound %v), want %v, an upper bound", c.secs, c.position, got, bound, c.want)
 		}
 	}
+}
+
+// filled is the estimator of a room of capacity ten-minute slots that filled at 1 s, when a line
+// formed, with its config and the time secs seconds after its start.
+func filled(capacity int) (*estimator, Config, func(secs float64) time.Time) {
+	start := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	at := func(secs float64) time.Time { return start.Add(time.Duration(secs * float64(time.Second))) }
+	cfg := Config{Capacity: capacity, SessionTTL: rushgate.Duration(10 * time.Minute)}
+	e := &estimator{}
+	e.configure(cfg)
+	e.observe(at(0), 0, false)
+	e.observe(at(1), int64(capacity), true)
+	return e, cfg, at
 }
 
 // TestPaceIsTheLines: only admissions made while visitors waited in a room that was admitting tell
@@ -158,13 +165,7 @@ func TestPaceIsTheLines(t *testing.T) {
 // and a line that stops moving is told the slower pace over time that its steps without admissions
 // show.
 func TestPaceFollowsTheSlots(t *testing.T) {
-	start := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
-	at := func(secs float64) time.Time { return start.Add(time.Duration(secs * float64(time.Second))) }
-	cfg := Config{Capacity: 10, SessionTTL: rushgate.Duration(10 * time.Minute)}
-	var e estimator
-	e.configure(cfg)
-	e.observe(at(0), 0, false)
-	e.observe(at(1), 10, true) // the room fills and a line forms; each visitor stays 10 s
+	e, cfg, at := filled(10) // each visitor stays 10 s
 	e.observe(at(11), 20, true)
 	if got := e.observed(); math.Abs(got-1) > 1e-9 {
 		t.Errorf("after the first wave: %.3f a second, want 1 (10 in the 10 s the slots were held)", got)
