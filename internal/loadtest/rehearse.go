@@ -453,20 +453,18 @@ func isCode(err error, code string) bool {
 	return errors.As(err, &ae) && ae.code == code
 }
 
-// dropCounts reads the drop's own counts at the end, to set beside the run's.
+// dropCounts reads the drop once at the end: its own counts, to set beside the run's, and with a
+// ledger its account, held against the run's answers.
 func (r *rehearsal) dropCounts(ctx context.Context, rep *Report) {
-	var v struct {
-		Stock   int `json:"stock"`
-		Claimed int `json:"claimed"`
-	}
-	if _, _, err := r.operator().call(ctx, "drop", "GET", "/v1/drops/"+r.drop, "", nil, &v); err == nil {
-		rep.DropStock, rep.DropClaimed = v.Stock, v.Claimed
+	var end dropView
+	_, _, err := r.operator().call(ctx, "drop", "GET", "/v1/drops/"+r.drop, "", nil, &end)
+	if err == nil {
+		rep.DropStock, rep.DropClaimed = int(end.Stock), int(end.Claimed)
 	}
 	rep.Drop, rep.Claims, rep.SoldOut = r.drop, r.claims.Load(), r.soldOut.Load()
 	if r.ledger == nil {
 		return
 	}
-	end, err := r.ledger.view(ctx)
 	if err != nil {
 		r.ledger.problem("reading the drop after the run: %v", err)
 	}
