@@ -326,24 +326,13 @@ func (a *auctionRun) note(v auctionView) {
 // bid is one bidder: at random moments around a.every apart, unless it leads, it bids the least it was
 // last told plus up to two increments, or as a proxy bidder a maximum of that least plus one to ten
 // increments, raised again when it is outbid (as bidders do, rather than name their limit at once),
-// each offer at most its budget, until the price passes that, the auction ends or the run does.
+// each offer at most its budget, until the price passes that, the auction ends or the run does. Behind
+// a room it first waits in the room's line, and again whenever its session ends.
 func (a *auctionRun) bid(ctx context.Context, k *contender) {
 	for {
 		pause := time.Duration(k.rng.ExpFloat64() * float64(a.every))
 		if !a.pause(ctx, min(pause, 5*a.every)) {
 			return
-		}
-		if a.line != nil && k.admission == "" {
-			a.mu.Lock()
-			next := a.latest.MinNext
-			a.mu.Unlock()
-			if k.budget > 0 && next > k.budget { // no slot taken to bid what it will not pay
-				a.outBid.Add(1)
-				return
-			}
-			if !a.line.enter(k) {
-				return
-			}
 		}
 		a.mu.Lock()
 		leader, price, next := a.latest.Leader, a.latest.Price, a.latest.MinNext
@@ -351,9 +340,15 @@ func (a *auctionRun) bid(ctx context.Context, k *contender) {
 		if leader == k.id {
 			continue // nobody bids against themself
 		}
-		if k.budget > 0 && next > k.budget {
+		if k.budget > 0 && next > k.budget { // behind a room, before it takes a slot to bid
 			a.outBid.Add(1)
 			return
+		}
+		if a.line != nil && k.admission == "" {
+			if !a.line.enter(k) {
+				return
+			}
+			continue // the auction moved on while it waited in line: it looks again
 		}
 		step := int64(1)
 		if leader != "" {
