@@ -21,7 +21,7 @@ type estimator struct {
 	samples  []sample
 
 	// What the samples say, as of the last observe.
-	paced float64 // the pace over time in admissions a second; 0 when the line was not seen moving
+	paced float64 // the line's pace in admissions a second (see observed); 0 when not seen moving
 	turn  float64 // the mean seconds a capacity's worth of admissions took; 0 when unknown
 }
 
@@ -149,6 +149,9 @@ func (e *estimator) settle() {
 	e.turn = 0
 	if n := last.turned - first.turned; n > 0 {
 		e.turn = (last.turns - first.turns) / float64(n)
+		if e.paced > 0 {
+			e.paced = min(e.paced, float64(e.capacity)/e.turn)
+		}
 	}
 }
 
@@ -165,11 +168,7 @@ func (e *estimator) reset() {
 func (e *estimator) observed() float64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	p := e.paced
-	if e.turn > 0 && p > 0 {
-		p = min(p, float64(e.capacity)/e.turn)
-	}
-	return p
+	return e.paced
 }
 
 // sum returns the sums of the spans up to next, the sample after s.
@@ -199,25 +198,26 @@ func pace(first, last sample) float64 {
 // estimate is the wait for the visitor at position, from the pace observed recently and from the slot
 // it will take (see wait and slot).
 func (e *estimator) estimate(now time.Time, position int64, cfg Config) (d time.Duration, bound bool) {
-	taken, held := e.slot(position)
-	return wait(e.observed(), position, cfg, now, taken, held)
+	e.mu.Lock()
+	observed, taken := e.paced, e.slot(position)
+	held := e.turn
+	e.mu.Unlock()
+	return wait(observed, position, cfg, now, taken, held)
 }
 
-// slot returns when the admission was made whose slot the visitor at position will take, and how long
-// slots were seen held (0 when unknown). In a full room the line goes in as slots come free, the first
-// to be taken the first to free, and the slot a visitor takes is the one the admission a whole number
-// of capacities before it took. The time is zero when no sample says when that admission was made.
-func (e *estimator) slot(position int64) (taken time.Time, held float64) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+// slot returns, under e.mu, when the admission was made whose slot the visitor at position will take.
+// In a full room the line goes in as slots come free, the first to be taken the first to free, and the
+// slot a visitor takes is the one the admission a whole number of capacities before it took. It is the
+// zero time when no sample says when that admission was made.
+func (e *estimator) slot(position int64) time.Time {
 	if e.capacity == 0 || len(e.samples) == 0 || position < 1 {
-		return time.Time{}, 0
+		return time.Time{}
 	}
 	k := (position + e.capacity - 1) / e.capacity
 	if i := e.made(e.samples[len(e.samples)-1].total + position - k*e.capacity); i > 0 {
-		taken = e.samples[i].at
+		return e.samples[i].at
 	}
-	return taken, e.turn
+	return time.Time{}
 }
 
 // configRate is the admissions a second the config guarantees while the line is long: its rate, or the
