@@ -258,6 +258,11 @@ func TestRehearseAnAuctionBehindARoom(t *testing.T) {
 		!strings.Contains(printed, "room hall: bidders let in") {
 		t.Fatalf("the way through the room: %+v\n%s", rep, printed)
 	}
+	// Every admission took a join, and each bidder still holding a slot at its end released it.
+	if join, release := rep.RoomCalls["join"], rep.RoomCalls["release"]; int64(join.Count) < rep.Entered || release.Count == 0 ||
+		join.P50 <= 0 || join.P99 < join.P50 || !strings.Contains(printed, "room joins: ") {
+		t.Fatalf("the room's calls %+v\n%s", rep.RoomCalls, printed)
+	}
 	_, body, _ := do(t, "GET", base+"/v1/rooms/hall", testAdminKey, "")
 	stats := body["stats"].(map[string]any)
 	if stats["admitted_total"] != float64(rep.Entered) || stats["active"] != 0.0 || stats["waiting"] != 0.0 {

@@ -81,12 +81,14 @@ type AuctionReport struct {
 	// With an auction behind a room (Room), the bidders' way through its line: Entered counts the
 	// admissions they were given, Reentered the sessions that ended while a bidder bid (it joined the
 	// line again), Unserved the bidders still in line when the auction ended, and Wait how long each
-	// took from its join to its admission.
-	Room      string  `json:"room,omitempty"`
-	Entered   int64   `json:"entered,omitempty"`
-	Reentered int64   `json:"reentered,omitempty"`
-	Unserved  int64   `json:"unserved,omitempty"`
-	Wait      Latency `json:"wait_latency"`
+	// took from its join to its admission; RoomCalls the answers of the room's calls (join, the event
+	// stream's first answer, release), since a slow room holds the bidders back as a slow bid does.
+	Room      string             `json:"room,omitempty"`
+	Entered   int64              `json:"entered,omitempty"`
+	Reentered int64              `json:"reentered,omitempty"`
+	Unserved  int64              `json:"unserved,omitempty"`
+	Wait      Latency            `json:"wait_latency"`
+	RoomCalls map[string]Latency `json:"room_calls,omitempty"`
 	// Problems lists whatever the run found wrong: an event missed, repeated or out of order on a
 	// feed, a watcher that never saw the end, an end that is not the highest accepted bid's, a winner
 	// whose offer another bidder's beat, a buy-now sold twice.
@@ -720,11 +722,16 @@ func (a *auctionRun) holdBids(bids []listedBid, end auctionView, read bool) (lis
 	return listed
 }
 
-// latency sums a set of durations.
+// latency sums a set of durations, which it leaves in their order.
 func latency(ds []time.Duration) Latency {
 	ds = slices.Clone(ds)
 	slices.Sort(ds)
 	return Latency{Count: len(ds), P50: ms(quantile(ds, 0.50)), P95: ms(quantile(ds, 0.95)), P99: ms(quantile(ds, 0.99))}
+}
+
+// roomCallNames says what each of the room's calls in an auction's report is, for a person.
+var roomCallNames = map[string]string{
+	"join": "joins", "events": "event streams opened", "status": "status reads (a stream refused)", "release": "releases",
 }
 
 // writeAuctionText prints the report for a person.
@@ -739,6 +746,10 @@ func writeAuctionText(out io.Writer, rep AuctionReport) {
 		fmt.Fprintf(out, "room %s: bidders let in %d times (%d again after their sessions ended), %d still in line at the end; "+
 			"from join to admission p50 %.1fs, p95 %.1fs, p99 %.1fs\n", rep.Room, rep.Entered, rep.Reentered, rep.Unserved,
 			rep.Wait.P50/1000, rep.Wait.P95/1000, rep.Wait.P99/1000)
+		for _, name := range slices.Sorted(maps.Keys(rep.RoomCalls)) {
+			c := rep.RoomCalls[name]
+			fmt.Fprintf(out, "room %s: %d answered, p50 %.2f ms, p95 %.2f ms, p99 %.2f ms\n", roomCallNames[name], c.Count, c.P50, c.P95, c.P99)
+		}
 	}
 	if rep.BuyNowTries > 0 {
 		fmt.Fprintf(out, "buy-now: %d tried as it opened, %d bought\n", rep.BuyNowTries, rep.BuyNowSold)

@@ -99,7 +99,16 @@ func (l *auctionLine) sum(rep *AuctionReport) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	rep.Entered, rep.Reentered, rep.Unserved = l.entered.Load(), l.reentered.Load(), l.unserved.Load()
-	rep.Wait = latency(l.calls["wait"])
+	for name, ds := range l.calls {
+		if name == "wait" {
+			rep.Wait = latency(ds)
+			continue
+		}
+		if rep.RoomCalls == nil {
+			rep.RoomCalls = map[string]Latency{}
+		}
+		rep.RoomCalls[name] = latency(ds)
+	}
 	if rep.Errors == nil {
 		rep.Errors = map[string]int{}
 	}

@@ -563,8 +563,7 @@ func (r *rehearsal) report(roomRate float64) Report {
 		ETABounds: r.bounds, ETABoundsExceeded: r.exceeded, Sources: r.sources.used(), StreamsRefused: r.streamsRefused.Load(), Timeline: r.timeline,
 	}
 	for name, ds := range r.calls {
-		slices.Sort(ds)
-		rep.Calls[name] = Latency{Count: len(ds), P50: ms(quantile(ds, 0.50)), P95: ms(quantile(ds, 0.95)), P99: ms(quantile(ds, 0.99))}
+		rep.Calls[name] = latency(ds)
 	}
 	if n := len(r.admitAt); n > 1 {
 		first, last := slices.Min(r.admitAt), slices.Max(r.admitAt)
