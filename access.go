@@ -54,15 +54,19 @@ type Gatekeeper interface {
 	SoldOut(ctx context.Context, room string) error
 	// Restock tells the room the level of drop's stock, if the room follows that drop: its count
 	// changes by the difference from the stock it last heard of, so that telling it again, or telling
-	// it a level of an earlier write, changes nothing; with none left it is sold out.
+	// it a level of an earlier write, changes nothing; with none left it is sold out. The level also
+	// says when the drop stops taking claims, after which the room admits nobody until it reopens.
 	Restock(ctx context.Context, room, drop string, l Level) error
 }
 
 // Level is a drop's stock as a room that follows it hears of it: Stock units in all and Left of them
 // unclaimed, read from the drop as its config's write numbered Written left it (see drop.Info.Written).
+// Closes is when the drop stops taking claims (its closes_at; zero for never): a line let in after it
+// would find nothing to claim, however many units are left.
 type Level struct {
 	Stock, Left int
 	Written     int64
+	Closes      time.Time
 }
 
 // CheckAdmission returns nil if a shows visitor's live admission of room, ErrAdmissionRequired if it

@@ -730,3 +730,66 @@ func TestRestockAcrossInstances(t *testing.T) {
 		t.Fatalf("a join once the restock is gone: %d %v", code, v)
 	}
 }
+
+// TestClosedDropAcrossInstances: two instances on one Redis. A room of one slot follows a drop; three
+// visitors wait through the second instance, one is let in. The first instance's operator closes the
+// drop: once the second has heard, a slot freed lets nobody in on either instance, and the line hears
+// why; opened again, the next visitor goes in, and the second instance's line hears of it within about
+// a second.
+func TestClosedDropAcrossInstances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-instance test skipped in -short mode")
+	}
+	in := startInstances(t, buildBinary(t), redistest.Shared(t), 2)
+	a, b := in[0].base, in[1].base
+	put := func(base, path, body string) {
+		t.Helper()
+		if code, v, _ := do(t, "PUT", base+path, testAdminKey, body); code != 200 {
+			t.Fatalf("PUT %s: %d %v", path, code, v)
+		}
+	}
+	put(a, "/v1/rooms/closing-line", `{"capacity": 1}`)
+	put(a, "/v1/drops/closing", fmt.Sprintf(`{"stock": 10, "opens_at": %q, "room": "closing-line"}`, time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)))
+	put(a, "/v1/rooms/closing-line", `{"capacity": 1, "drop": "closing"}`)
+	var tokens []string
+	for range 3 {
+		code, v, _ := do(t, "POST", b+"/v1/rooms/closing-line/join", "", "")
+		if code != 200 {
+			t.Fatalf("join: %d %v", code, v)
+		}
+		tokens = append(tokens, v["visitor_token"].(string))
+	}
+	status := func(i int) map[string]any {
+		_, v, _ := do(t, "GET", b+"/v1/rooms/closing-line/status", tokens[i], "")
+		return v
+	}
+	until := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("waited 10 s for %s", what)
+			}
+		}
+	}
+	until("the first admission", func() bool { return status(0)["state"] == "admitted" })
+	if code, v, _ := do(t, "POST", a+"/v1/drops/closing/close", testAdminKey, ""); code != 200 {
+		t.Fatalf("close: %d %v", code, v)
+	}
+	until("the second instance to hear of the close", func() bool { return status(1)["drop_closed"] == true })
+	if code, v, _ := do(t, "POST", b+"/v1/rooms/closing-line/release", tokens[0], ""); code != 200 {
+		t.Fatalf("release: %d %v", code, v)
+	}
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if v := status(1); v["state"] != "waiting" || v["position"] != 1.0 || v["drop_closed"] != true {
+			t.Fatalf("the next in line while the drop is closed: %v", v)
+		}
+	}
+	if code, v, _ := do(t, "POST", a+"/v1/drops/closing/open", testAdminKey, ""); code != 200 {
+		t.Fatalf("open: %d %v", code, v)
+	}
+	until("the next admission", func() bool { return status(1)["state"] == "admitted" })
+	until("the second instance to hear of the reopening", func() bool { return status(2)["drop_closed"] == nil })
+	if v := status(2); v["state"] != "waiting" || v["position"] != 1.0 {
+		t.Fatalf("the last in line, reopened: %v", v)
+	}
+}

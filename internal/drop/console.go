@@ -99,6 +99,7 @@ func (s *Service) schedule(ctx context.Context, id, action string, move func(c *
 		}
 		rushgate.Audited(ctx, s.audit, s.log, rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: action,
 			Changes: rushgate.Diff(info.Config, c)})
+		s.restocked(ctx, id, c.Room) // a room that follows the drop stops admitting, or admits again, at once
 		return nil
 	}
 	return rushgate.ErrUnavailable
@@ -237,5 +238,9 @@ func (s stock) Remaining(ctx context.Context, drop, room string) (rushgate.Level
 
 // level is the drop's stock as a room that follows it hears of it.
 func (i Info) level() rushgate.Level {
-	return rushgate.Level{Stock: i.Config.Stock, Left: max(0, i.Config.Stock-i.Claimed), Written: i.Written}
+	l := rushgate.Level{Stock: i.Config.Stock, Left: max(0, i.Config.Stock-i.Claimed), Written: i.Written}
+	if i.Config.ClosesAt != nil {
+		l.Closes = *i.Config.ClosesAt
+	}
+	return l
 }

@@ -264,12 +264,17 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) 
 		return Info{}, err
 	}
 	rushgate.Audited(ctx, s.audit, s.log, e)
-	if e.Action == rushgate.ActionUpdate && cfg.Room == old.Config.Room {
-		if cfg.Stock != old.Config.Stock {
-			s.restocked(ctx, id, cfg.Room)
-		}
+	if e.Action == rushgate.ActionUpdate && cfg.Room == old.Config.Room && old.Config.tells(cfg) {
+		s.restocked(ctx, id, cfg.Room)
 	}
 	return Info{Config: cfg}, nil
+}
+
+// tells reports whether a room that follows the drop must hear of the change from c to next: a new
+// stock, or a new closing.
+func (c Config) tells(next Config) bool {
+	closes := (c.ClosesAt == nil) == (next.ClosesAt == nil) && (c.ClosesAt == nil || c.ClosesAt.Equal(*next.ClosesAt))
+	return c.Stock != next.Stock || !closes
 }
 
 // restocked tells the room a drop sits behind the level of the drop's stock, read anew at each try,
@@ -343,7 +348,7 @@ func (s *Service) amend(ctx context.Context, id string, old Info, cfg Config) (I
 		}
 		rushgate.Audited(ctx, s.audit, s.log, rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: rushgate.ActionUpdate,
 			Changes: rushgate.Diff(old.audited(), now.audited())})
-		if cfg.Stock != old.Config.Stock {
+		if old.Config.tells(cfg) {
 			s.restocked(ctx, id, cfg.Room)
 		}
 		return now, nil

@@ -35,6 +35,9 @@ func (b statusBody) appendJSON(buf []byte) []byte {
 	if b.Paused {
 		buf = append(buf, `,"paused":true`...)
 	}
+	if b.DropClosed {
+		buf = append(buf, `,"drop_closed":true`...)
+	}
 	if b.OpensAt != nil {
 		buf = append(buf, `,"opens_at":"`...)
 		buf = b.OpensAt.AppendFormat(buf, time.RFC3339Nano)

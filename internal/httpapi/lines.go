@@ -21,6 +21,7 @@ type statusBody struct {
 	ETASeconds     *int64     `json:"eta_seconds,omitempty"`
 	ETAUpperBound  bool       `json:"eta_upper_bound,omitempty"`
 	Paused         bool       `json:"paused,omitempty"`
+	DropClosed     bool       `json:"drop_closed,omitempty"`
 	OpensAt        *time.Time `json:"opens_at,omitempty"`
 	AdmissionToken string     `json:"admission_token,omitempty"`
 	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
@@ -33,7 +34,7 @@ func (s *Server) body(id, visitorID string, v room.View) (statusBody, error) {
 	switch v.State {
 	case room.StateWaiting:
 		eta := int64(math.Ceil(v.ETA.Seconds()))
-		b.Position, b.ETASeconds, b.ETAUpperBound, b.Paused = v.Position, &eta, v.ETAUpperBound, v.Paused
+		b.Position, b.ETASeconds, b.ETAUpperBound, b.Paused, b.DropClosed = v.Position, &eta, v.ETAUpperBound, v.Paused, v.DropClosed
 		if !v.OpensAt.IsZero() {
 			at := v.OpensAt.UTC()
 			b.OpensAt = &at

@@ -391,6 +391,51 @@ func TestSoldOutRoomTellsItsLine(t *testing.T) {
 	}
 }
 
+// TestClosedDropHoldsItsLine: a room that follows a drop lets nobody in while its operator has the
+// drop closed, and its page says why instead of a wait; opened again, the line moves on.
+func TestClosedDropHoldsItsLine(t *testing.T) {
+	for _, lang := range []struct{ code, closed, turn string }{{"en", "The sale is closed", "It is your turn"}, {"ko", "판매가 마감되어", "입장 차례입니다"}} {
+		t.Run(lang.code, func(t *testing.T) {
+			e := setup(t)
+			e.want(e.do("PUT", "/v1/drops/one", adminKey, e.dropCfg(`, "room": "queue"`)), 200, "")
+			e.putRoom("queue", `{"capacity": 1, "drop": "one", "grace": "1h", "idle_timeout": "1h"}`)
+			first := e.do("POST", "/v1/rooms/queue/join", "", "").str("visitor_token")
+			if tk, err := e.svc.Tick(context.Background(), "queue"); err != nil || len(tk.Admitted) != 1 {
+				t.Fatalf("tick: %v %v", tk, err)
+			}
+			ctx := tab(t)
+			shown := shownIn(t, ctx)
+			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/r/queue?lang="+lang.code)); err != nil {
+				t.Fatal(err)
+			}
+			until(t, "place 1", func() bool { return shown("#position") == "#1" })
+			second := e.do("POST", "/v1/rooms/queue/join", "", "").str("visitor_token") // behind the page's visitor
+
+			e.want(e.do("POST", "/v1/drops/one/close", adminKey, ""), 200, "")
+			e.want(e.do("POST", "/v1/rooms/queue/release", first, ""), 200, "")
+			for range 3 {
+				if tk, err := e.svc.Tick(context.Background(), "queue"); err != nil || len(tk.Admitted) != 0 {
+					t.Fatalf("a step of the closed drop's room admitted %v (%v)", tk.Admitted, err)
+				}
+			}
+			until(t, "the closed sale on the page", func() bool { return strings.HasPrefix(shown("#message"), lang.closed) })
+			if st := e.do("GET", "/v1/rooms/queue/status", second, ""); st.str("state") != "waiting" || st.body["drop_closed"] != true || st.num("position") != 2 {
+				t.Fatalf("the status behind: %v", st.body)
+			}
+			screenshot(t, ctx, "room-drop-closed-"+lang.code)
+
+			e.want(e.do("POST", "/v1/drops/one/open", adminKey, ""), 200, "")
+			if tk, err := e.svc.Tick(context.Background(), "queue"); err != nil || len(tk.Admitted) != 1 {
+				t.Fatalf("the step after the reopening: %v %v", tk, err)
+			}
+			until(t, "the turn on the page", func() bool { return shown("#title") == lang.turn })
+			if st := e.do("GET", "/v1/rooms/queue/status", second, ""); st.body["drop_closed"] != nil || st.num("position") != 1 {
+				t.Fatalf("the status behind, reopened: %v", st.body)
+			}
+		})
+	}
+}
+
 // TestDropThroughTheLine: a drop behind a room sends the visitor through the room's line and back; the
 // admission the room's page brings back lets the claim through, and the claim ends it.
 func TestDropThroughTheLine(t *testing.T) {

@@ -72,6 +72,10 @@ type View struct {
 	// queueing all with no opening set. The line keeps its order, and ETA counts from the resume,
 	// whenever that comes.
 	Paused bool
+	// DropClosed says the drop the room follows (Config.Drop) takes no claims now: closed at its end or
+	// by its operator. The room lets nobody in meanwhile, since there would be nothing to claim, and the
+	// line keeps its order in case the drop opens again.
+	DropClosed bool
 	// OpensAt is the room's opening while it is still to come (zero otherwise): until then every
 	// arrival's place is drawn at random among the others', so Position is no order yet, and a visitor
 	// gains nothing by coming early.
@@ -202,6 +206,9 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 	s.seen.Wake(id)
 	g := s.gate(id)
 	g.setConfig(cfg)
+	if relink {
+		g.hear(cfg.Drop, level)
+	}
 	g.wake()
 	if old.Stopped() != cfg.Stopped() || !sameTime(old.OpensAt, cfg.OpensAt) || old.message() != cfg.message() {
 		// The line's visitors learn at once that it stopped, goes again, opens at another time, or is
@@ -383,6 +390,7 @@ func (s *Service) Restock(ctx context.Context, id, drop string, l rushgate.Level
 	if err != nil {
 		return err
 	}
+	s.gate(id).hear(drop, l)
 	if l.Left <= 0 {
 		return s.SoldOut(ctx, id)
 	}

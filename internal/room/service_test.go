@@ -813,3 +813,104 @@ func TestJoinAfterACutStepWakesTheGate(t *testing.T) {
 		t.Fatal("the join ran no step of its own")
 	}
 }
+
+// saleStock is a drop's stock as a room that follows it reads it, set by the test.
+type saleStock struct {
+	mu sync.Mutex
+	l  rushgate.Level
+}
+
+func (s *saleStock) Remaining(context.Context, string, string) (rushgate.Level, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.l, nil
+}
+
+func (s *saleStock) set(l rushgate.Level) {
+	s.mu.Lock()
+	s.l = l
+	s.mu.Unlock()
+}
+
+// TestRoomWaitsWhileItsDropIsClosed: a room that follows a drop lets nobody in once the drop stops
+// taking claims, and tells its line so, keeping the places; told that the drop opened again it admits
+// at once, and a level of an earlier write of the drop, told late, changes nothing. Another instance
+// that was told nothing asks the drop.
+func TestRoomWaitsWhileItsDropIsClosed(t *testing.T) {
+	ctx := context.Background()
+	c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+	store := memstore.NewRooms(memstore.Options{Clock: c.Now})
+	stock := &saleStock{l: rushgate.Level{Stock: 10, Left: 10, Written: 1, Closes: c.Now().Add(time.Minute)}}
+	svc := room.NewService(store, room.Options{Clock: c.Now, Manual: true, Stock: stock})
+	t.Cleanup(svc.Stop)
+	cfg := config(1)
+	cfg.Drop, cfg.IdleTimeout, cfg.Grace, cfg.SessionTTL = "d", rushgate.Duration(time.Hour), rushgate.Duration(time.Hour), rushgate.Duration(time.Hour)
+	if err := svc.Put(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"v1", "v2", "v3"} {
+		if _, err := svc.Join(ctx, "r", room.Entrant{Visitor: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tk, err := svc.Tick(ctx, "r"); err != nil || len(tk.Admitted) != 1 || tk.Admitted[0].Visitor != "v1" {
+		t.Fatalf("first step: %+v %v", tk, err)
+	}
+	status := func(svc *room.Service, v string) room.View {
+		t.Helper()
+		view, err := svc.Status(ctx, "r", v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return view
+	}
+	if v := status(svc, "v2"); v.State != room.StateWaiting || v.DropClosed {
+		t.Fatalf("before the close: %+v", v)
+	}
+
+	c.Advance(2 * time.Minute) // the drop closed at its end
+	if err := svc.Release(ctx, "r", "v1", ""); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if tk, err := svc.Tick(ctx, "r"); err != nil || len(tk.Admitted) != 0 {
+			t.Fatalf("a step after the close admitted %+v (%v)", tk.Admitted, err)
+		}
+	}
+	if v := status(svc, "v2"); v.State != room.StateWaiting || v.Position != 1 || !v.DropClosed {
+		t.Fatalf("after the close: %+v", v)
+	}
+
+	// Another instance, told nothing yet, asks the drop and holds the line too.
+	other := room.NewService(store, room.Options{Clock: c.Now, Manual: true, Stock: stock})
+	t.Cleanup(other.Stop)
+	if tk, err := other.Tick(ctx, "r"); err != nil || len(tk.Admitted) != 0 {
+		t.Fatalf("the other instance's step admitted %+v (%v)", tk.Admitted, err)
+	}
+	if v := status(other, "v3"); !v.DropClosed {
+		t.Fatalf("the other instance's view: %+v", v)
+	}
+
+	// The operator opens the drop again (a new write, no end): the line moves at once.
+	reopened := rushgate.Level{Stock: 10, Left: 10, Written: 2}
+	stock.set(reopened)
+	if err := svc.Restock(ctx, "r", "d", reopened); err != nil {
+		t.Fatal(err)
+	}
+	if tk, err := svc.Tick(ctx, "r"); err != nil || len(tk.Admitted) != 1 || tk.Admitted[0].Visitor != "v2" {
+		t.Fatalf("after the reopening: %+v %v", tk, err)
+	}
+	// A sampler's read from before the reopening, told after it, changes nothing.
+	if err := svc.Restock(ctx, "r", "d", rushgate.Level{Stock: 10, Left: 10, Written: 1, Closes: c.Now().Add(-time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if v := status(svc, "v3"); v.DropClosed {
+		t.Fatalf("a late level of an earlier write closed the line: %+v", v)
+	}
+	if err := svc.Release(ctx, "r", "v2", ""); err != nil {
+		t.Fatal(err)
+	}
+	if tk, err := svc.Tick(ctx, "r"); err != nil || len(tk.Admitted) != 1 || tk.Admitted[0].Visitor != "v3" {
+		t.Fatalf("the next step: %+v %v", tk, err)
+	}
+}

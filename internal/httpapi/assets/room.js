@@ -122,8 +122,9 @@ function show(s) {
     // An upper bound (no admission seen yet, every admitted visitor assumed to stay the whole session)
     // says so, lest a wait that then shrinks to seconds look like an error.
     const secs = s.eta_seconds || 0;
-    // Paused, no wait can be told: it depends on when the operator resumes.
-    $("message").textContent = s.paused ? text("paused") : text(s.eta_upper_bound && secs >= 60 ? "eta_upto" : "eta", { eta: wait(secs) });
+    // Paused, or the sale it waits for closed, no wait can be told: it depends on when that changes.
+    $("message").textContent = s.drop_closed ? text("drop_closed") : s.paused ? text("paused")
+      : text(s.eta_upper_bound && secs >= 60 ? "eta_upto" : "eta", { eta: wait(secs) });
     progress(ahead);
     return;
   }
