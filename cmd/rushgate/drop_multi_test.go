@@ -666,25 +666,7 @@ func TestRestockAcrossInstances(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-instance test skipped in -short mode")
 	}
-	in := startInstances(t, buildBinary(t), redistest.Shared(t), 2)
-	a, b := in[0].base, in[1].base
-	put := func(base, path, body string) {
-		t.Helper()
-		if code, v, _ := do(t, "PUT", base+path, testAdminKey, body); code != 200 {
-			t.Fatalf("PUT %s: %d %v", path, code, v)
-		}
-	}
-	put(a, "/v1/rooms/restock-line", `{"capacity": 10}`)
-	put(a, "/v1/drops/restock", fmt.Sprintf(`{"stock": 2, "opens_at": %q, "room": "restock-line"}`, time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)))
-	put(a, "/v1/rooms/restock-line", `{"capacity": 10, "drop": "restock"}`)
-	var tokens []string
-	for range 4 {
-		code, v, _ := do(t, "POST", b+"/v1/rooms/restock-line/join", "", "")
-		if code != 200 {
-			t.Fatalf("join: %d %v", code, v)
-		}
-		tokens = append(tokens, v["visitor_token"].(string))
-	}
+	a, b, tokens := lineOfADrop(t, "restock-line", 10, "restock", 2, 4)
 	// admitted waits until n of the four hold an admission on the second instance, and returns them by
 	// visitor ("" for one that holds none).
 	admitted := func(n int) []string {
@@ -740,25 +722,7 @@ func TestClosedDropAcrossInstances(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-instance test skipped in -short mode")
 	}
-	in := startInstances(t, buildBinary(t), redistest.Shared(t), 2)
-	a, b := in[0].base, in[1].base
-	put := func(base, path, body string) {
-		t.Helper()
-		if code, v, _ := do(t, "PUT", base+path, testAdminKey, body); code != 200 {
-			t.Fatalf("PUT %s: %d %v", path, code, v)
-		}
-	}
-	put(a, "/v1/rooms/closing-line", `{"capacity": 1}`)
-	put(a, "/v1/drops/closing", fmt.Sprintf(`{"stock": 10, "opens_at": %q, "room": "closing-line"}`, time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)))
-	put(a, "/v1/rooms/closing-line", `{"capacity": 1, "drop": "closing"}`)
-	var tokens []string
-	for range 3 {
-		code, v, _ := do(t, "POST", b+"/v1/rooms/closing-line/join", "", "")
-		if code != 200 {
-			t.Fatalf("join: %d %v", code, v)
-		}
-		tokens = append(tokens, v["visitor_token"].(string))
-	}
+	a, b, tokens := lineOfADrop(t, "closing-line", 1, "closing", 10, 3)
 	status := func(i int) map[string]any {
 		_, v, _ := do(t, "GET", b+"/v1/rooms/closing-line/status", tokens[i], "")
 		return v
@@ -792,4 +756,30 @@ func TestClosedDropAcrossInstances(t *testing.T) {
 	if v := status(2); v["state"] != "waiting" || v["position"] != 1.0 {
 		t.Fatalf("the last in line, reopened: %v", v)
 	}
+}
+
+// lineOfADrop starts two instances on one Redis and, through the first, a room of capacity slots that
+// follows a drop of stock units behind it, open since a minute ago; n visitors join the room's line
+// through the second. It returns the two instances' addresses and the visitors' tokens in join order.
+func lineOfADrop(t *testing.T, room string, capacity int, drop string, stock, n int) (a, b string, tokens []string) {
+	t.Helper()
+	in := startInstances(t, buildBinary(t), redistest.Shared(t), 2)
+	a, b = in[0].base, in[1].base
+	put := func(path, body string) {
+		t.Helper()
+		if code, v, _ := do(t, "PUT", a+path, testAdminKey, body); code != 200 {
+			t.Fatalf("PUT %s: %d %v", path, code, v)
+		}
+	}
+	put("/v1/rooms/"+room, fmt.Sprintf(`{"capacity": %d}`, capacity))
+	put("/v1/drops/"+drop, fmt.Sprintf(`{"stock": %d, "opens_at": %q, "room": %q}`, stock, time.Now().UTC().Add(-time.Minute).Format(time.RFC3339), room))
+	put("/v1/rooms/"+room, fmt.Sprintf(`{"capacity": %d, "drop": %q}`, capacity, drop))
+	for range n {
+		code, v, _ := do(t, "POST", b+"/v1/rooms/"+room+"/join", "", "")
+		if code != 200 {
+			t.Fatalf("join: %d %v", code, v)
+		}
+		tokens = append(tokens, v["visitor_token"].(string))
+	}
+	return a, b, tokens
 }
