@@ -1675,3 +1675,27 @@ func TestConsoleCreatesWhatItShows(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleSaysAClosedDropHoldsItsRoom: a room that follows a drop which its operator closed admits
+// nobody, and the console says why, in the overview and on the room's page, in English and Korean.
+func TestConsoleSaysAClosedDropHoldsItsRoom(t *testing.T) {
+	e := setup(t, withConsole())
+	e.want(e.do("PUT", "/v1/drops/tees", adminKey, e.dropCfg(`, "room": "tee-line"`)), 200, "")
+	e.putRoom("tee-line", `{"capacity": 1, "drop": "tees"}`)
+	e.want(e.do("POST", "/v1/drops/tees/close", adminKey, ""), 200, "")
+	ctx := tab(t)
+	card := func() string {
+		return eval[string](t, ctx, `(document.querySelector('[data-card="status"] .v') || {}).textContent || ''`)
+	}
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#rooms tbody a")))
+	if got := text(t, ctx, "#rooms tbody .badge"); got != "held: drop closed" {
+		t.Fatalf("the overview says the room is %q", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/rooms/tee-line?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the room's status card", func() bool { return card() == "보류: 판매 마감" })
+	screenshot(t, ctx, "console-room-drop-closed-ko")
+	e.want(e.do("POST", "/v1/drops/tees/open", adminKey, ""), 200, "")
+	until(t, "the room admitting again", func() bool { return card() == "입장 중" })
+}
