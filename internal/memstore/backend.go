@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/record"
@@ -124,7 +125,11 @@ func open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 	for id, cfg := range savedRooms {
 		if info, err := b.drops.Get(ctx, cfg.Drop); cfg.Drop != "" && err == nil {
 			left := max(0, info.Config.Stock-info.Claimed)
-			_ = b.rooms.SetUnits(ctx, id, left, info.Config.Stock, info.Written)
+			l := rushgate.Level{Stock: info.Config.Stock, Left: left, Written: info.Written}
+			if info.Config.ClosesAt != nil {
+				l.Closes = *info.Config.ClosesAt
+			}
+			_ = b.rooms.SetUnits(ctx, id, l)
 			if left == 0 {
 				_ = b.rooms.SoldOut(ctx, id)
 			}

@@ -334,30 +334,38 @@ func (s *Rooms) Active(_ context.Context, id, visitor, admissionID string) (bool
 }
 
 // SetUnits implements [room.Store].
-func (s *Rooms) SetUnits(_ context.Context, id string, units, stock int, written int64) error {
+func (s *Rooms) SetUnits(_ context.Context, id string, l rushgate.Level) error {
 	return s.with(id, func(rs *roomState, _ int64) error {
-		rs.units, rs.stock, rs.written = max(units, -1), stock, written
-		if units < 0 {
-			rs.soldOut, rs.stock, rs.written = false, 0, 0
+		rs.units, rs.stock, rs.written, rs.closes = max(l.Left, -1), l.Stock, l.Written, unixNanoOr0(l.Closes)
+		if l.Left < 0 {
+			rs.soldOut, rs.stock, rs.written, rs.closes = false, 0, 0, 0
 		}
 		return nil
 	})
 }
 
 // Restock implements [room.Store].
-func (s *Rooms) Restock(_ context.Context, id string, stock int, written int64) (bool, error) {
+func (s *Rooms) Restock(_ context.Context, id string, l rushgate.Level) (bool, error) {
 	news := false
 	err := s.with(id, func(rs *roomState, _ int64) error {
-		if rs.units < 0 || written < rs.written {
+		if rs.units < 0 || l.Written < rs.written {
 			return nil
 		}
-		rs.written = written
-		if rs.stock != stock {
-			rs.units, rs.stock, news = max(0, rs.units+stock-rs.stock), stock, true
+		rs.written, rs.closes = l.Written, unixNanoOr0(l.Closes)
+		if rs.stock != l.Stock {
+			rs.units, rs.stock, news = max(0, rs.units+l.Stock-rs.stock), l.Stock, true
 		}
 		return nil
 	})
 	return news, err
+}
+
+// unixNanoOr0 is t in Unix nanoseconds, 0 for the zero time (none).
+func unixNanoOr0(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return unixNano(t)
 }
 
 // Hold implements [room.Store].

@@ -303,31 +303,39 @@ func (s *Rooms) settle(ctx context.Context, id, visitor, others, fence string) e
 }
 
 // SetUnits implements [room.Store].
-func (s *Rooms) SetUnits(ctx context.Context, id string, units, stock int, written int64) error {
-	_, err := s.stock(ctx, id, "set", strconv.Itoa(max(units, -1)), strconv.Itoa(stock), itoa(written))
+func (s *Rooms) SetUnits(ctx context.Context, id string, l rushgate.Level) error {
+	_, err := s.stock(ctx, id, "set", strconv.Itoa(max(l.Left, -1)), strconv.Itoa(l.Stock), itoa(l.Written), msOr0(l.Closes))
 	return err
 }
 
 // Unhold implements [room.Store].
 func (s *Rooms) Unhold(ctx context.Context, id string) error {
-	_, err := s.stock(ctx, id, "unhold", "", "", "")
+	_, err := s.stock(ctx, id, "unhold", "", "", "", "")
 	return err
 }
 
 // Restock implements [room.Store].
-func (s *Rooms) Restock(ctx context.Context, id string, stock int, written int64) (bool, error) {
-	return s.stock(ctx, id, "restock", strconv.Itoa(stock), "", itoa(written))
+func (s *Rooms) Restock(ctx context.Context, id string, l rushgate.Level) (bool, error) {
+	return s.stock(ctx, id, "restock", strconv.Itoa(l.Stock), "", itoa(l.Written), msOr0(l.Closes))
+}
+
+// msOr0 is t in Unix milliseconds, "0" for the zero time (none).
+func msOr0(t time.Time) string {
+	if t.IsZero() {
+		return "0"
+	}
+	return itoa(t.UnixMilli())
 }
 
 // SoldOut implements [room.Store]: every instance's streams of the room hear of it at once.
 func (s *Rooms) SoldOut(ctx context.Context, id string) error {
-	_, err := s.stock(ctx, id, "soldout", "", "", "")
+	_, err := s.stock(ctx, id, "soldout", "", "", "", "")
 	return err
 }
 
 // stock runs lua/stock.lua's op and reports whether it was news (a restock that changed the stock).
-func (s *Rooms) stock(ctx context.Context, id, op, n, stock, written string) (bool, error) {
-	m, err := s.run(ctx, stockScript, s.keys.room(id)[:1], op, n, s.keys.changes(id), stock, written)
+func (s *Rooms) stock(ctx context.Context, id, op, n, stock, written, closes string) (bool, error) {
+	m, err := s.run(ctx, stockScript, s.keys.room(id)[:1], op, n, s.keys.changes(id), stock, written, closes)
 	if err != nil {
 		return false, err
 	}
@@ -483,7 +491,7 @@ func (s *Rooms) Admit(ctx context.Context, id string, max int) (room.Tick, error
 		return room.Tick{}, room.ErrNotFound
 	}
 	t := room.Tick{Expired: strs(r[1]), Idle: strs(r[2]), More: integer(r[3]) == 1, AdmittedTotal: integer(r[5]),
-		Waiting: integer(r[6])}
+		Waiting: integer(r[6]), DropClosed: len(r) > 7 && integer(r[7]) == 1}
 	if next := integer(r[4]); next > 0 {
 		t.Next = time.UnixMilli(next).UTC()
 	}

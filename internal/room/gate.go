@@ -36,13 +36,11 @@ type gate struct {
 
 	still atomic.Bool // the loop found nothing to do and waits longer (see stillPollMax)
 
-	// What the gate heard of the drop its room follows (see sale.go); closedSeen says its last step
-	// found that drop closed, and stepped and admitted what the last step of the store counted.
-	saleMu     sync.Mutex
-	sale       sale
-	closedSeen atomic.Bool
-	stepped    atomic.Bool
-	admitted   atomic.Int64
+	// dropClosed says the last step found the drop the room follows closed (see Tick.DropClosed): the
+	// room admits nobody, and its waiting visitors' views say why. closes is that drop's closing as
+	// this instance last told the store (Unix ms, 0 for none), so that a new one steps the room at once.
+	dropClosed atomic.Bool
+	closes     atomic.Int64
 
 	cancel context.CancelFunc
 }
@@ -153,24 +151,16 @@ func (g *gate) loop(ctx context.Context) {
 }
 
 func (g *gate) tick(ctx context.Context) (Tick, error) {
-	cfg, cerr := g.config(ctx)
-	if now := g.s.opts.Clock(); cerr == nil && g.dropClosed(ctx, cfg, now) {
-		return g.closedTick(now), nil
-	}
 	t, err := g.s.store.Admit(ctx, g.id, g.s.opts.Batch)
 	if err != nil {
 		return t, err
 	}
 	now := g.s.opts.Clock()
-	g.stepped.Store(true)
-	g.admitted.Store(t.AdmittedTotal)
-	if g.closedSeen.Swap(false) {
-		g.hub.broadcast() // the drop opened again: the line hears it no longer waits on its closing
+	if g.dropClosed.Swap(t.DropClosed) != t.DropClosed {
+		// The drop the room follows closed, or opened again: every waiting visitor hears it at once.
+		g.hub.broadcast()
 	}
-	if at, ok := g.closes(cfg, now); ok && (t.Next.IsZero() || at.Before(t.Next)) {
-		t.Next = at
-	}
-	g.eta.observe(now, t.AdmittedTotal, t.Waiting > 0 && !g.holds(ctx, now))
+	g.eta.observe(now, t.AdmittedTotal, t.Waiting > 0 && !t.DropClosed && !g.holds(ctx, now))
 	obs := g.s.opts.Observer
 	if n := len(t.Admitted); n > 0 {
 		obs.Admitted(g.id, n)
@@ -268,7 +258,7 @@ func (g *gate) view(ctx context.Context, st Status) View {
 	now := g.s.opts.Clock()
 	v.ETA, v.ETAUpperBound = g.eta.estimate(now, st.Position, cfg)
 	v.Paused, v.Message = cfg.Stopped(), cfg.message()
-	v.DropClosed = g.heardClosed(cfg, now)
+	v.DropClosed = g.dropClosed.Load()
 	if cfg.OpensAt != nil && now.Before(*cfg.OpensAt) {
 		v.OpensAt = *cfg.OpensAt
 	}

@@ -198,7 +198,7 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 		return err
 	}
 	if relink {
-		if err := s.store.SetUnits(ctx, id, level.Left, level.Stock, level.Written); err != nil {
+		if err := s.store.SetUnits(ctx, id, level); err != nil {
 			return err
 		}
 	}
@@ -206,9 +206,6 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 	s.seen.Wake(id)
 	g := s.gate(id)
 	g.setConfig(cfg)
-	if relink {
-		g.hear(cfg.Drop, level)
-	}
 	g.wake()
 	if old.Stopped() != cfg.Stopped() || !sameTime(old.OpensAt, cfg.OpensAt) || old.message() != cfg.message() {
 		// The line's visitors learn at once that it stopped, goes again, opens at another time, or is
@@ -390,13 +387,18 @@ func (s *Service) Restock(ctx context.Context, id, drop string, l rushgate.Level
 	if err != nil {
 		return err
 	}
-	s.gate(id).hear(drop, l)
 	if l.Left <= 0 {
 		return s.SoldOut(ctx, id)
 	}
-	news, err := s.store.Restock(ctx, id, l.Stock, l.Written)
-	if news {
-		s.gate(id).wake() // new units may admit the next visitors at once
+	news, err := s.store.Restock(ctx, id, l)
+	var closes int64
+	if !l.Closes.IsZero() {
+		closes = l.Closes.UnixMilli()
+	}
+	if g := s.gate(id); news || g.closes.Swap(closes) != closes {
+		// New units may admit the next visitors at once, and a drop closed or opened again changes
+		// what the line is told.
+		g.wake()
 	}
 	return err
 }

@@ -834,8 +834,8 @@ func (s *saleStock) set(l rushgate.Level) {
 
 // TestRoomWaitsWhileItsDropIsClosed: a room that follows a drop lets nobody in once the drop stops
 // taking claims, and tells its line so, keeping the places; told that the drop opened again it admits
-// at once, and a level of an earlier write of the drop, told late, changes nothing. Another instance
-// that was told nothing asks the drop.
+// at once, and a level of an earlier write of the drop, told late, changes nothing. Another instance,
+// told nothing, holds the line too: the closing is kept with the room's units in the store.
 func TestRoomWaitsWhileItsDropIsClosed(t *testing.T) {
 	ctx := context.Background()
 	c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
@@ -881,7 +881,7 @@ func TestRoomWaitsWhileItsDropIsClosed(t *testing.T) {
 		t.Fatalf("after the close: %+v", v)
 	}
 
-	// Another instance, told nothing yet, asks the drop and holds the line too.
+	// Another instance, told nothing, holds the line too.
 	other := room.NewService(store, room.Options{Clock: c.Now, Manual: true, Stock: stock})
 	t.Cleanup(other.Stop)
 	if tk, err := other.Tick(ctx, "r"); err != nil || len(tk.Admitted) != 0 {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/rushgate/rushgate"
 )
 
 // Domain outcomes returned by a [Store] and by [Service]. Backends map their native errors onto these so
@@ -108,6 +110,9 @@ type Tick struct {
 	// Waiting counts the visitors still in line after the step. Admissions made while some wait show
 	// the room's pace; those of a room with nobody waiting show only how fast visitors arrive.
 	Waiting int64
+	// DropClosed reports that the drop the room follows takes no claims at the step's time (its
+	// closing, as SetUnits or Restock last told it, has passed): the step let nobody in.
+	DropClosed bool
 }
 
 // Stats counts a room's visitors: how many wait and are in now, and totals since the room was created,
@@ -162,16 +167,17 @@ type Store interface {
 	// Active reports whether admissionID is still the visitor's live admission, for online verification.
 	Active(ctx context.Context, id, visitor, admissionID string) (bool, error)
 
-	// SetUnits links the room to a drop of stock units in all with units left, as the drop's config
-	// write numbered written left it (see rushgate.Gatekeeper and rushgate.Level), or unlinks it with
-	// units -1. A linked room admits no more visitors than its units.
-	SetUnits(ctx context.Context, id string, units, stock int, written int64) error
-	// Restock tells a linked room that its drop has stock units in all as of its config write numbered
-	// written: its units change by the difference from the stock it last heard of (SetUnits or
-	// Restock), never below none, so that hearing the same stock again changes nothing, nor does a
-	// stock of a write before the last one heard of (told late). An unlinked room keeps none. It
-	// reports whether the stock was news.
-	Restock(ctx context.Context, id string, stock int, written int64) (bool, error)
+	// SetUnits links the room to a drop of l.Stock units in all with l.Left left, closing at l.Closes,
+	// as the drop's config write numbered l.Written left it (see rushgate.Gatekeeper), or unlinks it
+	// with l.Left -1. A linked room admits no more visitors than its units, and none from its drop's
+	// closing on, judged in each step by the store's clock.
+	SetUnits(ctx context.Context, id string, l rushgate.Level) error
+	// Restock tells a linked room that its drop has l.Stock units in all and closes at l.Closes, as of
+	// its config write numbered l.Written: its units change by the difference from the stock it last
+	// heard of (SetUnits or Restock), never below none, so that hearing the same stock again changes
+	// nothing, nor does a level of a write before the last one heard of (told late). An unlinked room
+	// keeps none. It reports whether the stock was news.
+	Restock(ctx context.Context, id string, l rushgate.Level) (bool, error)
 	// Hold checks that admissionID is the visitor's live admission (ErrNotAdmitted otherwise) and, in a
 	// linked room, takes one unit (rushgate.ErrSoldOut when there is none or the room is sold out). It
 	// reports whether it took one.

@@ -106,7 +106,7 @@ func (s *side) tick(tk room.Tick, err error) string {
 	}
 	slices.Sort(tk.Expired)
 	slices.Sort(tk.Idle)
-	fmt.Fprintf(&b, "] expired=%v idle=%v total=%d waiting=%d", tk.Expired, tk.Idle, tk.AdmittedTotal, tk.Waiting)
+	fmt.Fprintf(&b, "] expired=%v idle=%v total=%d waiting=%d closed=%t", tk.Expired, tk.Idle, tk.AdmittedTotal, tk.Waiting, tk.DropClosed)
 	s.more, s.next = tk.More, tk.Next.Truncate(time.Millisecond)
 	return b.String()
 }
@@ -340,14 +340,14 @@ func randomRoomStep(rnd *rand.Rand, rooms, visitors []string, arrived map[string
 			return fmt.Sprint(ok, outcome(err))
 		}}
 	case n < 83:
-		units, stock, written := rnd.IntN(4)-1, 3, int64(rnd.IntN(10))
-		return step{fmt.Sprintf("units %s %d (%d)", id, units, written), func(s *side) string {
-			return outcome(s.h.Rooms.SetUnits(ctx, id, units, stock, written))
+		l := rushgate.Level{Left: rnd.IntN(4) - 1, Stock: 3, Written: int64(rnd.IntN(10)), Closes: randomClosing(rnd)}
+		return step{fmt.Sprintf("units %s %d (%d) closing %s", id, l.Left, l.Written, ms(l.Closes)), func(s *side) string {
+			return outcome(s.h.Rooms.SetUnits(ctx, id, l))
 		}}
 	case n < 85:
-		stock, written := rnd.IntN(6), int64(rnd.IntN(10)) // some of them told late
-		return step{fmt.Sprintf("restock %s %d (%d)", id, stock, written), func(s *side) string {
-			news, err := s.h.Rooms.Restock(ctx, id, stock, written)
+		l := rushgate.Level{Stock: rnd.IntN(6), Written: int64(rnd.IntN(10)), Closes: randomClosing(rnd)} // some of them told late
+		return step{fmt.Sprintf("restock %s %d (%d) closing %s", id, l.Stock, l.Written, ms(l.Closes)), func(s *side) string {
+			news, err := s.h.Rooms.Restock(ctx, id, l)
 			return fmt.Sprint(news, outcome(err))
 		}}
 	case n < 88:
@@ -388,6 +388,19 @@ func randomRoomStep(rnd *rand.Rand, rooms, visitors []string, arrived map[string
 }
 
 // advance moves both sides' clocks by one of ds and a random part of a second.
+// randomClosing is a closing of the drop a room follows, for the comparisons: mostly none, else long
+// past (the room admits nobody) or far ahead (it changes nothing yet). Both sides' clocks are near the
+// present, so either is on the same side of both.
+func randomClosing(rnd *rand.Rand) time.Time {
+	switch rnd.IntN(4) {
+	case 0:
+		return time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	case 1:
+		return time.Date(2190, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	return time.Time{}
+}
+
 func advance(rnd *rand.Rand, ds ...time.Duration) step {
 	d := ds[rnd.IntN(len(ds))] + time.Duration(rnd.IntN(1000))*time.Millisecond
 	return step{"advance " + d.String(), func(s *side) string { s.h.Advance(d); return "" }}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/drop"
@@ -19,15 +20,21 @@ var stockTests = []check{
 	{"Stock/Units", testUnits},
 	{"Stock/RestockUnits", testRestockUnits},
 	{"Stock/RestockOrder", testRestockOrder},
+	{"Stock/DropClosed", testDropClosed},
 	{"Stock/SoldOut", testSoldOut},
 	{"Stock/Crowd", testStockCrowd},
 	{"Stock/Restock", testRestock},
 	{"Stock/RestockRace", testRestockRace},
 }
 
+// level is a drop's stock as a room hears of it: units left (-1 unlinks), stock in all, the write.
+func level(left, stock int, written int64) rushgate.Level {
+	return rushgate.Level{Left: left, Stock: stock, Written: written}
+}
+
 func testUnits(t *testing.T, h Harness) {
 	put(t, h, "su", cfg(10))
-	if err := h.Rooms.SetUnits(ctx, "su", 3, 3, 1); err != nil {
+	if err := h.Rooms.SetUnits(ctx, "su", level(3, 3, 1)); err != nil {
 		t.Fatal(err)
 	}
 	join(t, h, "su", names("v", 5)...)
@@ -62,7 +69,7 @@ func testUnits(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	wantAdmitted(t, admit(t, h, "su"), "v0003")
-	if err := h.Rooms.SetUnits(ctx, "su", -1, 0, 0); err != nil { // unlinked: capacity alone rules again
+	if err := h.Rooms.SetUnits(ctx, "su", level(-1, 0, 0)); err != nil { // unlinked: capacity alone rules again
 		t.Fatal(err)
 	}
 	tk = admit(t, h, "su")
@@ -70,7 +77,7 @@ func testUnits(t *testing.T, h Harness) {
 	if held, err := h.Rooms.Hold(ctx, "su", "v0004", tk.Admitted[0].Admission.ID); err != nil || held {
 		t.Fatalf("hold in an unlinked room: %v %v", held, err)
 	}
-	if err := h.Rooms.SetUnits(ctx, "none", 1, 1, 1); !errors.Is(err, room.ErrNotFound) {
+	if err := h.Rooms.SetUnits(ctx, "none", level(1, 1, 1)); !errors.Is(err, room.ErrNotFound) {
 		t.Fatalf("units of an unknown room: %v", err)
 	}
 }
@@ -81,7 +88,7 @@ func testUnits(t *testing.T, h Harness) {
 // stays so.
 func testRestockUnits(t *testing.T, h Harness) {
 	put(t, h, "au", cfg(10))
-	if err := h.Rooms.SetUnits(ctx, "au", 1, 1, 10); err != nil {
+	if err := h.Rooms.SetUnits(ctx, "au", level(1, 1, 10)); err != nil {
 		t.Fatal(err)
 	}
 	join(t, h, "au", names("v", 4)...)
@@ -91,7 +98,7 @@ func testRestockUnits(t *testing.T, h Harness) {
 	restock := func(stock int, want bool) {
 		t.Helper()
 		written++
-		if news, err := h.Rooms.Restock(ctx, "au", stock, written); err != nil || news != want {
+		if news, err := h.Rooms.Restock(ctx, "au", level(0, stock, written)); err != nil || news != want {
 			t.Fatalf("Restock(%d): news %v, %v; want news %v", stock, news, err, want)
 		}
 	}
@@ -125,14 +132,14 @@ func testRestockUnits(t *testing.T, h Harness) {
 	if err := hold(more.Admitted[1]); err != nil {
 		t.Fatalf("hold of the unit given back: %v", err)
 	}
-	if err := h.Rooms.SetUnits(ctx, "au", -1, 0, 0); err != nil {
+	if err := h.Rooms.SetUnits(ctx, "au", level(-1, 0, 0)); err != nil {
 		t.Fatal(err)
 	}
 	restock(5, false)
 	if held, err := h.Rooms.Hold(ctx, "au", "v0001", more.Admitted[0].Admission.ID); err != nil || held {
 		t.Fatalf("hold in a room that follows nothing: %v %v", held, err)
 	}
-	if _, err := h.Rooms.Restock(ctx, "none", 1, 1); !errors.Is(err, room.ErrNotFound) {
+	if _, err := h.Rooms.Restock(ctx, "none", level(0, 1, 1)); !errors.Is(err, room.ErrNotFound) {
 		t.Fatalf("units of an unknown room: %v", err)
 	}
 }
@@ -143,7 +150,7 @@ func testRestockUnits(t *testing.T, h Harness) {
 // the stock last heard of.
 func testRestockOrder(t *testing.T, h Harness) {
 	put(t, h, "ro", cfg(1000))
-	if err := h.Rooms.SetUnits(ctx, "ro", 5, 10, 100); err != nil { // 10 in all, 5 claimed
+	if err := h.Rooms.SetUnits(ctx, "ro", level(5, 10, 100)); err != nil { // 10 in all, 5 claimed
 		t.Fatal(err)
 	}
 	join(t, h, "ro", names("v", 200)...)
@@ -161,7 +168,7 @@ func testRestockOrder(t *testing.T, h Harness) {
 		{25, 400, true, 20},  // a number written twice (another instance's clock): counts still
 		{20, 399, false, 20},
 	} {
-		news, err := h.Rooms.Restock(ctx, "ro", step.stock, step.written)
+		news, err := h.Rooms.Restock(ctx, "ro", level(0, step.stock, step.written))
 		if err != nil || news != step.news {
 			t.Fatalf("Restock(%d, %d): news %v, %v; want news %v", step.stock, step.written, news, err, step.news)
 		}
@@ -177,9 +184,69 @@ func testRestockOrder(t *testing.T, h Harness) {
 	}
 }
 
+// testDropClosed: a room whose drop closes lets nobody in from the closing on, by the store's clock,
+// while its steps still expire sessions and idle waiters, and says so; its next step is due at the
+// closing. Told the drop opened again (a later write), it admits at once; a level of an earlier write
+// told late closes nothing, and an unlinked room is held by no closing.
+func testDropClosed(t *testing.T, h Harness) {
+	c := cfg(1)
+	c.IdleTimeout = rushgate.Duration(time.Hour)
+	put(t, h, "dc", c)
+	closes := h.Now().Add(30 * time.Second)
+	if err := h.Rooms.SetUnits(ctx, "dc", rushgate.Level{Left: 10, Stock: 10, Written: 1, Closes: closes}); err != nil {
+		t.Fatal(err)
+	}
+	join(t, h, "dc", "a", "b", "c")
+	tk := admit(t, h, "dc")
+	wantAdmitted(t, tk, "a")
+	if tk.DropClosed || !tk.Next.Equal(closes) {
+		t.Fatalf("before the closing: closed %v, next %v; want the closing %v next", tk.DropClosed, tk.Next, closes)
+	}
+	h.Advance(2 * time.Minute) // the drop closed, and a's grace ran out
+	tk = admit(t, h, "dc")
+	if len(tk.Admitted) != 0 || !tk.DropClosed || len(tk.Expired) != 1 || tk.Expired[0] != "a" {
+		t.Fatalf("after the closing: %+v; want a expired, nobody admitted, the drop closed", tk)
+	}
+	if st := status(t, h, "dc", "b"); st.State != room.StateWaiting || st.Position != 1 {
+		t.Fatalf("b after the closing: %+v", st)
+	}
+	// A level read before the link, told late, opens nothing.
+	if _, err := h.Rooms.Restock(ctx, "dc", rushgate.Level{Stock: 10, Written: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if tk := admit(t, h, "dc"); len(tk.Admitted) != 0 || !tk.DropClosed {
+		t.Fatalf("after a late level of an earlier write: %+v", tk)
+	}
+	if _, err := h.Rooms.Restock(ctx, "dc", rushgate.Level{Stock: 10, Written: 2}); err != nil { // opened again
+		t.Fatal(err)
+	}
+	tk = admit(t, h, "dc")
+	wantAdmitted(t, tk, "b")
+	if tk.DropClosed {
+		t.Fatalf("reopened, the step says closed: %+v", tk)
+	}
+	if _, err := h.Rooms.Restock(ctx, "dc", rushgate.Level{Stock: 10, Written: 3, Closes: h.Now()}); err != nil { // closed now
+		t.Fatal(err)
+	}
+	if err := h.Rooms.Release(ctx, "dc", "b", ""); err != nil {
+		t.Fatal(err)
+	}
+	if tk := admit(t, h, "dc"); len(tk.Admitted) != 0 || !tk.DropClosed {
+		t.Fatalf("closed at once: %+v", tk)
+	}
+	if err := h.Rooms.SetUnits(ctx, "dc", level(-1, 0, 0)); err != nil { // unlinked: its closing goes too
+		t.Fatal(err)
+	}
+	tk = admit(t, h, "dc")
+	wantAdmitted(t, tk, "c")
+	if tk.DropClosed {
+		t.Fatalf("unlinked, the step says closed: %+v", tk)
+	}
+}
+
 func testSoldOut(t *testing.T, h Harness) {
 	put(t, h, "so", cfg(1))
-	if err := h.Rooms.SetUnits(ctx, "so", 1, 1, 1); err != nil {
+	if err := h.Rooms.SetUnits(ctx, "so", level(1, 1, 1)); err != nil {
 		t.Fatal(err)
 	}
 	join(t, h, "so", "a", "b", "c")

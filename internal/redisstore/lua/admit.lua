@@ -8,7 +8,8 @@
 -- ARGV[3] pub/sub channel for changes  ARGV[4] how long a fence is kept (ms; see line.lua)
 -- Returns {-1} for an unknown room, else
 --   {{visitor, admission id, expiry ms, ...}, {expired...}, {idle...}, more (1/0), next ms (0: none), total,
---   waiting (the line's length after the step)}
+--   waiting (the line's length after the step), drop closed (1/0: the drop the room follows is past its
+--   closing, see stock.lua)}
 local cfg = room_cfg(KEYS[1])
 if not cfg then
   return {-1}
@@ -72,10 +73,13 @@ if #idle > 0 then
   redis.call('HINCRBY', KEYS[1], 'idled', #idle)
 end
 
--- The room holds everybody while paused, before its opening, and in queue_all until an opening; in
--- passthrough it lets everybody in, whatever its capacity and rate (see room.Config.Holds).
+-- The room holds everybody while paused, before its opening, in queue_all until an opening, and from
+-- the closing of the drop it follows on; in passthrough it lets everybody in, whatever its capacity
+-- and rate (see room.Config.Holds).
 local budget = 0
-local holds = cfg.paused or cfg.soldout or (cfg.opens > 0 and now < cfg.opens) or (cfg.mode == 'queue_all' and cfg.opens == 0)
+local closed = cfg.units >= 0 and cfg.closes > 0 and now >= cfg.closes
+local holds = cfg.paused or cfg.soldout or closed or (cfg.opens > 0 and now < cfg.opens) or
+  (cfg.mode == 'queue_all' and cfg.opens == 0)
 local most = max
 if not holds and cfg.units >= 0 then -- never more admissions than units left of the drop it follows
   most = math.min(max, cfg.units - redis.call('ZCARD', KEYS[4]))
@@ -137,6 +141,7 @@ local first = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
 if first[2] then consider(tonumber(first[2])) end
 first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
 if first[2] then consider(tonumber(first[2]) + cfg.idle) end
+if cfg.units >= 0 and cfg.closes > 0 then consider(cfg.closes) end -- the line hears of the closing then
 if waiting > 0 then
   if cfg.opens > 0 then consider(cfg.opens) end
   if cfg.rate_admits > 0 and redis.call('ZCARD', KEYS[6]) >= cfg.rate_admits then
@@ -147,4 +152,4 @@ end
 if #changed > 0 then
   redis.call('PUBLISH', ARGV[3], table.concat(changed, ' '))
 end
-return {admitted, expired, idle, more, next, total, waiting}
+return {admitted, expired, idle, more, next, total, waiting, closed and 1 or 0}

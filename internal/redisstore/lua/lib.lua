@@ -41,7 +41,7 @@ end
 -- room follows (-1: none), soldout whether that drop has none.
 local function room_cfg(meta)
   local v = redis.call('HMGET', meta, 'capacity', 'rate_admits', 'rate_per', 'ttl', 'grace', 'idle', 'opens', 'paused', 'epoch',
-    'mode', 'units', 'soldout')
+    'mode', 'units', 'soldout', 'closes')
   if not v[9] then
     return nil
   end
@@ -49,6 +49,7 @@ local function room_cfg(meta)
     capacity = tonumber(v[1]), rate_admits = tonumber(v[2]), rate_per = tonumber(v[3]),
     ttl = tonumber(v[4]), grace = tonumber(v[5]), idle = tonumber(v[6]), opens = tonumber(v[7]),
     paused = v[8] == '1', epoch = v[9], mode = v[10] or '', units = tonumber(v[11] or '-1'), soldout = v[12] == '1',
+    closes = tonumber(v[13] or '0'),
   }
 end
 
