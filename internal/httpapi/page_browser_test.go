@@ -364,22 +364,7 @@ func TestSoldOutRoomTellsItsLine(t *testing.T) {
 	for _, lang := range []struct{ code, soldOut string }{{"en", "Sold out"}, {"ko", "품절"}} {
 		t.Run(lang.code, func(t *testing.T) {
 			e := setup(t)
-			e.want(e.do("PUT", "/v1/drops/one", adminKey, e.dropCfg(`, "room": "queue"`)), 200, "") // stock 2
-			e.putRoom("queue", `{"capacity": 2, "drop": "one", "grace": "1h", "idle_timeout": "1h"}`)
-			var tokens []string
-			for range 2 {
-				tokens = append(tokens, e.do("POST", "/v1/rooms/queue/join", "", "").str("visitor_token"))
-			}
-			tk, err := e.svc.Tick(context.Background(), "queue")
-			if err != nil || len(tk.Admitted) != 2 {
-				t.Fatalf("tick: %v %v", tk, err)
-			}
-			ctx := tab(t)
-			shown := shownIn(t, ctx)
-			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/r/queue?lang="+lang.code)); err != nil {
-				t.Fatal(err)
-			}
-			until(t, "place 1", func() bool { return shown("#position") == "#1" })
+			tokens, ctx, shown := pageBehindAFullRoom(t, e, 2, lang.code)
 			for _, tok := range tokens {
 				st := e.do("GET", "/v1/rooms/queue/status", tok, "")
 				e.want(e.do("POST", "/v1/drops/one/claims", tok, `{"admission_token": "`+st.str("admission_token")+`"}`), 201, "")
@@ -391,24 +376,37 @@ func TestSoldOutRoomTellsItsLine(t *testing.T) {
 	}
 }
 
+// pageBehindAFullRoom puts a drop "one" of two units behind a room "queue" of capacity slots that
+// follows it, lets capacity visitors join and in, and opens the room's page in lang, whose visitor then
+// waits first in line. It returns the admitted visitors' tokens, the page's tab and what reads it.
+func pageBehindAFullRoom(t *testing.T, e *env, capacity int, lang string) ([]string, context.Context, func(string) string) {
+	t.Helper()
+	e.want(e.do("PUT", "/v1/drops/one", adminKey, e.dropCfg(`, "room": "queue"`)), 200, "")
+	e.putRoom("queue", fmt.Sprintf(`{"capacity": %d, "drop": "one", "grace": "1h", "idle_timeout": "1h"}`, capacity))
+	var tokens []string
+	for range capacity {
+		tokens = append(tokens, e.do("POST", "/v1/rooms/queue/join", "", "").str("visitor_token"))
+	}
+	if tk, err := e.svc.Tick(context.Background(), "queue"); err != nil || len(tk.Admitted) != capacity {
+		t.Fatalf("tick: %v %v", tk, err)
+	}
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/r/queue?lang="+lang)); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "place 1", func() bool { return shown("#position") == "#1" })
+	return tokens, ctx, shown
+}
+
 // TestClosedDropHoldsItsLine: a room that follows a drop lets nobody in while its operator has the
 // drop closed, and its page says why instead of a wait; opened again, the line moves on.
 func TestClosedDropHoldsItsLine(t *testing.T) {
 	for _, lang := range []struct{ code, closed, turn string }{{"en", "The sale is closed", "It is your turn"}, {"ko", "판매가 마감되어", "입장 차례입니다"}} {
 		t.Run(lang.code, func(t *testing.T) {
 			e := setup(t)
-			e.want(e.do("PUT", "/v1/drops/one", adminKey, e.dropCfg(`, "room": "queue"`)), 200, "")
-			e.putRoom("queue", `{"capacity": 1, "drop": "one", "grace": "1h", "idle_timeout": "1h"}`)
-			first := e.do("POST", "/v1/rooms/queue/join", "", "").str("visitor_token")
-			if tk, err := e.svc.Tick(context.Background(), "queue"); err != nil || len(tk.Admitted) != 1 {
-				t.Fatalf("tick: %v %v", tk, err)
-			}
-			ctx := tab(t)
-			shown := shownIn(t, ctx)
-			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/r/queue?lang="+lang.code)); err != nil {
-				t.Fatal(err)
-			}
-			until(t, "place 1", func() bool { return shown("#position") == "#1" })
+			tokens, ctx, shown := pageBehindAFullRoom(t, e, 1, lang.code)
+			first := tokens[0]
 			second := e.do("POST", "/v1/rooms/queue/join", "", "").str("visitor_token") // behind the page's visitor
 
 			e.want(e.do("POST", "/v1/drops/one/close", adminKey, ""), 200, "")
