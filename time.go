@@ -22,6 +22,11 @@ var (
 // TimeInRange reports whether t lies in [MinTime, MaxTime).
 func TimeInRange(t time.Time) bool { return !t.Before(MinTime) && t.Before(MaxTime) }
 
+// SameTime reports whether two optional instants (a closes_at, an opens_at) are both unset or equal.
+func SameTime(a, b *time.Time) bool {
+	return a == nil && b == nil || a != nil && b != nil && a.Equal(*b)
+}
+
 // TimeRangeReason is what a config error says of a time outside [MinTime, MaxTime).
 const TimeRangeReason = "must be an RFC 3339 time from 2000 to 2199"
 

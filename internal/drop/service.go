@@ -273,8 +273,7 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) 
 // tells reports whether a room that follows the drop must hear of the change from c to next: a new
 // stock, or a new closing.
 func (c Config) tells(next Config) bool {
-	closes := (c.ClosesAt == nil) == (next.ClosesAt == nil) && (c.ClosesAt == nil || c.ClosesAt.Equal(*next.ClosesAt))
-	return c.Stock != next.Stock || !closes
+	return c.Stock != next.Stock || !rushgate.SameTime(c.ClosesAt, next.ClosesAt)
 }
 
 // restocked tells the room a drop sits behind the level of the drop's stock, read anew at each try,
@@ -359,7 +358,7 @@ func (s *Service) amend(ctx context.Context, id string, old Info, cfg Config) (I
 // unchanged reports whether cfg changes none of what may change once a drop has claims.
 func unchanged(old, cfg Config) bool {
 	return old.Title == cfg.Title && old.Message == cfg.Message && old.Stock == cfg.Stock && old.PerVisitor == cfg.PerVisitor &&
-		old.OpensAt.Equal(cfg.OpensAt) && (old.ClosesAt == nil) == (cfg.ClosesAt == nil) && (old.ClosesAt == nil || old.ClosesAt.Equal(*cfg.ClosesAt))
+		old.OpensAt.Equal(cfg.OpensAt) && rushgate.SameTime(old.ClosesAt, cfg.ClosesAt)
 }
 
 // fixed refuses, with a *FixedError naming the first, a change of the fields that a drop's claims were

@@ -207,7 +207,7 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 	g := s.gate(id)
 	g.setConfig(cfg)
 	g.wake()
-	if old.Stopped() != cfg.Stopped() || !sameTime(old.OpensAt, cfg.OpensAt) || old.message() != cfg.message() {
+	if old.Stopped() != cfg.Stopped() || !rushgate.SameTime(old.OpensAt, cfg.OpensAt) || old.message() != cfg.message() {
 		// The line's visitors learn at once that it stopped, goes again, opens at another time, or is
 		// told something new.
 		g.hub.broadcast()
@@ -477,9 +477,4 @@ func (s *Service) Ready(ctx context.Context) error {
 		return p.Ping(ctx)
 	}
 	return nil
-}
-
-// sameTime reports whether two optional instants are both unset or equal.
-func sameTime(a, b *time.Time) bool {
-	return a == nil && b == nil || a != nil && b != nil && a.Equal(*b)
 }
