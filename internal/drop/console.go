@@ -155,7 +155,7 @@ func (s *Service) Sample(ctx context.Context) {
 			// The room that follows the drop hears its stock again: news only to a room that missed a
 			// restock (an instance stopped between the drop's change and the room's). Read before a
 			// change that the room heard of meanwhile, it is of an earlier write, and changes nothing.
-			if err := s.gate.Restock(ctx, info.Config.Room, id, info.level()); err != nil && ctx.Err() == nil {
+			if err := s.gate.Restock(ctx, info.Config.Room, id, info.Level()); err != nil && ctx.Err() == nil {
 				s.log.Warn("drop: telling its room the stock", "drop", id, "room", info.Config.Room, "err", err)
 			}
 		}
@@ -233,11 +233,11 @@ func (s stock) Remaining(ctx context.Context, drop, room string) (rushgate.Level
 	if info.Config.Room != room {
 		return rushgate.Level{}, fmt.Errorf("drop %s does not sit behind room %s: set the drop's room first", drop, room)
 	}
-	return info.level(), nil
+	return info.Level(), nil
 }
 
-// level is the drop's stock as a room that follows it hears of it.
-func (i Info) level() rushgate.Level {
+// Level is the drop's stock as a room that follows it hears of it.
+func (i Info) Level() rushgate.Level {
 	l := rushgate.Level{Stock: i.Config.Stock, Left: max(0, i.Config.Stock-i.Claimed), Written: i.Written}
 	if i.Config.ClosesAt != nil {
 		l.Closes = *i.Config.ClosesAt

@@ -289,7 +289,7 @@ func (s *Service) restocked(ctx context.Context, id, room string) {
 		if err != nil || info.Config.Room != room {
 			return err // gone or moved to another room since: nothing to tell this one
 		}
-		return s.gate.Restock(ctx, room, id, info.level())
+		return s.gate.Restock(ctx, room, id, info.Level())
 	})
 }
 

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/internal/auction"
 	"github.com/rushgate/rushgate/internal/drop"
 	"github.com/rushgate/rushgate/internal/record"
@@ -124,13 +123,9 @@ func open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 	// come back from the drop's recorded claims.
 	for id, cfg := range savedRooms {
 		if info, err := b.drops.Get(ctx, cfg.Drop); cfg.Drop != "" && err == nil {
-			left := max(0, info.Config.Stock-info.Claimed)
-			l := rushgate.Level{Stock: info.Config.Stock, Left: left, Written: info.Written}
-			if info.Config.ClosesAt != nil {
-				l.Closes = *info.Config.ClosesAt
-			}
+			l := info.Level()
 			_ = b.rooms.SetUnits(ctx, id, l)
-			if left == 0 {
+			if l.Left == 0 {
 				_ = b.rooms.SoldOut(ctx, id)
 			}
 		}
