@@ -814,22 +814,11 @@ func TestJoinAfterACutStepWakesTheGate(t *testing.T) {
 	}
 }
 
-// saleStock is a drop's stock as a room that follows it reads it, set by the test.
-type saleStock struct {
-	mu sync.Mutex
-	l  rushgate.Level
-}
+// levelOf is a drop's stock as a room that links to it reads it: always the same level.
+type levelOf rushgate.Level
 
-func (s *saleStock) Remaining(context.Context, string, string) (rushgate.Level, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.l, nil
-}
-
-func (s *saleStock) set(l rushgate.Level) {
-	s.mu.Lock()
-	s.l = l
-	s.mu.Unlock()
+func (l levelOf) Remaining(context.Context, string, string) (rushgate.Level, error) {
+	return rushgate.Level(l), nil
 }
 
 // TestRoomWaitsWhileItsDropIsClosed: a room that follows a drop lets nobody in once the drop stops
@@ -840,7 +829,7 @@ func TestRoomWaitsWhileItsDropIsClosed(t *testing.T) {
 	ctx := context.Background()
 	c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
 	store := memstore.NewRooms(memstore.Options{Clock: c.Now})
-	stock := &saleStock{l: rushgate.Level{Stock: 10, Left: 10, Written: 1, Closes: c.Now().Add(time.Minute)}}
+	stock := levelOf{Stock: 10, Left: 10, Written: 1, Closes: c.Now().Add(time.Minute)}
 	svc := room.NewService(store, room.Options{Clock: c.Now, Manual: true, Stock: stock})
 	t.Cleanup(svc.Stop)
 	cfg := config(1)
@@ -892,9 +881,7 @@ func TestRoomWaitsWhileItsDropIsClosed(t *testing.T) {
 	}
 
 	// The operator opens the drop again (a new write, no end): the line moves at once.
-	reopened := rushgate.Level{Stock: 10, Left: 10, Written: 2}
-	stock.set(reopened)
-	if err := svc.Restock(ctx, "r", "d", reopened); err != nil {
+	if err := svc.Restock(ctx, "r", "d", rushgate.Level{Stock: 10, Left: 10, Written: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if tk, err := svc.Tick(ctx, "r"); err != nil || len(tk.Admitted) != 1 || tk.Admitted[0].Visitor != "v2" {
