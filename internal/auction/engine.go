@@ -298,7 +298,8 @@ func (s *State) Reschedule(end, now time.Time) ([]Event, error) {
 	return append(evs, s.CloseIfDue(now)...), nil
 }
 
-// BuyNow sells the auction to bidder at the buy-now price, once.
+// BuyNow sells the auction to bidder at the buy-now price, once. The buyer then holds the price, as
+// a leader does, so that no view names a bidder it bought out as leading a sold auction.
 func (s *State) BuyNow(bidder string, now time.Time) ([]Event, error) {
 	evs, err := s.open(now)
 	if err != nil {
@@ -308,5 +309,6 @@ func (s *State) BuyNow(bidder string, now time.Time) ([]Event, error) {
 		return nil, ErrBuyNowGone
 	}
 	s.Sold, s.Winner, s.Final, s.Price = true, bidder, *s.Config.BuyNowPrice, *s.Config.BuyNowPrice
+	s.Leader, s.LeaderMax = bidder, s.Price
 	return []Event{s.event(EventSold, now, bidder, s.Final, false)}, nil
 }

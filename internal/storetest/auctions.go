@@ -260,8 +260,16 @@ func testBuyNowWithReserve(t *testing.T, h Harness) {
 	c.ReservePrice, c.BuyNowPrice = ptr(5000), ptr(9000)
 	putAuction(t, h, "a", c)
 	bid(t, h, "a", "x", 3000)
-	if _, err := h.Auctions.BuyNow(ctx, "a", "", "y"); err != nil { // bids below the reserve keep buy now
+	o, err := h.Auctions.BuyNow(ctx, "a", "", "y") // bids below the reserve keep buy now
+	if err != nil {
 		t.Fatalf("buy now below the reserve: %v", err)
+	}
+	// The buyer holds the lot at the price sold, not the bidder it bought out (who is no winner).
+	if s := o.State; s.Leader != "y" || s.Winner != "y" || s.Price != 9000 || s.Final != 9000 || !s.ReserveMet() {
+		t.Fatalf("sold over a bid: %+v", s)
+	}
+	if s, _ := h.Auctions.Get(ctx, "a"); s.Leader != "y" || s.Price != 9000 {
+		t.Fatalf("read after the sale: leader %q at %d", s.Leader, s.Price)
 	}
 	putAuction(t, h, "b", c)
 	bid(t, h, "b", "x", 6000)

@@ -191,7 +191,7 @@ function apply(e) {
     view.final_price = e.price;
   } else if (e.kind === "sold") {
     view.status = "sold";
-    view.winner = e.bidder;
+    view.winner = view.leader = e.bidder; // the buyer holds the lot, as the server's view says
     view.final_price = e.price;
   } else if (e.kind === "updated") {
     reread();

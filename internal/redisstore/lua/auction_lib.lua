@@ -124,6 +124,7 @@ local function step(s, stream, evs, now, op, bidder, max, exact)
       return BUY_NOW_GONE, 0, false
     end
     s.sold, s.winner, s.final, s.price = true, bidder, s.buy_now, s.buy_now
+    s.leader, s.leader_max = bidder, s.buy_now -- the buyer holds the price (State.BuyNow)
     emit(s, stream, evs, now, 'sold', bidder, s.final, false)
     return OK, 0, false
   end
