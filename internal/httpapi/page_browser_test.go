@@ -1060,6 +1060,34 @@ func TestAuctionBuyNowAsksFirst(t *testing.T) {
 	screenshot(t, ctx, "auction-sold")
 }
 
+// TestAuctionBoughtOverABid: a reserve not met keeps buy-now offered after a bid; the visitor who buys
+// then is told it bought the lot, not that it won it, and the bidder it bought out leads no more.
+func TestAuctionBoughtOverABid(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/auctions/over", adminKey, e.auctionCfg(`, "reserve_price": 5000, "buy_now_price": 9000`)), 200, "")
+	e.want(e.do("POST", "/v1/auctions/over/bids", e.visitorToken("outbought"), `{"amount": 3000}`), 201, "")
+	ctx := tab(t)
+	shown := shownIn(t, ctx)
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/a/over?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the buy-now button", func() bool { return shown("#buynow") == "Buy now for €90.00" })
+	for range 2 { // the first press asks, the second buys
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#buynow"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	until(t, "the page to say who bought it", func() bool { return shown("#standing") == "You bought it." })
+	v := e.do("GET", "/v1/auctions/over", "", "")
+	if v.str("status") != "sold" || v.str("leader") != v.str("winner") {
+		t.Fatalf("sold over a bid: status %s, leader %s, winner %s", v.str("status"), v.str("leader"), v.str("winner"))
+	}
+	if title := eval[string](t, ctx, `document.title`); !strings.HasPrefix(title, "Won · ") {
+		t.Fatalf("the tab of a bought auction is titled %q", title)
+	}
+	screenshot(t, ctx, "auction-bought-over-bid")
+}
+
 // TestDropPageShowsAUsedCode: a visitor who comes back to a drop's page after using its code at the
 // site's checkout sees the code marked used, with when, in the page's language.
 func TestDropPageShowsAUsedCode(t *testing.T) {

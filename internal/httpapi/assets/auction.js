@@ -77,7 +77,7 @@ function standing(over) {
   let said = "", won = false;
   if (view && mine && over) {
     won = view.winner === mine;
-    said = won ? (view.status === "sold" && !view.bid_count ? "you_bought" : "you_won") : didBid() ? "you_lost" : "";
+    said = won ? (view.status === "sold" ? "you_bought" : "you_won") : didBid() ? "you_lost" : "";
   } else if (view && mine && view.leader) {
     won = view.leader === mine;
     said = won ? "leading" : didBid() ? "outbid" : "";
