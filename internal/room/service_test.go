@@ -821,6 +821,34 @@ func (l levelOf) Remaining(context.Context, string, string) (rushgate.Level, err
 	return rushgate.Level(l), nil
 }
 
+// TestClosedDropKeepsTheLinesPace: while the drop a room follows is closed, nobody goes in, and a
+// waiting visitor is told the wait from its opening again, at the pace the line moved before: the
+// minutes closed are not a line that stopped moving.
+func TestClosedDropKeepsTheLinesPace(t *testing.T) {
+	c := storetest.NewClock(time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC))
+	stock := levelOf{Stock: 1000, Left: 1000, Written: 1, Closes: c.Now().Add(5 * time.Second)}
+	svc := room.NewService(memstore.NewRooms(memstore.Options{Clock: c.Now}), room.Options{Clock: c.Now, Manual: true, Stock: stock})
+	t.Cleanup(svc.Stop)
+	p := &paced{svc: svc, clock: c, cfg: config(10), admitted: map[string]string{}}
+	p.cfg.Drop, p.cfg.SessionTTL, p.cfg.IdleTimeout = "d", rushgate.Duration(10*time.Minute), rushgate.Duration(time.Hour)
+	p.put(t)
+	p.join("v", 100)
+	p.step(t)
+	for range 4 { // ten a second until the drop closes
+		p.second(t)
+	}
+	p.eta(t, "before the close", 50, 5*time.Second, false)
+	for range 600 { // ten minutes closed
+		if tk := p.second(t); len(tk.Admitted) != 0 {
+			t.Fatalf("a step of the closed drop's room admitted %d", len(tk.Admitted))
+		}
+	}
+	if v, _ := svc.Status(context.Background(), "r", "v099"); !v.DropClosed {
+		t.Fatalf("ten minutes into the close: %+v", v)
+	}
+	p.eta(t, "ten minutes into the close", 50, 5*time.Second, false)
+}
+
 // TestRoomWaitsWhileItsDropIsClosed: a room that follows a drop lets nobody in once the drop stops
 // taking claims, and tells its line so, keeping the places; told that the drop opened again it admits
 // at once, and a level of an earlier write of the drop, told late, changes nothing. Another instance,
