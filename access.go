@@ -61,12 +61,13 @@ type Gatekeeper interface {
 
 // Level is a drop's stock as a room that follows it hears of it: Stock units in all and Left of them
 // unclaimed, read from the drop as its config's write numbered Written left it (see drop.Info.Written).
-// Closes is when the drop stops taking claims (its closes_at; zero for never): a line let in after it
-// would find nothing to claim, however many units are left.
+// Opens and Closes are when the drop starts and stops taking claims (its opens_at and closes_at; a
+// zero Closes for never): a line let in before the one or after the other would find nothing to
+// claim, however many units are left.
 type Level struct {
-	Stock, Left int
-	Written     int64
-	Closes      time.Time
+	Stock, Left   int
+	Written       int64
+	Opens, Closes time.Time
 }
 
 // CheckAdmission returns nil if a shows visitor's live admission of room, ErrAdmissionRequired if it

@@ -238,7 +238,7 @@ func (s stock) Remaining(ctx context.Context, drop, room string) (rushgate.Level
 
 // Level is the drop's stock as a room that follows it hears of it.
 func (i Info) Level() rushgate.Level {
-	l := rushgate.Level{Stock: i.Config.Stock, Left: max(0, i.Config.Stock-i.Claimed), Written: i.Written}
+	l := rushgate.Level{Stock: i.Config.Stock, Left: max(0, i.Config.Stock-i.Claimed), Written: i.Written, Opens: i.Config.OpensAt}
 	if i.Config.ClosesAt != nil {
 		l.Closes = *i.Config.ClosesAt
 	}

@@ -271,9 +271,9 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) 
 }
 
 // tells reports whether a room that follows the drop must hear of the change from c to next: a new
-// stock, or a new closing.
+// stock, a new opening or a new closing.
 func (c Config) tells(next Config) bool {
-	return c.Stock != next.Stock || !rushgate.SameTime(c.ClosesAt, next.ClosesAt)
+	return c.Stock != next.Stock || !c.OpensAt.Equal(next.OpensAt) || !rushgate.SameTime(c.ClosesAt, next.ClosesAt)
 }
 
 // restocked tells the room a drop sits behind the level of the drop's stock, read anew at each try,

@@ -1677,7 +1677,8 @@ func TestConsoleCreatesWhatItShows(t *testing.T) {
 }
 
 // TestConsoleSaysAClosedDropHoldsItsRoom: a room that follows a drop which its operator closed admits
-// nobody, and the console says why, in the overview and on the room's page, in English and Korean.
+// nobody, and the console says why, in the overview and on the room's page, in English and Korean; so
+// does one whose drop opens later.
 func TestConsoleSaysAClosedDropHoldsItsRoom(t *testing.T) {
 	e := setup(t, withConsole())
 	e.want(e.do("PUT", "/v1/drops/tees", adminKey, e.dropCfg(`, "room": "tee-line"`)), 200, "")
@@ -1698,4 +1699,7 @@ func TestConsoleSaysAClosedDropHoldsItsRoom(t *testing.T) {
 	screenshot(t, ctx, "console-room-drop-closed-ko")
 	e.want(e.do("POST", "/v1/drops/tees/open", adminKey, ""), 200, "")
 	until(t, "the room admitting again", func() bool { return card() == "입장 중" })
+	later := e.clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	e.want(e.do("PATCH", "/v1/drops/tees", adminKey, fmt.Sprintf(`{"opens_at": %q}`, later)), 200, "")
+	until(t, "the room held for the sale's start", func() bool { return card() == "보류: 판매 전" })
 }

@@ -38,21 +38,25 @@ func (b statusBody) appendJSON(buf []byte) []byte {
 	if b.DropClosed {
 		buf = append(buf, `,"drop_closed":true`...)
 	}
-	if b.OpensAt != nil {
-		buf = append(buf, `,"opens_at":"`...)
-		buf = b.OpensAt.AppendFormat(buf, time.RFC3339Nano)
-		buf = append(buf, '"')
-	}
+	buf = appendTime(buf, `,"drop_opens_at":"`, b.DropOpensAt)
+	buf = appendTime(buf, `,"opens_at":"`, b.OpensAt)
 	if b.AdmissionToken != "" {
 		buf = append(buf, `,"admission_token":`...)
 		buf = appendString(buf, b.AdmissionToken)
 	}
-	if b.ExpiresAt != nil {
-		buf = append(buf, `,"expires_at":"`...)
-		buf = b.ExpiresAt.AppendFormat(buf, time.RFC3339Nano)
-		buf = append(buf, '"')
-	}
+	buf = appendTime(buf, `,"expires_at":"`, b.ExpiresAt)
 	return append(buf, '}')
+}
+
+// appendTime appends key (a comma, the field's name and the opening quote) and t as encoding/json
+// writes a time, or nothing for nil.
+func appendTime(buf []byte, key string, t *time.Time) []byte {
+	if t == nil {
+		return buf
+	}
+	buf = append(buf, key...)
+	buf = t.AppendFormat(buf, time.RFC3339Nano)
+	return append(buf, '"')
 }
 
 // appendJSON encodes the error envelope by hand when it carries neither claims nor a challenge, as

@@ -25,6 +25,7 @@ func TestStatusJSONMatchesEncoding(t *testing.T) {
 		{State: room.StateWaiting, Position: 3, ETASeconds: &eta, Paused: true},
 		{State: room.StateWaiting, Position: 4, ETASeconds: &eta, Paused: true, DropClosed: true},
 		{State: room.StateWaiting, Position: 5, ETASeconds: &eta, ETAUpperBound: true, OpensAt: &exp},
+		{State: room.StateWaiting, Position: 6, ETASeconds: &eta, DropOpensAt: &exp, OpensAt: &exp},
 		{State: room.StateAdmitted, AdmissionToken: "a.b.c", ExpiresAt: &exp},
 		{VisitorToken: "odd \"token\"\n\u00e9", State: room.StateWaiting, ETASeconds: new(int64)},
 	} {

@@ -22,6 +22,7 @@ type statusBody struct {
 	ETAUpperBound  bool       `json:"eta_upper_bound,omitempty"`
 	Paused         bool       `json:"paused,omitempty"`
 	DropClosed     bool       `json:"drop_closed,omitempty"`
+	DropOpensAt    *time.Time `json:"drop_opens_at,omitempty"`
 	OpensAt        *time.Time `json:"opens_at,omitempty"`
 	AdmissionToken string     `json:"admission_token,omitempty"`
 	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
@@ -38,6 +39,10 @@ func (s *Server) body(id, visitorID string, v room.View) (statusBody, error) {
 		if !v.OpensAt.IsZero() {
 			at := v.OpensAt.UTC()
 			b.OpensAt = &at
+		}
+		if !v.DropOpensAt.IsZero() {
+			at := v.DropOpensAt.UTC()
+			b.DropOpensAt = &at
 		}
 	case room.StateAdmitted:
 		tok, err := s.keys.Sign(admission.Claims{Room: id, RegisteredClaims: jwt.RegisteredClaims{

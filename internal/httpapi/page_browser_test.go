@@ -434,6 +434,43 @@ func TestClosedDropHoldsItsLine(t *testing.T) {
 	}
 }
 
+// TestDropOpeningHoldsItsLine: a room that follows a drop not open yet lets nobody in, however free
+// its slots, and its page says when the sale starts instead of a wait; at the opening the line moves.
+func TestDropOpeningHoldsItsLine(t *testing.T) {
+	for _, lang := range []struct{ code, opens, turn string }{{"en", "The sale starts at ", "It is your turn"}, {"ko", "판매는 ", "입장 차례입니다"}} {
+		t.Run(lang.code, func(t *testing.T) {
+			e := setup(t)
+			opens := e.clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+			e.want(e.do("PUT", "/v1/drops/one", adminKey, fmt.Sprintf(`{"stock": 2, "opens_at": %q, "room": "queue"}`, opens)), 200, "")
+			e.putRoom("queue", `{"capacity": 1, "drop": "one", "grace": "1h", "idle_timeout": "1h"}`)
+			ctx := tab(t)
+			shown := shownIn(t, ctx)
+			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/r/queue?lang="+lang.code)); err != nil {
+				t.Fatal(err)
+			}
+			until(t, "place 1", func() bool { return shown("#position") == "#1" })
+			if tk, err := e.svc.Tick(context.Background(), "queue"); err != nil || len(tk.Admitted) != 0 {
+				t.Fatalf("a step before the drop's opening admitted %v (%v)", tk.Admitted, err)
+			}
+			until(t, "the sale's start on the page", func() bool { return strings.HasPrefix(shown("#message"), lang.opens) })
+			second := e.do("POST", "/v1/rooms/queue/join", "", "").str("visitor_token")
+			if st := e.do("GET", "/v1/rooms/queue/status", second, ""); st.str("state") != "waiting" || st.str("drop_opens_at") != opens || st.num("position") != 2 {
+				t.Fatalf("the status behind: %v", st.body)
+			}
+			screenshot(t, ctx, "room-drop-opens-"+lang.code)
+
+			e.want(e.do("POST", "/v1/drops/one/open", adminKey, ""), 200, "")
+			if tk, err := e.svc.Tick(context.Background(), "queue"); err != nil || len(tk.Admitted) != 1 {
+				t.Fatalf("the step at the opening: %v %v", tk, err)
+			}
+			until(t, "the turn on the page", func() bool { return shown("#title") == lang.turn })
+			if st := e.do("GET", "/v1/rooms/queue/status", second, ""); st.body["drop_opens_at"] != nil || st.num("position") != 1 {
+				t.Fatalf("the status behind, opened: %v", st.body)
+			}
+		})
+	}
+}
+
 // TestDropThroughTheLine: a drop behind a room sends the visitor through the room's line and back; the
 // admission the room's page brings back lets the claim through, and the claim ends it.
 func TestDropThroughTheLine(t *testing.T) {

@@ -336,9 +336,10 @@ func (s *Rooms) Active(_ context.Context, id, visitor, admissionID string) (bool
 // SetUnits implements [room.Store].
 func (s *Rooms) SetUnits(_ context.Context, id string, l rushgate.Level) error {
 	return s.with(id, func(rs *roomState, _ int64) error {
-		rs.units, rs.stock, rs.written, rs.closes = max(l.Left, -1), l.Stock, l.Written, unixNanoOr0(l.Closes)
+		rs.units, rs.stock, rs.written = max(l.Left, -1), l.Stock, l.Written
+		rs.opens, rs.closes = unixNanoOr0(l.Opens), unixNanoOr0(l.Closes)
 		if l.Left < 0 {
-			rs.soldOut, rs.stock, rs.written, rs.closes = false, 0, 0, 0
+			rs.soldOut, rs.stock, rs.written, rs.opens, rs.closes = false, 0, 0, 0, 0
 		}
 		return nil
 	})
@@ -351,7 +352,7 @@ func (s *Rooms) Restock(_ context.Context, id string, l rushgate.Level) (bool, e
 		if rs.units < 0 || l.Written < rs.written {
 			return nil
 		}
-		rs.written, rs.closes = l.Written, unixNanoOr0(l.Closes)
+		rs.written, rs.opens, rs.closes = l.Written, unixNanoOr0(l.Opens), unixNanoOr0(l.Closes)
 		if rs.stock != l.Stock {
 			rs.units, rs.stock, news = max(0, rs.units+l.Stock-rs.stock), l.Stock, true
 		}

@@ -33,13 +33,15 @@ type roomState struct {
 	joinedTotal, idleTotal, graceTotal int64
 
 	// units counts the unclaimed units of the drop the room follows, -1 when it follows none; stock is
-	// that drop's stock and closes its closing (Unix ns, 0 for none) as the room last heard of them, of
+	// that drop's stock, opens its opening and closes its closing (Unix ns, 0 for none) as the room
+	// last heard of them, of
 	// the drop's config write numbered written (see room.Store.Restock); soldOut is set once that drop
 	// has none left (see rushgate.Gatekeeper). None of them is journaled: a start counts them afresh
 	// from the drop.
 	units   int
 	stock   int
 	written int64
+	opens   int64
 	closes  int64
 	soldOut bool
 	// invites are the room's invite codes and whether each is used, when there is no record to keep
@@ -188,13 +190,22 @@ func (rs *roomState) admit(now int64, max int) room.Tick {
 	t.AdmittedTotal = rs.admittedTotal
 	t.Waiting = int64(rs.waiting.Len())
 	t.DropClosed = rs.dropClosed(now)
+	if rs.dropEarly(now) {
+		t.DropOpens = time.Unix(0, rs.opens).UTC()
+	}
 	return t
 }
 
 // holds reports whether the room lets nobody in now: it holds everybody (see room.Config.Holds), is
-// sold out, or the drop it follows is closed.
+// sold out, or the drop it follows is not open yet or closed.
 func (rs *roomState) holds(now int64) bool {
-	return rs.cfg.Holds(time.Unix(0, now)) || rs.soldOut || rs.dropClosed(now)
+	return rs.cfg.Holds(time.Unix(0, now)) || rs.soldOut || rs.dropEarly(now) || rs.dropClosed(now)
+}
+
+// dropEarly reports whether the drop the room follows takes no claims at now because its opening is
+// still to come.
+func (rs *roomState) dropEarly(now int64) bool {
+	return rs.units >= 0 && rs.opens != 0 && now < rs.opens
 }
 
 // dropClosed reports whether the drop the room follows takes no claims at now: its closing has come.
@@ -271,8 +282,9 @@ func (rs *roomState) next(now int64) time.Time {
 	if _, seen, ok := rs.waiting.idlest(); ok {
 		consider(seen + int64(rs.cfg.IdleTimeout))
 	}
-	if rs.units >= 0 && rs.closes != 0 {
-		consider(rs.closes) // the line hears of the drop's closing when it comes
+	if rs.units >= 0 {
+		consider(rs.opens)  // the line moves at the drop's opening
+		consider(rs.closes) // and hears of its closing when it comes
 	}
 	if rs.waiting.Len() > 0 {
 		if o := rs.cfg.OpensAt; o != nil {

@@ -304,19 +304,19 @@ func (s *Rooms) settle(ctx context.Context, id, visitor, others, fence string) e
 
 // SetUnits implements [room.Store].
 func (s *Rooms) SetUnits(ctx context.Context, id string, l rushgate.Level) error {
-	_, err := s.stock(ctx, id, "set", strconv.Itoa(max(l.Left, -1)), strconv.Itoa(l.Stock), itoa(l.Written), msOr0(l.Closes))
+	_, err := s.stock(ctx, id, "set", strconv.Itoa(max(l.Left, -1)), l)
 	return err
 }
 
 // Unhold implements [room.Store].
 func (s *Rooms) Unhold(ctx context.Context, id string) error {
-	_, err := s.stock(ctx, id, "unhold", "", "", "", "")
+	_, err := s.stock(ctx, id, "unhold", "", rushgate.Level{})
 	return err
 }
 
 // Restock implements [room.Store].
 func (s *Rooms) Restock(ctx context.Context, id string, l rushgate.Level) (bool, error) {
-	return s.stock(ctx, id, "restock", strconv.Itoa(l.Stock), "", itoa(l.Written), msOr0(l.Closes))
+	return s.stock(ctx, id, "restock", strconv.Itoa(l.Stock), l)
 }
 
 // msOr0 is t in Unix milliseconds, "0" for the zero time (none).
@@ -329,13 +329,15 @@ func msOr0(t time.Time) string {
 
 // SoldOut implements [room.Store]: every instance's streams of the room hear of it at once.
 func (s *Rooms) SoldOut(ctx context.Context, id string) error {
-	_, err := s.stock(ctx, id, "soldout", "", "", "", "")
+	_, err := s.stock(ctx, id, "soldout", "", rushgate.Level{})
 	return err
 }
 
-// stock runs lua/stock.lua's op and reports whether it was news (a restock that changed the stock).
-func (s *Rooms) stock(ctx context.Context, id, op, n, stock, written, closes string) (bool, error) {
-	m, err := s.run(ctx, stockScript, s.keys.room(id)[:1], op, n, s.keys.changes(id), stock, written, closes)
+// stock runs lua/stock.lua's op with n and the drop's level l, and reports whether it was news (a
+// restock that changed the stock).
+func (s *Rooms) stock(ctx context.Context, id, op, n string, l rushgate.Level) (bool, error) {
+	m, err := s.run(ctx, stockScript, s.keys.room(id)[:1], op, n, s.keys.changes(id), strconv.Itoa(l.Stock),
+		itoa(l.Written), msOr0(l.Closes), msOr0(l.Opens))
 	if err != nil {
 		return false, err
 	}
@@ -494,6 +496,11 @@ func (s *Rooms) Admit(ctx context.Context, id string, max int) (room.Tick, error
 		Waiting: integer(r[6]), DropClosed: len(r) > 7 && integer(r[7]) == 1}
 	if next := integer(r[4]); next > 0 {
 		t.Next = time.UnixMilli(next).UTC()
+	}
+	if len(r) > 8 {
+		if opens := integer(r[8]); opens > 0 {
+			t.DropOpens = time.UnixMilli(opens).UTC()
+		}
 	}
 	flat, _ := r[0].ToArray()
 	for i := 0; i+2 < len(flat); i += 3 {

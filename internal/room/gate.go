@@ -36,11 +36,13 @@ type gate struct {
 
 	still atomic.Bool // the loop found nothing to do and waits longer (see stillPollMax)
 
-	// dropClosed says the last step found the drop the room follows closed (see Tick.DropClosed): the
-	// room admits nobody, and its waiting visitors' views say why. closes is that drop's closing as
-	// this instance last told the store (Unix ms, 0 for none), so that a new one steps the room at once.
+	// dropClosed says the last step found the drop the room follows closed (see Tick.DropClosed), and
+	// dropOpens that drop's opening still to come (Unix ms, 0 for none; see Tick.DropOpens): the room
+	// admits nobody, and its waiting visitors' views say why. window is that drop's opening and
+	// closing as this instance last told the store, so that a new one steps the room at once.
 	dropClosed atomic.Bool
-	closes     atomic.Int64
+	dropOpens  atomic.Int64
+	window     atomic.Value // [2]int64: Unix ms, 0 for none
 
 	cancel context.CancelFunc
 }
@@ -156,11 +158,14 @@ func (g *gate) tick(ctx context.Context) (Tick, error) {
 		return t, err
 	}
 	now := g.s.opts.Clock()
-	if g.dropClosed.Swap(t.DropClosed) != t.DropClosed {
-		// The drop the room follows closed, or opened again: every waiting visitor hears it at once.
+	opens := msOr0(t.DropOpens)
+	if g.dropClosed.Swap(t.DropClosed) != t.DropClosed || g.dropOpens.Swap(opens) != opens {
+		// The drop the room follows closed, opened, or moved its opening: every waiting visitor hears it
+		// at once.
 		g.hub.broadcast()
 	}
-	g.eta.observe(now, t.AdmittedTotal, t.Waiting > 0 && !t.DropClosed && !g.holds(ctx, now))
+	// A line held for its drop, or by its config, says nothing of its pace: its wait counts from then.
+	g.eta.observe(now, t.AdmittedTotal, t.Waiting > 0 && !t.DropClosed && opens == 0 && !g.holds(ctx, now))
 	obs := g.s.opts.Observer
 	if n := len(t.Admitted); n > 0 {
 		obs.Admitted(g.id, n)
@@ -259,6 +264,9 @@ func (g *gate) view(ctx context.Context, st Status) View {
 	v.ETA, v.ETAUpperBound = g.eta.estimate(now, st.Position, cfg)
 	v.Paused, v.Message = cfg.Stopped(), cfg.message()
 	v.DropClosed = g.dropClosed.Load()
+	if opens := time.UnixMilli(g.dropOpens.Load()); g.dropOpens.Load() > 0 && now.Before(opens) {
+		v.DropOpensAt = opens.UTC()
+	}
 	if cfg.OpensAt != nil && now.Before(*cfg.OpensAt) {
 		v.OpensAt = *cfg.OpensAt
 	}

@@ -76,6 +76,10 @@ type View struct {
 	// by its operator. The room lets nobody in meanwhile, since there would be nothing to claim, and the
 	// line keeps its order in case the drop opens again.
 	DropClosed bool
+	// DropOpensAt is the opening of the drop the room follows while it is still to come (zero
+	// otherwise): the room lets nobody in until then, since there would be nothing to claim yet. The
+	// line keeps its order, and ETA counts from the opening.
+	DropOpensAt time.Time
 	// OpensAt is the room's opening while it is still to come (zero otherwise): until then every
 	// arrival's place is drawn at random among the others', so Position is no order yet, and a visitor
 	// gains nothing by coming early.
@@ -391,13 +395,10 @@ func (s *Service) Restock(ctx context.Context, id, drop string, l rushgate.Level
 		return s.SoldOut(ctx, id)
 	}
 	news, err := s.store.Restock(ctx, id, l)
-	var closes int64
-	if !l.Closes.IsZero() {
-		closes = l.Closes.UnixMilli()
-	}
-	if g := s.gate(id); news || g.closes.Swap(closes) != closes {
-		// New units may admit the next visitors at once, and a drop closed or opened again changes
-		// what the line is told.
+	window := [2]int64{msOr0(l.Opens), msOr0(l.Closes)}
+	if g := s.gate(id); news || g.window.Swap(window) != window {
+		// New units may admit the next visitors at once, and a drop opened, closed or opened again
+		// changes what the line is told.
 		g.wake()
 	}
 	return err
@@ -477,4 +478,12 @@ func (s *Service) Ready(ctx context.Context) error {
 		return p.Ping(ctx)
 	}
 	return nil
+}
+
+// msOr0 is t in Unix milliseconds, 0 for the zero time (none).
+func msOr0(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
 }

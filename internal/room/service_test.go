@@ -849,6 +849,52 @@ func TestClosedDropKeepsTheLinesPace(t *testing.T) {
 	p.eta(t, "ten minutes into the close", 50, 5*time.Second, false)
 }
 
+// TestRoomWaitsForItsDropToOpen: a room that follows a drop lets nobody in before the drop opens,
+// however free its slots, and tells its line when the sale starts, keeping the places in order; at
+// the opening the line moves, and the view tells no opening any more. Another instance, told nothing,
+// holds the line and tells the opening too: it is kept with the room's units in the store.
+func TestRoomWaitsForItsDropToOpen(t *testing.T) {
+	ctx := context.Background()
+	c := storetest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+	store := memstore.NewRooms(memstore.Options{Clock: c.Now})
+	opens := c.Now().Add(10 * time.Minute)
+	stock := levelOf{Stock: 10, Left: 10, Written: 1, Opens: opens}
+	svc := room.NewService(store, room.Options{Clock: c.Now, Manual: true, Stock: stock})
+	t.Cleanup(svc.Stop)
+	cfg := config(2)
+	cfg.Drop, cfg.IdleTimeout = "d", rushgate.Duration(time.Hour)
+	if err := svc.Put(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"v1", "v2"} {
+		if _, err := svc.Join(ctx, "r", room.Entrant{Visitor: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := room.NewService(store, room.Options{Clock: c.Now, Manual: true, Stock: stock})
+	t.Cleanup(other.Stop)
+	for _, s := range []*room.Service{svc, other} {
+		if tk, err := s.Tick(ctx, "r"); err != nil || len(tk.Admitted) != 0 {
+			t.Fatalf("a step before the drop's opening admitted %+v (%v)", tk.Admitted, err)
+		}
+		if v, _ := s.Status(ctx, "r", "v2"); v.State != room.StateWaiting || v.Position != 2 || !v.DropOpensAt.Equal(opens) || v.DropClosed {
+			t.Fatalf("before the opening: %+v", v)
+		}
+	}
+	c.Advance(10 * time.Minute)
+	tk, err := svc.Tick(ctx, "r")
+	if err != nil || len(tk.Admitted) != 2 {
+		t.Fatalf("at the opening: %+v %v", tk, err)
+	}
+	if _, err := svc.Join(ctx, "r", room.Entrant{Visitor: "v3"}); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = svc.Tick(ctx, "r")
+	if v, _ := svc.Status(ctx, "r", "v3"); v.State != room.StateWaiting || !v.DropOpensAt.IsZero() {
+		t.Fatalf("after the opening: %+v", v)
+	}
+}
+
 // TestRoomWaitsWhileItsDropIsClosed: a room that follows a drop lets nobody in once the drop stops
 // taking claims, and tells its line so, keeping the places; told that the drop opened again it admits
 // at once, and a level of an earlier write of the drop, told late, changes nothing. Another instance,

@@ -110,6 +110,9 @@ type Tick struct {
 	// Waiting counts the visitors still in line after the step. Admissions made while some wait show
 	// the room's pace; those of a room with nobody waiting show only how fast visitors arrive.
 	Waiting int64
+	// DropOpens is the opening of the drop the room follows while it is still to come at the step's
+	// time: the room admits nobody until then, and its line is told when the sale starts.
+	DropOpens time.Time
 	// DropClosed reports that the drop the room follows takes no claims at the step's time (its
 	// closing, as SetUnits or Restock last told it, has passed): the step let nobody in.
 	DropClosed bool
@@ -167,12 +170,14 @@ type Store interface {
 	// Active reports whether admissionID is still the visitor's live admission, for online verification.
 	Active(ctx context.Context, id, visitor, admissionID string) (bool, error)
 
-	// SetUnits links the room to a drop of l.Stock units in all with l.Left left, closing at l.Closes,
-	// as the drop's config write numbered l.Written left it (see rushgate.Gatekeeper), or unlinks it
-	// with l.Left -1. A linked room admits no more visitors than its units, and none from its drop's
-	// closing on, judged in each step by the store's clock.
+	// SetUnits links the room to a drop of l.Stock units in all with l.Left left, opening at l.Opens and
+	// closing at l.Closes, as the drop's config write numbered l.Written left it (see
+	// rushgate.Gatekeeper), or unlinks it with l.Left -1. A linked room admits no more visitors than its
+	// units, and none before its drop's opening or from its closing on, judged in each step by the
+	// store's clock.
 	SetUnits(ctx context.Context, id string, l rushgate.Level) error
-	// Restock tells a linked room that its drop has l.Stock units in all and closes at l.Closes, as of
+	// Restock tells a linked room that its drop has l.Stock units in all and opens and closes at
+	// l.Opens and l.Closes, as of
 	// its config write numbered l.Written: its units change by the difference from the stock it last
 	// heard of (SetUnits or Restock), never below none, so that hearing the same stock again changes
 	// nothing, nor does a level of a write before the last one heard of (told late). An unlinked room

@@ -106,7 +106,7 @@ func (s *side) tick(tk room.Tick, err error) string {
 	}
 	slices.Sort(tk.Expired)
 	slices.Sort(tk.Idle)
-	fmt.Fprintf(&b, "] expired=%v idle=%v total=%d waiting=%d closed=%t", tk.Expired, tk.Idle, tk.AdmittedTotal, tk.Waiting, tk.DropClosed)
+	fmt.Fprintf(&b, "] expired=%v idle=%v total=%d waiting=%d closed=%t opens=%s", tk.Expired, tk.Idle, tk.AdmittedTotal, tk.Waiting, tk.DropClosed, ms(tk.DropOpens))
 	s.more, s.next = tk.More, tk.Next.Truncate(time.Millisecond)
 	return b.String()
 }
@@ -340,13 +340,13 @@ func randomRoomStep(rnd *rand.Rand, rooms, visitors []string, arrived map[string
 			return fmt.Sprint(ok, outcome(err))
 		}}
 	case n < 83:
-		l := rushgate.Level{Left: rnd.IntN(4) - 1, Stock: 3, Written: int64(rnd.IntN(10)), Closes: randomClosing(rnd)}
-		return step{fmt.Sprintf("units %s %d (%d) closing %s", id, l.Left, l.Written, ms(l.Closes)), func(s *side) string {
+		l := rushgate.Level{Left: rnd.IntN(4) - 1, Stock: 3, Written: int64(rnd.IntN(10)), Opens: randomInstant(rnd), Closes: randomInstant(rnd)}
+		return step{fmt.Sprintf("units %s %d (%d) opening %s closing %s", id, l.Left, l.Written, ms(l.Opens), ms(l.Closes)), func(s *side) string {
 			return outcome(s.h.Rooms.SetUnits(ctx, id, l))
 		}}
 	case n < 85:
-		l := rushgate.Level{Stock: rnd.IntN(6), Written: int64(rnd.IntN(10)), Closes: randomClosing(rnd)} // some of them told late
-		return step{fmt.Sprintf("restock %s %d (%d) closing %s", id, l.Stock, l.Written, ms(l.Closes)), func(s *side) string {
+		l := rushgate.Level{Stock: rnd.IntN(6), Written: int64(rnd.IntN(10)), Opens: randomInstant(rnd), Closes: randomInstant(rnd)} // some of them told late
+		return step{fmt.Sprintf("restock %s %d (%d) opening %s closing %s", id, l.Stock, l.Written, ms(l.Opens), ms(l.Closes)), func(s *side) string {
 			news, err := s.h.Rooms.Restock(ctx, id, l)
 			return fmt.Sprint(news, outcome(err))
 		}}
@@ -388,10 +388,10 @@ func randomRoomStep(rnd *rand.Rand, rooms, visitors []string, arrived map[string
 }
 
 // advance moves both sides' clocks by one of ds and a random part of a second.
-// randomClosing is a closing of the drop a room follows, for the comparisons: mostly none, else long
-// past (the room admits nobody) or far ahead (it changes nothing yet). Both sides' clocks are near the
-// present, so either is on the same side of both.
-func randomClosing(rnd *rand.Rand) time.Time {
+// randomInstant is an opening or a closing of the drop a room follows, for the comparisons: mostly
+// none, else long past or far ahead (a closing past and an opening ahead hold the line, the others
+// change nothing yet). Both sides' clocks are near the present, so either is on the same side of both.
+func randomInstant(rnd *rand.Rand) time.Time {
 	switch rnd.IntN(4) {
 	case 0:
 		return time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -21,6 +21,7 @@ var stockTests = []check{
 	{"Stock/RestockUnits", testRestockUnits},
 	{"Stock/RestockOrder", testRestockOrder},
 	{"Stock/DropClosed", testDropClosed},
+	{"Stock/DropNotOpen", testDropNotOpen},
 	{"Stock/SoldOut", testSoldOut},
 	{"Stock/Crowd", testStockCrowd},
 	{"Stock/Restock", testRestock},
@@ -241,6 +242,60 @@ func testDropClosed(t *testing.T, h Harness) {
 	wantAdmitted(t, tk, "c")
 	if tk.DropClosed {
 		t.Fatalf("unlinked, the step says closed: %+v", tk)
+	}
+}
+
+// testDropNotOpen: a room whose drop opens later lets nobody in until the opening, by the store's
+// clock, says when it comes and keeps the line's order; its next step is due at the opening, and from
+// it on the line moves. A later opening told (a later write) holds it again, a level of an earlier
+// write told late moves nothing, and an unlinked room waits for no opening.
+func testDropNotOpen(t *testing.T, h Harness) {
+	put(t, h, "dn", cfg(1))
+	opens := h.Now().Add(30 * time.Second).Truncate(time.Millisecond)
+	if err := h.Rooms.SetUnits(ctx, "dn", rushgate.Level{Left: 10, Stock: 10, Written: 1, Opens: opens}); err != nil {
+		t.Fatal(err)
+	}
+	join(t, h, "dn", "a", "b")
+	tk := admit(t, h, "dn")
+	if len(tk.Admitted) != 0 || !tk.DropOpens.Equal(opens) || !tk.Next.Equal(opens) || tk.DropClosed {
+		t.Fatalf("before the opening: %+v; want nobody admitted, the opening %v told and next", tk, opens)
+	}
+	if st := status(t, h, "dn", "b"); st.State != room.StateWaiting || st.Position != 2 {
+		t.Fatalf("b before the opening: %+v", st)
+	}
+	later := opens.Add(time.Minute)
+	if _, err := h.Rooms.Restock(ctx, "dn", rushgate.Level{Stock: 10, Written: 2, Opens: later}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Rooms.Restock(ctx, "dn", rushgate.Level{Stock: 10, Written: 1, Opens: opens}); err != nil { // told late
+		t.Fatal(err)
+	}
+	h.Advance(45 * time.Second) // past the first opening, not the later one
+	if tk := admit(t, h, "dn"); len(tk.Admitted) != 0 || !tk.DropOpens.Equal(later) {
+		t.Fatalf("before the later opening: %+v; want nobody admitted, %v told", tk, later)
+	}
+	h.Advance(time.Minute)
+	tk = admit(t, h, "dn")
+	wantAdmitted(t, tk, "a")
+	if !tk.DropOpens.IsZero() {
+		t.Fatalf("opened, the step still tells an opening: %+v", tk)
+	}
+	if _, err := h.Rooms.Restock(ctx, "dn", rushgate.Level{Stock: 10, Written: 3, Opens: h.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Rooms.Release(ctx, "dn", "a", ""); err != nil {
+		t.Fatal(err)
+	}
+	if tk := admit(t, h, "dn"); len(tk.Admitted) != 0 || tk.DropOpens.IsZero() {
+		t.Fatalf("its opening moved on: %+v", tk)
+	}
+	if err := h.Rooms.SetUnits(ctx, "dn", level(-1, 0, 0)); err != nil { // unlinked: its opening goes too
+		t.Fatal(err)
+	}
+	tk = admit(t, h, "dn")
+	wantAdmitted(t, tk, "b")
+	if !tk.DropOpens.IsZero() {
+		t.Fatalf("unlinked, the step tells an opening: %+v", tk)
 	}
 }
 

@@ -59,6 +59,13 @@ function connected() {
   $("updated").textContent = text("updated", { time: clock(new Date()) });
 }
 
+// hourMinute says an instant (ms) as the visitor's clock shows it, with the day too when it is not today.
+function hourMinute(ms) {
+  const d = new Date(ms);
+  const hm = d.toLocaleTimeString(cfg.lang, { hour: "2-digit", minute: "2-digit" });
+  return d.toDateString() === new Date(now()).toDateString() ? hm : d.toLocaleDateString(cfg.lang, { month: "short", day: "numeric" }) + " " + hm;
+}
+
 // beforeOpening shows a place taken before the room's opening, and reports whether it did: until then
 // every arrival's place is drawn at random among the others', so a number would only jump about as
 // people come, and coming early gains nothing. The page counts down to the opening instead, and says
@@ -77,7 +84,7 @@ function beforeOpening(s) {
   pos.classList.add("opening");
   pos.setAttribute("aria-label", text("opening_label"));
   $("ahead").textContent = text("before_opening");
-  $("message").textContent = s.paused ? text("paused") : text("opens_line_at", { time: new Date(opens).toLocaleTimeString(cfg.lang, { hour: "2-digit", minute: "2-digit" }) });
+  $("message").textContent = s.paused ? text("paused") : text("opens_line_at", { time: hourMinute(opens) });
   $("bar").hidden = true;
   $("progress").textContent = "";
   return true;
@@ -122,8 +129,10 @@ function show(s) {
     // An upper bound (no admission seen yet, every admitted visitor assumed to stay the whole session)
     // says so, lest a wait that then shrinks to seconds look like an error.
     const secs = s.eta_seconds || 0;
-    // Paused, or the sale it waits for closed, no wait can be told: it depends on when that changes.
+    // Paused, or the sale it waits for closed, no wait can be told: it depends on when that changes. A
+    // sale still to open says when it does.
     $("message").textContent = s.drop_closed ? text("drop_closed") : s.paused ? text("paused")
+      : s.drop_opens_at ? text("drop_opens", { time: hourMinute(Date.parse(s.drop_opens_at)) })
       : text(s.eta_upper_bound && secs >= 60 ? "eta_upto" : "eta", { eta: wait(secs) });
     progress(ahead);
     return;

@@ -9,7 +9,7 @@
 -- Returns {-1} for an unknown room, else
 --   {{visitor, admission id, expiry ms, ...}, {expired...}, {idle...}, more (1/0), next ms (0: none), total,
 --   waiting (the line's length after the step), drop closed (1/0: the drop the room follows is past its
---   closing, see stock.lua)}
+--   closing, see stock.lua), drop opens (ms: that drop's opening while it is to come, else 0)}
 local cfg = room_cfg(KEYS[1])
 if not cfg then
   return {-1}
@@ -73,12 +73,13 @@ if #idle > 0 then
   redis.call('HINCRBY', KEYS[1], 'idled', #idle)
 end
 
--- The room holds everybody while paused, before its opening, in queue_all until an opening, and from
--- the closing of the drop it follows on; in passthrough it lets everybody in, whatever its capacity
--- and rate (see room.Config.Holds).
+-- The room holds everybody while paused, before its opening, in queue_all until an opening, and
+-- before the opening and from the closing of the drop it follows on; in passthrough it lets everybody
+-- in, whatever its capacity and rate (see room.Config.Holds).
 local budget = 0
 local closed = cfg.units >= 0 and cfg.closes > 0 and now >= cfg.closes
-local holds = cfg.paused or cfg.soldout or closed or (cfg.opens > 0 and now < cfg.opens) or
+local early = cfg.units >= 0 and cfg.drop_opens > 0 and now < cfg.drop_opens
+local holds = cfg.paused or cfg.soldout or closed or early or (cfg.opens > 0 and now < cfg.opens) or
   (cfg.mode == 'queue_all' and cfg.opens == 0)
 local most = max
 if not holds and cfg.units >= 0 then -- never more admissions than units left of the drop it follows
@@ -141,7 +142,10 @@ local first = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
 if first[2] then consider(tonumber(first[2])) end
 first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
 if first[2] then consider(tonumber(first[2]) + cfg.idle) end
-if cfg.units >= 0 and cfg.closes > 0 then consider(cfg.closes) end -- the line hears of the closing then
+if cfg.units >= 0 then -- the line moves at the drop's opening, and hears of its closing then
+  consider(cfg.drop_opens)
+  consider(cfg.closes)
+end
 if waiting > 0 then
   if cfg.opens > 0 then consider(cfg.opens) end
   if cfg.rate_admits > 0 and redis.call('ZCARD', KEYS[6]) >= cfg.rate_admits then
@@ -152,4 +156,4 @@ end
 if #changed > 0 then
   redis.call('PUBLISH', ARGV[3], table.concat(changed, ' '))
 end
-return {admitted, expired, idle, more, next, total, waiting, closed and 1 or 0}
+return {admitted, expired, idle, more, next, total, waiting, closed and 1 or 0, early and cfg.drop_opens or 0}

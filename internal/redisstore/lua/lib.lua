@@ -38,10 +38,11 @@ end
 
 -- room_cfg reads the config fields a script needs, or nil when the room does not exist. mode is '' (fifo),
 -- 'fifo', 'passthrough', 'reject' or 'queue_all' (see room.Mode); units is the units left of the drop the
--- room follows (-1: none), soldout whether that drop has none.
+-- room follows (-1: none), soldout whether that drop has none, drop_opens and closes its opening and
+-- closing (ms, 0: none).
 local function room_cfg(meta)
   local v = redis.call('HMGET', meta, 'capacity', 'rate_admits', 'rate_per', 'ttl', 'grace', 'idle', 'opens', 'paused', 'epoch',
-    'mode', 'units', 'soldout', 'closes')
+    'mode', 'units', 'soldout', 'closes', 'drop_opens')
   if not v[9] then
     return nil
   end
@@ -49,7 +50,7 @@ local function room_cfg(meta)
     capacity = tonumber(v[1]), rate_admits = tonumber(v[2]), rate_per = tonumber(v[3]),
     ttl = tonumber(v[4]), grace = tonumber(v[5]), idle = tonumber(v[6]), opens = tonumber(v[7]),
     paused = v[8] == '1', epoch = v[9], mode = v[10] or '', units = tonumber(v[11] or '-1'), soldout = v[12] == '1',
-    closes = tonumber(v[13] or '0'),
+    closes = tonumber(v[13] or '0'), drop_opens = tonumber(v[14] or '0'),
   }
 end
 

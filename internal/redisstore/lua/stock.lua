@@ -2,28 +2,30 @@
 -- drop's stock, unlink it, give a held unit back, hear the drop's stock anew (its units change by the
 -- difference from the stock it last heard of, never below none, unless it is of a config write before
 -- the last one heard of), or mark it sold out, telling every instance's streams at once.
--- The drop's closing is kept with the units: from it on, admit.lua lets nobody in.
+-- The drop's opening and closing are kept with the units: before the one and from the other on,
+-- admit.lua lets nobody in.
 -- KEYS[1] meta (see keys.go)
 -- ARGV[1] 'set' (ARGV[2] units, -1 to unlink; ARGV[4] the drop's stock, ARGV[5] its write's number,
--- ARGV[6] its closing in ms, 0 for none), 'unhold', 'restock' (ARGV[2] the drop's stock, ARGV[5] its
--- write's number, drop.Info.Written, ARGV[6] its closing) or 'soldout'  ARGV[3] pub/sub channel of
--- changes
+-- ARGV[6] its closing in ms, 0 for none, ARGV[7] its opening in ms), 'unhold', 'restock' (ARGV[2] the
+-- drop's stock, ARGV[5] its write's number, drop.Info.Written, ARGV[6] its closing, ARGV[7] its
+-- opening) or 'soldout'  ARGV[3] pub/sub channel of changes
 -- Returns -1 for an unknown room, 1 for news (a restock that changed the stock), else 0.
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return -1
 end
 if ARGV[1] == 'set' then
   if tonumber(ARGV[2]) < 0 then
-    redis.call('HDEL', KEYS[1], 'units', 'soldout', 'stock', 'written', 'closes')
+    redis.call('HDEL', KEYS[1], 'units', 'soldout', 'stock', 'written', 'closes', 'drop_opens')
   else
-    redis.call('HSET', KEYS[1], 'units', ARGV[2], 'stock', ARGV[4], 'written', ARGV[5], 'closes', ARGV[6])
+    redis.call('HSET', KEYS[1], 'units', ARGV[2], 'stock', ARGV[4], 'written', ARGV[5], 'closes', ARGV[6],
+      'drop_opens', ARGV[7])
   end
 elseif ARGV[1] == 'unhold' then
   if redis.call('HEXISTS', KEYS[1], 'units') == 1 then
     redis.call('HINCRBY', KEYS[1], 'units', 1)
   end
 elseif ARGV[1] == 'restock' then
-  local m = redis.call('HMGET', KEYS[1], 'units', 'stock', 'written', 'closes')
+  local m = redis.call('HMGET', KEYS[1], 'units', 'stock', 'written', 'closes', 'drop_opens')
   if not m[1] or tonumber(ARGV[5]) < (tonumber(m[3]) or 0) then
     return 0
   end
@@ -32,6 +34,9 @@ elseif ARGV[1] == 'restock' then
   end
   if (m[4] or '0') ~= ARGV[6] then
     redis.call('HSET', KEYS[1], 'closes', ARGV[6])
+  end
+  if (m[5] or '0') ~= ARGV[7] then
+    redis.call('HSET', KEYS[1], 'drop_opens', ARGV[7])
   end
   if m[2] == ARGV[2] then
     return 0
