@@ -109,6 +109,54 @@ func TestDropSurvivesRestart(t *testing.T) {
 	}
 }
 
+// TestRoomWaitsForItsDropAfterRestart: on the embedded backend a room that follows a drop not open yet
+// still holds its line after kill -9 (the drop's opening is told to the room again at the start, not
+// journaled), in the order it came; opened by its operator, the drop lets the line in.
+func TestRoomWaitsForItsDropAfterRestart(t *testing.T) {
+	bin := buildBinary(t)
+	data := t.TempDir()
+	cmd, base := startEmbedded(t, bin, data)
+	opens := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	if code, b, _ := do(t, "PUT", base+"/v1/drops/d", restartKey, fmt.Sprintf(`{"stock": 5, "opens_at": %q, "room": "line"}`, opens)); code != 200 {
+		t.Fatalf("PUT drop: %d %v", code, b)
+	}
+	if code, b, _ := do(t, "PUT", base+"/v1/rooms/line", restartKey, `{"capacity": 2, "drop": "d"}`); code != 200 {
+		t.Fatalf("PUT room: %d %v", code, b)
+	}
+	var tokens []string
+	for range 3 {
+		_, v, _ := do(t, "POST", base+"/v1/rooms/line/join", "", "")
+		tokens = append(tokens, v["visitor_token"].(string))
+	}
+	status := func(base, tok string) map[string]any {
+		_, v, _ := do(t, "GET", base+"/v1/rooms/line/status", tok, "")
+		return v
+	}
+	time.Sleep(1200 * time.Millisecond) // the journal is written at least once a second, and the room stepped
+	for i, tok := range tokens {
+		if st := status(base, tok); st["state"] != "waiting" || st["position"] != float64(i+1) || st["drop_opens_at"] != opens {
+			t.Fatalf("visitor %d before the drop's opening: %v", i, st)
+		}
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	_, base = startEmbedded(t, bin, data)
+	time.Sleep(300 * time.Millisecond) // a step or two of the restarted room
+	for i, tok := range tokens {
+		if st := status(base, tok); st["state"] != "waiting" || st["position"] != float64(i+1) || st["drop_opens_at"] != opens {
+			t.Fatalf("visitor %d after kill -9, before the drop's opening: %v", i, st)
+		}
+	}
+	if code, b, _ := do(t, "POST", base+"/v1/drops/d/open", restartKey, ""); code != 200 {
+		t.Fatalf("open: %d %v", code, b)
+	}
+	waitAdmitted(t, base, "line", tokens[0])
+	waitAdmitted(t, base, "line", tokens[1])
+	if st := status(base, tokens[2]); st["state"] != "waiting" || st["position"] != 1.0 || st["drop_opens_at"] != nil {
+		t.Fatalf("the third, the drop open: %v", st)
+	}
+}
+
 // claimWithKey claims a unit of drop d with an Idempotency-Key.
 func claimWithKey(t *testing.T, base, tok, key string) (int, map[string]any) {
 	t.Helper()

@@ -421,16 +421,22 @@ func TestClosedDropHoldsItsLine(t *testing.T) {
 				t.Fatalf("the status behind: %v", st.body)
 			}
 			screenshot(t, ctx, "room-drop-closed-"+lang.code)
-
-			e.want(e.do("POST", "/v1/drops/one/open", adminKey, ""), 200, "")
-			if tk, err := e.svc.Tick(context.Background(), "queue"); err != nil || len(tk.Admitted) != 1 {
-				t.Fatalf("the step after the reopening: %v %v", tk, err)
-			}
-			until(t, "the turn on the page", func() bool { return shown("#title") == lang.turn })
-			if st := e.do("GET", "/v1/rooms/queue/status", second, ""); st.body["drop_closed"] != nil || st.num("position") != 1 {
-				t.Fatalf("the status behind, reopened: %v", st.body)
-			}
+			openLetsTheLineIn(t, e, shown, second, lang.turn, "drop_closed")
 		})
+	}
+}
+
+// openLetsTheLineIn opens drop one as its operator and steps room queue, which follows it: the page's
+// visitor, first in line, is let in, and second is first in line after it, its status without field.
+func openLetsTheLineIn(t *testing.T, e *env, shown func(string) string, second, turn, field string) {
+	t.Helper()
+	e.want(e.do("POST", "/v1/drops/one/open", adminKey, ""), 200, "")
+	if tk, err := e.svc.Tick(context.Background(), "queue"); err != nil || len(tk.Admitted) != 1 {
+		t.Fatalf("the step after the opening: %v %v", tk, err)
+	}
+	until(t, "the turn on the page", func() bool { return shown("#title") == turn })
+	if st := e.do("GET", "/v1/rooms/queue/status", second, ""); st.body[field] != nil || st.num("position") != 1 {
+		t.Fatalf("the status behind, opened: %v", st.body)
 	}
 }
 
@@ -458,15 +464,7 @@ func TestDropOpeningHoldsItsLine(t *testing.T) {
 				t.Fatalf("the status behind: %v", st.body)
 			}
 			screenshot(t, ctx, "room-drop-opens-"+lang.code)
-
-			e.want(e.do("POST", "/v1/drops/one/open", adminKey, ""), 200, "")
-			if tk, err := e.svc.Tick(context.Background(), "queue"); err != nil || len(tk.Admitted) != 1 {
-				t.Fatalf("the step at the opening: %v %v", tk, err)
-			}
-			until(t, "the turn on the page", func() bool { return shown("#title") == lang.turn })
-			if st := e.do("GET", "/v1/rooms/queue/status", second, ""); st.body["drop_opens_at"] != nil || st.num("position") != 1 {
-				t.Fatalf("the status behind, opened: %v", st.body)
-			}
+			openLetsTheLineIn(t, e, shown, second, lang.turn, "drop_opens_at")
 		})
 	}
 }
