@@ -34,10 +34,9 @@ type roomState struct {
 
 	// units counts the unclaimed units of the drop the room follows, -1 when it follows none; stock is
 	// that drop's stock, opens its opening and closes its closing (Unix ns, 0 for none) as the room
-	// last heard of them, of
-	// the drop's config write numbered written (see room.Store.Restock); soldOut is set once that drop
-	// has none left (see rushgate.Gatekeeper). None of them is journaled: a start counts them afresh
-	// from the drop.
+	// last heard of them, of the drop's config write numbered written (see room.Store.Restock); soldOut
+	// is set once that drop has none left (see rushgate.Gatekeeper). None of them is journaled: a start
+	// counts them afresh from the drop.
 	units   int
 	stock   int
 	written int64

@@ -264,8 +264,8 @@ func (g *gate) view(ctx context.Context, st Status) View {
 	v.ETA, v.ETAUpperBound = g.eta.estimate(now, st.Position, cfg)
 	v.Paused, v.Message = cfg.Stopped(), cfg.message()
 	v.DropClosed = g.dropClosed.Load()
-	if opens := time.UnixMilli(g.dropOpens.Load()); g.dropOpens.Load() > 0 && now.Before(opens) {
-		v.DropOpensAt = opens.UTC()
+	if ms := g.dropOpens.Load(); ms > 0 && now.Before(time.UnixMilli(ms)) {
+		v.DropOpensAt = time.UnixMilli(ms).UTC()
 	}
 	if cfg.OpensAt != nil && now.Before(*cfg.OpensAt) {
 		v.OpensAt = *cfg.OpensAt
