@@ -83,6 +83,29 @@ func TestRehearseADrop(t *testing.T) {
 	}
 }
 
+// TestRehearseADropBeforeItOpens: a crowd that comes before the drop opens waits in the room that
+// follows it, each told its wait from the opening (the first, to free slots, none), and goes in from
+// the opening on; the rehearsal measures those waits from the opening too, so none of them is counted
+// as longer than told.
+func TestRehearseADropBeforeItOpens(t *testing.T) {
+	base, _ := serveInProcess(t)
+	opens := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339)
+	if code, body, _ := do(t, "PUT", base+"/v1/drops/early", testAdminKey, fmt.Sprintf(`{"title": "Early", "stock": 8, "opens_at": %q, "room": "early"}`, opens)); code != 200 {
+		t.Fatalf("PUT drop: %d %v", code, body)
+	}
+	if code, body, _ := do(t, "PUT", base+"/v1/rooms/early", testAdminKey, `{"capacity": 3, "drop": "early"}`); code != 200 {
+		t.Fatalf("PUT room: %d %v", code, body)
+	}
+	rep, printed, _ := rehearse(t, "--target", base, "--room", "early", "--drop", "early", "--visitors", "10",
+		"--arrival-rate", "100", "--think", "0s", "--duration", "30s")
+	if rep.Claims != 8 || rep.SoldOut != 2 || rep.Unserved != 0 || len(rep.Errors) != 0 || len(rep.Problems) != 0 {
+		t.Fatalf("report %+v\n%s", rep, printed)
+	}
+	if rep.ETABounds+rep.ETASamples == 0 || rep.ETABoundsExceeded != 0 || rep.ETALonger != 0 {
+		t.Fatalf("waits told from the drop's opening, measured from the join: %+v\n%s", rep, printed)
+	}
+}
+
 // TestRehearsalPastTheStreamBound: a rehearsal from one address (--sources 1, as from one machine to
 // another) meets the server's --streams-per-address, and its visitors' streams are refused (429). They
 // poll meanwhile, as the page does, and are all admitted: the report counts the refusals apart from

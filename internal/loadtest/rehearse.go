@@ -254,11 +254,16 @@ func (r *rehearsal) roomRate(ctx context.Context, adminKey string) (float64, err
 
 // status is a visitor's answer from join, status and the event stream.
 type status struct {
-	VisitorToken   string    `json:"visitor_token"`
-	State          string    `json:"state"`
-	Position       int64     `json:"position"`
-	ETASeconds     *int64    `json:"eta_seconds"`
-	ETAUpperBound  bool      `json:"eta_upper_bound"`
+	VisitorToken  string `json:"visitor_token"`
+	State         string `json:"state"`
+	Position      int64  `json:"position"`
+	ETASeconds    *int64 `json:"eta_seconds"`
+	ETAUpperBound bool   `json:"eta_upper_bound"`
+	// Paused and DropClosed say the wait is told from a resume that nobody can date; DropOpensAt, that
+	// it is told from the drop's opening.
+	Paused         bool      `json:"paused"`
+	DropClosed     bool      `json:"drop_closed"`
+	DropOpensAt    time.Time `json:"drop_opens_at"`
 	AdmissionToken string    `json:"admission_token"`
 	ExpiresAt      time.Time `json:"expires_at"`
 }
@@ -361,10 +366,14 @@ func (v *visitor) visit(ctx context.Context) {
 	waited := st.State == "waiting"
 	var predicted float64 = -1
 	bound := st.ETAUpperBound
+	from := joinedAt // when the wait told starts: the join, or the opening of the drop the room follows
 	if waited {
 		v.waiting.Add(1)
-		if st.ETASeconds != nil {
+		if st.ETASeconds != nil && !st.Paused && !st.DropClosed {
 			predicted = float64(*st.ETASeconds)
+		}
+		if st.DropOpensAt.After(from) {
+			from = st.DropOpensAt
 		}
 		var err error
 		if v.sse {
@@ -390,7 +399,7 @@ func (v *visitor) visit(ctx context.Context) {
 	now := time.Now()
 	v.mu.Lock()
 	v.admitAt = append(v.admitAt, now.Sub(v.start))
-	switch waitedFor := now.Sub(joinedAt).Seconds(); {
+	switch waitedFor := now.Sub(from).Seconds(); {
 	case !waited || predicted < 0:
 	case bound:
 		v.bounds++

@@ -188,6 +188,7 @@ func (rs *roomState) admit(now int64, max int) room.Tick {
 	t.Next = rs.next(now)
 	t.AdmittedTotal = rs.admittedTotal
 	t.Waiting = int64(rs.waiting.Len())
+	t.Active = int64(rs.active.Len())
 	t.DropClosed = rs.dropClosed(now)
 	if rs.dropEarly(now) {
 		t.DropOpens = time.Unix(0, rs.opens).UTC()

@@ -497,10 +497,11 @@ func (s *Rooms) Admit(ctx context.Context, id string, max int) (room.Tick, error
 	if next := integer(r[4]); next > 0 {
 		t.Next = time.UnixMilli(next).UTC()
 	}
-	if len(r) > 8 {
+	if len(r) > 9 {
 		if opens := integer(r[8]); opens > 0 {
 			t.DropOpens = time.UnixMilli(opens).UTC()
 		}
+		t.Active = integer(r[9])
 	}
 	flat, _ := r[0].ToArray()
 	for i := 0; i+2 < len(flat); i += 3 {

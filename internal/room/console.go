@@ -121,6 +121,9 @@ func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Po
 				total, lined = hs.Figures[figAdmitted], hs.Figures[figWaiting] > 0
 			}
 			eta.observe(hs.At, total, lined)
+			if len(hs.Figures) > figActive {
+				eta.seat(hs.Figures[figActive])
+			}
 		}
 		p := Point{
 			At: cur.At, Waiting: cur.Figures[figWaiting], Active: cur.Figures[figActive],

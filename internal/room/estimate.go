@@ -23,6 +23,11 @@ type estimator struct {
 	// What the samples say, as of the last observe.
 	paced float64 // the line's pace in admissions a second (see observed); 0 when not seen moving
 	turn  float64 // the mean seconds a capacity's worth of admissions took; 0 when unknown
+
+	// active is how many admissions were live after the last step, when seated says it is known (see
+	// seat): the slots the others leave free go to the first in line as soon as the room admits.
+	active int64
+	seated bool
 }
 
 // sample is what one admission step left: when, the room's admissions so far, and whether visitors
@@ -101,6 +106,15 @@ func (e *estimator) observe(now time.Time, total int64, lined bool) {
 	}
 	e.samples = e.samples[i:]
 	e.settle()
+}
+
+// seat notes how many admissions were live after a step. A room that holds its line (paused, before its
+// opening or its drop's) may have slots free: the first in line take them the moment it admits, and
+// the wait of those behind them is a hold shorter than in a full room.
+func (e *estimator) seat(active int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.active, e.seated = active, true
 }
 
 // made returns the index of the sample whose step made admission n, or -1 when no sample observed
@@ -201,8 +215,12 @@ func (e *estimator) estimate(now time.Time, position int64, cfg Config) (d time.
 	e.mu.Lock()
 	observed, taken := e.paced, e.slot(position)
 	held := e.turn
+	var free int64
+	if e.seated && cfg.Capacity > 0 {
+		free = max(0, int64(cfg.Capacity)-e.active)
+	}
 	e.mu.Unlock()
-	return wait(observed, position, cfg, now, taken, held)
+	return wait(observed, position, free, cfg, now, taken, held)
 }
 
 // slot returns, under e.mu, when the admission was made whose slot the visitor at position will take.
@@ -248,13 +266,23 @@ func hold(cfg Config) float64 {
 }
 
 // longest is the most the visitor at position can wait in a room whose capacity sets its pace, its slot
-// taken (see estimator.slot) at taken, or when that is not known just now. The line goes in in waves of
-// a capacity each, each wave's slots freed at the latest a hold (see hold) after they were taken; so a
-// visitor among the first capacity in line may wait a whole session, not a share of it, unless its slot
-// was taken a while ago.
-func longest(position int64, cfg Config, now, taken time.Time) float64 {
+// taken (see estimator.slot) at taken, or when that is not known just now, with free slots free now.
+// The line goes in in waves of a capacity each, each wave's slots freed at the latest a hold (see hold)
+// after they were taken; so a visitor among the first capacity in line may wait a whole session, not a
+// share of it, unless its slot was taken a while ago, or is free: then the visitor a capacity ahead of
+// it (or itself) takes a free slot when the room admits, paced only by the rate, and its wave is a hold
+// shorter.
+func longest(position, free int64, cfg Config, now, taken time.Time) float64 {
 	h := hold(cfg)
-	most := math.Ceil(float64(position)/float64(cfg.Capacity)) * h
+	waves := math.Ceil(float64(position) / float64(cfg.Capacity))
+	if first := (position-1)%int64(cfg.Capacity) + 1; first <= free {
+		most := (waves - 1) * h
+		if r := cfg.Rate; r != nil {
+			most += math.Ceil(float64(first)/float64(r.Admits)) * time.Duration(r.Per).Seconds()
+		}
+		return most
+	}
+	most := waves * h
 	// The step that took the slot may have been up to etaSpacing after its sample's time.
 	if age := now.Sub(taken).Seconds() - etaSpacing.Seconds(); !taken.IsZero() && age > 0 && age < h {
 		most -= age
@@ -270,7 +298,7 @@ func longest(position int64, cfg Config, now, taken time.Time) float64 {
 // faster than the config's rate, and one with no capacity to wait for moves at exactly that rate: its
 // steps admit whenever the rate's window allows, so the rate says its wait better than any pace
 // measured over the bursts in which they let visitors in.
-func wait(observed float64, position int64, cfg Config, now, taken time.Time, held float64) (d time.Duration, bound bool) {
+func wait(observed float64, position, free int64, cfg Config, now, taken time.Time, held float64) (d time.Duration, bound bool) {
 	rate := observed
 	if r := cfg.Rate; r != nil {
 		if limit := float64(r.Admits) / time.Duration(r.Per).Seconds(); cfg.Capacity == 0 || rate > limit {
@@ -291,7 +319,7 @@ func wait(observed float64, position int64, cfg Config, now, taken time.Time, he
 	if cfg.Capacity > 0 && cfg.Mode != ModePassthrough {
 		// The most the wait can be, whatever pace the line was seen at: a pace measured over a line
 		// still finding its rhythm must not tell more than that.
-		if most := longest(position, cfg, now, taken); bound || secs > most {
+		if most := longest(position, free, cfg, now, taken); bound || secs > most {
 			secs, bound = most, true
 		}
 	}

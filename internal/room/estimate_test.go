@@ -111,6 +111,45 @@ func TestBoundFollowsTheSlots(t *testing.T) {
 	}
 }
 
+// TestBoundCountsFreeSlots: in a room that holds its line with slots free (before its opening, or its
+// drop's, or after sessions ended early), the first in line take them the moment it admits, so they
+// are told no wait beyond the hold, and each visitor behind them a hold less than in a full room.
+func TestBoundCountsFreeSlots(t *testing.T) {
+	e, cfg, at := filled(5) // five slots taken at 1 s
+	e.seat(3)               // two of them ended early: admissions 3 to 5 are live
+	for _, c := range []struct {
+		position int64
+		want     time.Duration
+	}{
+		{1, 0}, {2, 0}, // the free slots
+		{3, 120*time.Second + etaSpacing}, // admission 3's slot, free by 601 s at the latest
+		{5, 120*time.Second + etaSpacing},
+		{6, 10 * time.Minute}, // the slot the first takes now, a whole session on
+		{8, 720*time.Second + etaSpacing},
+	} {
+		if got, bound := e.estimate(at(481), c.position, cfg); got != c.want || !bound {
+			t.Errorf("position %d: %v (upper bound %v), want %v, an upper bound", c.position, got, bound, c.want)
+		}
+	}
+	// A fresh room held before its opening: every slot free, the first wave goes in at the opening.
+	var fresh estimator
+	fresh.configure(cfg)
+	fresh.seat(0)
+	for _, c := range []struct {
+		position int64
+		want     time.Duration
+	}{{1, 0}, {5, 0}, {6, 10 * time.Minute}, {11, 20 * time.Minute}} {
+		if got, _ := fresh.estimate(at(0), c.position, cfg); got != c.want {
+			t.Errorf("fresh, position %d: %v, want %v", c.position, got, c.want)
+		}
+	}
+	// With a rate, the free slots fill at its pace.
+	cfg.Rate = &Rate{Admits: 2, Per: rushgate.Duration(time.Second)}
+	if got, _ := fresh.estimate(at(0), 5, cfg); got != 3*time.Second {
+		t.Errorf("fresh with a rate of 2/s, position 5: %v, want 3s", got)
+	}
+}
+
 // filled is the estimator of a room of capacity ten-minute slots that filled at 1 s, when a line
 // formed, with its config and the time secs seconds after its start.
 func filled(capacity int) (*estimator, Config, func(secs float64) time.Time) {

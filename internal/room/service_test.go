@@ -850,8 +850,9 @@ func TestClosedDropKeepsTheLinesPace(t *testing.T) {
 }
 
 // TestRoomWaitsForItsDropToOpen: a room that follows a drop lets nobody in before the drop opens,
-// however free its slots, and tells its line when the sale starts, keeping the places in order; at
-// the opening the line moves, and the view tells no opening any more. Another instance, told nothing,
+// however free its slots, and tells its line when the sale starts, keeping the places in order, with
+// waits from the opening that count the free slots; at the opening the line moves, and the view tells
+// no opening any more. Another instance, told nothing,
 // holds the line and tells the opening too: it is kept with the room's units in the store.
 func TestRoomWaitsForItsDropToOpen(t *testing.T) {
 	ctx := context.Background()
@@ -866,7 +867,7 @@ func TestRoomWaitsForItsDropToOpen(t *testing.T) {
 	if err := svc.Put(ctx, "r", cfg); err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []string{"v1", "v2"} {
+	for _, v := range []string{"v1", "v2", "v3"} {
 		if _, err := svc.Join(ctx, "r", room.Entrant{Visitor: v}); err != nil {
 			t.Fatal(err)
 		}
@@ -880,16 +881,19 @@ func TestRoomWaitsForItsDropToOpen(t *testing.T) {
 		if v, _ := s.Status(ctx, "r", "v2"); v.State != room.StateWaiting || v.Position != 2 || !v.DropOpensAt.Equal(opens) || v.DropClosed {
 			t.Fatalf("before the opening: %+v", v)
 		}
+		// Both slots are free: the first two go in at the opening, the third a session after it.
+		if v, _ := s.Status(ctx, "r", "v2"); v.ETA != 0 {
+			t.Fatalf("the second of two free slots is told %v from the opening", v.ETA)
+		}
+		if v, _ := s.Status(ctx, "r", "v3"); v.ETA != time.Duration(cfg.Grace+cfg.SessionTTL) || !v.ETAUpperBound {
+			t.Fatalf("the third behind two free slots is told %v (upper bound %v)", v.ETA, v.ETAUpperBound)
+		}
 	}
 	c.Advance(10 * time.Minute)
 	tk, err := svc.Tick(ctx, "r")
 	if err != nil || len(tk.Admitted) != 2 {
 		t.Fatalf("at the opening: %+v %v", tk, err)
 	}
-	if _, err := svc.Join(ctx, "r", room.Entrant{Visitor: "v3"}); err != nil {
-		t.Fatal(err)
-	}
-	_, _ = svc.Tick(ctx, "r")
 	if v, _ := svc.Status(ctx, "r", "v3"); v.State != room.StateWaiting || !v.DropOpensAt.IsZero() {
 		t.Fatalf("after the opening: %+v", v)
 	}

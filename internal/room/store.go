@@ -107,6 +107,9 @@ type Tick struct {
 	Next time.Time
 	// AdmittedTotal counts every admission the room has made, for ETAs and metrics.
 	AdmittedTotal int64
+	// Active counts the admissions live after the step: in a room of capacity, the slots the others
+	// leave free are what the first in line take as soon as the room admits.
+	Active int64
 	// Waiting counts the visitors still in line after the step. Admissions made while some wait show
 	// the room's pace; those of a room with nobody waiting show only how fast visitors arrive.
 	Waiting int64

@@ -274,11 +274,14 @@ func testDropNotOpen(t *testing.T, h Harness) {
 	if tk := admit(t, h, "dn"); len(tk.Admitted) != 0 || !tk.DropOpens.Equal(later) {
 		t.Fatalf("before the later opening: %+v; want nobody admitted, %v told", tk, later)
 	}
+	if tk := admit(t, h, "dn"); tk.Active != 0 {
+		t.Fatalf("nobody in, the step counts %d live admissions", tk.Active)
+	}
 	h.Advance(time.Minute)
 	tk = admit(t, h, "dn")
 	wantAdmitted(t, tk, "a")
-	if !tk.DropOpens.IsZero() {
-		t.Fatalf("opened, the step still tells an opening: %+v", tk)
+	if !tk.DropOpens.IsZero() || tk.Active != 1 {
+		t.Fatalf("opened, the step tells an opening or miscounts the live admissions: %+v", tk)
 	}
 	if _, err := h.Rooms.Restock(ctx, "dn", rushgate.Level{Stock: 10, Written: 3, Opens: h.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,8 @@
 -- Returns {-1} for an unknown room, else
 --   {{visitor, admission id, expiry ms, ...}, {expired...}, {idle...}, more (1/0), next ms (0: none), total,
 --   waiting (the line's length after the step), drop closed (1/0: the drop the room follows is past its
---   closing, see stock.lua), drop opens (ms: that drop's opening while it is to come, else 0)}
+--   closing, see stock.lua), drop opens (ms: that drop's opening while it is to come, else 0), active
+--   (the admissions live after the step)}
 local cfg = room_cfg(KEYS[1])
 if not cfg then
   return {-1}
@@ -156,4 +157,5 @@ end
 if #changed > 0 then
   redis.call('PUBLISH', ARGV[3], table.concat(changed, ' '))
 end
-return {admitted, expired, idle, more, next, total, waiting, closed and 1 or 0, early and cfg.drop_opens or 0}
+return {admitted, expired, idle, more, next, total, waiting, closed and 1 or 0, early and cfg.drop_opens or 0,
+  redis.call('ZCARD', KEYS[4])}
