@@ -188,7 +188,15 @@ func (rs *roomState) admit(now int64, max int) room.Tick {
 	t.Next = rs.next(now)
 	t.AdmittedTotal = rs.admittedTotal
 	t.Waiting = int64(rs.waiting.Len())
-	t.Active = int64(rs.active.Len())
+	if c := rs.cfg.Capacity; c > 0 {
+		free := c - rs.active.Len()
+		if rs.units >= 0 {
+			free = min(free, rs.units-rs.active.Len())
+		}
+		if free > 0 {
+			t.Free = int64(free)
+		}
+	}
 	t.DropClosed = rs.dropClosed(now)
 	if rs.dropEarly(now) {
 		t.DropOpens = time.Unix(0, rs.opens).UTC()

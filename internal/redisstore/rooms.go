@@ -501,7 +501,7 @@ func (s *Rooms) Admit(ctx context.Context, id string, max int) (room.Tick, error
 		if opens := integer(r[8]); opens > 0 {
 			t.DropOpens = time.UnixMilli(opens).UTC()
 		}
-		t.Active = integer(r[9])
+		t.Free = integer(r[9])
 	}
 	flat, _ := r[0].ToArray()
 	for i := 0; i+2 < len(flat); i += 3 {

@@ -121,8 +121,9 @@ func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Po
 				total, lined = hs.Figures[figAdmitted], hs.Figures[figWaiting] > 0
 			}
 			eta.observe(hs.At, total, lined)
-			if len(hs.Figures) > figActive {
-				eta.seat(hs.Figures[figActive])
+			// The history keeps no units of a drop the room follows: its free slots are the capacity's.
+			if len(hs.Figures) > figActive && cfg.Capacity > 0 {
+				eta.seat(max(0, int64(cfg.Capacity)-hs.Figures[figActive]))
 			}
 		}
 		p := Point{

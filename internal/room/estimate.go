@@ -24,9 +24,9 @@ type estimator struct {
 	paced float64 // the line's pace in admissions a second (see observed); 0 when not seen moving
 	turn  float64 // the mean seconds a capacity's worth of admissions took; 0 when unknown
 
-	// active is how many admissions were live after the last step, when seated says it is known (see
-	// seat): the slots the others leave free go to the first in line as soon as the room admits.
-	active int64
+	// free is how many slots the last step left free, when seated says it is known (see seat): they go
+	// to the first in line as soon as the room admits.
+	free   int64
 	seated bool
 }
 
@@ -108,13 +108,13 @@ func (e *estimator) observe(now time.Time, total int64, lined bool) {
 	e.settle()
 }
 
-// seat notes how many admissions were live after a step. A room that holds its line (paused, before its
-// opening or its drop's) may have slots free: the first in line take them the moment it admits, and
-// the wait of those behind them is a hold shorter than in a full room.
-func (e *estimator) seat(active int64) {
+// seat notes how many slots a step left free (see Tick.Free). A room that holds its line (paused,
+// before its opening or its drop's) may have slots free: the first in line take them the moment it
+// admits, and the wait of those behind them is a hold shorter than in a full room.
+func (e *estimator) seat(free int64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.active, e.seated = active, true
+	e.free, e.seated = free, true
 }
 
 // made returns the index of the sample whose step made admission n, or -1 when no sample observed
@@ -217,7 +217,7 @@ func (e *estimator) estimate(now time.Time, position int64, cfg Config) (d time.
 	held := e.turn
 	var free int64
 	if e.seated && cfg.Capacity > 0 {
-		free = max(0, int64(cfg.Capacity)-e.active)
+		free = min(e.free, int64(cfg.Capacity))
 	}
 	e.mu.Unlock()
 	return wait(observed, position, free, cfg, now, taken, held)

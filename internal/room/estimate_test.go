@@ -116,7 +116,7 @@ func TestBoundFollowsTheSlots(t *testing.T) {
 // are told no wait beyond the hold, and each visitor behind them a hold less than in a full room.
 func TestBoundCountsFreeSlots(t *testing.T) {
 	e, cfg, at := filled(5) // five slots taken at 1 s
-	e.seat(3)               // two of them ended early: admissions 3 to 5 are live
+	e.seat(2)               // two of them ended early: admissions 3 to 5 are live
 	for _, c := range []struct {
 		position int64
 		want     time.Duration
@@ -134,7 +134,7 @@ func TestBoundCountsFreeSlots(t *testing.T) {
 	// A fresh room held before its opening: every slot free, the first wave goes in at the opening.
 	var fresh estimator
 	fresh.configure(cfg)
-	fresh.seat(0)
+	fresh.seat(5)
 	for _, c := range []struct {
 		position int64
 		want     time.Duration

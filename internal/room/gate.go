@@ -166,7 +166,7 @@ func (g *gate) tick(ctx context.Context) (Tick, error) {
 	}
 	// A line held for its drop, or by its config, says nothing of its pace: its wait counts from then.
 	g.eta.observe(now, t.AdmittedTotal, t.Waiting > 0 && !t.DropClosed && opens == 0 && !g.holds(ctx, now))
-	g.eta.seat(t.Active)
+	g.eta.seat(t.Free)
 	obs := g.s.opts.Observer
 	if n := len(t.Admitted); n > 0 {
 		obs.Admitted(g.id, n)

@@ -107,9 +107,10 @@ type Tick struct {
 	Next time.Time
 	// AdmittedTotal counts every admission the room has made, for ETAs and metrics.
 	AdmittedTotal int64
-	// Active counts the admissions live after the step: in a room of capacity, the slots the others
-	// leave free are what the first in line take as soon as the room admits.
-	Active int64
+	// Free counts the slots of a room of capacity that the step left free: its capacity less the
+	// admissions live after it, and no more than the units left of the drop it follows (0 without a
+	// capacity). The first in line take them as soon as the room admits.
+	Free int64
 	// Waiting counts the visitors still in line after the step. Admissions made while some wait show
 	// the room's pace; those of a room with nobody waiting show only how fast visitors arrive.
 	Waiting int64

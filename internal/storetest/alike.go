@@ -106,7 +106,7 @@ func (s *side) tick(tk room.Tick, err error) string {
 	}
 	slices.Sort(tk.Expired)
 	slices.Sort(tk.Idle)
-	fmt.Fprintf(&b, "] expired=%v idle=%v total=%d active=%d waiting=%d closed=%t opens=%s", tk.Expired, tk.Idle, tk.AdmittedTotal, tk.Active, tk.Waiting, tk.DropClosed, ms(tk.DropOpens))
+	fmt.Fprintf(&b, "] expired=%v idle=%v total=%d free=%d waiting=%d closed=%t opens=%s", tk.Expired, tk.Idle, tk.AdmittedTotal, tk.Free, tk.Waiting, tk.DropClosed, ms(tk.DropOpens))
 	s.more, s.next = tk.More, tk.Next.Truncate(time.Millisecond)
 	return b.String()
 }

@@ -9,8 +9,8 @@
 -- Returns {-1} for an unknown room, else
 --   {{visitor, admission id, expiry ms, ...}, {expired...}, {idle...}, more (1/0), next ms (0: none), total,
 --   waiting (the line's length after the step), drop closed (1/0: the drop the room follows is past its
---   closing, see stock.lua), drop opens (ms: that drop's opening while it is to come, else 0), active
---   (the admissions live after the step)}
+--   closing, see stock.lua), drop opens (ms: that drop's opening while it is to come, else 0), free (the
+--   slots left free: capacity less the live admissions, at most the units left; 0 without a capacity)}
 local cfg = room_cfg(KEYS[1])
 if not cfg then
   return {-1}
@@ -157,5 +157,11 @@ end
 if #changed > 0 then
   redis.call('PUBLISH', ARGV[3], table.concat(changed, ' '))
 end
-return {admitted, expired, idle, more, next, total, waiting, closed and 1 or 0, early and cfg.drop_opens or 0,
-  redis.call('ZCARD', KEYS[4])}
+local free = 0
+if cfg.capacity > 0 then
+  local live = redis.call('ZCARD', KEYS[4])
+  free = cfg.capacity - live
+  if cfg.units >= 0 then free = math.min(free, cfg.units - live) end
+  free = math.max(0, free)
+end
+return {admitted, expired, idle, more, next, total, waiting, closed and 1 or 0, early and cfg.drop_opens or 0, free}
