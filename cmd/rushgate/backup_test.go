@@ -32,11 +32,7 @@ func TestBackupRestoresElsewhere(t *testing.T) {
 	if code, b, _ := do(t, "PUT", base+"/v1/rooms/sale", restartKey, `{"capacity": 1, "session_ttl": "1h"}`); code != 200 {
 		t.Fatalf("PUT room: %d %v", code, b)
 	}
-	var tokens []string
-	for range 3 {
-		_, v, _ := do(t, "POST", base+"/v1/rooms/sale/join", "", "")
-		tokens = append(tokens, v["visitor_token"].(string))
-	}
+	tokens := joinAll(t, base, "sale", 3)
 	adm := waitAdmitted(t, base, "sale", tokens[0])
 	if code, b, _ := do(t, "PUT", base+"/v1/drops/d", restartKey, fmt.Sprintf(`{"stock": 100000, "opens_at": %q}`, time.Now().Add(-time.Minute).UTC().Format(time.RFC3339))); code != 200 {
 		t.Fatalf("PUT drop: %d %v", code, b)

@@ -42,11 +42,7 @@ func TestRedisOutageAndRestarts(t *testing.T) {
 	if code, _, _ := do(t, "PUT", in.base+"/v1/rooms/r", testAdminKey, `{"capacity": 1, "paused": true}`); code != 200 {
 		t.Fatalf("PUT room: %d", code)
 	}
-	var tokens []string
-	for range 3 {
-		_, st, _ := do(t, "POST", in.base+"/v1/rooms/r/join", "", "")
-		tokens = append(tokens, st["visitor_token"].(string))
-	}
+	tokens := joinAll(t, in.base, "r", 3)
 	if n := metric(t, in.base, "rushgate_redis_visit_batch_size_sum"); n < 3 {
 		t.Fatalf("the batch size metric counts %v visits after 3 joins", n)
 	}

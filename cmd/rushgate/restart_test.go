@@ -123,15 +123,8 @@ func TestRoomWaitsForItsDropAfterRestart(t *testing.T) {
 	if code, b, _ := do(t, "PUT", base+"/v1/rooms/line", restartKey, `{"capacity": 2, "drop": "d"}`); code != 200 {
 		t.Fatalf("PUT room: %d %v", code, b)
 	}
-	var tokens []string
-	for range 3 {
-		_, v, _ := do(t, "POST", base+"/v1/rooms/line/join", "", "")
-		tokens = append(tokens, v["visitor_token"].(string))
-	}
-	status := func(base, tok string) map[string]any {
-		_, v, _ := do(t, "GET", base+"/v1/rooms/line/status", tok, "")
-		return v
-	}
+	tokens := joinAll(t, base, "line", 3)
+	status := func(base, tok string) map[string]any { return statusIn(t, base, "line", tok) }
 	time.Sleep(1200 * time.Millisecond) // the journal is written at least once a second, and the room stepped
 	for i, tok := range tokens {
 		if st := status(base, tok); st["state"] != "waiting" || st["position"] != float64(i+1) || st["drop_opens_at"] != opens {
@@ -155,6 +148,28 @@ func TestRoomWaitsForItsDropAfterRestart(t *testing.T) {
 	if st := status(base, tokens[2]); st["state"] != "waiting" || st["position"] != 1.0 || st["drop_opens_at"] != nil {
 		t.Fatalf("the third, the drop open: %v", st)
 	}
+}
+
+// joinAll makes n new visitors join room on base, one after another, and returns their tokens.
+func joinAll(t *testing.T, base, room string, n int) []string {
+	t.Helper()
+	var tokens []string
+	for range n {
+		_, v, _ := do(t, "POST", base+"/v1/rooms/"+room+"/join", "", "")
+		tok, _ := v["visitor_token"].(string)
+		if tok == "" {
+			t.Fatalf("join %s: %v", room, v)
+		}
+		tokens = append(tokens, tok)
+	}
+	return tokens
+}
+
+// statusIn is the status of the visitor of tok in room on base.
+func statusIn(t *testing.T, base, room, tok string) map[string]any {
+	t.Helper()
+	_, v, _ := do(t, "GET", base+"/v1/rooms/"+room+"/status", tok, "")
+	return v
 }
 
 // claimWithKey claims a unit of drop d with an Idempotency-Key.
@@ -204,15 +219,8 @@ func TestRoomsSurviveRestart(t *testing.T) {
 	if code, _, _ := do(t, "DELETE", base+"/v1/rooms/gone", restartKey, ""); code != 200 {
 		t.Fatalf("DELETE: %d", code)
 	}
-	var tokens []string
-	for range 3 {
-		_, v, _ := do(t, "POST", base+"/v1/rooms/sale/join", "", "")
-		tokens = append(tokens, v["visitor_token"].(string))
-	}
-	status := func(base, tok string) map[string]any {
-		_, v, _ := do(t, "GET", base+"/v1/rooms/sale/status", tok, "")
-		return v
-	}
+	tokens := joinAll(t, base, "sale", 3)
+	status := func(base, tok string) map[string]any { return statusIn(t, base, "sale", tok) }
 	adm := waitAdmitted(t, base, "sale", tokens[0])
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
