@@ -146,6 +146,10 @@ type PageData struct {
 	// Drop and Auction name the drop or auction of their pages; Room is then the room they sit behind
 	// ("" for none).
 	Drop, Auction string
+	// LineHolds, on a drop's page, says its room follows the drop and holds its line until the drop
+	// opens: joining it early keeps a place for the opening, where a room that only guards the drop
+	// would let the visitor in at once, an admission that may end before the sale starts.
+	LineHolds bool
 	// Refresh, on notice.html (a page that could not be served: Title and Message say why), is how many
 	// seconds until the page loads itself again, 0 for never.
 	Refresh int
@@ -333,6 +337,11 @@ func (s *Server) dropPage(w http.ResponseWriter, r *http.Request) {
 	}
 	d := s.pageData(r, "")
 	d.Drop, d.Room, d.Title, d.Message = id, info.Config.Room, info.Config.Title, info.Config.Message
+	if d.Room != "" {
+		// The room's config as joins see it, read at most a second ago: no store read for most loads.
+		cfg, err := s.rooms.Config(r.Context(), d.Room)
+		d.LineHolds = err == nil && cfg.Drop == id
+	}
 	s.render(w, r, s.pages.drop, d, http.StatusOK)
 }
 

@@ -421,37 +421,50 @@ func TestClosedDropHoldsItsLine(t *testing.T) {
 				t.Fatalf("the status behind: %v", st.body)
 			}
 			screenshot(t, ctx, "room-drop-closed-"+lang.code)
-			openLetsTheLineIn(t, e, shown, second, lang.turn, "drop_closed")
+
+			e.want(e.do("POST", "/v1/drops/one/open", adminKey, ""), 200, "")
+			if tk, err := e.svc.Tick(context.Background(), "queue"); err != nil || len(tk.Admitted) != 1 {
+				t.Fatalf("the step after the reopening: %v %v", tk, err)
+			}
+			until(t, "the turn on the page", func() bool { return shown("#title") == lang.turn })
+			if st := e.do("GET", "/v1/rooms/queue/status", second, ""); st.body["drop_closed"] != nil || st.num("position") != 1 {
+				t.Fatalf("the status behind, reopened: %v", st.body)
+			}
 		})
 	}
 }
 
-// openLetsTheLineIn opens drop one as its operator and steps room queue, which follows it: the page's
-// visitor, first in line, is let in, and second is first in line after it, its status without field.
-func openLetsTheLineIn(t *testing.T, e *env, shown func(string) string, second, turn, field string) {
-	t.Helper()
-	e.want(e.do("POST", "/v1/drops/one/open", adminKey, ""), 200, "")
-	if tk, err := e.svc.Tick(context.Background(), "queue"); err != nil || len(tk.Admitted) != 1 {
-		t.Fatalf("the step after the opening: %v %v", tk, err)
-	}
-	until(t, "the turn on the page", func() bool { return shown("#title") == turn })
-	if st := e.do("GET", "/v1/rooms/queue/status", second, ""); st.body[field] != nil || st.num("position") != 1 {
-		t.Fatalf("the status behind, opened: %v", st.body)
-	}
-}
-
-// TestDropOpeningHoldsItsLine: a room that follows a drop not open yet lets nobody in, however free
-// its slots, and its page says when the sale starts instead of a wait; at the opening the line moves.
+// TestDropOpeningHoldsItsLine: a drop not open yet whose room follows it invites its visitors into the
+// line at once (a room that only guards a drop does not: it would let them in before the sale); the
+// room lets nobody in, however free its slots, and its page says when the sale starts instead of a
+// wait; at the opening the line moves, and the visitor is back on the drop's page to claim.
 func TestDropOpeningHoldsItsLine(t *testing.T) {
-	for _, lang := range []struct{ code, opens, turn string }{{"en", "The sale starts at ", "It is your turn"}, {"ko", "판매는 ", "입장 차례입니다"}} {
+	for _, lang := range []struct{ code, invite, guard, opens string }{
+		{"en", "The line for this drop is open now", "This drop is for visitors who came through the line.", "The sale starts at "},
+		{"ko", "이 드롭의 대기열이 지금 열려 있습니다", "대기열을 거친 방문자만 받을 수 있습니다.", "판매는 "},
+	} {
 		t.Run(lang.code, func(t *testing.T) {
 			e := setup(t)
 			opens := e.clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 			e.want(e.do("PUT", "/v1/drops/one", adminKey, fmt.Sprintf(`{"stock": 2, "opens_at": %q, "room": "queue"}`, opens)), 200, "")
 			e.putRoom("queue", `{"capacity": 1, "drop": "one", "grace": "1h", "idle_timeout": "1h"}`)
+			e.want(e.do("PUT", "/v1/drops/two", adminKey, fmt.Sprintf(`{"stock": 2, "opens_at": %q, "room": "guard"}`, opens)), 200, "")
+			e.putRoom("guard", `{"capacity": 1}`)
 			ctx := tab(t)
 			shown := shownIn(t, ctx)
-			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/r/queue?lang="+lang.code)); err != nil {
+			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/d/two?lang="+lang.code)); err != nil {
+				t.Fatal(err)
+			}
+			until(t, "the guarded drop's way in", func() bool { return shown("#gate") != "" })
+			if got := shown("#gate-text"); got != lang.guard {
+				t.Fatalf("a drop whose room only guards it says %q before the opening", got)
+			}
+			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/d/one?lang="+lang.code)); err != nil {
+				t.Fatal(err)
+			}
+			until(t, "the invitation into the line", func() bool { return strings.HasPrefix(shown("#gate-text"), lang.invite) })
+			screenshot(t, ctx, "drop-line-before-opening-"+lang.code)
+			if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#line"))); err != nil {
 				t.Fatal(err)
 			}
 			until(t, "place 1", func() bool { return shown("#position") == "#1" })
@@ -464,7 +477,17 @@ func TestDropOpeningHoldsItsLine(t *testing.T) {
 				t.Fatalf("the status behind: %v", st.body)
 			}
 			screenshot(t, ctx, "room-drop-opens-"+lang.code)
-			openLetsTheLineIn(t, e, shown, second, lang.turn, "drop_opens_at")
+			e.want(e.do("POST", "/v1/drops/one/open", adminKey, ""), 200, "")
+			if tk, err := e.svc.Tick(context.Background(), "queue"); err != nil || len(tk.Admitted) != 1 {
+				t.Fatalf("the step at the opening: %v %v", tk, err)
+			}
+			// Let in, the visitor is back on the drop's page, which it came from, and may claim.
+			until(t, "the claim on the drop's page", func() bool {
+				return eval[string](t, ctx, `location.pathname + ' ' + String((document.getElementById('claim') || {}).disabled)`) == "/d/one false"
+			})
+			if st := e.do("GET", "/v1/rooms/queue/status", second, ""); st.body["drop_opens_at"] != nil || st.num("position") != 1 {
+				t.Fatalf("the status behind, opened: %v", st.body)
+			}
 		})
 	}
 }
