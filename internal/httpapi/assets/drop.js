@@ -86,7 +86,7 @@ function render() {
   $("gate").hidden = !gated;
   if (gated) {
     // A line held until the opening keeps places in the order people join: joining early is worth it.
-    $("gate-text").textContent = text(status === "scheduled" && cfg.holds ? "line_before_opening" : "need_line");
+    if ($("gate-text")) $("gate-text").textContent = text(status === "scheduled" && cfg.holds ? "line_before_opening" : "need_line");
     $("line").href = cfg.base + "/r/" + encodeURIComponent(cfg.room) + "?return_to=" + encodeURIComponent(cfg.base + "/d/" + cfg.drop) + "&lang=" + cfg.lang;
   }
   $("claim").disabled = busy || full() || gated || status !== "open";
