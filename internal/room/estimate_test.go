@@ -404,6 +404,7 @@ func FuzzEstimator(f *testing.F) {
 				total += int64(steps[1]) % (int64(capacity) + 1)
 			}
 			e.observe(now, total, steps[2]%2 == 1)
+			e.seat(int64(steps[2]/2) % (int64(capacity) + 2)) // free slots, now and then more than the capacity
 			steps = steps[3:]
 			if p := e.observed(); !(p >= 0) || math.IsInf(p, 0) {
 				t.Fatalf("pace %v", p)
