@@ -275,7 +275,7 @@ func hold(cfg Config) float64 {
 func longest(position, free int64, cfg Config, now, taken time.Time) float64 {
 	h := hold(cfg)
 	waves := math.Ceil(float64(position) / float64(cfg.Capacity))
-	if first := (position-1)%int64(cfg.Capacity) + 1; first <= free {
+	if first := (position-1)%int64(cfg.Capacity) + 1; position >= 1 && first <= free {
 		most := (waves - 1) * h
 		if r := cfg.Rate; r != nil {
 			most += math.Ceil(float64(first)/float64(r.Admits)) * time.Duration(r.Per).Seconds()

@@ -409,7 +409,7 @@ func FuzzEstimator(f *testing.F) {
 			if p := e.observed(); !(p >= 0) || math.IsInf(p, 0) {
 				t.Fatalf("pace %v", p)
 			}
-			for _, position := range []int64{1, 7, 1 << 40} {
+			for _, position := range []int64{0, 1, 7, 1 << 40} {
 				if d, _ := e.estimate(now, position, cfg); d < 0 || d > maxETA {
 					t.Fatalf("wait %v at %d", d, position)
 				}
