@@ -36,14 +36,7 @@ func (s *Server) body(id, visitorID string, v room.View) (statusBody, error) {
 	case room.StateWaiting:
 		eta := int64(math.Ceil(v.ETA.Seconds()))
 		b.Position, b.ETASeconds, b.ETAUpperBound, b.Paused, b.DropClosed = v.Position, &eta, v.ETAUpperBound, v.Paused, v.DropClosed
-		if !v.OpensAt.IsZero() {
-			at := v.OpensAt.UTC()
-			b.OpensAt = &at
-		}
-		if !v.DropOpensAt.IsZero() {
-			at := v.DropOpensAt.UTC()
-			b.DropOpensAt = &at
-		}
+		b.OpensAt, b.DropOpensAt = instant(v.OpensAt), instant(v.DropOpensAt)
 	case room.StateAdmitted:
 		tok, err := s.keys.Sign(admission.Claims{Room: id, RegisteredClaims: jwt.RegisteredClaims{
 			Subject: visitorID, ID: v.Admission.ID, ExpiresAt: jwt.NewNumericDate(v.Admission.ExpiresAt),

@@ -181,11 +181,10 @@ type Store interface {
 	// store's clock.
 	SetUnits(ctx context.Context, id string, l rushgate.Level) error
 	// Restock tells a linked room that its drop has l.Stock units in all and opens and closes at
-	// l.Opens and l.Closes, as of
-	// its config write numbered l.Written: its units change by the difference from the stock it last
-	// heard of (SetUnits or Restock), never below none, so that hearing the same stock again changes
-	// nothing, nor does a level of a write before the last one heard of (told late). An unlinked room
-	// keeps none. It reports whether the stock was news.
+	// l.Opens and l.Closes, as of its config write numbered l.Written: its units change by the
+	// difference from the stock it last heard of (SetUnits or Restock), never below none, so that
+	// hearing the same stock again changes nothing, nor does a level of a write before the last one
+	// heard of (told late). An unlinked room keeps none. It reports whether the stock was news.
 	Restock(ctx context.Context, id string, l rushgate.Level) (bool, error)
 	// Hold checks that admissionID is the visitor's live admission (ErrNotAdmitted otherwise) and, in a
 	// linked room, takes one unit (rushgate.ErrSoldOut when there is none or the room is sold out). It
