@@ -63,9 +63,26 @@ const (
 	figAdmitted
 	figIdle
 	figGrace
+	// figFree is how many slots the room's last step on the sampling instance left free (Tick.Free),
+	// -1 when that instance has not stepped the room: what the console's waits replay, since a room
+	// that follows a drop has no more free slots than the drop has units, which the history does not
+	// keep. Samples of older versions end before it.
+	figFree
 )
 
 func entity(id string) string { return "room:" + id }
+
+// freeSlots returns how many slots the room's last step on this instance left free, -1 when this
+// instance has not stepped it.
+func (s *Service) freeSlots(id string) int64 {
+	s.mu.Lock()
+	g := s.gates[id]
+	s.mu.Unlock()
+	if g == nil {
+		return -1
+	}
+	return g.eta.freeSlots()
+}
 
 // Sample offers every room's counts to the history: one read per room a second, and one a minute per
 // room with nobody in line or admitted (see [rushgate.Seen]). Start runs it every second; tests call
@@ -86,7 +103,7 @@ func (s *Service) Sample(ctx context.Context) {
 		}
 		// Nobody in line and nobody admitted: nothing moves until a join, which wakes the room.
 		s.seen.Saw(id, struct{}{}, st.Waiting == 0 && st.Active == 0, now)
-		figs := []int64{st.Waiting, st.Active, st.JoinedTotal, st.AdmittedTotal, st.IdleTotal, st.GraceTotal}
+		figs := []int64{st.Waiting, st.Active, st.JoinedTotal, st.AdmittedTotal, st.IdleTotal, st.GraceTotal, s.freeSlots(id)}
 		if err := s.opts.History.Sample(ctx, entity(id), figs); err != nil && ctx.Err() == nil {
 			s.log.Warn("room: history sample", "room", id, "err", err)
 		}
@@ -121,8 +138,11 @@ func (s *Service) History(ctx context.Context, id string, since time.Time) ([]Po
 				total, lined = hs.Figures[figAdmitted], hs.Figures[figWaiting] > 0
 			}
 			eta.observe(hs.At, total, lined)
-			// The history keeps no units of a drop the room follows: its free slots are the capacity's.
-			if len(hs.Figures) > figActive && cfg.Capacity > 0 {
+			switch {
+			case len(hs.Figures) > figFree && hs.Figures[figFree] >= 0:
+				eta.seat(hs.Figures[figFree])
+			case len(hs.Figures) > figActive && cfg.Capacity > 0:
+				// Not known to the sample: the capacity's free slots, as many or more than were.
 				eta.seat(max(0, int64(cfg.Capacity)-hs.Figures[figActive]))
 			}
 		}

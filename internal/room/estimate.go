@@ -117,6 +117,16 @@ func (e *estimator) seat(free int64) {
 	e.free, e.seated = free, true
 }
 
+// freeSlots returns the free slots seat last noted, -1 before any.
+func (e *estimator) freeSlots() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.seated {
+		return -1
+	}
+	return e.free
+}
+
 // made returns the index of the sample whose step made admission n, or -1 when no sample observed
 // says when it was made.
 func (e *estimator) made(n int64) int {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -977,5 +978,49 @@ func TestRoomWaitsWhileItsDropIsClosed(t *testing.T) {
 	}
 	if tk, err := svc.Tick(ctx, "r"); err != nil || len(tk.Admitted) != 1 || tk.Admitted[0].Visitor != "v3" {
 		t.Fatalf("the next step: %+v %v", tk, err)
+	}
+}
+
+// TestHistoryETACountsAFollowedDropsUnits: the console's wait at the back of a held line is the one the
+// last visitor in it is told, also in a room that follows a drop with fewer units left than the room
+// has slots: the free slots the history replays are the ones the room's steps left, not its capacity's.
+func TestHistoryETACountsAFollowedDropsUnits(t *testing.T) {
+	ctx := context.Background()
+	c := storetest.NewClock(time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC))
+	stock := levelOf{Stock: 100, Left: 3, Written: 1, Opens: c.Now().Add(10 * time.Minute)}
+	svc := room.NewService(memstore.NewRooms(memstore.Options{Clock: c.Now}),
+		room.Options{Clock: c.Now, Manual: true, Stock: stock, History: memstore.NewHistory(c.Now)})
+	t.Cleanup(svc.Stop)
+	cfg := config(10)
+	cfg.Drop, cfg.IdleTimeout = "d", rushgate.Duration(time.Hour)
+	cfg.Grace, cfg.SessionTTL = rushgate.Duration(time.Minute), rushgate.Duration(5*time.Minute)
+	if err := svc.Put(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	start := c.Now()
+	for i := range 4 {
+		if _, err := svc.Join(ctx, "r", room.Entrant{Visitor: fmt.Sprintf("v%02d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		if tk, err := svc.Tick(ctx, "r"); err != nil || len(tk.Admitted) != 0 || tk.Free != 3 {
+			t.Fatalf("a step before the opening: %+v %v; want nobody in and the 3 units' slots free", tk, err)
+		}
+		svc.Sample(ctx)
+		c.Advance(time.Second)
+	}
+	told, err := svc.Status(ctx, "r", "v03")
+	if err != nil || told.Position != 4 {
+		t.Fatalf("the last in line: %+v %v", told, err)
+	}
+	points, err := svc.History(ctx, "r", start)
+	if err != nil || len(points) == 0 {
+		t.Fatalf("History: %d points, %v", len(points), err)
+	}
+	last := points[len(points)-1]
+	if last.Waiting != 4 || math.Abs(last.ETABack-told.ETA.Seconds()) > 1.5 || last.ETABackBound != told.ETAUpperBound {
+		t.Fatalf("the console's wait at the back: %.1f s (bound %v); the last in line is told %v (bound %v)",
+			last.ETABack, last.ETABackBound, told.ETA, told.ETAUpperBound)
 	}
 }
