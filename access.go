@@ -57,6 +57,10 @@ type Gatekeeper interface {
 	// it a level of an earlier write, changes nothing; with none left it is sold out. The level also
 	// says when the drop stops taking claims, after which the room admits nobody until it reopens.
 	Restock(ctx context.Context, room, drop string, l Level) error
+	// Follows reports whether room follows drop's stock, as its config now stands: a drop that a room
+	// follows keeps its place behind that room, since the room would otherwise go on counting its
+	// units, or holding its line for its opening, after it was gone.
+	Follows(ctx context.Context, room, drop string) (bool, error)
 }
 
 // Level is a drop's stock as a room that follows it hears of it: Stock units in all and Left of them

@@ -87,8 +87,9 @@ func (refuseAll) Release(context.Context, string, string, string) error        {
 func (refuseAll) Hold(context.Context, string, string, string) (bool, error) {
 	return false, rushgate.ErrAdmissionRequired
 }
-func (refuseAll) Unhold(context.Context, string) error  { return nil }
-func (refuseAll) SoldOut(context.Context, string) error { return nil }
+func (refuseAll) Follows(context.Context, string, string) (bool, error) { return false, nil }
+func (refuseAll) Unhold(context.Context, string) error                  { return nil }
+func (refuseAll) SoldOut(context.Context, string) error                 { return nil }
 func (refuseAll) Restock(context.Context, string, string, rushgate.Level) error {
 	return nil
 }

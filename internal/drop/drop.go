@@ -34,6 +34,9 @@ var (
 	ErrSoldOut  = errors.New("drop: sold out")
 	ErrNotOpen  = errors.New("drop: not open")
 	ErrStarted  = errors.New("drop: already has claims")
+	// ErrFollowed refuses deleting a drop, or moving it from behind its room, while that room follows
+	// its stock (see [rushgate.Gatekeeper.Follows]); a *FollowedError names the room.
+	ErrFollowed = errors.New("drop: a room follows its stock")
 	// ErrNoSuchCode answers a lookup of a code that no claim of the drop handed out (yet).
 	ErrNoSuchCode = errors.New("drop: no claim has this code")
 	// ErrBelowClaimed refuses a stock lowered below the units claimed already.
@@ -50,6 +53,17 @@ func (e *FixedError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrStarted) true.
 func (e *FixedError) Unwrap() error { return ErrStarted }
+
+// FollowedError refuses a change that would take a drop from the room that follows its stock: the
+// room's drop is to be set to none, or the room deleted, first.
+type FollowedError struct{ Room string }
+
+func (e *FollowedError) Error() string {
+	return fmt.Sprintf("room %s follows the drop's stock: set that room's drop to none, or delete the room, first", e.Room)
+}
+
+// Unwrap makes errors.Is(err, ErrFollowed) true.
+func (e *FollowedError) Unwrap() error { return ErrFollowed }
 
 // AlreadyClaimedError is a refused claim by a visitor who holds all it may; it carries those claims.
 type AlreadyClaimedError struct{ Claims []Claim }

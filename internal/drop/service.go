@@ -231,6 +231,11 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) 
 	if err == nil && old.Claimed > 0 {
 		return s.amend(ctx, id, old, cfg)
 	}
+	if err == nil && cfg.Room != old.Config.Room {
+		if err := s.unfollowed(ctx, old.Config.Room, id); err != nil {
+			return Info{}, err
+		}
+	}
 	now := Info{Config: cfg, Listed: len(cfg.Codes)}
 	e := rushgate.Entry{At: s.clock().UTC(), Kind: "drop", ID: id, Action: rushgate.ActionUpdate, Changes: rushgate.Diff(old.audited(), now.audited())}
 	if err != nil {
@@ -392,6 +397,23 @@ func (s *Service) fixed(ctx context.Context, id string, old Info, cfg Config) er
 	return nil
 }
 
+// unfollowed returns a *FollowedError if room, the room the drop sits behind, follows its stock: the
+// drop may not leave it. A room linked between this check and the change is not seen; the operator
+// races itself there.
+func (s *Service) unfollowed(ctx context.Context, room, id string) error {
+	if room == "" || s.gate == nil {
+		return nil
+	}
+	follows, err := s.gate.Follows(ctx, room, id)
+	if err != nil {
+		return err
+	}
+	if follows {
+		return &FollowedError{Room: room}
+	}
+	return nil
+}
+
 // changed tells what keeps a drop's config that it changed: the checks of claims, and the sampler,
 // since it may take claims again.
 func (s *Service) changed(id string) {
@@ -415,11 +437,14 @@ func (s *Service) recorded(ctx context.Context, id string) ([]Claim, error) {
 // Get returns a drop and how much of it is claimed.
 func (s *Service) Get(ctx context.Context, id string) (Info, error) { return s.store.Get(ctx, id) }
 
-// Delete removes a drop while nothing is claimed.
+// Delete removes a drop while nothing is claimed and no room follows its stock (ErrFollowed).
 func (s *Service) Delete(ctx context.Context, id string) error {
 	defer s.changed(id)
 	old, err := s.store.Get(ctx, id)
 	if err != nil {
+		return err
+	}
+	if err := s.unfollowed(ctx, old.Config.Room, id); err != nil {
 		return err
 	}
 	if err := s.store.Delete(ctx, id); err != nil {

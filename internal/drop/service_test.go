@@ -32,6 +32,7 @@ type gate struct {
 	released []string
 	downRes  int      // how many more restocks fail as unavailable
 	restocks []string // "room drop stock left", as told
+	follows  string   // the drop every room follows, "" for none
 }
 
 func (g *gate) Active(_ context.Context, room, visitor, id string) (bool, error) {
@@ -66,6 +67,12 @@ func (g *gate) Hold(ctx context.Context, room, visitor, id string) (bool, error)
 		err = rushgate.ErrAdmissionRequired
 	}
 	return false, err
+}
+
+func (g *gate) Follows(_ context.Context, _, drop string) (bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.follows != "" && g.follows == drop, nil
 }
 
 func (g *gate) Unhold(context.Context, string) error  { return nil }
@@ -866,5 +873,41 @@ func TestPutAfterClaims(t *testing.T) {
 	_, err = svc.Put(ctx, "d", c)
 	if ce, ok := errors.AsType[*drop.ConfigError](err); !ok || ce.Field != "stock" {
 		t.Fatalf("a restock once sold out: %v", err)
+	}
+}
+
+// TestFollowedDropKeepsItsRoom: while its room follows its stock, a drop is neither deleted nor moved
+// from behind the room, and the refusal names the room; other changes go through, and once the room
+// stops following, both do. A room that cannot tell refuses nothing it has not said.
+func TestFollowedDropKeepsItsRoom(t *testing.T) {
+	g := &gate{follows: "d"}
+	svc := drop.NewService(memstore.NewDrops(nil, nil), drop.Options{Gate: g})
+	defer svc.Stop()
+	ctx := context.Background()
+	cfg := drop.Config{Stock: 5, PerVisitor: 1, OpensAt: time.Now().Add(time.Hour), Room: "line"}
+	if _, err := svc.Put(ctx, "d", cfg); err != nil {
+		t.Fatal(err)
+	}
+	moved := cfg
+	moved.Room = ""
+	for name, err := range map[string]error{"delete": svc.Delete(ctx, "d"), "move": func() error { _, err := svc.Put(ctx, "d", moved); return err }()} {
+		if fe, ok := errors.AsType[*drop.FollowedError](err); !ok || fe.Room != "line" || !errors.Is(err, drop.ErrFollowed) {
+			t.Fatalf("%s of a followed drop: %v", name, err)
+		}
+	}
+	if info, err := svc.Get(ctx, "d"); err != nil || info.Config.Room != "line" {
+		t.Fatalf("after the refusals: %+v %v", info, err)
+	}
+	restocked := cfg
+	restocked.Stock = 9
+	if _, err := svc.Put(ctx, "d", restocked); err != nil {
+		t.Fatalf("a restock behind the same room: %v", err)
+	}
+	g.set(func() { g.follows = "" })
+	if _, err := svc.Put(ctx, "d", moved); err != nil {
+		t.Fatalf("a move once the room stopped following: %v", err)
+	}
+	if err := svc.Delete(ctx, "d"); err != nil {
+		t.Fatalf("a delete once the room stopped following: %v", err)
 	}
 }

@@ -784,6 +784,28 @@ func TestConsoleDeletes(t *testing.T) {
 	e.want(e.do("GET", "/v1/drops/taken", "", ""), 200, "")
 }
 
+// TestConsoleSaysAFollowedDropStays: deleting a drop whose room follows its stock is refused, and the
+// drop's page says which room holds it and what to do, in Korean on a Korean page; the drop stays.
+func TestConsoleSaysAFollowedDropStays(t *testing.T) {
+	e := setup(t, withConsole())
+	e.want(e.do("PUT", "/v1/drops/held", adminKey, e.dropCfg(`, "room": "line"`)), 200, "")
+	e.want(e.do("PUT", "/v1/rooms/line", adminKey, `{"capacity": 2, "drop": "held"}`), 200, "")
+	ctx := tab(t)
+	signIn(t, ctx, e.srv.URL+"/admin?lang=ko", adminKey, chromedp.WaitVisible(chromedp.CSS("#drops tbody a")),
+		chromedp.Navigate(e.srv.URL+"/admin/drops/held"), chromedp.Click(chromedp.CSS("#ctl-delete")))
+	until(t, "the press to ask", func() bool { return text(t, ctx, "#ctl-delete") == "한 번 더 누르면 삭제합니다" })
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#ctl-delete"))); err != nil {
+		t.Fatal(err)
+	}
+	want := "대기실 line이(가) 이 드롭의 재고를 따르고 있습니다. 먼저 그 대기실의 드롭을 비우거나 대기실을 지우세요."
+	until(t, "the refusal", func() bool { return text(t, ctx, "#status") == want })
+	if path := eval[string](t, ctx, `location.pathname`); path != "/admin/drops/held" {
+		t.Fatalf("the refused delete left the page for %s", path)
+	}
+	e.want(e.do("GET", "/v1/drops/held", "", ""), 200, "")
+	screenshot(t, ctx, "console-drop-followed-ko")
+}
+
 // TestConsoleEndedSales: the page of a sold-out drop offers no "Open now" (opening it changes
 // nothing) and no delete (it has claims), and a sold auction's names its buyer as the winner, where
 // "Leading bidder" said "–" since a buyer never leads.

@@ -260,4 +260,22 @@ func TestRoomFollowsOnlyADropBehindIt(t *testing.T) {
 	}
 	e.want(e.do("PUT", "/v1/drops/behind", adminKey, e.dropCfg(`, "room": "f"`)), 200, "")
 	e.want(e.do("PUT", "/v1/rooms/f", adminKey, `{"capacity": 1, "drop": "behind"}`), 200, "")
+
+	// The drop keeps its place while the room follows it: deleted, or moved from behind the room, it
+	// would leave the room counting its units, or holding its line for its opening, after it was gone.
+	for _, r := range []resp{
+		e.do("DELETE", "/v1/drops/behind", adminKey, ""),
+		e.do("PUT", "/v1/drops/behind", adminKey, e.dropCfg("")),
+		e.do("PATCH", "/v1/drops/behind", adminKey, `{"room": null}`),
+	} {
+		if e.want(r, 409, "drop_followed"); r.body["error"].(map[string]any)["field"] != "room" {
+			t.Errorf("a followed drop's refusal: %v", r.body)
+		}
+	}
+	if d := e.do("GET", "/v1/drops/behind", adminKey, ""); d.code != 200 || d.str("room") != "f" {
+		t.Fatalf("the refused changes changed the drop: %d %v", d.code, d.body)
+	}
+	e.want(e.do("PATCH", "/v1/drops/behind", adminKey, `{"title": "Still behind f"}`), 200, "")
+	e.want(e.do("PATCH", "/v1/rooms/f", adminKey, `{"drop": null}`), 200, "")
+	e.want(e.do("DELETE", "/v1/drops/behind", adminKey, ""), 200, "")
 }

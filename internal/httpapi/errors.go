@@ -45,6 +45,7 @@ const (
 	codeAlreadyClaimed        = "already_claimed"
 	codeNotOpen               = "not_open"
 	codeDropStarted           = "drop_started"
+	codeDropFollowed          = "drop_followed"
 	codeCodeNotFound          = "code_not_found"
 	codeCodeRedeemed          = "code_redeemed"
 	codeWebhookNotFound       = "webhook_not_found"
@@ -117,6 +118,7 @@ func fromDomain(err error) *Error {
 	var ace *auction.ConfigError
 	var dce *drop.ConfigError
 	var fixed *drop.FixedError
+	var followed *drop.FollowedError
 	var afixed *auction.FixedError
 	var already *drop.AlreadyClaimedError
 	var redeemed *drop.RedeemedError
@@ -149,6 +151,8 @@ func fromDomain(err error) *Error {
 	case as(err, &fixed):
 		return &Error{Status: http.StatusConflict, Code: codeDropStarted, Field: fixed.Field, Cause: err,
 			Message: fixed.Field + " cannot change once the drop has claims (its title, message, stock and times can, and per_visitor can go up)"}
+	case as(err, &followed):
+		return &Error{Status: http.StatusConflict, Code: codeDropFollowed, Field: "room", Room: followed.Room, Message: err.Error(), Cause: err}
 	case errors.Is(err, drop.ErrStarted):
 		return &Error{Status: http.StatusConflict, Code: codeDropStarted, Message: "the drop has claims: it cannot be deleted, and only its title, message, stock and times can change, and per_visitor go up", Cause: err}
 	case as(err, &e):

@@ -404,6 +404,16 @@ func (s *Service) Restock(ctx context.Context, id, drop string, l rushgate.Level
 	return err
 }
 
+// Follows implements [rushgate.Gatekeeper], from the room's config as the store holds it, not as it
+// was cached: it guards a drop's deletion, which a room linked a moment ago must stop.
+func (s *Service) Follows(ctx context.Context, room, drop string) (bool, error) {
+	cfg, err := s.store.Room(ctx, room)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil && cfg.Drop == drop, err
+}
+
 // SoldOut implements [rushgate.Gatekeeper]: the room stops admitting, and its waiting visitors' streams
 // say sold_out at once.
 func (s *Service) SoldOut(ctx context.Context, id string) error {

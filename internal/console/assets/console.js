@@ -52,6 +52,7 @@
       leader: 'Leading bidder', winner: 'Winner', reserve: 'Reserve', older: 'Older changes', reserve_yes: 'met', reserve_no: 'not met', export_events: 'Download the auction’s history (CSV)',
       id_rule: 'An ID is 1-64 characters of A-Z, a-z, 0-9, _ and -.',
       err_drop_started: 'This drop has claims: only its title, message, stock, times and claims per visitor can change, and it cannot be deleted.',
+      err_drop_followed: 'Room {room} follows this drop\'s stock: set that room\'s drop to none, or delete the room, first.',
       fixed_note: 'Claims were made under this drop’s rules: only its title, message, stock, times and claims per visitor can change now. Its stock may go up, or down to the units claimed, until it sells out; the claims per visitor may go up, not down; its message reaches the open pages, also once it is sold out.',
       err_auction_started: 'This auction has bids: only its title and message can change, and it cannot be deleted.',
       fixed_note_auction: 'Bids were made under this auction’s terms: only its title and its message to the bidders can change now, also after it ends.',
@@ -134,6 +135,7 @@
       leader: '최고 입찰자', winner: '낙찰자', reserve: '최저 낙찰가', older: '이전 변경 기록', reserve_yes: '도달', reserve_no: '미달', export_events: '경매 기록 내려받기 (CSV)',
       id_rule: 'ID는 A-Z, a-z, 0-9, _, -로 된 1-64자여야 합니다.',
       err_drop_started: '수령이 있는 드롭은 제목, 메시지, 재고, 시각, 1인당 수량만 바꿀 수 있고 지울 수 없습니다.',
+      err_drop_followed: '대기실 {room}이(가) 이 드롭의 재고를 따르고 있습니다. 먼저 그 대기실의 드롭을 비우거나 대기실을 지우세요.',
       fixed_note: '이 드롭의 규칙으로 이미 수령이 이루어졌습니다. 이제 제목, 메시지, 재고, 시각, 1인당 수량만 바꿀 수 있습니다. 재고는 매진되기 전까지 늘리거나 수령된 수량까지 줄일 수 있고, 1인당 수량은 늘릴 수만 있으며, 메시지는 매진된 뒤에도 열린 페이지에 전해집니다.',
       err_auction_started: '입찰이 있는 경매는 제목과 메시지만 바꿀 수 있고 지울 수 없습니다.',
       fixed_note_auction: '이 경매의 조건으로 이미 입찰이 이루어졌습니다. 이제 제목과 입찰자에게 보이는 메시지만 바꿀 수 있으며, 종료 후에도 바꿀 수 있습니다.',
@@ -233,6 +235,7 @@
       const e = new Error((json && json.error && json.error.message) || res.statusText);
       e.code = json && json.error && json.error.code;
       e.field = json && json.error && json.error.field;
+      e.room = json && json.error && json.error.room;
       throw e;
     }
     return json;
@@ -492,7 +495,7 @@
   function refusal(e) {
     if (e.code === 'invalid_room_id') return t('id_rule');
     const code = !TEXTS.en['err_' + e.code] && /_not_found$/.test(e.code || '') ? 'not_found' : e.code;
-    if (TEXTS.en['err_' + code]) return t('err_' + code);
+    if (TEXTS.en['err_' + code]) return t('err_' + code, e);
     if (lang !== 'ko' || e.code !== 'invalid_config') return e.message;
     let why = e.message.replace(/^(room|drop|auction) config: /, '');
     if (e.field && why.startsWith(e.field + ': ')) why = why.slice(e.field.length + 2);
