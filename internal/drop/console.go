@@ -22,6 +22,10 @@ type Summary struct {
 	// summary has it once the drop has claims, the list does not (nil), nor does a summary read while
 	// the record fails.
 	Redeemed *int `json:"redeemed,omitempty"`
+	// FollowedBy is the room that follows the drop's stock, which keeps the drop from being deleted or
+	// moved from behind it (ErrFollowed); only a drop's own summary says it, and not while the room's
+	// store cannot tell.
+	FollowedBy string `json:"followed_by,omitempty"`
 }
 
 // Summarize is what the operator's list and the drop's own page show of info at now.
@@ -41,6 +45,11 @@ func (s *Service) Summary(ctx context.Context, id string, codes bool) (Summary, 
 		return Summary{}, err
 	}
 	sum := Summarize(id, info, s.clock())
+	if room := info.Config.Room; room != "" && s.gate != nil {
+		if follows, err := s.gate.Follows(ctx, room, id); err == nil && follows {
+			sum.FollowedBy = room
+		}
+	}
 	if s.redemptions != nil && info.Claimed > 0 {
 		// The count is the record's; while it fails, the rest of the summary still comes.
 		if n, err := s.redemptions.CountRedeemed(ctx, id); err == nil {

@@ -784,25 +784,36 @@ func TestConsoleDeletes(t *testing.T) {
 	e.want(e.do("GET", "/v1/drops/taken", "", ""), 200, "")
 }
 
-// TestConsoleSaysAFollowedDropStays: deleting a drop whose room follows its stock is refused, and the
-// drop's page says which room holds it and what to do, in Korean on a Korean page; the drop stays.
+// TestConsoleSaysAFollowedDropStays: the page of a drop whose room follows its stock names the room
+// and offers no delete, which the API would refuse; a save that moves the drop from behind the room is
+// refused, the form saying which room holds it and what to do, in Korean on a Korean page; the drop
+// stays behind its room.
 func TestConsoleSaysAFollowedDropStays(t *testing.T) {
 	e := setup(t, withConsole())
 	e.want(e.do("PUT", "/v1/drops/held", adminKey, e.dropCfg(`, "room": "line"`)), 200, "")
 	e.want(e.do("PUT", "/v1/rooms/line", adminKey, `{"capacity": 2, "drop": "held"}`), 200, "")
 	ctx := tab(t)
 	signIn(t, ctx, e.srv.URL+"/admin?lang=ko", adminKey, chromedp.WaitVisible(chromedp.CSS("#drops tbody a")),
-		chromedp.Navigate(e.srv.URL+"/admin/drops/held"), chromedp.Click(chromedp.CSS("#ctl-delete")))
-	until(t, "the press to ask", func() bool { return text(t, ctx, "#ctl-delete") == "한 번 더 누르면 삭제합니다" })
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#ctl-delete"))); err != nil {
+		chromedp.Navigate(e.srv.URL+"/admin/drops/held"))
+	shown := shownIn(t, ctx)
+	until(t, "the room that follows it", func() bool { return shown("[data-card=followed_by] .v") == "line" })
+	until(t, "the controls", func() bool { return eval[int](t, ctx, `document.querySelectorAll('#controls button').length`) > 0 })
+	if n := eval[int](t, ctx, `document.querySelectorAll('#ctl-delete').length`); n != 0 {
+		t.Fatal("the page of a followed drop offers a delete the API refuses")
+	}
+	screenshot(t, ctx, "console-drop-followed-cards-ko")
+	until(t, "the form", func() bool { return eval[string](t, ctx, `document.getElementById('edit-drop-room').value`) == "line" })
+	// Cleared as an operator clears it, an input event telling the form it was edited.
+	eval[bool](t, ctx, `(() => { const i = document.getElementById('edit-drop-room'); i.value = '';
+		return i.dispatchEvent(new Event('input', {bubbles: true})); })()`)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#edit button[type=submit]"))); err != nil {
 		t.Fatal(err)
 	}
 	want := "대기실 line이(가) 이 드롭의 재고를 따르고 있습니다. 먼저 그 대기실의 드롭을 비우거나 대기실을 지우세요."
-	until(t, "the refusal", func() bool { return text(t, ctx, "#status") == want })
-	if path := eval[string](t, ctx, `location.pathname`); path != "/admin/drops/held" {
-		t.Fatalf("the refused delete left the page for %s", path)
+	until(t, "the refusal", func() bool { return shown("#edit-drop-room-err") == want })
+	if d := e.do("GET", "/v1/drops/held", "", ""); d.str("room") != "line" {
+		t.Fatalf("the refused save moved the drop: %v", d.body)
 	}
-	e.want(e.do("GET", "/v1/drops/held", "", ""), 200, "")
 	screenshot(t, ctx, "console-drop-followed-ko")
 }
 

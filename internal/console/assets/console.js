@@ -61,7 +61,7 @@
       find_claim: 'Find a claim by its code', code_label: 'A code a customer presents', find: 'Find',
       code_empty: 'Type a code first.', code_found: 'Claim #{seq}, by visitor {visitor}, at {at}.',
       code_unused: 'Not used yet.', code_used: 'Used at {at}.', code_used_order: 'Used at {at}, for order {order}.',
-      redeemed: 'Codes used', mark_used: 'Mark as used', confirm_mark_used: 'Press again to mark it used', marked_used: 'Marked as used.',
+      followed_by: 'Followed by room', redeemed: 'Codes used', mark_used: 'Mark as used', confirm_mark_used: 'Press again to mark it used', marked_used: 'Marked as used.',
       unredeem: 'Make usable again', confirm_unredeem: 'Press again: the order was cancelled', unredeemed: 'The code can be used again.',
       err_code_redeemed: 'This code was used already.',
       err_code_not_found: 'No claim of this drop has this code.',
@@ -144,7 +144,7 @@
       find_claim: '코드로 수령 찾기', code_label: '고객이 제시한 코드', find: '찾기',
       code_empty: '먼저 코드를 입력하세요.', code_found: '#{seq}번 수령: 방문자 {visitor}, {at}.',
       code_unused: '아직 사용되지 않았습니다.', code_used: '{at}에 사용되었습니다.', code_used_order: '{at}, 주문 {order}에 사용되었습니다.',
-      redeemed: '사용된 코드', mark_used: '사용 처리', confirm_mark_used: '한 번 더 누르면 사용 처리합니다', marked_used: '사용 처리했습니다.',
+      followed_by: '재고를 따르는 대기실', redeemed: '사용된 코드', mark_used: '사용 처리', confirm_mark_used: '한 번 더 누르면 사용 처리합니다', marked_used: '사용 처리했습니다.',
       unredeem: '다시 사용 가능하게', confirm_unredeem: '한 번 더 누르세요: 주문이 취소되었습니다', unredeemed: '코드를 다시 사용할 수 있습니다.',
       err_code_redeemed: '이미 사용된 코드입니다.',
       err_code_not_found: '이 드롭에서 이 코드를 받은 수령이 없습니다.',
@@ -755,11 +755,12 @@
         .concat(cur.status === 'scheduled' ? [['opens', fmtTime(cur.config.opens_at)]] : [])
         .concat(cur.config.closes_at && cur.status !== 'sold_out' ? [['closes_at', fmtTime(cur.config.closes_at)]] : [])
         .concat(cur.config.per_visitor > 1 ? [['per_visitor', fmtNum(cur.config.per_visitor)]] : [])
-        .concat(cur.site_told ? [['site_told', t('wh_' + cur.site_told)]] : []),
+        .concat(cur.site_told ? [['site_told', t('wh_' + cur.site_told)]] : [])
+        .concat(cur.followed_by ? [['followed_by', cur.followed_by]] : []), // which keeps it: no delete
       // A drop sold out is over whatever its times: opening or closing it changes nothing.
       controls: (cur) => (cur.status === 'sold_out' ? [] : [cur.status === 'open'
         ? control('close_now', 'danger', () => api('POST', '/v1/drops/' + id + '/close'))
-        : control('open_now', 'primary', () => api('POST', '/v1/drops/' + id + '/open'))]).concat(cur.claimed > 0 ? [] : remove(),
+        : control('open_now', 'primary', () => api('POST', '/v1/drops/' + id + '/open'))]).concat(cur.claimed > 0 || cur.followed_by ? [] : remove(),
         viewer ? [] : download('/v1/drops/' + id + '/claims.csv', 'export_claims')),
     },
     auction: {
@@ -778,7 +779,8 @@
         // Over, who won it (the buyer of a sale, who never led), or nobody; until then who leads.
         cur.status === 'closed' || cur.status === 'sold' ? ['winner', cur.winner || '–'] : ['leader', cur.leader || '–']]
         .concat(cur.config.reserve_price ? [['reserve', t(cur.reserve_met ? 'reserve_yes' : 'reserve_no')]] : [])
-        .concat(cur.site_told ? [['site_told', t('wh_' + cur.site_told)]] : []),
+        .concat(cur.site_told ? [['site_told', t('wh_' + cur.site_told)]] : [])
+        .concat(cur.followed_by ? [['followed_by', cur.followed_by]] : []), // which keeps it: no delete
       controls: (cur) => {
         const history = download('/v1/auctions/' + id + '/events.csv', 'export_events');
         const kept = cur.bids > 0 || cur.status === 'sold'; // the API keeps it: no delete to offer
@@ -904,8 +906,10 @@
     points = points.filter((x) => Date.parse(x.t) >= cutoff);
     const last = points[points.length - 1];
     renderCards(p.cards(cur, last));
-    // The controls change with the status, a room's pause and entry, and a first claim or bid (no delete).
-    const key = JSON.stringify([cur.status, cur.config && cur.config.paused, cur.config && cur.config.entry, cur.claimed > 0 || cur.bids > 0]);
+    // The controls change with the status, a room's pause and entry, and a first claim or bid or a room
+    // that follows a drop (no delete).
+    const key = JSON.stringify([cur.status, cur.config && cur.config.paused, cur.config && cur.config.entry, cur.claimed > 0 || cur.bids > 0,
+      cur.followed_by]);
     if (key !== controlsKey) {
       controlsKey = key;
       // The page visitors see, to open beside the console or to send out.
