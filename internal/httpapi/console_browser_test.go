@@ -817,6 +817,33 @@ func TestConsoleSaysAFollowedDropStays(t *testing.T) {
 	screenshot(t, ctx, "console-drop-followed-ko")
 }
 
+// TestConsoleSaysASalesRoomIsMissing: the page of a drop or an auction behind a room that does not
+// exist says so, since nobody can be let in to claim or bid and its visitors' page sends them to a
+// line that is not there; once the room is made, the note goes.
+func TestConsoleSaysASalesRoomIsMissing(t *testing.T) {
+	e := setup(t, withConsole())
+	now := e.clock.Now()
+	e.want(e.do("PUT", "/v1/drops/orphan", adminKey, e.dropCfg(`, "room": "ghost"`)), 200, "")
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, `{"title": "Lot", "currency": "KRW", "start_price": 1000, "increment": 100,
+		"room": "ghost", "starts_at": "`+now.Add(-time.Minute).Format(time.RFC3339)+`", "ends_at": "`+now.Add(time.Hour).Format(time.RFC3339)+`"}`), 200, "")
+	ctx := tab(t)
+	signIn(t, ctx, e.srv.URL+"/admin?lang=en", adminKey, chromedp.WaitVisible(chromedp.CSS("#drops tbody a")))
+	shown := shownIn(t, ctx)
+	for _, page := range []string{"/admin/auctions/lot", "/admin/drops/orphan"} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+page)); err != nil {
+			t.Fatal(err)
+		}
+		until(t, "the missing room on "+page, func() bool {
+			return shown("[data-card=room_missing] .v") == "ghost" && shown("[data-card=room_missing] .k") == "Room missing: nobody gets in"
+		})
+	}
+	screenshot(t, ctx, "console-drop-room-missing")
+	e.want(e.do("PUT", "/v1/rooms/ghost", adminKey, `{"capacity": 2}`), 200, "")
+	until(t, "the note gone", func() bool {
+		return eval[int](t, ctx, `document.querySelectorAll('[data-card=room_missing]').length`) == 0 && shown("[data-card=status] .v") != ""
+	})
+}
+
 // TestConsoleEndedSales: the page of a sold-out drop offers no "Open now" (opening it changes
 // nothing) and no delete (it has claims), and a sold auction's names its buyer as the winner, where
 // "Leading bidder" said "–" since a buyer never leads.

@@ -61,7 +61,7 @@
       find_claim: 'Find a claim by its code', code_label: 'A code a customer presents', find: 'Find',
       code_empty: 'Type a code first.', code_found: 'Claim #{seq}, by visitor {visitor}, at {at}.',
       code_unused: 'Not used yet.', code_used: 'Used at {at}.', code_used_order: 'Used at {at}, for order {order}.',
-      followed_by: 'Followed by room', redeemed: 'Codes used', mark_used: 'Mark as used', confirm_mark_used: 'Press again to mark it used', marked_used: 'Marked as used.',
+      followed_by: 'Followed by room', room_missing: 'Room missing: nobody gets in', redeemed: 'Codes used', mark_used: 'Mark as used', confirm_mark_used: 'Press again to mark it used', marked_used: 'Marked as used.',
       unredeem: 'Make usable again', confirm_unredeem: 'Press again: the order was cancelled', unredeemed: 'The code can be used again.',
       err_code_redeemed: 'This code was used already.',
       err_code_not_found: 'No claim of this drop has this code.',
@@ -144,7 +144,7 @@
       find_claim: '코드로 수령 찾기', code_label: '고객이 제시한 코드', find: '찾기',
       code_empty: '먼저 코드를 입력하세요.', code_found: '#{seq}번 수령: 방문자 {visitor}, {at}.',
       code_unused: '아직 사용되지 않았습니다.', code_used: '{at}에 사용되었습니다.', code_used_order: '{at}, 주문 {order}에 사용되었습니다.',
-      followed_by: '재고를 따르는 대기실', redeemed: '사용된 코드', mark_used: '사용 처리', confirm_mark_used: '한 번 더 누르면 사용 처리합니다', marked_used: '사용 처리했습니다.',
+      followed_by: '재고를 따르는 대기실', room_missing: '대기실 없음: 입장 불가', redeemed: '사용된 코드', mark_used: '사용 처리', confirm_mark_used: '한 번 더 누르면 사용 처리합니다', marked_used: '사용 처리했습니다.',
       unredeem: '다시 사용 가능하게', confirm_unredeem: '한 번 더 누르세요: 주문이 취소되었습니다', unredeemed: '코드를 다시 사용할 수 있습니다.',
       err_code_redeemed: '이미 사용된 코드입니다.',
       err_code_not_found: '이 드롭에서 이 코드를 받은 수령이 없습니다.',
@@ -615,7 +615,8 @@
   let charts = [];
 
   function card(k, v) {
-    return h('div', { class: 'card', 'data-card': k }, h('div', { class: String(v).length > 12 ? 'v long' : 'v', text: v }),
+    return h('div', { class: k === 'room_missing' ? 'card warn' : 'card', 'data-card': k },
+      h('div', { class: String(v).length > 12 ? 'v long' : 'v', text: v }),
       h('div', { class: 'k', text: t(k) }));
   }
 
@@ -647,6 +648,17 @@
     const hooks = await api('GET', '/v1/webhooks?limit=1&' + kind + '=' + encodeURIComponent(id)).catch(() => null);
     return !hooks || !hooks.url ? '' : hooks.webhooks.length ? hooks.webhooks[0].state : 'none';
   }
+
+  // roomMissing reports whether room, the room a drop or an auction sits behind, does not exist: nobody
+  // can then be let in to claim or bid, and its visitors' page sends them to a line that is not there.
+  // A drop may be made before its room, so this is a note, not a refusal.
+  async function roomMissing(room) {
+    if (!room) return false;
+    return api('GET', '/v1/rooms/' + encodeURIComponent(room)).then(() => false, (e) => e.code === 'room_not_found');
+  }
+
+  // missingRoom is the card that says so.
+  const missingRoom = (cur) => (cur.room_missing ? [['room_missing', cur.config.room]] : []);
 
   // download links an export of the API, which the session reads as it reads the rest.
   const download = (path, label) => h('a', { href: base + path, download: '', id: 'ctl-' + label, class: 'download', text: t(label) });
@@ -742,6 +754,7 @@
       read: async () => {
         const cur = await api('GET', '/v1/drops/' + id + '/config?codes=0');
         if (cur.status === 'closed' || cur.status === 'sold_out') cur.site_told = await siteTold('drop', id);
+        if (!cur.followed_by) cur.room_missing = await roomMissing(cur.config.room); // a room that follows it is there
         return cur;
       },
       charts: () => [
@@ -756,7 +769,7 @@
         .concat(cur.config.closes_at && cur.status !== 'sold_out' ? [['closes_at', fmtTime(cur.config.closes_at)]] : [])
         .concat(cur.config.per_visitor > 1 ? [['per_visitor', fmtNum(cur.config.per_visitor)]] : [])
         .concat(cur.site_told ? [['site_told', t('wh_' + cur.site_told)]] : [])
-        .concat(cur.followed_by ? [['followed_by', cur.followed_by]] : []), // which keeps it: no delete
+        .concat(cur.followed_by ? [['followed_by', cur.followed_by]] : [], missingRoom(cur)), // followed: no delete
       // A drop sold out is over whatever its times: opening or closing it changes nothing.
       controls: (cur) => (cur.status === 'sold_out' ? [] : [cur.status === 'open'
         ? control('close_now', 'danger', () => api('POST', '/v1/drops/' + id + '/close'))
@@ -768,6 +781,7 @@
       read: async () => {
         const cur = await api('GET', '/v1/auctions/' + id + '/config');
         if (cur.status === 'closed' || cur.status === 'sold') cur.site_told = await siteTold('auction', id);
+        cur.room_missing = await roomMissing(cur.config.room);
         return cur;
       },
       charts: () => [
@@ -780,7 +794,7 @@
         cur.status === 'closed' || cur.status === 'sold' ? ['winner', cur.winner || '–'] : ['leader', cur.leader || '–']]
         .concat(cur.config.reserve_price ? [['reserve', t(cur.reserve_met ? 'reserve_yes' : 'reserve_no')]] : [])
         .concat(cur.site_told ? [['site_told', t('wh_' + cur.site_told)]] : [])
-        .concat(cur.followed_by ? [['followed_by', cur.followed_by]] : []), // which keeps it: no delete
+        .concat(missingRoom(cur)),
       controls: (cur) => {
         const history = download('/v1/auctions/' + id + '/events.csv', 'export_events');
         const kept = cur.bids > 0 || cur.status === 'sold'; // the API keeps it: no delete to offer
