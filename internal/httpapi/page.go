@@ -150,6 +150,10 @@ type PageData struct {
 	// opens: joining it early keeps a place for the opening, where a room that only guards the drop
 	// would let the visitor in at once, an admission that may end before the sale starts.
 	LineHolds bool
+	// LineMissing, on a drop's or an auction's page, says the room it sits behind does not exist (yet:
+	// a sale may be set up before its room): the page says its line is not open rather than send its
+	// visitors to a room that is not there.
+	LineMissing bool
 	// Refresh, on notice.html (a page that could not be served: Title and Message say why), is how many
 	// seconds until the page loads itself again, 0 for never.
 	Refresh int
@@ -341,6 +345,7 @@ func (s *Server) dropPage(w http.ResponseWriter, r *http.Request) {
 		// The room's config as joins see it, read at most a second ago: no store read for most loads.
 		cfg, err := s.rooms.Config(r.Context(), d.Room)
 		d.LineHolds = err == nil && cfg.Drop == id
+		d.LineMissing = errors.Is(err, room.ErrNotFound)
 	}
 	s.render(w, r, s.pages.drop, d, http.StatusOK)
 }
@@ -359,6 +364,10 @@ func (s *Server) auctionPage(w http.ResponseWriter, r *http.Request) {
 	}
 	d := s.pageData(r, "")
 	d.Auction, d.Room, d.Title, d.Message = id, st.Config.Room, st.Config.Title, st.Config.Message
+	if d.Room != "" {
+		_, err := s.rooms.Config(r.Context(), d.Room)
+		d.LineMissing = errors.Is(err, room.ErrNotFound)
+	}
 	s.render(w, r, s.pages.auction, d, http.StatusOK)
 }
 

@@ -434,6 +434,45 @@ func TestClosedDropHoldsItsLine(t *testing.T) {
 	}
 }
 
+// TestSalesLineNotMadeYet: the page of a drop or an auction behind a room that does not exist yet
+// (a sale set up before its room) says its line is not open, in English and Korean, rather than send
+// its visitors to a room that is not there; once the room is made, the page shows the way in again.
+func TestSalesLineNotMadeYet(t *testing.T) {
+	for _, lang := range []struct{ code, drop, auction string }{
+		{"en", "The line for this drop is not open yet. Please come back a little later.",
+			"The line for this auction is not open yet. Please come back a little later."},
+		{"ko", "이 드롭의 대기열이 아직 열리지 않았습니다. 잠시 후 다시 와 주세요.", "이 경매의 대기열이 아직 열리지 않았습니다. 잠시 후 다시 와 주세요."},
+	} {
+		t.Run(lang.code, func(t *testing.T) {
+			e := setup(t)
+			now := e.clock.Now()
+			e.want(e.do("PUT", "/v1/drops/early", adminKey, e.dropCfg(`, "title": "Early", "room": "later"`)), 200, "")
+			e.want(e.do("PUT", "/v1/auctions/lot", adminKey, `{"title": "Lot", "currency": "KRW", "start_price": 1000, "increment": 100,
+				"room": "later", "starts_at": "`+now.Add(-time.Minute).Format(time.RFC3339)+`", "ends_at": "`+now.Add(time.Hour).Format(time.RFC3339)+`"}`), 200, "")
+			ctx := tab(t)
+			shown := shownIn(t, ctx)
+			visible := func(sel string) bool {
+				return eval[bool](t, ctx, `(() => { const el = document.querySelector(`+strconv.Quote(sel)+`); return !!el && !el.hidden; })()`)
+			}
+			for _, page := range []struct{ path, want string }{{"/a/lot", lang.auction}, {"/d/early", lang.drop}} {
+				if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+page.path+"?lang="+lang.code)); err != nil {
+					t.Fatal(err)
+				}
+				until(t, "the line not open on "+page.path, func() bool { return shown("#gate-text") == page.want })
+				if visible("#line") {
+					t.Fatalf("%s links to a room that does not exist", page.path)
+				}
+			}
+			screenshot(t, ctx, "drop-line-not-made-"+lang.code)
+			e.putRoom("later", `{"capacity": 1}`)
+			if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+				t.Fatal(err)
+			}
+			until(t, "the way in once the room is made", func() bool { return visible("#line") && shown("#gate-text") != lang.drop })
+		})
+	}
+}
+
 // TestDropOpeningHoldsItsLine: a drop not open yet whose room follows it invites its visitors into the
 // line at once (a room that only guards a drop does not: it would let them in before the sale); the
 // room lets nobody in, however free its slots, and its page says when the sale starts instead of a

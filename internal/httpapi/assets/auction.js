@@ -4,7 +4,7 @@
 "use strict";
 
 const root = document.getElementById("auction");
-const cfg = { base: root.dataset.base || "", auction: root.dataset.auction, room: root.dataset.room, lang: root.dataset.lang };
+const cfg = { base: root.dataset.base || "", auction: root.dataset.auction, room: root.dataset.room, missing: !!root.dataset.lineMissing, lang: root.dataset.lang };
 const text = texts(root);
 const now = serverClock(root);
 const api = cfg.base + "/v1/auctions/" + encodeURIComponent(cfg.auction);
@@ -128,6 +128,9 @@ function render() {
   const gated = cfg.room && !admission();
   $("gate").hidden = !gated;
   if (gated) {
+    // A room not made yet has no line to send anyone to: the page says so instead.
+    if ($("gate-text")) $("gate-text").textContent = text(cfg.missing ? "line_not_open_auction" : "need_line_auction");
+    $("line").hidden = cfg.missing;
     $("line").href = cfg.base + "/r/" + encodeURIComponent(cfg.room) + "?return_to=" + encodeURIComponent(cfg.base + "/a/" + cfg.auction) + "&lang=" + cfg.lang;
   }
   if (wasOver === false && over) {

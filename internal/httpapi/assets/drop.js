@@ -6,7 +6,7 @@
 "use strict";
 
 const root = document.getElementById("drop");
-const cfg = { base: root.dataset.base || "", drop: root.dataset.drop, room: root.dataset.room, holds: !!root.dataset.holds, lang: root.dataset.lang };
+const cfg = { base: root.dataset.base || "", drop: root.dataset.drop, room: root.dataset.room, holds: !!root.dataset.holds, missing: !!root.dataset.lineMissing, lang: root.dataset.lang };
 const text = texts(root);
 const now = serverClock(root);
 const api = cfg.base + "/v1/drops/" + encodeURIComponent(cfg.drop);
@@ -86,7 +86,10 @@ function render() {
   $("gate").hidden = !gated;
   if (gated) {
     // A line held until the opening keeps places in the order people join: joining early is worth it.
-    if ($("gate-text")) $("gate-text").textContent = text(status === "scheduled" && cfg.holds ? "line_before_opening" : "need_line");
+    // A room not made yet has no line to send anyone to: the page says so instead.
+    const gateText = cfg.missing ? "line_not_open" : status === "scheduled" && cfg.holds ? "line_before_opening" : "need_line";
+    if ($("gate-text")) $("gate-text").textContent = text(gateText);
+    $("line").hidden = cfg.missing;
     $("line").href = cfg.base + "/r/" + encodeURIComponent(cfg.room) + "?return_to=" + encodeURIComponent(cfg.base + "/d/" + cfg.drop) + "&lang=" + cfg.lang;
   }
   $("claim").disabled = busy || full() || gated || status !== "open";
