@@ -657,8 +657,8 @@
     return api('GET', '/v1/rooms/' + encodeURIComponent(room)).then(() => false, (e) => e.code === 'room_not_found');
   }
 
-  // missingRoom is the card that says so.
-  const missingRoom = (cur) => (cur.room_missing ? [['room_missing', cur.config.room]] : []);
+  // missingRoomCard is the card that says a sale's room is missing, none while it is there.
+  const missingRoomCard = (cur) => (cur.room_missing ? [['room_missing', cur.config.room]] : []);
 
   // download links an export of the API, which the session reads as it reads the rest.
   const download = (path, label) => h('a', { href: base + path, download: '', id: 'ctl-' + label, class: 'download', text: t(label) });
@@ -769,7 +769,7 @@
         .concat(cur.config.closes_at && cur.status !== 'sold_out' ? [['closes_at', fmtTime(cur.config.closes_at)]] : [])
         .concat(cur.config.per_visitor > 1 ? [['per_visitor', fmtNum(cur.config.per_visitor)]] : [])
         .concat(cur.site_told ? [['site_told', t('wh_' + cur.site_told)]] : [])
-        .concat(cur.followed_by ? [['followed_by', cur.followed_by]] : [], missingRoom(cur)), // followed: no delete
+        .concat(cur.followed_by ? [['followed_by', cur.followed_by]] : [], missingRoomCard(cur)), // followed: no delete
       // A drop sold out is over whatever its times: opening or closing it changes nothing.
       controls: (cur) => (cur.status === 'sold_out' ? [] : [cur.status === 'open'
         ? control('close_now', 'danger', () => api('POST', '/v1/drops/' + id + '/close'))
@@ -794,7 +794,7 @@
         cur.status === 'closed' || cur.status === 'sold' ? ['winner', cur.winner || '–'] : ['leader', cur.leader || '–']]
         .concat(cur.config.reserve_price ? [['reserve', t(cur.reserve_met ? 'reserve_yes' : 'reserve_no')]] : [])
         .concat(cur.site_told ? [['site_told', t('wh_' + cur.site_told)]] : [])
-        .concat(missingRoom(cur)),
+        .concat(missingRoomCard(cur)),
       controls: (cur) => {
         const history = download('/v1/auctions/' + id + '/events.csv', 'export_events');
         const kept = cur.bids > 0 || cur.status === 'sold'; // the API keeps it: no delete to offer
