@@ -231,8 +231,12 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) 
 	if err == nil && old.Claimed > 0 {
 		return s.amend(ctx, id, old, cfg)
 	}
-	if err == nil && cfg.Room != old.Config.Room {
+	moved := err == nil && cfg.Room != old.Config.Room
+	if moved {
 		if err := s.unfollowed(ctx, old.Config.Room, id); err != nil {
+			return Info{}, err
+		}
+		if old.Config, err = s.whole(ctx, id, old); err != nil {
 			return Info{}, err
 		}
 	}
@@ -267,6 +271,11 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) (Info, error) 
 			}
 		}
 		return Info{}, err
+	}
+	if moved {
+		if err := s.stillUnfollowed(ctx, old.Config, id); err != nil {
+			return Info{}, err
+		}
 	}
 	rushgate.Audited(ctx, s.audit, s.log, e)
 	if e.Action == rushgate.ActionUpdate && cfg.Room == old.Config.Room && old.Config.tells(cfg) {
@@ -398,8 +407,8 @@ func (s *Service) fixed(ctx context.Context, id string, old Info, cfg Config) er
 }
 
 // unfollowed returns a *FollowedError if room, the room the drop sits behind, follows its stock: the
-// drop may not leave it. A room linked between this check and the change is not seen; the operator
-// races itself there.
+// drop may not leave it. A room linked between this check and the change is caught by
+// [Service.stillUnfollowed] after it.
 func (s *Service) unfollowed(ctx context.Context, room, id string) error {
 	if room == "" || s.gate == nil {
 		return nil
@@ -412,6 +421,34 @@ func (s *Service) unfollowed(ctx context.Context, room, id string) error {
 		return &FollowedError{Room: room}
 	}
 	return nil
+}
+
+// stillUnfollowed checks again, once a drop is deleted or moved from behind its room, that the room
+// does not follow it: a room linked after the check before the change but before the change itself
+// was not seen then, and the room's service, which reads the drop again after writing its link, may
+// have read it before this change. Of the two, at least one sees the other; here the drop is put back
+// as it was (nothing is claimed of it: neither change is allowed otherwise), and the change refused.
+func (s *Service) stillUnfollowed(ctx context.Context, was Config, id string) error {
+	err := s.unfollowed(ctx, was.Room, id)
+	if !errors.Is(err, ErrFollowed) {
+		return nil // not followed, or the room cannot tell: the change stands
+	}
+	if perr := s.store.Put(context.WithoutCancel(ctx), id, was); perr != nil {
+		s.log.ErrorContext(ctx, "a drop a room came to follow during its change is not put back", "drop", id, "room", was.Room, "err", perr)
+	}
+	return err
+}
+
+// whole returns the config of a drop that may have to be put back as it was, its listed codes
+// included, which the store's Get leaves out; none are read for a drop no room can follow.
+func (s *Service) whole(ctx context.Context, id string, info Info) (Config, error) {
+	cfg := info.Config
+	if info.Listed == 0 || cfg.Room == "" || s.gate == nil {
+		return cfg, nil
+	}
+	codes, err := s.store.Codes(ctx, id)
+	cfg.Codes = codes
+	return cfg, err
 }
 
 // changed tells what keeps a drop's config that it changed: the checks of claims, and the sampler,
@@ -447,7 +484,13 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 	if err := s.unfollowed(ctx, old.Config.Room, id); err != nil {
 		return err
 	}
+	if old.Config, err = s.whole(ctx, id, old); err != nil {
+		return err
+	}
 	if err := s.store.Delete(ctx, id); err != nil {
+		return err
+	}
+	if err := s.stillUnfollowed(ctx, old.Config, id); err != nil {
 		return err
 	}
 	s.seen.Forget(id)

@@ -206,6 +206,15 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 			return err
 		}
 	}
+	if relink && cfg.Drop != "" {
+		// The drop read again, now that the link is written: one deleted or moved from behind the room
+		// in between was not seen above, and the drop's service, which checks its rooms after its own
+		// write, may have checked before this one. Of the two, at least one sees the other.
+		if _, err := s.remaining(ctx, id, cfg.Drop); err != nil && !errors.Is(err, rushgate.ErrUnavailable) {
+			s.unlink(context.WithoutCancel(ctx), id, old, created)
+			return err
+		}
+	}
 	s.configs.Store(id, &cachedConfig{cfg: cfg, at: time.Now()}) // this instance's joins see it at once
 	s.seen.Wake(id)
 	g := s.gate(id)
@@ -331,6 +340,30 @@ func (s *Service) Leave(ctx context.Context, id, visitor string) error {
 		g.hub.notify(visitor)
 	}
 	return nil
+}
+
+// unlink takes back a link Put wrote to a drop that left meanwhile: the room is again as it was
+// (deleted if Put created it), following the drop it followed before, if any, at that drop's level.
+func (s *Service) unlink(ctx context.Context, id string, old Config, created bool) {
+	err := func() error {
+		if created {
+			return s.store.DeleteRoom(ctx, id)
+		}
+		if err := s.store.PutRoom(ctx, id, old); err != nil {
+			return err
+		}
+		level := rushgate.Level{Left: -1}
+		if old.Drop != "" {
+			var err error
+			if level, err = s.remaining(ctx, id, old.Drop); err != nil {
+				return err
+			}
+		}
+		return s.store.SetUnits(ctx, id, level)
+	}()
+	if err != nil {
+		s.log.ErrorContext(ctx, "a refused link to a drop is left in place", "room", id, "drop", old.Drop, "err", err)
+	}
 }
 
 // remaining returns the units left of the drop a room is to follow, refusing a drop that does not exist
