@@ -286,13 +286,16 @@ func TestConsoleOperators(t *testing.T) {
 	if href := eval[string](t, owner, `document.querySelector('#audit a').getAttribute('href')`); href != "/admin/rooms/sale" {
 		t.Fatalf("the room's change links %q", href)
 	}
-	// Promoted and held back again in place, its key kept.
+	// Promoted and held back again in place, its key kept. Each change is done once the page says so:
+	// a "Saved." still to come would otherwise overwrite the refusal below.
 	for _, role := range []string{"editor", "viewer"} {
-		eval[bool](t, owner, `(() => { const s = document.getElementById('op-role-jun'); s.value = '`+role+`';
+		eval[bool](t, owner, `(() => { document.getElementById('status').textContent = '';
+			const s = document.getElementById('op-role-jun'); s.value = '`+role+`';
 			return s.dispatchEvent(new Event('change')); })()`)
 		until(t, "jun made "+role, func() bool {
 			ops := list(e.do("GET", "/v1/operators", adminKey, ""), "operators")
-			return len(ops) == 1 && ops[0]["role"] == role && eval[string](t, owner, `document.getElementById('op-role-jun').value`) == role
+			return len(ops) == 1 && ops[0]["role"] == role && eval[string](t, owner, `document.getElementById('op-role-jun').value`) == role &&
+				shown("#status") == "Saved."
 		})
 	}
 	// A change the API refuses leaves the role shown as the API holds it, with the reason.
