@@ -45,13 +45,15 @@ type Gatekeeper interface {
 	Active(ctx context.Context, room, visitor, admissionID string) (bool, error)
 	Release(ctx context.Context, room, visitor, admissionID string) error
 	// Hold checks the admission like Active (ErrAdmissionRequired when it is not live) and, in a room
-	// that follows a drop, takes one of its units (ErrSoldOut when none is left). It reports whether
-	// it took one, which the claim then owes back or ends the admission for.
-	Hold(ctx context.Context, room, visitor, admissionID string) (bool, error)
-	// Unhold gives back a unit taken by Hold for a claim that failed.
-	Unhold(ctx context.Context, room string) error
-	// SoldOut tells the room that the drop it follows has no unit left.
-	SoldOut(ctx context.Context, room string) error
+	// that follows drop's stock, takes one of its units (ErrSoldOut when none is left). It reports
+	// whether it took one, which the claim then owes back or ends the admission for. A claim on
+	// another drop behind the room takes none: several drops may sit behind one room, which follows
+	// the stock of at most one of them.
+	Hold(ctx context.Context, room, drop, visitor, admissionID string) (bool, error)
+	// Unhold gives back a unit taken by Hold for a claim on drop that failed.
+	Unhold(ctx context.Context, room, drop string) error
+	// SoldOut tells the room that drop has no unit left, which sells the room out if it follows drop.
+	SoldOut(ctx context.Context, room, drop string) error
 	// Restock tells the room the level of drop's stock, if the room follows that drop: its count
 	// changes by the difference from the stock it last heard of, so that telling it again, or telling
 	// it a level of an earlier write, changes nothing; with none left it is sold out. The level also

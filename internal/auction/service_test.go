@@ -84,12 +84,12 @@ type refuseAll struct{}
 
 func (refuseAll) Active(context.Context, string, string, string) (bool, error) { return false, nil }
 func (refuseAll) Release(context.Context, string, string, string) error        { return nil }
-func (refuseAll) Hold(context.Context, string, string, string) (bool, error) {
+func (refuseAll) Hold(context.Context, string, string, string, string) (bool, error) {
 	return false, rushgate.ErrAdmissionRequired
 }
 func (refuseAll) Follows(context.Context, string, string) (bool, error) { return false, nil }
-func (refuseAll) Unhold(context.Context, string) error                  { return nil }
-func (refuseAll) SoldOut(context.Context, string) error                 { return nil }
+func (refuseAll) Unhold(context.Context, string, string) error          { return nil }
+func (refuseAll) SoldOut(context.Context, string, string) error         { return nil }
 func (refuseAll) Restock(context.Context, string, string, rushgate.Level) error {
 	return nil
 }

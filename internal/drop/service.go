@@ -152,7 +152,7 @@ func (s *Service) Claim(ctx context.Context, req ClaimRequest) (c Claim, created
 			return rushgate.ErrAdmissionRequired
 		}
 		// The room checks the admission and, if it follows this drop's stock, holds a unit for it.
-		held, err := s.gate.Hold(ctx, cfg.Room, req.Visitor, a.ID)
+		held, err := s.gate.Hold(ctx, cfg.Room, req.Drop, req.Visitor, a.ID)
 		if errors.Is(err, rushgate.ErrSoldOut) {
 			return ErrSoldOut
 		}
@@ -163,14 +163,14 @@ func (s *Service) Claim(ctx context.Context, req ClaimRequest) (c Claim, created
 		// What follows must be done even if the client stops waiting.
 		after := context.WithoutCancel(ctx)
 		if err != nil && held {
-			s.ensure(after, "give back a unit", cfg.Room, func(ctx context.Context) error { return s.gate.Unhold(ctx, cfg.Room) })
+			s.ensure(after, "give back a unit", cfg.Room, func(ctx context.Context) error { return s.gate.Unhold(ctx, cfg.Room, req.Drop) })
 		}
 		if err == nil && (cfg.ReleaseOnClaim || held) {
 			// A room that follows the stock counts this admission's unit as claimed now.
 			s.release(after, cfg.Room, req.Visitor, a.ID)
 		}
 		if held && (errors.Is(err, ErrSoldOut) || (err == nil && c.Seq >= int64(cfg.Stock))) {
-			s.ensure(after, "mark the room sold out", cfg.Room, func(ctx context.Context) error { return s.gate.SoldOut(ctx, cfg.Room) })
+			s.ensure(after, "mark the room sold out", cfg.Room, func(ctx context.Context) error { return s.gate.SoldOut(ctx, cfg.Room, req.Drop) })
 		}
 		return err
 	})

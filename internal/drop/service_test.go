@@ -61,7 +61,7 @@ func (g *gate) Release(ctx context.Context, room, visitor, id string) error {
 }
 
 // Hold checks the admission as the room service does; this room follows no drop.
-func (g *gate) Hold(ctx context.Context, room, visitor, id string) (bool, error) {
+func (g *gate) Hold(ctx context.Context, room, _, visitor, id string) (bool, error) {
 	live, err := g.Active(ctx, room, visitor, id)
 	if err == nil && !live {
 		err = rushgate.ErrAdmissionRequired
@@ -75,8 +75,8 @@ func (g *gate) Follows(_ context.Context, _, drop string) (bool, error) {
 	return g.follows != "" && g.follows == drop, nil
 }
 
-func (g *gate) Unhold(context.Context, string) error  { return nil }
-func (g *gate) SoldOut(context.Context, string) error { return nil }
+func (g *gate) Unhold(context.Context, string, string) error  { return nil }
+func (g *gate) SoldOut(context.Context, string, string) error { return nil }
 
 func (g *gate) Restock(_ context.Context, room, drop string, l rushgate.Level) error {
 	g.mu.Lock()

@@ -388,3 +388,74 @@ func TestRoomFollowsOnlyADropBehindIt(t *testing.T) {
 	e.want(e.do("PATCH", "/v1/rooms/f", adminKey, `{"drop": null}`), 200, "")
 	e.want(e.do("DELETE", "/v1/drops/behind", adminKey, ""), 200, "")
 }
+
+// TestClaimOnADropTheRoomDoesNotFollow: two drops sit behind one room, which follows the stock of
+// one of them. A claim on the other takes nothing from the room's count of units, neither sells the
+// room out nor ends its admission, and the followed drop's units still let its visitors in and claim.
+func TestClaimOnADropTheRoomDoesNotFollow(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/drops/main", adminKey, e.dropCfg(`, "room": "hall"`)), 200, "") // two units
+	e.want(e.do("PUT", "/v1/drops/side", adminKey, `{"stock": 1, "opens_at": "`+e.clock.Now().Format(time.RFC3339)+`", "room": "hall"}`), 200, "")
+	e.putRoom("hall", `{"capacity": 5, "drop": "main", "grace": "1h", "idle_timeout": "1h"}`)
+	var tokens []string
+	for range 3 {
+		tokens = append(tokens, e.do("POST", "/v1/rooms/hall/join", "", "").str("visitor_token"))
+	}
+	if tk, err := e.svc.Tick(context.Background(), "hall"); err != nil || len(tk.Admitted) != 2 {
+		t.Fatalf("the room let in %v (%v), want the drop's two units' worth", tk, err)
+	}
+	admission := func(tok string) string {
+		st := e.do("GET", "/v1/rooms/hall/status", tok, "")
+		if st.str("state") != "admitted" {
+			t.Fatalf("status: %v", st.body)
+		}
+		return `{"admission_token": "` + st.str("admission_token") + `"}`
+	}
+	first := admission(tokens[0])
+	e.want(e.do("POST", "/v1/drops/side/claims", tokens[0], first), 201, "") // the side drop's last unit
+	if st := e.do("GET", "/v1/rooms/hall/status", tokens[2], ""); st.str("state") != "waiting" {
+		t.Fatalf("the third visitor after a claim on the drop the room does not follow: %v", st.body)
+	}
+	e.want(e.do("POST", "/v1/drops/main/claims", tokens[0], first), 201, "") // still admitted
+	e.want(e.do("POST", "/v1/drops/main/claims", tokens[1], admission(tokens[1])), 201, "")
+	if st := e.do("GET", "/v1/rooms/hall/status", tokens[2], ""); st.str("state") != "sold_out" {
+		t.Fatalf("the third visitor once the followed drop is gone: %v", st.body)
+	}
+}
+
+// TestSoldOutRoomFollowsASecondBatch: a room sold out with the drop it followed is linked to a second
+// batch, a new drop behind it: the room takes joins again, lets visitors in for the new drop's units
+// and sells out with it. Linked to a drop already sold out, it is sold out at once.
+func TestSoldOutRoomFollowsASecondBatch(t *testing.T) {
+	e := setup(t)
+	e.want(e.do("PUT", "/v1/drops/first", adminKey, `{"stock": 1, "opens_at": "`+e.clock.Now().Format(time.RFC3339)+`", "room": "hall"}`), 200, "")
+	e.putRoom("hall", `{"capacity": 5, "drop": "first", "grace": "1h", "idle_timeout": "1h"}`)
+	tick := func(want int) {
+		t.Helper()
+		if tk, err := e.svc.Tick(context.Background(), "hall"); err != nil || len(tk.Admitted) != want {
+			t.Fatalf("the room let in %v (%v), want %d", tk, err, want)
+		}
+	}
+	claim := func(tok, drop string) {
+		t.Helper()
+		st := e.do("GET", "/v1/rooms/hall/status", tok, "")
+		e.want(e.do("POST", "/v1/drops/"+drop+"/claims", tok, `{"admission_token": "`+st.str("admission_token")+`"}`), 201, "")
+	}
+	a := e.join("hall", "").str("visitor_token")
+	tick(1)
+	claim(a, "first")
+	e.want(e.do("POST", "/v1/rooms/hall/join", "", ""), 410, "sold_out")
+
+	e.want(e.do("PUT", "/v1/drops/second", adminKey, `{"stock": 2, "opens_at": "`+e.clock.Now().Format(time.RFC3339)+`", "room": "hall"}`), 200, "")
+	e.want(e.do("PATCH", "/v1/rooms/hall", adminKey, `{"drop": "second"}`), 200, "")
+	b, c := e.join("hall", "").str("visitor_token"), e.join("hall", "").str("visitor_token")
+	tick(2)
+	claim(b, "second")
+	claim(c, "second")
+	e.want(e.do("POST", "/v1/rooms/hall/join", "", ""), 410, "sold_out")
+
+	e.want(e.do("PATCH", "/v1/rooms/hall", adminKey, `{"drop": null}`), 200, "")
+	e.join("hall", "")
+	e.want(e.do("PATCH", "/v1/rooms/hall", adminKey, `{"drop": "first"}`), 200, "") // sold out already
+	e.want(e.do("POST", "/v1/rooms/hall/join", "", ""), 410, "sold_out")
+}

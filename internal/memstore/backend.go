@@ -124,9 +124,9 @@ func open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 	for id, cfg := range savedRooms {
 		if info, err := b.drops.Get(ctx, cfg.Drop); cfg.Drop != "" && err == nil {
 			l := info.Level()
-			_ = b.rooms.SetUnits(ctx, id, l)
+			_ = b.rooms.SetUnits(ctx, id, cfg.Drop, l)
 			if l.Left == 0 {
-				_ = b.rooms.SoldOut(ctx, id)
+				_ = b.rooms.SoldOut(ctx, id, cfg.Drop)
 			}
 		}
 	}

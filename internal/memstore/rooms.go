@@ -334,10 +334,14 @@ func (s *Rooms) Active(_ context.Context, id, visitor, admissionID string) (bool
 }
 
 // SetUnits implements [room.Store].
-func (s *Rooms) SetUnits(_ context.Context, id string, l rushgate.Level) error {
+func (s *Rooms) SetUnits(_ context.Context, id, drop string, l rushgate.Level) error {
 	return s.with(id, func(rs *roomState, _ int64) error {
+		if rs.cfg.Drop != drop {
+			return nil
+		}
 		rs.units, rs.stock, rs.written = max(l.Left, -1), l.Stock, l.Written
 		rs.opens, rs.closes = unixNanoOr0(l.Opens), unixNanoOr0(l.Closes)
+		rs.soldOut = l.Left == 0
 		if l.Left < 0 {
 			rs.soldOut, rs.stock, rs.written, rs.opens, rs.closes = false, 0, 0, 0, 0
 		}
@@ -346,10 +350,10 @@ func (s *Rooms) SetUnits(_ context.Context, id string, l rushgate.Level) error {
 }
 
 // Restock implements [room.Store].
-func (s *Rooms) Restock(_ context.Context, id string, l rushgate.Level) (bool, error) {
+func (s *Rooms) Restock(_ context.Context, id, drop string, l rushgate.Level) (bool, error) {
 	news := false
 	err := s.with(id, func(rs *roomState, _ int64) error {
-		if rs.units < 0 || l.Written < rs.written {
+		if rs.units < 0 || rs.cfg.Drop != drop || l.Written < rs.written {
 			return nil
 		}
 		rs.written, rs.opens, rs.closes = l.Written, unixNanoOr0(l.Opens), unixNanoOr0(l.Closes)
@@ -370,14 +374,14 @@ func unixNanoOr0(t time.Time) int64 {
 }
 
 // Hold implements [room.Store].
-func (s *Rooms) Hold(_ context.Context, id, visitor, admissionID string) (bool, error) {
+func (s *Rooms) Hold(_ context.Context, id, drop, visitor, admissionID string) (bool, error) {
 	held := false
 	err := s.with(id, func(rs *roomState, now int64) error {
 		a, live := rs.live(visitor, now)
 		switch {
 		case !live || a.ID != admissionID:
 			return room.ErrNotAdmitted
-		case rs.units < 0:
+		case rs.units < 0 || rs.cfg.Drop != drop:
 			return nil
 		case rs.units == 0 || rs.soldOut:
 			return rushgate.ErrSoldOut
@@ -390,9 +394,9 @@ func (s *Rooms) Hold(_ context.Context, id, visitor, admissionID string) (bool, 
 }
 
 // Unhold implements [room.Store].
-func (s *Rooms) Unhold(_ context.Context, id string) error {
+func (s *Rooms) Unhold(_ context.Context, id, drop string) error {
 	return s.with(id, func(rs *roomState, _ int64) error {
-		if rs.units >= 0 {
+		if rs.units >= 0 && rs.cfg.Drop == drop {
 			rs.units++
 		}
 		return nil
@@ -464,9 +468,9 @@ func recorded(err error) error {
 }
 
 // SoldOut implements [room.Store].
-func (s *Rooms) SoldOut(_ context.Context, id string) error {
+func (s *Rooms) SoldOut(_ context.Context, id, drop string) error {
 	return s.with(id, func(rs *roomState, _ int64) error {
-		rs.soldOut = true
+		rs.soldOut = rs.soldOut || rs.cfg.Drop == drop
 		return nil
 	})
 }

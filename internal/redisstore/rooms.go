@@ -99,7 +99,7 @@ func (s *Rooms) PutRoom(ctx context.Context, id string, cfg room.Config) error {
 	}
 	_, err = s.run(ctx, putScript, s.keys.room(id)[:1], itoa(int64(cfg.Capacity)), itoa(rateAdmits), itoa(ratePer),
 		itoa(time.Duration(cfg.SessionTTL).Milliseconds()), itoa(time.Duration(cfg.Grace).Milliseconds()),
-		itoa(time.Duration(cfg.IdleTimeout).Milliseconds()), itoa(opens), paused, string(js), newEpoch(), string(cfg.Mode))
+		itoa(time.Duration(cfg.IdleTimeout).Milliseconds()), itoa(opens), paused, string(js), newEpoch(), string(cfg.Mode), cfg.Drop)
 	return err
 }
 
@@ -303,20 +303,20 @@ func (s *Rooms) settle(ctx context.Context, id, visitor, others, fence string) e
 }
 
 // SetUnits implements [room.Store].
-func (s *Rooms) SetUnits(ctx context.Context, id string, l rushgate.Level) error {
-	_, err := s.stock(ctx, id, "set", strconv.Itoa(max(l.Left, -1)), l)
+func (s *Rooms) SetUnits(ctx context.Context, id, drop string, l rushgate.Level) error {
+	_, err := s.stock(ctx, id, drop, "set", strconv.Itoa(max(l.Left, -1)), l)
 	return err
 }
 
 // Unhold implements [room.Store].
-func (s *Rooms) Unhold(ctx context.Context, id string) error {
-	_, err := s.stock(ctx, id, "unhold", "", rushgate.Level{})
+func (s *Rooms) Unhold(ctx context.Context, id, drop string) error {
+	_, err := s.stock(ctx, id, drop, "unhold", "", rushgate.Level{})
 	return err
 }
 
 // Restock implements [room.Store].
-func (s *Rooms) Restock(ctx context.Context, id string, l rushgate.Level) (bool, error) {
-	return s.stock(ctx, id, "restock", strconv.Itoa(l.Stock), l)
+func (s *Rooms) Restock(ctx context.Context, id, drop string, l rushgate.Level) (bool, error) {
+	return s.stock(ctx, id, drop, "restock", strconv.Itoa(l.Stock), l)
 }
 
 // msOr0 is t in Unix milliseconds, "0" for the zero time (none).
@@ -328,16 +328,16 @@ func msOr0(t time.Time) string {
 }
 
 // SoldOut implements [room.Store]: every instance's streams of the room hear of it at once.
-func (s *Rooms) SoldOut(ctx context.Context, id string) error {
-	_, err := s.stock(ctx, id, "soldout", "", rushgate.Level{})
+func (s *Rooms) SoldOut(ctx context.Context, id, drop string) error {
+	_, err := s.stock(ctx, id, drop, "soldout", "", rushgate.Level{})
 	return err
 }
 
-// stock runs lua/stock.lua's op with n and the drop's level l, and reports whether it was news (a
-// restock that changed the stock).
-func (s *Rooms) stock(ctx context.Context, id, op, n string, l rushgate.Level) (bool, error) {
+// stock runs lua/stock.lua's op about drop with n and the drop's level l, and reports whether it was
+// news (a restock that changed the stock).
+func (s *Rooms) stock(ctx context.Context, id, drop, op, n string, l rushgate.Level) (bool, error) {
 	m, err := s.run(ctx, stockScript, s.keys.room(id)[:1], op, n, s.keys.changes(id), strconv.Itoa(l.Stock),
-		itoa(l.Written), msOr0(l.Closes), msOr0(l.Opens))
+		itoa(l.Written), msOr0(l.Closes), msOr0(l.Opens), drop)
 	if err != nil {
 		return false, err
 	}
@@ -377,8 +377,8 @@ func (s *Rooms) invite(ctx context.Context, id string, args ...string) (int64, e
 }
 
 // Hold implements [room.Store].
-func (s *Rooms) Hold(ctx context.Context, id, visitor, admissionID string) (bool, error) {
-	m, err := s.run(ctx, holdScript, s.keys.room(id), s.now(), visitor, admissionID)
+func (s *Rooms) Hold(ctx context.Context, id, drop, visitor, admissionID string) (bool, error) {
+	m, err := s.run(ctx, holdScript, s.keys.room(id), s.now(), visitor, admissionID, drop)
 	if err != nil {
 		return false, err
 	}

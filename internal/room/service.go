@@ -202,7 +202,7 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 		return err
 	}
 	if relink {
-		if err := s.store.SetUnits(ctx, id, level); err != nil {
+		if err := s.store.SetUnits(ctx, id, cfg.Drop, level); err != nil {
 			return err
 		}
 	}
@@ -220,9 +220,9 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 	g := s.gate(id)
 	g.setConfig(cfg)
 	g.wake()
-	if old.Stopped() != cfg.Stopped() || !rushgate.SameTime(old.OpensAt, cfg.OpensAt) || old.message() != cfg.message() {
-		// The line's visitors learn at once that it stopped, goes again, opens at another time, or is
-		// told something new.
+	if relink || old.Stopped() != cfg.Stopped() || !rushgate.SameTime(old.OpensAt, cfg.OpensAt) || old.message() != cfg.message() {
+		// The line's visitors learn at once that it stopped, goes again, opens at another time, is told
+		// something new, or follows another drop's stock (sold out or not).
 		g.hub.broadcast()
 	}
 	e := rushgate.Entry{At: s.opts.Clock().UTC(), Kind: "room", ID: id, Action: rushgate.ActionUpdate, Changes: rushgate.Diff(old, cfg)}
@@ -359,7 +359,7 @@ func (s *Service) unlink(ctx context.Context, id string, old Config, created boo
 				return err
 			}
 		}
-		return s.store.SetUnits(ctx, id, level)
+		return s.store.SetUnits(ctx, id, old.Drop, level)
 	}()
 	if err != nil {
 		s.log.ErrorContext(ctx, "a refused link to a drop is left in place", "room", id, "drop", old.Drop, "err", err)
@@ -395,8 +395,8 @@ func (s *Service) AddInvites(ctx context.Context, id string, codes []string) (in
 }
 
 // Hold implements [rushgate.Gatekeeper].
-func (s *Service) Hold(ctx context.Context, id, visitor, admissionID string) (bool, error) {
-	held, err := s.store.Hold(ctx, id, visitor, admissionID)
+func (s *Service) Hold(ctx context.Context, id, drop, visitor, admissionID string) (bool, error) {
+	held, err := s.store.Hold(ctx, id, drop, visitor, admissionID)
 	if errors.Is(err, ErrNotAdmitted) || errors.Is(err, ErrNotFound) {
 		return false, rushgate.ErrAdmissionRequired
 	}
@@ -404,8 +404,8 @@ func (s *Service) Hold(ctx context.Context, id, visitor, admissionID string) (bo
 }
 
 // Unhold implements [rushgate.Gatekeeper]; the freed unit may admit the next visitor at once.
-func (s *Service) Unhold(ctx context.Context, id string) error {
-	if err := s.store.Unhold(ctx, id); err != nil {
+func (s *Service) Unhold(ctx context.Context, id, drop string) error {
+	if err := s.store.Unhold(ctx, id, drop); err != nil {
 		return err
 	}
 	s.gate(id).wake()
@@ -413,9 +413,10 @@ func (s *Service) Unhold(ctx context.Context, id string) error {
 }
 
 // Restock implements [rushgate.Gatekeeper]. A room that follows another drop, or none, keeps its count:
-// a drop's units are the room's only while it follows that drop, as its config read at most about a
-// second ago says (see [Service.Config]): the drops' samplers ask each second, and a room linked or
-// unlinked meanwhile had its count set then.
+// a drop's units are the room's only while it follows that drop. The config read at most about a
+// second ago (see [Service.Config]) spares the store the steps of drops the room does not follow; the
+// store checks again, with its config as it stands, in the same step as the change, since a room
+// linked to another drop meanwhile had its count set then and must not take this one's.
 func (s *Service) Restock(ctx context.Context, id, drop string, l rushgate.Level) error {
 	cfg, err := s.Config(ctx, id)
 	if errors.Is(err, ErrNotFound) || (err == nil && cfg.Drop != drop) {
@@ -425,9 +426,9 @@ func (s *Service) Restock(ctx context.Context, id, drop string, l rushgate.Level
 		return err
 	}
 	if l.Left <= 0 {
-		return s.SoldOut(ctx, id)
+		return s.SoldOut(ctx, id, drop)
 	}
-	news, err := s.store.Restock(ctx, id, l)
+	news, err := s.store.Restock(ctx, id, drop, l)
 	window := [2]int64{msOr0(l.Opens), msOr0(l.Closes)}
 	if g := s.gate(id); news || g.window.Swap(window) != window {
 		// New units may admit the next visitors at once, and a drop opened, closed or opened again
@@ -447,10 +448,10 @@ func (s *Service) Follows(ctx context.Context, room, drop string) (bool, error) 
 	return err == nil && cfg.Drop == drop, err
 }
 
-// SoldOut implements [rushgate.Gatekeeper]: the room stops admitting, and its waiting visitors' streams
-// say sold_out at once.
-func (s *Service) SoldOut(ctx context.Context, id string) error {
-	if err := s.store.SoldOut(ctx, id); err != nil {
+// SoldOut implements [rushgate.Gatekeeper]: a room that follows drop stops admitting, and its waiting
+// visitors' streams say sold_out at once.
+func (s *Service) SoldOut(ctx context.Context, id, drop string) error {
+	if err := s.store.SoldOut(ctx, id, drop); err != nil {
 		return err
 	}
 	s.Broadcast(id)

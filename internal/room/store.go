@@ -174,24 +174,30 @@ type Store interface {
 	// Active reports whether admissionID is still the visitor's live admission, for online verification.
 	Active(ctx context.Context, id, visitor, admissionID string) (bool, error)
 
-	// SetUnits links the room to a drop of l.Stock units in all with l.Left left, opening at l.Opens and
+	// SetUnits links the room to drop, of l.Stock units in all with l.Left left, opening at l.Opens and
 	// closing at l.Closes, as the drop's config write numbered l.Written left it (see
-	// rushgate.Gatekeeper), or unlinks it with l.Left -1. A linked room admits no more visitors than its
-	// units, and none before its drop's opening or from its closing on, judged in each step by the
-	// store's clock.
-	SetUnits(ctx context.Context, id string, l rushgate.Level) error
+	// rushgate.Gatekeeper), or unlinks it with l.Left -1 (drop ""). A linked room admits no more
+	// visitors than its units, and none before its drop's opening or from its closing on, judged in
+	// each step by the store's clock; it is sold out exactly when l.Left is 0, so that a room sold out
+	// with one drop takes joins again when linked to a second batch.
+	//
+	// SetUnits, Restock, Hold, Unhold and SoldOut each name the drop they are about, and change the
+	// room's units only while its config (Config.Drop) names that drop, checked in the same step: a
+	// room follows one drop's stock, other drops may sit behind it too, and a room linked to another
+	// drop, or unlinked, between a caller's read and its step keeps its count.
+	SetUnits(ctx context.Context, id, drop string, l rushgate.Level) error
 	// Restock tells a linked room that its drop has l.Stock units in all and opens and closes at
 	// l.Opens and l.Closes, as of its config write numbered l.Written: its units change by the
 	// difference from the stock it last heard of (SetUnits or Restock), never below none, so that
 	// hearing the same stock again changes nothing, nor does a level of a write before the last one
 	// heard of (told late). An unlinked room keeps none. It reports whether the stock was news.
-	Restock(ctx context.Context, id string, l rushgate.Level) (bool, error)
+	Restock(ctx context.Context, id, drop string, l rushgate.Level) (bool, error)
 	// Hold checks that admissionID is the visitor's live admission (ErrNotAdmitted otherwise) and, in a
-	// linked room, takes one unit (rushgate.ErrSoldOut when there is none or the room is sold out). It
-	// reports whether it took one.
-	Hold(ctx context.Context, id, visitor, admissionID string) (bool, error)
-	// Unhold gives a unit back.
-	Unhold(ctx context.Context, id string) error
+	// room linked to drop, takes one unit (rushgate.ErrSoldOut when there is none or the room is sold
+	// out). It reports whether it took one.
+	Hold(ctx context.Context, id, drop, visitor, admissionID string) (bool, error)
+	// Unhold gives a unit of drop back.
+	Unhold(ctx context.Context, id, drop string) error
 	// AddInvites adds invite codes to the room's list (a code listed already stays as it is, used or
 	// not) and reports how many were new.
 	AddInvites(ctx context.Context, id string, codes []string) (int, error)
@@ -199,7 +205,7 @@ type Store interface {
 	// listed or used already; ReturnInvite gives it back when the join then failed.
 	TakeInvite(ctx context.Context, id, code string) (bool, error)
 	ReturnInvite(ctx context.Context, id, code string) error
-	// SoldOut marks the room sold out: it admits nobody, its waiting visitors' status is StateSoldOut,
-	// and joins that would take a new place are refused with rushgate.ErrSoldOut.
-	SoldOut(ctx context.Context, id string) error
+	// SoldOut marks a room linked to drop sold out: it admits nobody, its waiting visitors' status is
+	// StateSoldOut, and joins that would take a new place are refused with rushgate.ErrSoldOut.
+	SoldOut(ctx context.Context, id, drop string) error
 }

@@ -341,25 +341,29 @@ func randomRoomStep(rnd *rand.Rand, rooms, visitors []string, arrived map[string
 		}}
 	case n < 83:
 		l := rushgate.Level{Left: rnd.IntN(4) - 1, Stock: 3, Written: int64(rnd.IntN(10)), Opens: randomInstant(rnd), Closes: randomInstant(rnd)}
-		return step{fmt.Sprintf("units %s %d (%d) opening %s closing %s", id, l.Left, l.Written, ms(l.Opens), ms(l.Closes)), func(s *side) string {
-			return outcome(s.h.Rooms.SetUnits(ctx, id, l))
+		d := randomDrop(rnd)
+		return step{fmt.Sprintf("units %s of %q %d (%d) opening %s closing %s", id, d, l.Left, l.Written, ms(l.Opens), ms(l.Closes)), func(s *side) string {
+			return outcome(s.h.Rooms.SetUnits(ctx, id, d, l))
 		}}
 	case n < 85:
 		l := rushgate.Level{Stock: rnd.IntN(6), Written: int64(rnd.IntN(10)), Opens: randomInstant(rnd), Closes: randomInstant(rnd)} // some of them told late
-		return step{fmt.Sprintf("restock %s %d (%d) opening %s closing %s", id, l.Stock, l.Written, ms(l.Opens), ms(l.Closes)), func(s *side) string {
-			news, err := s.h.Rooms.Restock(ctx, id, l)
+		d := randomDrop(rnd)
+		return step{fmt.Sprintf("restock %s of %q %d (%d) opening %s closing %s", id, d, l.Stock, l.Written, ms(l.Opens), ms(l.Closes)), func(s *side) string {
+			news, err := s.h.Rooms.Restock(ctx, id, d, l)
 			return fmt.Sprint(news, outcome(err))
 		}}
 	case n < 88:
-		which := rnd.IntN(2)
-		return step{fmt.Sprintf("hold %s %s (%d)", id, v, which), func(s *side) string {
-			took, err := s.h.Rooms.Hold(ctx, id, v, s.admissionID(v, which))
+		which, d := rnd.IntN(2), randomDrop(rnd)
+		return step{fmt.Sprintf("hold %s of %q %s (%d)", id, d, v, which), func(s *side) string {
+			took, err := s.h.Rooms.Hold(ctx, id, d, v, s.admissionID(v, which))
 			return fmt.Sprint(took, outcome(err))
 		}}
 	case n < 89:
-		return step{"unhold " + id, func(s *side) string { return outcome(s.h.Rooms.Unhold(ctx, id)) }}
+		d := randomDrop(rnd)
+		return step{fmt.Sprintf("unhold %s of %q", id, d), func(s *side) string { return outcome(s.h.Rooms.Unhold(ctx, id, d)) }}
 	case n < 90:
-		return step{"sold out " + id, func(s *side) string { return outcome(s.h.Rooms.SoldOut(ctx, id)) }}
+		d := randomDrop(rnd)
+		return step{fmt.Sprintf("sold out %s of %q", id, d), func(s *side) string { return outcome(s.h.Rooms.SoldOut(ctx, id, d)) }}
 	case n < 93:
 		codes := []string{"i1", "i2", "i3"}[:1+rnd.IntN(3)]
 		return step{fmt.Sprintf("add invites %s %v", id, codes), func(s *side) string {
@@ -429,6 +433,10 @@ func (s *side) admissionID(v string, which int) string {
 
 // randomRoomConfig draws a small room whose limits a few visitors reach: capacity, rate or both,
 // short windows, any mode, sometimes paused.
+// randomDrop names the drop a room's config follows, or a step about a drop's units is about: mostly
+// the same one, so that the units' steps mostly apply.
+func randomDrop(rnd *rand.Rand) string { return []string{"", "d1", "d1", "d1", "d2"}[rnd.IntN(5)] }
+
 func randomRoomConfig(rnd *rand.Rand) room.Config {
 	c := room.Config{
 		Capacity:    rnd.IntN(4),
@@ -437,6 +445,7 @@ func randomRoomConfig(rnd *rand.Rand) room.Config {
 		IdleTimeout: rushgate.Duration([]time.Duration{40 * time.Second, 2 * time.Minute}[rnd.IntN(2)]),
 		Paused:      rnd.IntN(8) == 0,
 		Mode:        []room.Mode{"", "", "", room.ModePassthrough, room.ModeReject, room.ModeQueueAll}[rnd.IntN(6)],
+		Drop:        randomDrop(rnd),
 	}
 	if c.Capacity == 0 || rnd.IntN(3) == 0 {
 		c.Rate = &room.Rate{Admits: 1 + rnd.IntN(3), Per: rushgate.Duration([]time.Duration{10 * time.Second, time.Minute}[rnd.IntN(2)])}

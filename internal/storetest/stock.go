@@ -23,9 +23,35 @@ var stockTests = []check{
 	{"Stock/DropClosed", testDropClosed},
 	{"Stock/DropNotOpen", testDropNotOpen},
 	{"Stock/SoldOut", testSoldOut},
+	{"Stock/OtherDrop", testOtherDrop},
 	{"Stock/Crowd", testStockCrowd},
 	{"Stock/Restock", testRestock},
 	{"Stock/RestockRace", testRestockRace},
+}
+
+// dropD is the drop the rooms of the store-level checks follow: each store step about a drop's
+// units names it, and changes a room's units only while the room's config names it too.
+const dropD = "d"
+
+// following is c naming drop dropD.
+func following(c room.Config) room.Config {
+	c.Drop = dropD
+	return c
+}
+
+// unlink stops a room following its drop, as the room's service does: its config first, then its
+// units.
+func unlink(t *testing.T, h Harness, id string) {
+	t.Helper()
+	c, err := h.Rooms.Room(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Drop = ""
+	put(t, h, id, c)
+	if err := h.Rooms.SetUnits(ctx, id, "", level(-1, 0, 0)); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // level is a drop's stock as a room hears of it: units left (-1 unlinks), stock in all, the write.
@@ -34,8 +60,8 @@ func level(left, stock int, written int64) rushgate.Level {
 }
 
 func testUnits(t *testing.T, h Harness) {
-	put(t, h, "su", cfg(10))
-	if err := h.Rooms.SetUnits(ctx, "su", level(3, 3, 1)); err != nil {
+	put(t, h, "su", following(cfg(10)))
+	if err := h.Rooms.SetUnits(ctx, "su", dropD, level(3, 3, 1)); err != nil {
 		t.Fatal(err)
 	}
 	join(t, h, "su", names("v", 5)...)
@@ -44,10 +70,10 @@ func testUnits(t *testing.T, h Harness) {
 		t.Fatalf("admitted %v with 3 units, %d slots free", admittedNames(tk), tk.Free)
 	}
 	a := tk.Admitted[0]
-	if _, err := h.Rooms.Hold(ctx, "su", a.Visitor, "nope"); !errors.Is(err, room.ErrNotAdmitted) {
+	if _, err := h.Rooms.Hold(ctx, "su", dropD, a.Visitor, "nope"); !errors.Is(err, room.ErrNotAdmitted) {
 		t.Fatalf("hold with another admission: %v", err)
 	}
-	if held, err := h.Rooms.Hold(ctx, "su", a.Visitor, a.Admission.ID); err != nil || !held {
+	if held, err := h.Rooms.Hold(ctx, "su", dropD, a.Visitor, a.Admission.ID); err != nil || !held {
 		t.Fatalf("hold: %v %v", held, err)
 	}
 	if err := h.Rooms.Release(ctx, "su", a.Visitor, a.Admission.ID); err != nil { // its claim is made
@@ -57,10 +83,10 @@ func testUnits(t *testing.T, h Harness) {
 		t.Fatalf("admitted %v: 2 units left for 2 admissions", admittedNames(tk))
 	}
 	b := tk.Admitted[1]
-	if held, err := h.Rooms.Hold(ctx, "su", b.Visitor, b.Admission.ID); err != nil || !held {
+	if held, err := h.Rooms.Hold(ctx, "su", dropD, b.Visitor, b.Admission.ID); err != nil || !held {
 		t.Fatalf("hold: %v %v", held, err)
 	}
-	if err := h.Rooms.Unhold(ctx, "su"); err != nil { // its claim failed: the unit is back
+	if err := h.Rooms.Unhold(ctx, "su", dropD); err != nil { // its claim failed: the unit is back
 		t.Fatal(err)
 	}
 	if tk := admit(t, h, "su"); len(tk.Admitted) != 0 {
@@ -70,15 +96,13 @@ func testUnits(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	wantAdmitted(t, admit(t, h, "su"), "v0003")
-	if err := h.Rooms.SetUnits(ctx, "su", level(-1, 0, 0)); err != nil { // unlinked: capacity alone rules again
-		t.Fatal(err)
-	}
+	unlink(t, h, "su") // capacity alone rules again
 	tk = admit(t, h, "su")
 	wantAdmitted(t, tk, "v0004")
-	if held, err := h.Rooms.Hold(ctx, "su", "v0004", tk.Admitted[0].Admission.ID); err != nil || held {
+	if held, err := h.Rooms.Hold(ctx, "su", dropD, "v0004", tk.Admitted[0].Admission.ID); err != nil || held {
 		t.Fatalf("hold in an unlinked room: %v %v", held, err)
 	}
-	if err := h.Rooms.SetUnits(ctx, "none", level(1, 1, 1)); !errors.Is(err, room.ErrNotFound) {
+	if err := h.Rooms.SetUnits(ctx, "none", dropD, level(1, 1, 1)); !errors.Is(err, room.ErrNotFound) {
 		t.Fatalf("units of an unknown room: %v", err)
 	}
 }
@@ -88,8 +112,8 @@ func testUnits(t *testing.T, h Harness) {
 // told as often as the drop is read; held units given back come back; a room that follows nothing
 // stays so.
 func testRestockUnits(t *testing.T, h Harness) {
-	put(t, h, "au", cfg(10))
-	if err := h.Rooms.SetUnits(ctx, "au", level(1, 1, 10)); err != nil {
+	put(t, h, "au", following(cfg(10)))
+	if err := h.Rooms.SetUnits(ctx, "au", dropD, level(1, 1, 10)); err != nil {
 		t.Fatal(err)
 	}
 	join(t, h, "au", names("v", 4)...)
@@ -99,7 +123,7 @@ func testRestockUnits(t *testing.T, h Harness) {
 	restock := func(stock int, want bool) {
 		t.Helper()
 		written++
-		if news, err := h.Rooms.Restock(ctx, "au", level(0, stock, written)); err != nil || news != want {
+		if news, err := h.Rooms.Restock(ctx, "au", dropD, level(0, stock, written)); err != nil || news != want {
 			t.Fatalf("Restock(%d): news %v, %v; want news %v", stock, news, err, want)
 		}
 	}
@@ -112,7 +136,7 @@ func testRestockUnits(t *testing.T, h Harness) {
 	}
 	hold := func(a room.Admitted) error {
 		t.Helper()
-		_, err := h.Rooms.Hold(ctx, "au", a.Visitor, a.Admission.ID)
+		_, err := h.Rooms.Hold(ctx, "au", dropD, a.Visitor, a.Admission.ID)
 		return err
 	}
 	restock(1, true) // 3 - 2: one unit
@@ -127,20 +151,18 @@ func testRestockUnits(t *testing.T, h Harness) {
 	if err := hold(more.Admitted[0]); err != nil {
 		t.Fatalf("hold of the unit restocked: %v", err)
 	}
-	if err := h.Rooms.Unhold(ctx, "au"); err != nil { // a claim failed: its unit is back
+	if err := h.Rooms.Unhold(ctx, "au", dropD); err != nil { // a claim failed: its unit is back
 		t.Fatal(err)
 	}
 	if err := hold(more.Admitted[1]); err != nil {
 		t.Fatalf("hold of the unit given back: %v", err)
 	}
-	if err := h.Rooms.SetUnits(ctx, "au", level(-1, 0, 0)); err != nil {
-		t.Fatal(err)
-	}
+	unlink(t, h, "au")
 	restock(5, false)
-	if held, err := h.Rooms.Hold(ctx, "au", "v0001", more.Admitted[0].Admission.ID); err != nil || held {
+	if held, err := h.Rooms.Hold(ctx, "au", dropD, "v0001", more.Admitted[0].Admission.ID); err != nil || held {
 		t.Fatalf("hold in a room that follows nothing: %v %v", held, err)
 	}
-	if _, err := h.Rooms.Restock(ctx, "none", level(0, 1, 1)); !errors.Is(err, room.ErrNotFound) {
+	if _, err := h.Rooms.Restock(ctx, "none", dropD, level(0, 1, 1)); !errors.Is(err, room.ErrNotFound) {
 		t.Fatalf("units of an unknown room: %v", err)
 	}
 }
@@ -150,8 +172,8 @@ func testRestockUnits(t *testing.T, h Harness) {
 // one heard of changes nothing, one of the same write again nothing either, and a later one counts from
 // the stock last heard of.
 func testRestockOrder(t *testing.T, h Harness) {
-	put(t, h, "ro", cfg(1000))
-	if err := h.Rooms.SetUnits(ctx, "ro", level(5, 10, 100)); err != nil { // 10 in all, 5 claimed
+	put(t, h, "ro", following(cfg(1000)))
+	if err := h.Rooms.SetUnits(ctx, "ro", dropD, level(5, 10, 100)); err != nil { // 10 in all, 5 claimed
 		t.Fatal(err)
 	}
 	join(t, h, "ro", names("v", 200)...)
@@ -169,7 +191,7 @@ func testRestockOrder(t *testing.T, h Harness) {
 		{25, 400, true, 20},  // a number written twice (another instance's clock): counts still
 		{20, 399, false, 20},
 	} {
-		news, err := h.Rooms.Restock(ctx, "ro", level(0, step.stock, step.written))
+		news, err := h.Rooms.Restock(ctx, "ro", dropD, level(0, step.stock, step.written))
 		if err != nil || news != step.news {
 			t.Fatalf("Restock(%d, %d): news %v, %v; want news %v", step.stock, step.written, news, err, step.news)
 		}
@@ -190,11 +212,11 @@ func testRestockOrder(t *testing.T, h Harness) {
 // closing. Told the drop opened again (a later write), it admits at once; a level of an earlier write
 // told late closes nothing, and an unlinked room is held by no closing.
 func testDropClosed(t *testing.T, h Harness) {
-	c := cfg(1)
+	c := following(cfg(1))
 	c.IdleTimeout = rushgate.Duration(time.Hour)
 	put(t, h, "dc", c)
 	closes := h.Now().Add(30 * time.Second)
-	if err := h.Rooms.SetUnits(ctx, "dc", rushgate.Level{Left: 10, Stock: 10, Written: 1, Closes: closes}); err != nil {
+	if err := h.Rooms.SetUnits(ctx, "dc", dropD, rushgate.Level{Left: 10, Stock: 10, Written: 1, Closes: closes}); err != nil {
 		t.Fatal(err)
 	}
 	join(t, h, "dc", "a", "b", "c")
@@ -212,13 +234,13 @@ func testDropClosed(t *testing.T, h Harness) {
 		t.Fatalf("b after the closing: %+v", st)
 	}
 	// A level read before the link, told late, opens nothing.
-	if _, err := h.Rooms.Restock(ctx, "dc", rushgate.Level{Stock: 10, Written: 0}); err != nil {
+	if _, err := h.Rooms.Restock(ctx, "dc", dropD, rushgate.Level{Stock: 10, Written: 0}); err != nil {
 		t.Fatal(err)
 	}
 	if tk := admit(t, h, "dc"); len(tk.Admitted) != 0 || !tk.DropClosed {
 		t.Fatalf("after a late level of an earlier write: %+v", tk)
 	}
-	if _, err := h.Rooms.Restock(ctx, "dc", rushgate.Level{Stock: 10, Written: 2}); err != nil { // opened again
+	if _, err := h.Rooms.Restock(ctx, "dc", dropD, rushgate.Level{Stock: 10, Written: 2}); err != nil { // opened again
 		t.Fatal(err)
 	}
 	tk = admit(t, h, "dc")
@@ -226,7 +248,7 @@ func testDropClosed(t *testing.T, h Harness) {
 	if tk.DropClosed {
 		t.Fatalf("reopened, the step says closed: %+v", tk)
 	}
-	if _, err := h.Rooms.Restock(ctx, "dc", rushgate.Level{Stock: 10, Written: 3, Closes: h.Now()}); err != nil { // closed now
+	if _, err := h.Rooms.Restock(ctx, "dc", dropD, rushgate.Level{Stock: 10, Written: 3, Closes: h.Now()}); err != nil { // closed now
 		t.Fatal(err)
 	}
 	if err := h.Rooms.Release(ctx, "dc", "b", ""); err != nil {
@@ -235,9 +257,7 @@ func testDropClosed(t *testing.T, h Harness) {
 	if tk := admit(t, h, "dc"); len(tk.Admitted) != 0 || !tk.DropClosed {
 		t.Fatalf("closed at once: %+v", tk)
 	}
-	if err := h.Rooms.SetUnits(ctx, "dc", level(-1, 0, 0)); err != nil { // unlinked: its closing goes too
-		t.Fatal(err)
-	}
+	unlink(t, h, "dc") // its closing goes too
 	tk = admit(t, h, "dc")
 	wantAdmitted(t, tk, "c")
 	if tk.DropClosed {
@@ -250,9 +270,9 @@ func testDropClosed(t *testing.T, h Harness) {
 // it on the line moves. A later opening told (a later write) holds it again, a level of an earlier
 // write told late moves nothing, and an unlinked room waits for no opening.
 func testDropNotOpen(t *testing.T, h Harness) {
-	put(t, h, "dn", cfg(1))
+	put(t, h, "dn", following(cfg(1)))
 	opens := h.Now().Add(30 * time.Second).Truncate(time.Millisecond)
-	if err := h.Rooms.SetUnits(ctx, "dn", rushgate.Level{Left: 10, Stock: 10, Written: 1, Opens: opens}); err != nil {
+	if err := h.Rooms.SetUnits(ctx, "dn", dropD, rushgate.Level{Left: 10, Stock: 10, Written: 1, Opens: opens}); err != nil {
 		t.Fatal(err)
 	}
 	join(t, h, "dn", "a", "b")
@@ -264,10 +284,10 @@ func testDropNotOpen(t *testing.T, h Harness) {
 		t.Fatalf("b before the opening: %+v", st)
 	}
 	later := opens.Add(time.Minute)
-	if _, err := h.Rooms.Restock(ctx, "dn", rushgate.Level{Stock: 10, Written: 2, Opens: later}); err != nil {
+	if _, err := h.Rooms.Restock(ctx, "dn", dropD, rushgate.Level{Stock: 10, Written: 2, Opens: later}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Rooms.Restock(ctx, "dn", rushgate.Level{Stock: 10, Written: 1, Opens: opens}); err != nil { // told late
+	if _, err := h.Rooms.Restock(ctx, "dn", dropD, rushgate.Level{Stock: 10, Written: 1, Opens: opens}); err != nil { // told late
 		t.Fatal(err)
 	}
 	h.Advance(45 * time.Second) // past the first opening, not the later one
@@ -283,7 +303,7 @@ func testDropNotOpen(t *testing.T, h Harness) {
 	if !tk.DropOpens.IsZero() || tk.Free != 0 {
 		t.Fatalf("opened, the step tells an opening or miscounts the free slots: %+v", tk)
 	}
-	if _, err := h.Rooms.Restock(ctx, "dn", rushgate.Level{Stock: 10, Written: 3, Opens: h.Now().Add(time.Hour)}); err != nil {
+	if _, err := h.Rooms.Restock(ctx, "dn", dropD, rushgate.Level{Stock: 10, Written: 3, Opens: h.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Rooms.Release(ctx, "dn", "a", ""); err != nil {
@@ -292,9 +312,7 @@ func testDropNotOpen(t *testing.T, h Harness) {
 	if tk := admit(t, h, "dn"); len(tk.Admitted) != 0 || tk.DropOpens.IsZero() {
 		t.Fatalf("its opening moved on: %+v", tk)
 	}
-	if err := h.Rooms.SetUnits(ctx, "dn", level(-1, 0, 0)); err != nil { // unlinked: its opening goes too
-		t.Fatal(err)
-	}
+	unlink(t, h, "dn") // its opening goes too
 	tk = admit(t, h, "dn")
 	wantAdmitted(t, tk, "b")
 	if !tk.DropOpens.IsZero() {
@@ -303,13 +321,13 @@ func testDropNotOpen(t *testing.T, h Harness) {
 }
 
 func testSoldOut(t *testing.T, h Harness) {
-	put(t, h, "so", cfg(1))
-	if err := h.Rooms.SetUnits(ctx, "so", level(1, 1, 1)); err != nil {
+	put(t, h, "so", following(cfg(1)))
+	if err := h.Rooms.SetUnits(ctx, "so", dropD, level(1, 1, 1)); err != nil {
 		t.Fatal(err)
 	}
 	join(t, h, "so", "a", "b", "c")
 	wantAdmitted(t, admit(t, h, "so"), "a")
-	if err := h.Rooms.SoldOut(ctx, "so"); err != nil {
+	if err := h.Rooms.SoldOut(ctx, "so", dropD); err != nil {
 		t.Fatal(err)
 	}
 	if st := status(t, h, "so", "b"); st.State != room.StateSoldOut {
@@ -328,9 +346,94 @@ func testSoldOut(t *testing.T, h Harness) {
 	if tk := admit(t, h, "so"); len(tk.Admitted) != 0 {
 		t.Fatalf("a sold-out room admitted %v", admittedNames(tk))
 	}
-	if _, err := h.Rooms.Hold(ctx, "so", "b", "x"); !errors.Is(err, room.ErrNotAdmitted) {
+	if _, err := h.Rooms.Hold(ctx, "so", dropD, "b", "x"); !errors.Is(err, room.ErrNotAdmitted) {
 		t.Fatalf("hold of no admission: %v", err)
 	}
+	// Linked to a second batch, the room takes joins and lets visitors in again; linked to a drop with
+	// nothing left, it is sold out at once.
+	if err := h.Rooms.SetUnits(ctx, "so", dropD, level(2, 2, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Rooms.Join(ctx, "so", someone("d")); err != nil {
+		t.Fatalf("a join once linked to a second batch: %v", err)
+	}
+	wantAdmitted(t, admit(t, h, "so"), "b")
+	if err := h.Rooms.SetUnits(ctx, "so", dropD, level(0, 2, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Rooms.Join(ctx, "so", someone("f")); !errors.Is(err, rushgate.ErrSoldOut) {
+		t.Fatalf("a join once linked to a drop with nothing left: %v", err)
+	}
+}
+
+// testOtherDrop: several drops may sit behind a room that follows one of them. A step about another
+// drop's units changes nothing: a hold for a claim on it still checks the admission but takes no unit,
+// its sell-out, restock, give-back and link leave the room's count alone; and once the room follows
+// another drop (its config written first, as the room's service writes it), a late link to the drop it
+// followed is ignored too.
+func testOtherDrop(t *testing.T, h Harness) {
+	put(t, h, "od", following(cfg(10)))
+	if err := h.Rooms.SetUnits(ctx, "od", dropD, level(2, 2, 1)); err != nil {
+		t.Fatal(err)
+	}
+	join(t, h, "od", names("v", 4)...)
+	tk := admit(t, h, "od")
+	if len(tk.Admitted) != 2 {
+		t.Fatalf("admitted %v with 2 units", admittedNames(tk))
+	}
+	a := tk.Admitted[0]
+	if _, err := h.Rooms.Hold(ctx, "od", "other", a.Visitor, "nope"); !errors.Is(err, room.ErrNotAdmitted) {
+		t.Fatalf("hold for another drop with another admission: %v", err)
+	}
+	for range 3 {
+		if held, err := h.Rooms.Hold(ctx, "od", "other", a.Visitor, a.Admission.ID); err != nil || held {
+			t.Fatalf("hold for another drop: took %v, %v", held, err)
+		}
+	}
+	if err := h.Rooms.SoldOut(ctx, "od", "other"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Rooms.SetUnits(ctx, "od", "other", level(0, 5, 9)); err != nil {
+		t.Fatal(err)
+	}
+	if news, err := h.Rooms.Restock(ctx, "od", "other", level(0, 9, 10)); err != nil || news {
+		t.Fatalf("restock of another drop: news %v, %v", news, err)
+	}
+	if err := h.Rooms.Unhold(ctx, "od", "other"); err != nil {
+		t.Fatal(err)
+	}
+	if st := status(t, h, "od", "v0002"); st.State != room.StateWaiting {
+		t.Fatalf("after another drop's steps, a waiting visitor: %+v", st)
+	}
+	// The room's two units are as they were: both admissions hold one, and the room lets nobody else in.
+	for _, ad := range tk.Admitted {
+		if held, err := h.Rooms.Hold(ctx, "od", dropD, ad.Visitor, ad.Admission.ID); err != nil || !held {
+			t.Fatalf("hold for the drop followed: took %v, %v", held, err)
+		}
+	}
+	if _, err := h.Rooms.Hold(ctx, "od", dropD, a.Visitor, a.Admission.ID); !errors.Is(err, rushgate.ErrSoldOut) {
+		t.Fatalf("a third hold of two units: %v", err)
+	}
+
+	// Relinked: the config first, then the units of the new drop, and the old drop's link, told late.
+	c := cfg(10)
+	c.Drop = "next"
+	put(t, h, "od", c)
+	if err := h.Rooms.SetUnits(ctx, "od", "next", level(1, 1, 20)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Rooms.SetUnits(ctx, "od", dropD, level(0, 2, 21)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Rooms.SoldOut(ctx, "od", dropD); err != nil {
+		t.Fatal(err)
+	}
+	for _, ad := range tk.Admitted { // their claims made
+		if err := h.Rooms.Release(ctx, "od", ad.Visitor, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantAdmitted(t, admit(t, h, "od"), "v0002") // the new drop's one unit
 }
 
 // testStockCrowd: a drop of 100 behind a room of capacity 50 that follows it, and 2,000 visitors. Each

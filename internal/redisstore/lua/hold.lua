@@ -2,9 +2,9 @@
 -- visitor's claim (see rushgate.Gatekeeper). Cost: O(log N).
 -- KEYS[1..7] meta, queue, seen, active, adm, window, fences (see keys.go); meta's units counts the units
 --   left (absent: the room follows no drop) and soldout marks a drop with none
--- ARGV[1] now override (ms)  ARGV[2] visitor  ARGV[3] admission id
+-- ARGV[1] now override (ms)  ARGV[2] visitor  ARGV[3] admission id  ARGV[4] the drop claimed
 -- Returns -1 for an unknown room, -2 when the admission is not the visitor's live one, -3 when no unit is
--- left, 1 when a unit was taken, 0 when the room follows no drop.
+-- left, 1 when a unit was taken, 0 when the room follows no drop, or another one.
 local cfg = room_cfg(KEYS[1])
 if not cfg then
   return -1
@@ -14,6 +14,10 @@ if id ~= ARGV[3] then
   return -2
 end
 if cfg.units < 0 then
+  return 0
+end
+local follows = redis.call('HGET', KEYS[1], 'drop')
+if follows and follows ~= ARGV[4] then
   return 0
 end
 if cfg.units == 0 or cfg.soldout then

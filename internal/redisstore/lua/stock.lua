@@ -8,18 +8,30 @@
 -- ARGV[1] 'set' (ARGV[2] units, -1 to unlink; ARGV[4] the drop's stock, ARGV[5] its write's number,
 -- ARGV[6] its closing in ms, 0 for none, ARGV[7] its opening in ms), 'unhold', 'restock' (ARGV[2] the
 -- drop's stock, ARGV[5] its write's number, drop.Info.Written, ARGV[6] its closing, ARGV[7] its
--- opening) or 'soldout'  ARGV[3] pub/sub channel of changes
+-- opening) or 'soldout'  ARGV[3] pub/sub channel of changes  ARGV[8] the drop the step is about ('' to
+-- unlink): a room whose config names another drop is left as it is (one written before rooms kept
+-- their drop's name is not)
 -- Returns -1 for an unknown room, 1 for news (a restock that changed the stock), else 0.
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return -1
 end
-if ARGV[1] == 'set' then
+local follows = redis.call('HGET', KEYS[1], 'drop')
+if follows and follows ~= ARGV[8] then
+  return 0
+end
+if ARGV[1] == 'set' then -- a link is sold out exactly when its drop has none left
   if tonumber(ARGV[2]) < 0 then
     redis.call('HDEL', KEYS[1], 'units', 'soldout', 'stock', 'written', 'closes', 'drop_opens')
   else
     redis.call('HSET', KEYS[1], 'units', ARGV[2], 'stock', ARGV[4], 'written', ARGV[5], 'closes', ARGV[6],
       'drop_opens', ARGV[7])
+    if ARGV[2] == '0' then
+      redis.call('HSET', KEYS[1], 'soldout', '1')
+    else
+      redis.call('HDEL', KEYS[1], 'soldout')
+    end
   end
+  redis.call('PUBLISH', ARGV[3], '*')
 elseif ARGV[1] == 'unhold' then
   if redis.call('HEXISTS', KEYS[1], 'units') == 1 then
     redis.call('HINCRBY', KEYS[1], 'units', 1)
