@@ -459,3 +459,105 @@ func TestSoldOutRoomFollowsASecondBatch(t *testing.T) {
 	e.want(e.do("PATCH", "/v1/rooms/hall", adminKey, `{"drop": "first"}`), 200, "") // sold out already
 	e.want(e.do("POST", "/v1/rooms/hall/join", "", ""), 410, "sold_out")
 }
+
+// TestRoomsFollowTheirDropsThroughACrowd makes random changes of two rooms and three drops behind them
+// (links, restocks, openings and closings) among a crowd's joins, admissions, claims on any of the
+// drops and releases, and checks after each step what must always hold: no drop is claimed past its
+// stock, and a room turns joins away as sold out exactly when the drop it follows has nothing left.
+func TestRoomsFollowTheirDropsThroughACrowd(t *testing.T) {
+	e := setup(t)
+	r := rand.New(rand.NewPCG(3, 2026))
+	rooms, drops := []string{"r0", "r1"}, []string{"d0", "d1", "d2"}
+	now := e.clock.Now().Format(time.RFC3339)
+	for i, d := range drops {
+		e.want(e.do("PUT", "/v1/drops/"+d, adminKey, fmt.Sprintf(`{"stock": %d, "opens_at": %q, "room": %q}`, 3+i, now, rooms[i%2])), 200, "")
+	}
+	for _, rm := range rooms {
+		e.putRoom(rm, `{"capacity": 3, "grace": "1h", "idle_timeout": "1h"}`)
+	}
+	visitors := map[string][]string{} // room -> tokens of its joins
+	batch := len(drops) - 1
+	dropOf := func(d string) resp { return e.do("GET", "/v1/drops/"+d, "", "") }
+	for step := range 3000 {
+		rm, d := rooms[r.IntN(2)], drops[r.IntN(3)]
+		var got resp
+		what := ""
+		switch n := r.IntN(20); {
+		case n < 2:
+			target := `null`
+			if dr := dropOf(d); dr.str("room") == rm && r.IntN(4) > 0 {
+				target = `"` + d + `"`
+			}
+			what, got = "link "+rm+" to "+target, e.do("PATCH", "/v1/rooms/"+rm, adminKey, `{"drop": `+target+`}`)
+		case n < 3:
+			what, got = "restock "+d, e.do("PATCH", "/v1/drops/"+d, adminKey, fmt.Sprintf(`{"stock": %d}`, 1+r.IntN(12)))
+		case n < 4:
+			verb := []string{"close", "open"}[r.IntN(2)]
+			what, got = verb+" "+d, e.do("POST", "/v1/drops/"+d+"/"+verb, adminKey, "")
+		case n < 5: // a new batch takes the place of one of the three, sold out or not
+			i := r.IntN(3)
+			batch++
+			drops[i] = fmt.Sprintf("d%d", batch)
+			what, got = "batch "+drops[i], e.do("PUT", "/v1/drops/"+drops[i], adminKey, fmt.Sprintf(`{"stock": %d, "opens_at": %q, "room": %q}`, 2+r.IntN(6), now, rm))
+		case n < 7:
+			what, got = "join "+rm, e.do("POST", "/v1/rooms/"+rm+"/join", "", "")
+			if got.code == 200 {
+				visitors[rm] = append(visitors[rm], got.str("visitor_token"))
+			}
+		case n < 12:
+			if r.IntN(10) == 0 {
+				e.clock.Advance(2 * time.Minute) // sessions of 10 minutes run out now and then
+			}
+			if _, err := e.svc.Tick(context.Background(), rm); err != nil {
+				t.Fatalf("step %d: tick %s: %v", step, rm, err)
+			}
+			continue
+		case n < 18:
+			if len(visitors[rm]) == 0 {
+				continue
+			}
+			if r.IntN(4) > 0 { // mostly a drop behind the visitor's room
+				for _, behind := range drops {
+					if dropOf(behind).str("room") == rm {
+						d = behind
+					}
+				}
+			}
+			i := r.IntN(min(4, len(visitors[rm]))) // near the front: admitted, or soon
+			tok := visitors[rm][i]
+			st := e.do("GET", "/v1/rooms/"+rm+"/status", tok, "")
+			what, got = "claim "+d+" from "+rm, e.do("POST", "/v1/drops/"+d+"/claims", tok, `{"admission_token": "`+st.str("admission_token")+`"}`)
+			if got.code == 201 || got.errCode() == "already_claimed" {
+				e.do("POST", "/v1/rooms/"+rm+"/release", tok, "") // done, as the site's checkout ends it
+				visitors[rm] = slices.Delete(visitors[rm], i, i+1)
+			}
+		default:
+			if len(visitors[rm]) == 0 {
+				continue
+			}
+			i := r.IntN(min(4, len(visitors[rm])))
+			what, got = "release in "+rm, e.do("POST", "/v1/rooms/"+rm+"/release", visitors[rm][i], "")
+			if got.code == 200 {
+				visitors[rm] = slices.Delete(visitors[rm], i, i+1)
+			}
+		}
+		if got.code >= 500 {
+			t.Fatalf("step %d, %s: %d %v", step, what, got.code, got.body)
+		}
+		for _, d := range drops {
+			if dr := dropOf(d); dr.num("remaining") < 0 || dr.num("stock")-dr.num("remaining") > dr.num("stock") {
+				t.Fatalf("step %d, %s: drop %s %v", step, what, d, dr.body)
+			}
+		}
+		if what == "join "+rm { // the room's answer against the drop it follows
+			followed := e.do("GET", "/v1/rooms/"+rm, adminKey, "").str("drop")
+			left := int64(-1)
+			if followed != "" {
+				left = dropOf(followed).num("remaining")
+			}
+			if soldOut := got.code == 410 && got.errCode() == "sold_out"; soldOut != (left == 0) {
+				t.Fatalf("step %d, join %s: %d %v, the room follows %q with %d left", step, rm, got.code, got.body, followed, left)
+			}
+		}
+	}
+}
