@@ -840,3 +840,132 @@ func TestRoomLinkRacesTheDropsDepartureOnRedis(t *testing.T) {
 		}
 	}
 }
+
+// TestRoomsFollowTheirDropsAcrossInstances: two instances on one Redis take random changes of two rooms
+// and the drops behind them (links, new batches, restocks, closings and openings) among a crowd's
+// joins, claims on any of the drops and releases, each step on either instance, their gates admitting
+// as they do. After each step no drop is claimed past its stock, and a room turns joins away as sold
+// out exactly when the drop it follows has nothing left. On a standalone Redis and on a Cluster.
+func TestRoomsFollowTheirDropsAcrossInstances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-instance test skipped in -short mode")
+	}
+	bin := buildBinary(t)
+	redistest.EachTopology(t, func(t *testing.T, tp redistest.Topology) { roomsFollowTheirDrops(t, bin, strings.Join(tp.Addrs, ",")) })
+}
+
+// roomsFollowTheirDrops runs TestRoomsFollowTheirDropsAcrossInstances's crowd on the Redis at addrs.
+func roomsFollowTheirDrops(t *testing.T, bin, addrs string) {
+	in := startInstances(t, bin, addrs, 2)
+	r := rand.New(rand.NewPCG(5, 2026))
+	at := func() string { return in[r.IntN(2)].base }
+	rooms, drops := []string{"fr0", "fr1"}, []string{"fd0", "fd1", "fd2"}
+	now := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)
+	putDrop := func(d, rm string, stock int) (int, map[string]any) {
+		code, v, _ := do(t, "PUT", at()+"/v1/drops/"+d, testAdminKey, fmt.Sprintf(`{"stock": %d, "opens_at": %q, "room": %q}`, stock, now, rm))
+		return code, v
+	}
+	for i, d := range drops {
+		if code, v := putDrop(d, rooms[i%2], 3+i); code != 200 {
+			t.Fatalf("drop %s: %d %v", d, code, v)
+		}
+	}
+	for _, rm := range rooms {
+		if code, v, _ := do(t, "PUT", at()+"/v1/rooms/"+rm, testAdminKey, `{"capacity": 3, "grace": "1h", "idle_timeout": "1h"}`); code != 200 {
+			t.Fatalf("room %s: %d %v", rm, code, v)
+		}
+	}
+	dropOf := func(d string) map[string]any { _, v, _ := do(t, "GET", at()+"/v1/drops/"+d, "", ""); return v }
+	num := func(v map[string]any, k string) int64 { f, _ := v[k].(float64); return int64(f) }
+	visitors := map[string][]string{}
+	counts := map[string]int{}
+	batch := len(drops) - 1
+	for step := range 1200 {
+		rm, d := rooms[r.IntN(2)], drops[r.IntN(3)]
+		var code int
+		var v map[string]any
+		what := ""
+		switch n := r.IntN(20); {
+		case n < 2:
+			target := `null`
+			if dropOf(d)["room"] == rm && r.IntN(4) > 0 {
+				target = `"` + d + `"`
+			}
+			what = "link"
+			code, v, _ = do(t, "PATCH", at()+"/v1/rooms/"+rm, testAdminKey, `{"drop": `+target+`}`)
+		case n < 3:
+			what = "restock"
+			code, v, _ = do(t, "PATCH", at()+"/v1/drops/"+d, testAdminKey, fmt.Sprintf(`{"stock": %d}`, 1+r.IntN(12)))
+		case n < 4:
+			what = []string{"close", "open"}[r.IntN(2)]
+			code, v, _ = do(t, "POST", at()+"/v1/drops/"+d+"/"+what, testAdminKey, "")
+		case n < 5:
+			i := r.IntN(3)
+			batch++
+			drops[i] = fmt.Sprintf("fd%d", batch)
+			what = "batch"
+			code, v = putDrop(drops[i], rm, 2+r.IntN(6))
+		case n < 9:
+			what = "join " + rm
+			code, v, _ = do(t, "POST", at()+"/v1/rooms/"+rm+"/join", "", "")
+			if code == 200 {
+				visitors[rm] = append(visitors[rm], v["visitor_token"].(string))
+			}
+		case n < 17:
+			if len(visitors[rm]) == 0 {
+				continue
+			}
+			if r.IntN(4) > 0 {
+				for _, behind := range drops {
+					if dropOf(behind)["room"] == rm {
+						d = behind
+					}
+				}
+			}
+			i := r.IntN(min(4, len(visitors[rm])))
+			tok := visitors[rm][i]
+			_, st, _ := do(t, "GET", at()+"/v1/rooms/"+rm+"/status", tok, "")
+			adm, _ := st["admission_token"].(string)
+			what = "claim"
+			code, v, _ = do(t, "POST", at()+"/v1/drops/"+d+"/claims", tok, `{"admission_token": "`+adm+`"}`)
+			if code == 201 {
+				do(t, "POST", at()+"/v1/rooms/"+rm+"/release", tok, "")
+				visitors[rm] = slices.Delete(visitors[rm], i, i+1)
+			}
+		default:
+			if len(visitors[rm]) == 0 {
+				continue
+			}
+			i := r.IntN(min(4, len(visitors[rm])))
+			what = "release"
+			if code, v, _ = do(t, "POST", at()+"/v1/rooms/"+rm+"/release", visitors[rm][i], ""); code == 200 {
+				visitors[rm] = slices.Delete(visitors[rm], i, i+1)
+			}
+		}
+		if code >= 500 || code == 0 {
+			t.Fatalf("step %d, %s: %d %v", step, what, code, v)
+		}
+		e, _ := v["error"].(map[string]any)
+		counts[fmt.Sprintf("%s %d %v", strings.Fields(what)[0], code, e["code"])]++
+		for _, d := range drops {
+			if dr := dropOf(d); num(dr, "remaining") < 0 || num(dr, "remaining") > num(dr, "stock") {
+				t.Fatalf("step %d, %s: drop %s %v", step, what, d, dr)
+			}
+		}
+		if strings.HasPrefix(what, "join ") {
+			_, cfg, _ := do(t, "GET", at()+"/v1/rooms/"+rm, testAdminKey, "")
+			followed, _ := cfg["drop"].(string)
+			left := int64(-1)
+			if followed != "" {
+				left = num(dropOf(followed), "remaining")
+			}
+			if soldOut := code == 410 && e["code"] == "sold_out"; soldOut != (left == 0) {
+				t.Fatalf("step %d, join %s: %d %v, the room follows %q with %d left", step, rm, code, v, followed, left)
+			}
+		}
+	}
+	if counts["claim 201 <nil>"] < 20 || counts["join 410 sold_out"] == 0 {
+		t.Fatalf("the crowd did too little to tell: %v", counts)
+	}
+	t.Log(counts)
+}
