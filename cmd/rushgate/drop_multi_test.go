@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rushgate/rushgate/internal/apitest"
 	"github.com/rushgate/rushgate/internal/keyring"
 	"github.com/rushgate/rushgate/internal/pgtest"
 	"github.com/rushgate/rushgate/internal/redistest"
@@ -794,51 +795,10 @@ func TestRoomLinkRacesTheDropsDepartureOnRedis(t *testing.T) {
 		t.Skip("multi-instance test skipped in -short mode")
 	}
 	in := startInstances(t, buildBinary(t), redistest.Shared(t), 2)
-	a, b := in[0].base, in[1].base
-	code := func(method, url, body string) int { // safe off the test's goroutine
-		req, _ := http.NewRequest(method, url, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+testAdminKey)
-		res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-		if err != nil {
-			return 0
-		}
-		res.Body.Close()
-		return res.StatusCode
+	if code, v, _ := do(t, "PUT", in[0].base+"/v1/rooms/racing", testAdminKey, `{"capacity": 2}`); code != 200 {
+		t.Fatalf("the room: %d %v", code, v)
 	}
-	if c := code("PUT", a+"/v1/rooms/racing", `{"capacity": 2}`); c != 200 {
-		t.Fatalf("the room: %d", c)
-	}
-	for i := range 200 {
-		d := fmt.Sprintf("racing-%d", i)
-		if c := code("PUT", b+"/v1/drops/"+d, `{"stock": 3, "opens_at": "2030-01-01T00:00:00Z", "room": "racing"}`); c != 200 {
-			t.Fatalf("drop %s: %d", d, c)
-		}
-		leave := []string{"DELETE", ""}
-		if i%2 == 1 {
-			leave = []string{"PATCH", `{"room": null}`}
-		}
-		var linked, left int
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		wg.Go(func() { <-start; linked = code("PATCH", a+"/v1/rooms/racing", `{"drop": "`+d+`"}`) })
-		wg.Go(func() { <-start; left = code(leave[0], b+"/v1/drops/"+d, leave[1]) })
-		close(start)
-		wg.Wait()
-		if (linked != 200 && linked != 400) || (left != 200 && left != 409) || (linked == 200 && left == 200) {
-			t.Fatalf("race %d: the link answered %d and the drop's %s %d", i, linked, leave[0], left)
-		}
-		_, rm, _ := do(t, "GET", b+"/v1/rooms/racing", testAdminKey, "")
-		if rm["drop"] != nil && rm["drop"] != "" {
-			if c, dr, _ := do(t, "GET", a+"/v1/drops/"+d, "", ""); linked != 200 || c != 200 || dr["room"] != "racing" {
-				t.Fatalf("race %d: the room follows %v (its link answered %d), whose drop answers %d %v", i, rm["drop"], linked, c, dr)
-			}
-		} else if linked == 200 {
-			t.Fatalf("race %d: the link was answered 200 but the room follows nothing", i)
-		}
-		if c := code("PATCH", a+"/v1/rooms/racing", `{"drop": null}`); c != 200 {
-			t.Fatalf("unlink after race %d: %d", i, c)
-		}
-	}
+	apitest.LinkRaces(t, in[0].base, in[1].base, testAdminKey, "racing", 200)
 }
 
 // TestRoomsFollowTheirDropsAcrossInstances: two instances on one Redis take random changes of two rooms

@@ -4,16 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"path/filepath"
 	"slices"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rushgate/rushgate"
+	"github.com/rushgate/rushgate/internal/apitest"
 	"github.com/rushgate/rushgate/internal/httpapi"
 	"github.com/rushgate/rushgate/internal/record"
 	"github.com/rushgate/rushgate/internal/room"
@@ -312,42 +310,7 @@ func TestRoomsAndDropsStayLinked(t *testing.T) {
 func TestRoomLinkRacesTheDropsDeparture(t *testing.T) {
 	e := setup(t, func(_ *httpapi.Config, s *room.Store) { *s = slowRoomWrites{*s} })
 	e.putRoom("r", `{"capacity": 2}`)
-	code := func(method, path, body string) int { // safe off the test's goroutine
-		req, _ := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+adminKey)
-		res, err := e.srv.Client().Do(req)
-		if err != nil {
-			return 0
-		}
-		res.Body.Close()
-		return res.StatusCode
-	}
-	for i := range 300 {
-		d := fmt.Sprintf("d%d", i)
-		e.want(e.do("PUT", "/v1/drops/"+d, adminKey, `{"stock": 3, "opens_at": "2030-01-01T00:00:00Z", "room": "r"}`), 200, "")
-		leave := []string{"DELETE", ""}
-		if i%2 == 1 {
-			leave = []string{"PATCH", `{"room": null}`}
-		}
-		var linked, left int
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		wg.Go(func() { <-start; linked = code("PATCH", "/v1/rooms/r", `{"drop": "`+d+`"}`) })
-		wg.Go(func() { <-start; left = code(leave[0], "/v1/drops/"+d, leave[1]) })
-		close(start)
-		wg.Wait()
-		if (linked != 200 && linked != 400) || (left != 200 && left != 409) || (linked == 200 && left == 200) {
-			t.Fatalf("race %d: the link answered %d and the drop's %s %d", i, linked, leave[0], left)
-		}
-		if rm := e.do("GET", "/v1/rooms/r", adminKey, ""); rm.str("drop") != "" {
-			if dr := e.do("GET", "/v1/drops/"+d, "", ""); linked != 200 || dr.code != 200 || dr.str("room") != "r" {
-				t.Fatalf("race %d: room r follows %s (its link answered %d), which answers %d %v", i, d, linked, dr.code, dr.body)
-			}
-		} else if linked == 200 {
-			t.Fatalf("race %d: the link was answered 200 but the room follows nothing", i)
-		}
-		e.want(e.do("PATCH", "/v1/rooms/r", adminKey, `{"drop": null}`), 200, "")
-	}
+	apitest.LinkRaces(t, e.srv.URL, e.srv.URL, adminKey, "r", 300)
 }
 
 // slowRoomWrites writes rooms' configs after a pause of up to a millisecond.
