@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -551,4 +552,98 @@ func TestAuctionAmend(t *testing.T) {
 	if !slices.Equal(fields, []string{"message", "message", "title"}) {
 		t.Fatalf("the audit log's update: %q", fields)
 	}
+}
+
+// TestAuctionBehindARoomThroughACrowd makes a crowd join the line of a room an auction sits behind,
+// be let in and out, bid exactly and by proxy, and try to buy it now, as the clock runs past the end,
+// in random steps, and checks after each what must always hold: a bid or a purchase is taken only from
+// a visitor the room holds admitted, and only while the auction is open; the price and the count of
+// bids never go down; it is bought at most once; and once over, it stays over.
+func TestAuctionBehindARoomThroughACrowd(t *testing.T) {
+	e := setup(t)
+	e.putRoom("hall", `{"capacity": 3, "grace": "1h", "idle_timeout": "1h", "session_ttl": "20m"}`)
+	e.want(e.do("PUT", "/v1/auctions/lot", adminKey, e.auctionCfg(`, "room": "hall", "buy_now_price": 9000,
+		"soft_close": {"window": "2m", "extend": "1m"}`)), 200, "")
+	r := rand.New(rand.NewPCG(11, 2026))
+	var line []string // visitor tokens, in the order they joined
+	var price, bids int64
+	bought, over := 0, false
+	counts := map[string]int{}
+	for step := range 2500 {
+		var got resp
+		what := ""
+		admitted := false
+		switch n := r.IntN(20); {
+		case n < 3:
+			tok := e.visitorToken(fmt.Sprintf("s%d", step))
+			what, got = "join", e.do("POST", "/v1/rooms/hall/join", tok, "")
+			if got.code == 200 {
+				line = append(line, tok)
+			}
+		case n < 7:
+			if r.IntN(6) == 0 {
+				e.clock.Advance(time.Duration(1+r.IntN(4)) * time.Minute)
+			}
+			e.tick("hall")
+			continue
+		case n < 17:
+			if len(line) == 0 {
+				continue
+			}
+			i := r.IntN(min(5, len(line)))
+			st := e.do("GET", "/v1/rooms/hall/status", line[i], "")
+			admitted = st.str("state") == "admitted"
+			body := ""
+			lot := e.do("GET", "/v1/auctions/lot", "", "")
+			switch k := r.IntN(10); {
+			case k < 5:
+				what, body = "bid", fmt.Sprintf(`"amount": %d`, lot.num("min_next_bid")+int64(r.IntN(3))*100)
+			case k < 9:
+				what, body = "proxy", fmt.Sprintf(`"max_amount": %d`, lot.num("min_next_bid")+int64(r.IntN(20))*100)
+			default:
+				what = "buy-now"
+			}
+			path := "/v1/auctions/lot/bids"
+			if what == "buy-now" {
+				path = "/v1/auctions/lot/buy-now"
+			}
+			sep := ""
+			if body != "" {
+				sep = ", "
+			}
+			got = e.do("POST", path, line[i], `{`+body+sep+`"admission_token": "`+st.str("admission_token")+`"}`)
+			if got.code < 300 {
+				if !admitted || over {
+					t.Fatalf("step %d: %s taken from a visitor %s, the auction over %v: %d %v", step, what, st.str("state"), over, got.code, got.body)
+				}
+				if what == "buy-now" {
+					bought++
+				}
+			}
+		default:
+			if len(line) == 0 {
+				continue
+			}
+			i := r.IntN(min(5, len(line)))
+			what, got = "release", e.do("POST", "/v1/rooms/hall/release", line[i], "")
+			if got.code != 200 { // still waiting: it gives up its place instead
+				what, got = "leave", e.do("POST", "/v1/rooms/hall/leave", line[i], "")
+			}
+			line = slices.Delete(line, i, i+1)
+		}
+		if got.code >= 500 {
+			t.Fatalf("step %d, %s: %d %v", step, what, got.code, got.body)
+		}
+		counts[fmt.Sprintf("%s %d %s", what, got.code, got.errCode())]++
+		lot := e.do("GET", "/v1/auctions/lot", "", "")
+		status := lot.str("status")
+		if lot.num("price") < price || lot.num("bid_count") < bids || bought > 1 || (over && status != "closed" && status != "sold") {
+			t.Fatalf("step %d, %s: the auction went back, or was bought %d times: %v (price %d, bids %d, over %v)", step, what, bought, lot.body, price, bids, over)
+		}
+		price, bids, over = lot.num("price"), lot.num("bid_count"), status == "closed" || status == "sold"
+	}
+	if counts["bid 201 "]+counts["proxy 201 "] < 20 || !over {
+		t.Fatalf("the crowd did too little to tell: %v (over %v)", counts, over)
+	}
+	t.Log(counts)
 }
