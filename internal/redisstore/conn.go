@@ -47,7 +47,7 @@ var (
 	historyScript = script("history")
 	holdScript    = script("hold")
 	inviteScript  = rueidis.NewLuaScript(mustSource("invite"))
-	stockScript   = rueidis.NewLuaScript(mustSource("stock"))
+	stockScript   = script("stock")
 	settleScript  = rueidis.NewLuaScript(mustSource("line_settle"))
 	leaseScript   = rueidis.NewLuaScript(mustSource("record_lease"))
 	seenScript    = rueidis.NewLuaScript(mustSource("record_seen"))

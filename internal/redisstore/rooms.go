@@ -99,7 +99,7 @@ func (s *Rooms) PutRoom(ctx context.Context, id string, cfg room.Config) error {
 	}
 	_, err = s.run(ctx, putScript, s.keys.room(id)[:1], itoa(int64(cfg.Capacity)), itoa(rateAdmits), itoa(ratePer),
 		itoa(time.Duration(cfg.SessionTTL).Milliseconds()), itoa(time.Duration(cfg.Grace).Milliseconds()),
-		itoa(time.Duration(cfg.IdleTimeout).Milliseconds()), itoa(opens), paused, string(js), newEpoch(), string(cfg.Mode), cfg.Drop)
+		itoa(time.Duration(cfg.IdleTimeout).Milliseconds()), itoa(opens), paused, string(js), newEpoch(), string(cfg.Mode))
 	return err
 }
 

@@ -16,8 +16,7 @@ end
 if cfg.units < 0 then
   return 0
 end
-local follows = redis.call('HGET', KEYS[1], 'drop')
-if follows and follows ~= ARGV[4] then
+if room_drop(KEYS[1]) ~= ARGV[4] then
   return 0
 end
 if cfg.units == 0 or cfg.soldout then

@@ -54,6 +54,17 @@ local function room_cfg(meta)
   }
 end
 
+-- room_drop returns the drop the room's config follows ('' for none), read from the config itself,
+-- which every version writes whole, so that no field of its own can go stale.
+local function room_drop(meta)
+  local c = redis.call('HGET', meta, 'cfg')
+  local d = c and cjson.decode(c).drop
+  if type(d) ~= 'string' then
+    return ''
+  end
+  return d
+end
+
 -- live returns a visitor's admission id, expiry and collected flag if it has not expired by now.
 local function live(active, adm, v, now)
   local exp = redis.call('ZSCORE', active, v)

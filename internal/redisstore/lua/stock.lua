@@ -9,14 +9,12 @@
 -- ARGV[6] its closing in ms, 0 for none, ARGV[7] its opening in ms), 'unhold', 'restock' (ARGV[2] the
 -- drop's stock, ARGV[5] its write's number, drop.Info.Written, ARGV[6] its closing, ARGV[7] its
 -- opening) or 'soldout'  ARGV[3] pub/sub channel of changes  ARGV[8] the drop the step is about ('' to
--- unlink): a room whose config names another drop is left as it is (one written before rooms kept
--- their drop's name is not)
+-- unlink): a room whose config names another drop is left as it is
 -- Returns -1 for an unknown room, 1 for news (a restock that changed the stock), else 0.
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return -1
 end
-local follows = redis.call('HGET', KEYS[1], 'drop')
-if follows and follows ~= ARGV[8] then
+if room_drop(KEYS[1]) ~= ARGV[8] then
   return 0
 end
 if ARGV[1] == 'set' then -- a link is sold out exactly when its drop has none left
