@@ -356,5 +356,6 @@ $("buynow").addEventListener("click", async () => {
   render();
 });
 
+if (cfg.missing) lookForLine(cfg.base, cfg.room, () => { cfg.missing = false; render(); });
 learnMe().finally(connect); // first, so that the history marks its own bids
 setInterval(render, 250);

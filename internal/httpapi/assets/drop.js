@@ -194,6 +194,7 @@ async function mine() {
 }
 
 $("claim").addEventListener("click", claim);
+if (cfg.missing) lookForLine(cfg.base, cfg.room, () => { cfg.missing = false; render(); });
 mine().then(refresh).then(listen);
 setInterval(render, 250);
 setInterval(refresh, 2000);
