@@ -120,14 +120,10 @@ func open(ctx context.Context, records *record.DB, dir string, fsync record.Fsyn
 	loadLines(b.rooms, b.lines, log)
 	b.replay()
 	// A room that follows a drop counts the drop's units left, which the journal does not keep: they
-	// come back from the drop's recorded claims.
+	// come back from the drop's recorded claims (none left: the link is sold out).
 	for id, cfg := range savedRooms {
 		if info, err := b.drops.Get(ctx, cfg.Drop); cfg.Drop != "" && err == nil {
-			l := info.Level()
-			_ = b.rooms.SetUnits(ctx, id, cfg.Drop, l)
-			if l.Left == 0 {
-				_ = b.rooms.SoldOut(ctx, id, cfg.Drop)
-			}
+			_ = b.rooms.SetUnits(ctx, id, cfg.Drop, info.Level())
 		}
 	}
 	if err := b.compact(); err != nil {

@@ -341,9 +341,9 @@ func (s *Rooms) SetUnits(_ context.Context, id, drop string, l rushgate.Level) e
 		}
 		rs.units, rs.stock, rs.written = max(l.Left, -1), l.Stock, l.Written
 		rs.opens, rs.closes = unixNanoOr0(l.Opens), unixNanoOr0(l.Closes)
-		rs.soldOut = l.Left == 0
+		rs.soldOut = l.Left == 0 // a link is sold out exactly when its drop has none left
 		if l.Left < 0 {
-			rs.soldOut, rs.stock, rs.written, rs.opens, rs.closes = false, 0, 0, 0, 0
+			rs.stock, rs.written, rs.opens, rs.closes = 0, 0, 0, 0
 		}
 		return nil
 	})
