@@ -125,12 +125,13 @@ func (s *Server) runFeed(ctx context.Context, f *feed, sub *room.Subscription, i
 	message := "" // the line's message as the streams last heard it
 	refresh := true
 	var changed <-chan struct{}
+	var epoch uint64
 	for {
 		if refresh {
 			// Taken before reading, so that no change slips between the read and the wait; and only
 			// then, so that one made while the loop sends a keep-alive or finishes a kicked stream
 			// still wakes it.
-			changed = sub.Changed()
+			changed, epoch = sub.Changed(), sub.Epoch()
 			v, err := s.rooms.Status(ctx, id, vid)
 			if errors.Is(err, room.ErrNotFound) {
 				v, err = room.View{Status: room.Status{State: room.StateNone}}, nil
@@ -142,7 +143,7 @@ func (s *Server) runFeed(ctx context.Context, f *feed, sub *room.Subscription, i
 			if err != nil {
 				return
 			}
-			if v.State == room.StateWaiting && v.Message != message {
+			if (v.State == room.StateWaiting || v.State == room.StateSoldOut) && v.Message != message {
 				// Its own event, sent when it changes, rather than a field of every status: a message
 				// may be a thousand times a status's size, and a crowd gets a status a second.
 				message = v.Message
@@ -169,7 +170,8 @@ func (s *Server) runFeed(ctx context.Context, f *feed, sub *room.Subscription, i
 			// Room-wide movement changes only the view of a waiting visitor; anything that happens to
 			// an admission is pushed personally. Re-reading an admitted visitor on every broadcast
 			// signed its token again each time, which with thousands admitted at once delayed them all.
-			refresh = waiting && position <= nearFront || time.Since(lastRefresh) >= farRefresh
+			// A change to everyone (a sell-out, a new link or message) is read whatever the pace.
+			refresh = waiting && position <= nearFront || time.Since(lastRefresh) >= farRefresh || sub.Epoch() != epoch
 			if !refresh {
 				changed = sub.Changed()
 			}

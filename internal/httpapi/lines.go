@@ -9,6 +9,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/rushgate/rushgate"
 	"github.com/rushgate/rushgate/admission"
 	"github.com/rushgate/rushgate/internal/room"
 )
@@ -103,7 +104,9 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	if err == nil && e.Invite != "" {
 		s.guarded("invite", "used")
 	}
-	if err == nil && (e.New || vouched) {
+	// A visitor refused only because the room is sold out keeps its cookie all the same: its page then
+	// reads the status (sold out, until the room follows a second batch) to join when it can.
+	if (err == nil || errors.Is(err, rushgate.ErrSoldOut)) && (e.New || vouched) {
 		s.setVisitorCookie(w, r, tok)
 	}
 	s.respond(w, r, id, e.Visitor, tok, v, err)

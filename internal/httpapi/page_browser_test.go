@@ -359,9 +359,17 @@ func TestAuctionPage(t *testing.T) {
 }
 
 // TestSoldOutRoomTellsItsLine: a room that follows a drop's stock tells the visitors waiting on its
-// page, at once, when the last unit is claimed.
+// page, at once, when the last unit is claimed, and that their places are kept; a visitor who comes
+// later is told it is sold out. The operator's word reaches the sold-out line; linked to a second
+// batch, the line moves again: the waiting page shows its place once more, and the later visitor's
+// page joins by itself, behind it.
 func TestSoldOutRoomTellsItsLine(t *testing.T) {
-	for _, lang := range []struct{ code, soldOut string }{{"en", "Sold out"}, {"ko", "품절"}} {
+	for _, lang := range []struct{ code, soldOut, kept, gone, turn string }{
+		{"en", "Sold out", "Everything has been claimed. If more are released, the line moves again and you keep your place.",
+			"Everything has been claimed.", "It is your turn"},
+		{"ko", "품절", "모두 소진되었습니다. 추가 물량이 풀리면 줄이 다시 움직이며, 지금 순번은 그대로 유지됩니다.",
+			"모두 소진되었습니다.", "입장 차례입니다"},
+	} {
 		t.Run(lang.code, func(t *testing.T) {
 			e := setup(t)
 			tokens, ctx, shown := pageBehindAFullRoom(t, e, 2, lang.code)
@@ -369,9 +377,35 @@ func TestSoldOutRoomTellsItsLine(t *testing.T) {
 				st := e.do("GET", "/v1/rooms/queue/status", tok, "")
 				e.want(e.do("POST", "/v1/drops/one/claims", tok, `{"admission_token": "`+st.str("admission_token")+`"}`), 201, "")
 			}
-			until(t, "sold out on the page", func() bool { return shown("#title") == lang.soldOut })
+			until(t, "sold out on the page", func() bool { return shown("#title") == lang.soldOut && shown("#message") == lang.kept })
 			e.want(e.do("POST", "/v1/rooms/queue/join", "", ""), 410, "sold_out")
 			screenshot(t, ctx, "room-sold-out-"+lang.code)
+
+			late := tab(t)
+			lateShown := shownIn(t, late)
+			if err := chromedp.Do(late, chromedp.Navigate(e.srv.URL+"/r/queue?lang="+lang.code)); err != nil {
+				t.Fatal(err)
+			}
+			until(t, "sold out on a later page", func() bool { return lateShown("#title") == lang.soldOut && lateShown("#message") == lang.gone })
+			screenshot(t, late, "room-sold-out-later-"+lang.code)
+
+			const word = "A second batch at 18:00"
+			e.want(e.do("PATCH", "/v1/rooms/queue", adminKey, `{"page": {"message": "`+word+`"}}`), 200, "")
+			until(t, "the operator's word on the sold-out page", func() bool {
+				return shown("#room-message") == word && shown("#message") == lang.kept
+			})
+			screenshot(t, ctx, "room-sold-out-told-"+lang.code)
+
+			e.want(e.do("PUT", "/v1/drops/two", adminKey, e.dropCfg(`, "room": "queue"`)), 200, "")
+			e.want(e.do("PATCH", "/v1/rooms/queue", adminKey, `{"drop": "two"}`), 200, "")
+			until(t, "the place back on the waiting page", func() bool { return shown("#position") == "#1" })
+			eval[bool](t, late, `document.dispatchEvent(new Event('visibilitychange'))`) // looks at once
+			until(t, "the later page in line", func() bool { return lateShown("#position") == "#2" })
+			screenshot(t, ctx, "room-second-batch-"+lang.code)
+			if tk, err := e.svc.Tick(context.Background(), "queue"); err != nil || len(tk.Admitted) != 2 {
+				t.Fatalf("the step after the link: %v %v", tk, err)
+			}
+			until(t, "the turn of both", func() bool { return shown("#title") == lang.turn && lateShown("#title") == lang.turn })
 		})
 	}
 }

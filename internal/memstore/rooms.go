@@ -278,7 +278,9 @@ func (s *Rooms) Status(_ context.Context, id, visitor string) (room.Status, erro
 	var st room.Status
 	err := s.with(id, func(rs *roomState, now int64) error {
 		k := keyOf(visitor)
-		st = rs.status(visitor, &k, now)
+		if st = rs.status(visitor, &k, now); st.State == room.StateNone && rs.soldOut {
+			st.State = room.StateSoldOut
+		}
 		return nil
 	})
 	return st, err

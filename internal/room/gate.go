@@ -68,7 +68,7 @@ func (g *gate) watch(ctx context.Context, w Watcher) {
 		for visitors := range w.Watch(ctx, g.id) {
 			for _, v := range visitors {
 				if v == Everyone {
-					g.hub.broadcast()
+					g.hub.refreshAll()
 					continue
 				}
 				g.hub.notify(v)
@@ -254,11 +254,15 @@ func (g *gate) config(ctx context.Context) (Config, error) {
 
 func (g *gate) view(ctx context.Context, st Status) View {
 	v := View{Status: st}
-	if st.State != StateWaiting {
+	if st.State != StateWaiting && st.State != StateSoldOut {
 		return v
 	}
 	cfg, err := g.config(ctx)
 	if err != nil {
+		return v
+	}
+	if st.State == StateSoldOut { // what the operator tells a sold-out line: a second batch, say
+		v.Message = cfg.message()
 		return v
 	}
 	now := g.s.opts.Clock()

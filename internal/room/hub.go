@@ -5,11 +5,14 @@ import "sync"
 // hub fans a room's changes out to this instance's subscribers. A visitor's own change (admitted,
 // expired, released) is pushed to it at once; room-wide movement is broadcast by closing a channel that
 // every subscriber waits on, so one broadcast costs one close however many streams are open, and a slow
-// stream never blocks the publisher.
+// stream never blocks the publisher. A subscriber may pace its refreshes on broadcasts (a visitor far
+// from the front need not see every step), except after those that count an epoch: every visitor's
+// state, or what the line is told, changed at once.
 type hub struct {
 	mu      sync.Mutex
 	subs    map[string]map[*Subscription]struct{}
 	changed chan struct{}
+	epoch   uint64
 	dirty   bool
 	closed  bool
 }
@@ -36,6 +39,14 @@ func (s *Subscription) Changed() <-chan struct{} {
 	s.h.mu.Lock()
 	defer s.h.mu.Unlock()
 	return s.h.changed
+}
+
+// Epoch counts the broadcasts after which every subscriber must refresh however recently it did (see
+// hub). Take it with Changed: a subscriber that then sees another count refreshes.
+func (s *Subscription) Epoch() uint64 {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	return s.h.epoch
 }
 
 // Done is closed when the room is deleted or the service stops.
@@ -101,6 +112,15 @@ func (h *hub) takeDirty() bool {
 func (h *hub) broadcast() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+// refreshAll is a broadcast that starts an epoch: every subscriber refreshes.
+func (h *hub) refreshAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.epoch++
 	close(h.changed)
 	h.changed = make(chan struct{})
 }

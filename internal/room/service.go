@@ -85,7 +85,8 @@ type View struct {
 	// gains nothing by coming early.
 	OpensAt time.Time
 	// Message is the room's word to its line (page.message): what an operator tells a waiting crowd
-	// ("the standing tickets are gone"), which a change brings to every waiting page at once.
+	// ("the standing tickets are gone"), or a sold-out one ("a second batch at 18:00"), which a change
+	// brings to every such page at once.
 	Message string
 }
 
@@ -223,7 +224,7 @@ func (s *Service) Put(ctx context.Context, id string, cfg Config) error {
 	if relink || old.Stopped() != cfg.Stopped() || !rushgate.SameTime(old.OpensAt, cfg.OpensAt) || old.message() != cfg.message() {
 		// The line's visitors learn at once that it stopped, goes again, opens at another time, is told
 		// something new, or follows another drop's stock (sold out or not).
-		g.hub.broadcast()
+		g.hub.refreshAll()
 	}
 	e := rushgate.Entry{At: s.opts.Clock().UTC(), Kind: "room", ID: id, Action: rushgate.ActionUpdate, Changes: rushgate.Diff(old, cfg)}
 	if created {
@@ -454,7 +455,7 @@ func (s *Service) SoldOut(ctx context.Context, id, drop string) error {
 	if err := s.store.SoldOut(ctx, id, drop); err != nil {
 		return err
 	}
-	s.Broadcast(id)
+	s.gate(id).hub.refreshAll()
 	return nil
 }
 

@@ -573,6 +573,45 @@ func TestSubscriptionPushesAdmission(t *testing.T) {
 	}
 }
 
+// TestChangesToEveryoneStartAnEpoch: what changes every visitor's view at once (a new message, a
+// link, a sell-out) starts an epoch, so that subscribers which pace their refreshes read it all the
+// same; the paced broadcast does not.
+func TestChangesToEveryoneStartAnEpoch(t *testing.T) {
+	svc, _ := manual(t)
+	ctx := context.Background()
+	_ = svc.Put(ctx, "r", config(1))
+	sub, _ := svc.Subscribe(ctx, "r", "a")
+	defer sub.Close()
+	changed, epoch := sub.Changed(), sub.Epoch()
+	svc.Broadcast("r")
+	<-changed
+	if sub.Epoch() != epoch {
+		t.Fatal("a paced broadcast started an epoch")
+	}
+	cfg := config(1)
+	cfg.Page = &room.Page{Message: "The standing tickets are gone"}
+	changed = sub.Changed()
+	if err := svc.Put(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	<-changed
+	if sub.Epoch() == epoch {
+		t.Fatal("a new message to the line started no epoch")
+	}
+	epoch, changed = sub.Epoch(), sub.Changed()
+	if err := svc.Put(ctx, "r", cfg); err != nil { // the same again: nothing for the line
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+		t.Fatal("a write that changed nothing for the line broadcast")
+	default:
+	}
+	if sub.Epoch() != epoch {
+		t.Fatal("a write that changed nothing for the line started an epoch")
+	}
+}
+
 // countingStats counts the reads of each room's counts.
 type countingStats struct {
 	room.Store

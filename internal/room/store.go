@@ -31,7 +31,10 @@ const (
 	StateNone     State = "none"
 	StateWaiting  State = "waiting"
 	StateAdmitted State = "admitted"
-	// StateSoldOut is a waiting visitor's state once the drop its room follows is sold out.
+	// StateSoldOut is the state of anyone not admitted to a room whose drop is sold out: a waiting
+	// visitor keeps its place, which moves again if the room follows a second batch, and anyone else
+	// would be refused one. Status tells the latter too, so that a page without a place can see when
+	// the line takes joins again.
 	StateSoldOut State = "sold_out"
 )
 
@@ -155,7 +158,8 @@ type Store interface {
 	// admitted collects the admission, as Status does. A New entrant's Origin must be id.
 	Join(ctx context.Context, id string, e Entrant) (Status, error)
 	// Status returns the visitor's standing. It counts as presence for a waiting visitor and collects an
-	// admission, turning its grace window into a full session.
+	// admission, turning its grace window into a full session. A visitor in no line of a sold-out room
+	// gets StateSoldOut, as Join would refuse it a place.
 	Status(ctx context.Context, id, visitor string) (Status, error)
 	// Touch records presence for waiting visitors that hold a stream open, in one step for many.
 	Touch(ctx context.Context, id string, visitors []string) error

@@ -333,6 +333,9 @@ func testSoldOut(t *testing.T, h Harness) {
 	if st := status(t, h, "so", "b"); st.State != room.StateSoldOut {
 		t.Fatalf("a waiting visitor after the sell-out: %+v", st)
 	}
+	if st := status(t, h, "so", "g"); st.State != room.StateSoldOut { // so that its page can wait for more
+		t.Fatalf("the status of a visitor in no line after the sell-out: %+v", st)
+	}
 	if st, err := h.Rooms.Join(ctx, "so", someone("c")); err != nil || st.State != room.StateSoldOut {
 		t.Fatalf("a waiting visitor joining again: %+v %v", st, err)
 	}
@@ -353,6 +356,12 @@ func testSoldOut(t *testing.T, h Harness) {
 	// nothing left, it is sold out at once.
 	if err := h.Rooms.SetUnits(ctx, "so", dropD, level(2, 2, 2)); err != nil {
 		t.Fatal(err)
+	}
+	if st := status(t, h, "so", "g"); st.State != room.StateNone {
+		t.Fatalf("the status of a visitor in no line once linked to a second batch: %+v", st)
+	}
+	if st := status(t, h, "so", "c"); st.State != room.StateWaiting || st.Position != 2 {
+		t.Fatalf("a visitor that waited through the sell-out, linked to a second batch: %+v", st)
 	}
 	if _, err := h.Rooms.Join(ctx, "so", someone("d")); err != nil {
 		t.Fatalf("a join once linked to a second batch: %v", err)
@@ -513,8 +522,10 @@ func testStockCrowd(t *testing.T, h Harness) {
 			soldOut++
 		}
 	}
-	if soldOut != crowd-stock {
-		t.Fatalf("%d visitors told sold_out, want %d", soldOut, crowd-stock)
+	// Those still in line keep their places; everyone, they and those whose claims ended their
+	// admissions, is told the room is sold out.
+	if soldOut != crowd || st.Waiting != crowd-stock {
+		t.Fatalf("%d visitors told sold_out, %d waiting; want %d and %d", soldOut, st.Waiting, crowd, crowd-stock)
 	}
 	if _, err := rooms.Join(ctx, "line", someone("late")); !errors.Is(err, rushgate.ErrSoldOut) {
 		t.Fatalf("a join after the sell-out: %v", err)

@@ -127,34 +127,41 @@ function spacedLooks() {
   };
 }
 
-// lookForLine looks, now and then while the page is shown, for the line of a room that did not exist
-// when the page was served (a sale may be set up before its room), and calls found once it does, so
-// that the page sends its visitors there without a reload. Each look is a HEAD of the room's page,
-// spaced as spacedLooks spaces an ended page's looks, so that a crowd that came early does not ask
-// at once; a page shown again looks at once.
-function lookForLine(base, room, found) {
+// lookNowAndThen calls look now and then while the page is shown, spaced as spacedLooks spaces an ended
+// page's looks so that a crowd on the page does not ask at once, and at once when the page is shown
+// again, until look resolves to true. A look that throws is tried again at the next.
+function lookNowAndThen(look) {
   const nextLook = spacedLooks();
   let timer = 0;
   let busy = false;
-  const look = async () => {
+  const attempt = async () => {
     if (busy) return;
     busy = true;
     clearTimeout(timer);
     if (!document.hidden) {
       try {
-        const r = await fetch(base + "/r/" + encodeURIComponent(room), { method: "HEAD", credentials: "same-origin" });
-        if (r.ok) {
-          document.removeEventListener("visibilitychange", look);
-          found();
+        if (await look()) {
+          document.removeEventListener("visibilitychange", attempt);
           return;
         }
       } catch (_) { /* the next look tries again */ }
     }
     busy = false;
-    timer = setTimeout(look, nextLook());
+    timer = setTimeout(attempt, nextLook());
   };
-  document.addEventListener("visibilitychange", look);
-  timer = setTimeout(look, nextLook());
+  document.addEventListener("visibilitychange", attempt);
+  timer = setTimeout(attempt, nextLook());
+}
+
+// lookForLine looks now and then for the line of a room that did not exist when the page was served (a
+// sale may be set up before its room), and calls found once it does, so that the page sends its
+// visitors there without a reload. Each look is a HEAD of the room's page.
+function lookForLine(base, room, found) {
+  lookNowAndThen(async () => {
+    const r = await fetch(base + "/r/" + encodeURIComponent(room), { method: "HEAD", credentials: "same-origin" });
+    if (r.ok) found();
+    return r.ok;
+  });
 }
 
 // operatorSaid shows what the operator says on a drop's or an auction's page as its view now has it,

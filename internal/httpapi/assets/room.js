@@ -137,6 +137,11 @@ function show(s) {
     progress(ahead);
     return;
   }
+  sessionStorage.removeItem(aheadKey);
+  if (s.state === "sold_out") {
+    soldOut(true);
+    return;
+  }
   stop();
   $("position").textContent = "";
   $("ahead").textContent = "";
@@ -155,11 +160,6 @@ function show(s) {
     } else {
       $("message").textContent = text("admitted_until", { time: clock(new Date(s.expires_at)) });
     }
-    return;
-  }
-  sessionStorage.removeItem(aheadKey);
-  if (s.state === "sold_out") {
-    soldOut();
     return;
   }
   $("title").textContent = text(left ? "left_title" : "none_title");
@@ -188,17 +188,34 @@ async function giveUp() {
   leave.disabled = false;
 }
 
-// soldOut tells the visitor that what the line was for is gone: nothing more to wait for.
-function soldOut() {
-  done = true;
-  stop();
+// soldOut tells the visitor that what the line was for is gone. The room may yet follow a second batch:
+// a page whose visitor waits (placed) keeps its feed, which keeps the place and brings it back moving if
+// so, and the operator's word to the line; a page without a place looks at the status now and then, and
+// joins once the line takes joins again.
+let lookingForMore = false;
+function soldOut(placed) {
   $("title").textContent = text("sold_out");
-  $("message").textContent = text("sold_out_text");
-  $("keep").hidden = true;
+  $("message").textContent = text(placed ? "sold_out_kept" : "sold_out_text");
+  if (leave) leave.hidden = !placed;
+  $("keep").hidden = !placed;
   $("position").textContent = "";
   $("ahead").textContent = "";
   $("bar").hidden = true;
   $("progress").textContent = "";
+  if (placed || lookingForMore) return;
+  lookingForMore = true;
+  lookNowAndThen(async () => {
+    const r = await fetch(cfg.status, { credentials: "same-origin" });
+    const s = await r.json();
+    if (!r.ok || s.state === "sold_out") return false;
+    lookingForMore = false;
+    if (s.state === "none") join(false);
+    else {
+      show(s);
+      if (s.state === "waiting") listen();
+    }
+    return true;
+  });
 }
 
 function stop() {
@@ -301,7 +318,7 @@ async function join(switching, solution) {
       return;
     }
     if (r.status === 410 && s.error && s.error.code === "sold_out") {
-      soldOut();
+      soldOut(false);
       return;
     }
     if (r.status === 503 || r.status === 429) {
@@ -321,7 +338,7 @@ async function join(switching, solution) {
     // A join takes the invitation; a refused one drops it, lest every visit offer it again.
     if (r.ok || (s.error && (s.error.code === "invite_invalid" || s.error.code === "invalid_enqueue_token"))) invitation.taken();
     show(s);
-    if (r.ok && s.state === "waiting") listen();
+    if (r.ok && (s.state === "waiting" || s.state === "sold_out")) listen();
   } catch (e) {
     lost();
     $("message").textContent = text("unreachable");

@@ -18,8 +18,8 @@
 -- Returns {-1} for an unknown room, else three fields per visitor: 0, 0, '' none; 1, position, the other
 -- lines it may still be in (space-separated, see point_line in lib.lua) or '' waiting; 2, admission id,
 -- expiry ms admitted; 3, 0, '' a fenced join refused, a later join of the visitor having come first; 4, 0,
--- '' a join refused because the room takes no new joins (mode reject); 5, 0, '' waiting in a room whose
--- drop is sold out; 6, 0, '' a join refused for that.
+-- '' a join refused because the room takes no new joins (mode reject); 5, 0, '' waiting, or reading the
+-- status without a place, in a room whose drop is sold out; 6, 0, '' a join refused for that.
 local cfg = room_cfg(KEYS[1])
 if not cfg then
   return {-1}
@@ -132,11 +132,11 @@ local function visit(i, v, mode, draw, arg)
     end
     return 1, position, point(i, arg)
   end
+  if cfg.soldout then -- a read is told so, as a join is refused for it
+    return mode == 'status' and 5 or 6, 0, ''
+  end
   if mode == 'status' then
     return 0, 0, ''
-  end
-  if cfg.soldout then
-    return 6, 0, ''
   end
   if cfg.mode == 'reject' then
     return 4, 0, ''
