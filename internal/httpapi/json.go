@@ -45,6 +45,10 @@ func (b statusBody) appendJSON(buf []byte) []byte {
 		buf = appendString(buf, b.AdmissionToken)
 	}
 	buf = appendTime(buf, `,"expires_at":"`, b.ExpiresAt)
+	if b.Message != "" {
+		buf = append(buf, `,"message":`...)
+		buf = appendString(buf, b.Message)
+	}
 	return append(buf, '}')
 }
 

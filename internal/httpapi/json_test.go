@@ -27,6 +27,7 @@ func TestStatusJSONMatchesEncoding(t *testing.T) {
 		{State: room.StateWaiting, Position: 5, ETASeconds: &eta, ETAUpperBound: true, OpensAt: &exp},
 		{State: room.StateWaiting, Position: 6, ETASeconds: &eta, DropOpensAt: &exp, OpensAt: &exp},
 		{State: room.StateAdmitted, AdmissionToken: "a.b.c", ExpiresAt: &exp},
+		{State: room.StateSoldOut, Message: "A second <batch> at 18:00 & \"more\"\u2028"},
 		{VisitorToken: "odd \"token\"\n\u00e9", State: room.StateWaiting, ETASeconds: new(int64)},
 	} {
 		want, _ := json.Marshal(b)

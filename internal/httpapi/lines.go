@@ -27,6 +27,10 @@ type statusBody struct {
 	OpensAt        *time.Time `json:"opens_at,omitempty"`
 	AdmissionToken string     `json:"admission_token,omitempty"`
 	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
+	// Message is the room's word to its line, in a sold-out status only: a page without a place reads
+	// it there (a second batch to come, say), having no stream to hear it on. A waiting crowd's
+	// statuses leave it to the stream's own event, lest every status carry it.
+	Message string `json:"message,omitempty"`
 }
 
 // body renders a view, signing the admission token when admitted. Ed25519 signatures are deterministic
@@ -47,6 +51,8 @@ func (s *Server) body(id, visitorID string, v room.View) (statusBody, error) {
 		}
 		exp := v.Admission.ExpiresAt.UTC().Truncate(time.Second)
 		b.AdmissionToken, b.ExpiresAt = tok, &exp
+	case room.StateSoldOut:
+		b.Message = v.Message
 	}
 	return b, nil
 }

@@ -395,6 +395,8 @@ func TestSoldOutRoomTellsItsLine(t *testing.T) {
 				return shown("#room-message") == word && shown("#message") == lang.kept
 			})
 			screenshot(t, ctx, "room-sold-out-told-"+lang.code)
+			eval[bool](t, late, `document.dispatchEvent(new Event('visibilitychange'))`) // reads the status at once
+			until(t, "the operator's word on the later page", func() bool { return lateShown("#room-message") == word })
 
 			e.want(e.do("PUT", "/v1/drops/two", adminKey, e.dropCfg(`, "room": "queue"`)), 200, "")
 			e.want(e.do("PATCH", "/v1/rooms/queue", adminKey, `{"drop": "two"}`), 200, "")

@@ -207,6 +207,7 @@ function soldOut(placed) {
   lookNowAndThen(async () => {
     const r = await fetch(cfg.status, { credentials: "same-origin" });
     const s = await r.json();
+    if (r.ok && s.state === "sold_out") announce(s.message || "");
     if (!r.ok || s.state === "sold_out") return false;
     lookingForMore = false;
     if (s.state === "none") join(false);
