@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"encoding/csv"
@@ -928,4 +929,92 @@ func roomsFollowTheirDrops(t *testing.T, bin, addrs string) {
 		t.Fatalf("the crowd did too little to tell: %v", counts)
 	}
 	t.Log(counts)
+}
+
+// TestSoldOutLineAcrossInstances: two instances on one Redis; a visitor far back in a room's line
+// holds its event stream on the second. The last unit, claimed through the first, tells the stream
+// sold_out at once, however recently it read its status, and linking the room to a second batch
+// through the first brings the place back on it at once too: a change to everyone starts an epoch on
+// every instance.
+func TestSoldOutLineAcrossInstances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-instance test skipped in -short mode")
+	}
+	a, b, tokens := lineOfADrop(t, "sold-line", 1, "last", 1, 105)
+	var admission string
+	for deadline := time.Now().Add(10 * time.Second); admission == ""; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first in line was never admitted")
+		}
+		_, v, _ := do(t, "GET", b+"/v1/rooms/sold-line/status", tokens[0], "")
+		admission, _ = v["admission_token"].(string)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", b+"/v1/rooms/sold-line/events", nil)
+	req.Header.Set("Authorization", "Bearer "+tokens[len(tokens)-1])
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("events at the second instance: %v %v", res, err)
+	}
+	defer res.Body.Close()
+	states := make(chan string, 16)
+	go func() {
+		defer close(states)
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(data, `"state"`) {
+				var v struct{ State string }
+				_ = json.Unmarshal([]byte(data), &v)
+				states <- v.State
+			}
+		}
+	}()
+	next := func(what string, want ...string) {
+		t.Helper()
+		since := time.Now()
+		for {
+			select {
+			case s, ok := <-states:
+				if !ok {
+					t.Fatalf("the stream ended before %s", what)
+				}
+				if slices.Contains(want, s) {
+					if late := time.Since(since); late > 3*time.Second {
+						t.Fatalf("%s after %v; a change to everyone is read at once", what, late)
+					}
+					return
+				}
+			case <-ctx.Done():
+				t.Fatalf("the stream never told %s", what)
+			}
+		}
+	}
+	next("the place", "waiting")
+	time.Sleep(300 * time.Millisecond) // the stream has just read its status: a paced read would wait
+
+	if code, v, _ := do(t, "POST", a+"/v1/drops/last/claims", tokens[0], `{"admission_token": "`+admission+`"}`); code != 201 {
+		t.Fatalf("the last claim: %d %v", code, v)
+	}
+	next("the sell-out", "sold_out")
+	if code, v, _ := do(t, "GET", b+"/v1/rooms/sold-line/status", "", ""); code != 401 {
+		t.Fatalf("a status without a visitor: %d %v", code, v)
+	}
+	if _, v, _ := do(t, "GET", b+"/v1/rooms/sold-line/status", tokens[0], ""); v["state"] != "sold_out" {
+		t.Fatalf("the status of the visitor who claimed, in no line now: %v", v)
+	}
+
+	time.Sleep(300 * time.Millisecond)
+	put := func(path, body string) {
+		t.Helper()
+		if code, v, _ := do(t, "PUT", a+path, testAdminKey, body); code != 200 {
+			t.Fatalf("PUT %s: %d %v", path, code, v)
+		}
+	}
+	put("/v1/drops/more", fmt.Sprintf(`{"stock": 5, "opens_at": %q, "room": "sold-line"}`, time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)))
+	if code, v, _ := do(t, "PATCH", a+"/v1/rooms/sold-line", testAdminKey, `{"drop": "more"}`); code != 200 {
+		t.Fatalf("the link to a second batch: %d %v", code, v)
+	}
+	next("the place again", "waiting", "admitted")
 }
