@@ -1762,4 +1762,35 @@ func TestConsoleSaysAClosedDropHoldsItsRoom(t *testing.T) {
 	later := e.clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	e.want(e.do("PATCH", "/v1/drops/tees", adminKey, fmt.Sprintf(`{"opens_at": %q}`, later)), 200, "")
 	until(t, "the room held for the sale's start", func() bool { return card() == "보류: 판매 전" })
+
+	// Sold out, the room turns new visitors away and keeps its line for a second batch; linked to one,
+	// it admits again.
+	e.want(e.do("PUT", "/v1/drops/caps", adminKey, e.dropCfg(`, "room": "cap-line"`)), 200, "")
+	e.putRoom("cap-line", `{"capacity": 2, "drop": "caps"}`)
+	var tokens []string
+	for range 2 {
+		tokens = append(tokens, e.do("POST", "/v1/rooms/cap-line/join", "", "").str("visitor_token"))
+	}
+	if tk, err := e.svc.Tick(context.Background(), "cap-line"); err != nil || len(tk.Admitted) != 2 {
+		t.Fatalf("tick: %v %v", tk, err)
+	}
+	for _, tok := range tokens {
+		st := e.do("GET", "/v1/rooms/cap-line/status", tok, "")
+		e.want(e.do("POST", "/v1/drops/caps/claims", tok, `{"admission_token": "`+st.str("admission_token")+`"}`), 201, "")
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin/rooms/cap-line?lang=ko")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the sold-out room's status card", func() bool { return card() == "품절: 대기열 유지" })
+	screenshot(t, ctx, "console-room-sold-out-ko")
+	e.want(e.do("PUT", "/v1/drops/caps-2", adminKey, e.dropCfg(`, "room": "cap-line"`)), 200, "")
+	e.want(e.do("PATCH", "/v1/rooms/cap-line", adminKey, `{"drop": "caps-2"}`), 200, "")
+	until(t, "the room admitting for the second batch", func() bool { return card() == "입장 중" })
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/admin?lang=en")); err != nil {
+		t.Fatal(err)
+	}
+	e.want(e.do("PATCH", "/v1/rooms/cap-line", adminKey, `{"drop": "caps"}`), 200, "")
+	until(t, "the overview's badge of the sold-out room", func() bool {
+		return eval[bool](t, ctx, `[...document.querySelectorAll('#rooms tbody .badge')].some((b) => b.textContent === 'sold out: line kept')`)
+	})
 }

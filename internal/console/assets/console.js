@@ -15,7 +15,7 @@
       saved: 'Saved.', updated: 'Updated', invite_codes: 'Invite codes, one per line', add_invites: 'Add invite codes',
       invites_added: 'Added {n} new codes. Send each invitee its link: {link}', invites_added_one: 'Added 1 new code. Send the invitee its link: {link}',
       invites_none: 'No new codes: each was added already.', offline: 'Cannot reach rushgate; retrying…',
-      paused: 'paused', running: 'admitting', holding: 'holding all', no_joins: 'no new joins', letting_in: 'letting all in', opens_later: 'opens later', drop_closed: 'held: drop closed', drop_scheduled: 'held: sale not open', pause: 'Pause admissions', resume: 'Resume admissions',
+      paused: 'paused', running: 'admitting', holding: 'holding all', no_joins: 'no new joins', letting_in: 'letting all in', opens_later: 'opens later', drop_closed: 'held: drop closed', drop_scheduled: 'held: sale not open', drop_sold_out: 'sold out: line kept', pause: 'Pause admissions', resume: 'Resume admissions',
       pause_all: 'Pause every room', resume_all: 'Resume every room', confirm_pause_all: 'Press again to pause every room',
       confirm_resume_all: 'Press again to resume every room', paused_all: 'Rooms paused now: {n}.', resumed_all: 'Rooms resumed now: {n}.',
       unreached_all: 'Not reached, as part of the state store does not answer: {ids}.',
@@ -98,7 +98,7 @@
       saved: '저장했습니다.', updated: '갱신', invite_codes: '초대 코드 (한 줄에 하나)', add_invites: '초대 코드 추가',
       invites_added: '새 코드 {n}개를 추가했습니다. 초대받은 분께 각자의 링크를 보내세요: {link}', invites_added_one: '새 코드 1개를 추가했습니다. 초대받은 분께 링크를 보내세요: {link}',
       invites_none: '새 코드가 없습니다. 모두 이미 추가된 코드입니다.', offline: 'rushgate에 연결할 수 없습니다. 다시 시도하는 중…',
-      paused: '일시 정지', running: '입장 중', holding: '전원 대기', no_joins: '신규 차단', letting_in: '전원 입장', opens_later: '오픈 전', drop_closed: '보류: 판매 마감', drop_scheduled: '보류: 판매 전', pause: '입장 일시 정지', resume: '입장 재개',
+      paused: '일시 정지', running: '입장 중', holding: '전원 대기', no_joins: '신규 차단', letting_in: '전원 입장', opens_later: '오픈 전', drop_closed: '보류: 판매 마감', drop_scheduled: '보류: 판매 전', drop_sold_out: '품절: 대기열 유지', pause: '입장 일시 정지', resume: '입장 재개',
       pause_all: '모든 대기실 입장 정지', resume_all: '모든 대기실 입장 재개', confirm_pause_all: '한 번 더 누르면 모든 대기실의 입장을 정지합니다',
       confirm_resume_all: '한 번 더 누르면 모든 대기실의 입장을 재개합니다', paused_all: '대기실 {n}곳의 입장을 정지했습니다.', resumed_all: '대기실 {n}곳의 입장을 재개했습니다.',
       unreached_all: '상태 저장소의 일부가 응답하지 않아 바꾸지 못했습니다: {ids}.',
@@ -263,9 +263,10 @@
   // roomState is what a room does with its line now, as its config says: 'admitting' was all a room
   // that admits nobody (before its opening, or queueing all with none set) showed besides 'paused'.
   // dropStatus is the status of the drop the room follows, when known: closed or not open yet, it
-  // holds the line.
+  // holds the line; sold out, it turns new visitors away and keeps the line for a second batch.
   function roomState(cfg, dropStatus) {
     if (cfg.paused) return 'paused';
+    if (cfg.drop && dropStatus === 'sold_out') return 'drop_sold_out';
     if (cfg.drop && dropStatus === 'closed') return 'drop_closed';
     if (cfg.drop && dropStatus === 'scheduled') return 'drop_scheduled';
     if (cfg.mode === 'queue_all' && !cfg.opens_at) return 'holding';
