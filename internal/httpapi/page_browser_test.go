@@ -945,6 +945,17 @@ func TestPageLeaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	until(t, "the place at the back", func() bool { return shown("#position") == "#2" && waiting() == 2 })
+
+	// Its room deleted, the page says the visitor is no longer in line; asked to join again, it says
+	// the line is closed instead of asking for yet another try.
+	e.want(e.do("DELETE", "/v1/rooms/sale", adminKey, ""), 200, "")
+	until(t, "the place gone", func() bool { return shown("#title") == "You are not in line" })
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#rejoin"))); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the line closed", func() bool {
+		return shown("#title") == "This line is closed" && eval[bool](t, ctx, `document.getElementById('rejoin').hidden`)
+	})
 }
 
 // TestDropPageTwoEach: with two claims per visitor the page claims a second unit with a key of its own,

@@ -330,10 +330,13 @@ async function join(switching, solution) {
       setTimeout(() => join(switching), pause * (1 + Math.random()));
       return;
     }
-    if (r.status === 410 && s.error && s.error.code === "room_closed") {
+    // A room that takes no new joins, or is gone since the page was served (its operator deleted it),
+    // has no line to offer: the page says so rather than ask for another try.
+    if (s.error && (s.error.code === "room_closed" || s.error.code === "room_not_found")) {
       $("title").textContent = text("closed_title");
       $("message").textContent = text("closed");
       $("keep").hidden = true;
+      $("rejoin").hidden = true;
       return;
     }
     // A join takes the invitation; a refused one drops it, lest every visit offer it again.
