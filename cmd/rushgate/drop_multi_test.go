@@ -952,12 +952,7 @@ func TestSoldOutLineAcrossInstances(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", b+"/v1/rooms/sold-line/events", nil)
-	req.Header.Set("Authorization", "Bearer "+tokens[len(tokens)-1])
-	res, err := http.DefaultClient.Do(req)
-	if err != nil || res.StatusCode != 200 {
-		t.Fatalf("events at the second instance: %v %v", res, err)
-	}
+	res := visitorEvents(ctx, t, b+"/v1/rooms/sold-line/events", tokens[len(tokens)-1])
 	defer res.Body.Close()
 	states := make(chan string, 16)
 	go func() {

@@ -26,12 +26,7 @@ func TestMessageReachesOtherInstances(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", b+"/v1/rooms/told/events", nil)
-	req.Header.Set("Authorization", "Bearer "+tok)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil || res.StatusCode != 200 {
-		t.Fatalf("events at the other instance: %v %v", res, err)
-	}
+	res := visitorEvents(ctx, t, b+"/v1/rooms/told/events", tok)
 	defer res.Body.Close()
 	heard := make(chan string, 4)
 	go func() {
@@ -66,4 +61,17 @@ func TestMessageReachesOtherInstances(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the other instance's stream never heard the message")
 	}
+}
+
+// visitorEvents opens the event stream at url as the visitor of token tok, failing the test unless it
+// is answered 200.
+func visitorEvents(ctx context.Context, t *testing.T, url, tok string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("events at %s: %v %v", url, res, err)
+	}
+	return res
 }
